@@ -1,0 +1,67 @@
+import Fastify, { type FastifyInstance } from 'fastify'
+import type { Context, Services } from './context.js'
+import { requestId, transportPlugin } from './http/plugins/transport.js'
+import { errorsPlugin } from './http/plugins/errors.js'
+import { authPlugin } from './http/plugins/auth.js'
+import { rateLimitPlugin } from './http/plugins/rate-limit.js'
+import { auditPlugin } from './http/plugins/audit.js'
+import { openapiPlugin } from './http/plugins/openapi.js'
+import { apiRoutes } from './http/routes.js'
+import { API_PREFIX } from './http/constants.js'
+import type { RouteEntry } from './http/route-table.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    ctx: Context
+    services: Services
+    /** Every route registered, with what it declares. */
+    routeTable: RouteEntry[]
+  }
+}
+
+export interface AppOptions {
+  /** TLS material; without it the app serves plain HTTP and answers `SSL connection is required`. */
+  https?: { key: string | Buffer; cert: string | Buffer } | null
+}
+
+/** Builds the application; never listens and never reads the environment. */
+export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const { config } = ctx
+  const app = Fastify({
+    ...(opts.https ? { https: { key: opts.https.key, cert: opts.https.cert } } : {}),
+    loggerInstance: ctx.log,
+    disableRequestLogging: true,
+    genReqId: (req) => requestId(req.headers['x-request-id']),
+    trustProxy: config.trustedProxies.length ? config.trustedProxies : false,
+    bodyLimit: config.bodyLimit,
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  }) as unknown as FastifyInstance
+
+  app.decorate('ctx', ctx)
+  app.decorate('services', ctx.services)
+  app.decorate('routeTable', [] as RouteEntry[])
+  app.addHook('onRoute', (route) => {
+    for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
+      if (method === 'HEAD' && route.url.startsWith(API_PREFIX)) continue
+      app.routeTable.push({
+        method,
+        url: route.url,
+        operationId: (route.schema as { operationId?: string } | undefined)?.operationId,
+        area: route.config?.area,
+        fixture: route.config?.fixture,
+      })
+    }
+  })
+
+  await app.register(transportPlugin, { bodyLimit: config.bodyLimit })
+  await app.register(errorsPlugin)
+  await app.register(authPlugin, { iam: ctx.services.iam })
+  await app.register(rateLimitPlugin, { perKeyPerMinute: config.rateLimit.perKeyPerMinute, redis: ctx.redis })
+  await app.register(auditPlugin, { db: ctx.db, clock: ctx.clock })
+  await app.register(openapiPlugin)
+  for (const routes of apiRoutes) await app.register(routes, { prefix: API_PREFIX })
+  await app.ready()
+  return app
+}

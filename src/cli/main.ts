@@ -1,0 +1,82 @@
+#!/usr/bin/env node
+import { ConfigError, loadConfig } from '../config/config.js'
+import { startServer } from '../server.js'
+import { createContext } from '../context.js'
+import { migrate } from '../db/database.js'
+import { runAdmin, AdminUsageError } from './admin.js'
+
+const USAGE = `Usage: hostapi <command>
+
+Commands:
+  serve              Start the API server (the default)
+  migrate            Apply pending database migrations and exit
+  admin <...>        Manage accounts, users and API keys (hostapi admin help)
+`
+
+async function main(argv: string[]): Promise<number> {
+  const [command = 'serve', ...rest] = argv
+  if (command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(USAGE)
+    return 0
+  }
+  const config = loadConfig()
+  if (command === 'serve') {
+    const server = await startServer(config)
+    const log = server.ctx.log
+    process.stdout.write(`hostapi listening on ${server.url}\n`)
+    if (server.httpUrl) process.stdout.write(`plain HTTP listener on ${server.httpUrl}\n`)
+    process.stdout.write(`API docs: ${server.url.replace(/\/api\/v2$/, '')}/docs\n`)
+    if (server.demoKey) process.stdout.write(`Demo API key: ${server.demoKey}\n`)
+    let stopping = false
+    const stop = (signal: string) => {
+      if (stopping) return
+      stopping = true
+      log.info({ signal }, 'shutting down: finishing in-flight requests and jobs')
+      server.close().then(
+        () => process.exit(0),
+        (err) => {
+          log.error({ err }, 'shutdown failed')
+          process.exit(1)
+        },
+      )
+    }
+    process.on('SIGTERM', () => stop('SIGTERM'))
+    process.on('SIGINT', () => stop('SIGINT'))
+    return -1
+  }
+  if (command === 'migrate') {
+    const ctx = createContext(config)
+    try {
+      const applied = await migrate(ctx.db)
+      process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n')
+    } finally {
+      await ctx.close()
+    }
+    return 0
+  }
+  if (command === 'admin') {
+    const ctx = createContext(config)
+    try {
+      await migrate(ctx.db)
+      return await runAdmin(ctx, rest, process.stdout, process.stderr)
+    } finally {
+      await ctx.close()
+    }
+  }
+  process.stderr.write(`Unknown command: ${command}\n\n${USAGE}`)
+  return 2
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code)
+  },
+  (err) => {
+    if (err instanceof ConfigError || err instanceof AdminUsageError) {
+      process.stderr.write(`${err.message}\n`)
+      process.exit(2)
+    }
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+    process.exit(1)
+  },
+)

@@ -1,0 +1,125 @@
+import path from 'node:path'
+import ipaddr from 'ipaddr.js'
+
+/** The validated, frozen configuration of one hostapi process. Only this module reads the environment. */
+export interface Config {
+  host: string
+  port: number
+  httpPort: number | null
+  dataDir: string
+  tls: { certFile: string | null; keyFile: string | null; names: string[] }
+  trustedProxies: string[]
+  database: { dialect: 'sqlite'; file: string } | { dialect: 'postgres'; url: string; schema: string | null }
+  redisUrl: string | null
+  demo: { enabled: boolean; key: string | null }
+  logLevel: string
+  bodyLimit: number
+  rateLimit: { perKeyPerMinute: number; availabilityPerMinute: number }
+  /** An API key with an empty whitelist may be used from any address. */
+  emptyWhitelistAllowsAll: boolean
+  jobs: { enabled: boolean; pollMs: number; concurrency: number }
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`)
+  }
+}
+
+type Env = Record<string, string | undefined>
+
+/** Reads every HOSTAPI_* variable (and DATABASE_URL, REDIS_URL); lists every problem at once. */
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const problems: string[] = []
+  const int = (name: string, def: number, min: number, max: number): number => {
+    const raw = env[name]
+    if (raw === undefined || raw === '') return def
+    const n = Number(raw)
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${name} must be an integer from ${min} to ${max} (got "${raw}")`)
+      return def
+    }
+    return n
+  }
+  const bool = (name: string, def: boolean): boolean => {
+    const raw = env[name]
+    if (raw === undefined || raw === '') return def
+    if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true
+    if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false
+    problems.push(`${name} must be 1/0, true/false, yes/no or on/off (got "${raw}")`)
+    return def
+  }
+  const list = (name: string): string[] =>
+    (env[name] ?? '').split(',').map((s) => s.trim()).filter(Boolean)
+
+  const dataDir = path.resolve(env.HOSTAPI_DATA_DIR || './data')
+  const certFile = env.HOSTAPI_TLS_CERT || null
+  const keyFile = env.HOSTAPI_TLS_KEY || null
+  if ((certFile === null) !== (keyFile === null)) problems.push('HOSTAPI_TLS_CERT and HOSTAPI_TLS_KEY must be set together')
+
+  const trustedProxies = list('HOSTAPI_TRUSTED_PROXIES')
+  for (const p of trustedProxies) {
+    const ok = p.includes('/') ? safe(() => ipaddr.parseCIDR(p)) : ipaddr.isValid(p)
+    if (!ok) problems.push(`HOSTAPI_TRUSTED_PROXIES: "${p}" is not an IP address or CIDR range`)
+  }
+
+  const dbUrl = env.DATABASE_URL || ''
+  let database: Config['database']
+  if (dbUrl.startsWith('postgres://') || dbUrl.startsWith('postgresql://')) {
+    database = { dialect: 'postgres', url: dbUrl, schema: env.HOSTAPI_DB_SCHEMA || null }
+  } else if (dbUrl === '' || dbUrl.startsWith('sqlite:')) {
+    const file = dbUrl.startsWith('sqlite:') ? dbUrl.slice('sqlite:'.length) : path.join(dataDir, 'hostapi.db')
+    database = { dialect: 'sqlite', file: file === ':memory:' ? file : path.resolve(file) }
+  } else {
+    problems.push('DATABASE_URL must start with postgres://, postgresql:// or sqlite:')
+    database = { dialect: 'sqlite', file: path.join(dataDir, 'hostapi.db') }
+  }
+
+  const redisUrl = env.REDIS_URL || null
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) problems.push('REDIS_URL must start with redis:// or rediss://')
+
+  const demoKey = env.HOSTAPI_DEMO_KEY || null
+  if (demoKey !== null && !/^[A-Za-z0-9_\-]{16,128}$/.test(demoKey)) {
+    problems.push('HOSTAPI_DEMO_KEY must be 16 to 128 characters of A-Z, a-z, 0-9, _ and -')
+  }
+
+  const httpPort = int('HOSTAPI_HTTP_PORT', 0, 0, 65535)
+  const config: Config = {
+    host: env.HOSTAPI_HOST || '127.0.0.1',
+    port: int('HOSTAPI_PORT', 8443, 0, 65535),
+    httpPort: env.HOSTAPI_HTTP_PORT ? httpPort : null,
+    dataDir,
+    tls: { certFile, keyFile, names: list('HOSTAPI_TLS_NAMES') },
+    trustedProxies,
+    database,
+    redisUrl,
+    demo: { enabled: bool('HOSTAPI_DEMO', true), key: demoKey },
+    logLevel: env.HOSTAPI_LOG_LEVEL || 'info',
+    bodyLimit: int('HOSTAPI_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    rateLimit: {
+      perKeyPerMinute: int('HOSTAPI_RATE_LIMIT', 1200, 1, 1_000_000),
+      availabilityPerMinute: int('HOSTAPI_AVAILABILITY_RATE_LIMIT', 60, 1, 1_000_000),
+    },
+    emptyWhitelistAllowsAll: bool('HOSTAPI_EMPTY_WHITELIST_ALLOWS_ALL', true),
+    jobs: {
+      enabled: bool('HOSTAPI_JOBS', true),
+      pollMs: int('HOSTAPI_JOB_POLL_MS', 500, 10, 60_000),
+      concurrency: int('HOSTAPI_JOB_CONCURRENCY', 4, 1, 64),
+    },
+    ...overrides,
+  }
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
+    problems.push('HOSTAPI_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent')
+  }
+  if (problems.length) throw new ConfigError(problems)
+  return Object.freeze(config)
+}
+
+function safe(fn: () => unknown): boolean {
+  try {
+    fn()
+    return true
+  } catch {
+    return false
+  }
+}

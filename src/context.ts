@@ -1,0 +1,62 @@
+import pino, { type Logger } from 'pino'
+import { Redis } from 'ioredis'
+import type { Kysely } from 'kysely'
+import type { Config } from './config/config.js'
+import { systemClock, type Clock } from './clock.js'
+import { openDatabase, type Dialect } from './db/database.js'
+import type { DB } from './db/tables.js'
+import { JobRunner } from './jobs/runner.js'
+import { registerMaintenanceJobs } from './jobs/maintenance.js'
+import { IamService } from './modules/iam/iam.service.js'
+
+/** Every service of the application, built once per process. */
+export interface Services {
+  iam: IamService
+}
+
+/** The composition root: configuration, database, clock, logger, job runner and services. */
+export interface Context {
+  config: Config
+  db: Kysely<DB>
+  dialect: Dialect
+  clock: Clock
+  log: Logger
+  redis: Redis | null
+  jobs: JobRunner
+  services: Services
+  close(): Promise<void>
+}
+
+export interface ContextOptions {
+  clock?: Clock
+  log?: Logger
+}
+
+export function createContext(config: Config, opts: ContextOptions = {}): Context {
+  const log = opts.log ?? pino({ level: config.logLevel })
+  const clock = opts.clock ?? systemClock
+  const database = openDatabase(config.database)
+  const db = database.db
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 }) : null
+  redis?.on('error', (err) => log.warn({ err: err.message }, 'redis error'))
+  const jobs = new JobRunner(db, database.dialect, clock, log, config.jobs)
+  registerMaintenanceJobs(jobs, db, clock, 90)
+  const services: Services = {
+    iam: new IamService(db, clock, { emptyWhitelistAllowsAll: config.emptyWhitelistAllowsAll }),
+  }
+  return {
+    config,
+    db,
+    dialect: database.dialect,
+    clock,
+    log,
+    redis,
+    jobs,
+    services,
+    async close() {
+      await jobs.stop()
+      await database.close()
+      if (redis) await redis.quit().catch(() => undefined)
+    },
+  }
+}

@@ -1,0 +1,10 @@
+import type { Migration } from 'kysely'
+import * as foundation from './0001-foundation.js'
+
+/**
+ * Every migration, by name. Names sort in the order they run; each area takes its own
+ * hundred (0100 domains, 0200 VPS, 0300 account and certificates, 0400 operations).
+ */
+export const migrations: Record<string, Migration> = {
+  '0001-foundation': foundation,
+}

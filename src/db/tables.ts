@@ -1,0 +1,91 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely'
+
+/**
+ * The Kysely view of the schema. Portable conventions, the same on SQLite and PostgreSQL:
+ * times are ISO-8601 UTC text, booleans are integers 0/1, JSON is text, money is integer cents.
+ */
+export interface DB {
+  accounts: AccountsTable
+  users: UsersTable
+  api_keys: ApiKeysTable
+  audit_log: AuditLogTable
+  jobs: JobsTable
+}
+
+export interface AccountsTable {
+  id: Generated<number>
+  customer_number: number
+  name: string
+  status: 'active' | 'suspended'
+  created_at: string
+}
+
+export interface UsersTable {
+  id: Generated<number>
+  account_id: number
+  username: string
+  email: string
+  firstname: string
+  lastname: string
+  password_hash: string | null
+  is_main_user: number
+  two_factor: number
+  /** JSON map of permission name to boolean. */
+  permissions: string
+  created_at: string
+}
+
+export interface ApiKeysTable {
+  id: Generated<number>
+  account_id: number
+  user_id: number
+  /** SHA-256 of the whole key, hex. */
+  key_hash: string
+  prefix: string
+  label: string
+  expires_at: string | null
+  /** JSON array of addresses and CIDR ranges. */
+  allowed_ips: string
+  last_used_at: string | null
+  last_used_ip: string | null
+  revoked_at: string | null
+  created_at: string
+}
+
+export interface AuditLogTable {
+  id: Generated<number>
+  account_id: number | null
+  user_id: number | null
+  key_prefix: string | null
+  ip: string
+  method: string
+  path: string
+  status: number
+  request_id: string
+  created_at: string
+}
+
+export interface JobsTable {
+  id: Generated<number>
+  kind: string
+  account_id: number | null
+  payload: string
+  status: 'queued' | 'running' | 'done' | 'failed'
+  attempts: ColumnType<number, number | undefined, number>
+  max_attempts: number
+  run_at: string
+  locked_by: string | null
+  locked_until: string | null
+  last_error: string | null
+  result: string | null
+  created_at: string
+  updated_at: string
+  finished_at: string | null
+}
+
+export type Account = Selectable<AccountsTable>
+export type User = Selectable<UsersTable>
+export type NewUser = Insertable<UsersTable>
+export type ApiKey = Selectable<ApiKeysTable>
+export type ApiKeyUpdate = Updateable<ApiKeysTable>
+export type Job = Selectable<JobsTable>

@@ -1,0 +1,23 @@
+import ipaddr from 'ipaddr.js'
+import type { FastifyRequest } from 'fastify'
+
+/** The caller's address as people write it (an IPv4-mapped IPv6 address becomes plain IPv4). */
+export function callerIp(req: FastifyRequest): string {
+  try {
+    const addr = ipaddr.parse(req.ip)
+    if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) return (addr as ipaddr.IPv6).toIPv4Address().toString()
+    return addr.toString()
+  } catch {
+    return req.ip
+  }
+}
+
+/** The API key presented in `API-Key` (any case) or `Authorization: Bearer`. */
+export function presentedKey(req: FastifyRequest): string | undefined {
+  const header = req.headers['api-key']
+  const key = Array.isArray(header) ? header[0] : header
+  if (key) return key.trim()
+  const auth = req.headers.authorization
+  if (auth && /^bearer\s+/i.test(auth)) return auth.replace(/^bearer\s+/i, '').trim()
+  return undefined
+}

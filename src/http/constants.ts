@@ -1,0 +1,2 @@
+/** The base path of the customer API. */
+export const API_PREFIX = '/api/v2'

@@ -1,0 +1,41 @@
+import fp from 'fastify-plugin'
+import { errors } from '../../errors.js'
+import { IamService, type Principal } from '../../modules/iam/iam.service.js'
+import { callerIp, presentedKey } from '../caller.js'
+import { API_PREFIX } from '../constants.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated caller; set on every route whose area is not `public`. */
+    principal: Principal | null
+  }
+}
+
+/**
+ * Authentication (onRequest, before the rate limit) and the permission check (preParsing, after it),
+ * both driven by the area each route declares. A route of the API without an area fails at start.
+ */
+export const authPlugin = fp(async (app, opts: { iam: IamService }) => {
+  app.decorateRequest('principal', null)
+
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith(API_PREFIX) && route.config?.area === undefined) {
+      throw new Error(`Route ${route.method} ${route.url} declares no permission area`)
+    }
+  })
+
+  app.addHook('onRequest', async (req) => {
+    const area = req.routeOptions.config?.area
+    if (!req.routeOptions.url || area === undefined || area === 'public') return
+    req.principal = await opts.iam.authenticate(presentedKey(req), callerIp(req))
+  })
+
+  app.addHook('preParsing', async (req, _reply, payload) => {
+    const area = req.routeOptions.config?.area
+    const who = req.principal
+    if (who && area && area !== 'any' && area !== 'public' && !IamService.allows(who, area)) {
+      throw area === 'vps' ? errors.noAccessToVps() : errors.accessDenied()
+    }
+    return payload
+  })
+})

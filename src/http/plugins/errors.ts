@@ -1,0 +1,76 @@
+import fp from 'fastify-plugin'
+import FindMyWay from 'find-my-way'
+import type { FastifyError, FastifyReply } from 'fastify'
+import { ApiError, errors, type FieldError } from '../../errors.js'
+
+interface AjvError {
+  instancePath: string
+  keyword: string
+  message?: string
+  params: Record<string, unknown>
+}
+
+/** Turns Ajv's errors into the 400 the API answers: the first problem as the text, all of them listed. */
+export function validationError(validation: AjvError[], context: string | undefined): ApiError {
+  const fields: FieldError[] = validation.map((v) => {
+    let field = v.instancePath.replace(/^\//, '').replace(/\//g, '.')
+    if (v.keyword === 'required' && typeof v.params.missingProperty === 'string') {
+      field = field ? `${field}.${v.params.missingProperty}` : v.params.missingProperty
+    }
+    if (v.keyword === 'additionalProperties' && typeof v.params.additionalProperty === 'string') {
+      field = field ? `${field}.${v.params.additionalProperty}` : v.params.additionalProperty
+    }
+    let message = v.message ?? 'is invalid'
+    if (v.keyword === 'enum' && Array.isArray(v.params.allowedValues)) message = `must be one of ${v.params.allowedValues.join(', ')}`
+    return { field: field || (context ?? 'body'), message }
+  })
+  const first = fields[0]
+  const text =
+    validation[0]?.keyword === 'required'
+      ? `Missing ${first.field}`
+      : !first.field || first.field === 'body'
+        ? `Invalid ${context === 'body' ? 'request body' : (context ?? 'request')}: ${first.message}`
+        : `Invalid ${first.field}: ${first.message}`
+  return errors.validation(text, fields)
+}
+
+/** Sends an ApiError in the envelope. */
+export function sendError(reply: FastifyReply, e: ApiError) {
+  if (e.headers) reply.headers(e.headers)
+  const body: Record<string, unknown> = { status: e.status, status_description: e.message }
+  if (e.fields?.length) body.errors = e.fields
+  return reply.code(e.status).type('application/json; charset=utf-8').send(body)
+}
+
+/**
+ * One error handler for everything: ApiErrors as they are, validation and parser errors as 400/413,
+ * the rest logged with their cause and answered `500 Error`. Also the 404 / wrong-method answer.
+ */
+export const errorsPlugin = fp(async (app) => {
+  const known = FindMyWay({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: true })
+  app.addHook('onRoute', (route) => {
+    for (const m of Array.isArray(route.method) ? route.method : [route.method]) {
+      if (!known.hasRoute(m as never, route.url)) known.on(m as never, route.url, () => undefined)
+    }
+  })
+
+  app.setNotFoundHandler(async (req, reply) => {
+    const path = req.url.split('?')[0]
+    const otherMethod = (['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).some((m) => m !== req.method && known.find(m, path) !== null)
+    return sendError(reply, otherMethod ? errors.wrongMethod() : errors.endpointNotFound())
+  })
+
+  app.setErrorHandler(async (err: FastifyError, req, reply) => {
+    let e: ApiError
+    if (err instanceof ApiError) e = err
+    else if (err.validation) e = validationError(err.validation as AjvError[], err.validationContext)
+    else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') e = errors.bodyTooLarge()
+    else if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError) e = errors.invalidJson()
+    else if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) e = errors.badRequest(err.message)
+    else {
+      req.log.error({ err }, 'unhandled error')
+      e = errors.internal()
+    }
+    return sendError(reply, e)
+  })
+})

@@ -1,0 +1,48 @@
+import { randomUUID } from 'node:crypto'
+import fp from 'fastify-plugin'
+import { errors } from '../../errors.js'
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+/** A usable request id: the caller's `X-Request-Id` when it is sane, otherwise a new UUID. */
+export function requestId(header: string | string[] | undefined): string {
+  return typeof header === 'string' && REQUEST_ID.test(header) ? header : randomUUID()
+}
+
+const SECURITY_HEADERS: Record<string, string> = {
+  'strict-transport-security': 'max-age=31536000',
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+}
+
+/**
+ * The transport rules of every request: TLS required (or a trusted proxy that says https), the request
+ * id echoed, security headers, and JSON bodies parsed whatever their Content-Type (DELETE included).
+ */
+export const transportPlugin = fp(async (app, opts: { bodyLimit: number }) => {
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id)
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.header(name, value)
+    if (!req.url.startsWith('/docs')) reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'")
+    // request.protocol believes X-Forwarded-Proto only from HOSTAPI_TRUSTED_PROXIES.
+    if (req.protocol !== 'https') throw errors.sslRequired()
+    // Fastify parses a DELETE body only when it has a Content-Type; clients send DELETE bodies without one.
+    const h = req.raw.headers
+    if (h['content-type'] === undefined && (h['content-length'] !== undefined || h['transfer-encoding'] !== undefined)) {
+      h['content-type'] = 'application/json'
+    }
+  })
+
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: opts.bodyLimit }, (_req, body, done) => {
+    const text = (body as string).trim()
+    if (text === '') return done(null, undefined)
+    try {
+      done(null, JSON.parse(text))
+    } catch {
+      done(errors.invalidJson(), undefined)
+    }
+  })
+})

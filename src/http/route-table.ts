@@ -1,0 +1,20 @@
+import type { RouteArea } from '../modules/iam/permissions.js'
+
+/** One row of the route table: what every route declares, read by the permission plugin and the security tests. */
+export interface RouteEntry {
+  method: string
+  url: string
+  operationId: string | undefined
+  area: RouteArea | undefined
+  /** Names the test fixture that makes another account's resource for this route's path parameters. */
+  fixture: string | undefined
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The permission a sub-user needs for this route; every route declares one. */
+    area?: RouteArea
+    /** See RouteEntry.fixture. */
+    fixture?: string
+  }
+}

@@ -1,0 +1,5 @@
+import type { FastifyPluginAsync } from 'fastify'
+import { toolsRoutes } from '../modules/tools/tools.routes.js'
+
+/** Every module's routes, mounted under the API prefix. */
+export const apiRoutes: FastifyPluginAsync[] = [toolsRoutes]

@@ -1,0 +1,57 @@
+import { sql } from 'kysely'
+import type { Db, Dialect } from '../db/database.js'
+import type { Job } from '../db/tables.js'
+
+export const insertJob = (
+  db: Db,
+  row: { kind: string; account_id: number | null; payload: string; max_attempts: number; run_at: string; created_at: string },
+) =>
+  db
+    .insertInto('jobs')
+    .values({ ...row, status: 'queued', attempts: 0, updated_at: row.created_at })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+
+/**
+ * Claims the next due job for `worker` in one statement: a queued job whose time has come, or a running
+ * one whose lease ran out (its worker died). PostgreSQL skips rows other instances hold; SQLite has one writer.
+ */
+export async function claimNext(db: Db, dialect: Dialect, worker: string, now: string, leaseUntil: string, kinds: string[]): Promise<Job | undefined> {
+  if (kinds.length === 0) return undefined
+  const lock = dialect === 'postgres' ? sql`for update skip locked` : sql``
+  const result = await sql<Job>`
+    update jobs set status = 'running', attempts = attempts + 1, locked_by = ${worker},
+      locked_until = ${leaseUntil}, updated_at = ${now}
+    where id = (
+      select id from jobs
+      where ((status = 'queued' and run_at <= ${now}) or (status = 'running' and locked_until < ${now}))
+        and kind in (${sql.join(kinds)})
+      order by run_at, id
+      limit 1
+      ${lock}
+    )
+    returning *`.execute(db)
+  return result.rows[0]
+}
+
+export const finishJob = (db: Db, id: number, worker: string, changes: { status: 'done' | 'failed' | 'queued'; result?: string | null; last_error?: string | null; run_at?: string; now: string }) =>
+  db
+    .updateTable('jobs')
+    .set({
+      status: changes.status,
+      result: changes.result ?? null,
+      last_error: changes.last_error ?? null,
+      ...(changes.run_at ? { run_at: changes.run_at } : {}),
+      locked_by: null,
+      locked_until: null,
+      updated_at: changes.now,
+      finished_at: changes.status === 'queued' ? null : changes.now,
+    })
+    .where('id', '=', id)
+    .where('locked_by', '=', worker)
+    .executeTakeFirst()
+
+export const findJob = (db: Db, id: number) => db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst()
+
+export const countByStatus = (db: Db) =>
+  db.selectFrom('jobs').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('status').execute()

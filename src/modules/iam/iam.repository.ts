@@ -1,0 +1,71 @@
+import type { Db } from '../../db/database.js'
+import type { ApiKeyUpdate, NewUser } from '../../db/tables.js'
+
+/** Accounts, users and API keys. Every read of account data takes the account id. */
+
+export const insertAccount = (db: Db, row: { customer_number: number; name: string; created_at: string }) =>
+  db.insertInto('accounts').values({ ...row, status: 'active' }).returning(['id', 'customer_number']).executeTakeFirstOrThrow()
+
+export const maxCustomerNumber = async (db: Db): Promise<number | null> => {
+  const row = await db.selectFrom('accounts').select((eb) => eb.fn.max('customer_number').as('max')).executeTakeFirst()
+  return row?.max == null ? null : Number(row.max)
+}
+
+export const findAccount = (db: Db, accountId: number) =>
+  db.selectFrom('accounts').selectAll().where('id', '=', accountId).executeTakeFirst()
+
+export const findAccountByCustomerNumber = (db: Db, customerNumber: number) =>
+  db.selectFrom('accounts').selectAll().where('customer_number', '=', customerNumber).executeTakeFirst()
+
+export const countAccounts = async (db: Db): Promise<number> => {
+  const row = await db.selectFrom('accounts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+export const insertUser = (db: Db, row: NewUser) =>
+  db.insertInto('users').values(row).returning('id').executeTakeFirstOrThrow()
+
+export const findUser = (db: Db, accountId: number, userId: number) =>
+  db.selectFrom('users').selectAll().where('account_id', '=', accountId).where('id', '=', userId).executeTakeFirst()
+
+export const findMainUser = (db: Db, accountId: number) =>
+  db.selectFrom('users').selectAll().where('account_id', '=', accountId).where('is_main_user', '=', 1).executeTakeFirst()
+
+export const findUserById = (db: Db, userId: number) =>
+  db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst()
+
+export const insertKey = (
+  db: Db,
+  row: { account_id: number; user_id: number; key_hash: string; prefix: string; label: string; expires_at: string | null; allowed_ips: string; created_at: string },
+) => db.insertInto('api_keys').values(row).returning('id').executeTakeFirstOrThrow()
+
+/** The authentication lookup: one indexed query on the key hash, with the user and account it belongs to. */
+export const findKeyForAuth = (db: Db, keyHash: string) =>
+  db
+    .selectFrom('api_keys as k')
+    .innerJoin('users as u', 'u.id', 'k.user_id')
+    .innerJoin('accounts as a', 'a.id', 'k.account_id')
+    .select([
+      'k.id as key_id', 'k.prefix', 'k.expires_at', 'k.allowed_ips', 'k.revoked_at', 'k.last_used_at',
+      'u.id as user_id', 'u.is_main_user', 'u.permissions',
+      'a.id as account_id', 'a.customer_number', 'a.status as account_status',
+    ])
+    .where('k.key_hash', '=', keyHash)
+    .executeTakeFirst()
+
+export const listKeys = (db: Db, accountId: number) =>
+  db
+    .selectFrom('api_keys')
+    .select(['id', 'user_id', 'prefix', 'label', 'expires_at', 'allowed_ips', 'last_used_at', 'last_used_ip', 'revoked_at', 'created_at'])
+    .where('account_id', '=', accountId)
+    .orderBy('id')
+    .execute()
+
+export const findKeysByPrefix = (db: Db, prefix: string) =>
+  db.selectFrom('api_keys').select(['id', 'account_id', 'prefix', 'revoked_at']).where('prefix', '=', prefix).execute()
+
+export const updateKey = (db: Db, accountId: number, keyId: number, changes: ApiKeyUpdate) =>
+  db.updateTable('api_keys').set(changes).where('account_id', '=', accountId).where('id', '=', keyId).executeTakeFirst()
+
+export const touchKey = (db: Db, keyId: number, at: string, ip: string) =>
+  db.updateTable('api_keys').set({ last_used_at: at, last_used_ip: ip }).where('id', '=', keyId).execute()

@@ -1,0 +1,32 @@
+import type { Context } from '../context.js'
+import * as iam from '../modules/iam/iam.repository.js'
+
+/** What each area adds to the demo account; areas append their seeder to `demoSeeders`. */
+export type DemoSeeder = (ctx: Context, account: { accountId: number; userId: number }) => Promise<void>
+
+export const demoSeeders: DemoSeeder[] = []
+
+export const DEMO_EMAIL = 'demo@example.com'
+
+/**
+ * Seeds the demo account when the database has no account yet: a main user with an API key, and a
+ * sub-user with limited permissions and a key of its own. Returns the demo key, or null when nothing was seeded.
+ */
+export async function seedDemoIfEmpty(ctx: Context): Promise<{ key: string; subUserKey: string; customerNumber: number } | null> {
+  if ((await iam.countAccounts(ctx.db)) > 0) return null
+  const { iam: service } = ctx.services
+  const account = await service.createAccount({ name: 'Demo B.V.', email: DEMO_EMAIL, firstname: 'Demo', lastname: 'User' })
+  const main = await service.createKey(account.accountId, account.userId, {
+    label: 'demo',
+    ...(ctx.config.demo.key ? { key: ctx.config.demo.key } : {}),
+  })
+  const subUserId = await service.createSubUser(account.accountId, {
+    email: 'dns-only@example.com',
+    firstname: 'Dana',
+    lastname: 'Records',
+    permissions: { domains: true },
+  })
+  const sub = await service.createKey(account.accountId, subUserId, { label: 'demo sub-user (domains only)' })
+  for (const seed of demoSeeders) await seed(ctx, account)
+  return { key: main.key, subUserKey: sub.key, customerNumber: account.customerNumber }
+}

@@ -1,0 +1,97 @@
+import fs from 'node:fs'
+import http from 'node:http'
+import path from 'node:path'
+import type { FastifyInstance } from 'fastify'
+import type { Config } from './config/config.js'
+import { buildApp } from './app.js'
+import { createContext, type Context, type ContextOptions } from './context.js'
+import { migrate } from './db/database.js'
+import { sendError } from './http/plugins/errors.js'
+import { errors } from './errors.js'
+import { seedDemoIfEmpty } from './seed/demo.js'
+import { loadTls } from './tls.js'
+import { hashApiKey } from './modules/iam/keys.js'
+import { findKeyForAuth } from './modules/iam/iam.repository.js'
+
+export interface RunningServer {
+  ctx: Context
+  app: FastifyInstance
+  url: string
+  httpUrl: string | null
+  demoKey: string | null
+  close(): Promise<void>
+}
+
+/**
+ * Starts hostapi: migrations, demo seed, HTTPS listener (and the optional plain-HTTP one), job runner.
+ * `close()` stops accepting, lets in-flight requests and jobs finish, then closes the database.
+ */
+export async function startServer(config: Config, opts: ContextOptions = {}): Promise<RunningServer> {
+  const ctx = createContext(config, opts)
+  try {
+    await migrate(ctx.db)
+    const demoKey = config.demo.enabled ? await demoKeyFor(ctx) : null
+    const tls = await loadTls(config)
+    const app = await buildApp(ctx, { https: tls })
+
+    await app.listen({ host: config.host, port: config.port })
+    const address = app.server.address()
+    const port = typeof address === 'object' && address ? address.port : config.port
+    const host = config.host.includes(':') ? `[${config.host}]` : config.host
+    const url = `https://${host === '0.0.0.0' || host === '[::]' ? 'localhost' : host}:${port}/api/v2`
+
+    // The plain-HTTP listener goes through the same app: a trusted proxy that says https is served,
+    // anything else gets `400 SSL connection is required`.
+    let plain: http.Server | null = null
+    let httpUrl: string | null = null
+    if (config.httpPort !== null) {
+      plain = http.createServer((req, res) => app.routing(req, res))
+      plain.on('clientError', (_err, socket) => socket.destroy())
+      await new Promise<void>((resolve, reject) => {
+        plain!.once('error', reject)
+        plain!.listen(config.httpPort!, config.host, () => resolve())
+      })
+      const a = plain.address()
+      httpUrl = `http://${host}:${typeof a === 'object' && a ? a.port : config.httpPort}`
+    }
+
+    if (config.jobs.enabled) ctx.jobs.start()
+
+    let closing: Promise<void> | null = null
+    const close = () =>
+      (closing ??= (async () => {
+        if (plain) {
+          plain.close()
+          plain.closeIdleConnections()
+        }
+        await app.close()
+        await ctx.close()
+      })())
+    return { ctx, app, url, httpUrl, demoKey, close }
+  } catch (err) {
+    await ctx.close().catch(() => undefined)
+    throw err
+  }
+}
+
+/**
+ * Seeds the demo account on an empty database and returns its key. The generated key is kept in the
+ * data directory so a later start can show it again; a fixed HOSTAPI_DEMO_KEY is always shown.
+ */
+async function demoKeyFor(ctx: Context): Promise<string | null> {
+  const keyFile = path.join(ctx.config.dataDir, 'demo-api-key')
+  const seeded = await seedDemoIfEmpty(ctx)
+  if (seeded) {
+    if (!ctx.config.demo.key) {
+      fs.mkdirSync(ctx.config.dataDir, { recursive: true })
+      fs.writeFileSync(keyFile, seeded.key + '\n', { mode: 0o600 })
+    }
+    return seeded.key
+  }
+  const candidate = ctx.config.demo.key ?? (fs.existsSync(keyFile) ? fs.readFileSync(keyFile, 'utf8').trim() : null)
+  if (!candidate) return null
+  const row = await findKeyForAuth(ctx.db, hashApiKey(candidate))
+  return row && row.revoked_at === null ? candidate : null
+}
+
+export { sendError, errors }
