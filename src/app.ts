@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import type { Context, Services } from './context.js'
 import { requestId, transportPlugin } from './http/plugins/transport.js'
 import { errorsPlugin } from './http/plugins/errors.js'
@@ -30,7 +30,7 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   const app = Fastify({
     ...(opts.https ? { https: { key: opts.https.key, cert: opts.https.cert } } : {}),
     loggerInstance: ctx.log,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: (req) => requestId(req.headers['x-request-id']),
     trustProxy: config.trustedProxies.length ? config.trustedProxies : false,
     bodyLimit: config.bodyLimit,

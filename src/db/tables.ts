@@ -4,7 +4,13 @@ import type { ColumnType, Generated, Insertable, Selectable, Updateable } from '
  * The Kysely view of the schema. Portable conventions, the same on SQLite and PostgreSQL:
  * times are ISO-8601 UTC text, booleans are integers 0/1, JSON is text, money is integer cents.
  */
-export interface DB {
+export interface DB extends FoundationTables {}
+
+/**
+ * The foundation's tables. Each area declares its own in `src/modules/<area>/<area>.tables.ts`
+ * and adds that interface to `DB` above.
+ */
+export interface FoundationTables {
   accounts: AccountsTable
   users: UsersTable
   api_keys: ApiKeysTable

@@ -1,10 +1,11 @@
 import type { Context } from '../context.js'
 import * as iam from '../modules/iam/iam.repository.js'
 
-/** What each area adds to the demo account; areas append their seeder to `demoSeeders`. */
-export type DemoSeeder = (ctx: Context, account: { accountId: number; userId: number }) => Promise<void>
+/** What an area adds to the demo account. */
+export type DemoSeeder = (ctx: Context, account: { accountId: number; userId: number; customerNumber: number }) => Promise<void>
 
-export const demoSeeders: DemoSeeder[] = []
+/** Each area's demo seeder, run in this order on an empty database. */
+const demoSeeders: DemoSeeder[] = []
 
 export const DEMO_EMAIL = 'demo@example.com'
 

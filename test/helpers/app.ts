@@ -1,0 +1,161 @@
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import https from 'node:https'
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+import { loadConfig, type Config } from '../../src/config/config.js'
+import { startServer, type RunningServer } from '../../src/server.js'
+import type { Clock } from '../../src/clock.js'
+import type { Dialect } from '../../src/db/database.js'
+import type { PermissionMap } from '../../src/modules/iam/permissions.js'
+
+/** The dialects every database test runs on: SQLite always, PostgreSQL when HOSTAPI_TEST_PG_URL is set. */
+export const dialects: Dialect[] = ['sqlite', ...(process.env.HOSTAPI_TEST_PG_URL ? (['postgres'] as const) : [])]
+
+if (process.env.CI && !process.env.HOSTAPI_TEST_PG_URL) {
+  throw new Error('CI must run the suite on PostgreSQL too: set HOSTAPI_TEST_PG_URL')
+}
+
+export interface Reply {
+  status: number
+  headers: Record<string, string | string[] | undefined>
+  text: string
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any
+}
+
+export interface RequestOptions {
+  key?: string
+  body?: unknown
+  /** Sent as is, with no Content-Type unless `headers` sets one. */
+  rawBody?: string | Buffer
+  headers?: Record<string, string>
+}
+
+export interface TestAccount {
+  accountId: number
+  customerNumber: number
+  userId: number
+  key: string
+}
+
+export interface TestApp {
+  dialect: Dialect
+  server: RunningServer
+  ctx: RunningServer['ctx']
+  config: Config
+  /** Base URL of the HTTPS listener, without the API prefix. */
+  origin: string
+  request(method: string, path: string, opts?: RequestOptions): Promise<Reply>
+  /** A new account with its main user and an API key. */
+  account(name?: string): Promise<TestAccount>
+  /** A sub-user of the account with these permissions (others false) and its key. */
+  subUser(account: TestAccount, permissions: PermissionMap): Promise<{ userId: number; key: string }>
+  close(): Promise<void>
+}
+
+const agent = new https.Agent({ keepAlive: true, rejectUnauthorized: false })
+let counter = 0
+
+/** Makes a fresh database for one test app: a temporary SQLite file, or a new PostgreSQL schema. */
+export async function freshDatabase(dialect: Dialect, dataDir: string): Promise<{ database: Config['database']; drop(): Promise<void> }> {
+  if (dialect === 'sqlite') return { database: { dialect: 'sqlite', file: path.join(dataDir, 'hostapi.db') }, drop: async () => undefined }
+  const url = process.env.HOSTAPI_TEST_PG_URL!
+  const schema = `t_${process.pid}_${++counter}_${randomBytes(3).toString('hex')}`
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  await client.query(`create schema ${schema}`)
+  await client.end()
+  return {
+    database: { dialect: 'postgres', url, schema },
+    drop: async () => {
+      const c = new pg.Client({ connectionString: url })
+      await c.connect()
+      await c.query(`drop schema if exists ${schema} cascade`)
+      await c.end()
+    },
+  }
+}
+
+/** A data directory for one test, removed by the caller. */
+export const tempDir = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 'hostapi-test-'))
+
+/**
+ * Starts the real server over HTTPS on a fresh database of `dialect` (port 0, no demo data, job runner off
+ * unless `env` turns it on). `env` is read as the process environment would be.
+ */
+export async function startTestApp(dialect: Dialect, opts: { env?: Record<string, string>; clock?: Clock } = {}): Promise<TestApp> {
+  const dataDir = tempDir()
+  const fresh = await freshDatabase(dialect, dataDir)
+  const config = loadConfig(
+    { HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_LOG_LEVEL: 'silent', HOSTAPI_DEMO: '0', HOSTAPI_JOBS: '0', ...opts.env },
+    { database: fresh.database },
+  )
+  const server = await startServer(config, opts.clock ? { clock: opts.clock } : {})
+  const origin = server.url.replace(/\/api\/v2$/, '')
+
+  const t: TestApp = {
+    dialect,
+    server,
+    ctx: server.ctx,
+    config,
+    origin,
+    request: (method, p, o = {}) => request(origin, method, p, o),
+    async account(name = 'Test B.V.') {
+      const n = ++counter
+      const email = `owner${n}-${randomBytes(3).toString('hex')}@example.com`
+      const created = await server.ctx.services.iam.createAccount({ name, email, firstname: 'Owner', lastname: String(n) })
+      const { key } = await server.ctx.services.iam.createKey(created.accountId, created.userId, { label: 'test' })
+      return { ...created, key }
+    },
+    async subUser(account, permissions) {
+      const email = `sub${++counter}-${randomBytes(3).toString('hex')}@example.com`
+      const userId = await server.ctx.services.iam.createSubUser(account.accountId, { email, firstname: 'Sub', lastname: 'User', permissions })
+      const { key } = await server.ctx.services.iam.createKey(account.accountId, userId, { label: 'sub' })
+      return { userId, key }
+    },
+    async close() {
+      await server.close()
+      await fresh.drop()
+      fs.rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+  return t
+}
+
+/** One HTTPS request with full control over headers and body; the API prefix is added to relative paths. */
+export function request(origin: string, method: string, p: string, o: RequestOptions = {}): Promise<Reply> {
+  const url = new URL(p.startsWith('/api/') || p.startsWith('/docs') || p.startsWith('/admin') ? p : `/api/v2${p}`, origin)
+  const headers: Record<string, string> = { ...o.headers }
+  let payload: string | Buffer | undefined
+  if (o.rawBody !== undefined) payload = o.rawBody
+  else if (o.body !== undefined) {
+    payload = JSON.stringify(o.body)
+    if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json'
+  }
+  if (payload !== undefined) headers['content-length'] = String(Buffer.byteLength(payload))
+  if (o.key !== undefined) headers['api-key'] = o.key
+  return new Promise((resolve, reject) => {
+    const req = https.request(url, { method, headers, agent }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => {
+        const buf = Buffer.concat(chunks)
+        const text = buf.toString('utf8')
+        let body: unknown = text
+        if (String(res.headers['content-type'] ?? '').startsWith('application/json')) {
+          try {
+            body = JSON.parse(text)
+          } catch {
+            body = text
+          }
+        } else if (String(res.headers['content-type'] ?? '').startsWith('application/pdf')) body = buf
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body })
+      })
+    })
+    req.on('error', reject)
+    if (payload !== undefined) req.write(payload)
+    req.end()
+  })
+}
