@@ -19,6 +19,8 @@ export interface Context {
   config: Config
   db: Kysely<DB>
   dialect: Dialect
+  /** The PostgreSQL schema, when one is configured. */
+  dbSchema: string | null
   clock: Clock
   log: Logger
   redis: Redis | null
@@ -48,6 +50,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     config,
     db,
     dialect: database.dialect,
+    dbSchema: database.schema,
     clock,
     log,
     redis,

@@ -29,7 +29,7 @@ export interface RunningServer {
 export async function startServer(config: Config, opts: ContextOptions = {}): Promise<RunningServer> {
   const ctx = createContext(config, opts)
   try {
-    await migrate(ctx.db)
+    await migrate(ctx.db, ctx.dbSchema)
     const demoKey = config.demo.enabled ? await demoKeyFor(ctx) : null
     const tls = await loadTls(config)
     const app = await buildApp(ctx, { https: tls })

@@ -47,7 +47,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'migrate') {
     const ctx = createContext(config)
     try {
-      const applied = await migrate(ctx.db)
+      const applied = await migrate(ctx.db, ctx.dbSchema)
       process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n')
     } finally {
       await ctx.close()
@@ -57,7 +57,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'admin') {
     const ctx = createContext(config)
     try {
-      await migrate(ctx.db)
+      await migrate(ctx.db, ctx.dbSchema)
       return await runAdmin(ctx, rest, process.stdout, process.stderr)
     } finally {
       await ctx.close()

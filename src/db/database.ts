@@ -18,6 +18,8 @@ pg.types.setTypeParser(1700, (v) => Number(v))
 export interface Database {
   db: Kysely<DB>
   dialect: Dialect
+  /** The PostgreSQL schema everything lives in, when not the default. */
+  schema: string | null
   close(): Promise<void>
 }
 
@@ -31,7 +33,7 @@ export function openDatabase(config: Config['database']): Database {
     sqlite.pragma('foreign_keys = ON')
     sqlite.pragma('busy_timeout = 5000')
     const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) })
-    return { db, dialect: 'sqlite', close: () => db.destroy() }
+    return { db, dialect: 'sqlite', schema: null, close: () => db.destroy() }
   }
   const pool = new pg.Pool({
     connectionString: config.url,
@@ -39,15 +41,16 @@ export function openDatabase(config: Config['database']): Database {
     ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),
   })
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
-  return { db, dialect: 'postgres', close: () => db.destroy() }
+  return { db, dialect: 'postgres', schema: config.schema, close: () => db.destroy() }
 }
 
 /** Runs every pending migration; safe to call from several instances at once. */
-export async function migrate(db: Kysely<DB>): Promise<string[]> {
+export async function migrate(db: Kysely<DB>, schema: string | null = null): Promise<string[]> {
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },
     allowUnorderedMigrations: true,
+    ...(schema ? { migrationTableSchema: schema } : {}),
   })
   const { error, results } = await migrator.migrateToLatest()
   if (error) throw error
@@ -55,8 +58,8 @@ export async function migrate(db: Kysely<DB>): Promise<string[]> {
 }
 
 /** True when every known migration has been applied. */
-export async function migrationsApplied(db: Kysely<DB>): Promise<boolean> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } })
+export async function migrationsApplied(db: Kysely<DB>, schema: string | null = null): Promise<boolean> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) })
   const list = await migrator.getMigrations()
   return list.every((m) => m.executedAt !== undefined)
 }
