@@ -16,5 +16,10 @@ declare module 'fastify' {
     area?: RouteArea
     /** See RouteEntry.fixture. */
     fixture?: string
+    /**
+     * The route orders or charges: an `Idempotency-Key` header makes a repeat with the same body answer
+     * the first response again, and a repeat with another body 409.
+     */
+    idempotent?: boolean
   }
 }

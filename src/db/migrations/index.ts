@@ -1,5 +1,6 @@
 import type { Migration } from 'kysely'
 import * as foundation from './0001-foundation.js'
+import * as domains from './0100-domains.js'
 
 /**
  * Every migration, by name. Names sort in the order they run; each area takes its own
@@ -7,4 +8,5 @@ import * as foundation from './0001-foundation.js'
  */
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
+  '0100-domains': domains,
 }
