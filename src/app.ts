@@ -5,6 +5,7 @@ import { errorsPlugin } from './http/plugins/errors.js'
 import { authPlugin } from './http/plugins/auth.js'
 import { rateLimitPlugin } from './http/plugins/rate-limit.js'
 import { auditPlugin } from './http/plugins/audit.js'
+import { idempotencyPlugin } from './http/plugins/idempotency.js'
 import { openapiPlugin } from './http/plugins/openapi.js'
 import { apiRoutes } from './http/routes.js'
 import { API_PREFIX } from './http/constants.js'
@@ -60,6 +61,7 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   await app.register(authPlugin, { iam: ctx.services.iam })
   await app.register(rateLimitPlugin, { perKeyPerMinute: config.rateLimit.perKeyPerMinute, redis: ctx.redis })
   await app.register(auditPlugin, { db: ctx.db, clock: ctx.clock })
+  await app.register(idempotencyPlugin, { service: ctx.services.idempotency })
   await app.register(openapiPlugin)
   for (const routes of apiRoutes) await app.register(routes, { prefix: API_PREFIX })
   await app.ready()

@@ -8,10 +8,12 @@ import type { DB } from './db/tables.js'
 import { JobRunner } from './jobs/runner.js'
 import { registerMaintenanceJobs } from './jobs/maintenance.js'
 import { IamService } from './modules/iam/iam.service.js'
+import { IdempotencyService } from './modules/idempotency/idempotency.service.js'
 
 /** Every service of the application, built once per process. */
 export interface Services {
   iam: IamService
+  idempotency: IdempotencyService
 }
 
 /** The composition root: configuration, database, clock, logger, job runner and services. */
@@ -45,6 +47,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   registerMaintenanceJobs(jobs, db, clock, 90)
   const services: Services = {
     iam: new IamService(db, clock, { emptyWhitelistAllowsAll: config.emptyWhitelistAllowsAll }),
+    idempotency: new IdempotencyService(db, clock),
   }
   return {
     config,

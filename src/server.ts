@@ -12,6 +12,7 @@ import { seedDemoIfEmpty } from './seed/demo.js'
 import { loadTls } from './tls.js'
 import { hashApiKey } from './modules/iam/keys.js'
 import { findKeyForAuth } from './modules/iam/iam.repository.js'
+import { scheduleMaintenance } from './jobs/maintenance.js'
 
 export interface RunningServer {
   ctx: Context
@@ -55,7 +56,10 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
       httpUrl = `http://${host}:${typeof a === 'object' && a ? a.port : config.httpPort}`
     }
 
-    if (config.jobs.enabled) ctx.jobs.start()
+    if (config.jobs.enabled) {
+      await scheduleMaintenance(ctx.jobs, ctx.db)
+      ctx.jobs.start()
+    }
 
     let closing: Promise<void> | null = null
     const close = () =>

@@ -14,6 +14,11 @@ const probeRoutes = async (base: import('fastify').FastifyInstance) => {
     config: { area: 'any' },
     schema: { hide: true, body: Type.Object({ name: Type.String({ minLength: 1 }), ttl: Type.Optional(Type.Integer({ minimum: 60 })) }) },
   }, async (req) => ok(req.body))
+  let orders = 0
+  app.post('/probe/order', {
+    config: { area: 'any', idempotent: true },
+    schema: { hide: true, body: Type.Object({ item: Type.String() }) },
+  }, async (req) => ok({ order_id: ++orders, item: req.body.item, at: process.hrtime.bigint().toString() }))
   app.delete('/probe/echo', { config: { area: 'any' }, schema: { hide: true } }, async (req) => ok({ body: req.body ?? null }))
   app.get('/probe/items', { config: { area: 'any' }, schema: { hide: true, querystring: Type.Object(PageQuery) } }, async (req) => {
     const page = pageOf(req.query)
@@ -88,6 +93,28 @@ describe('shared HTTP rules', () => {
         ['audit-2', 'PUT', '/api/v2/probe/echo', 400, a.accountId, a.key.slice(0, 8), '127.0.0.1'],
       ],
     )
+  })
+
+  it('honours Idempotency-Key on ordering routes: replay byte for byte, 409 for another body', async () => {
+    const h = { 'idempotency-key': 'order-abc-1' }
+    const first = await t.request('POST', '/probe/order', { key: a.key, body: { item: 'x' }, headers: h })
+    assert.equal(first.status, 200)
+    const again = await t.request('POST', '/probe/order', { key: a.key, body: { item: 'x' }, headers: h })
+    assert.equal(again.text, first.text)
+    assert.equal(again.headers['idempotent-replayed'], 'true')
+    const other = await t.request('POST', '/probe/order', { key: a.key, body: { item: 'y' }, headers: h })
+    assert.deepEqual(other.body, { status: 409, status_description: 'Idempotency key reused with a different request' })
+    const without = await t.request('POST', '/probe/order', { key: a.key, body: { item: 'x' } })
+    assert.notEqual(without.body.data.order_id, first.body.data.order_id)
+    // Keys are per account: another account may use the same key for its own request.
+    const b = await t.account()
+    const theirs = await t.request('POST', '/probe/order', { key: b.key, body: { item: 'x' }, headers: h })
+    assert.notEqual(theirs.body.data.order_id, first.body.data.order_id)
+    // An invalid request claims no key.
+    const invalid = await t.request('POST', '/probe/order', { key: a.key, body: {}, headers: { 'idempotency-key': 'order-abc-2' } })
+    assert.equal(invalid.status, 400)
+    const valid = await t.request('POST', '/probe/order', { key: a.key, body: { item: 'z' }, headers: { 'idempotency-key': 'order-abc-2' } })
+    assert.equal(valid.status, 200)
   })
 
   it('echoes a sane X-Request-Id and replaces an unusable one', async () => {

@@ -1,5 +1,6 @@
 import type { Migration } from 'kysely'
 import * as foundation from './0001-foundation.js'
+import * as idempotency from './0002-idempotency.js'
 import * as domains from './0100-domains.js'
 
 /**
@@ -8,5 +9,6 @@ import * as domains from './0100-domains.js'
  */
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
+  '0002-idempotency': idempotency,
   '0100-domains': domains,
 }

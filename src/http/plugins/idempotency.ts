@@ -1,0 +1,52 @@
+import fp from 'fastify-plugin'
+import { errors } from '../../errors.js'
+import { IdempotencyService } from '../../modules/idempotency/idempotency.service.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The Idempotency-Key this request claimed, to store its response under. */
+    idempotencyKey: string | null
+  }
+}
+
+const KEY = /^[\x21-\x7e]{1,255}$/
+
+/**
+ * Routes with `config.idempotent` honour `Idempotency-Key`: checked after validation (so an invalid request
+ * never claims a key), the response stored before it is sent.
+ */
+export const idempotencyPlugin = fp(async (app, opts: { service: IdempotencyService }) => {
+  app.decorateRequest('idempotencyKey', null)
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.idempotent) return
+    const pre = route.preHandler ? (Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]) : []
+    route.preHandler = [
+      async (req, reply) => {
+        const header = req.headers['idempotency-key']
+        if (header === undefined || !req.principal) return
+        const key = Array.isArray(header) ? header[0] : header
+        if (!KEY.test(key)) throw errors.badRequest('Invalid Idempotency-Key: 1 to 255 visible ASCII characters')
+        const hash = IdempotencyService.hash(req.method, req.routeOptions.url ?? req.url, { params: req.params, query: req.query, body: req.body })
+        const outcome = await opts.service.begin(req.principal.accountId, key, hash)
+        if (outcome.kind === 'replay') {
+          reply.header('idempotent-replayed', 'true')
+          return reply.code(outcome.status).type(outcome.contentType).send(outcome.body)
+        }
+        req.idempotencyKey = key
+      },
+      ...pre,
+    ]
+  })
+  app.addHook('onSend', async (req, reply, payload) => {
+    if (req.idempotencyKey && req.principal && reply.getHeader('idempotent-replayed') === undefined) {
+      const key = req.idempotencyKey
+      req.idempotencyKey = null
+      await opts.service.finish(req.principal.accountId, key, {
+        status: reply.statusCode,
+        contentType: String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8'),
+        body: typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : JSON.stringify(payload),
+      })
+    }
+    return payload
+  })
+})

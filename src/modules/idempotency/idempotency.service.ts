@@ -1,0 +1,63 @@
+import { createHash } from 'node:crypto'
+import type { Kysely } from 'kysely'
+import type { Clock } from '../../clock.js'
+import { iso } from '../../clock.js'
+import type { DB } from '../../db/tables.js'
+import { isUniqueViolation } from '../../db/errors.js'
+import { errors } from '../../errors.js'
+import * as repo from './idempotency.repository.js'
+
+export const IDEMPOTENCY_WINDOW_MS = 24 * 3600_000
+const ABANDONED_MS = 5 * 60_000
+
+export type IdempotencyOutcome =
+  | { kind: 'proceed' }
+  | { kind: 'replay'; status: number; contentType: string; body: string }
+
+/**
+ * `Idempotency-Key` for ordering and charging requests, stored in the database so it holds across
+ * instances: the same key and request within 24 hours answers the first response again, byte for byte;
+ * the same key with another request answers 409.
+ */
+export class IdempotencyService {
+  constructor(private readonly db: Kysely<DB>, private readonly clock: Clock) {}
+
+  static hash(method: string, path: string, body: unknown): string {
+    return createHash('sha256').update(`${method} ${path}\n${JSON.stringify(body ?? null)}`).digest('hex')
+  }
+
+  /** Claims `key` for this request, or says what to answer instead. */
+  async begin(accountId: number, key: string, requestHash: string): Promise<IdempotencyOutcome> {
+    const now = this.clock.now()
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const existing = await repo.findKey(this.db, accountId, key)
+      const age = existing ? now.getTime() - Date.parse(existing.created_at) : 0
+      // A key whose first request never finished (its instance died) is freed after a few minutes.
+      if (existing && (age >= IDEMPOTENCY_WINDOW_MS || (existing.status === null && age >= ABANDONED_MS))) {
+        await repo.remove(this.db, accountId, key)
+      } else if (existing) {
+        if (existing.request_hash !== requestHash) throw errors.idempotencyConflict()
+        if (existing.status === null) throw errors.conflict('A request with this Idempotency-Key is still being processed')
+        return { kind: 'replay', status: existing.status, contentType: existing.content_type ?? 'application/json; charset=utf-8', body: existing.body ?? '' }
+      }
+      try {
+        await repo.insertPending(this.db, accountId, key, requestHash, iso(now))
+        return { kind: 'proceed' }
+      } catch (err) {
+        if (!isUniqueViolation(err)) throw err
+        // Another request claimed the key between our read and insert: read again and answer as it says.
+      }
+    }
+    throw errors.conflict('A request with this Idempotency-Key is still being processed')
+  }
+
+  /** Stores the first response; a server error frees the key so the client may retry. */
+  async finish(accountId: number, key: string, response: { status: number; contentType: string; body: string }): Promise<void> {
+    if (response.status >= 500) await repo.remove(this.db, accountId, key)
+    else await repo.complete(this.db, accountId, key, response)
+  }
+
+  async prune(): Promise<void> {
+    await repo.pruneBefore(this.db, iso(new Date(this.clock.now().getTime() - IDEMPOTENCY_WINDOW_MS)))
+  }
+}
