@@ -59,7 +59,7 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   await app.register(transportPlugin, { bodyLimit: config.bodyLimit })
   await app.register(errorsPlugin)
   await app.register(authPlugin, { iam: ctx.services.iam })
-  await app.register(rateLimitPlugin, { perKeyPerMinute: config.rateLimit.perKeyPerMinute, redis: ctx.redis })
+  await app.register(rateLimitPlugin, { perKeyPerMinute: config.rateLimit.perKeyPerMinute, redis: ctx.redis, redisPrefix: config.redisPrefix })
   await app.register(auditPlugin, { db: ctx.db, clock: ctx.clock })
   await app.register(idempotencyPlugin, { service: ctx.services.idempotency })
   await app.register(openapiPlugin)

@@ -11,6 +11,8 @@ export interface Config {
   trustedProxies: string[]
   database: { dialect: 'sqlite'; file: string } | { dialect: 'postgres'; url: string; schema: string | null }
   redisUrl: string | null
+  /** Prefix of every Redis key, so several deployments can share one Redis. */
+  redisPrefix: string
   demo: { enabled: boolean; key: string | null }
   logLevel: string
   bodyLimit: number
@@ -93,6 +95,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     trustedProxies,
     database,
     redisUrl,
+    redisPrefix: env.HOSTAPI_REDIS_PREFIX || 'hostapi:',
     demo: { enabled: bool('HOSTAPI_DEMO', true), key: demoKey },
     logLevel: env.HOSTAPI_LOG_LEVEL || 'info',
     bodyLimit: int('HOSTAPI_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),

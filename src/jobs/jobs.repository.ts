@@ -42,7 +42,7 @@ export const finishJob = (db: Db, id: number, worker: string, changes: { status:
       result: changes.result ?? null,
       last_error: changes.last_error ?? null,
       ...(changes.run_at ? { run_at: changes.run_at } : {}),
-      locked_by: null,
+      // locked_by stays: it tells the operator which worker ran the job last.
       locked_until: null,
       updated_at: changes.now,
       finished_at: changes.status === 'queued' ? null : changes.now,

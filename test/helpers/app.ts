@@ -85,11 +85,18 @@ export const tempDir = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 'host
  * Starts the real server over HTTPS on a fresh database of `dialect` (port 0, no demo data, job runner off
  * unless `env` turns it on). `env` is read as the process environment would be.
  */
-export async function startTestApp(dialect: Dialect, opts: { env?: Record<string, string>; clock?: Clock } = {}): Promise<TestApp> {
+export async function startTestApp(
+  dialect: Dialect,
+  opts: { env?: Record<string, string>; clock?: Clock; /** Another instance on the same database. */ shareDatabaseWith?: TestApp } = {},
+): Promise<TestApp> {
   const dataDir = tempDir()
-  const fresh = await freshDatabase(dialect, dataDir)
+  const fresh = opts.shareDatabaseWith
+    ? { database: opts.shareDatabaseWith.config.database, drop: async () => undefined }
+    : await freshDatabase(dialect, dataDir)
+  // Instances on one database share Redis keys; every other test app has its own.
+  const redisPrefix = opts.shareDatabaseWith?.config.redisPrefix ?? `hostapi-test:${process.pid}:${randomBytes(4).toString('hex')}:`
   const config = loadConfig(
-    { HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_LOG_LEVEL: 'silent', HOSTAPI_DEMO: '0', HOSTAPI_JOBS: '0', ...opts.env },
+    { HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_LOG_LEVEL: 'silent', HOSTAPI_DEMO: '0', HOSTAPI_JOBS: '0', HOSTAPI_REDIS_PREFIX: redisPrefix, ...opts.env },
     { database: fresh.database },
   )
   const server = await startServer(config, opts.clock ? { clock: opts.clock } : {})

@@ -9,14 +9,14 @@ import { callerIp } from '../caller.js'
  * Counters live in memory, or in Redis when several instances share one budget. A route may set its own
  * budget in `config.rateLimit` (availability checks do).
  */
-export const rateLimitPlugin = fp(async (app, opts: { perKeyPerMinute: number; redis: Redis | null }) => {
+export const rateLimitPlugin = fp(async (app, opts: { perKeyPerMinute: number; redis: Redis | null; redisPrefix: string }) => {
   await app.register(rateLimit, {
     global: true,
     max: opts.perKeyPerMinute,
     timeWindow: 60_000,
     hook: 'onRequest',
     enableDraftSpec: true,
-    nameSpace: 'hostapi-rl:',
+    nameSpace: `${opts.redisPrefix}rl:`,
     ...(opts.redis ? { redis: opts.redis } : {}),
     skipOnError: true,
     keyGenerator: (req) => (req.principal ? `key:${req.principal.keyId}` : `ip:${callerIp(req)}`),

@@ -1,0 +1,55 @@
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { PRUNE_JOB } from '../src/jobs/maintenance.js'
+
+const pgUrl = process.env.HOSTAPI_TEST_PG_URL
+const redisUrl = process.env.HOSTAPI_TEST_REDIS_URL
+if (process.env.CI && !redisUrl) throw new Error('CI must provide Redis: set HOSTAPI_TEST_REDIS_URL')
+
+// Two instances on one PostgreSQL database and one Redis: what several nodes behind a load balancer share.
+describe('two instances on one PostgreSQL and one Redis', { skip: !pgUrl || !redisUrl ? 'needs HOSTAPI_TEST_PG_URL and HOSTAPI_TEST_REDIS_URL' : false }, () => {
+  let one: TestApp
+  let two: TestApp
+  let a: TestAccount
+  before(async () => {
+    const env = { REDIS_URL: redisUrl!, HOSTAPI_RATE_LIMIT: '5', HOSTAPI_JOBS: '1', HOSTAPI_JOB_POLL_MS: '10', HOSTAPI_JOB_CONCURRENCY: '2' }
+    one = await startTestApp('postgres', { env })
+    two = await startTestApp('postgres', { env, shareDatabaseWith: one })
+    a = await one.account()
+  })
+  after(async () => {
+    await two.close()
+    await one.close()
+  })
+
+  it('share one rate limit', async () => {
+    const statuses: number[] = []
+    for (let i = 0; i < 6; i++) statuses.push((await (i % 2 ? two : one).request('GET', '/whoami', { key: a.key })).status)
+    assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429])
+    assert.equal((await two.request('GET', '/whoami', { key: a.key })).headers['ratelimit-remaining'], '0')
+  })
+
+  it('share one job queue, and each job runs once', async () => {
+    const before = await one.ctx.db.selectFrom('jobs').select('id').where('kind', '=', PRUNE_JOB).execute()
+    const ids: number[] = []
+    for (let i = 0; i < 40; i++) ids.push(await (i % 2 ? two : one).ctx.jobs.enqueue(PRUNE_JOB, null))
+    const deadline = Date.now() + 20_000
+    let done: { id: number; status: string; attempts: number; locked_by: string | null }[] = []
+    while (Date.now() < deadline) {
+      done = await one.ctx.db.selectFrom('jobs').select(['id', 'status', 'attempts', 'locked_by']).where('id', 'in', ids).execute()
+      if (done.every((j) => j.status === 'done')) break
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    assert.equal(done.length, 40)
+    for (const j of done) {
+      assert.equal(j.status, 'done')
+      assert.equal(j.attempts, 1, `job ${j.id} was claimed ${j.attempts} times`)
+      assert.ok([one.ctx.jobs.workerId, two.ctx.jobs.workerId].includes(j.locked_by!))
+    }
+    // Each run of the prune job queues exactly one follow-up: 40 runs, 40 follow-ups.
+    const after = await one.ctx.db.selectFrom('jobs').select('id').where('kind', '=', PRUNE_JOB).execute()
+    const preExisting = before.length
+    assert.equal(after.length - preExisting - 40, 40)
+  })
+})
