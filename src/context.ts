@@ -9,11 +9,13 @@ import { JobRunner } from './jobs/runner.js'
 import { registerMaintenanceJobs } from './jobs/maintenance.js'
 import { IamService } from './modules/iam/iam.service.js'
 import { IdempotencyService } from './modules/idempotency/idempotency.service.js'
+import { OrdersService } from './modules/orders/orders.service.js'
 
 /** Every service of the application, built once per process. */
 export interface Services {
   iam: IamService
   idempotency: IdempotencyService
+  orders: OrdersService
 }
 
 /** The composition root: configuration, database, clock, logger, job runner and services. */
@@ -48,6 +50,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   const services: Services = {
     iam: new IamService(db, clock, { emptyWhitelistAllowsAll: config.emptyWhitelistAllowsAll }),
     idempotency: new IdempotencyService(db, clock),
+    orders: new OrdersService(db, clock, jobs),
   }
   return {
     config,

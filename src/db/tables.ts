@@ -1,12 +1,13 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely'
 import type { DomainTables } from '../modules/domains/domains.tables.js'
+import type { OrderTables } from '../modules/orders/orders.tables.js'
 import type { IdempotencyTables } from '../modules/idempotency/idempotency.tables.js'
 
 /**
  * The Kysely view of the schema. Portable conventions, the same on SQLite and PostgreSQL:
  * times are ISO-8601 UTC text, booleans are integers 0/1, JSON is text, money is integer cents.
  */
-export interface DB extends FoundationTables, IdempotencyTables, DomainTables {}
+export interface DB extends FoundationTables, IdempotencyTables, DomainTables, OrderTables {}
 
 /**
  * The foundation's tables. Each area declares its own in `src/modules/<area>/<area>.tables.ts`

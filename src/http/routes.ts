@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { toolsRoutes } from '../modules/tools/tools.routes.js'
+import { ordersRoutes } from '../modules/orders/orders.routes.js'
 
 /** Every module's routes, mounted under the API prefix. */
-export const apiRoutes: FastifyPluginAsync[] = [toolsRoutes]
+export const apiRoutes: FastifyPluginAsync[] = [toolsRoutes, ordersRoutes]

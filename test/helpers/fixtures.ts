@@ -1,5 +1,6 @@
 import type { RouteEntry } from '../../src/http/route-table.js'
 import type { TestAccount, TestApp } from './app.js'
+import { orderFixtures } from './fixtures/orders.js'
 
 /**
  * What the generated security cases need for a route: path parameter values that name a resource of
@@ -19,4 +20,6 @@ export type Fixture = (t: TestApp, owner: TestAccount, route: RouteEntry) => Pro
  * Fixtures by the name a route declares in `config.fixture`. Each area keeps its fixtures in
  * `test/helpers/fixtures/<area>.ts` and spreads them in here.
  */
-export const fixtures: Record<string, Fixture> = {}
+export const fixtures: Record<string, Fixture> = {
+  ...orderFixtures,
+}

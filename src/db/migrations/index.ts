@@ -2,6 +2,7 @@ import type { Migration } from 'kysely'
 import * as foundation from './0001-foundation.js'
 import * as idempotency from './0002-idempotency.js'
 import * as domains from './0100-domains.js'
+import * as orders from './0150-orders.js'
 
 /**
  * Every migration, by name. Names sort in the order they run; each area takes its own
@@ -11,4 +12,5 @@ export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
   '0002-idempotency': idempotency,
   '0100-domains': domains,
+  '0150-orders': orders,
 }

@@ -1,0 +1,60 @@
+import type { Insertable } from 'kysely'
+import type { Db } from '../../db/database.js'
+import type { OrderItemsTable, OrderItemStatus, OrderStatus } from './orders.tables.js'
+
+/** Orders and their items. Every read of account data takes the account id. */
+
+export const insertOrder = (db: Db, row: { account_id: number; status: OrderStatus; total_cents: number; created_at: string }) =>
+  db.insertInto('orders').values({ ...row, updated_at: row.created_at, completed_at: null }).returning('id').executeTakeFirstOrThrow()
+
+export const insertItem = (db: Db, row: Insertable<OrderItemsTable>) =>
+  db.insertInto('order_items').values(row).returning('id').executeTakeFirstOrThrow()
+
+export const findOrder = (db: Db, accountId: number, orderId: number) =>
+  db.selectFrom('orders').selectAll().where('account_id', '=', accountId).where('id', '=', orderId).executeTakeFirst()
+
+/** The order by id alone: only for the job that processes it. */
+export const findOrderForJob = (db: Db, orderId: number) =>
+  db.selectFrom('orders').selectAll().where('id', '=', orderId).executeTakeFirst()
+
+export const listOpenOrders = (db: Db, accountId: number) =>
+  db.selectFrom('orders').selectAll().where('account_id', '=', accountId).where('status', '!=', 'completed').orderBy('id').execute()
+
+export const itemsOf = (db: Db, accountId: number, orderIds: number[]) =>
+  orderIds.length === 0
+    ? Promise.resolve([])
+    : db.selectFrom('order_items').selectAll().where('account_id', '=', accountId).where('order_id', 'in', orderIds).orderBy('id').execute()
+
+export const setOrderStatus = (db: Db, orderId: number, status: OrderStatus, now: string) =>
+  db
+    .updateTable('orders')
+    .set({ status, updated_at: now, ...(status === 'completed' ? { completed_at: now } : {}) })
+    .where('id', '=', orderId)
+    .execute()
+
+export const updateItem = (
+  db: Db,
+  itemId: number,
+  changes: { status: OrderItemStatus; errors: string; result?: string | null; details?: string; now: string },
+) =>
+  db
+    .updateTable('order_items')
+    .set({
+      status: changes.status,
+      errors: changes.errors,
+      ...(changes.result !== undefined ? { result: changes.result } : {}),
+      ...(changes.details !== undefined ? { details: changes.details } : {}),
+      updated_at: changes.now,
+    })
+    .where('id', '=', itemId)
+    .execute()
+
+/** Pending items of any account whose order is not completed, with the given type and name: to refuse a double order. */
+export const findPendingByName = (db: Db, type: string, name: string) =>
+  db
+    .selectFrom('order_items')
+    .select(['id', 'order_id', 'account_id'])
+    .where('type', '=', type as OrderItemsTable['type'])
+    .where('name', '=', name)
+    .where('status', '!=', 'done')
+    .execute()

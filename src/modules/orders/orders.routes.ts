@@ -1,0 +1,103 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyPluginAsync } from 'fastify'
+import { Envelope, ok } from '../../http/schemas.js'
+import { FixOrderBody, OrderDetail, OrderIdParams, OrderList } from './orders.schemas.js'
+import { orderTime, type OrderView } from './orders.service.js'
+
+const cents = (n: number) => Math.round(n) / 100
+
+const templateOf = (type: string, details: string) => {
+  if (type !== 'domain') return {}
+  const id = (JSON.parse(details) as { dns_template_id?: number | null }).dns_template_id
+  return { dns_template_id: typeof id === 'number' ? id : 0 }
+}
+
+const openOrder = ({ order, items }: OrderView) => ({
+  order_id: order.id,
+  status: order.status,
+  services: items.map((i) => ({
+    cart_id: i.id,
+    type: i.type,
+    name: i.name,
+    ...templateOf(i.type, i.details),
+    errors: JSON.parse(i.errors),
+  })),
+})
+
+const orderDetail = ({ order, items }: OrderView) => ({
+  order_id: order.id,
+  status: order.status,
+  total_price: cents(order.total_cents),
+  created: orderTime(order.created_at)!,
+  completed: orderTime(order.completed_at),
+  services: items.map((i) => ({
+    cart_id: i.id,
+    type: i.type,
+    name: i.name,
+    status: i.status,
+    price: cents(i.price_cents),
+    ...templateOf(i.type, i.details),
+    errors: JSON.parse(i.errors),
+    result: i.result === null ? null : JSON.parse(i.result),
+  })),
+})
+
+const detailExample = {
+  order_id: 1201,
+  status: 'error',
+  total_price: 9.99,
+  created: '2026-03-01 10:15:00',
+  completed: null,
+  services: [{ cart_id: 3301, type: 'domain', name: 'example.nl', status: 'error', price: 9.99, dns_template_id: 0,
+    errors: [{ code: 'transfer_code', description: 'The transfer code is not correct' }], result: null }],
+}
+
+/** Open orders of the account, one order, and the correction of an order item. */
+export const ordersRoutes: FastifyPluginAsync = async (base) => {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>()
+
+  app.get('/orders', {
+    config: { area: 'order' },
+    schema: {
+      operationId: 'listOrders',
+      tags: ['Orders'],
+      summary: 'List the open orders of the account',
+      description: 'Every order that is not completed, with its services; a service with a problem lists it in `errors`.',
+      response: {
+        200: Envelope(OrderList, {
+          orders: [{ order_id: 1201, status: 'error', services: [{ cart_id: 3301, type: 'domain', name: 'example.nl', dns_template_id: 0,
+            errors: [{ code: 'transfer_code', description: 'The transfer code is not correct' }] }] }],
+        }),
+      },
+    },
+  }, async (req) => {
+    const orders = await app.services.orders.listOpen(req.principal!.accountId)
+    return ok({ orders: orders.map(openOrder) })
+  })
+
+  app.get('/orders/:order_id', {
+    config: { area: 'order', fixture: 'order' },
+    schema: {
+      operationId: 'getOrder',
+      tags: ['Orders'],
+      summary: 'Get an order',
+      description: 'Any order of the account, completed ones included. Another account\'s order answers 404 `Order not found`.',
+      params: OrderIdParams,
+      response: { 200: Envelope(OrderDetail, detailExample) },
+    },
+  }, async (req) => ok(orderDetail(await app.services.orders.get(req.principal!.accountId, req.params.order_id))))
+
+  app.put('/orders/:order_id', {
+    config: { area: 'order', fixture: 'order' },
+    schema: {
+      operationId: 'updateOrder',
+      tags: ['Orders'],
+      summary: 'Correct a service of an open order',
+      description: 'Fixes one service (`cart_id`) of an open order — for a domain: `profile`, `nameserver`, `dns_template_id`, ' +
+        '`transfer_code` — and processes the order again. Returns the order.',
+      params: OrderIdParams,
+      body: FixOrderBody,
+      response: { 200: Envelope(OrderDetail, { ...detailExample, status: 'open', services: [{ ...detailExample.services[0], status: 'pending', errors: [] }] }) },
+    },
+  }, async (req) => ok(orderDetail(await app.services.orders.fix(req.principal!.accountId, req.params.order_id, req.body))))
+}

@@ -1,0 +1,188 @@
+import type { Kysely } from 'kysely'
+import type { Clock } from '../../clock.js'
+import { iso, ymdhms } from '../../clock.js'
+import type { DB } from '../../db/tables.js'
+import { errors } from '../../errors.js'
+import type { JobRunner } from '../../jobs/runner.js'
+import * as repo from './orders.repository.js'
+import type { Order, OrderItem, OrderItemType } from './orders.tables.js'
+
+/** One error of an order item, as the specification shows it (`transfer_code`, …). */
+export interface OrderItemError {
+  code: string
+  description: string
+}
+
+/** What a processor sees of an item. */
+export interface OrderItemForProcessing {
+  id: number
+  orderId: number
+  accountId: number
+  type: OrderItemType
+  name: string
+  details: unknown
+}
+
+/**
+ * Provisions one kind of order item. Each area registers one in createContext.
+ * `process` returns an empty `errors` array on success; a non-empty one leaves the order open with
+ * `status: error` until a `PUT /orders/{id}` fixes the item. Throwing means a passing failure: the job retries.
+ */
+export interface OrderItemProcessor {
+  process(item: OrderItemForProcessing): Promise<{ errors: OrderItemError[]; result?: unknown }>
+  /** Merges a correction from `PUT /orders/{id}` (`{domain: {...}, hosting: {...}}`) into the item's details. */
+  applyFix?(details: unknown, fix: unknown): unknown
+}
+
+/** Charges an order: the invoice service implements it. */
+export interface OrderCharger {
+  createForOrder(accountId: number, input: { orderId: number; lines: { description: string; amountCents: number }[] }): Promise<unknown>
+}
+
+export interface NewOrderItem {
+  type: OrderItemType
+  name: string
+  details: unknown
+  priceCents: number
+  /** The invoice line; defaults to `<type> <name>`. */
+  description?: string
+}
+
+/** An order with its items, as the routes show it. */
+export interface OrderView {
+  order: Order
+  items: OrderItem[]
+}
+
+export const PROCESS_JOB = 'orders.process'
+
+/** Orders of every area: stores them, charges them, and provisions their items through the areas' processors. */
+export class OrdersService {
+  private readonly processors = new Map<string, OrderItemProcessor>()
+  private charger: OrderCharger | null = null
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock,
+    private readonly jobs: JobRunner,
+  ) {
+    jobs.register(PROCESS_JOB, async ({ payload }) => this.processOrder((payload as { orderId: number }).orderId))
+  }
+
+  /** Registers the processor of one item type (one per type). */
+  registerProcessor(type: string, processor: OrderItemProcessor): void {
+    if (this.processors.has(type)) throw new Error(`An order processor for ${type} exists already`)
+    this.processors.set(type, processor)
+  }
+
+  /** Sets who charges new orders (the invoice service). */
+  setCharger(charger: OrderCharger): void {
+    this.charger = charger
+  }
+
+  /** Stores an order with its items, charges it and queues its processing. */
+  async createOrder(accountId: number, items: NewOrderItem[]): Promise<{ orderId: number }> {
+    if (items.length === 0) throw new Error('An order needs at least one item')
+    for (const item of items) if (!this.processors.has(item.type)) throw new Error(`No order processor for ${item.type}`)
+    const now = iso(this.clock.now())
+    const orderId = await this.db.transaction().execute(async (trx) => {
+      const { id } = await repo.insertOrder(trx, {
+        account_id: accountId,
+        status: 'open',
+        total_cents: items.reduce((sum, i) => sum + i.priceCents, 0),
+        created_at: now,
+      })
+      for (const item of items) {
+        await repo.insertItem(trx, {
+          order_id: id,
+          account_id: accountId,
+          type: item.type,
+          name: item.name,
+          details: JSON.stringify(item.details ?? {}),
+          price_cents: item.priceCents,
+          status: 'pending',
+          errors: '[]',
+          result: null,
+          created_at: now,
+          updated_at: now,
+        })
+      }
+      return id
+    })
+    if (this.charger) {
+      await this.charger.createForOrder(accountId, {
+        orderId,
+        lines: items.map((i) => ({ description: i.description ?? `${i.type} ${i.name}`, amountCents: i.priceCents })),
+      })
+    }
+    await this.jobs.enqueue(PROCESS_JOB, { orderId }, { accountId })
+    return { orderId }
+  }
+
+  /** The job: runs each pending item through its processor, then settles the order's status. */
+  async processOrder(orderId: number): Promise<{ status: string }> {
+    const order = await repo.findOrderForJob(this.db, orderId)
+    if (!order || order.status === 'completed') return { status: order?.status ?? 'missing' }
+    await repo.setOrderStatus(this.db, orderId, 'processing', iso(this.clock.now()))
+    const items = await repo.itemsOf(this.db, order.account_id, [orderId])
+    for (const item of items.filter((i) => i.status === 'pending')) {
+      const processor = this.processors.get(item.type)
+      if (!processor) throw new Error(`No order processor for ${item.type}`)
+      const outcome = await processor.process({
+        id: item.id,
+        orderId,
+        accountId: item.account_id,
+        type: item.type,
+        name: item.name,
+        details: JSON.parse(item.details),
+      })
+      const failed = outcome.errors.length > 0
+      item.status = failed ? 'error' : 'done'
+      await repo.updateItem(this.db, item.id, {
+        status: item.status,
+        errors: JSON.stringify(outcome.errors),
+        result: outcome.result === undefined ? null : JSON.stringify(outcome.result),
+        now: iso(this.clock.now()),
+      })
+    }
+    const status = items.some((i) => i.status === 'error') ? 'error' : 'completed'
+    await repo.setOrderStatus(this.db, orderId, status, iso(this.clock.now()))
+    return { status }
+  }
+
+  /** The account's orders that are not completed, oldest first. */
+  async listOpen(accountId: number): Promise<OrderView[]> {
+    const orders = await repo.listOpenOrders(this.db, accountId)
+    const items = await repo.itemsOf(this.db, accountId, orders.map((o) => o.id))
+    return orders.map((order) => ({ order, items: items.filter((i) => i.order_id === order.id) }))
+  }
+
+  /** One order of the account; another account's order is `Order not found`. */
+  async get(accountId: number, orderId: number): Promise<OrderView> {
+    const order = await repo.findOrder(this.db, accountId, orderId)
+    if (!order) throw errors.orderNotFound()
+    return { order, items: await repo.itemsOf(this.db, accountId, [orderId]) }
+  }
+
+  /** Applies a correction to one item of an open order and processes the order again. */
+  async fix(accountId: number, orderId: number, input: { cart_id: number } & Record<string, unknown>): Promise<OrderView> {
+    const view = await this.get(accountId, orderId)
+    if (view.order.status === 'completed') throw errors.orderCompleted()
+    const item = view.items.find((i) => i.id === input.cart_id)
+    if (!item) throw errors.cartItemNotFound()
+    if (item.status === 'done') throw errors.cartItemDone()
+    const { cart_id: _cartId, ...fix } = input
+    const processor = this.processors.get(item.type)
+    const details = processor?.applyFix ? processor.applyFix(JSON.parse(item.details), fix) : JSON.parse(item.details)
+    const now = iso(this.clock.now())
+    await this.db.transaction().execute(async (trx) => {
+      await repo.updateItem(trx, item.id, { status: 'pending', errors: '[]', details: JSON.stringify(details), now })
+      await repo.setOrderStatus(trx, orderId, 'open', now)
+    })
+    await this.jobs.enqueue(PROCESS_JOB, { orderId }, { accountId })
+    return this.get(accountId, orderId)
+  }
+}
+
+/** `YYYY-MM-DD HH:MM:SS` of a stored time, or null. */
+export const orderTime = (stored: string | null): string | null => (stored ? ymdhms(new Date(stored)) : null)
