@@ -87,12 +87,18 @@ export const tempDir = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 'host
  */
 export async function startTestApp(
   dialect: Dialect,
-  opts: { env?: Record<string, string>; clock?: Clock; /** Another instance on the same database. */ shareDatabaseWith?: TestApp } = {},
+  opts: {
+    env?: Record<string, string>
+    clock?: Clock
+    /** Run as another instance on the database of this app. */
+    shareDatabaseWith?: TestApp
+    /** Run on this existing database (left in place on close). */
+    database?: Config['database']
+  } = {},
 ): Promise<TestApp> {
   const dataDir = tempDir()
-  const fresh = opts.shareDatabaseWith
-    ? { database: opts.shareDatabaseWith.config.database, drop: async () => undefined }
-    : await freshDatabase(dialect, dataDir)
+  const existing = opts.database ?? opts.shareDatabaseWith?.config.database
+  const fresh = existing ? { database: existing, drop: async () => undefined } : await freshDatabase(dialect, dataDir)
   // Instances on one database share Redis keys; every other test app has its own.
   const redisPrefix = opts.shareDatabaseWith?.config.redisPrefix ?? `hostapi-test:${process.pid}:${randomBytes(4).toString('hex')}:`
   const config = loadConfig(

@@ -1,0 +1,82 @@
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import fs from 'node:fs'
+import { promisify } from 'node:util'
+import { dialects, freshDatabase, startTestApp, tempDir } from './helpers/app.js'
+import type { Config } from '../src/config/config.js'
+
+const run = promisify(execFile)
+const cli = new URL('../src/cli/main.ts', import.meta.url).pathname
+
+for (const dialect of dialects) {
+  describe(`admin CLI (${dialect})`, () => {
+    let env: Record<string, string>
+    let dataDir: string
+    let database: Config['database']
+    let drop: () => Promise<void>
+    before(async () => {
+      dataDir = tempDir()
+      const fresh = await freshDatabase(dialect, dataDir)
+      database = fresh.database
+      drop = fresh.drop
+      env = {
+        PATH: process.env.PATH ?? '',
+        HOSTAPI_DATA_DIR: dataDir,
+        HOSTAPI_LOG_LEVEL: 'silent',
+        ...(database.dialect === 'postgres'
+          ? { DATABASE_URL: database.url, HOSTAPI_DB_SCHEMA: database.schema! }
+          : { DATABASE_URL: `sqlite:${database.file}` }),
+      }
+    })
+    after(async () => {
+      await drop()
+      fs.rmSync(dataDir, { recursive: true, force: true })
+    })
+    const admin = async (...args: string[]) => {
+      const r = await run(process.execPath, ['--import', 'tsx', cli, 'admin', ...args], { env })
+      return { out: r.stdout, err: r.stderr }
+    }
+
+    it('creates an account, a sub-user and keys that the API accepts, then lists, restricts and revokes them', async () => {
+      const customer = (await admin('account', 'create', '--name', 'Acme', '--email', 'ops@acme.test')).out.trim()
+      assert.match(customer, /^\d+$/)
+      const key = (await admin('key', 'create', '--account', customer, '--label', 'ci', '--allow-ip', '127.0.0.1', '--allow-ip', '2001:db8::/32')).out
+      assert.match(key, /^[A-Za-z0-9]{40}\n$/, 'the key alone on stdout')
+      const userId = (await admin('user', 'create', '--account', customer, '--email', 'dns@acme.test', '--permission', 'domains')).out.trim()
+      const subKey = (await admin('key', 'create', '--user', userId, '--expires', '2000-01-01')).out.trim()
+
+      const t = await startTestApp(dialect, { database })
+      try {
+        const who = await t.request('GET', '/whoami', { key: key.trim() })
+        assert.equal(who.status, 200)
+        assert.equal(who.body.data.customer_number, Number(customer))
+        assert.equal((await t.request('GET', '/whoami', { key: subKey })).body.status_description, 'API key has expired')
+
+        const list = (await admin('key', 'list', '--account', customer)).out
+        const row = list.split('\n').find((l) => l.startsWith(key.slice(0, 8)))!
+        assert.ok(row.includes('ci') && row.includes('127.0.0.1,2001:db8::/32') && row.includes('from 127.0.0.1'), row)
+
+        await admin('key', 'whitelist', '--account', customer, key.slice(0, 8), '--allow-ip', '192.0.2.1')
+        assert.equal((await t.request('GET', '/whoami', { key: key.trim() })).body.status_description,
+          'Remote IP address is not found in the API key whitelist (127.0.0.1)')
+        await admin('key', 'whitelist', '--account', customer, key.slice(0, 8))
+        assert.equal((await t.request('GET', '/whoami', { key: key.trim() })).status, 200)
+
+        await admin('key', 'revoke', '--account', customer, key.slice(0, 8))
+        assert.equal((await t.request('GET', '/whoami', { key: key.trim() })).body.status_description, 'No valid API key set')
+      } finally {
+        await t.close()
+      }
+    })
+
+    it('explains a usage error without a stack trace', async () => {
+      await assert.rejects(admin('key', 'create', '--account', '999999999'), (e: { stderr: string; code: number }) => {
+        assert.equal(e.code, 2)
+        assert.match(e.stderr, /No account with customer number 999999999/)
+        assert.doesNotMatch(e.stderr, /\n\s+at /)
+        return true
+      })
+    })
+  })
+}
