@@ -299,11 +299,15 @@ function txtValue(value: string): string {
   return text
 }
 
-/** When `value` is a sequence of quoted strings only, their unescaped concatenation; otherwise null. */
+/**
+ * When `value` is a sequence of quoted strings only, their unescaped concatenation; otherwise null.
+ * `\DDD` escapes are bytes, so the result is decoded as UTF-8.
+ */
 export function splitQuotedStrings(value: string): string | null {
   const s = value.trim()
   if (!s.startsWith('"')) return null
-  let out = ''
+  const bytes: number[] = []
+  const push = (ch: string) => bytes.push(...Buffer.from(ch, 'utf8'))
   let i = 0
   while (i < s.length) {
     while (i < s.length && /\s/.test(s[i]!)) i++
@@ -312,16 +316,18 @@ export function splitQuotedStrings(value: string): string | null {
     i++
     let closed = false
     while (i < s.length) {
-      const c = s[i]!
+      const cp = s.codePointAt(i)!
+      const c = String.fromCodePoint(cp)
       if (c === '\\') {
         const d = /^\d{3}/.exec(s.slice(i + 1, i + 4))
-        if (d) {
-          out += String.fromCharCode(Number(d[0]))
+        if (d && Number(d[0]) <= 255) {
+          bytes.push(Number(d[0]))
           i += 4
         } else {
           if (i + 1 >= s.length) return null
-          out += s[i + 1]
-          i += 2
+          const next = String.fromCodePoint(s.codePointAt(i + 1)!)
+          push(next)
+          i += 1 + next.length
         }
         continue
       }
@@ -330,11 +336,30 @@ export function splitQuotedStrings(value: string): string | null {
         i++
         break
       }
-      out += c
-      i++
+      push(c)
+      i += c.length
     }
     if (!closed) return null
   }
+  return Buffer.from(bytes).toString('utf8')
+}
+
+/** TXT text as DNS character-strings: UTF-8 chunks of at most 255 bytes, never splitting a character. */
+export function txtChunks(text: string): Buffer[] {
+  const out: Buffer[] = []
+  let cur: Buffer[] = []
+  let len = 0
+  for (const ch of text) {
+    const b = Buffer.from(ch, 'utf8')
+    if (len + b.length > 255) {
+      out.push(Buffer.concat(cur))
+      cur = []
+      len = 0
+    }
+    cur.push(b)
+    len += b.length
+  }
+  if (len > 0 || out.length === 0) out.push(Buffer.concat(cur))
   return out
 }
 
