@@ -297,7 +297,7 @@ export function parseZone(zone: string, text: string): NormalisedRecord[] {
       for (let k = 0; k < 2 && i < toks.length; k++) {
         const t = toks[i]!
         if (t.quoted) break
-        const asTtl = ttl === null ? parseTtl(t.text) : null
+        const asTtl: number | null = ttl === null ? parseTtl(t.text) : null
         if (asTtl !== null) {
           ttl = asTtl
           i++
