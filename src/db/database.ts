@@ -32,7 +32,7 @@ export function openDatabase(config: Config['database']): Database {
     sqlite.pragma('synchronous = FULL')
     sqlite.pragma('foreign_keys = ON')
     sqlite.pragma('busy_timeout = 5000')
-    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) })
+    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
     return { db, dialect: 'sqlite', schema: null, close: () => db.destroy() }
   }
   const pool = new pg.Pool({
@@ -42,6 +42,28 @@ export function openDatabase(config: Config['database']): Database {
   })
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
   return { db, dialect: 'postgres', schema: config.schema, close: () => db.destroy() }
+}
+
+const STATEMENT_CACHE_SIZE = 2000
+
+/**
+ * better-sqlite3 compiles a statement on every `prepare`; Kysely prepares on every query. Reusing the
+ * prepared statement per SQL text removes that cost (the connection is used by one query at a time).
+ */
+function withStatementCache(sqlite: SqliteDatabase.Database) {
+  const cache = new Map<string, SqliteDatabase.Statement>()
+  return {
+    prepare(text: string) {
+      let stmt = cache.get(text)
+      if (!stmt) {
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.clear()
+        stmt = sqlite.prepare(text)
+        cache.set(text, stmt)
+      }
+      return stmt
+    },
+    close: () => sqlite.close(),
+  }
 }
 
 /** Runs every pending migration; safe to call from several instances at once. */

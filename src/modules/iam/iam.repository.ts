@@ -1,3 +1,4 @@
+import { CompiledQuery } from 'kysely'
 import type { Db } from '../../db/database.js'
 import type { ApiKeyUpdate, NewUser } from '../../db/tables.js'
 
@@ -39,8 +40,7 @@ export const insertKey = (
   row: { account_id: number; user_id: number; key_hash: string; prefix: string; label: string; expires_at: string | null; allowed_ips: string; created_at: string },
 ) => db.insertInto('api_keys').values(row).returning('id').executeTakeFirstOrThrow()
 
-/** The authentication lookup: one indexed query on the key hash, with the user and account it belongs to. */
-export const findKeyForAuth = (db: Db, keyHash: string) =>
+const authQuery = (db: Db, keyHash: string) =>
   db
     .selectFrom('api_keys as k')
     .innerJoin('users as u', 'u.id', 'k.user_id')
@@ -51,7 +51,23 @@ export const findKeyForAuth = (db: Db, keyHash: string) =>
       'a.id as account_id', 'a.customer_number', 'a.status as account_status',
     ])
     .where('k.key_hash', '=', keyHash)
-    .executeTakeFirst()
+
+type AuthRow = NonNullable<Awaited<ReturnType<ReturnType<typeof authQuery>['executeTakeFirst']>>>
+const compiledAuth = new WeakMap<Db, string>()
+
+/**
+ * The authentication lookup: one indexed query on the key hash, with the user and account it belongs to.
+ * It runs on every request, so its SQL is built once per database handle and only the parameter changes.
+ */
+export async function findKeyForAuth(db: Db, keyHash: string): Promise<AuthRow | undefined> {
+  let text = compiledAuth.get(db)
+  if (text === undefined) {
+    text = authQuery(db, keyHash).compile().sql
+    compiledAuth.set(db, text)
+  }
+  const result = await db.executeQuery<AuthRow>(CompiledQuery.raw(text, [keyHash]))
+  return result.rows[0]
+}
 
 export const listKeys = (db: Db, accountId: number) =>
   db
