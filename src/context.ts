@@ -10,12 +10,26 @@ import { registerMaintenanceJobs } from './jobs/maintenance.js'
 import { IamService } from './modules/iam/iam.service.js'
 import { IdempotencyService } from './modules/idempotency/idempotency.service.js'
 import { OrdersService } from './modules/orders/orders.service.js'
+import type { MailDriver } from './drivers/mail/mail.js'
+import { OutboxMailDriver } from './drivers/mail/builtin.js'
+import type { PaymentsDriver } from './drivers/payments/payments.js'
+import { LedgerPaymentsDriver } from './drivers/payments/builtin.js'
+import { ProfileService } from './modules/account/profile.service.js'
+import { InvoicesService } from './modules/account/invoices.service.js'
+
+/** The providers behind interfaces; the built-in ones work on one machine. */
+export interface Drivers {
+  mail: MailDriver
+  payments: PaymentsDriver
+}
 
 /** Every service of the application, built once per process. */
 export interface Services {
   iam: IamService
   idempotency: IdempotencyService
   orders: OrdersService
+  profile: ProfileService
+  invoices: InvoicesService
 }
 
 /** The composition root: configuration, database, clock, logger, job runner and services. */
@@ -29,6 +43,7 @@ export interface Context {
   log: Logger
   redis: Redis | null
   jobs: JobRunner
+  drivers: Drivers
   services: Services
   close(): Promise<void>
 }
@@ -47,11 +62,19 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   redis?.on('error', (err) => log.warn({ err: err.message }, 'redis error'))
   const jobs = new JobRunner(db, database.dialect, clock, log, config.jobs)
   registerMaintenanceJobs(jobs, db, clock, 90)
+  const drivers: Drivers = {
+    mail: new OutboxMailDriver(db, clock, config.mail.from),
+    payments: new LedgerPaymentsDriver(db, clock, config.payments.baseUrl),
+  }
+  const profile = new ProfileService(db, clock, drivers.mail)
   const services: Services = {
     iam: new IamService(db, clock, { emptyWhitelistAllowsAll: config.emptyWhitelistAllowsAll }),
     idempotency: new IdempotencyService(db, clock),
     orders: new OrdersService(db, clock, jobs),
+    profile,
+    invoices: new InvoicesService(db, clock, config.billing, drivers.payments, profile),
   }
+  services.orders.setCharger(services.invoices)
   return {
     config,
     db,
@@ -61,6 +84,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     log,
     redis,
     jobs,
+    drivers,
     services,
     async close() {
       await jobs.stop()

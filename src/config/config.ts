@@ -20,6 +20,12 @@ export interface Config {
   /** An API key with an empty whitelist may be used from any address. */
   emptyWhitelistAllowsAll: boolean
   jobs: { enabled: boolean; pollMs: number; concurrency: number }
+  /** Invoicing: VAT rate (percent), payment term, and the seller printed on invoices. */
+  billing: { vatPercent: number; dueDays: number; currency: string; seller: { name: string; address: string[]; vatNumber: string; iban: string } }
+  /** Mail: the sender address, and where new support tickets are announced. */
+  mail: { from: string; supportAddress: string }
+  /** The built-in payments driver: payment links are `<paymentUrl>/<reference>`. */
+  payments: { baseUrl: string }
 }
 
 export class ConfigError extends Error {
@@ -50,6 +56,22 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false
     problems.push(`${name} must be 1/0, true/false, yes/no or on/off (got "${raw}")`)
     return def
+  }
+  const percent = (name: string, def: number): number => {
+    const raw = env[name]
+    if (raw === undefined || raw === '') return def
+    const n = Number(raw)
+    if (!/^\d{1,3}(\.\d{1,2})?$/.test(raw) || n > 100) {
+      problems.push(`${name} must be a percentage from 0 to 100 with at most two decimals (got "${raw}")`)
+      return def
+    }
+    return n
+  }
+  const email = (name: string, def: string): string => {
+    const raw = env[name]
+    if (raw === undefined || raw === '') return def
+    if (!/^[^\s@]+@[^\s@]+$/.test(raw)) problems.push(`${name} must be an e-mail address (got "${raw}")`)
+    return raw
   }
   const list = (name: string): string[] =>
     (env[name] ?? '').split(',').map((s) => s.trim()).filter(Boolean)
@@ -109,6 +131,22 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       pollMs: int('HOSTAPI_JOB_POLL_MS', 500, 10, 60_000),
       concurrency: int('HOSTAPI_JOB_CONCURRENCY', 4, 1, 64),
     },
+    billing: {
+      vatPercent: percent('HOSTAPI_VAT_PERCENT', 21),
+      dueDays: int('HOSTAPI_INVOICE_DUE_DAYS', 14, 0, 365),
+      currency: 'EUR',
+      seller: {
+        name: env.HOSTAPI_SELLER_NAME || 'hostapi',
+        address: (env.HOSTAPI_SELLER_ADDRESS ?? '').split(';').map((s) => s.trim()).filter(Boolean),
+        vatNumber: env.HOSTAPI_SELLER_VAT_NUMBER || '',
+        iban: env.HOSTAPI_SELLER_IBAN || '',
+      },
+    },
+    mail: {
+      from: email('HOSTAPI_MAIL_FROM', 'hostapi@localhost.localdomain'),
+      supportAddress: email('HOSTAPI_SUPPORT_EMAIL', 'support@localhost.localdomain'),
+    },
+    payments: { baseUrl: env.HOSTAPI_PAYMENT_URL || 'https://localhost:8443/pay' },
     ...overrides,
   }
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {

@@ -1,5 +1,9 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely'
 import type { DomainTables } from '../modules/domains/domains.tables.js'
+import type { AccountTables } from '../modules/account/account.tables.js'
+import type { AffiliateTables } from '../modules/affiliate/affiliate.tables.js'
+import type { OutboxTables } from '../drivers/mail/outbox.tables.js'
+import type { PaymentTables } from '../drivers/payments/payments.tables.js'
 import type { OrderTables } from '../modules/orders/orders.tables.js'
 import type { IdempotencyTables } from '../modules/idempotency/idempotency.tables.js'
 
@@ -7,7 +11,8 @@ import type { IdempotencyTables } from '../modules/idempotency/idempotency.table
  * The Kysely view of the schema. Portable conventions, the same on SQLite and PostgreSQL:
  * times are ISO-8601 UTC text, booleans are integers 0/1, JSON is text, money is integer cents.
  */
-export interface DB extends FoundationTables, IdempotencyTables, DomainTables, OrderTables {}
+export interface DB extends FoundationTables, IdempotencyTables, DomainTables, OrderTables,
+  AccountTables, AffiliateTables, OutboxTables, PaymentTables {}
 
 /**
  * The foundation's tables. Each area declares its own in `src/modules/<area>/<area>.tables.ts`

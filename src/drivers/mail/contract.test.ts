@@ -1,0 +1,68 @@
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import { openDatabase, migrate, type Database } from '../../db/database.js'
+import { systemClock } from '../../clock.js'
+import { dialects, freshDatabase, tempDir } from '../../../test/helpers/app.js'
+import { MailRejected, type MailDriver } from './mail.js'
+import { OutboxMailDriver } from './builtin.js'
+
+/** The behaviour every mail driver must have; `sentTo` reads back what the driver accepted for a recipient. */
+export function mailDriverContract(name: string, make: () => Promise<{ driver: MailDriver; sentTo(to: string): Promise<{ subject: string; text: string }[]>; close(): Promise<void> }>) {
+  describe(`mail driver contract: ${name}`, () => {
+    let h: Awaited<ReturnType<typeof make>>
+    before(async () => {
+      h = await make()
+    })
+    after(() => h.close())
+
+    it('accepts a message and gives each one its own id', async () => {
+      const m = { to: 'alice@example.com', subject: 'Hello', text: 'Body one', kind: 'test' }
+      const one = await h.driver.send(m)
+      const two = await h.driver.send({ ...m, text: 'Body two' })
+      assert.ok(one.id && two.id)
+      assert.notEqual(one.id, two.id)
+      const sent = await h.sentTo('alice@example.com')
+      assert.deepEqual(sent.map((s) => s.text).sort(), ['Body one', 'Body two'])
+    })
+
+    it('refuses an invalid recipient, a multi-line subject (header injection) and an empty subject', async () => {
+      const base = { to: 'bob@example.com', subject: 'Hi', text: 'x', kind: 'test' }
+      await assert.rejects(h.driver.send({ ...base, to: 'not an address' }), MailRejected)
+      await assert.rejects(h.driver.send({ ...base, to: 'bob@example.com\r\nBcc: eve@example.com' }), MailRejected)
+      await assert.rejects(h.driver.send({ ...base, subject: 'Hi\r\nBcc: eve@example.com' }), MailRejected)
+      await assert.rejects(h.driver.send({ ...base, subject: '  ' }), MailRejected)
+      assert.deepEqual(await h.sentTo('bob@example.com'), [])
+      assert.deepEqual(await h.sentTo('eve@example.com'), [])
+    })
+
+    it('keeps non-ASCII text intact', async () => {
+      await h.driver.send({ to: 'carol@example.com', subject: 'Factuur € 12,10 — ü', text: 'Groeten, Zoë', kind: 'test' })
+      const [m] = await h.sentTo('carol@example.com')
+      assert.equal(m.subject, 'Factuur € 12,10 — ü')
+      assert.equal(m.text, 'Groeten, Zoë')
+    })
+  })
+}
+
+for (const dialect of dialects) {
+  mailDriverContract(`built-in outbox (${dialect})`, async () => {
+    const dir = tempDir()
+    const fresh = await freshDatabase(dialect, dir)
+    const database: Database = openDatabase(fresh.database)
+    await migrate(database.db, database.schema)
+    const driver = new OutboxMailDriver(database.db, systemClock, 'noreply@example.com')
+    return {
+      driver,
+      sentTo: async (to) => (await driver.list({ to })).map((r) => {
+        assert.equal(r.sender, 'noreply@example.com')
+        return { subject: r.subject, text: r.text_body }
+      }),
+      close: async () => {
+        await database.close()
+        await fresh.drop()
+        fs.rmSync(dir, { recursive: true, force: true })
+      },
+    }
+  })
+}

@@ -1,0 +1,42 @@
+import type { Insertable, Updateable } from 'kysely'
+import type { Db } from '../../db/database.js'
+import type { InvoiceLinesTable, InvoicesTable } from './account.tables.js'
+import { contains } from './search.js'
+
+/** Invoices and their lines. Every read takes the account id. */
+
+export const insertInvoice = (db: Db, row: Insertable<InvoicesTable>) =>
+  db.insertInto('invoices').values(row).returning('id').executeTakeFirstOrThrow()
+
+export const insertLines = (db: Db, rows: Insertable<InvoiceLinesTable>[]) =>
+  db.insertInto('invoice_lines').values(rows).execute()
+
+export const updateInvoice = (db: Db, accountId: number, id: number, changes: Updateable<InvoicesTable>) =>
+  db.updateTable('invoices').set(changes).where('account_id', '=', accountId).where('id', '=', id).execute()
+
+const searchable = (db: Db, accountId: number, search: string | undefined) => {
+  let q = db.selectFrom('invoices').where('account_id', '=', accountId)
+  if (search) q = q.where(contains('invoice_nr', search))
+  return q
+}
+
+export const countInvoices = async (db: Db, accountId: number, search?: string): Promise<number> => {
+  const row = await searchable(db, accountId, search).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+/** Newest first. */
+export const listInvoices = (db: Db, accountId: number, opts: { search?: string; limit: number; offset: number }) =>
+  searchable(db, accountId, opts.search)
+    .selectAll()
+    .orderBy('invoice_date', 'desc')
+    .orderBy('id', 'desc')
+    .limit(opts.limit)
+    .offset(opts.offset)
+    .execute()
+
+export const findInvoice = (db: Db, accountId: number, invoiceNr: string) =>
+  db.selectFrom('invoices').selectAll().where('account_id', '=', accountId).where('invoice_nr', '=', invoiceNr).executeTakeFirst()
+
+export const linesOf = (db: Db, invoiceId: number) =>
+  db.selectFrom('invoice_lines').selectAll().where('invoice_id', '=', invoiceId).orderBy('position').execute()
