@@ -1,0 +1,55 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import readline from 'node:readline'
+
+const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname
+
+export interface ServerProcess {
+  child: ChildProcess
+  /** Every line the process printed on stdout so far. */
+  lines: string[]
+  /** Resolves with the first stdout line matching `pattern`. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+  /** What the process printed on stderr so far. */
+  stderr(): string
+}
+
+/** Starts `hostapi serve` as its own process, as `npm start` does, with `env` on top of a minimal environment. */
+export function spawnServer(env: Record<string, string>): ServerProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', cli, 'serve'], {
+    env: { PATH: process.env.PATH ?? '', HOSTAPI_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const lines: string[] = []
+  const waiters: { pattern: RegExp; resolve: (m: RegExpMatchArray) => void }[] = []
+  readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+    lines.push(line)
+    for (const w of [...waiters]) {
+      const m = line.match(w.pattern)
+      if (m) {
+        waiters.splice(waiters.indexOf(w), 1)
+        w.resolve(m)
+      }
+    }
+  })
+  let stderr = ''
+  child.stderr!.on('data', (c) => (stderr += c))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  )
+  return {
+    child,
+    lines,
+    exited,
+    stderr: () => stderr,
+    waitFor(pattern, timeoutMs = 30_000) {
+      const seen = lines.map((l) => l.match(pattern)).find(Boolean)
+      if (seen) return Promise.resolve(seen)
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no line matching ${pattern}; stderr: ${stderr}`)), timeoutMs)
+        waiters.push({ pattern, resolve: (m) => (clearTimeout(timer), resolve(m)) })
+        void exited.then(({ code }) => reject(new Error(`server exited (${code}) before ${pattern}; stderr: ${stderr}`)))
+      })
+    },
+  }
+}
