@@ -10,6 +10,9 @@ import { registerMaintenanceJobs } from './jobs/maintenance.js'
 import { IamService } from './modules/iam/iam.service.js'
 import { IdempotencyService } from './modules/idempotency/idempotency.service.js'
 import { OrdersService } from './modules/orders/orders.service.js'
+import type { HypervisorDriver } from './drivers/hypervisor/hypervisor.js'
+import { BuiltinHypervisor } from './drivers/hypervisor/builtin.js'
+import { VpsService } from './modules/vps/vps.service.js'
 import type { MailDriver } from './drivers/mail/mail.js'
 import { OutboxMailDriver } from './drivers/mail/builtin.js'
 import type { PaymentsDriver } from './drivers/payments/payments.js'
@@ -19,6 +22,7 @@ import { InvoicesService } from './modules/account/invoices.service.js'
 
 /** The providers behind interfaces; the built-in ones work on one machine. */
 export interface Drivers {
+  hypervisor: HypervisorDriver
   mail: MailDriver
   payments: PaymentsDriver
 }
@@ -28,6 +32,7 @@ export interface Services {
   iam: IamService
   idempotency: IdempotencyService
   orders: OrdersService
+  vps: VpsService
   profile: ProfileService
   invoices: InvoicesService
 }
@@ -63,6 +68,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   const jobs = new JobRunner(db, database.dialect, clock, log, config.jobs)
   registerMaintenanceJobs(jobs, db, clock, 90)
   const drivers: Drivers = {
+    hypervisor: new BuiltinHypervisor(db, clock, { speed: config.hypervisor.simSpeed }),
     mail: new OutboxMailDriver(db, clock, config.mail.from),
     payments: new LedgerPaymentsDriver(db, clock, config.payments.baseUrl),
   }
@@ -71,10 +77,13 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     iam: new IamService(db, clock, { emptyWhitelistAllowsAll: config.emptyWhitelistAllowsAll }),
     idempotency: new IdempotencyService(db, clock),
     orders: new OrdersService(db, clock, jobs),
+    vps: new VpsService(db, clock, jobs, drivers.hypervisor, { shutdownTimeoutSeconds: config.hypervisor.shutdownTimeoutSeconds }),
     profile,
     invoices: new InvoicesService(db, clock, config.billing, drivers.payments, profile),
   }
   services.orders.setCharger(services.invoices)
+  services.vps.registerJobs()
+  services.orders.registerProcessor('vps', { process: (item) => services.vps.processOrderItem(item) })
   return {
     config,
     db,

@@ -24,7 +24,7 @@ export interface RunningServer {
 }
 
 /**
- * Starts hostapi: migrations, demo seed, HTTPS listener (and the optional plain-HTTP one), job runner.
+ * Starts hostapi: migrations, demo seed, HTTPS listener (and the optional plain-HTTP one), the DNS server, job runner.
  * `close()` stops accepting, lets in-flight requests and jobs finish, then closes the database.
  */
 export async function startServer(config: Config, opts: ContextOptions = {}): Promise<RunningServer> {
@@ -56,6 +56,14 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
       httpUrl = `http://${host}:${typeof a === 'object' && a ? a.port : config.httpPort}`
     }
 
+    try {
+      await ctx.drivers.dns.start()
+    } catch (err) {
+      plain?.close()
+      await app.close()
+      throw err
+    }
+
     if (config.jobs.enabled) {
       await scheduleMaintenance(ctx.jobs, ctx.db)
       ctx.jobs.start()
@@ -68,6 +76,7 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
           plain.close()
           plain.closeIdleConnections()
         }
+        await ctx.drivers.dns.stop()
         await app.close()
         await ctx.close()
       })())

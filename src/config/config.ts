@@ -20,6 +20,8 @@ export interface Config {
   /** An API key with an empty whitelist may be used from any address. */
   emptyWhitelistAllowsAll: boolean
   jobs: { enabled: boolean; pollMs: number; concurrency: number }
+  /** The hypervisor behind the VPS area: the built-in simulator runs actions `simSpeed` times faster than real ones. */
+  hypervisor: { driver: 'builtin'; simSpeed: number; shutdownTimeoutSeconds: number }
   /** Invoicing: VAT rate (percent), payment term, and the seller printed on invoices. */
   billing: { vatPercent: number; dueDays: number; currency: string; seller: { name: string; address: string[]; vatNumber: string; iban: string } }
   /** Mail: the sender address, and where new support tickets are announced. */
@@ -72,6 +74,16 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     if (raw === undefined || raw === '') return def
     if (!/^[^\s@]+@[^\s@]+$/.test(raw)) problems.push(`${name} must be an e-mail address (got "${raw}")`)
     return raw
+  }
+  const positive = (name: string, def: number): number => {
+    const raw = env[name]
+    if (raw === undefined || raw === '') return def
+    const n = Number(raw)
+    if (!Number.isFinite(n) || n <= 0 || n > 1e9) {
+      problems.push(`${name} must be a number above 0 and at most 1000000000 (got "${raw}")`)
+      return def
+    }
+    return n
   }
   const list = (name: string): string[] =>
     (env[name] ?? '').split(',').map((s) => s.trim()).filter(Boolean)
@@ -130,6 +142,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       enabled: bool('HOSTAPI_JOBS', true),
       pollMs: int('HOSTAPI_JOB_POLL_MS', 500, 10, 60_000),
       concurrency: int('HOSTAPI_JOB_CONCURRENCY', 4, 1, 64),
+    },
+    hypervisor: {
+      driver: 'builtin',
+      simSpeed: positive('HOSTAPI_SIM_SPEED', 1),
+      shutdownTimeoutSeconds: int('HOSTAPI_VPS_SHUTDOWN_TIMEOUT', 120, 1, 3600),
     },
     billing: {
       vatPercent: percent('HOSTAPI_VAT_PERCENT', 21),

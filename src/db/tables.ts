@@ -6,12 +6,14 @@ import type { OutboxTables } from '../drivers/mail/outbox.tables.js'
 import type { PaymentTables } from '../drivers/payments/payments.tables.js'
 import type { OrderTables } from '../modules/orders/orders.tables.js'
 import type { IdempotencyTables } from '../modules/idempotency/idempotency.tables.js'
+import type { VpsTables } from '../modules/vps/vps.tables.js'
+import type { HypervisorSimTables } from '../drivers/hypervisor/builtin.tables.js'
 
 /**
  * The Kysely view of the schema. Portable conventions, the same on SQLite and PostgreSQL:
  * times are ISO-8601 UTC text, booleans are integers 0/1, JSON is text, money is integer cents.
  */
-export interface DB extends FoundationTables, IdempotencyTables, DomainTables, OrderTables,
+export interface DB extends FoundationTables, IdempotencyTables, DomainTables, OrderTables, VpsTables, HypervisorSimTables,
   AccountTables, AffiliateTables, OutboxTables, PaymentTables {}
 
 /**

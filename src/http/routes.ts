@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import { toolsRoutes } from '../modules/tools/tools.routes.js'
 import { ordersRoutes } from '../modules/orders/orders.routes.js'
 import { accountRoutes } from '../modules/account/account.routes.js'
+import { vpsRoutes } from '../modules/vps/vps.routes.js'
 
 /** Every module's routes, mounted under the API prefix. */
-export const apiRoutes: FastifyPluginAsync[] = [toolsRoutes, ordersRoutes, accountRoutes]
+export const apiRoutes: FastifyPluginAsync[] = [toolsRoutes, ordersRoutes, accountRoutes, vpsRoutes]

@@ -82,8 +82,8 @@ export async function freshDatabase(dialect: Dialect, dataDir: string): Promise<
 export const tempDir = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 'hostapi-test-'))
 
 /**
- * Starts the real server over HTTPS on a fresh database of `dialect` (port 0, no demo data, job runner off
- * unless `env` turns it on). `env` is read as the process environment would be.
+ * Starts the real server over HTTPS on a fresh database of `dialect` (port 0, no demo data, job runner and DNS
+ * server off unless `env` turns them on). `env` is read as the process environment would be.
  */
 export async function startTestApp(
   dialect: Dialect,
@@ -102,7 +102,7 @@ export async function startTestApp(
   // Instances on one database share Redis keys; every other test app has its own.
   const redisPrefix = opts.shareDatabaseWith?.config.redisPrefix ?? `hostapi-test:${process.pid}:${randomBytes(4).toString('hex')}:`
   const config = loadConfig(
-    { HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_LOG_LEVEL: 'silent', HOSTAPI_DEMO: '0', HOSTAPI_JOBS: '0', HOSTAPI_REDIS_PREFIX: redisPrefix, ...opts.env },
+    { HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_LOG_LEVEL: 'silent', HOSTAPI_DEMO: '0', HOSTAPI_JOBS: '0', HOSTAPI_DNS_PORT: '0', HOSTAPI_REDIS_PREFIX: redisPrefix, ...opts.env },
     { database: fresh.database },
   )
   const server = await startServer(config, opts.clock ? { clock: opts.clock } : {})

@@ -2,6 +2,7 @@ import type { RouteEntry } from '../../src/http/route-table.js'
 import type { TestAccount, TestApp } from './app.js'
 import { orderFixtures } from './fixtures/orders.js'
 import { accountFixtures } from './fixtures/account.js'
+import { vpsFixtures } from './fixtures/vps.js'
 
 /**
  * What the generated security cases need for a route: path parameter values that name a resource of
@@ -24,4 +25,5 @@ export type Fixture = (t: TestApp, owner: TestAccount, route: RouteEntry) => Pro
 export const fixtures: Record<string, Fixture> = {
   ...orderFixtures,
   ...accountFixtures,
+  ...vpsFixtures,
 }

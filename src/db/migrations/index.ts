@@ -3,6 +3,7 @@ import * as foundation from './0001-foundation.js'
 import * as idempotency from './0002-idempotency.js'
 import * as domains from './0100-domains.js'
 import * as orders from './0150-orders.js'
+import * as vps from './0200-vps.js'
 import * as account from './0300-account.js'
 
 /**
@@ -14,5 +15,6 @@ export const migrations: Record<string, Migration> = {
   '0002-idempotency': idempotency,
   '0100-domains': domains,
   '0150-orders': orders,
+  '0200-vps': vps,
   '0300-account': account,
 }

@@ -1,0 +1,315 @@
+import dgram from 'node:dgram'
+import net from 'node:net'
+import { performance } from 'node:perf_hooks'
+import dnsPacket, { type Answer, type Packet, type Question } from 'dns-packet'
+import type { Logger } from 'pino'
+import type { Db } from '../../db/database.js'
+import type { DnsDriver } from './dns.js'
+import { findServedZoneById, findServedZones, listZoneRecords, type ServedZoneRow } from './dns.repository.js'
+import { buildSnapshot, resolve, type ZoneSnapshot } from './authority.js'
+
+/** Options of the built-in DNS server. */
+export interface BuiltinDnsOptions {
+  /** The address to listen on (UDP and TCP). */
+  host: string
+  /** The port; null switches the server off; 0 picks a free port (tests, benchmarks). */
+  port: number | null
+  /** How long a zone read from the database is answered without checking its serial again (ms). */
+  staleMs?: number
+}
+
+const RCODE = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5 } as const
+type Rcode = keyof typeof RCODE
+const OPCODE_QUERY = 0
+/** The EDNS buffer size we offer and honour at most (the DNS Flag Day 2020 value). */
+const EDNS_UDP_SIZE = 1232
+const TCP_IDLE_MS = 10_000
+/** Bounds the per-name cache, which random query names would otherwise grow without limit. */
+const MAX_CACHED_NAMES = 10_000
+
+interface NameEntry {
+  zoneId: number | null
+  checkedAt: number
+}
+
+/**
+ * An authoritative DNS server over UDP and TCP answering from the `domains` and `dns_records` tables.
+ * Zones are cached and re-validated by `zone_serial` at most `staleMs` after they were read, so a change made
+ * through another instance on the same database is answered within that time; `publish` drops a zone at once.
+ */
+export class BuiltinDnsServer implements DnsDriver {
+  private udp: dgram.Socket | null = null
+  private tcp: net.Server | null = null
+  private readonly sockets = new Set<net.Socket>()
+  private bound: { host: string; port: number } | null = null
+  private readonly staleMs: number
+  private readonly names = new Map<string, NameEntry>()
+  private readonly zones = new Map<number, ZoneSnapshot>()
+  private readonly loading = new Map<string, Promise<ZoneSnapshot | null>>()
+
+  constructor(
+    private readonly db: Db,
+    private readonly opts: BuiltinDnsOptions,
+    private readonly log: Logger,
+  ) {
+    this.staleMs = opts.staleMs ?? 500
+  }
+
+  address() {
+    return this.bound
+  }
+
+  async start(): Promise<void> {
+    if (this.opts.port === null || this.bound) return
+    const attempts = this.opts.port === 0 ? 10 : 1
+    let lastError: unknown
+    for (let i = 0; i < attempts; i++) {
+      try {
+        await this.bind(this.opts.port)
+        this.log.info({ dns: this.bound }, 'DNS server listening (UDP and TCP)')
+        return
+      } catch (err) {
+        lastError = err
+        await this.stop()
+      }
+    }
+    throw lastError
+  }
+
+  private async bind(port: number): Promise<void> {
+    const host = this.opts.host
+    const udp = dgram.createSocket({ type: net.isIPv6(host) ? 'udp6' : 'udp4' })
+    this.udp = udp
+    await new Promise<void>((resolveBind, reject) => {
+      udp.once('error', reject)
+      udp.bind(port, host, () => {
+        udp.off('error', reject)
+        resolveBind()
+      })
+    })
+    udp.on('error', (err) => this.log.warn({ err: err.message }, 'DNS UDP socket error'))
+    udp.on('message', (msg, rinfo) => {
+      void this.handle(msg, 'udp').then((reply) => {
+        if (reply && this.udp === udp) udp.send(reply, rinfo.port, rinfo.address)
+      })
+    })
+    const actualPort = udp.address().port
+    const tcp = net.createServer((socket) => this.serveTcp(socket))
+    this.tcp = tcp
+    await new Promise<void>((resolveListen, reject) => {
+      tcp.once('error', reject)
+      tcp.listen(actualPort, host, () => {
+        tcp.off('error', reject)
+        resolveListen()
+      })
+    })
+    tcp.on('error', (err) => this.log.warn({ err: err.message }, 'DNS TCP server error'))
+    this.bound = { host, port: actualPort }
+  }
+
+  async stop(): Promise<void> {
+    const udp = this.udp
+    const tcp = this.tcp
+    this.udp = null
+    this.tcp = null
+    this.bound = null
+    if (udp) await new Promise<void>((r) => udp.close(() => r())).catch(() => undefined)
+    for (const s of this.sockets) s.destroy()
+    this.sockets.clear()
+    if (tcp) await new Promise<void>((r) => tcp.close(() => r()))
+  }
+
+  async publish(domain: string): Promise<void> {
+    const name = domain.trim().toLowerCase().replace(/\.$/, '')
+    for (const [id, z] of this.zones) if (z.name === name) this.zones.delete(id)
+    // Names below the domain may have been resolved to another zone or to none; forget them all.
+    this.names.clear()
+  }
+
+  /** Reads the zone for `qname` (longest matching served domain), from the cache when fresh enough. */
+  async zoneFor(qname: string): Promise<ZoneSnapshot | null> {
+    const labels = qname.split('.')
+    const candidates: string[] = []
+    for (let i = 0; i < labels.length - 1; i++) candidates.push(labels.slice(i).join('.'))
+    if (candidates.length === 0) return null
+    const now = performance.now()
+    let fresh = true
+    for (const c of candidates) {
+      const e = this.names.get(c)
+      if (!e || now - e.checkedAt > this.staleMs) {
+        fresh = false
+        break
+      }
+    }
+    if (fresh) {
+      for (const c of candidates) {
+        const id = this.names.get(c)!.zoneId
+        if (id === null) continue
+        const z = this.zones.get(id)
+        if (z) return z
+        return this.coalesce(`id:${id}`, () => this.reloadById(id))
+      }
+      return null
+    }
+    return this.coalesce(`q:${qname}`, () => this.lookup(candidates))
+  }
+
+  private coalesce(key: string, fn: () => Promise<ZoneSnapshot | null>): Promise<ZoneSnapshot | null> {
+    const pending = this.loading.get(key)
+    if (pending) return pending
+    const p = fn().finally(() => this.loading.delete(key))
+    this.loading.set(key, p)
+    return p
+  }
+
+  private async lookup(candidates: string[]): Promise<ZoneSnapshot | null> {
+    const rows = await findServedZones(this.db, candidates)
+    const checkedAt = performance.now()
+    if (this.names.size + candidates.length > MAX_CACHED_NAMES) this.names.clear()
+    const byName = new Map(rows.map((r) => [r.name, r]))
+    let best: ServedZoneRow | null = null
+    for (const c of candidates) {
+      const row = byName.get(c)
+      this.names.set(c, { zoneId: row ? row.id : null, checkedAt })
+      if (row && !best) best = row
+    }
+    return best ? this.snapshotFor(best) : null
+  }
+
+  private async reloadById(id: number): Promise<ZoneSnapshot | null> {
+    const row = await findServedZoneById(this.db, id)
+    if (!row) {
+      this.names.clear()
+      return null
+    }
+    return this.snapshotFor(row)
+  }
+
+  private async snapshotFor(row: ServedZoneRow): Promise<ZoneSnapshot> {
+    const cached = this.zones.get(row.id)
+    if (cached && cached.serial === row.zone_serial && cached.nameserversJson === row.nameservers && cached.name === row.name) {
+      return cached
+    }
+    const records = await listZoneRecords(this.db, row.id)
+    const snapshot = buildSnapshot(row, records, (r, err) =>
+      this.log.warn({ zone: row.name, record: r, err: String(err) }, 'DNS record skipped: cannot be encoded'),
+    )
+    this.zones.set(row.id, snapshot)
+    return snapshot
+  }
+
+  private serveTcp(socket: net.Socket): void {
+    this.sockets.add(socket)
+    socket.setNoDelay(true)
+    socket.setTimeout(TCP_IDLE_MS, () => socket.destroy())
+    socket.on('close', () => this.sockets.delete(socket))
+    socket.on('error', () => socket.destroy())
+    let buffered: Buffer = Buffer.alloc(0)
+    socket.on('data', (chunk: Buffer) => {
+      buffered = buffered.length ? Buffer.concat([buffered, chunk]) : chunk
+      while (buffered.length >= 2) {
+        const len = buffered.readUInt16BE(0)
+        if (buffered.length < 2 + len) break
+        const msg = buffered.subarray(2, 2 + len)
+        buffered = buffered.subarray(2 + len)
+        void this.handle(msg, 'tcp').then((reply) => {
+          if (!reply || socket.destroyed) return
+          const prefix = Buffer.alloc(2)
+          prefix.writeUInt16BE(reply.length)
+          socket.write(Buffer.concat([prefix, reply]))
+        })
+      }
+    })
+  }
+
+  /** Answers one DNS message; null when it must be dropped (not a query, unreadable header). */
+  async handle(msg: Buffer, transport: 'udp' | 'tcp'): Promise<Buffer | null> {
+    if (msg.length < 12) return null
+    const id = msg.readUInt16BE(0)
+    const rawFlags = msg.readUInt16BE(2)
+    if (rawFlags & 0x8000) return null
+    const opcode = (rawFlags >> 11) & 0xf
+    const rd = rawFlags & dnsPacket.RECURSION_DESIRED
+    let query: Packet
+    try {
+      query = dnsPacket.decode(msg)
+    } catch {
+      return headerOnly(id, opcode, rd, 'FORMERR')
+    }
+    if (opcode !== OPCODE_QUERY) return headerOnly(id, opcode, rd, 'NOTIMP')
+    const question = query.questions?.[0]
+    if (!question || query.questions!.length !== 1) return headerOnly(id, opcode, rd, 'FORMERR')
+
+    const opts = (query.additionals ?? []).filter((a) => a.type === 'OPT') as (Answer & {
+      udpPayloadSize?: number
+      ednsVersion?: number
+    })[]
+    const edns = opts[0]
+    const reply: Packet & { questions: Question[] } = {
+      id,
+      type: 'response',
+      flags: rd,
+      questions: [question],
+      answers: [],
+      authorities: [],
+      additionals: [],
+    }
+    const opt = edns ? ({ name: '.', type: 'OPT', udpPayloadSize: EDNS_UDP_SIZE, extendedRcode: 0, ednsVersion: 0, flags: 0, options: [] } as unknown as Answer) : null
+    const finish = (rcode: Rcode, aa: boolean): Buffer => {
+      reply.flags = rd | (aa ? dnsPacket.AUTHORITATIVE_ANSWER : 0) | RCODE[rcode]
+      if (opt) reply.additionals = [...(reply.additionals ?? []), opt]
+      return encodeFitting(reply, transport === 'tcp' ? 65535 : udpLimit(edns?.udpPayloadSize))
+    }
+    if (opts.length > 1) return finish('FORMERR', false)
+    if (edns && (edns.ednsVersion ?? 0) > 0) {
+      // BADVERS (16): the upper bits go in the OPT record, the lower 4 bits (0) in the header.
+      ;(opt as unknown as { extendedRcode: number }).extendedRcode = 1
+      return finish('NOERROR', false)
+    }
+    const qtype = String(question.type).toUpperCase()
+    const qclass = String(question.class ?? 'IN').toUpperCase()
+    if (qclass !== 'IN' && qclass !== 'ANY') return finish('REFUSED', false)
+    if (qtype === 'AXFR' || qtype === 'IXFR') return finish('REFUSED', false)
+    const qname = question.name.toLowerCase().replace(/\.$/, '')
+
+    let zone: ZoneSnapshot | null
+    try {
+      zone = await this.zoneFor(qname)
+    } catch (err) {
+      this.log.error({ err: String(err), qname }, 'DNS lookup failed')
+      return finish('SERVFAIL', false)
+    }
+    if (!zone) return finish('REFUSED', false)
+    const res = resolve(zone, qname, qtype)
+    reply.answers = res.answers
+    reply.authorities = res.authorities
+    reply.additionals = res.additionals
+    return finish(res.rcode, res.authoritative)
+  }
+}
+
+function udpLimit(advertised: number | undefined): number {
+  if (!advertised) return 512
+  return Math.max(512, Math.min(advertised, EDNS_UDP_SIZE))
+}
+
+/** Encodes the reply; when it does not fit, sends the question only with TC set so the client retries over TCP. */
+function encodeFitting(reply: Packet & { questions: Question[] }, limit: number): Buffer {
+  const full = dnsPacket.encode(reply)
+  if (full.length <= limit) return full
+  const opt = (reply.additionals ?? []).filter((a) => a.type === 'OPT')
+  return dnsPacket.encode({
+    ...reply,
+    flags: (reply.flags ?? 0) | dnsPacket.TRUNCATED_RESPONSE,
+    answers: [],
+    authorities: [],
+    additionals: opt,
+  })
+}
+
+function headerOnly(id: number, opcode: number, rd: number, rcode: Rcode): Buffer {
+  const b = Buffer.alloc(12)
+  b.writeUInt16BE(id, 0)
+  b.writeUInt16BE(0x8000 | (opcode << 11) | rd | RCODE[rcode], 2)
+  return b
+}

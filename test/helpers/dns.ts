@@ -1,0 +1,190 @@
+import dgram from 'node:dgram'
+import net from 'node:net'
+import { execFile } from 'node:child_process'
+import { randomInt } from 'node:crypto'
+import dnsPacket, { type Packet } from 'dns-packet'
+import type { Db } from '../../src/db/database.js'
+
+/** What a test zone starts with. */
+export interface ZoneSeed {
+  status?: string
+  serial?: number
+  nameservers?: { hostname: string; ipv4?: string | null; ipv6?: string | null }[]
+  records?: { type: string; name: string; value: string; ttl?: number }[]
+}
+
+const now = () => new Date().toISOString()
+
+/** Inserts a domain row and its records straight into the tables; returns the domain id. */
+export async function insertZone(db: Db, accountId: number, name: string, seed: ZoneSeed = {}): Promise<number> {
+  const row = await db
+    .insertInto('domains')
+    .values({
+      account_id: accountId,
+      name,
+      status: seed.status ?? 'active',
+      status_id: 1,
+      renewal_date: '2030-01-01',
+      tags: '[]',
+      nameservers: JSON.stringify(seed.nameservers ?? [{ hostname: 'ns1.hostapi.test' }, { hostname: 'ns2.hostapi.test' }]),
+      nameserver_profile: null,
+      is_locked: 0,
+      dnssec_enabled: 0,
+      dnssec_keys: '[]',
+      forwarder: null,
+      forwarder_enabled: 0,
+      managed_dns: 1,
+      contacts: '{}',
+      cancel_at: null,
+      zone_serial: seed.serial ?? 1,
+      created_at: now(),
+      updated_at: now(),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  if (seed.records?.length) await addRecords(db, row.id, seed.records)
+  return row.id
+}
+
+/** Adds records (stored form) to a domain, without touching its serial. */
+export async function addRecords(db: Db, domainId: number, records: NonNullable<ZoneSeed['records']>): Promise<void> {
+  await db
+    .insertInto('dns_records')
+    .values(records.map((r) => ({ domain_id: domainId, type: r.type, name: r.name, value: r.value, ttl: r.ttl ?? 3600, created_at: now() })))
+    .execute()
+}
+
+/** Increments a domain's zone serial, as every change through the API does. */
+export async function bumpSerial(db: Db, domainId: number): Promise<void> {
+  const row = await db.selectFrom('domains').select('zone_serial').where('id', '=', domainId).executeTakeFirstOrThrow()
+  await db.updateTable('domains').set({ zone_serial: row.zone_serial + 1 }).where('id', '=', domainId).execute()
+}
+
+export interface QueryOptions {
+  /** Adds an OPT record (EDNS0) advertising this UDP size. */
+  edns?: number
+  ednsVersion?: number
+  qclass?: string
+  /** Raw bytes to send instead of an encoded query. */
+  raw?: Buffer
+  timeoutMs?: number
+}
+
+function encodeQuery(name: string, type: string, opts: QueryOptions): { id: number; buf: Buffer } {
+  const id = randomInt(0, 65536)
+  const packet = {
+    id,
+    type: 'query' as const,
+    flags: dnsPacket.RECURSION_DESIRED,
+    questions: [{ name, type, class: opts.qclass ?? 'IN' }],
+    additionals:
+      opts.edns !== undefined
+        ? [{ name: '.', type: 'OPT', udpPayloadSize: opts.edns, ednsVersion: opts.ednsVersion ?? 0, flags: 0, options: [] }]
+        : [],
+  }
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  return { id, buf: opts.raw ?? dnsPacket.encode(packet as any) }
+}
+
+/** One query over UDP to 127.0.0.1:`port`; resolves with the decoded reply and its size. */
+export function queryUdp(port: number, name: string, type: string, opts: QueryOptions = {}): Promise<Packet & { size: number; raw: Buffer }> {
+  const { buf } = encodeQuery(name, type, opts)
+  return new Promise((resolve, reject) => {
+    const sock = dgram.createSocket('udp4')
+    const timer = setTimeout(() => {
+      sock.close()
+      reject(new Error(`no UDP answer for ${name} ${type}`))
+    }, opts.timeoutMs ?? 2000)
+    sock.on('message', (msg) => {
+      clearTimeout(timer)
+      sock.close()
+      try {
+        resolve({ ...dnsPacket.decode(msg), size: msg.length, raw: msg })
+      } catch (err) {
+        reject(err as Error)
+      }
+    })
+    sock.send(buf, port, '127.0.0.1')
+  })
+}
+
+/** One query over TCP (two-byte length prefix) to 127.0.0.1:`port`. */
+export function queryTcp(port: number, name: string, type: string, opts: QueryOptions = {}): Promise<Packet & { size: number; raw: Buffer }> {
+  const { buf } = encodeQuery(name, type, opts)
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(port, '127.0.0.1')
+    const timer = setTimeout(() => {
+      sock.destroy()
+      reject(new Error(`no TCP answer for ${name} ${type}`))
+    }, opts.timeoutMs ?? 2000)
+    let data = Buffer.alloc(0)
+    sock.on('error', reject)
+    sock.on('connect', () => {
+      // Sent in two writes to prove the server reassembles a message split across segments.
+      const prefix = Buffer.alloc(2)
+      prefix.writeUInt16BE(buf.length)
+      sock.write(Buffer.concat([prefix, buf.subarray(0, 5)]))
+      setTimeout(() => sock.write(buf.subarray(5)), 5)
+    })
+    sock.on('data', (chunk) => {
+      data = Buffer.concat([data, chunk])
+      if (data.length >= 2 && data.length >= 2 + data.readUInt16BE(0)) {
+        clearTimeout(timer)
+        const msg = data.subarray(2, 2 + data.readUInt16BE(0))
+        sock.end()
+        try {
+          resolve({ ...dnsPacket.decode(msg), size: msg.length, raw: msg })
+        } catch (err) {
+          reject(err as Error)
+        }
+      }
+    })
+  })
+}
+
+/** Runs `dig @127.0.0.1 -p <port> …args` and returns its output. */
+export function dig(port: number, ...args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile('dig', ['@127.0.0.1', '-p', String(port), '+time=2', '+tries=1', ...args], (err, stdout, stderr) => {
+      if (err && !stdout) reject(new Error(`dig failed: ${stderr || err.message}`))
+      else resolve(stdout)
+    })
+  })
+}
+
+/** A port free for both UDP and TCP on 127.0.0.1 right now. */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const s = dgram.createSocket('udp4')
+      s.once('error', reject)
+      s.bind(0, '127.0.0.1', () => {
+        const p = s.address().port
+        s.close(() => resolve(p))
+      })
+    })
+    const ok = await new Promise<boolean>((resolve) => {
+      const srv = net.createServer()
+      srv.once('error', () => resolve(false))
+      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)))
+    })
+    if (ok) return port
+  }
+}
+
+/** Polls `check` every 25 ms until it returns true or `ms` pass; resolves with the time taken. */
+export async function within(ms: number, check: () => Promise<boolean>): Promise<number> {
+  const start = Date.now()
+  for (;;) {
+    if (await check()) return Date.now() - start
+    if (Date.now() - start > ms) throw new Error(`not within ${ms} ms`)
+    await new Promise((r) => setTimeout(r, 25))
+  }
+}
+
+/** The TXT strings of the answers, each joined. */
+export function txtOf(p: Packet): string[] {
+  return (p.answers ?? [])
+    .filter((a) => a.type === 'TXT')
+    .map((a) => ((a as unknown as { data: Buffer[] }).data).map((b) => b.toString('utf8')).join(''))
+}
