@@ -1,0 +1,423 @@
+import { createHash, randomBytes } from 'node:crypto'
+import type { Kysely } from 'kysely'
+import type { Clock } from '../../clock.js'
+import { iso } from '../../clock.js'
+import type { DB } from '../../db/tables.js'
+import { isUniqueViolation } from '../../db/errors.js'
+import {
+  HypervisorError,
+  type Backup,
+  type FirewallConfig,
+  type HypervisorDriver,
+  type HypervisorHost,
+  type InstanceSpec,
+  type InstanceState,
+  type Operation,
+  type OperationResult,
+  type OsImage,
+  type PrivateNetwork,
+} from './hypervisor.js'
+import type { HvInstance } from './builtin.tables.js'
+
+/** Realistic durations of the simulated actions, in milliseconds at speed 1. */
+export const SIM_DURATIONS_MS = {
+  create: 60_000,
+  start: 15_000,
+  shutdown: 20_000,
+  poweroff: 2_000,
+  reboot: 25_000,
+  rescue: 30_000,
+  reinstall: 90_000,
+  backup: 45_000,
+  restore: 60_000,
+} as const
+
+/** The hosts the simulator runs. */
+export const SIM_HOSTS: HypervisorHost[] = [
+  { name: 'ams-hv01', location: 'ams' },
+  { name: 'ams-hv02', location: 'ams' },
+  { name: 'rtm-hv01', location: 'rtm' },
+]
+
+/** The images the simulator installs. */
+export const SIM_IMAGES: OsImage[] = [
+  { id: 'debian-12', name: 'Debian 12 (Bookworm)', family: 'debian', version: '12' },
+  { id: 'debian-13', name: 'Debian 13 (Trixie)', family: 'debian', version: '13' },
+  { id: 'ubuntu-22.04', name: 'Ubuntu 22.04 LTS', family: 'ubuntu', version: '22.04' },
+  { id: 'ubuntu-24.04', name: 'Ubuntu 24.04 LTS', family: 'ubuntu', version: '24.04' },
+  { id: 'almalinux-9', name: 'AlmaLinux 9', family: 'almalinux', version: '9' },
+  { id: 'rocky-9', name: 'Rocky Linux 9', family: 'rocky', version: '9' },
+  { id: 'freebsd-14', name: 'FreeBSD 14', family: 'freebsd', version: '14' },
+]
+
+const NIGHTLY_HOUR_UTC = 3
+const KEEP_INCREMENTALS = 7
+const PROGRESS_STEPS = 4
+
+const hash = (secret: string) => {
+  const salt = randomBytes(8).toString('hex')
+  return `${salt}:${createHash('sha256').update(salt + secret).digest('hex')}`
+}
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/** 198.18.0.0/15 (benchmarking space) for instances, from its start; floating addresses from 198.19.128.0. */
+function addressAt(base: number, n: number): string {
+  const v = base + Math.floor((n - 1) / 254) * 256 + ((n - 1) % 254) + 1
+  return [v >>> 24, (v >>> 16) & 255, (v >>> 8) & 255, v & 255].join('.')
+}
+const INSTANCE_BASE = ((198 << 24) >>> 0) + (18 << 16)
+const FLOATING_BASE = ((198 << 24) >>> 0) + (19 << 16) + (128 << 8)
+
+/**
+ * The built-in hypervisor: instances, operations and backups live in the database, so every instance of
+ * hostapi sees the same simulated machines. Actions take their realistic time divided by `speed`.
+ */
+export class BuiltinHypervisor implements HypervisorDriver {
+  readonly name = 'builtin'
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock,
+    private readonly opts: { speed: number },
+  ) {}
+
+  async listHosts(): Promise<HypervisorHost[]> {
+    return SIM_HOSTS.map((h) => ({ ...h }))
+  }
+
+  async listImages(): Promise<OsImage[]> {
+    return SIM_IMAGES.map((i) => ({ ...i }))
+  }
+
+  async createInstance(spec: InstanceSpec) {
+    if (!SIM_IMAGES.some((i) => i.id === spec.imageId)) throw new HypervisorError(`Unknown image ${spec.imageId}`)
+    const host = spec.host ? SIM_HOSTS.find((h) => h.name === spec.host) : await this.leastLoadedHost(spec.location)
+    if (!host || host.location !== spec.location) throw new HypervisorError(`No host available in ${spec.location}`)
+    const now = iso(this.clock.now())
+    const created = await this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .insertInto('hv_instances')
+        .values({
+          host: host.name,
+          location: host.location,
+          power: 'stopped',
+          rescue: 0,
+          image_id: spec.imageId,
+          hostname: spec.hostname,
+          root_password_hash: hash(spec.rootPassword),
+          ssh_keys: JSON.stringify(spec.sshKeys),
+          ipv4: '',
+          ipv6: '',
+          reverse_dns: '{}',
+          firewall: JSON.stringify({ enabled: false, rules: [] }),
+          networks: '[]',
+          ignores_shutdown: 0,
+          destroyed: 0,
+          created_at: now,
+          updated_at: now,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+      const ipv4 = addressAt(INSTANCE_BASE, row.id)
+      const ipv6 = `2001:db8:${SIM_HOSTS.indexOf(host) + 1}::${row.id.toString(16)}`
+      await trx.updateTable('hv_instances').set({ ipv4, ipv6 }).where('id', '=', row.id).execute()
+      return { id: row.id, ipv4, ipv6 }
+    })
+    const operation = await this.begin(created.id, 'create', {}, SIM_DURATIONS_MS.create)
+    return { ref: String(created.id), host: host.name, ipv4: created.ipv4, ipv6: created.ipv6, operation }
+  }
+
+  async getInstance(ref: string): Promise<InstanceState | null> {
+    const row = await this.find(ref)
+    if (!row) return null
+    return { ref, host: row.host, power: row.power, rescue: row.rescue === 1, imageId: row.image_id, hostname: row.hostname }
+  }
+
+  async destroyInstance(ref: string): Promise<void> {
+    const row = await this.mustFind(ref)
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('hv_backups').where('instance_id', '=', row.id).execute()
+      await trx.updateTable('hv_floating_ips').set({ instance_id: null }).where('instance_id', '=', row.id).execute()
+      await trx.updateTable('hv_instances').set({ destroyed: 1, power: 'stopped', updated_at: iso(this.clock.now()) }).where('id', '=', row.id).execute()
+    })
+  }
+
+  async start(ref: string) {
+    const row = await this.mustFind(ref)
+    if (row.power !== 'stopped') throw new HypervisorError('The instance is not stopped')
+    return this.begin(row.id, 'start', {}, SIM_DURATIONS_MS.start)
+  }
+
+  async shutdown(ref: string, opts: { timeoutSeconds: number }) {
+    const row = await this.mustFind(ref)
+    if (row.power !== 'running') throw new HypervisorError('The instance is not running')
+    // A guest that ignores ACPI keeps the operation waiting for the whole timeout, then it fails.
+    if (row.ignores_shutdown === 1) {
+      return this.begin(row.id, 'shutdown', {}, (opts.timeoutSeconds * 1000) / this.opts.speed, `The guest did not shut down within ${opts.timeoutSeconds} seconds; use power off`, false)
+    }
+    return this.begin(row.id, 'shutdown', {}, Math.min(SIM_DURATIONS_MS.shutdown, opts.timeoutSeconds * 1000))
+  }
+
+  async powerOff(ref: string) {
+    const row = await this.mustFind(ref)
+    if (row.power !== 'running') throw new HypervisorError('The instance is not running')
+    return this.begin(row.id, 'poweroff', {}, SIM_DURATIONS_MS.poweroff)
+  }
+
+  async reboot(ref: string) {
+    const row = await this.mustFind(ref)
+    if (row.power !== 'running') throw new HypervisorError('The instance is not running')
+    return this.begin(row.id, 'reboot', {}, SIM_DURATIONS_MS.reboot)
+  }
+
+  async setRescue(ref: string, enabled: boolean, password: string | null) {
+    const row = await this.mustFind(ref)
+    if (enabled && !password) throw new HypervisorError('Rescue mode needs a password')
+    return this.begin(row.id, 'rescue', { enabled, passwordHash: password ? hash(password) : null }, SIM_DURATIONS_MS.rescue)
+  }
+
+  async reinstall(ref: string, imageId: string, opts: { rootPassword: string; sshKeys: string[] }) {
+    const row = await this.mustFind(ref)
+    if (!SIM_IMAGES.some((i) => i.id === imageId)) throw new HypervisorError(`Unknown image ${imageId}`)
+    return this.begin(row.id, 'reinstall', { imageId, passwordHash: hash(opts.rootPassword), sshKeys: opts.sshKeys }, SIM_DURATIONS_MS.reinstall)
+  }
+
+  async setRootPassword(ref: string, password: string): Promise<void> {
+    const row = await this.mustFind(ref)
+    if (row.power !== 'running' || row.rescue === 1) throw new HypervisorError('The guest agent is not reachable')
+    await this.update(row.id, { root_password_hash: hash(password) })
+  }
+
+  async setHostname(ref: string, hostname: string): Promise<void> {
+    const row = await this.mustFind(ref)
+    await this.update(row.id, { hostname })
+  }
+
+  async setReverseDns(ref: string, ip: string, name: string): Promise<void> {
+    const row = await this.mustFind(ref)
+    const owned = ip === row.ipv4 || ip === row.ipv6 ||
+      !!(await this.db.selectFrom('hv_floating_ips').select('id').where('ip', '=', ip).where('instance_id', '=', row.id).executeTakeFirst())
+    if (!owned) throw new HypervisorError(`${ip} is not routed to this instance`)
+    const map = JSON.parse(row.reverse_dns) as Record<string, string>
+    if (name) map[ip] = name
+    else delete map[ip]
+    await this.update(row.id, { reverse_dns: JSON.stringify(map) })
+  }
+
+  async createBackup(ref: string) {
+    const row = await this.mustFind(ref)
+    return this.begin(row.id, 'backup', {}, SIM_DURATIONS_MS.backup)
+  }
+
+  async restoreBackup(ref: string, key: number) {
+    const row = await this.mustFind(ref)
+    const backup = await this.db.selectFrom('hv_backups').selectAll().where('id', '=', key).where('instance_id', '=', row.id).executeTakeFirst()
+    if (!backup) throw new HypervisorError('Unknown backup')
+    return this.begin(row.id, 'restore', { key }, SIM_DURATIONS_MS.restore)
+  }
+
+  async listBackups(ref: string): Promise<Backup[]> {
+    const row = await this.mustFind(ref)
+    await this.runNightlies(row)
+    const rows = await this.db.selectFrom('hv_backups').selectAll().where('instance_id', '=', row.id)
+      .orderBy('created_at', 'desc').orderBy('id', 'desc').execute()
+    return rows.map((b) => ({ type: b.type, dateInternal: b.date_internal, key: b.id, createdAt: new Date(b.created_at), sizeMb: b.size_mb }))
+  }
+
+  async setFirewall(ref: string, firewall: FirewallConfig): Promise<void> {
+    const row = await this.mustFind(ref)
+    await this.update(row.id, { firewall: JSON.stringify(firewall) })
+  }
+
+  async attachNetwork(ref: string, network: PrivateNetwork): Promise<void> {
+    const row = await this.mustFind(ref)
+    const list = (JSON.parse(row.networks) as PrivateNetwork[]).filter((n) => n.networkId !== network.networkId)
+    list.push(network)
+    await this.update(row.id, { networks: JSON.stringify(list) })
+  }
+
+  async reserveFloatingIp(location: string): Promise<string> {
+    if (!SIM_HOSTS.some((h) => h.location === location)) throw new HypervisorError(`Unknown location ${location}`)
+    for (let attempt = 0; ; attempt++) {
+      const { n } = await this.db.selectFrom('hv_floating_ips').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+      const ip = addressAt(FLOATING_BASE, Number(n) + 1 + attempt)
+      try {
+        await this.db.insertInto('hv_floating_ips').values({ ip, location, instance_id: null, created_at: iso(this.clock.now()) }).execute()
+        return ip
+      } catch (err) {
+        if (!isUniqueViolation(err) || attempt > 50) throw err
+      }
+    }
+  }
+
+  async routeFloatingIp(ip: string, ref: string | null): Promise<void> {
+    const target = ref === null ? null : (await this.mustFind(ref)).id
+    const r = await this.db.updateTable('hv_floating_ips').set({ instance_id: target }).where('ip', '=', ip).executeTakeFirst()
+    if (Number(r.numUpdatedRows) !== 1) throw new HypervisorError(`Unknown floating address ${ip}`)
+  }
+
+  async releaseFloatingIp(ip: string): Promise<void> {
+    await this.db.deleteFrom('hv_floating_ips').where('ip', '=', ip).execute()
+  }
+
+  async wait(operation: Operation, onProgress?: (percent: number) => Promise<void> | void): Promise<OperationResult> {
+    const id = Number(operation.ref)
+    for (;;) {
+      const op = await this.db.selectFrom('hv_operations').selectAll().where('id', '=', id).executeTakeFirst()
+      if (!op) return { ok: false, error: 'Unknown operation' }
+      if (op.status === 'done') return { ok: true }
+      if (op.status === 'failed') return { ok: false, error: op.error ?? 'Failed' }
+      const elapsed = this.clock.now().getTime() - new Date(op.started_at).getTime()
+      const remaining = op.duration_ms - elapsed
+      if (remaining > 0) {
+        await onProgress?.(Math.min(99, Math.floor((elapsed / Math.max(1, op.duration_ms)) * 100)))
+        await sleep(Math.min(remaining, Math.max(5, op.duration_ms / PROGRESS_STEPS)))
+        continue
+      }
+      await this.finish(id)
+    }
+  }
+
+  /** Test and operator controls of the simulation: a guest that ignores ACPI, or a failure of the next operation. */
+  async simulate(ref: string, behaviour: { ignoresShutdown?: boolean; failNext?: string | null }): Promise<void> {
+    const row = await this.mustFind(ref)
+    await this.update(row.id, {
+      ...(behaviour.ignoresShutdown !== undefined ? { ignores_shutdown: behaviour.ignoresShutdown ? 1 : 0 } : {}),
+      ...(behaviour.failNext !== undefined ? { fail_next: behaviour.failNext } : {}),
+    })
+  }
+
+  /** The raw simulated instance (tests and the admin side read it). */
+  async inspect(ref: string): Promise<HvInstance | undefined> {
+    return this.find(ref)
+  }
+
+  private async leastLoadedHost(location: string): Promise<HypervisorHost | undefined> {
+    const candidates = SIM_HOSTS.filter((h) => h.location === location)
+    if (candidates.length === 0) return undefined
+    const counts = await this.db.selectFrom('hv_instances').select(['host', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('destroyed', '=', 0).groupBy('host').execute()
+    const load = (h: HypervisorHost) => Number(counts.find((c) => c.host === h.name)?.n ?? 0)
+    return [...candidates].sort((a, b) => load(a) - load(b))[0]
+  }
+
+  private find(ref: string) {
+    const id = Number(ref)
+    if (!Number.isSafeInteger(id)) return Promise.resolve(undefined)
+    return this.db.selectFrom('hv_instances').selectAll().where('id', '=', id).where('destroyed', '=', 0).executeTakeFirst()
+  }
+
+  private async mustFind(ref: string): Promise<HvInstance> {
+    const row = await this.find(ref)
+    if (!row) throw new HypervisorError(`Unknown instance ${ref}`)
+    return row
+  }
+
+  private async update(id: number, changes: Partial<Omit<HvInstance, 'id'>>) {
+    await this.db.updateTable('hv_instances').set({ ...changes, updated_at: iso(this.clock.now()) }).where('id', '=', id).execute()
+  }
+
+  /** Starts an operation; one that a fault was injected for fails at its end. */
+  private async begin(instanceId: number, action: string, params: unknown, durationMs: number, failsWith: string | null = null, scale = true): Promise<Operation> {
+    const row = await this.db.selectFrom('hv_instances').select('fail_next').where('id', '=', instanceId).executeTakeFirstOrThrow()
+    const injected = row.fail_next
+    if (injected !== null) await this.update(instanceId, { fail_next: null })
+    const op = await this.db
+      .insertInto('hv_operations')
+      .values({
+        instance_id: instanceId,
+        action,
+        params: JSON.stringify(params ?? {}),
+        status: 'running',
+        started_at: iso(this.clock.now()),
+        duration_ms: Math.max(0, Math.round(scale ? durationMs / this.opts.speed : durationMs)),
+        fails_with: injected ?? failsWith,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    return { ref: String(op.id) }
+  }
+
+  /** Ends an operation and applies its effect, exactly once even when several waiters race. */
+  private async finish(id: number): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const now = iso(this.clock.now())
+      const op = await trx.selectFrom('hv_operations').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+      const claimed = await trx.updateTable('hv_operations')
+        .set({ status: op.fails_with ? 'failed' : 'done', error: op.fails_with, finished_at: now })
+        .where('id', '=', id).where('status', '=', 'running').executeTakeFirst()
+      if (Number(claimed.numUpdatedRows) !== 1 || op.fails_with) return
+      const params = JSON.parse(op.params) as Record<string, unknown>
+      const set = (changes: Partial<Omit<HvInstance, 'id'>>) =>
+        trx.updateTable('hv_instances').set({ ...changes, updated_at: now }).where('id', '=', op.instance_id).execute()
+      switch (op.action) {
+        case 'create':
+        case 'start':
+        case 'reboot':
+          await set({ power: 'running' })
+          break
+        case 'shutdown':
+        case 'poweroff':
+          await set({ power: 'stopped', rescue: 0, rescue_password_hash: null })
+          break
+        case 'rescue':
+          await set(params.enabled
+            ? { power: 'running', rescue: 1, rescue_password_hash: params.passwordHash as string }
+            : { power: 'running', rescue: 0, rescue_password_hash: null })
+          break
+        case 'reinstall':
+          await set({ power: 'running', rescue: 0, image_id: params.imageId as string, root_password_hash: params.passwordHash as string, ssh_keys: JSON.stringify(params.sshKeys ?? []) })
+          break
+        case 'backup': {
+          const inst = await trx.selectFrom('hv_instances').select('image_id').where('id', '=', op.instance_id).executeTakeFirstOrThrow()
+          // Two manual backups in the same second get consecutive tokens.
+          for (let second = Math.floor(this.clock.now().getTime() / 1000); ; second++) {
+            const r = await trx.insertInto('hv_backups').values({
+              instance_id: op.instance_id,
+              type: 'manual',
+              date_internal: String(second),
+              size_mb: 1024 + ((op.instance_id * 7919 + id * 104729) % 6144),
+              image_id: inst.image_id,
+              created_at: now,
+            }).onConflict((oc) => oc.columns(['instance_id', 'type', 'date_internal']).doNothing()).executeTakeFirst()
+            if (Number(r.numInsertedOrUpdatedRows ?? 0) === 1) break
+          }
+          break
+        }
+        case 'restore': {
+          const b = await trx.selectFrom('hv_backups').select('image_id').where('id', '=', Number(params.key)).executeTakeFirst()
+          await set({ power: 'running', rescue: 0, ...(b ? { image_id: b.image_id } : {}) })
+          break
+        }
+      }
+    })
+  }
+
+  /** The nightly incremental backups since the instance was created, keeping the last seven. */
+  private async runNightlies(row: HvInstance): Promise<void> {
+    const now = this.clock.now()
+    const created = new Date(row.created_at)
+    const day = (d: Date) => Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate())
+    const DAY = 86_400_000
+    const first = Math.max(day(created) + DAY, day(now) - (KEEP_INCREMENTALS - 1) * DAY)
+    for (let d = first; d <= day(now); d += DAY) {
+      const at = new Date(d + NIGHTLY_HOUR_UTC * 3_600_000)
+      if (at > now || at < created) continue
+      const token = at.toISOString().slice(0, 10).replace(/-/g, '')
+      await this.db.insertInto('hv_backups').values({
+        instance_id: row.id,
+        type: 'incremental',
+        date_internal: token,
+        size_mb: 128 + ((row.id * 31 + Number(token)) % 896),
+        image_id: row.image_id,
+        created_at: iso(at),
+      }).onConflict((oc) => oc.columns(['instance_id', 'type', 'date_internal']).doNothing()).execute()
+    }
+    const keep = await this.db.selectFrom('hv_backups').select('id').where('instance_id', '=', row.id).where('type', '=', 'incremental')
+      .orderBy('created_at', 'desc').limit(KEEP_INCREMENTALS).execute()
+    if (keep.length === KEEP_INCREMENTALS) {
+      await this.db.deleteFrom('hv_backups').where('instance_id', '=', row.id).where('type', '=', 'incremental')
+        .where('id', 'not in', keep.map((k) => k.id)).execute()
+    }
+  }
+}
