@@ -19,12 +19,17 @@ import type { PaymentsDriver } from './drivers/payments/payments.js'
 import { LedgerPaymentsDriver } from './drivers/payments/builtin.js'
 import { ProfileService } from './modules/account/profile.service.js'
 import { InvoicesService } from './modules/account/invoices.service.js'
+import type { CertificateAuthority } from './drivers/ca/ca.js'
+import { BuiltinCa } from './drivers/ca/builtin.js'
+import { CertificatesService, type AccountDns } from './modules/certificates/certificates.service.js'
+import { txtLookup } from './modules/certificates/txt-lookup.js'
 
 /** The providers behind interfaces; the built-in ones work on one machine. */
 export interface Drivers {
   hypervisor: HypervisorDriver
   mail: MailDriver
   payments: PaymentsDriver
+  ca: CertificateAuthority
 }
 
 /** Every service of the application, built once per process. */
@@ -35,6 +40,7 @@ export interface Services {
   vps: VpsService
   profile: ProfileService
   invoices: InvoicesService
+  certificates: CertificatesService
 }
 
 /** The composition root: configuration, database, clock, logger, job runner and services. */
@@ -67,21 +73,27 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   redis?.on('error', (err) => log.warn({ err: err.message }, 'redis error'))
   const jobs = new JobRunner(db, database.dialect, clock, log, config.jobs)
   registerMaintenanceJobs(jobs, db, clock, 90)
+  // Certificates reach the account's zones through the DNS service.
+  const accountDns: AccountDns | null = null
   const drivers: Drivers = {
     hypervisor: new BuiltinHypervisor(db, clock, { speed: config.hypervisor.simSpeed }),
     mail: new OutboxMailDriver(db, clock, config.mail.from),
     payments: new LedgerPaymentsDriver(db, clock, config.payments.baseUrl),
+    ca: new BuiltinCa(db, clock, txtLookup(() => accountDns)),
   }
   const profile = new ProfileService(db, clock, drivers.mail)
+  const orders = new OrdersService(db, clock, jobs)
   const services: Services = {
     iam: new IamService(db, clock, { emptyWhitelistAllowsAll: config.emptyWhitelistAllowsAll }),
     idempotency: new IdempotencyService(db, clock),
-    orders: new OrdersService(db, clock, jobs),
+    orders,
     vps: new VpsService(db, clock, jobs, drivers.hypervisor, { shutdownTimeoutSeconds: config.hypervisor.shutdownTimeoutSeconds }),
     profile,
     invoices: new InvoicesService(db, clock, config.billing, drivers.payments, profile),
+    certificates: new CertificatesService(db, clock, jobs, drivers.ca, orders, () => accountDns, log),
   }
   services.orders.setCharger(services.invoices)
+  services.orders.registerProcessor('certificate', { process: (item) => services.certificates.processOrderItem(item) })
   services.vps.registerJobs()
   services.orders.registerProcessor('vps', { process: (item) => services.vps.processOrderItem(item) })
   return {

@@ -197,6 +197,22 @@ export const errors = {
   floatingIpNotAttached: () => bad('The floating IP is not attached to a VPS'),
   floatingIpLocation: () => bad('The floating IP and the VPS must be in the same location'),
 
+  // Certificates.
+  certificateNotFound: () => new ApiError('not_found', 'Certificate not found'),
+  certificateProductNotFound: () => bad('Unknown certificate product'),
+  certificateDuration: (allowed: number[]) => bad(`Invalid duration: this product can be ordered for ${allowed.join(' or ')} year(s)`),
+  certificateAlreadyRequested: () => bad('This certificate has already been requested'),
+  certificatePackageEnded: () => bad('The period of this certificate package has ended'),
+  invalidCsr: (problem: string) => bad(`Invalid CSR: ${problem}`),
+  csrTooManyNames: (max: number) => bad(`This product covers at most ${max} domain name(s)`),
+  csrWildcardNotCovered: () => bad('This product does not cover wildcard names'),
+  approverEmailRequired: () => bad('Missing approver_email: it is required for validation_method email'),
+  certificateRefused: (reason: string) => bad(reason),
+  invalidCommonName: () => bad('Invalid common_name: must be a domain name such as www.example.com or *.example.com'),
+  invalidCountry: () => bad('Invalid country: must be a two-letter ISO 3166 code such as NL'),
+  invalidCsrEmail: () => bad('Invalid email: must be an e-mail address'),
+  bitsOnlyForRsa: () => bad('bits applies to key_type rsa only'),
+
   badRequest: bad,
   notFound: (text: string) => new ApiError('not_found', text),
   conflict: (text: string) => new ApiError('conflict', text),

@@ -1,5 +1,7 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely'
 import type { DomainTables } from '../modules/domains/domains.tables.js'
+import type { CertificateTables } from '../modules/certificates/certificates.tables.js'
+import type { CaTables } from '../drivers/ca/ca.tables.js'
 import type { AccountTables } from '../modules/account/account.tables.js'
 import type { AffiliateTables } from '../modules/affiliate/affiliate.tables.js'
 import type { OutboxTables } from '../drivers/mail/outbox.tables.js'
@@ -13,7 +15,7 @@ import type { HypervisorSimTables } from '../drivers/hypervisor/builtin.tables.j
  * The Kysely view of the schema. Portable conventions, the same on SQLite and PostgreSQL:
  * times are ISO-8601 UTC text, booleans are integers 0/1, JSON is text, money is integer cents.
  */
-export interface DB extends FoundationTables, IdempotencyTables, DomainTables, OrderTables, VpsTables, HypervisorSimTables,
+export interface DB extends FoundationTables, IdempotencyTables, DomainTables, OrderTables, VpsTables, HypervisorSimTables, CertificateTables, CaTables,
   AccountTables, AffiliateTables, OutboxTables, PaymentTables {}
 
 /**

@@ -2,6 +2,7 @@ import type { Migration } from 'kysely'
 import * as foundation from './0001-foundation.js'
 import * as idempotency from './0002-idempotency.js'
 import * as domains from './0100-domains.js'
+import * as certificates from './0350-certificates.js'
 import * as orders from './0150-orders.js'
 import * as vps from './0200-vps.js'
 import * as account from './0300-account.js'
@@ -14,6 +15,7 @@ export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
   '0002-idempotency': idempotency,
   '0100-domains': domains,
+  '0350-certificates': certificates,
   '0150-orders': orders,
   '0200-vps': vps,
   '0300-account': account,

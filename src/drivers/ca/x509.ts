@@ -1,0 +1,47 @@
+import 'reflect-metadata'
+import { webcrypto } from 'node:crypto'
+import * as x509 from '@peculiar/x509'
+
+// @peculiar/x509 needs reflect-metadata loaded first and a WebCrypto provider; every user of it imports it from here.
+x509.cryptoProvider.set(webcrypto as unknown as Crypto)
+
+export { x509 }
+
+/** Node's WebCrypto. */
+export const subtle = webcrypto.subtle
+
+/** DER bytes as PEM text with `label` (`PRIVATE KEY`, `CERTIFICATE`, …), ending in a newline. */
+export const toPem = (der: ArrayBuffer, label: string): string =>
+  `-----BEGIN ${label}-----\n${Buffer.from(der).toString('base64').match(/.{1,64}/g)!.join('\n')}\n-----END ${label}-----\n`
+
+/** The DER bytes of the first PEM block labelled `label`, or null. */
+export function fromPem(pem: string, label: string): ArrayBuffer | null {
+  const m = new RegExp(`-----BEGIN ${label}-----([A-Za-z0-9+/=\\s]+)-----END ${label}-----`).exec(pem)
+  if (!m) return null
+  const buf = Buffer.from(m[1].replace(/\s+/g, ''), 'base64')
+  return buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer
+}
+
+/** ECDSA P-256 with SHA-256: the CA's own keys and signatures. */
+export const ECDSA_P256 = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const
+
+/** RSASSA-PKCS1-v1_5 with SHA-256 and a modulus of `bits`. */
+export const rsaAlgorithm = (bits: number) =>
+  ({ name: 'RSASSA-PKCS1-v1_5', modulusLength: bits, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' }) as const
+
+/** A random positive serial number of 16 bytes, hex. */
+export function randomSerial(): string {
+  const bytes = webcrypto.getRandomValues(new Uint8Array(16))
+  bytes[0] &= 0x7f
+  if (bytes[0] === 0) bytes[0] = 1
+  return Buffer.from(bytes).toString('hex')
+}
+
+/** Why a certificate key is not acceptable, or null: RSA of at least 2048 bits, or ECDSA P-256/P-384. */
+export function publicKeyProblem(alg: Algorithm & { modulusLength?: number; namedCurve?: string }): string | null {
+  if (alg.name.startsWith('RSA')) return (alg.modulusLength ?? 0) >= 2048 ? null : 'RSA keys must have at least 2048 bits'
+  if (alg.name === 'ECDSA' || alg.name === 'ECDH') {
+    return alg.namedCurve === 'P-256' || alg.namedCurve === 'P-384' ? null : 'EC keys must use the curve P-256 or P-384'
+  }
+  return 'the key must be RSA or EC'
+}

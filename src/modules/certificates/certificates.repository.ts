@@ -1,0 +1,80 @@
+import { sql, type Insertable, type Updateable } from 'kysely'
+import type { Db } from '../../db/database.js'
+import type { Certificate, CertificateProduct, CertificatesTable, CertificateStatus } from './certificates.tables.js'
+
+/** A certificate with its product's name. */
+export type CertificateWithProduct = Certificate & { product_name: string }
+
+/** Products that can be ordered, by id. */
+export const listActiveProducts = (db: Db): Promise<CertificateProduct[]> =>
+  db.selectFrom('certificate_products').selectAll().where('active', '=', 1).orderBy('id').execute()
+
+/** One product, active or not. */
+export const findProduct = (db: Db, id: number): Promise<CertificateProduct | undefined> =>
+  db.selectFrom('certificate_products').selectAll().where('id', '=', id).executeTakeFirst()
+
+const withProduct = (db: Db) =>
+  db
+    .selectFrom('certificates')
+    .innerJoin('certificate_products', 'certificate_products.id', 'certificates.product_id')
+    .selectAll('certificates')
+    .select('certificate_products.name as product_name')
+
+/** One certificate of the account. */
+export const findOwned = (db: Db, accountId: number, id: number): Promise<CertificateWithProduct | undefined> =>
+  withProduct(db).where('certificates.account_id', '=', accountId).where('certificates.id', '=', id).executeTakeFirst()
+
+/** The package an order item created, if it exists already (a processing job that ran twice). */
+export const findByOrderItem = (db: Db, accountId: number, orderItemId: number): Promise<Certificate | undefined> =>
+  db.selectFrom('certificates').selectAll().where('account_id', '=', accountId).where('order_item_id', '=', orderItemId).executeTakeFirst()
+
+const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`)
+
+/** A page of the account's certificates, newest first; `search` matches the names or the product, case-insensitively. */
+export async function listOwned(
+  db: Db,
+  accountId: number,
+  opts: { search?: string; limit: number; offset: number },
+): Promise<{ rows: CertificateWithProduct[]; total: number }> {
+  let q = withProduct(db).where('certificates.account_id', '=', accountId)
+  if (opts.search) {
+    const pattern = `%${escapeLike(opts.search.toLowerCase())}%`
+    q = q.where((eb) =>
+      eb.or([
+        eb(sql`lower(certificates.domains)`, 'like', sql`${pattern} escape '\\'`),
+        eb(sql`lower(certificate_products.name)`, 'like', sql`${pattern} escape '\\'`),
+      ]),
+    )
+  }
+  const { total } = await q
+    .clearSelect()
+    .select((eb) => eb.fn.countAll<number>().as('total'))
+    .executeTakeFirstOrThrow()
+  const rows = await q.orderBy('certificates.id', 'desc').limit(opts.limit).offset(opts.offset).execute()
+  return { rows, total: Number(total) }
+}
+
+/** Stores a new package and returns its id. */
+export const insertCertificate = async (db: Db, row: Insertable<CertificatesTable>): Promise<number> =>
+  (await db.insertInto('certificates').values(row).returning('id').executeTakeFirstOrThrow()).id
+
+/**
+ * Updates a certificate of the account only while its status is one of `from`; returns whether it did,
+ * so two requests (or two jobs) racing on one certificate cannot both win.
+ */
+export async function updateIfStatus(
+  db: Db,
+  accountId: number,
+  id: number,
+  from: CertificateStatus[],
+  changes: Updateable<CertificatesTable>,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('certificates')
+    .set(changes)
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .where('status', 'in', from)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
+}

@@ -1,0 +1,111 @@
+import { errors } from '../../errors.js'
+import { isCertificateName } from '../../drivers/ca/names.js'
+import { ECDSA_P256, publicKeyProblem, rsaAlgorithm, subtle, toPem, x509 } from '../../drivers/ca/x509.js'
+
+/** The subject and key of a CSR to generate. */
+export interface CsrInput {
+  common_name: string
+  organization: string
+  email: string
+  country: string
+  state: string
+  locality: string
+  unit?: string
+  bits?: number
+  key_type?: 'rsa' | 'ec'
+}
+
+/** A generated request and its private key, both PEM. */
+export interface GeneratedCsr {
+  csr: string
+  private_key: string
+}
+
+/** What a CSR asks for, read back and checked. */
+export interface ParsedCsr {
+  /** PEM, normalised. */
+  pem: string
+  commonName: string | null
+  /** Every name: the common name first (when it is a domain name), then the SANs; lower case, no duplicates. */
+  names: string[]
+  /** `RSA 2048`, `EC P-256`. */
+  key: string
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+
+/**
+ * Generates a private key (RSA 2048/3072/4096 or ECDSA P-256) and a PKCS#10 request signed with it, for
+ * `common_name` (also its subjectAltName) and the organisation fields. The key is not kept anywhere.
+ */
+export async function generateCsr(input: CsrInput): Promise<GeneratedCsr> {
+  const commonName = input.common_name.trim().toLowerCase()
+  if (!isCertificateName(commonName)) throw errors.invalidCommonName()
+  const country = input.country.trim().toUpperCase()
+  if (!/^[A-Z]{2}$/.test(country)) throw errors.invalidCountry()
+  const email = input.email.trim()
+  if (!EMAIL.test(email)) throw errors.invalidCsrEmail()
+  const keyType = input.key_type ?? 'rsa'
+  if (keyType === 'ec' && input.bits !== undefined) throw errors.bitsOnlyForRsa()
+
+  const algorithm = keyType === 'ec' ? ECDSA_P256 : rsaAlgorithm(input.bits ?? 2048)
+  const keys = (await subtle.generateKey(algorithm, true, ['sign', 'verify'])) as CryptoKeyPair
+  const name: x509.JsonName = [{ CN: [commonName] }, { O: [input.organization.trim()] }]
+  if (input.unit?.trim()) name.push({ OU: [input.unit.trim()] })
+  name.push({ L: [input.locality.trim()] }, { ST: [input.state.trim()] }, { C: [country] }, { E: [email] })
+  const csr = await x509.Pkcs10CertificateRequestGenerator.create({
+    name,
+    keys,
+    signingAlgorithm: algorithm,
+    extensions: [new x509.SubjectAlternativeNameExtension([{ type: 'dns', value: commonName }])],
+  })
+  const privateKey = toPem(await subtle.exportKey('pkcs8', keys.privateKey), 'PRIVATE KEY')
+  const generated = { csr: csr.toString('pem') + '\n', private_key: privateKey }
+  // Read it back: what we hand out must pass our own request check.
+  await parseCsr(generated.csr)
+  return generated
+}
+
+const SAN_OID = '2.5.29.17'
+
+/** Reads a PEM CSR, checks its signature, key and names; throws `Invalid CSR: …` naming the problem. */
+export async function parseCsr(text: string): Promise<ParsedCsr> {
+  const pem = text.trim().replace(/\r\n/g, '\n').replace(/-----(BEGIN|END) NEW CERTIFICATE REQUEST-----/g, '-----$1 CERTIFICATE REQUEST-----')
+  if (!/^-----BEGIN CERTIFICATE REQUEST-----\n[\s\S]+\n-----END CERTIFICATE REQUEST-----$/.test(pem)) {
+    throw errors.invalidCsr('expected a PEM block -----BEGIN CERTIFICATE REQUEST-----')
+  }
+  let csr: x509.Pkcs10CertificateRequest
+  try {
+    csr = new x509.Pkcs10CertificateRequest(pem)
+    void csr.publicKey.algorithm
+  } catch {
+    throw errors.invalidCsr('it is not a readable PKCS#10 request')
+  }
+  const keyProblem = publicKeyProblem(csr.publicKey.algorithm)
+  if (keyProblem) throw errors.invalidCsr(keyProblem)
+  if (!(await csr.verify().catch(() => false))) throw errors.invalidCsr('its signature does not verify')
+
+  const cn = csr.subjectName.getField('CN')[0]?.trim().toLowerCase() ?? null
+  const names: string[] = []
+  if (cn !== null) {
+    if (!isCertificateName(cn)) throw errors.invalidCsr(`the common name "${cn}" is not a domain name`)
+    names.push(cn)
+  }
+  const sanExt = csr.extensions.find((e) => e.type === SAN_OID)
+  if (sanExt) {
+    for (const general of new x509.SubjectAlternativeNameExtension(sanExt.rawData).names.toJSON()) {
+      if (general.type !== 'dns') throw errors.invalidCsr(`only DNS names can be certified, not ${general.type} ${general.value}`)
+      const n = general.value.trim().toLowerCase()
+      if (!isCertificateName(n)) throw errors.invalidCsr(`"${general.value}" is not a domain name`)
+      if (!names.includes(n)) names.push(n)
+    }
+  }
+  if (names.length === 0) throw errors.invalidCsr('it names no domain (set the common name or a subjectAltName)')
+  const alg = csr.publicKey.algorithm as Algorithm & { modulusLength?: number; namedCurve?: string }
+  return {
+    pem: pem + '\n',
+    commonName: cn,
+    names,
+    key: alg.name.startsWith('RSA') ? `RSA ${alg.modulusLength}` : `EC ${alg.namedCurve}`,
+  }
+}
