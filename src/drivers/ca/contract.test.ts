@@ -67,9 +67,9 @@ export function caDriverContract(name: string, make: () => Promise<Harness>) {
     it('is not validated until every record holds the value, in the requesting account only', async () => {
       const names = ['a.example.net', 'b.example.net']
       const challenge = await h.ca.createChallenge({ names, method: 'dns', approverEmail: null })
-      const before = await h.ca.validate({ accountId: 1, names, challenge })
-      assert.equal(before.valid, false)
-      assert.ok(!before.valid && before.reason.includes('_pki-validation.a.example.net'))
+      const unmet = await h.ca.validate({ accountId: 1, names, challenge })
+      assert.equal(unmet.valid, false)
+      assert.ok(!unmet.valid && unmet.reason.includes('_pki-validation.a.example.net'))
       h.publishTxt(1, challenge.dnsRecords[0].name, challenge.dnsRecords[0].value)
       h.publishTxt(2, challenge.dnsRecords[1].name, challenge.dnsRecords[1].value)
       h.publishTxt(1, challenge.dnsRecords[1].name, 'some other value')
