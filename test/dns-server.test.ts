@@ -206,6 +206,19 @@ for (const dialect of dialects) {
       assert.match(await dig(port, '+edns=1', '+noednsneg', 'A', Z), /status: BADVERS/)
     })
 
+    test('in-zone nameservers of the domain are answered with their addresses, also as glue', async () => {
+      const zone = 'selfhosted.nl'
+      await insertZone(t.ctx.db, accountId, zone, {
+        nameservers: [{ hostname: `ns1.${zone}`, ipv4: '192.0.2.101', ipv6: '2001:db8::101' }, { hostname: 'ns2.elsewhere.net', ipv4: '192.0.2.102' }],
+      })
+      const ns = await queryUdp(port, zone, 'NS')
+      assert.deepEqual(dataOf(ns, 'NS'), [`ns1.${zone}`, 'ns2.elsewhere.net'])
+      assert.deepEqual(ns.additionals!.map((a) => `${a.name} ${a.type}`), [`ns1.${zone} A`, `ns1.${zone} AAAA`])
+      assert.deepEqual(dataOf(await queryUdp(port, `ns1.${zone}`, 'A'), 'A'), ['192.0.2.101'])
+      assert.deepEqual(dataOf(await queryTcp(port, `ns1.${zone}`, 'AAAA'), 'AAAA'), ['2001:db8::101'])
+      assert.equal(rcodeOf(await queryUdp(port, 'ns2.elsewhere.net', 'A')), 'REFUSED')
+    })
+
     test('names are matched case-insensitively and the question is echoed as asked', async () => {
       const r = await queryUdp(port, 'WwW.ExAmPlE.nL', 'A')
       assert.equal(r.questions![0]!.name, 'WwW.ExAmPlE.nL')

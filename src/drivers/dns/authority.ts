@@ -1,3 +1,4 @@
+import { isIPv4, isIPv6 } from 'node:net'
 import type { Answer } from 'dns-packet'
 import { splitQuotedStrings, txtChunks } from '../../modules/dns/records.js'
 import { apexNameservers, soaFor, type Soa } from '../../modules/dns/zone-file.js'
@@ -73,13 +74,14 @@ export function buildSnapshot(
   onBadRecord: (r: { type: string; name: string; value: string }, err: unknown) => void = () => undefined,
 ): ZoneSnapshot {
   const apex = row.name.toLowerCase()
-  let nameservers: { hostname: string }[] = []
+  type Ns = { hostname: string; ipv4?: unknown; ipv6?: unknown }
+  let nameservers: Ns[] = []
   try {
     const parsed: unknown = JSON.parse(row.nameservers)
     if (Array.isArray(parsed)) {
       nameservers = parsed
-        .map((n: unknown) => (typeof n === 'string' ? { hostname: n } : (n as { hostname?: unknown })))
-        .filter((n): n is { hostname: string } => typeof n?.hostname === 'string' && n.hostname !== '')
+        .map((n: unknown) => (typeof n === 'string' ? { hostname: n } : (n as Ns)))
+        .filter((n): n is Ns => typeof n?.hostname === 'string' && n.hostname !== '')
     }
   } catch {
     nameservers = []
@@ -111,6 +113,15 @@ export function buildSnapshot(
     } catch (err) {
       onBadRecord(r, err)
     }
+  }
+  // In-zone nameservers answer with the addresses the domain gives for them (glue), unless records say otherwise.
+  for (const ns of nameservers) {
+    const host = noDot(ns.hostname.toLowerCase())
+    if (host !== apex && !host.endsWith(`.${apex}`)) continue
+    const at = rrsets.get(host)
+    if (at?.has('CNAME')) continue
+    if (typeof ns.ipv4 === 'string' && isIPv4(ns.ipv4) && !at?.has('A')) add(host, { type: 'A', ttl: soa.ttl, data: ns.ipv4 })
+    if (typeof ns.ipv6 === 'string' && isIPv6(ns.ipv6) && !at?.has('AAAA')) add(host, { type: 'AAAA', ttl: soa.ttl, data: ns.ipv6 })
   }
   return { id: row.id, name: apex, serial: row.zone_serial, nameserversJson: row.nameservers, soa, rrsets, names }
 }
