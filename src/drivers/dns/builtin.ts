@@ -73,7 +73,8 @@ export class BuiltinDnsServer implements DnsDriver {
         await this.stop()
       }
     }
-    throw lastError
+    const reason = lastError instanceof Error ? lastError.message : String(lastError)
+    throw new Error(`The DNS server cannot listen on ${this.opts.host}:${this.opts.port} (HOSTAPI_DNS_HOST/HOSTAPI_DNS_PORT; port 0 switches it off): ${reason}`)
   }
 
   private async bind(port: number): Promise<void> {

@@ -86,3 +86,18 @@ describe('BuiltinDnsServer switched off (port null)', () => {
     await off.stop()
   })
 })
+
+describe('BuiltinDnsServer on a port in use', () => {
+  test('start() fails with a text naming the address and the settings', async () => {
+    const first = new BuiltinDnsServer({} as Db, { host: '127.0.0.1', port: 0 }, pino({ level: 'silent' }))
+    await first.start()
+    try {
+      const port = first.address()!.port
+      const second = new BuiltinDnsServer({} as Db, { host: '127.0.0.1', port }, pino({ level: 'silent' }))
+      await assert.rejects(second.start(), new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port} \\(HOSTAPI_DNS_HOST/HOSTAPI_DNS_PORT; port 0 switches it off\\): .*EADDRINUSE`))
+      assert.equal(second.address(), null)
+    } finally {
+      await first.stop()
+    }
+  })
+})
