@@ -19,6 +19,10 @@ import type { PaymentsDriver } from './drivers/payments/payments.js'
 import { LedgerPaymentsDriver } from './drivers/payments/builtin.js'
 import { ProfileService } from './modules/account/profile.service.js'
 import { InvoicesService } from './modules/account/invoices.service.js'
+import { PaymethodsService } from './modules/account/paymethods.service.js'
+import { UsersService } from './modules/account/users.service.js'
+import { TicketsService } from './modules/account/tickets.service.js'
+import { AffiliateService } from './modules/affiliate/affiliate.service.js'
 import type { CertificateAuthority } from './drivers/ca/ca.js'
 import { BuiltinCa } from './drivers/ca/builtin.js'
 import { CertificatesService, type AccountDns } from './modules/certificates/certificates.service.js'
@@ -40,6 +44,10 @@ export interface Services {
   vps: VpsService
   profile: ProfileService
   invoices: InvoicesService
+  paymethods: PaymethodsService
+  users: UsersService
+  tickets: TicketsService
+  affiliate: AffiliateService
   certificates: CertificatesService
 }
 
@@ -90,6 +98,10 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     vps: new VpsService(db, clock, jobs, drivers.hypervisor, { shutdownTimeoutSeconds: config.hypervisor.shutdownTimeoutSeconds }),
     profile,
     invoices: new InvoicesService(db, clock, config.billing, drivers.payments, profile),
+    paymethods: new PaymethodsService(db, clock, drivers.payments, profile),
+    users: new UsersService(db, clock, () => services.iam, { newUsersPerHour: 10 }),
+    tickets: new TicketsService(db, clock, drivers.mail, profile, config.mail.supportAddress),
+    affiliate: new AffiliateService(db, clock),
     certificates: new CertificatesService(db, clock, jobs, drivers.ca, orders, () => accountDns, log),
   }
   services.orders.setCharger(services.invoices)

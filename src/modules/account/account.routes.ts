@@ -1,7 +1,15 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { invoicesRoutes } from './invoices.routes.js'
+import { profileRoutes } from './profile.routes.js'
+import { paymethodsRoutes } from './paymethods.routes.js'
+import { usersRoutes } from './users.routes.js'
+import { ticketsRoutes } from './tickets.routes.js'
 
 /** Every route of the account area. */
 export const accountRoutes: FastifyPluginAsync = async (app) => {
+  await app.register(profileRoutes)
+  await app.register(paymethodsRoutes)
   await app.register(invoicesRoutes)
+  await app.register(usersRoutes)
+  await app.register(ticketsRoutes)
 }

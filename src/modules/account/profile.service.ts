@@ -132,24 +132,36 @@ export class ProfileService {
         subject: 'Confirm your new e-mail address',
         text:
           `Hello ${changes.firstname},\n\nSomeone asked to change the e-mail address of your account to this address.\n` +
-          `Confirm it with this code within 48 hours:\n\n  ${token}\n\nIf this was not you, ignore this message; nothing changes.\n`,
+          `Confirm it within 48 hours by sending this code to POST /api/v2/account/profile/confirm-email as {"token": "<code>"}:\n\n  ${token}\n\n` +
+          'If this was not you, ignore this message; nothing changes.\n',
       })
     }
     return { profile: await this.get(accountId), verificationSent: token !== null }
   }
 
-  /** Confirms a pending e-mail change with the token from the verification mail; false for an unknown or expired token. */
-  async confirmEmail(token: string): Promise<boolean> {
+  /** Confirms the account's pending e-mail change with the code from the verification mail. */
+  async confirmEmail(accountId: number, token: string): Promise<ProfileView> {
     const row = await repo.findProfileByEmailToken(this.db, hashToken(token))
-    if (!row || !row.pending_email || !row.pending_email_expires_at || row.pending_email_expires_at <= iso(this.clock.now())) return false
-    await repo.updateProfile(this.db, row.account_id, {
+    if (!row || row.account_id !== accountId || !row.pending_email || !row.pending_email_expires_at || row.pending_email_expires_at <= iso(this.clock.now())) {
+      throw errors.invalidEmailToken()
+    }
+    await repo.updateProfile(this.db, accountId, {
       email: row.pending_email,
       pending_email: null,
       pending_email_token_hash: null,
       pending_email_expires_at: null,
       updated_at: iso(this.clock.now()),
     })
-    return true
+    return this.get(accountId)
+  }
+
+  /** Sets the default payment method (null = bank transfer), storing the profile if it was not stored yet. */
+  async setDefaultPaymethod(accountId: number, paymethodId: number | null): Promise<void> {
+    const current = await this.row(accountId)
+    await this.db.transaction().execute(async (trx) => {
+      if (await repo.findProfile(trx, accountId)) await repo.updateProfile(trx, accountId, { default_paymethod_id: paymethodId })
+      else await repo.insertProfile(trx, { ...current, id: undefined, default_paymethod_id: paymethodId })
+    })
   }
 
   /** Where invoices of the account go. */

@@ -1,0 +1,50 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyPluginAsync } from 'fastify'
+import { ok } from '../../http/schemas.js'
+import { CreateTicketBody, ReplyTicketBody, TicketDetail, TicketList, TicketListQuery, TicketParams } from './tickets.schemas.js'
+
+/** Support tickets of the account. */
+export const ticketsRoutes: FastifyPluginAsync = async (base) => {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>()
+
+  app.get('/account/tickets', {
+    config: { area: 'account-tickets' },
+    schema: {
+      operationId: 'listTickets',
+      tags: ['Account'],
+      summary: 'List support tickets',
+      description: 'Newest activity first. `search` matches the subject or the ticket number, partially. A page past the last: 400 `Page out of range`.',
+      querystring: TicketListQuery,
+      response: { 200: TicketList },
+    },
+  }, async (req) => ok(await app.services.tickets.list(req.principal!.accountId, req.query)))
+
+  app.get('/account/tickets/:ticket_number', {
+    config: { area: 'account-tickets', fixture: 'ticket' },
+    schema: {
+      operationId: 'getTicket',
+      tags: ['Account'],
+      summary: 'Get a support ticket with its thread',
+      description: '403 `Access denied` without the `account-tickets` permission; 404 `Ticket not found`.',
+      params: TicketParams,
+      response: { 200: TicketDetail },
+    },
+  }, async (req) => ok(await app.services.tickets.get(req.principal!.accountId, req.params.ticket_number)))
+
+  app.post('/account/tickets', {
+    config: { area: 'account-tickets' },
+    schema: { operationId: 'createTicket', tags: ['Account'], summary: 'Open a support ticket', body: CreateTicketBody, response: { 200: TicketDetail } },
+  }, async (req) => ok(await app.services.tickets.create(req.principal!, req.body), 'Ticket created'))
+
+  app.post('/account/tickets/:ticket_number/reply', {
+    config: { area: 'account-tickets', fixture: 'ticketReply' },
+    schema: {
+      operationId: 'replyTicket',
+      tags: ['Account'],
+      summary: 'Reply to a support ticket',
+      params: TicketParams,
+      body: ReplyTicketBody,
+      response: { 200: TicketDetail },
+    },
+  }, async (req) => ok(await app.services.tickets.reply(req.principal!, req.params.ticket_number, req.body.message), 'Reply added'))
+}

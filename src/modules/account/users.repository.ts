@@ -1,0 +1,53 @@
+import type { Db } from '../../db/database.js'
+import { contains } from './search.js'
+
+/** Users of an account (the table is the foundation's; these are the account area's queries). */
+
+const searchable = (db: Db, accountId: number, search: string | undefined) => {
+  let q = db.selectFrom('users').where('account_id', '=', accountId)
+  if (search) {
+    q = q.where((eb) => eb.or([contains('username', search), contains('firstname', search), contains('lastname', search)]))
+  }
+  return q
+}
+
+export const countUsers = async (db: Db, accountId: number, search?: string): Promise<number> => {
+  const row = await searchable(db, accountId, search).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+/** The main user first, then by id. */
+export const listUsers = (db: Db, accountId: number, opts: { search?: string; limit: number; offset: number }) =>
+  searchable(db, accountId, opts.search)
+    .selectAll()
+    .orderBy('is_main_user', 'desc')
+    .orderBy('id')
+    .limit(opts.limit)
+    .offset(opts.offset)
+    .execute()
+
+export const countSubUsersCreatedSince = async (db: Db, accountId: number, since: string): Promise<number> => {
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('account_id', '=', accountId)
+    .where('is_main_user', '=', 0)
+    .where('created_at', '>=', since)
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+/** The oldest creation time among the account's sub-users made since `since`. */
+export const oldestSubUserSince = async (db: Db, accountId: number, since: string): Promise<string | null> => {
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.min('created_at').as('t'))
+    .where('account_id', '=', accountId)
+    .where('is_main_user', '=', 0)
+    .where('created_at', '>=', since)
+    .executeTakeFirst()
+  return (row?.t as string | null | undefined) ?? null
+}
+
+export const updateUser = (db: Db, accountId: number, userId: number, changes: { firstname?: string; lastname?: string; permissions?: string }) =>
+  db.updateTable('users').set(changes).where('account_id', '=', accountId).where('id', '=', userId).execute()

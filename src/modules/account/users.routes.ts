@@ -1,0 +1,51 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyPluginAsync } from 'fastify'
+import { ok } from '../../http/schemas.js'
+import { CreateUserBody, UpdateUserBody, UserDetail, UserList, UserListQuery, UserParams } from './users.schemas.js'
+
+/** Account users (the main user and sub-users) and their permissions. */
+export const usersRoutes: FastifyPluginAsync = async (base) => {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>()
+
+  app.get('/account/users', {
+    config: { area: 'account-users' },
+    schema: {
+      operationId: 'listUsers',
+      tags: ['Account'],
+      summary: 'List account users',
+      description: 'The main user first. `search` matches username, first or last name, partially.',
+      querystring: UserListQuery,
+      response: { 200: UserList },
+    },
+  }, async (req) => ok(await app.services.users.list(req.principal!.accountId, req.query)))
+
+  app.get('/account/users/:id', {
+    config: { area: 'account-users', fixture: 'user' },
+    schema: { operationId: 'getUser', tags: ['Account'], summary: 'Get an account user with permissions', params: UserParams, response: { 200: UserDetail } },
+  }, async (req) => ok(await app.services.users.get(req.principal!.accountId, req.params.id)))
+
+  app.post('/account/users', {
+    config: { area: 'account-users' },
+    schema: {
+      operationId: 'createUser',
+      tags: ['Account'],
+      summary: 'Create a sub-user',
+      description: 'Permissions not given are false. At most 10 new users per account per hour (429 with Retry-After).',
+      body: CreateUserBody,
+      response: { 200: UserDetail },
+    },
+  }, async (req) => ok(await app.services.users.create(req.principal!, req.body), 'User created'))
+
+  app.put('/account/users/:id', {
+    config: { area: 'account-users', fixture: 'user' },
+    schema: {
+      operationId: 'updateUser',
+      tags: ['Account'],
+      summary: 'Update an account user',
+      description: 'Changes names and replaces the permission set. The main user\'s permissions cannot be reduced; a sub-user cannot grant a permission it lacks.',
+      params: UserParams,
+      body: UpdateUserBody,
+      response: { 200: UserDetail },
+    },
+  }, async (req) => ok(await app.services.users.update(req.principal!, req.params.id, req.body), 'User updated'))
+}

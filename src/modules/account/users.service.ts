@@ -1,0 +1,138 @@
+import type { Kysely } from 'kysely'
+import type { Clock } from '../../clock.js'
+import { iso } from '../../clock.js'
+import type { DB, User } from '../../db/tables.js'
+import { errors } from '../../errors.js'
+import { pageOf, pagination } from '../../http/schemas.js'
+import { IamService, type Principal } from '../iam/iam.service.js'
+import * as iamRepo from '../iam/iam.repository.js'
+import { PERMISSIONS, permissionMap, type PermissionMap } from '../iam/permissions.js'
+import { hashPassword, passwordProblem } from './passwords.js'
+import * as repo from './users.repository.js'
+
+/** An account user as the API shows it. */
+export interface UserView {
+  id: number
+  username: string
+  email: string
+  firstname: string
+  lastname: string
+  two_factor: boolean
+  is_main_user: boolean
+  permissions: PermissionMap
+}
+
+export interface NewUserBody {
+  email: string
+  firstname: string
+  lastname: string
+  password: string
+  password_confirm?: string
+  permissions?: PermissionMap
+}
+
+export interface UpdateUserBody {
+  firstname?: string
+  lastname?: string
+  permissions?: PermissionMap
+}
+
+const HOUR_MS = 3600_000
+
+/** Sub-users of an account and their permissions. */
+export class UsersService {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock,
+    // A getter: the IAM service is built beside this one in the composition root.
+    private readonly iam: () => IamService,
+    private readonly opts: { newUsersPerHour: number },
+  ) {}
+
+  async list(accountId: number, query: { page?: number; limit?: number; search?: string }) {
+    const page = pageOf(query)
+    const total = await repo.countUsers(this.db, accountId, query.search)
+    const pag = pagination(page, total)
+    const rows = await repo.listUsers(this.db, accountId, { search: query.search, limit: page.limit, offset: page.offset })
+    return { users: rows.map(view), pagination: pag }
+  }
+
+  async get(accountId: number, userId: number): Promise<UserView> {
+    const user = await iamRepo.findUser(this.db, accountId, userId)
+    if (!user) throw errors.userNotFound()
+    return view(user)
+  }
+
+  /** Creates a sub-user with a hashed password; at most `newUsersPerHour` per account per hour. */
+  async create(who: Principal, input: NewUserBody): Promise<UserView> {
+    if (input.password_confirm !== undefined && input.password_confirm !== input.password) throw errors.passwordMismatch()
+    const weak = passwordProblem(input.password, input.email)
+    if (weak) throw errors.weakPassword(weak)
+    const permissions = input.permissions ?? {}
+    this.checkGrants(who, {}, permissions)
+    const now = this.clock.now()
+    const since = iso(new Date(now.getTime() - HOUR_MS))
+    if ((await repo.countSubUsersCreatedSince(this.db, who.accountId, since)) >= this.opts.newUsersPerHour) {
+      const oldest = await repo.oldestSubUserSince(this.db, who.accountId, since)
+      const retry = oldest ? Math.max(1, Math.ceil((Date.parse(oldest) + HOUR_MS - now.getTime()) / 1000)) : 3600
+      throw errors.tooManyNewUsers(retry, this.opts.newUsersPerHour)
+    }
+    const id = await this.iam().createSubUser(who.accountId, {
+      email: input.email.trim(),
+      firstname: input.firstname.trim(),
+      lastname: input.lastname.trim(),
+      passwordHash: await hashPassword(input.password),
+      permissions,
+    })
+    return this.get(who.accountId, id)
+  }
+
+  /** Changes names and replaces the permission set; the main user keeps every permission. */
+  async update(who: Principal, userId: number, input: UpdateUserBody): Promise<UserView> {
+    const user = await iamRepo.findUser(this.db, who.accountId, userId)
+    if (!user) throw errors.userNotFound()
+    const changes: { firstname?: string; lastname?: string; permissions?: string } = {}
+    if (input.firstname !== undefined) changes.firstname = input.firstname.trim()
+    if (input.lastname !== undefined) changes.lastname = input.lastname.trim()
+    if (input.permissions !== undefined) {
+      if (user.is_main_user === 1) {
+        if (PERMISSIONS.some((p) => input.permissions![p] === false)) throw errors.mainUserPermissions()
+        changes.permissions = JSON.stringify(permissionMap(true, onlyTrueKnown(input.permissions)))
+      } else {
+        this.checkGrants(who, JSON.parse(user.permissions) as PermissionMap, input.permissions)
+        changes.permissions = JSON.stringify(permissionMap(false, input.permissions))
+      }
+    }
+    if (Object.keys(changes).length) await repo.updateUser(this.db, who.accountId, userId, changes)
+    return this.get(who.accountId, userId)
+  }
+
+  /** A sub-user may not hand out a permission it does not hold itself (the main user holds them all). */
+  private checkGrants(who: Principal, had: PermissionMap, wanted: PermissionMap): void {
+    if (who.isMainUser) return
+    for (const [name, value] of Object.entries(wanted)) {
+      if (value === true && had[name] !== true && !IamService.allows(who, name)) throw errors.cannotGrantPermission(name)
+    }
+  }
+}
+
+// Unknown names sent for the main user are stored as given; known ones are always true.
+function onlyTrueKnown(map: PermissionMap): PermissionMap {
+  const out: PermissionMap = {}
+  for (const [k, v] of Object.entries(map)) if (!(PERMISSIONS as readonly string[]).includes(k)) out[k] = v
+  return out
+}
+
+function view(u: User): UserView {
+  const stored = JSON.parse(u.permissions) as PermissionMap
+  return {
+    id: u.id,
+    username: u.username,
+    email: u.email,
+    firstname: u.firstname,
+    lastname: u.lastname,
+    two_factor: u.two_factor === 1,
+    is_main_user: u.is_main_user === 1,
+    permissions: u.is_main_user === 1 ? permissionMap(true, onlyTrueKnown(stored)) : permissionMap(false, stored),
+  }
+}

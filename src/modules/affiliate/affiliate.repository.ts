@@ -1,0 +1,67 @@
+import type { Insertable, Updateable } from 'kysely'
+import type { Db } from '../../db/database.js'
+import { contains } from '../account/search.js'
+import type { AffiliateCommissionsTable, AffiliatePaymentsTable } from './affiliate.tables.js'
+
+/** Affiliate commissions and payments. Every read takes the account id. */
+
+export const insertCommission = (db: Db, row: Insertable<AffiliateCommissionsTable>) =>
+  db.insertInto('affiliate_commissions').values(row).returning('id').executeTakeFirstOrThrow()
+
+export const updateCommission = (db: Db, accountId: number, id: number, changes: Updateable<AffiliateCommissionsTable>) =>
+  db.updateTable('affiliate_commissions').set(changes).where('account_id', '=', accountId).where('id', '=', id).execute()
+
+export const findCommission = (db: Db, accountId: number, id: number) =>
+  db.selectFrom('affiliate_commissions').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
+
+const commissionsMatching = (db: Db, accountId: number, search: string | undefined) => {
+  let q = db.selectFrom('affiliate_commissions').where('account_id', '=', accountId)
+  if (search) q = q.where((eb) => eb.or([contains('order_nr', search, { integer: true }), contains('sub_id', search)]))
+  return q
+}
+
+export const countCommissions = async (db: Db, accountId: number, search?: string): Promise<number> => {
+  const row = await commissionsMatching(db, accountId, search).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+/** Newest first. */
+export const listCommissions = (db: Db, accountId: number, opts: { search?: string; limit: number; offset: number }) =>
+  commissionsMatching(db, accountId, opts.search).selectAll().orderBy('date', 'desc').orderBy('id', 'desc').limit(opts.limit).offset(opts.offset).execute()
+
+export const commissionsOfPayment = (db: Db, accountId: number, paymentId: number) =>
+  db.selectFrom('affiliate_commissions').selectAll().where('account_id', '=', accountId).where('payment_id', '=', paymentId).orderBy('id').execute()
+
+/** Approved commissions not paid out yet. */
+export const payableCommissions = (db: Db, accountId: number) =>
+  db.selectFrom('affiliate_commissions').selectAll().where('account_id', '=', accountId).where('approved', '=', 1).where('paidout', '=', 0).orderBy('id').execute()
+
+export const insertPayment = (db: Db, row: Insertable<AffiliatePaymentsTable>) =>
+  db.insertInto('affiliate_payments').values(row).returning('id').executeTakeFirstOrThrow()
+
+export const findPayment = (db: Db, accountId: number, id: number) =>
+  db.selectFrom('affiliate_payments').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
+
+const paymentsMatching = (db: Db, accountId: number, search: string | undefined) => {
+  let q = db.selectFrom('affiliate_payments').where('account_id', '=', accountId)
+  if (search) q = q.where(contains('reference', search))
+  return q
+}
+
+export const countPayments = async (db: Db, accountId: number, search?: string): Promise<number> => {
+  const row = await paymentsMatching(db, accountId, search).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+/** Newest first, with the number of commissions each pays. */
+export const listPayments = (db: Db, accountId: number, opts: { search?: string; limit: number; offset: number }) =>
+  paymentsMatching(db, accountId, opts.search)
+    .selectAll('affiliate_payments')
+    .select((eb) =>
+      eb.selectFrom('affiliate_commissions as c').select((e) => e.fn.countAll().as('n')).whereRef('c.payment_id', '=', 'affiliate_payments.id').as('commission_count'),
+    )
+    .orderBy('date', 'desc')
+    .orderBy('id', 'desc')
+    .limit(opts.limit)
+    .offset(opts.offset)
+    .execute()
