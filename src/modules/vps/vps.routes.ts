@@ -133,7 +133,7 @@ export const vpsRoutes: FastifyPluginAsync = async (base) => {
   }, async (req) => ok(await vps().details(req.principal!.accountId, req.params.id)))
 
   app.put('/vps/:id', {
-    config: { area: 'vps', fixture: 'vps' },
+    config: { area: 'vps', fixture: 'vpsReverse' },
     schema: {
       operationId: 'updateVps', tags: TAGS, summary: 'Update reverse DNS of the VPS\'s addresses', params: VpsIdParams, body: ReverseDnsBody,
       response: env(VpsDetail, vpsDetailExample),

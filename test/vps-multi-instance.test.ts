@@ -1,0 +1,66 @@
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { TASK_JOB } from '../src/modules/vps/vps.service.js'
+
+const pgUrl = process.env.HOSTAPI_TEST_PG_URL
+
+// Two instances with their job runners on, on one PostgreSQL database: a power action queued through one runs exactly once.
+describe('VPS tasks on two instances sharing PostgreSQL', { skip: pgUrl ? false : 'needs HOSTAPI_TEST_PG_URL' }, () => {
+  let one: TestApp
+  let two: TestApp
+  let a: TestAccount
+  before(async () => {
+    const env = { HOSTAPI_JOBS: '1', HOSTAPI_JOB_POLL_MS: '10', HOSTAPI_JOB_CONCURRENCY: '4', HOSTAPI_SIM_SPEED: '1000' }
+    one = await startTestApp('postgres', { env })
+    two = await startTestApp('postgres', { env, shareDatabaseWith: one })
+    a = await one.account()
+  })
+  after(async () => {
+    await two.close()
+    await one.close()
+  })
+
+  const waitFor = async <T>(fn: () => Promise<T | undefined>, what: string): Promise<T> => {
+    const deadline = Date.now() + 30_000
+    while (Date.now() < deadline) {
+      const v = await fn()
+      if (v !== undefined) return v
+      await new Promise((r) => setTimeout(r, 25))
+    }
+    throw new Error(`timed out waiting for ${what}`)
+  }
+  const statusOf = async (app: TestApp, id: number) => (await app.request('GET', `/vps/${id}`, { key: a.key })).body.data
+
+  it('runs each queued power action once, whichever instance claims it', async () => {
+    const ids: number[] = []
+    for (let i = 0; i < 8; i++) ids.push((await one.ctx.services.vps.provision(a.accountId, { productId: 'vps-s', imageId: 'debian-12', hostname: `multi${i}.example.com`, location: 'ams' })).vpsId)
+    for (const id of ids) await waitFor(async () => ((await statusOf(two, id)).status === 'running' ? true : undefined), `VPS ${id} to run`)
+
+    const tasks: number[] = []
+    for (const [i, id] of ids.entries()) {
+      const r = await (i % 2 ? two : one).request('POST', `/vps/${id}/stop`, { key: a.key })
+      assert.equal(r.status, 200, JSON.stringify(r.body))
+      tasks.push(r.body.data.task.id)
+    }
+    for (const id of ids) await waitFor(async () => ((await statusOf(one, id)).status === 'stopped' ? true : undefined), `VPS ${id} to stop`)
+
+    const db = one.ctx.db
+    const rows = await db.selectFrom('vps_tasks').selectAll().where('id', 'in', tasks).execute()
+    assert.equal(rows.length, ids.length)
+    for (const task of rows) {
+      assert.equal(task.status, 'done')
+      assert.equal(task.attempts, 1, `task ${task.id} began ${task.attempts} times`)
+      const job = await db.selectFrom('jobs').selectAll().where('id', '=', task.job_id!).executeTakeFirstOrThrow()
+      assert.equal(job.kind, TASK_JOB)
+      assert.equal(job.status, 'done')
+      assert.equal(job.attempts, 1)
+      // One state change on the hypervisor: exactly one shutdown operation, ended once.
+      const vps = await db.selectFrom('vps').select(['instance_ref', 'status', 'task_id']).where('id', '=', task.vps_id).executeTakeFirstOrThrow()
+      assert.deepEqual([vps.status, vps.task_id], ['stopped', null])
+      const ops = await db.selectFrom('hv_operations').selectAll().where('instance_id', '=', Number(vps.instance_ref)).where('action', '=', 'shutdown').execute()
+      assert.equal(ops.length, 1)
+      assert.equal(ops[0].status, 'done')
+    }
+  })
+})
