@@ -8,7 +8,11 @@ import { auditPlugin } from './http/plugins/audit.js'
 import { idempotencyPlugin } from './http/plugins/idempotency.js'
 import { openapiPlugin } from './http/plugins/openapi.js'
 import { apiRoutes } from './http/routes.js'
-import { API_PREFIX } from './http/constants.js'
+import { ADMIN_PREFIX, API_PREFIX } from './http/constants.js'
+import { metricsPlugin } from './http/plugins/metrics.js'
+import { faultsPlugin } from './http/plugins/faults.js'
+import { journalPlugin } from './http/plugins/journal.js'
+import { adminApi, healthRoutes } from './http/admin-api.js'
 import type { RouteEntry } from './http/route-table.js'
 
 declare module 'fastify' {
@@ -25,8 +29,7 @@ export interface AppOptions {
   https?: { key: string | Buffer; cert: string | Buffer } | null
 }
 
-/** Builds the application; never listens and never reads the environment. */
-export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<FastifyInstance> {
+function newFastify(ctx: Context, opts: AppOptions): FastifyInstance {
   const { config } = ctx
   const app = Fastify({
     ...(opts.https ? { https: { key: opts.https.key, cert: opts.https.cert } } : {}),
@@ -39,10 +42,20 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   }) as unknown as FastifyInstance
-
   app.decorate('ctx', ctx)
   app.decorate('services', ctx.services)
   app.decorate('routeTable', [] as RouteEntry[])
+  return app
+}
+
+/**
+ * Builds the application; never listens and never reads the environment. The admin API is mounted at
+ * `/admin/v1` unless it has its own listener (see buildAdminApp).
+ */
+export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const { config } = ctx
+  const app = newFastify(ctx, opts)
+  const sandbox = ctx.ops.sandbox
   app.addHook('onRoute', (route) => {
     for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
       if (method === 'HEAD' && route.url.startsWith(API_PREFIX)) continue
@@ -54,16 +67,35 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
         fixture: route.config?.fixture,
       })
     }
+    const operationId = (route.schema as { operationId?: string } | undefined)?.operationId
+    if (operationId && route.url.startsWith(API_PREFIX)) ctx.ops.operations.add(operationId)
   })
 
   await app.register(transportPlugin, { bodyLimit: config.bodyLimit })
   await app.register(errorsPlugin)
+  await app.register(metricsPlugin, { metrics: ctx.ops.metrics })
+  if (sandbox) await app.register(journalPlugin, { journal: sandbox.journal, clock: ctx.clock })
   await app.register(authPlugin, { iam: ctx.services.iam })
   await app.register(rateLimitPlugin, { perKeyPerMinute: config.rateLimit.perKeyPerMinute, redis: ctx.redis, redisPrefix: config.redisPrefix })
+  if (sandbox) await app.register(faultsPlugin, { faults: sandbox.faults, metrics: ctx.ops.metrics })
   await app.register(auditPlugin, { db: ctx.db, clock: ctx.clock })
   await app.register(idempotencyPlugin, { service: ctx.services.idempotency })
   await app.register(openapiPlugin)
   for (const routes of apiRoutes) await app.register(routes, { prefix: API_PREFIX })
+  await app.register(healthRoutes)
+  if (config.admin.port === null) await app.register(adminApi, { prefix: ADMIN_PREFIX })
+  await app.ready()
+  return app
+}
+
+/** The admin API alone, for its own listener (HOSTAPI_ADMIN_PORT): same transport rules, envelope and errors. */
+export async function buildAdminApp(ctx: Context, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const app = newFastify(ctx, opts)
+  await app.register(transportPlugin, { bodyLimit: ctx.config.bodyLimit })
+  await app.register(errorsPlugin)
+  await app.register(metricsPlugin, { metrics: ctx.ops.metrics })
+  await app.register(healthRoutes)
+  await app.register(adminApi, { prefix: ADMIN_PREFIX })
   await app.ready()
   return app
 }

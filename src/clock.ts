@@ -15,6 +15,10 @@ export class ManualClock implements Clock {
   advance(ms: number): void {
     this.offsetMs += ms
   }
+  /** How far this clock is from its base, in milliseconds. */
+  offset(): number {
+    return this.offsetMs
+  }
 }
 
 /** ISO-8601 UTC text, the stored form of every time. */

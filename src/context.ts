@@ -2,7 +2,11 @@ import pino, { type Logger } from 'pino'
 import { Redis } from 'ioredis'
 import type { Kysely } from 'kysely'
 import type { Config } from './config/config.js'
-import { systemClock, type Clock } from './clock.js'
+import { ManualClock, systemClock, type Clock } from './clock.js'
+import { AdminService } from './modules/admin/admin.service.js'
+import { Metrics } from './modules/admin/metrics.js'
+import { FaultInjector } from './modules/admin/faults.js'
+import { RequestJournal } from './modules/admin/journal.js'
 import { openDatabase, type Dialect } from './db/database.js'
 import type { DB } from './db/tables.js'
 import { JobRunner } from './jobs/runner.js'
@@ -39,6 +43,7 @@ export interface Drivers {
 /** Every service of the application, built once per process. */
 export interface Services {
   iam: IamService
+  admin: AdminService
   idempotency: IdempotencyService
   orders: OrdersService
   vps: VpsService
@@ -64,7 +69,23 @@ export interface Context {
   jobs: JobRunner
   drivers: Drivers
   services: Services
+  ops: Ops
   close(): Promise<void>
+}
+
+/** Operating state of this process: metrics always; the sandbox's clock, faults and journal in sandbox mode. */
+export interface Ops {
+  metrics: Metrics
+  /** The operationIds of the customer API, as the app registered them. */
+  operations: Set<string>
+  sandbox: Sandbox | null
+}
+
+/** Sandbox mode (HOSTAPI_SANDBOX): `clock` is the context's clock. */
+export interface Sandbox {
+  clock: ManualClock
+  faults: FaultInjector
+  journal: RequestJournal
 }
 
 export interface ContextOptions {
@@ -74,7 +95,14 @@ export interface ContextOptions {
 
 export function createContext(config: Config, opts: ContextOptions = {}): Context {
   const log = opts.log ?? pino({ level: config.logLevel })
-  const clock = opts.clock ?? systemClock
+  // In sandbox mode the clock is one the admin API can move; a clock given by the caller becomes its base.
+  const sandboxClock = config.sandbox.enabled ? (opts.clock instanceof ManualClock ? opts.clock : new ManualClock(opts.clock ?? systemClock)) : null
+  const clock = sandboxClock ?? opts.clock ?? systemClock
+  const ops: Ops = {
+    metrics: new Metrics(),
+    operations: new Set(),
+    sandbox: sandboxClock ? { clock: sandboxClock, faults: new FaultInjector(), journal: new RequestJournal(config.sandbox.journalSize) } : null,
+  }
   const database = openDatabase(config.database)
   const db = database.db
   const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 }) : null
@@ -93,6 +121,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   const orders = new OrdersService(db, clock, jobs)
   const services: Services = {
     iam: new IamService(db, clock, { emptyWhitelistAllowsAll: config.emptyWhitelistAllowsAll }),
+    admin: new AdminService(db, clock, () => services.iam),
     idempotency: new IdempotencyService(db, clock),
     orders,
     vps: new VpsService(db, clock, jobs, drivers.hypervisor, { shutdownTimeoutSeconds: config.hypervisor.shutdownTimeoutSeconds }),
@@ -104,6 +133,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     affiliate: new AffiliateService(db, clock),
     certificates: new CertificatesService(db, clock, jobs, drivers.ca, orders, () => accountDns, log),
   }
+  ops.metrics.setSources({ jobCounts: () => services.admin.jobCounts() })
   services.orders.setCharger(services.invoices)
   services.orders.registerProcessor('certificate', { process: (item) => services.certificates.processOrderItem(item) })
   services.vps.registerJobs()
@@ -119,6 +149,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     jobs,
     drivers,
     services,
+    ops,
     async close() {
       await jobs.stop()
       await database.close()

@@ -11,7 +11,10 @@ export type ErrorKind =
   | 'payload_too_large'
   | 'rate_limited'
   | 'internal'
+  | 'bad_gateway'
   | 'unavailable'
+  | 'gateway_timeout'
+
 
 const statusOf: Record<ErrorKind, number> = {
   bad_request: 400,
@@ -22,7 +25,21 @@ const statusOf: Record<ErrorKind, number> = {
   payload_too_large: 413,
   rate_limited: 429,
   internal: 500,
+  bad_gateway: 502,
   unavailable: 503,
+  gateway_timeout: 504,
+}
+
+/** The statuses sandbox fault injection can answer with. */
+export const FAULT_STATUSES = [400, 401, 403, 404, 409, 429, 500, 502, 503, 504] as const
+export type FaultStatus = (typeof FAULT_STATUSES)[number]
+const faultKinds: Record<FaultStatus, ErrorKind> = {
+  400: 'bad_request', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 409: 'conflict',
+  429: 'rate_limited', 500: 'internal', 502: 'bad_gateway', 503: 'unavailable', 504: 'gateway_timeout',
+}
+const defaultFaultText: Record<FaultStatus, string> = {
+  400: 'Bad request', 401: 'No valid API key set', 403: 'Access denied', 404: 'Endpoint not found', 409: 'Conflict',
+  429: 'Rate limit exceeded', 500: 'Error', 502: 'Bad gateway', 503: 'Service unavailable', 504: 'Gateway timeout',
 }
 
 export interface FieldError {
@@ -212,6 +229,20 @@ export const errors = {
   invalidCountry: () => bad('Invalid country: must be a two-letter ISO 3166 code such as NL'),
   invalidCsrEmail: () => bad('Invalid email: must be an e-mail address'),
   bitsOnlyForRsa: () => bad('bits applies to key_type rsa only'),
+
+  // Operating: the admin API and sandbox mode.
+  noValidAdminToken: () => new ApiError('unauthorized', 'No valid admin token set'),
+  adminAccountNotFound: () => new ApiError('not_found', 'Account not found'),
+  adminKeyNotFound: () => new ApiError('not_found', 'API key not found'),
+  adminJobNotFound: () => new ApiError('not_found', 'Job not found'),
+  adminJobNotRetryable: (status: string) => bad(`Only a failed job can be retried (this one is ${status})`),
+  adminMessageNotFound: () => new ApiError('not_found', 'Message not found'),
+  adminFaultNotFound: () => new ApiError('not_found', 'Fault not found'),
+  adminUnknownOperation: (operation: string) => bad(`Unknown operation: ${operation} (use an operationId of the customer API)`),
+  adminInvalidDuration: () => bad('Invalid advance: use a number and a unit, such as 30d, 12h, 15m or 45s'),
+  adminInvalidTime: (field: string) => bad(`Invalid ${field}: use YYYY-MM-DD or an ISO 8601 time`),
+  /** An answer injected by sandbox fault injection; `status` is one of FAULT_STATUSES. */
+  injectedFault: (status: FaultStatus, text?: string) => new ApiError(faultKinds[status], text ?? defaultFaultText[status]),
 
   badRequest: bad,
   notFound: (text: string) => new ApiError('not_found', text),

@@ -3,7 +3,9 @@ import http from 'node:http'
 import path from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import type { Config } from './config/config.js'
-import { buildApp } from './app.js'
+import { buildAdminApp, buildApp } from './app.js'
+import { seedFileIfEmpty } from './modules/admin/sandbox.js'
+import { ADMIN_PREFIX } from './http/constants.js'
 import { createContext, type Context, type ContextOptions } from './context.js'
 import { migrate } from './db/database.js'
 import { sendError } from './http/plugins/errors.js'
@@ -19,6 +21,8 @@ export interface RunningServer {
   app: FastifyInstance
   url: string
   httpUrl: string | null
+  /** Base URL of the admin API (on its own listener when HOSTAPI_ADMIN_PORT is set). */
+  adminUrl: string
   demoKey: string | null
   close(): Promise<void>
 }
@@ -31,6 +35,8 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
   const ctx = createContext(config, opts)
   try {
     await migrate(ctx.db, ctx.dbSchema)
+    // A seed file, when given, describes the data of an empty database (the demo data then stays out).
+    await seedFileIfEmpty(ctx)
     const demoKey = config.demo.enabled ? await demoKeyFor(ctx) : null
     const tls = await loadTls(config)
     const app = await buildApp(ctx, { https: tls })
@@ -40,6 +46,20 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
     const port = typeof address === 'object' && address ? address.port : config.port
     const host = config.host.includes(':') ? `[${config.host}]` : config.host
     const url = `https://${host === '0.0.0.0' || host === '[::]' ? 'localhost' : host}:${port}/api/v2`
+
+    let adminApp: FastifyInstance | null = null
+    let adminUrl = url.replace(/\/api\/v2$/, ADMIN_PREFIX)
+    if (config.admin.port !== null) {
+      adminApp = await buildAdminApp(ctx, { https: tls })
+      try {
+        await adminApp.listen({ host: config.host, port: config.admin.port })
+      } catch (err) {
+        await app.close()
+        throw err
+      }
+      const a = adminApp.server.address()
+      adminUrl = `https://${host === '0.0.0.0' || host === '[::]' ? 'localhost' : host}:${typeof a === 'object' && a ? a.port : config.admin.port}${ADMIN_PREFIX}`
+    }
 
     // The plain-HTTP listener goes through the same app: a trusted proxy that says https is served,
     // anything else gets `400 SSL connection is required`.
@@ -60,6 +80,7 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
       await ctx.drivers.dns.start()
     } catch (err) {
       plain?.close()
+      await adminApp?.close()
       await app.close()
       throw err
     }
@@ -77,10 +98,11 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
           plain.closeIdleConnections()
         }
         await ctx.drivers.dns.stop()
+        await adminApp?.close()
         await app.close()
         await ctx.close()
       })())
-    return { ctx, app, url, httpUrl, demoKey, close }
+    return { ctx, app, url, httpUrl, adminUrl, demoKey, close }
   } catch (err) {
     await ctx.close().catch(() => undefined)
     throw err

@@ -24,6 +24,12 @@ const HELP = `Usage: hostapi admin <command> [options]
   key revoke --account CUSTOMER_NUMBER KEY_PREFIX|KEY_ID
   key whitelist --account CUSTOMER_NUMBER KEY_PREFIX|KEY_ID [--allow-ip IP|CIDR]...   (none: any address)
   key expiry --account CUSTOMER_NUMBER KEY_PREFIX|KEY_ID --expires YYYY-MM-DD|ISO|never
+  account suspend|unsuspend --account CUSTOMER_NUMBER
+      A suspended account's keys answer 401 until it is unsuspended.
+  token create [--label L]
+      Creates an admin token for the admin API (Authorization: Bearer); prints the token alone, once.
+  token list
+  token revoke TOKEN_PREFIX|TOKEN_ID
 `
 
 const OPTIONS = {
@@ -143,6 +149,31 @@ export async function runAdmin(ctx: Context, argv: string[], out: Out, err: Out)
         const expires = need('expires')
         await iam.setExpiry(acc.id, ref(), expires === 'never' ? null : parseDate(expires))
         err.write(`expiry: ${expires}\n`)
+        return 0
+      }
+      case 'account suspend':
+      case 'account unsuspend': {
+        const acc = await account()
+        await ctx.services.admin.setSuspended(acc.customer_number, action === 'suspend')
+        err.write(`${action === 'suspend' ? 'suspended' : 'active'}\n`)
+        return 0
+      }
+      case 'token create': {
+        const created = await ctx.services.admin.createToken(v.label ?? '')
+        out.write(`${created.token}\n`)
+        return 0
+      }
+      case 'token list': {
+        out.write(['prefix', 'id', 'label', 'created', 'last_used', 'revoked'].join('\t') + '\n')
+        for (const t of await ctx.services.admin.listTokens()) {
+          out.write([t.prefix, t.id, t.label || '-', t.created_at, t.last_used_at ?? 'never', t.revoked_at ?? 'no'].join('\t') + '\n')
+        }
+        return 0
+      }
+      case 'token revoke': {
+        if (positionals.length !== 1) throw new AdminUsageError(`Name one token by its prefix or id\n\n${HELP}`)
+        await ctx.services.admin.revokeToken(positionals[0])
+        err.write('revoked\n')
         return 0
       }
       default:

@@ -28,6 +28,13 @@ export interface Config {
   mail: { from: string; supportAddress: string }
   /** The built-in payments driver: payment links are `<paymentUrl>/<reference>`. */
   payments: { baseUrl: string }
+  /** The admin API (`/admin/v1`): on the main listener, or on its own port when `port` is set (then only there). */
+  admin: { port: number | null }
+  /**
+   * Sandbox mode: a controllable clock, reset to the seed, fault injection and a request journal.
+   * `seedFile` (JSON or YAML) describes the data loaded on an empty database and on every reset.
+   */
+  sandbox: { enabled: boolean; seedFile: string | null; journalSize: number }
 }
 
 export class ConfigError extends Error {
@@ -120,6 +127,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
 
   const httpPort = int('HOSTAPI_HTTP_PORT', 0, 0, 65535)
+  const demoEnabled = bool('HOSTAPI_DEMO', true)
   const config: Config = {
     host: env.HOSTAPI_HOST || '127.0.0.1',
     port: int('HOSTAPI_PORT', 8443, 0, 65535),
@@ -130,7 +138,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     database,
     redisUrl,
     redisPrefix: env.HOSTAPI_REDIS_PREFIX || 'hostapi:',
-    demo: { enabled: bool('HOSTAPI_DEMO', true), key: demoKey },
+    demo: { enabled: demoEnabled, key: demoKey },
     logLevel: env.HOSTAPI_LOG_LEVEL || 'info',
     bodyLimit: int('HOSTAPI_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
     rateLimit: {
@@ -164,6 +172,13 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       supportAddress: email('HOSTAPI_SUPPORT_EMAIL', 'support@localhost.localdomain'),
     },
     payments: { baseUrl: env.HOSTAPI_PAYMENT_URL || 'https://localhost:8443/pay' },
+    admin: { port: env.HOSTAPI_ADMIN_PORT ? int('HOSTAPI_ADMIN_PORT', 0, 0, 65535) : null },
+    sandbox: {
+      // On with the demo unless set; HOSTAPI_DEMO=0 alone turns it off.
+      enabled: bool('HOSTAPI_SANDBOX', demoEnabled),
+      seedFile: env.HOSTAPI_SEED_FILE ? path.resolve(env.HOSTAPI_SEED_FILE) : null,
+      journalSize: int('HOSTAPI_JOURNAL_SIZE', 200, 1, 100_000),
+    },
     ...overrides,
   }
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {

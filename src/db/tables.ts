@@ -6,6 +6,7 @@ import type { AccountTables } from '../modules/account/account.tables.js'
 import type { AffiliateTables } from '../modules/affiliate/affiliate.tables.js'
 import type { OutboxTables } from '../drivers/mail/outbox.tables.js'
 import type { PaymentTables } from '../drivers/payments/payments.tables.js'
+import type { AdminTables } from '../modules/admin/admin.tables.js'
 import type { OrderTables } from '../modules/orders/orders.tables.js'
 import type { IdempotencyTables } from '../modules/idempotency/idempotency.tables.js'
 import type { VpsTables } from '../modules/vps/vps.tables.js'
@@ -16,7 +17,7 @@ import type { HypervisorSimTables } from '../drivers/hypervisor/builtin.tables.j
  * times are ISO-8601 UTC text, booleans are integers 0/1, JSON is text, money is integer cents.
  */
 export interface DB extends FoundationTables, IdempotencyTables, DomainTables, OrderTables, VpsTables, HypervisorSimTables, CertificateTables, CaTables,
-  AccountTables, AffiliateTables, OutboxTables, PaymentTables {}
+  AccountTables, AffiliateTables, OutboxTables, PaymentTables, AdminTables {}
 
 /**
  * The foundation's tables. Each area declares its own in `src/modules/<area>/<area>.tables.ts`

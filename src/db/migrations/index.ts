@@ -6,6 +6,7 @@ import * as certificates from './0350-certificates.js'
 import * as orders from './0150-orders.js'
 import * as vps from './0200-vps.js'
 import * as account from './0300-account.js'
+import * as admin from './0400-admin.js'
 
 /**
  * Every migration, by name. Names sort in the order they run; each area takes its own
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '0150-orders': orders,
   '0200-vps': vps,
   '0300-account': account,
+  '0400-admin': admin,
 }

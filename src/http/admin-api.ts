@@ -1,0 +1,48 @@
+import type { FastifyPluginAsync } from 'fastify'
+import { Type } from 'typebox'
+import { migrationsApplied, ping } from '../db/database.js'
+import { adminAuthPlugin } from './plugins/admin-auth.js'
+import { adminRoutes } from '../modules/admin/admin.routes.js'
+import { sandboxRoutes } from '../modules/admin/sandbox.routes.js'
+import { Health } from '../modules/admin/admin.schemas.js'
+import { adminOpenapi, type DocumentedRoute } from './admin-openapi.js'
+import { ADMIN_PREFIX } from './constants.js'
+
+/**
+ * The admin API, mounted at the admin prefix: admin-token authentication, the operator's routes, the
+ * sandbox controls in sandbox mode, and its own OpenAPI document (its routes are hidden from the customer one).
+ */
+export const adminApi: FastifyPluginAsync = async (app) => {
+  const documented: DocumentedRoute[] = []
+  app.addHook('onRoute', (route) => {
+    route.schema = Object.assign(route.schema ?? {}, { hide: true })
+    for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
+      documented.push({ method, url: route.url.slice(ADMIN_PREFIX.length), schema: route.schema as DocumentedRoute['schema'] })
+    }
+  })
+  await app.register(adminAuthPlugin, { admin: app.services.admin })
+  await app.register(adminRoutes)
+  if (app.ctx.ops.sandbox) await app.register(sandboxRoutes)
+  app.get('/openapi.json', { config: { admin: 'public' }, schema: { hide: true } }, async () => adminOpenapi(documented))
+}
+
+/** `/healthz` (the process answers) and `/readyz` (the database answers and every migration is applied), without a key. */
+export const healthRoutes: FastifyPluginAsync = async (app) => {
+  const ctx = app.ctx
+  const config = { rateLimit: false } as const
+  app.get('/healthz', { config, schema: { hide: true, response: { 200: Type.Object({ status: Type.Integer(), status_description: Type.String() }) } } },
+    async () => ({ status: 200, status_description: 'OK' }))
+  app.get('/readyz', { config, schema: { hide: true, response: { 200: Health, 503: Health } } }, async (_req, reply) => {
+    let database = 'ok'
+    let migrations = 'ok'
+    try {
+      await ping(ctx.db)
+      if (!(await migrationsApplied(ctx.db, ctx.dbSchema))) migrations = 'pending'
+    } catch {
+      database = 'unreachable'
+      migrations = 'unknown'
+    }
+    const ready = database === 'ok' && migrations === 'ok'
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 200 : 503, status_description: ready ? 'Ready' : 'Not ready', data: { database, migrations } })
+  })
+}

@@ -1,0 +1,38 @@
+import fp from 'fastify-plugin'
+import type { AdminService } from '../../modules/admin/admin.service.js'
+import { ADMIN_PREFIX } from '../constants.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** An admin route: `true` needs an admin token (`Authorization: Bearer`), `public` needs none. Every admin route declares it. */
+    admin?: true | 'public'
+  }
+  interface FastifyRequest {
+    /** The admin token that opened this admin request. */
+    adminToken: { id: number; prefix: string } | null
+  }
+}
+
+/** The admin token presented as `Authorization: Bearer <token>`. */
+function bearer(header: string | undefined): string | undefined {
+  return header && /^bearer\s+/i.test(header) ? header.replace(/^bearer\s+/i, '').trim() : undefined
+}
+
+/**
+ * Admin authentication, for the routes under the admin prefix only: a customer API key never opens them
+ * (and the customer authentication never accepts an admin token). An admin route without `config.admin` fails at start.
+ */
+export const adminAuthPlugin = fp(async (app, opts: { admin: AdminService }) => {
+  app.decorateRequest('adminToken', null)
+
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith(ADMIN_PREFIX) && route.config?.admin === undefined) {
+      throw new Error(`Admin route ${route.method} ${route.url} declares no config.admin`)
+    }
+  })
+
+  app.addHook('onRequest', async (req) => {
+    if (req.routeOptions.config?.admin !== true) return
+    req.adminToken = await opts.admin.authenticate(bearer(req.headers.authorization))
+  })
+})

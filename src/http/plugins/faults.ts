@@ -1,0 +1,22 @@
+import fp from 'fastify-plugin'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { errors } from '../../errors.js'
+import type { FaultInjector } from '../../modules/admin/faults.js'
+import type { Metrics } from '../../modules/admin/metrics.js'
+import { API_PREFIX } from '../constants.js'
+
+/**
+ * Sandbox fault injection on the customer API, matched by the route's operationId. Registered after
+ * authentication and the rate limit, so a fault answers only calls that would otherwise have run.
+ */
+export const faultsPlugin = fp(async (app, opts: { faults: FaultInjector; metrics: Metrics }) => {
+  app.addHook('onRequest', async (req) => {
+    const schema = req.routeOptions.schema as { operationId?: string } | undefined
+    if (!schema?.operationId || !req.url.startsWith(API_PREFIX)) return
+    const fault = opts.faults.draw(schema.operationId)
+    if (!fault) return
+    opts.metrics.faultInjected(schema.operationId)
+    if (fault.latency_ms > 0) await sleep(fault.latency_ms)
+    if (fault.status !== null) throw errors.injectedFault(fault.status, fault.status_description ?? undefined)
+  })
+})

@@ -1,0 +1,184 @@
+import fs from 'node:fs'
+import { Type, type Static } from 'typebox'
+import { Value } from 'typebox/value'
+import YAML from 'yaml'
+import type { Context } from '../../context.js'
+import { iso, ymd } from '../../clock.js'
+import { ApiError } from '../../errors.js'
+import { checkRecordSet, normaliseRecord, normaliseZone } from '../dns/records.js'
+import { permissionsOf, parseTime } from './admin.service.js'
+import * as repo from './sandbox.repository.js'
+
+const SeedKey = Type.Object(
+  {
+    key: Type.String({ pattern: '^[A-Za-z0-9_-]{16,128}$', description: 'The fixed key value: 16 to 128 characters of A-Z, a-z, 0-9, _ and -' }),
+    label: Type.Optional(Type.String({ maxLength: 100 })),
+    allowed_ips: Type.Optional(Type.Array(Type.String())),
+    expires_at: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+)
+
+const SeedUser = Type.Object(
+  {
+    email: Type.String({ pattern: '^[^\\s@]+@[^\\s@]+$' }),
+    firstname: Type.Optional(Type.String()),
+    lastname: Type.Optional(Type.String()),
+    permissions: Type.Optional(Type.Union([Type.Array(Type.String()), Type.Record(Type.String(), Type.Boolean())])),
+    keys: Type.Optional(Type.Array(SeedKey)),
+  },
+  { additionalProperties: false },
+)
+
+const SeedRecord = Type.Object(
+  {
+    type: Type.String(),
+    name: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    value: Type.String(),
+    ttl: Type.Optional(Type.Integer()),
+  },
+  { additionalProperties: false },
+)
+
+const SeedDomain = Type.Object(
+  {
+    name: Type.String(),
+    renewal_date: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$' })),
+    tags: Type.Optional(Type.Array(Type.String({ pattern: '^[a-z0-9._-]{1,64}$' }))),
+    is_locked: Type.Optional(Type.Boolean()),
+    records: Type.Optional(Type.Array(SeedRecord)),
+  },
+  { additionalProperties: false },
+)
+
+const SeedAccount = Type.Object(
+  {
+    name: Type.String({ minLength: 1 }),
+    email: Type.String({ pattern: '^[^\\s@]+@[^\\s@]+$' }),
+    firstname: Type.Optional(Type.String()),
+    lastname: Type.Optional(Type.String()),
+    status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('suspended')])),
+    keys: Type.Optional(Type.Array(SeedKey)),
+    users: Type.Optional(Type.Array(SeedUser)),
+    domains: Type.Optional(Type.Array(SeedDomain)),
+  },
+  { additionalProperties: false },
+)
+
+/**
+ * The seed file (HOSTAPI_SEED_FILE, JSON or YAML): accounts with their main user, fixed API keys, sub-users
+ * with permissions and keys, and domains with DNS records. Loaded on an empty database and on a sandbox reset.
+ */
+export const SeedFileSchema = Type.Object({ accounts: Type.Array(SeedAccount) }, { additionalProperties: false })
+export type SeedSpec = Static<typeof SeedFileSchema>
+
+/** A seed file that cannot be read or does not describe valid data; lists every problem found. */
+export class SeedFileError extends Error {
+  constructor(readonly file: string, readonly problems: string[]) {
+    super(`Invalid seed file ${file}:\n  - ${problems.join('\n  - ')}`)
+  }
+}
+
+const DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,62}$/
+
+/** The stored form of a domain name, or null when it is not one. */
+function domainName(raw: string): string | null {
+  try {
+    const name = normaliseZone(raw)
+    return DOMAIN.test(name) ? name : null
+  } catch {
+    return null
+  }
+}
+
+/** Reads and validates a seed file. */
+export function readSeedFile(file: string): SeedSpec {
+  let text: string
+  try {
+    text = fs.readFileSync(file, 'utf8')
+  } catch (err) {
+    throw new SeedFileError(file, [`cannot read it: ${(err as Error).message}`])
+  }
+  let data: unknown
+  try {
+    data = file.toLowerCase().endsWith('.json') ? JSON.parse(text) : YAML.parse(text)
+  } catch (err) {
+    throw new SeedFileError(file, [`cannot parse it: ${(err as Error).message}`])
+  }
+  if (!Value.Check(SeedFileSchema, data)) {
+    const problems = [...Value.Errors(SeedFileSchema, data)].slice(0, 20).map((e) => `${e.instancePath || '/'}: ${e.message}`)
+    throw new SeedFileError(file, problems)
+  }
+  const problems: string[] = []
+  const keys = new Set<string>()
+  const domains = new Set<string>()
+  data.accounts.forEach((a, i) => {
+    const allKeys = [...(a.keys ?? []), ...(a.users ?? []).flatMap((u) => u.keys ?? [])]
+    for (const k of allKeys) {
+      if (keys.has(k.key)) problems.push(`/accounts/${i}: the key ${k.key.slice(0, 8)}… is listed twice`)
+      keys.add(k.key)
+    }
+    ;(a.domains ?? []).forEach((d, j) => {
+      const name = domainName(d.name)
+      if (!name) problems.push(`/accounts/${i}/domains/${j}: invalid domain name ${d.name}`)
+      else if (domains.has(name)) problems.push(`/accounts/${i}/domains/${j}: ${name} is listed twice`)
+      else domains.add(name)
+    })
+  })
+  if (problems.length) throw new SeedFileError(file, problems)
+  return data
+}
+
+/** Creates what the seed describes; returns the number of accounts created. A rule broken by the data (a bad record) throws. */
+export async function applySeed(ctx: Context, spec: SeedSpec, file: string): Promise<number> {
+  const { iam } = ctx.services
+  const now = ctx.clock.now()
+  try {
+    for (const [i, a] of spec.accounts.entries()) {
+      const where = `/accounts/${i}`
+      const account = await iam.createAccount({ name: a.name, email: a.email, firstname: a.firstname ?? '', lastname: a.lastname ?? '' })
+      for (const k of a.keys ?? []) await createKey(ctx, account.accountId, account.userId, k)
+      for (const u of a.users ?? []) {
+        const userId = await iam.createSubUser(account.accountId, {
+          email: u.email, firstname: u.firstname ?? '', lastname: u.lastname ?? '', permissions: permissionsOf(u.permissions),
+        })
+        for (const k of u.keys ?? []) await createKey(ctx, account.accountId, userId, k)
+      }
+      for (const [j, d] of (a.domains ?? []).entries()) {
+        const name = domainName(d.name)!
+        const records = checkRecordSet(name, (d.records ?? []).map((r) => normaliseRecord(name, { ...r, name: r.name ?? '' })))
+        const nextYear = new Date(now)
+        nextYear.setUTCFullYear(nextYear.getUTCFullYear() + 1)
+        await repo.insertDomainWithRecords(ctx.db, {
+          accountId: account.accountId,
+          name,
+          renewalDate: d.renewal_date ?? ymd(nextYear),
+          tags: d.tags ?? [],
+          isLocked: d.is_locked ?? false,
+          nameservers: [],
+          serial: Number(`${ymd(now).replace(/-/g, '')}00`),
+          now: iso(now),
+          records,
+        }).catch((err: unknown) => {
+          throw new SeedFileError(file, [`${where}/domains/${j}: ${(err as Error).message}`])
+        })
+      }
+      if (a.status === 'suspended') {
+        await repo.setAccountStatus(ctx.db, account.accountId, 'suspended')
+      }
+    }
+  } catch (err) {
+    if (err instanceof ApiError) throw new SeedFileError(file, [err.message])
+    throw err
+  }
+  return spec.accounts.length
+}
+
+async function createKey(ctx: Context, accountId: number, userId: number, k: Static<typeof SeedKey>) {
+  await ctx.services.iam.createKey(accountId, userId, {
+    key: k.key,
+    label: k.label ?? 'seed',
+    allowedIps: k.allowed_ips ?? [],
+    expiresAt: k.expires_at ? parseTime(k.expires_at, 'expires_at') : null,
+  })
+}
