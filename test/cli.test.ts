@@ -46,7 +46,8 @@ for (const dialect of dialects) {
       const userId = (await admin('user', 'create', '--account', customer, '--email', 'dns@acme.test', '--permission', 'domains')).out.trim()
       const subKey = (await admin('key', 'create', '--user', userId, '--expires', '2000-01-01')).out.trim()
 
-      const t = await startTestApp(dialect, { database })
+      // The CLI is another process: with no lookup cache its changes are seen on the next request.
+      const t = await startTestApp(dialect, { database, env: { HOSTAPI_AUTH_CACHE_MS: '0' } })
       try {
         const who = await t.request('GET', '/whoami', { key: key.trim() })
         assert.equal(who.status, 200)

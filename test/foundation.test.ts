@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { ManualClock } from '../src/clock.js'
 
 for (const dialect of dialects) {
   describe(`foundation over HTTPS (${dialect})`, () => {
@@ -67,6 +68,20 @@ for (const dialect of dialects) {
       // The caller itself (127.0.0.1) is not on the whitelist.
       assert.equal((await t.request('GET', '/whoami', { key: v4.key })).body.status_description,
         'Remote IP address is not found in the API key whitelist (127.0.0.1)')
+    })
+
+    it('sees a key revoked on another instance once the lookup cache window has passed', async () => {
+      const clock = new ManualClock()
+      const other = await startTestApp(dialect, { shareDatabaseWith: t, clock, env: { HOSTAPI_AUTH_CACHE_MS: '1000' } })
+      try {
+        const k = await t.ctx.services.iam.createKey(a.accountId, a.userId)
+        assert.equal((await other.request('GET', '/whoami', { key: k.key })).status, 200)
+        await t.ctx.services.iam.revokeKey(a.accountId, String(k.id))
+        clock.advance(1001)
+        assert.equal((await other.request('GET', '/whoami', { key: k.key })).body.status_description, 'No valid API key set')
+      } finally {
+        await other.close()
+      }
     })
 
     it('answers a wrong method with 400 and an unknown path with 404, before authentication', async () => {

@@ -42,7 +42,14 @@ for (const dialect of dialects) {
       }
     })
 
-    const prepare = async (r: RouteEntry, owner: TestAccount): Promise<FixtureResult & { path: string }> => {
+    // Fixtures are made once per route and owner: the cases only read them.
+    const prepared = new Map<string, Promise<FixtureResult & { path: string }>>()
+    const prepare = (r: RouteEntry, owner: TestAccount): Promise<FixtureResult & { path: string }> => {
+      const id = `${owner.accountId} ${r.method} ${r.url}`
+      if (!prepared.has(id)) prepared.set(id, make(r, owner))
+      return prepared.get(id)!
+    }
+    const make = async (r: RouteEntry, owner: TestAccount): Promise<FixtureResult & { path: string }> => {
       const f: FixtureResult = r.fixture ? await fixtures[r.fixture](t, owner, r) : { params: {} }
       const path = r.url.replace(/:([A-Za-z_]+)/g, (_m, name: string) => {
         assert.ok(name in f.params, `fixture ${r.fixture} gives no value for :${name} of ${r.url}`)
@@ -56,10 +63,11 @@ for (const dialect of dialects) {
         const f = await prepare(r, a)
         const call = (key?: string) => t.request(r.method, f.path, { key, body: f.body })
         const label = `${r.method} ${r.url}`
-        assert.deepEqual((await call()).body, { status: 401, status_description: 'No valid API key set' }, label)
-        assert.deepEqual((await call('unknown-key-000000000000000000')).body, { status: 401, status_description: 'No valid API key set' }, label)
-        assert.deepEqual((await call(keys.expired)).body, { status: 401, status_description: 'API key has expired' }, label)
-        assert.deepEqual((await call(keys.otherIp)).body,
+        const [none, unknown, expired, otherIp] = await Promise.all([call(), call('unknown-key-000000000000000000'), call(keys.expired), call(keys.otherIp)])
+        assert.deepEqual(none.body, { status: 401, status_description: 'No valid API key set' }, label)
+        assert.deepEqual(unknown.body, { status: 401, status_description: 'No valid API key set' }, label)
+        assert.deepEqual(expired.body, { status: 401, status_description: 'API key has expired' }, label)
+        assert.deepEqual(otherIp.body,
           { status: 401, status_description: 'Remote IP address is not found in the API key whitelist (127.0.0.1)' }, label)
       }
     })

@@ -35,6 +35,16 @@ export interface NewKeyInput {
   key?: string
 }
 
+interface CachedKey {
+  fetchedAt: number
+  lastTouch: number
+  usable: boolean
+  expiresAt: number | null
+  allowed: string[]
+  principal: Principal
+}
+
+const AUTH_CACHE_SIZE = 10_000
 const FIRST_CUSTOMER_NUMBER = 100001
 const TOUCH_INTERVAL_MS = 60_000
 
@@ -43,8 +53,47 @@ export class IamService {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
-    private readonly opts: { emptyWhitelistAllowsAll: boolean },
+    private readonly opts: { emptyWhitelistAllowsAll: boolean; authCacheMs: number },
   ) {}
+
+  /** Key lookups by key hash, parsed once; see Config.authCacheMs. */
+  private readonly authCache = new Map<string, CachedKey>()
+
+  /** Forgets every cached key lookup; every change to keys, users, permissions or accounts calls it. */
+  invalidateAuthCache(): void {
+    this.authCache.clear()
+  }
+
+  private async lookupKey(keyHash: string, now: number): Promise<CachedKey | null> {
+    const cached = this.authCache.get(keyHash)
+    if (cached && now - cached.fetchedAt < this.opts.authCacheMs) return cached
+    const row = await repo.findKeyForAuth(this.db, keyHash)
+    if (!row) {
+      this.authCache.delete(keyHash)
+      return null
+    }
+    const entry: CachedKey = {
+      fetchedAt: now,
+      lastTouch: row.last_used_at === null ? 0 : Date.parse(row.last_used_at),
+      usable: row.revoked_at === null && row.account_status === 'active',
+      expiresAt: row.expires_at === null ? null : Date.parse(row.expires_at),
+      allowed: JSON.parse(row.allowed_ips) as string[],
+      principal: {
+        accountId: row.account_id,
+        customerNumber: row.customer_number,
+        userId: row.user_id,
+        isMainUser: row.is_main_user === 1,
+        permissions: JSON.parse(row.permissions) as PermissionMap,
+        keyId: row.key_id,
+        keyPrefix: row.prefix,
+      },
+    }
+    if (this.opts.authCacheMs > 0) {
+      if (this.authCache.size >= AUTH_CACHE_SIZE) this.authCache.clear()
+      this.authCache.set(keyHash, entry)
+    }
+    return entry
+  }
 
   /** Creates an account with its main user (who holds every permission). */
   async createAccount(input: { name: string } & NewUserInput): Promise<{ accountId: number; customerNumber: number; userId: number }> {
@@ -125,6 +174,7 @@ export class IamService {
         allowed_ips: JSON.stringify(allowed),
         created_at: iso(this.clock.now()),
       })
+      this.invalidateAuthCache()
       return { key, prefix: keyPrefix(key), id: row.id }
     } catch (err) {
       if (isUniqueViolation(err)) throw errors.badRequest('This API key exists already')
@@ -155,18 +205,21 @@ export class IamService {
   async revokeKey(accountId: number, ref: string): Promise<void> {
     const key = await this.findKey(accountId, ref)
     await repo.updateKey(this.db, accountId, key.id, { revoked_at: iso(this.clock.now()) })
+    this.invalidateAuthCache()
   }
 
   async setWhitelist(accountId: number, ref: string, entries: string[]): Promise<string[]> {
     const key = await this.findKey(accountId, ref)
     const allowed = this.normaliseWhitelist(entries)
     await repo.updateKey(this.db, accountId, key.id, { allowed_ips: JSON.stringify(allowed) })
+    this.invalidateAuthCache()
     return allowed
   }
 
   async setExpiry(accountId: number, ref: string, expiresAt: Date | null): Promise<void> {
     const key = await this.findKey(accountId, ref)
     await repo.updateKey(this.db, accountId, key.id, { expires_at: expiresAt ? iso(expiresAt) : null })
+    this.invalidateAuthCache()
   }
 
   /**
@@ -175,27 +228,19 @@ export class IamService {
    */
   async authenticate(rawKey: string | undefined, ip: string): Promise<Principal> {
     if (!rawKey) throw errors.noValidApiKey()
-    const row = await repo.findKeyForAuth(this.db, hashApiKey(rawKey))
-    if (!row || row.revoked_at !== null || row.account_status !== 'active') throw errors.noValidApiKey()
     const now = this.clock.now()
-    if (row.expires_at !== null && row.expires_at <= iso(now)) throw errors.apiKeyExpired()
-    const allowed = JSON.parse(row.allowed_ips) as string[]
-    if (!(allowed.length === 0 && this.opts.emptyWhitelistAllowsAll) && !ipAllowed(ip, allowed)) {
+    const key = await this.lookupKey(hashApiKey(rawKey), now.getTime())
+    if (!key || !key.usable) throw errors.noValidApiKey()
+    if (key.expiresAt !== null && key.expiresAt <= now.getTime()) throw errors.apiKeyExpired()
+    if (!(key.allowed.length === 0 && this.opts.emptyWhitelistAllowsAll) && !ipAllowed(ip, key.allowed)) {
       throw errors.ipNotWhitelisted(ip)
     }
-    if (row.last_used_at === null || now.getTime() - Date.parse(row.last_used_at) > TOUCH_INTERVAL_MS) {
+    if (now.getTime() - key.lastTouch > TOUCH_INTERVAL_MS) {
       // Last use is recorded at most once a minute per key, so reads stay reads.
-      await repo.touchKey(this.db, row.key_id, iso(now), ip)
+      key.lastTouch = now.getTime()
+      await repo.touchKey(this.db, key.principal.keyId, iso(now), ip)
     }
-    return {
-      accountId: row.account_id,
-      customerNumber: row.customer_number,
-      userId: row.user_id,
-      isMainUser: row.is_main_user === 1,
-      permissions: JSON.parse(row.permissions) as PermissionMap,
-      keyId: row.key_id,
-      keyPrefix: row.prefix,
-    }
+    return key.principal
   }
 
   /** True when the principal may use the area (the main user may use every area). */
