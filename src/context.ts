@@ -120,7 +120,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   const profile = new ProfileService(db, clock, drivers.mail)
   const orders = new OrdersService(db, clock, jobs)
   const services: Services = {
-    iam: new IamService(db, clock, { emptyWhitelistAllowsAll: config.emptyWhitelistAllowsAll }),
+    iam: new IamService(db, clock, { emptyWhitelistAllowsAll: config.emptyWhitelistAllowsAll, authCacheMs: config.authCacheMs }),
     admin: new AdminService(db, clock, () => services.iam),
     idempotency: new IdempotencyService(db, clock),
     orders,

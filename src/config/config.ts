@@ -19,6 +19,11 @@ export interface Config {
   rateLimit: { perKeyPerMinute: number; availabilityPerMinute: number }
   /** An API key with an empty whitelist may be used from any address. */
   emptyWhitelistAllowsAll: boolean
+  /**
+   * How long (ms) an instance may reuse a key lookup. Changes made on this instance take effect at once;
+   * changes made on another instance within this time. 0 looks every key up on every request.
+   */
+  authCacheMs: number
   jobs: { enabled: boolean; pollMs: number; concurrency: number }
   /** The hypervisor behind the VPS area: the built-in simulator runs actions `simSpeed` times faster than real ones. */
   hypervisor: { driver: 'builtin'; simSpeed: number; shutdownTimeoutSeconds: number }
@@ -146,6 +151,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       availabilityPerMinute: int('HOSTAPI_AVAILABILITY_RATE_LIMIT', 60, 1, 1_000_000),
     },
     emptyWhitelistAllowsAll: bool('HOSTAPI_EMPTY_WHITELIST_ALLOWS_ALL', true),
+    authCacheMs: int('HOSTAPI_AUTH_CACHE_MS', 1000, 0, 60_000),
     jobs: {
       enabled: bool('HOSTAPI_JOBS', true),
       pollMs: int('HOSTAPI_JOB_POLL_MS', 500, 10, 60_000),
