@@ -145,6 +145,20 @@ for (const dialect of dialects) {
         assert.equal((await req('GET', `/vps/${id}`)).body.data.status, 'running')
       })
 
+      it('resumes a task whose worker died while waiting, without starting the operation again', async () => {
+        const id = await makeVps(t, a, { settle: true })
+        const stop = await req('POST', `/vps/${id}/stop`)
+        // What a worker leaves behind when it dies after starting the operation: the task running, the operation recorded.
+        const op = await hv().shutdown(await refOf(id), { timeoutSeconds: 120 })
+        await t.ctx.db.updateTable('vps_tasks').set({ status: 'running', attempts: 1, operation_ref: op.ref }).where('id', '=', stop.body.data.task.id).execute()
+        await drain()
+        const task = await t.ctx.db.selectFrom('vps_tasks').selectAll().where('id', '=', stop.body.data.task.id).executeTakeFirstOrThrow()
+        assert.deepEqual([task.status, task.attempts], ['done', 2])
+        const ops = await t.ctx.db.selectFrom('hv_operations').select('id').where('instance_id', '=', Number(await refOf(id))).where('action', '=', 'shutdown').execute()
+        assert.equal(ops.length, 1)
+        assert.equal((await req('GET', `/vps/${id}`)).body.data.status, 'stopped')
+      })
+
       it('enables rescue mode with a one-time password and disables it again', async () => {
         const id = await makeVps(t, a, { settle: true })
         const on = await req('PUT', `/vps/${id}/rescue`, { enable: true })
@@ -266,6 +280,22 @@ for (const dialect of dialects) {
         const item = await t.ctx.db.selectFrom('order_items').selectAll().where('order_id', '=', orderId).executeTakeFirstOrThrow()
         assert.equal(item.price_cents, 1999 * 12)
         assert.deepEqual(JSON.parse(item.result!), { vps_id: v.id })
+        // Processing the item again (a retried order job) finds the VPS instead of making another.
+        const again = await t.ctx.services.vps.processOrderItem({ id: item.id, accountId: a.accountId, details: JSON.parse(item.details) })
+        assert.deepEqual(again, { errors: [], result: { vps_id: v.id } })
+        const made = await t.ctx.db.selectFrom('vps').select('id').where('order_item_id', '=', item.id).execute()
+        assert.equal(made.length, 1)
+      })
+
+      it('leaves an order item in error when the hypervisor refuses it', async () => {
+        const { orderId } = await t.ctx.services.orders.createOrder(a.accountId, [{
+          type: 'vps', name: 'nowhere.example.com', priceCents: 499,
+          details: { productId: 'vps-s', imageId: 'debian-12', hostname: 'nowhere.example.com', location: 'ams', host: 'rtm-hv01' },
+        }])
+        await drain()
+        const order = (await req('GET', `/orders/${orderId}`)).body.data
+        assert.equal(order.status, 'error')
+        assert.deepEqual(order.services[0].errors, [{ code: 'vps', description: 'The hypervisor refused the action: No host available in ams' }])
       })
 
       it('answers the first order again for a repeated Idempotency-Key', async () => {

@@ -5,6 +5,7 @@ import * as domains from './0100-domains.js'
 import * as certificates from './0350-certificates.js'
 import * as orders from './0150-orders.js'
 import * as vps from './0200-vps.js'
+import * as vpsOrderItems from './0201-vps-order-items.js'
 import * as account from './0300-account.js'
 import * as admin from './0400-admin.js'
 
@@ -19,6 +20,7 @@ export const migrations: Record<string, Migration> = {
   '0350-certificates': certificates,
   '0150-orders': orders,
   '0200-vps': vps,
+  '0201-vps-order-items': vpsOrderItems,
   '0300-account': account,
   '0400-admin': admin,
 }

@@ -14,6 +14,10 @@ export const findVps = (db: Db, accountId: number, id: number) =>
 export const vpsExists = async (db: Db, id: number) =>
   !!(await db.selectFrom('vps').select('id').where('id', '=', id).executeTakeFirst())
 
+/** The VPS provisioned for an order item, if any. */
+export const findVpsByOrderItem = (db: Db, accountId: number, orderItemId: number) =>
+  db.selectFrom('vps').select(['id']).where('account_id', '=', accountId).where('order_item_id', '=', orderItemId).executeTakeFirst()
+
 /** A VPS by id for the job handlers, which act for whichever account owns it. */
 export const findVpsForJob = (db: Db, id: number) => db.selectFrom('vps').selectAll().where('id', '=', id).executeTakeFirst()
 

@@ -96,6 +96,8 @@ export interface ProvisionInput {
   billingMonths?: number
   /** Place on this host (tests, the operator). */
   host?: string
+  /** The order item this VPS is provisioned for. */
+  orderItemId?: number
   name?: string
 }
 
@@ -465,6 +467,7 @@ export class VpsService {
         host: created.host, instance_ref: created.ref, image_id: input.imageId, cpu: product.cpu, memory_mb: product.memory_mb,
         disk_gb: product.disk_gb, status: 'installing', rescue: 0, ipv4: created.ipv4, ipv6: created.ipv6, reverse_dns: '{}',
         firewall: JSON.stringify({ enabled: false, rules: [] }), billing_months: months, task_id: null, cancellation_date: null,
+        order_item_id: input.orderItemId ?? null,
         created_at: now, updated_at: now,
       })
       const t = await repo.insertTask(trx, {
@@ -480,9 +483,11 @@ export class VpsService {
   }
 
   /** The orders module's processor for `vps` items: provisions the ordered VPS; a refusal becomes the item's error. */
-  async processOrderItem(item: { accountId: number; details: unknown }): Promise<{ errors: Array<{ code: string; description: string }>; result?: unknown }> {
+  async processOrderItem(item: { id: number; accountId: number; details: unknown }): Promise<{ errors: Array<{ code: string; description: string }>; result?: unknown }> {
+    const done = await repo.findVpsByOrderItem(this.db, item.accountId, item.id)
+    if (done) return { errors: [], result: { vps_id: done.id } }
     try {
-      const r = await this.provision(item.accountId, item.details as ProvisionInput)
+      const r = await this.provision(item.accountId, { ...(item.details as ProvisionInput), orderItemId: item.id })
       return { errors: [], result: { vps_id: r.vpsId } }
     } catch (err) {
       if (err instanceof ApiError && err.status === 400) return { errors: [{ code: 'vps', description: err.message }] }

@@ -1,4 +1,4 @@
-import type { Generated, Selectable } from 'kysely'
+import type { ColumnType, Generated, Selectable } from 'kysely'
 
 /** The VPS area: instances as the account sees them, their tasks, SSH keys, VPCs, subnets and floating IPs. */
 export interface VpsTables {
@@ -37,6 +37,8 @@ export interface VpsTable {
   firewall: string
   /** The task that holds the VPS (queued or running); null when it is free. */
   task_id: number | null
+  /** The order item the VPS was provisioned for, if it was ordered. */
+  order_item_id: ColumnType<number | null, number | null | undefined, number | null>
   /** Months per billing period. */
   billing_months: number
   /** `YYYY-MM-DD` a pending cancellation takes effect, or null. */
