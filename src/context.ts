@@ -14,6 +14,9 @@ import { registerMaintenanceJobs } from './jobs/maintenance.js'
 import { IamService } from './modules/iam/iam.service.js'
 import { IdempotencyService } from './modules/idempotency/idempotency.service.js'
 import { OrdersService } from './modules/orders/orders.service.js'
+import type { RegistryDriver } from './drivers/registry/registry.js'
+import { BuiltinRegistry } from './drivers/registry/builtin.js'
+import { createDomainServices, type DomainServices } from './modules/domains/domain-services.js'
 import type { HypervisorDriver } from './drivers/hypervisor/hypervisor.js'
 import { BuiltinHypervisor } from './drivers/hypervisor/builtin.js'
 import { VpsService } from './modules/vps/vps.service.js'
@@ -34,6 +37,7 @@ import { txtLookup } from './modules/certificates/txt-lookup.js'
 
 /** The providers behind interfaces; the built-in ones work on one machine. */
 export interface Drivers {
+  registry: RegistryDriver
   hypervisor: HypervisorDriver
   mail: MailDriver
   payments: PaymentsDriver
@@ -41,7 +45,7 @@ export interface Drivers {
 }
 
 /** Every service of the application, built once per process. */
-export interface Services {
+export interface Services extends DomainServices {
   iam: IamService
   admin: AdminService
   idempotency: IdempotencyService
@@ -112,6 +116,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   // Certificates reach the account's zones through the DNS service.
   const accountDns: AccountDns | null = null
   const drivers: Drivers = {
+    registry: new BuiltinRegistry(db, clock, config.registry.taken),
     hypervisor: new BuiltinHypervisor(db, clock, { speed: config.hypervisor.simSpeed }),
     mail: new OutboxMailDriver(db, clock, config.mail.from),
     payments: new LedgerPaymentsDriver(db, clock, config.payments.baseUrl),
@@ -119,7 +124,14 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   }
   const profile = new ProfileService(db, clock, drivers.mail)
   const orders = new OrdersService(db, clock, jobs)
+  const domainArea = createDomainServices({
+    db, clock, jobs, config, log,
+    registry: drivers.registry,
+    publish: (name) => (drivers as Partial<Record<'dns', { publish(domain: string): Promise<void> }>>).dns?.publish(name) ?? Promise.resolve(),
+    orders: () => services.orders,
+  })
   const services: Services = {
+    ...domainArea,
     iam: new IamService(db, clock, { emptyWhitelistAllowsAll: config.emptyWhitelistAllowsAll, authCacheMs: config.authCacheMs }),
     admin: new AdminService(db, clock, () => services.iam),
     idempotency: new IdempotencyService(db, clock),
@@ -135,6 +147,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   }
   ops.metrics.setSources({ jobCounts: () => services.admin.jobCounts() })
   services.orders.setCharger(services.invoices)
+  services.orders.registerProcessor('domain', services.domainOrders)
   services.orders.registerProcessor('certificate', { process: (item) => services.certificates.processOrderItem(item) })
   services.vps.registerJobs()
   services.orders.registerProcessor('vps', { process: (item) => services.vps.processOrderItem(item) })

@@ -25,6 +25,10 @@ export interface Config {
    */
   authCacheMs: number
   jobs: { enabled: boolean; pollMs: number; concurrency: number }
+  /** The provider's own nameservers: the built-in nameserver profile `default-mijnhost`. */
+  defaultNameservers: string[]
+  /** The built-in registry: names registered elsewhere (transferable with `authCode` when one is set). */
+  registry: { taken: { name: string; authCode: string | null }[] }
   /** The hypervisor behind the VPS area: the built-in simulator runs actions `simSpeed` times faster than real ones. */
   hypervisor: { driver: 'builtin'; simSpeed: number; shutdownTimeoutSeconds: number }
   /** Invoicing: VAT rate (percent), payment term, and the seller printed on invoices. */
@@ -100,6 +104,22 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const list = (name: string): string[] =>
     (env[name] ?? '').split(',').map((s) => s.trim()).filter(Boolean)
 
+  const HOST = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,62}$/
+  const hostnames = (name: string, def: string): string[] => {
+    const hosts = (env[name] || def).split(',').map((s) => s.trim().toLowerCase().replace(/\.$/, '')).filter(Boolean)
+    for (const h of hosts) if (!HOST.test(h)) problems.push(`${name}: "${h}" is not a hostname`)
+    if (hosts.length < 2 || hosts.length > 13) problems.push(`${name} must list 2 to 13 nameservers`)
+    return hosts
+  }
+  // `name` or `name=AUTHCODE`, comma separated.
+  const takenNames = (name: string, def: string) =>
+    (env[name] ?? def).split(',').map((s) => s.trim()).filter(Boolean).map((entry) => {
+      const [n, code] = entry.split('=', 2) as [string, string | undefined]
+      const host = n.trim().toLowerCase().replace(/\.$/, '')
+      if (!HOST.test(host)) problems.push(`${name}: "${n}" is not a domain name`)
+      return { name: host, authCode: code?.trim() || null }
+    })
+
   const dataDir = path.resolve(env.HOSTAPI_DATA_DIR || './data')
   const certFile = env.HOSTAPI_TLS_CERT || null
   const keyFile = env.HOSTAPI_TLS_KEY || null
@@ -157,6 +177,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       pollMs: int('HOSTAPI_JOB_POLL_MS', 500, 10, 60_000),
       concurrency: int('HOSTAPI_JOB_CONCURRENCY', 4, 1, 64),
     },
+    defaultNameservers: hostnames('HOSTAPI_DEFAULT_NAMESERVERS', 'ns1.hostapi.test,ns2.hostapi.test,ns3.hostapi.test'),
+    registry: { taken: takenNames('HOSTAPI_REGISTRY_TAKEN', 'example.com,example.net,example.org=DEMO-TRANSFER-CODE') },
     hypervisor: {
       driver: 'builtin',
       simSpeed: positive('HOSTAPI_SIM_SPEED', 1),

@@ -1,10 +1,11 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { toolsRoutes } from '../modules/tools/tools.routes.js'
 import { ordersRoutes } from '../modules/orders/orders.routes.js'
+import { domainAreaRoutes } from '../modules/domains/domain-routes.js'
 import { certificatesRoutes } from '../modules/certificates/certificates.routes.js'
 import { accountRoutes } from '../modules/account/account.routes.js'
 import { affiliateRoutes } from '../modules/affiliate/affiliate.routes.js'
 import { vpsRoutes } from '../modules/vps/vps.routes.js'
 
 /** Every module's routes, mounted under the API prefix. */
-export const apiRoutes: FastifyPluginAsync[] = [toolsRoutes, ordersRoutes, certificatesRoutes, accountRoutes, affiliateRoutes, vpsRoutes]
+export const apiRoutes: FastifyPluginAsync[] = [toolsRoutes, ordersRoutes, domainAreaRoutes, certificatesRoutes, accountRoutes, affiliateRoutes, vpsRoutes]

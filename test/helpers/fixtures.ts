@@ -1,6 +1,7 @@
 import type { RouteEntry } from '../../src/http/route-table.js'
 import type { TestAccount, TestApp } from './app.js'
 import { orderFixtures } from './fixtures/orders.js'
+import { domainFixtures } from './fixtures/domains.js'
 import { certificateFixtures } from './fixtures/certificates.js'
 import { accountFixtures } from './fixtures/account.js'
 import { vpsFixtures } from './fixtures/vps.js'
@@ -25,6 +26,7 @@ export type Fixture = (t: TestApp, owner: TestAccount, route: RouteEntry) => Pro
  */
 export const fixtures: Record<string, Fixture> = {
   ...orderFixtures,
+  ...domainFixtures,
   ...certificateFixtures,
   ...accountFixtures,
   ...vpsFixtures,

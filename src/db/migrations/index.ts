@@ -2,6 +2,9 @@ import type { Migration } from 'kysely'
 import * as foundation from './0001-foundation.js'
 import * as idempotency from './0002-idempotency.js'
 import * as domains from './0100-domains.js'
+import * as domainProfiles from './0110-domain-profiles.js'
+import * as tldPrices from './0120-tld-prices.js'
+import * as registry from './0130-registry.js'
 import * as certificates from './0350-certificates.js'
 import * as orders from './0150-orders.js'
 import * as vps from './0200-vps.js'
@@ -17,6 +20,9 @@ export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
   '0002-idempotency': idempotency,
   '0100-domains': domains,
+  '0110-domain-profiles': domainProfiles,
+  '0120-tld-prices': tldPrices,
+  '0130-registry': registry,
   '0350-certificates': certificates,
   '0150-orders': orders,
   '0200-vps': vps,

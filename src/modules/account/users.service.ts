@@ -104,6 +104,8 @@ export class UsersService {
       }
     }
     if (Object.keys(changes).length) await repo.updateUser(this.db, who.accountId, userId, changes)
+    // The user's keys must see new permissions on their next request.
+    if (changes.permissions !== undefined) this.iam().invalidateAuthCache()
     return this.get(who.accountId, userId)
   }
 

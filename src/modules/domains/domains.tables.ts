@@ -1,9 +1,14 @@
 import type { Generated, Selectable } from 'kysely'
+import type { RegistryTables } from '../../drivers/registry/builtin.tables.js'
 
-/** Domains and their DNS records. */
-export interface DomainTables {
+/** Domains, their DNS records, the domain profiles (contacts, nameservers, DNS templates) and extension prices. */
+export interface DomainTables extends RegistryTables {
   domains: DomainsTable
   dns_records: DnsRecordsTable
+  contact_profiles: ContactProfilesTable
+  nameserver_profiles: NameserverProfilesTable
+  dns_templates: DnsTemplatesTable
+  tld_prices: TldPricesTable
 }
 
 export interface DomainsTable {
@@ -55,3 +60,55 @@ export interface DnsRecordsTable {
 
 export type Domain = Selectable<DomainsTable>
 export type DnsRecord = Selectable<DnsRecordsTable>
+
+export interface ContactProfilesTable {
+  id: Generated<number>
+  account_id: number
+  name: string
+  /** JSON: the profile fields as the API shows them (firstname, lastname, street, …, defaults). */
+  profile: string
+  created_at: string
+  updated_at: string
+}
+
+export interface NameserverProfilesTable {
+  id: Generated<number>
+  account_id: number
+  /** Unique per account; `default-mijnhost` is reserved for the built-in profile. */
+  alias: string
+  /** JSON array of {hostname, ipv4, ipv6}. */
+  nameservers: string
+  is_default: number
+  created_at: string
+  updated_at: string
+}
+
+export interface DnsTemplatesTable {
+  id: Generated<number>
+  account_id: number
+  alias: string
+  is_default: number
+  /** JSON array of {type, name (relative, empty = apex), value, ttl}. */
+  records: string
+  created_at: string
+  updated_at: string
+}
+
+export interface TldPricesTable {
+  id: Generated<number>
+  /** Without the leading dot: `com`, `co.uk`. */
+  extension: string
+  register_cents: number
+  renew_cents: number
+  transfer_cents: number
+  min_period: number
+  max_period: number
+  supports_dnssec: number
+  supports_privacy: number
+  requires_auth_code: number
+}
+
+export type ContactProfile = Selectable<ContactProfilesTable>
+export type NameserverProfile = Selectable<NameserverProfilesTable>
+export type DnsTemplate = Selectable<DnsTemplatesTable>
+export type TldPrice = Selectable<TldPricesTable>

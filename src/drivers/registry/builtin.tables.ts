@@ -1,0 +1,26 @@
+import type { Generated } from 'kysely'
+
+/** The built-in registry's tables. */
+export interface RegistryTables {
+  registry_domains: RegistryDomainsTable
+  premium_names: PremiumNamesTable
+}
+
+export interface RegistryDomainsTable {
+  id: Generated<number>
+  /** Lower case, no trailing dot. */
+  name: string
+  auth_code: string
+  /** `YYYY-MM-DD`. */
+  expires_on: string
+  created_at: string
+  updated_at: string
+}
+
+/** Names the registry prices above the extension's standard price. */
+export interface PremiumNamesTable {
+  id: Generated<number>
+  name: string
+  register_cents: number
+  renew_cents: number
+}

@@ -1,0 +1,32 @@
+/** What the registry says about a name. */
+export interface RegistryCheck {
+  /**
+   * `available`: can be registered; `unavailable`: registered with us already; `transfer`: registered
+   * elsewhere, can be transferred in; `invalid`: not a name this registry can register.
+   */
+  status: 'available' | 'unavailable' | 'transfer' | 'invalid'
+  /** Set for a premium name (priced above the extension's standard price), else null. */
+  premium: { registerCents: number; renewCents: number } | null
+}
+
+/** The outcome of a registration or transfer: the new expiry day, or why it failed (`code` as order errors show it). */
+export type RegistryResult = { ok: true; expiresOn: string } | { ok: false; code: string; description: string }
+
+/**
+ * A domain registry (or the registrar in front of it). Every implementation passes `contract.test.ts`.
+ * Names are in stored form: lower case, no trailing dot, punycode.
+ */
+export interface RegistryDriver {
+  /** Whether `name` can be registered or transferred, and its premium price if it has one. */
+  check(name: string): Promise<RegistryCheck>
+  /** Registers `name` for `years`; fails with code `unavailable` when it is taken. */
+  register(name: string, years: number): Promise<RegistryResult>
+  /** Transfers `name` in with its auth code; a wrong or missing code fails with code `transfer_code`. */
+  transfer(name: string, authCode: string | null): Promise<RegistryResult>
+  /** Renews a name registered with us by `years`; returns the new expiry day. */
+  renew(name: string, years: number): Promise<{ expiresOn: string }>
+  /** Ends the registration of `name` (the name becomes available again). */
+  cancel(name: string): Promise<void>
+  /** The auth (EPP) code of a name registered with us, created on first use. */
+  authCode(name: string): Promise<string>
+}

@@ -1,0 +1,117 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyPluginAsync } from 'fastify'
+import { Envelope, OkMessage, ok, okMessage } from '../../http/schemas.js'
+import { DomainParams } from '../domains/domains.schemas.js'
+import { DeleteRecordBody, DnsRecords, ImportZoneBody, PatchRecordBody, ReplaceRecordsBody, ZoneFile } from './dns.schemas.js'
+
+export const DNS_UPDATED = 'DNS successfully updated'
+
+const noAccess = 'A domain that is not in the account answers 400 `You have no access to this resource`.'
+
+const recordsExample = {
+  domain: 'example.nl',
+  records: [
+    { type: 'A', name: 'example.nl.', value: '203.0.113.10', ttl: 3600 },
+    { type: 'MX', name: 'example.nl.', value: '10 mail.example.nl.', ttl: 3600 },
+    { type: 'TXT', name: '_acme-challenge.example.nl.', value: 'gfj9Xq...Rg85nM', ttl: 120 },
+  ],
+}
+
+/** The DNS records of a domain and its zone file. */
+export const dnsRoutes: FastifyPluginAsync = async (base) => {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>()
+
+  app.get('/domains/:domain/dns', {
+    config: { area: 'domains', fixture: 'domain' },
+    schema: {
+      operationId: 'getDnsRecords',
+      tags: ['DNS'],
+      summary: 'Get the DNS records of a domain',
+      description: 'Names are FQDN with the trailing dot; `records` is the last key of `data`. ' + noAccess,
+      params: DomainParams,
+      response: { 200: Envelope(DnsRecords, recordsExample) },
+    },
+  }, async (req) => ok(await app.services.dns.get(req.principal!.accountId, req.params.domain)))
+
+  app.put('/domains/:domain/dns', {
+    config: { area: 'domains', fixture: 'domainRecords' },
+    schema: {
+      operationId: 'replaceDnsRecords',
+      tags: ['DNS'],
+      summary: 'Replace all DNS records of a domain',
+      description: 'The whole zone becomes `records`, atomically: one invalid record and nothing changes (400 naming the record). ' +
+        'Several records with the same type and name are allowed. ' + noAccess,
+      params: DomainParams,
+      body: ReplaceRecordsBody,
+      response: { 200: OkMessage },
+    },
+  }, async (req) => {
+    await app.services.dns.replace(req.principal!.accountId, req.params.domain, req.body.records)
+    return okMessage(DNS_UPDATED)
+  })
+
+  app.patch('/domains/:domain/dns', {
+    config: { area: 'domains', fixture: 'domainRecord' },
+    schema: {
+      operationId: 'updateDnsRecord',
+      tags: ['DNS'],
+      summary: 'Create or replace one DNS record set',
+      description: 'The records with this type and name are replaced by this one record (created when there were none). ' +
+        '`"value": null` deletes the record set. ' + noAccess,
+      params: DomainParams,
+      body: PatchRecordBody,
+      response: { 200: OkMessage },
+    },
+  }, async (req) => {
+    await app.services.dns.patch(req.principal!.accountId, req.params.domain, req.body.record)
+    return okMessage(DNS_UPDATED)
+  })
+
+  app.delete('/domains/:domain/dns', {
+    config: { area: 'domains', fixture: 'domainRecord' },
+    schema: {
+      operationId: 'deleteDnsRecord',
+      tags: ['DNS'],
+      summary: 'Delete DNS records',
+      description: 'Deletes the records with this type, name and value (every value of the set when `value` is omitted). ' +
+        'Nothing matching is still a success. ' + noAccess,
+      params: DomainParams,
+      body: DeleteRecordBody,
+      response: { 200: OkMessage },
+    },
+  }, async (req) => {
+    await app.services.dns.remove(req.principal!.accountId, req.params.domain, req.body.record)
+    return okMessage(DNS_UPDATED)
+  })
+
+  app.get('/domains/:domain/dns/zone', {
+    config: { area: 'domains', fixture: 'domain' },
+    schema: {
+      operationId: 'getDnsZoneFile',
+      tags: ['DNS'],
+      summary: 'Get the zone file of a domain',
+      description: 'The zone as BIND text, SOA and apex NS included. ' + noAccess,
+      params: DomainParams,
+      response: { 200: Envelope(ZoneFile, { zone: '$ORIGIN example.nl.\n$TTL 3600\n@ 3600 IN SOA ns1.hostapi.test. hostmaster.example.nl. (...)\n' }) },
+    },
+  }, async (req) => ok({ zone: await app.services.dns.zoneFile(req.principal!.accountId, req.params.domain) }))
+
+  app.put('/domains/:domain/dns/zone', {
+    bodyLimit: 8 * 1024 * 1024,
+    config: { area: 'domains', fixture: 'domainZone' },
+    schema: {
+      operationId: 'importDnsZoneFile',
+      tags: ['DNS'],
+      summary: 'Import a zone file',
+      description: 'Replaces every record with those of the BIND text; its SOA and apex NS records are ignored. ' +
+        '`$ORIGIN`, `$TTL`, relative names, `@`, parentheses and comments are understood; a bad line answers 400 naming the line. ' +
+        'Bodies up to 8 MiB. ' + noAccess,
+      params: DomainParams,
+      body: ImportZoneBody,
+      response: { 200: OkMessage },
+    },
+  }, async (req) => {
+    await app.services.dns.importZone(req.principal!.accountId, req.params.domain, req.body.zone)
+    return okMessage(DNS_UPDATED)
+  })
+}

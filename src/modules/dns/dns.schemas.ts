@@ -1,0 +1,51 @@
+import { Type } from 'typebox'
+
+/** Schemas of the DNS record and zone file routes. */
+
+const RecordOut = Type.Object({
+  type: Type.String({ examples: ['A'] }),
+  name: Type.String({ description: 'FQDN with the trailing dot', examples: ['www.example.nl.'] }),
+  value: Type.String({ examples: ['203.0.113.10'] }),
+  ttl: Type.Integer({ examples: [3600] }),
+})
+
+/** `records` is the last key of `data`: acme.sh reads it with a regular expression. */
+export const DnsRecords = Type.Object({
+  domain: Type.String(),
+  records: Type.Array(RecordOut),
+})
+
+const RecordIn = Type.Object({
+  type: Type.String({ maxLength: 10, description: 'A, AAAA, CNAME, MX, TXT, NS, SRV, CAA, TLSA, SSHFP, DS' }),
+  name: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()], {
+    description: '`@` or empty for the apex, a relative name (`www`), or a FQDN in the zone with or without the trailing dot',
+  })),
+  value: Type.String({ maxLength: 8192 }),
+  ttl: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: '60–86400, default 3600' })),
+})
+
+export const ReplaceRecordsBody = Type.Object({
+  records: Type.Array(RecordIn, { maxItems: 10000 }),
+})
+
+export const PatchRecordBody = Type.Object({
+  record: Type.Object({
+    type: Type.String({ maxLength: 10 }),
+    name: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
+    value: Type.Optional(Type.Union([Type.String({ maxLength: 8192 }), Type.Null()], { description: '`null` deletes the record set' })),
+    ttl: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+  }),
+})
+
+export const DeleteRecordBody = Type.Object({
+  record: Type.Object({
+    type: Type.String({ maxLength: 10 }),
+    name: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
+    value: Type.Optional(Type.Union([Type.String({ maxLength: 8192 }), Type.Null()], { description: 'Omitted: every record of the set' })),
+    ttl: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: 'Ignored' })),
+  }),
+})
+
+export const ZoneFile = Type.Object({ zone: Type.String({ description: 'BIND zone text' }) })
+
+export const ImportZoneBody = Type.Object({ zone: Type.String({ maxLength: 8 * 1024 * 1024, description: 'BIND zone text' }) })

@@ -1,0 +1,203 @@
+import type { Kysely } from 'kysely'
+import type { Clock } from '../../clock.js'
+import { ymd } from '../../clock.js'
+import type { DB } from '../../db/tables.js'
+import { ApiError, errors } from '../../errors.js'
+import type { RegistryDriver } from '../../drivers/registry/registry.js'
+import type { ContactsService, Role } from '../contacts/contacts.service.js'
+import type { DnsService } from '../dns/dns.service.js'
+import type { DnsTemplatesService } from '../dns-templates/dns-templates.service.js'
+import { addYears, parseDomainName } from '../domains/domain-name.js'
+import * as domainsRepo from '../domains/domains.repository.js'
+import type { DomainsService } from '../domains/domains.service.js'
+import type { ZonePublisher } from '../domains/zone-serial.js'
+import type { ExtensionsService } from '../extensions/extensions.service.js'
+import type { NameserversService } from '../nameservers/nameservers.service.js'
+import * as ordersRepo from '../orders/orders.repository.js'
+import type { OrderItemError, OrderItemForProcessing, OrderItemProcessor, OrdersService } from '../orders/orders.service.js'
+
+/** The availability of a name, as `GET /domains/availability/{domain}` shows it. */
+export interface Availability {
+  domain: string
+  status: 'available' | 'unavailable' | 'transfer' | 'invalid'
+  is_premium: boolean
+  premium_price: { currency: string; register: number; renew: number } | null
+}
+
+/** The body of `POST /domains/order`. */
+export interface DomainOrderInput {
+  domain: string
+  type?: 'register' | 'transfer'
+  transfer_code?: string | null
+  accept_premium_price?: number | null
+  nameserver?: string | null
+  dns_template_id?: number | null
+  profile?: Partial<Record<Role, number | null>>
+  period?: number
+}
+
+/** What a domain order item keeps in `details`. */
+interface DomainItemDetails {
+  type: 'register' | 'transfer'
+  transfer_code: string | null
+  nameserver: string | null
+  dns_template_id: number | null
+  profile: Partial<Record<Role, number | null>>
+  period: number
+}
+
+/** Availability checks, domain orders, and the order processor that turns a domain order into a domain. */
+export class DomainOrdersService implements OrderItemProcessor {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock,
+    private readonly registry: RegistryDriver,
+    private readonly deps: {
+      /** Read when an order is placed (the orders service is built beside this one). */
+      orders: () => OrdersService
+      domains: DomainsService
+      dns: DnsService
+      extensions: ExtensionsService
+      nameservers: NameserversService
+      contacts: ContactsService
+      dnsTemplates: DnsTemplatesService
+      publish: ZonePublisher
+    },
+  ) {}
+
+  /** Whether a name can be registered or transferred, with its premium price when it has one. */
+  async availability(raw: string | undefined): Promise<Availability> {
+    let text = (raw ?? '').trim().toLowerCase()
+    if (!text) throw errors.noDomainSet()
+    if (text.endsWith('.') && text.slice(0, -1).includes('.')) text = text.slice(0, -1)
+    const labels = text.split('.')
+    if (labels.length < 2 || labels[labels.length - 1] === '') throw errors.emptyExtension()
+    const name = parseDomainName(text)
+    const invalid: Availability = { domain: text, status: 'invalid', is_premium: false, premium_price: null }
+    if (!name || !(await this.deps.extensions.forDomain(name))) return invalid
+    const check = await this.registry.check(name)
+    return {
+      domain: name,
+      status: check.status,
+      is_premium: check.premium !== null,
+      premium_price: check.premium ? { currency: 'EUR', register: check.premium.registerCents / 100, renew: check.premium.renewCents / 100 } : null,
+    }
+  }
+
+  /** Validates a domain order, stores and charges it; the domain is provisioned by the order job. */
+  async order(accountId: number, input: DomainOrderInput): Promise<{ orderId: number }> {
+    const name = parseDomainName(input.domain)
+    if (!name) throw errors.invalidDomainName()
+    const tld = await this.deps.extensions.forDomain(name)
+    if (!tld) throw errors.unknownExtension(name.slice(name.indexOf('.') + 1))
+    const type = input.type ?? 'register'
+    const period = input.period ?? 1
+    if (period < tld.min_period || period > tld.max_period) {
+      throw errors.validation(`Invalid period: .${tld.extension} can be registered for ${tld.min_period} to ${tld.max_period} years`,
+        [{ field: 'period', message: `must be from ${tld.min_period} to ${tld.max_period}` }])
+    }
+    // References are checked now so a typo is a 400, and again when the order is processed.
+    if (input.nameserver) await this.deps.nameservers.get(accountId, input.nameserver)
+    if (input.dns_template_id) await this.deps.dnsTemplates.get(accountId, input.dns_template_id)
+    await this.deps.contacts.resolve(accountId, input.profile ?? {})
+
+    const check = await this.registry.check(name)
+    let priceCents: number
+    if (type === 'register') {
+      if (check.status !== 'available') throw errors.domainNotAvailable()
+      if (check.premium) {
+        const accepted = input.accept_premium_price
+        if (typeof accepted !== 'number' || Math.round(accepted * 100) !== check.premium.registerCents) {
+          throw errors.premiumPriceNotAccepted((check.premium.registerCents / 100).toFixed(2))
+        }
+        priceCents = check.premium.registerCents + tld.renew_cents * (period - 1)
+      } else {
+        priceCents = tld.register_cents + tld.renew_cents * (period - 1)
+      }
+    } else {
+      if (check.status !== 'transfer') throw errors.domainNotTransferable()
+      priceCents = tld.transfer_cents
+    }
+    if ((await ordersRepo.findPendingByName(this.db, 'domain', name)).length > 0) throw errors.domainAlreadyOrdered()
+
+    const details: DomainItemDetails = {
+      type,
+      transfer_code: input.transfer_code ?? null,
+      nameserver: input.nameserver ?? null,
+      dns_template_id: input.dns_template_id ?? null,
+      profile: input.profile ?? {},
+      period,
+    }
+    return this.deps.orders().createOrder(accountId, [{
+      type: 'domain',
+      name,
+      details,
+      priceCents,
+      description: `Domain ${name}: ${type === 'register' ? `registration, ${period} year${period > 1 ? 's' : ''}` : 'transfer'}`,
+    }])
+  }
+
+  /** The order processor: registers or transfers the name and creates the domain with its zone. */
+  async process(item: OrderItemForProcessing): Promise<{ errors: OrderItemError[]; result?: unknown }> {
+    const d = item.details as DomainItemDetails
+    const existing = await domainsRepo.findOwned(this.db, item.accountId, item.name)
+    if (existing) return { errors: [], result: { domain: existing.name, domain_id: existing.id } }
+
+    const fail = (code: string, err: unknown) => {
+      if (err instanceof ApiError) return { errors: [{ code, description: err.message }] }
+      throw err
+    }
+    let ns: Awaited<ReturnType<NameserversService['resolve']>>
+    let contacts: Partial<Record<Role, number>>
+    let records: Awaited<ReturnType<DnsTemplatesService['recordsFor']>> = []
+    try {
+      ns = await this.deps.nameservers.resolve(item.accountId, d.nameserver)
+    } catch (err) {
+      return fail('nameserver', err)
+    }
+    try {
+      contacts = await this.deps.contacts.resolve(item.accountId, d.profile)
+    } catch (err) {
+      return fail('profile', err)
+    }
+    if (d.dns_template_id) {
+      try {
+        records = await this.deps.dnsTemplates.recordsFor(item.accountId, d.dns_template_id, item.name)
+      } catch (err) {
+        return fail('dns_template', err)
+      }
+    }
+
+    const outcome = d.type === 'transfer'
+      ? await this.registry.transfer(item.name, d.transfer_code)
+      : await this.registry.register(item.name, d.period)
+    if (!outcome.ok) return { errors: [{ code: outcome.code, description: outcome.description }] }
+
+    const domainId = await this.db.transaction().execute(async (trx) => {
+      const id = await this.deps.domains.create(trx, {
+        accountId: item.accountId,
+        name: item.name,
+        renewalDate: outcome.expiresOn || addYears(ymd(this.clock.now()), d.period),
+        nameserverProfile: ns.alias,
+        nameservers: ns.nameservers,
+        contacts,
+      })
+      const domain = (await domainsRepo.findOwned(trx, item.accountId, item.name))!
+      await this.deps.dns.fill(trx, domain, records)
+      return id
+    })
+    await this.deps.publish(item.name)
+    return { errors: [], result: { domain: item.name, domain_id: domainId } }
+  }
+
+  /** Merges a `PUT /orders/{id}` correction (`domain: {profile, nameserver, dns_template_id, transfer_code}`) into the details. */
+  applyFix(details: unknown, fix: unknown): unknown {
+    const d = { ...(details as DomainItemDetails) }
+    const f = (fix as { domain?: Partial<DomainItemDetails> & { profile?: DomainItemDetails['profile'] } }).domain ?? {}
+    if (f.transfer_code !== undefined) d.transfer_code = f.transfer_code
+    if (f.nameserver !== undefined) d.nameserver = f.nameserver || null
+    if (f.dns_template_id !== undefined) d.dns_template_id = f.dns_template_id || null
+    if (f.profile !== undefined) d.profile = { ...d.profile, ...f.profile }
+    return d
+  }
+}

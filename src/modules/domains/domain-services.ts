@@ -1,0 +1,61 @@
+import type { Kysely } from 'kysely'
+import type { Logger } from 'pino'
+import type { Clock } from '../../clock.js'
+import type { Config } from '../../config/config.js'
+import type { DB } from '../../db/tables.js'
+import type { RegistryDriver } from '../../drivers/registry/registry.js'
+import type { JobRunner } from '../../jobs/runner.js'
+import { ContactsService } from '../contacts/contacts.service.js'
+import { DnsTemplatesService } from '../dns-templates/dns-templates.service.js'
+import { DnsService } from '../dns/dns.service.js'
+import { DomainOrdersService } from '../domain-orders/domain-orders.service.js'
+import { ExtensionsService } from '../extensions/extensions.service.js'
+import { NameserversService } from '../nameservers/nameservers.service.js'
+import type { OrdersService } from '../orders/orders.service.js'
+import { DomainsService } from './domains.service.js'
+import type { ZonePublisher } from './zone-serial.js'
+
+/** The services of the domains area. */
+export interface DomainServices {
+  domains: DomainsService
+  dns: DnsService
+  contacts: ContactsService
+  nameservers: NameserversService
+  dnsTemplates: DnsTemplatesService
+  extensions: ExtensionsService
+  domainOrders: DomainOrdersService
+}
+
+/**
+ * Builds the domains area. `publish` tells the DNS servers a zone changed; its failures are logged, never
+ * turned into a failed request, because the change itself is stored. `orders` is read when an order is placed.
+ */
+export function createDomainServices(deps: {
+  db: Kysely<DB>
+  clock: Clock
+  jobs: JobRunner
+  config: Config
+  log: Logger
+  registry: RegistryDriver
+  publish: ZonePublisher | null
+  orders: () => OrdersService
+}): DomainServices {
+  const { db, clock, jobs, config, registry } = deps
+  const publish: ZonePublisher = async (name) => {
+    try {
+      await deps.publish?.(name)
+    } catch (err) {
+      deps.log.warn({ err, domain: name }, 'publishing the zone failed')
+    }
+  }
+  const nameservers = new NameserversService(db, clock, config.defaultNameservers, publish)
+  const contacts = new ContactsService(db, clock)
+  const dnsTemplates = new DnsTemplatesService(db, clock)
+  const extensions = new ExtensionsService(db)
+  const domains = new DomainsService(db, clock, jobs, registry, nameservers, contacts, publish)
+  const dns = new DnsService(db, clock, domains, publish)
+  const domainOrders = new DomainOrdersService(db, clock, registry, {
+    orders: deps.orders, domains, dns, extensions, nameservers, contacts, dnsTemplates, publish,
+  })
+  return { domains, dns, contacts, nameservers, dnsTemplates, extensions, domainOrders }
+}

@@ -1,0 +1,51 @@
+import { sql, type Insertable, type Updateable } from 'kysely'
+import type { Db } from '../../db/database.js'
+import type { DomainsTable } from './domains.tables.js'
+
+/** Domains. Every read of account data takes the account id. */
+
+/** `%text%` for LIKE with `\` as the escape character, so `_` and `%` in a search match themselves. */
+export const containsPattern = (text: string): string => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+
+export const listDomains = (db: Db, accountId: number, search?: string) => {
+  let q = db.selectFrom('domains').selectAll().where('account_id', '=', accountId)
+  if (search) q = q.where(sql<boolean>`name like ${containsPattern(search)} escape '\\'`)
+  return q.orderBy('id').execute()
+}
+
+export const findOwned = (db: Db, accountId: number, name: string) =>
+  db.selectFrom('domains').selectAll().where('account_id', '=', accountId).where('name', '=', name).executeTakeFirst()
+
+/** A domain by id alone: only for jobs, which carry the id they were given. */
+export const findById = (db: Db, id: number) => db.selectFrom('domains').selectAll().where('id', '=', id).executeTakeFirst()
+
+export const insertDomain = (db: Db, row: Insertable<DomainsTable>) =>
+  db.insertInto('domains').values(row).returning('id').executeTakeFirstOrThrow()
+
+export const updateDomain = (db: Db, accountId: number, id: number, changes: Updateable<DomainsTable>) =>
+  db.updateTable('domains').set(changes).where('account_id', '=', accountId).where('id', '=', id).execute()
+
+export const deleteDomain = (db: Db, id: number) => db.deleteFrom('domains').where('id', '=', id).execute()
+
+/** Domains of the account whose nameservers come from the profile `alias`. */
+export const domainsUsingProfile = (db: Db, accountId: number, alias: string) =>
+  db.selectFrom('domains').select(['id', 'name', 'zone_serial']).where('account_id', '=', accountId).where('nameserver_profile', '=', alias).execute()
+
+/** The contacts JSON of every domain of the account (to see whether a contact profile is in use). */
+export const contactsOfDomains = (db: Db, accountId: number) =>
+  db.selectFrom('domains').select(['id', 'contacts']).where('account_id', '=', accountId).execute()
+
+/**
+ * Raises the zone serial to `serial` or to the stored one plus one, whichever is higher, in one statement,
+ * so two changes at once still give two serials.
+ */
+export const bumpSerial = (db: Db, accountId: number, id: number, serial: number, now: string) =>
+  db
+    .updateTable('domains')
+    .set({
+      zone_serial: sql<number>`case when zone_serial + 1 > ${serial} then zone_serial + 1 else ${serial} end`,
+      updated_at: now,
+    })
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .execute()

@@ -1,0 +1,113 @@
+import { Type } from 'typebox'
+import { PageQuery, Pagination } from '../../http/schemas.js'
+
+/** Schemas of the domain routes. */
+
+export const DomainParams = Type.Object({
+  domain: Type.String({ maxLength: 255, description: 'The domain name, e.g. `example.nl` (a trailing dot is allowed)' }),
+})
+
+export const ListDomainsQuery = Type.Object({
+  tags: Type.Optional(Type.String({ maxLength: 1000, description: 'Comma-separated tags; a domain matches when it has any of them' })),
+  ...PageQuery,
+})
+
+const DomainListItem = Type.Object({
+  id: Type.Integer(),
+  domain: Type.String(),
+  renewal_date: Type.String({ description: 'YYYY-MM-DD' }),
+  status: Type.String({ description: '`active` or `pending_cancellation`' }),
+  status_id: Type.Integer({ description: '1 active, 2 pending cancellation' }),
+  tags: Type.Array(Type.String()),
+})
+
+export const DomainList = Type.Object({
+  domains: Type.Array(DomainListItem),
+  pagination: Type.Optional(Pagination),
+})
+
+export const NameserverSchema = Type.Object({
+  hostname: Type.String(),
+  ipv4: Type.String({ description: 'Glue address, empty when none' }),
+  ipv6: Type.String({ description: 'Glue address, empty when none' }),
+})
+
+const Handle = Type.Union([
+  Type.Object({ handle_id: Type.String(), name: Type.String(), type: Type.String({ description: '`person` or `company`' }) }),
+  Type.Null(),
+])
+
+export const DomainDetail = Type.Object({
+  id: Type.Integer(),
+  domain: Type.String(),
+  renewal_date: Type.String({ description: 'YYYY-MM-DD' }),
+  status: Type.String(),
+  status_id: Type.Integer(),
+  cancellation_date: Type.Union([Type.String(), Type.Null()], { description: 'YYYY-MM-DD the domain ends when a cancellation is pending' }),
+  tags: Type.Array(Type.String()),
+  nameserver_profile: Type.Union([Type.String(), Type.Null()], { description: 'The nameserver profile the nameservers come from' }),
+  nameservers: Type.Array(NameserverSchema),
+  dnssec_enabled: Type.Integer({ description: '0 or 1' }),
+  dnssec_keys: Type.Array(Type.Object({ alg: Type.Integer(), flags: Type.Integer(), pubKey: Type.String() })),
+  forwarder: Type.Union([Type.Object({ type: Type.Integer(), url: Type.String() }), Type.Null()]),
+  forwarder_enabled: Type.Integer({ description: '0 or 1' }),
+  is_lockable: Type.Integer({ description: '0 or 1' }),
+  is_locked: Type.Integer({ description: '0 or 1' }),
+  managed_dns: Type.Integer({ description: '0 or 1' }),
+  handles: Type.Object({ owner: Handle, admin: Handle, tech: Handle, billing: Handle, reseller: Handle }),
+  messages: Type.Array(Type.String()),
+})
+
+const Flag = Type.Union([Type.Boolean(), Type.Integer({ minimum: 0, maximum: 1 })])
+
+export const UpdateDomainBody = Type.Object(
+  {
+    nameserver: Type.Optional(Type.String({ maxLength: 64, description: 'A nameserver profile alias (not together with `nameservers`)' })),
+    nameservers: Type.Optional(
+      Type.Array(
+        Type.Union([
+          Type.String({ maxLength: 253 }),
+          Type.Object({
+            hostname: Type.String({ maxLength: 253 }),
+            ipv4: Type.Optional(Type.Union([Type.String({ maxLength: 15 }), Type.Null()])),
+            ipv6: Type.Optional(Type.Union([Type.String({ maxLength: 45 }), Type.Null()])),
+          }),
+        ]),
+        { maxItems: 13, description: '2 to 13 hostnames, or objects with glue addresses' },
+      ),
+    ),
+    is_locked: Type.Optional(Flag),
+    dnssec: Type.Optional(
+      Type.Object({
+        enabled: Type.Optional(Flag),
+        flags: Type.Optional(Type.Integer({ description: '256 or 257' })),
+        alg: Type.Optional(Type.Integer()),
+        protocol: Type.Optional(Type.Integer({ description: 'Always 3' })),
+        pubKey: Type.Optional(Type.String({ maxLength: 4096 })),
+      }),
+    ),
+    profile: Type.Optional(
+      Type.Object({
+        owner: Type.Optional(Type.Integer()),
+        admin: Type.Optional(Type.Integer()),
+        tech: Type.Optional(Type.Integer()),
+        billing: Type.Optional(Type.Integer()),
+      }, { description: 'Contact profile ids' }),
+    ),
+    forwarder: Type.Optional(
+      Type.Object({
+        enabled: Type.Optional(Flag),
+        type: Type.Optional(Type.Integer({ description: '301, 302 or 303' })),
+        url: Type.Optional(Type.String({ maxLength: 2048 })),
+      }),
+    ),
+    tags: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100, description: 'Replaces the tags; `[]` clears them. Tags use a-z, 0-9, `.`, `_`, `-`' })),
+  },
+  { additionalProperties: false },
+)
+
+export const CancelResult = Type.Object({
+  cancellation_date: Type.String({ description: 'YYYY-MM-DD: the domain ends on this day' }),
+})
+
+export const AuthCode = Type.Object({ auth_code: Type.String() })

@@ -1,0 +1,294 @@
+import type { Kysely } from 'kysely'
+import type { Clock } from '../../clock.js'
+import { iso, ymd } from '../../clock.js'
+import type { Db } from '../../db/database.js'
+import type { DB } from '../../db/tables.js'
+import { errors } from '../../errors.js'
+import type { JobRunner } from '../../jobs/runner.js'
+import type { RegistryDriver } from '../../drivers/registry/registry.js'
+import { pageOf, pagination } from '../../http/schemas.js'
+import type { ContactsService, Role } from '../contacts/contacts.service.js'
+import type { NameserversService } from '../nameservers/nameservers.service.js'
+import { normaliseNameservers, type Nameserver, type NameserverInput } from '../nameservers/nameservers.js'
+import { parseDomainName } from './domain-name.js'
+import * as repo from './domains.repository.js'
+import type { Domain } from './domains.tables.js'
+import { nextSerial, type ZonePublisher } from './zone-serial.js'
+
+export const END_JOB = 'domains.end'
+
+/** Domain states: `status` text and its `status_id`. */
+export const STATUS = {
+  active: { status: 'active', id: 1 },
+  pendingCancellation: { status: 'pending_cancellation', id: 2 },
+} as const
+
+const TAG = /^[a-z0-9._-]{1,64}$/
+const DNSSEC_ALGORITHMS = [5, 7, 8, 10, 13, 14, 15, 16]
+
+export interface DnssecKey {
+  alg: number
+  flags: number
+  pubKey: string
+}
+
+export interface DomainUpdate {
+  nameserver?: string
+  nameservers?: NameserverInput[]
+  is_locked?: boolean | number
+  dnssec?: { enabled?: boolean | number; flags?: number; alg?: number; protocol?: number; pubKey?: string }
+  profile?: Partial<Record<Role, number | null>>
+  forwarder?: { enabled?: boolean | number; type?: number; url?: string }
+  tags?: string[]
+}
+
+/** What the order processor hands over to create a domain. */
+export interface NewDomain {
+  accountId: number
+  name: string
+  renewalDate: string
+  nameserverProfile: string | null
+  nameservers: Nameserver[]
+  contacts: Partial<Record<Role, number>>
+}
+
+/** Domains of an account: list, detail, settings, cancellation, auth codes; the zone serial of every change. */
+export class DomainsService {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock,
+    private readonly jobs: JobRunner,
+    private readonly registry: RegistryDriver,
+    private readonly nameservers: NameserversService,
+    private readonly contacts: ContactsService,
+    private readonly publish: ZonePublisher,
+  ) {
+    jobs.register(END_JOB, async ({ payload }) => this.endDomain((payload as { domainId: number }).domainId))
+  }
+
+  /** The domain `raw` of the account: 400 `Invalid domain name` for bad syntax, 400 `You have no access to this resource` otherwise. */
+  async requireOwned(accountId: number, raw: string, db: Db = this.db): Promise<Domain> {
+    const name = parseDomainName(raw)
+    if (!name) throw errors.invalidDomainName()
+    const domain = await repo.findOwned(db, accountId, name)
+    if (!domain) throw errors.noAccessToResource()
+    return domain
+  }
+
+  /** The account's domains by id; `tags` keeps those with any of the tags; paged only when `page` or `limit` is given. */
+  async list(accountId: number, query: { tags?: string; search?: string; page?: number; limit?: number }) {
+    const wanted = (query.tags ?? '').split(',').map((t) => t.trim().toLowerCase()).filter(Boolean)
+    let rows = await repo.listDomains(this.db, accountId, query.search?.trim() || undefined)
+    if (wanted.length) rows = rows.filter((d) => (JSON.parse(d.tags) as string[]).some((t) => wanted.includes(t)))
+    const items = rows.map((d) => ({
+      id: d.id,
+      domain: d.name,
+      renewal_date: d.renewal_date,
+      status: d.status,
+      status_id: d.status_id,
+      tags: JSON.parse(d.tags) as string[],
+    }))
+    if (query.page === undefined && query.limit === undefined) return { domains: items }
+    const page = pageOf(query)
+    const pager = pagination(page, items.length)
+    return { domains: items.slice(page.offset, page.offset + page.limit), pagination: pager }
+  }
+
+  /** Everything about one domain. */
+  async detail(accountId: number, raw: string) {
+    const d = await this.requireOwned(accountId, raw)
+    return this.view(d)
+  }
+
+  async view(d: Domain) {
+    const contacts = JSON.parse(d.contacts) as Partial<Record<Role, number>>
+    const messages: string[] = []
+    if (d.status === STATUS.pendingCancellation.status && d.cancel_at) messages.push(`Cancellation pending: the domain ends on ${d.cancel_at}`)
+    if (!d.is_locked) messages.push('The domain is not locked against transfers')
+    return {
+      id: d.id,
+      domain: d.name,
+      renewal_date: d.renewal_date,
+      status: d.status,
+      status_id: d.status_id,
+      cancellation_date: d.cancel_at,
+      tags: JSON.parse(d.tags) as string[],
+      nameserver_profile: d.nameserver_profile,
+      nameservers: JSON.parse(d.nameservers) as Nameserver[],
+      dnssec_enabled: d.dnssec_enabled,
+      dnssec_keys: JSON.parse(d.dnssec_keys) as DnssecKey[],
+      forwarder: d.forwarder ? (JSON.parse(d.forwarder) as { type: number; url: string }) : null,
+      forwarder_enabled: d.forwarder_enabled,
+      is_lockable: 1,
+      is_locked: d.is_locked,
+      managed_dns: d.managed_dns,
+      handles: await this.contacts.handles(d.account_id, contacts),
+      messages,
+    }
+  }
+
+  /** Changes the fields given; the others stay as they are. Nameserver and DNSSEC changes republish the zone. */
+  async update(accountId: number, raw: string, input: DomainUpdate) {
+    const d = await this.requireOwned(accountId, raw)
+    const changes: Parameters<typeof repo.updateDomain>[3] = {}
+    let zoneChanged = false
+
+    if (input.nameserver !== undefined && input.nameservers !== undefined) throw errors.nameserverXorProfile()
+    if (input.nameserver !== undefined) {
+      const profile = await this.nameservers.get(accountId, input.nameserver)
+      changes.nameservers = JSON.stringify(profile.nameservers)
+      changes.nameserver_profile = profile.alias
+      zoneChanged = true
+    } else if (input.nameservers !== undefined) {
+      changes.nameservers = JSON.stringify(normaliseNameservers(input.nameservers))
+      changes.nameserver_profile = null
+      zoneChanged = true
+    }
+    if (input.is_locked !== undefined) changes.is_locked = input.is_locked ? 1 : 0
+    if (input.dnssec !== undefined) {
+      const keys = dnssecKeys(input.dnssec)
+      changes.dnssec_enabled = keys.length ? 1 : 0
+      changes.dnssec_keys = JSON.stringify(keys)
+      zoneChanged = true
+    }
+    if (input.profile !== undefined) {
+      const current = JSON.parse(d.contacts) as Partial<Record<Role, number>>
+      const given = await this.contacts.resolve(accountId, Object.fromEntries(Object.entries(input.profile).filter(([, v]) => typeof v === 'number' && v > 0)))
+      const next = { ...current }
+      for (const role of Object.keys(input.profile) as Role[]) if (given[role]) next[role] = given[role]
+      changes.contacts = JSON.stringify(next)
+    }
+    if (input.forwarder !== undefined) {
+      const f = forwarderOf(input.forwarder, d.forwarder ? JSON.parse(d.forwarder) : null)
+      changes.forwarder = f.forwarder ? JSON.stringify(f.forwarder) : null
+      changes.forwarder_enabled = f.enabled
+    }
+    if (input.tags !== undefined) {
+      for (const tag of input.tags) if (!TAG.test(tag)) throw errors.invalidTag(tag)
+      changes.tags = JSON.stringify([...new Set(input.tags)])
+    }
+
+    const now = this.clock.now()
+    if (Object.keys(changes).length > 0) {
+      await repo.updateDomain(this.db, accountId, d.id, {
+        ...changes,
+        ...(zoneChanged ? { zone_serial: nextSerial(d.zone_serial, now) } : {}),
+        updated_at: iso(now),
+      })
+    }
+    if (zoneChanged) await this.publish(d.name)
+    return this.view((await repo.findOwned(this.db, accountId, d.name))!)
+  }
+
+  /** Marks the domain for cancellation at its renewal date; a job ends it then. */
+  async cancel(accountId: number, raw: string): Promise<{ cancellationDate: string }> {
+    const d = await this.requireOwned(accountId, raw)
+    if (d.status === STATUS.pendingCancellation.status) throw errors.cancellationPending()
+    const now = this.clock.now()
+    await repo.updateDomain(this.db, accountId, d.id, {
+      status: STATUS.pendingCancellation.status,
+      status_id: STATUS.pendingCancellation.id,
+      cancel_at: d.renewal_date,
+      updated_at: iso(now),
+    })
+    const runAt = new Date(`${d.renewal_date}T00:00:00.000Z`)
+    await this.jobs.enqueue(END_JOB, { domainId: d.id }, { accountId, runAt: runAt > now ? runAt : now })
+    return { cancellationDate: d.renewal_date }
+  }
+
+  /** Withdraws a pending cancellation. */
+  async cancelDelete(accountId: number, raw: string): Promise<void> {
+    const d = await this.requireOwned(accountId, raw)
+    if (d.status !== STATUS.pendingCancellation.status) throw errors.noPendingCancellation()
+    await repo.updateDomain(this.db, accountId, d.id, {
+      status: STATUS.active.status,
+      status_id: STATUS.active.id,
+      cancel_at: null,
+      updated_at: iso(this.clock.now()),
+    })
+  }
+
+  /** The transfer (auth) code; a locked domain gives none out. */
+  async authCode(accountId: number, raw: string): Promise<string> {
+    const d = await this.requireOwned(accountId, raw)
+    if (d.is_locked) throw errors.domainLocked()
+    return this.registry.authCode(d.name)
+  }
+
+  /** The job: ends a domain whose cancellation is (still) pending and due. */
+  async endDomain(domainId: number): Promise<{ ended: boolean }> {
+    const d = await repo.findById(this.db, domainId)
+    if (!d || d.status !== STATUS.pendingCancellation.status || !d.cancel_at || d.cancel_at > ymd(this.clock.now())) return { ended: false }
+    await this.registry.cancel(d.name)
+    await repo.deleteDomain(this.db, d.id)
+    await this.publish(d.name)
+    return { ended: true }
+  }
+
+  /** Creates an active domain (the order processor calls this); returns its id. */
+  async create(db: Db, input: NewDomain): Promise<number> {
+    const now = this.clock.now()
+    const { id } = await repo.insertDomain(db, {
+      account_id: input.accountId,
+      name: input.name,
+      status: STATUS.active.status,
+      status_id: STATUS.active.id,
+      renewal_date: input.renewalDate,
+      tags: '[]',
+      nameservers: JSON.stringify(input.nameservers),
+      nameserver_profile: input.nameserverProfile,
+      is_locked: 1,
+      dnssec_enabled: 0,
+      dnssec_keys: '[]',
+      forwarder: null,
+      forwarder_enabled: 0,
+      managed_dns: 1,
+      contacts: JSON.stringify(input.contacts),
+      cancel_at: null,
+      zone_serial: nextSerial(0, now),
+      created_at: iso(now),
+      updated_at: iso(now),
+    })
+    return id
+  }
+
+  /** Gives the zone a new serial; call in the transaction that changed it. */
+  async bumpSerial(db: Db, d: Domain): Promise<void> {
+    const now = this.clock.now()
+    await repo.bumpSerial(db, d.account_id, d.id, nextSerial(0, now), iso(now))
+  }
+}
+
+function flag(v: boolean | number | undefined): boolean {
+  return v === true || v === 1
+}
+
+function dnssecKeys(input: NonNullable<DomainUpdate['dnssec']>): DnssecKey[] {
+  if (!flag(input.enabled)) return []
+  const { flags, alg, protocol, pubKey } = input
+  if (flags !== 256 && flags !== 257) throw errors.invalidDnssec('flags must be 256 (ZSK) or 257 (KSK)')
+  if (alg === undefined || !DNSSEC_ALGORITHMS.includes(alg)) throw errors.invalidDnssec(`alg must be one of ${DNSSEC_ALGORITHMS.join(', ')}`)
+  if (protocol !== undefined && protocol !== 3) throw errors.invalidDnssec('protocol must be 3')
+  const key = (pubKey ?? '').replace(/\s+/g, '')
+  if (key.length < 16 || !/^[A-Za-z0-9+/]+={0,2}$/.test(key)) throw errors.invalidDnssec('pubKey must be the base64 public key')
+  return [{ alg, flags, pubKey: key }]
+}
+
+function forwarderOf(input: NonNullable<DomainUpdate['forwarder']>, current: { type: number; url: string } | null) {
+  const enabled = input.enabled === undefined ? (current ? 1 : 0) : flag(input.enabled) ? 1 : 0
+  const type = input.type ?? current?.type ?? 301
+  const url = input.url ?? current?.url
+  if (![301, 302, 303].includes(type)) throw errors.invalidForwarder('type must be 301, 302 or 303')
+  if (!url) {
+    if (enabled) throw errors.invalidForwarder('url is required')
+    return { enabled, forwarder: null }
+  }
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    throw errors.invalidForwarder('url must be an http or https URL')
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw errors.invalidForwarder('url must be an http or https URL')
+  return { enabled, forwarder: { type, url: parsed.toString() } }
+}

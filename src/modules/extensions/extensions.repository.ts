@@ -1,0 +1,16 @@
+import { sql } from 'kysely'
+import type { Db } from '../../db/database.js'
+import { containsPattern } from '../domains/domains.repository.js'
+
+/** Extension (TLD) prices: the provider's price list, the same for every account. */
+
+export async function listExtensions(db: Db, opts: { search?: string; offset: number; limit: number }) {
+  let q = db.selectFrom('tld_prices')
+  if (opts.search) q = q.where(sql<boolean>`extension like ${containsPattern(opts.search)} escape '\\'`)
+  const total = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+  const rows = await q.selectAll().orderBy('extension').offset(opts.offset).limit(opts.limit).execute()
+  return { rows, total: Number(total.n) }
+}
+
+export const findExtension = (db: Db, extension: string) =>
+  db.selectFrom('tld_prices').selectAll().where('extension', '=', extension).executeTakeFirst()

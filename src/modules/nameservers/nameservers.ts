@@ -1,0 +1,35 @@
+import ipaddr from 'ipaddr.js'
+import { errors } from '../../errors.js'
+import { parseHostname } from '../domains/domain-name.js'
+
+/** One nameserver as the API shows it; `ipv4`/`ipv6` are glue addresses, empty when not needed. */
+export interface Nameserver {
+  hostname: string
+  ipv4: string
+  ipv6: string
+}
+
+/** What clients send for a nameserver: a hostname, or an object with optional glue. */
+export type NameserverInput = string | { hostname: string; ipv4?: string | null; ipv6?: string | null }
+
+export const MIN_NAMESERVERS = 2
+export const MAX_NAMESERVERS = 13
+
+/** Validates a nameserver list (2–13 hostnames, optional glue addresses, no duplicates) into its stored form. */
+export function normaliseNameservers(input: NameserverInput[]): Nameserver[] {
+  if (input.length < MIN_NAMESERVERS || input.length > MAX_NAMESERVERS) throw errors.nameserverCount()
+  const out: Nameserver[] = []
+  for (const item of input) {
+    const raw = typeof item === 'string' ? { hostname: item } : item
+    const hostname = parseHostname(String(raw.hostname ?? ''))
+    if (!hostname) throw errors.invalidNameserver(String(raw.hostname ?? ''))
+    const ipv4 = (raw.ipv4 ?? '').trim()
+    const ipv6 = (raw.ipv6 ?? '').trim()
+    if (ipv4 && !ipaddr.IPv4.isValidFourPartDecimal(ipv4)) throw errors.invalidNameserver(`${hostname} (ipv4 ${ipv4})`)
+    if (ipv6 && !ipaddr.IPv6.isValid(ipv6)) throw errors.invalidNameserver(`${hostname} (ipv6 ${ipv6})`)
+    if (out.some((n) => n.hostname === hostname)) continue
+    out.push({ hostname, ipv4, ipv6: ipv6 ? ipaddr.IPv6.parse(ipv6).toRFC5952String() : '' })
+  }
+  if (out.length < MIN_NAMESERVERS) throw errors.nameserverCount()
+  return out
+}
