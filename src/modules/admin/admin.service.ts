@@ -159,6 +159,7 @@ export class AdminService {
   async setSuspended(customerNumber: number, suspended: boolean) {
     const a = await this.accountRow(customerNumber)
     await repo.setAccountStatus(this.db, a.id, suspended ? 'suspended' : 'active')
+    this.iam.invalidateAuthCache()
     return account({ ...a, status: suspended ? 'suspended' : 'active' })
   }
 

@@ -165,6 +165,7 @@ export async function applySeed(ctx: Context, spec: SeedSpec, file: string): Pro
       }
       if (a.status === 'suspended') {
         await repo.setAccountStatus(ctx.db, account.accountId, 'suspended')
+        iam.invalidateAuthCache()
       }
     }
   } catch (err) {
