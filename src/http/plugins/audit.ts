@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import type { onResponseHookHandler } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../../clock.js'
 import { iso } from '../../clock.js'
@@ -9,8 +10,7 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 /** Records every mutating call to a known route: who, from where, what, and how it ended. */
 export const auditPlugin = fp(async (app, opts: { db: Kysely<DB>; clock: Clock }) => {
-  app.addHook('onResponse', async (req, reply) => {
-    if (READ_METHODS.has(req.method) || !req.routeOptions.url) return
+  const record: onResponseHookHandler = async (req, reply) => {
     const who = req.principal
     try {
       await opts.db
@@ -30,5 +30,12 @@ export const auditPlugin = fp(async (app, opts: { db: Kysely<DB>; clock: Clock }
     } catch (err) {
       req.log.error({ err }, 'audit log write failed')
     }
+  }
+  // Only mutating routes carry the hook, so reads pay nothing for it.
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    if (methods.every((m) => READ_METHODS.has(m))) return
+    const existing = route.onResponse ? (Array.isArray(route.onResponse) ? route.onResponse : [route.onResponse]) : []
+    route.onResponse = [...existing, record]
   })
 })

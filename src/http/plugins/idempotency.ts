@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import type { onSendHookHandler } from 'fastify'
 import { errors } from '../../errors.js'
 import { IdempotencyService } from '../../modules/idempotency/idempotency.service.js'
 
@@ -17,9 +18,23 @@ const KEY = /^[\x21-\x7e]{1,255}$/
  */
 export const idempotencyPlugin = fp(async (app, opts: { service: IdempotencyService }) => {
   app.decorateRequest('idempotencyKey', null)
+  const store: onSendHookHandler = async (req, reply, payload) => {
+    if (req.idempotencyKey && req.principal && reply.getHeader('idempotent-replayed') === undefined) {
+      const key = req.idempotencyKey
+      req.idempotencyKey = null
+      await opts.service.finish(req.principal.accountId, key, {
+        status: reply.statusCode,
+        contentType: String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8'),
+        body: typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : JSON.stringify(payload),
+      })
+    }
+    return payload
+  }
   app.addHook('onRoute', (route) => {
     if (!route.config?.idempotent) return
     const pre = route.preHandler ? (Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]) : []
+    const onSend = route.onSend ? (Array.isArray(route.onSend) ? route.onSend : [route.onSend]) : []
+    route.onSend = [...onSend, store]
     route.preHandler = [
       async (req, reply) => {
         const header = req.headers['idempotency-key']
@@ -36,17 +51,5 @@ export const idempotencyPlugin = fp(async (app, opts: { service: IdempotencyServ
       },
       ...pre,
     ]
-  })
-  app.addHook('onSend', async (req, reply, payload) => {
-    if (req.idempotencyKey && req.principal && reply.getHeader('idempotent-replayed') === undefined) {
-      const key = req.idempotencyKey
-      req.idempotencyKey = null
-      await opts.service.finish(req.principal.accountId, key, {
-        status: reply.statusCode,
-        contentType: String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8'),
-        body: typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : JSON.stringify(payload),
-      })
-    }
-    return payload
   })
 })

@@ -16,6 +16,8 @@ const SECURITY_HEADERS: Record<string, string> = {
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',
 }
+const DOCS_HEADERS = SECURITY_HEADERS
+const API_HEADERS = { ...SECURITY_HEADERS, 'content-security-policy': "default-src 'none'; frame-ancestors 'none'" }
 
 /**
  * The transport rules of every request: TLS required (or a trusted proxy that says https), the request
@@ -23,9 +25,8 @@ const SECURITY_HEADERS: Record<string, string> = {
  */
 export const transportPlugin = fp(async (app, opts: { bodyLimit: number }) => {
   app.addHook('onRequest', async (req, reply) => {
+    reply.headers(req.url.startsWith('/docs') ? DOCS_HEADERS : API_HEADERS)
     reply.header('x-request-id', req.id)
-    for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.header(name, value)
-    if (!req.url.startsWith('/docs')) reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'")
     // request.protocol believes X-Forwarded-Proto only from HOSTAPI_TRUSTED_PROXIES.
     if (req.protocol !== 'https') throw errors.sslRequired()
     // Fastify parses a DELETE body only when it has a Content-Type; clients send DELETE bodies without one.
