@@ -2,12 +2,13 @@ import type { Context } from '../context.js'
 import * as iam from '../modules/iam/iam.repository.js'
 import { seedCertificates } from '../modules/certificates/certificates.seed.js'
 import { seedVps } from '../modules/vps/vps.seed.js'
+import { seedAccount } from '../modules/account/account.seed.js'
 
 /** What an area adds to the demo account. */
 export type DemoSeeder = (ctx: Context, account: { accountId: number; userId: number; customerNumber: number }) => Promise<void>
 
 /** Each area's demo seeder, run in this order on an empty database. */
-const demoSeeders: DemoSeeder[] = [seedCertificates, seedVps]
+const demoSeeders: DemoSeeder[] = [seedCertificates, seedVps, seedAccount]
 
 export const DEMO_EMAIL = 'demo@example.com'
 

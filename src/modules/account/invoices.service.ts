@@ -71,13 +71,13 @@ export class InvoicesService {
   }
 
   /** Makes an open invoice with VAT at the configured rate and opens its payment with the payments driver. */
-  async create(accountId: number, input: { orderId?: number | null; lines: NewInvoiceLine[] }): Promise<{ invoiceNr: string; id: number; totalCents: number }> {
+  async create(accountId: number, input: { orderId?: number | null; lines: NewInvoiceLine[]; date?: Date }): Promise<{ invoiceNr: string; id: number; totalCents: number }> {
     if (input.lines.length === 0) throw new Error('An invoice needs at least one line')
     for (const l of input.lines) {
       if (!Number.isInteger(l.amountCents)) throw new Error(`Invoice line amount must be whole cents: ${l.description}`)
       if (l.quantity !== undefined && (!Number.isInteger(l.quantity) || l.quantity < 1)) throw new Error('Invoice line quantity must be a positive integer')
     }
-    const now = this.clock.now()
+    const now = input.date ?? this.clock.now()
     const customer = await this.customer(accountId)
     const subtotal = input.lines.reduce((s, l) => s + l.amountCents, 0)
     const bp = basisPoints(this.billing.vatPercent)
