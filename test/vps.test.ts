@@ -159,6 +159,32 @@ for (const dialect of dialects) {
         assert.equal((await req('GET', `/vps/${id}`)).body.data.status, 'stopped')
       })
 
+      it('retries a task that crashed, and after the last attempt fails it and frees the VPS in the state the hypervisor reports', async () => {
+        const id = await makeVps(t, a, { settle: true })
+        const driver = hv()
+        const realWait = driver.wait
+        driver.wait = async () => { throw new Error('hypervisor API connection reset') }
+        try {
+          const r = await req('POST', `/vps/${id}/restart`)
+          for (let i = 0; i < 3; i++) {
+            await drain()
+            clock.advance(60_000)
+          }
+          const task = await t.ctx.db.selectFrom('vps_tasks').selectAll().where('id', '=', r.body.data.task.id).executeTakeFirstOrThrow()
+          assert.equal(task.status, 'failed')
+          assert.equal(task.attempts, 3)
+          assert.equal(task.error, 'The task could not be run: hypervisor API connection reset')
+          const job = await t.ctx.db.selectFrom('jobs').selectAll().where('id', '=', task.job_id!).executeTakeFirstOrThrow()
+          assert.deepEqual([job.status, job.attempts], ['failed', 3])
+        } finally {
+          driver.wait = realWait
+        }
+        const d = (await req('GET', `/vps/${id}`)).body.data
+        assert.deepEqual([d.status, d.vps_locked], ['running', false])
+        assert.equal((await req('POST', `/vps/${id}/stop`)).status, 200)
+        await drain()
+      })
+
       it('enables rescue mode with a one-time password and disables it again', async () => {
         const id = await makeVps(t, a, { settle: true })
         const on = await req('PUT', `/vps/${id}/rescue`, { enable: true })

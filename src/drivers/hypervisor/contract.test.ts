@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { ManualClock } from '../../clock.js'
+import { ConfigError, loadConfig } from '../../config/config.js'
 import { dialects, startTestApp, type TestApp } from '../../../test/helpers/app.js'
 import { HypervisorError, type HypervisorDriver, type InstanceSpec } from './hypervisor.js'
 import { BuiltinHypervisor } from './builtin.js'
@@ -217,3 +218,16 @@ for (const dialect of dialects) {
     })
   })
 }
+
+describe('hypervisor configuration', () => {
+  it('reads HOSTAPI_SIM_SPEED (a positive multiplier, default 1) and HOSTAPI_VPS_SHUTDOWN_TIMEOUT', () => {
+    assert.deepEqual(loadConfig({}).hypervisor, { driver: 'builtin', simSpeed: 1, shutdownTimeoutSeconds: 120 })
+    assert.equal(loadConfig({ HOSTAPI_SIM_SPEED: '60' }).hypervisor.simSpeed, 60)
+    assert.equal(loadConfig({ HOSTAPI_SIM_SPEED: '0.5' }).hypervisor.simSpeed, 0.5)
+    for (const bad of ['0', '-2', 'fast', '1e12']) {
+      assert.throws(() => loadConfig({ HOSTAPI_SIM_SPEED: bad }), (e: unknown) =>
+        e instanceof ConfigError && e.problems.includes(`HOSTAPI_SIM_SPEED must be a number above 0 and at most 1000000000 (got "${bad}")`))
+    }
+    assert.throws(() => loadConfig({ HOSTAPI_VPS_SHUTDOWN_TIMEOUT: '0' }), ConfigError)
+  })
+})

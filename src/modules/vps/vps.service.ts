@@ -122,7 +122,16 @@ export class VpsService {
 
   /** Registers the task and expiry job handlers. */
   registerJobs(): void {
-    this.jobs.register(TASK_JOB, async ({ payload }) => this.runTask((payload as { taskId: number }).taskId))
+    this.jobs.register(TASK_JOB, async ({ payload, job, attempt }) => {
+      const { taskId } = payload as { taskId: number }
+      try {
+        return await this.runTask(taskId)
+      } catch (err) {
+        // The last attempt failed on something unexpected (database, hypervisor API): end the task so the VPS is not held forever.
+        if (attempt >= job.max_attempts) await this.abandonTask(taskId, err instanceof Error ? err.message : String(err))
+        throw err
+      }
+    })
     this.jobs.register(EXPIRE_JOB, async ({ payload }) => this.expire((payload as { vpsId: number }).vpsId))
   }
 
@@ -418,6 +427,12 @@ export class VpsService {
       await repo.releaseVps(trx, task.vps_id, task.id, { status, rescue: status === 'rescue' ? 1 : 0, ...(image ? { image_id: image } : {}), updated_at: now })
     })
     return { status: outcome }
+  }
+
+  /** Ends a task that could not be run, reading the VPS's state back from the hypervisor. */
+  private async abandonTask(taskId: number, message: string): Promise<void> {
+    const task = await repo.findTask(this.db, taskId)
+    if (task && (task.status === 'queued' || task.status === 'running')) await this.endTask(task, 'failed', `The task could not be run: ${message}`)
   }
 
   /** Ends a cancelled VPS when its date has come (the job is queued at cancellation; an undo makes it a no-op). */
