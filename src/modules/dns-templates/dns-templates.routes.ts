@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import { Nullable } from '../domains/nullable.js'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { Envelope, OkMessage, ok, okMessage } from '../../http/schemas.js'
@@ -7,10 +8,10 @@ const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, description: 'DNS 
 const Flag = Type.Union([Type.Boolean(), Type.Integer({ minimum: 0, maximum: 1 })])
 const RecordIn = Type.Object({
   type: Type.String({ maxLength: 10 }),
-  name: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()], { description: 'Relative to the domain; empty or `@` = apex' })),
+  name: Type.Optional(Nullable(Type.String({ maxLength: 255, description: 'Relative to the domain; empty or `@` = apex' }))),
   value: Type.String({ maxLength: 8192 }),
-  ttl: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
-  priority: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()], { description: 'MX and SRV: put before the value' })),
+  ttl: Type.Optional(Nullable(Type.Integer())),
+  priority: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 65535, description: 'MX and SRV: put before the value' }))),
 })
 const RecordOut = Type.Object({ type: Type.String(), name: Type.String(), value: Type.String(), ttl: Type.Integer() })
 const Template = Type.Object({ id: Type.Integer(), alias: Type.String(), default: Type.Integer({ description: '0 or 1' }), records: Type.Array(RecordOut) })

@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import { Nullable } from '../domains/nullable.js'
 
 /** Schemas of the DNS record and zone file routes. */
 
@@ -17,11 +18,9 @@ export const DnsRecords = Type.Object({
 
 const RecordIn = Type.Object({
   type: Type.String({ maxLength: 10, description: 'A, AAAA, CNAME, MX, TXT, NS, SRV, CAA, TLSA, SSHFP, DS' }),
-  name: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()], {
-    description: '`@` or empty for the apex, a relative name (`www`), or a FQDN in the zone with or without the trailing dot',
-  })),
+  name: Type.Optional(Nullable(Type.String({ maxLength: 255, description: '`@` or empty for the apex, a relative name (`www`), or a FQDN in the zone with or without the trailing dot' }))),
   value: Type.String({ maxLength: 8192 }),
-  ttl: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: '60–86400, default 3600' })),
+  ttl: Type.Optional(Nullable(Type.Integer({ description: '60–86400, default 3600' }))),
 })
 
 export const ReplaceRecordsBody = Type.Object({
@@ -31,18 +30,18 @@ export const ReplaceRecordsBody = Type.Object({
 export const PatchRecordBody = Type.Object({
   record: Type.Object({
     type: Type.String({ maxLength: 10 }),
-    name: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
-    value: Type.Optional(Type.Union([Type.String({ maxLength: 8192 }), Type.Null()], { description: '`null` deletes the record set' })),
-    ttl: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+    name: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
+    value: Type.Optional(Nullable(Type.String({ maxLength: 8192, description: '`null` deletes the record set' }))),
+    ttl: Type.Optional(Nullable(Type.Integer())),
   }),
 })
 
 export const DeleteRecordBody = Type.Object({
   record: Type.Object({
     type: Type.String({ maxLength: 10 }),
-    name: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
-    value: Type.Optional(Type.Union([Type.String({ maxLength: 8192 }), Type.Null()], { description: 'Omitted: every record of the set' })),
-    ttl: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: 'Ignored' })),
+    name: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
+    value: Type.Optional(Nullable(Type.String({ maxLength: 8192, description: 'Omitted: every record of the set' }))),
+    ttl: Type.Optional(Nullable(Type.Integer({ description: 'Ignored' }))),
   }),
 })
 

@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import { Nullable } from '../domains/nullable.js'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { errors } from '../../errors.js'
@@ -17,17 +18,15 @@ const AvailabilityResult = Type.Object({
 const OrderBody = Type.Object({
   domain: Type.String({ maxLength: 255 }),
   type: Type.Optional(Type.Union([Type.Literal('register'), Type.Literal('transfer')], { description: 'Default `register`' })),
-  transfer_code: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
-  accept_premium_price: Type.Optional(Type.Union([Type.Number({ minimum: 0 }), Type.Null()], {
-    description: 'For a premium name: the premium register price the availability check reported',
-  })),
-  nameserver: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Null()], { description: 'Nameserver profile alias; default: the account\'s default profile' })),
-  dns_template_id: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'Fills the new zone from this template' })),
+  transfer_code: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
+  accept_premium_price: Type.Optional(Nullable(Type.Number({ minimum: 0, description: 'For a premium name: the premium register price the availability check reported' }))),
+  nameserver: Type.Optional(Nullable(Type.String({ maxLength: 64, description: 'Nameserver profile alias; default: the account\'s default profile' }))),
+  dns_template_id: Type.Optional(Nullable(Type.Integer({ minimum: 0, description: 'Fills the new zone from this template' }))),
   profile: Type.Optional(Type.Object({
-    owner: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
-    admin: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
-    tech: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
-    billing: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+    owner: Type.Optional(Nullable(Type.Integer())),
+    admin: Type.Optional(Nullable(Type.Integer())),
+    tech: Type.Optional(Nullable(Type.Integer())),
+    billing: Type.Optional(Nullable(Type.Integer())),
   }, { description: 'Contact profile ids; a role left out takes the account\'s default profile for it' })),
   period: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, description: 'Years (register only); default 1' })),
 })

@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import { Nullable } from './nullable.js'
 import { PageQuery, Pagination } from '../../http/schemas.js'
 
 /** Schemas of the domain routes. */
@@ -43,9 +44,9 @@ export const DomainDetail = Type.Object({
   renewal_date: Type.String({ description: 'YYYY-MM-DD' }),
   status: Type.String(),
   status_id: Type.Integer(),
-  cancellation_date: Type.Union([Type.String(), Type.Null()], { description: 'YYYY-MM-DD the domain ends when a cancellation is pending' }),
+  cancellation_date: Nullable(Type.String({ description: 'YYYY-MM-DD the domain ends when a cancellation is pending' })),
   tags: Type.Array(Type.String()),
-  nameserver_profile: Type.Union([Type.String(), Type.Null()], { description: 'The nameserver profile the nameservers come from' }),
+  nameserver_profile: Nullable(Type.String({ description: 'The nameserver profile the nameservers come from' })),
   nameservers: Type.Array(NameserverSchema),
   dnssec_enabled: Type.Integer({ description: '0 or 1' }),
   dnssec_keys: Type.Array(Type.Object({ alg: Type.Integer(), flags: Type.Integer(), pubKey: Type.String() })),
@@ -69,8 +70,8 @@ export const UpdateDomainBody = Type.Object(
           Type.String({ maxLength: 253 }),
           Type.Object({
             hostname: Type.String({ maxLength: 253 }),
-            ipv4: Type.Optional(Type.Union([Type.String({ maxLength: 15 }), Type.Null()])),
-            ipv6: Type.Optional(Type.Union([Type.String({ maxLength: 45 }), Type.Null()])),
+            ipv4: Type.Optional(Nullable(Type.String({ maxLength: 15 }))),
+            ipv6: Type.Optional(Nullable(Type.String({ maxLength: 45 }))),
           }),
         ]),
         { maxItems: 13, description: '2 to 13 hostnames, or objects with glue addresses' },

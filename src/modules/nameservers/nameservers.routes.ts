@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import { Nullable } from '../domains/nullable.js'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { Envelope, OkMessage, ok, okMessage } from '../../http/schemas.js'
@@ -14,8 +15,8 @@ const ProfileListItem = Type.Object({
 const AliasParams = Type.Object({ alias: Type.String({ maxLength: 64 }) })
 const NameserverIn = Type.Object({
   hostname: Type.String({ maxLength: 253 }),
-  ipv4: Type.Optional(Type.Union([Type.String({ maxLength: 15 }), Type.Null()])),
-  ipv6: Type.Optional(Type.Union([Type.String({ maxLength: 45 }), Type.Null()])),
+  ipv4: Type.Optional(Nullable(Type.String({ maxLength: 15 }))),
+  ipv6: Type.Optional(Nullable(Type.String({ maxLength: 45 }))),
 })
 const Flag = Type.Union([Type.Boolean(), Type.Integer({ minimum: 0, maximum: 1 })])
 const CreateBody = Type.Object({
