@@ -30,6 +30,7 @@ import { PaymethodsService } from './modules/account/paymethods.service.js'
 import { UsersService } from './modules/account/users.service.js'
 import { TicketsService } from './modules/account/tickets.service.js'
 import { AffiliateService } from './modules/affiliate/affiliate.service.js'
+import { MailService } from './modules/mail/mail.service.js'
 import type { CertificateAuthority } from './drivers/ca/ca.js'
 import { BuiltinCa } from './drivers/ca/builtin.js'
 import { CertificatesService, type AccountDns } from './modules/certificates/certificates.service.js'
@@ -57,6 +58,8 @@ export interface Services extends DomainServices {
   users: UsersService
   tickets: TicketsService
   affiliate: AffiliateService
+  /** Outgoing mail, queued as jobs and sent through the mail driver. */
+  mail: MailService
   certificates: CertificatesService
 }
 
@@ -122,7 +125,8 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     payments: new LedgerPaymentsDriver(db, clock, config.payments.baseUrl),
     ca: new BuiltinCa(db, clock, txtLookup(() => accountDns)),
   }
-  const profile = new ProfileService(db, clock, drivers.mail)
+  const mail = new MailService(jobs, drivers.mail, log)
+  const profile = new ProfileService(db, clock, mail)
   const orders = new OrdersService(db, clock, jobs)
   const domainArea = createDomainServices({
     db, clock, jobs, config, log,
@@ -141,8 +145,9 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     invoices: new InvoicesService(db, clock, config.billing, drivers.payments, profile),
     paymethods: new PaymethodsService(db, clock, drivers.payments, profile),
     users: new UsersService(db, clock, () => services.iam, { newUsersPerHour: 10 }),
-    tickets: new TicketsService(db, clock, drivers.mail, profile, config.mail.supportAddress),
+    tickets: new TicketsService(db, clock, mail, profile, config.mail.supportAddress),
     affiliate: new AffiliateService(db, clock),
+    mail,
     certificates: new CertificatesService(db, clock, jobs, drivers.ca, orders, () => accountDns, log),
   }
   ops.metrics.setSources({ jobCounts: () => services.admin.jobCounts() })

@@ -85,6 +85,8 @@ for (const dialect of dialects) {
       assert.equal(put.body.data.email, before.email)
       assert.equal(put.body.data.pending_email, 'new-address@example.org')
 
+      assert.deepEqual(await outbox.list({ to: 'new-address@example.org' }), [], 'mail goes out through the job queue')
+      await t.ctx.jobs.drain()
       const [mail] = await outbox.list({ to: 'new-address@example.org' })
       assert.equal(mail.kind, 'profile.verify_email')
       assert.equal(mail.account_id, a.accountId)

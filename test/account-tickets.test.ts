@@ -71,6 +71,7 @@ for (const dialect of dialects) {
       assert.equal(d.thread.length, 1)
       assert.deepEqual(d.thread[0], { created: d.created, from: 'user', author: 'Owner ' + d.creator.split(' ')[1], body: 'example.nl does not resolve.<br />Since 9:00.' })
 
+      await t.ctx.jobs.drain()
       const desk = (await outbox.list({ to: 'desk@hosting.example' })).find((m) => m.subject.includes(`#${d.ticket_number}`))!
       assert.equal(desk.kind, 'ticket.created')
       assert.match(desk.text_body, /example\.nl does not resolve\.\nSince 9:00\./)
@@ -153,6 +154,7 @@ for (const dialect of dialects) {
       clock.advance(1000)
       const answered = await t.ctx.services.tickets.supportReply(n, { author: 'Support desk', message: '<p>Fixed, <a href="https://status.example">see status</a>.</p>' })
       assert.equal(answered.status, 'answered')
+      await t.ctx.jobs.drain()
       const customer = (await outbox.list()).find((m) => m.kind === 'ticket.answered' && m.subject.includes(`#${n}`))!
       assert.match(customer.text_body, /Fixed, see status\./)
       clock.advance(1000)
@@ -163,6 +165,7 @@ for (const dialect of dialects) {
       assert.deepEqual(reply.body.data.thread.map((m: { from: string }) => m.from), ['user', 'support', 'user'])
       assert.equal(reply.body.data.thread[1].author, 'Support desk')
       assert.equal(reply.body.data.thread[2].body, 'Thanks <b>a lot</b>')
+      await t.ctx.jobs.drain()
       assert.ok((await outbox.list({ to: 'desk@hosting.example' })).some((m) => m.kind === 'ticket.reply' && m.subject.includes(`#${n}`)))
       await t.ctx.services.tickets.close(n)
       const closed = await t.request('POST', `/account/tickets/${n}/reply`, { key: a.key, body: { message: 'One more' } })

@@ -75,6 +75,9 @@ for (const dialect of dialects) {
       }
       const bad = await t.request('GET', '/account/users/abc', { key: a.key })
       assert.equal(bad.status, 400)
+      const huge = await t.request('GET', '/account/users/99999999999', { key: a.key })
+      assert.equal(huge.status, 400)
+      assert.match(huge.body.status_description, /^Invalid id/)
     })
 
     it('lists users paged, the main user first, with search', async () => {
@@ -153,6 +156,15 @@ for (const dialect of dialects) {
       // Another account has its own budget.
       const e = await t.account()
       assert.equal((await t.request('POST', '/account/users', { key: e.key, body: newUser(112) })).status, 200)
+    })
+
+    it('keeps the limit under concurrent requests', async () => {
+      const f = await t.account()
+      const answers = await Promise.all(Array.from({ length: 14 }, (_, i) => t.request('POST', '/account/users', { key: f.key, body: newUser(200 + i) })))
+      assert.equal(answers.filter((r) => r.status === 200).length, 10)
+      assert.equal(answers.filter((r) => r.status === 429).length, 4)
+      const list = await t.request('GET', '/account/users?limit=100', { key: f.key })
+      assert.equal(list.body.data.pagination.total, 11, 'the main user and exactly 10 sub-users')
     })
   })
 }

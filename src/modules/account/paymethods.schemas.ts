@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import { MAX_ID } from './ids.js'
 import { Envelope } from '../../http/schemas.js'
 
 const defaultFields = {
@@ -34,7 +35,7 @@ export const DefaultPaymethod = Envelope(Type.Object(defaultFields), { default: 
 
 export const SetDefaultPaymethodBody = Type.Object(
   {
-    default_paymethod_id: Type.Optional(Type.Union([Type.String({ maxLength: 32 }), Type.Integer({ minimum: 1 })], { description: 'An id from the list of payment methods' })),
+    default_paymethod_id: Type.Optional(Type.Union([Type.String({ maxLength: 32 }), Type.Integer({ minimum: 1, maximum: MAX_ID })], { description: 'An id from the list of payment methods' })),
     paymethod: Type.Optional(Type.Union([Type.Literal('bank_transfer')], { description: '`bank_transfer` to pay invoices by bank transfer' })),
   },
   { description: 'Either `default_paymethod_id` or `paymethod: "bank_transfer"`.', examples: [{ default_paymethod_id: '12' }, { paymethod: 'bank_transfer' }] },

@@ -6,6 +6,7 @@ import { errors } from '../../errors.js'
 import type { PaymentMethodInput, PaymentsDriver } from '../../drivers/payments/payments.js'
 import type { ProfileService } from './profile.service.js'
 import * as repo from './paymethods.repository.js'
+import { MAX_ID } from './ids.js'
 
 export const BANK_TRANSFER = 'bank_transfer'
 
@@ -48,7 +49,7 @@ export class PaymethodsService {
       await this.profiles.setDefaultPaymethod(accountId, null)
     } else {
       const ref = String(input.default_paymethod_id)
-      const id = /^[0-9]{1,15}$/.test(ref) ? Number(ref) : null
+      const id = /^[0-9]{1,10}$/.test(ref) && Number(ref) <= MAX_ID ? Number(ref) : null
       const method = id === null ? undefined : await repo.findPaymethod(this.db, accountId, id)
       if (!method) throw errors.unknownPaymethod(ref)
       await this.profiles.setDefaultPaymethod(accountId, method.id)

@@ -1,8 +1,9 @@
 import { Type } from 'typebox'
+import { MAX_ID } from './ids.js'
 import { Envelope, PageQuery, Pagination } from '../../http/schemas.js'
 import { DEPARTMENTS } from './tickets.service.js'
 
-export const TicketParams = Type.Object({ ticket_number: Type.Integer({ minimum: 1, description: 'The ticket number' }) })
+export const TicketParams = Type.Object({ ticket_number: Type.Integer({ minimum: 1, maximum: MAX_ID, description: 'The ticket number' }) })
 export const TicketListQuery = Type.Object(PageQuery)
 
 const rowExample = { ticket_number: 100042, last_updated: '2026-03-02 09:15:00', subject: 'DNS not resolving', status: 'answered', creator: 'Jan Jansen', department: 'support' }

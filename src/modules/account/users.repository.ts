@@ -26,16 +26,21 @@ export const listUsers = (db: Db, accountId: number, opts: { search?: string; li
     .offset(opts.offset)
     .execute()
 
-export const countSubUsersCreatedSince = async (db: Db, accountId: number, since: string): Promise<number> => {
-  const row = await db
+/** Sub-users of the account created since `since` (only those with an id up to `upToId`, when given). */
+export const countSubUsersCreatedSince = async (db: Db, accountId: number, since: string, upToId?: number): Promise<number> => {
+  let q = db
     .selectFrom('users')
     .select((eb) => eb.fn.countAll().as('n'))
     .where('account_id', '=', accountId)
     .where('is_main_user', '=', 0)
     .where('created_at', '>=', since)
-    .executeTakeFirstOrThrow()
+  if (upToId !== undefined) q = q.where('id', '<=', upToId)
+  const row = await q.executeTakeFirstOrThrow()
   return Number(row.n)
 }
+
+export const deleteUser = (db: Db, accountId: number, userId: number) =>
+  db.deleteFrom('users').where('account_id', '=', accountId).where('id', '=', userId).execute()
 
 /** The oldest creation time among the account's sub-users made since `since`. */
 export const oldestSubUserSince = async (db: Db, accountId: number, since: string): Promise<string | null> => {

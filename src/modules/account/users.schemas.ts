@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import { MAX_ID } from './ids.js'
 import { Envelope, PageQuery, Pagination } from '../../http/schemas.js'
 import { PERMISSIONS } from '../iam/permissions.js'
 
@@ -31,7 +32,7 @@ const userExample = {
   permissions: permissionsExample,
 }
 
-export const UserParams = Type.Object({ id: Type.Integer({ minimum: 1, description: 'The id of an account user' }) })
+export const UserParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: MAX_ID, description: 'The id of an account user' }) })
 export const UserListQuery = Type.Object(PageQuery)
 
 export const UserDetail = Envelope(Type.Object(userFields), userExample)

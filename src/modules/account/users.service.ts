@@ -73,9 +73,7 @@ export class UsersService {
     const now = this.clock.now()
     const since = iso(new Date(now.getTime() - HOUR_MS))
     if ((await repo.countSubUsersCreatedSince(this.db, who.accountId, since)) >= this.opts.newUsersPerHour) {
-      const oldest = await repo.oldestSubUserSince(this.db, who.accountId, since)
-      const retry = oldest ? Math.max(1, Math.ceil((Date.parse(oldest) + HOUR_MS - now.getTime()) / 1000)) : 3600
-      throw errors.tooManyNewUsers(retry, this.opts.newUsersPerHour)
+      throw await this.tooMany(who.accountId, since, now)
     }
     const id = await this.iam().createSubUser(who.accountId, {
       email: input.email.trim(),
@@ -84,6 +82,11 @@ export class UsersService {
       passwordHash: await hashPassword(input.password),
       permissions,
     })
+    // Checked again after the insert: of concurrent requests, those past the limit by id order take their user back.
+    if ((await repo.countSubUsersCreatedSince(this.db, who.accountId, since, id)) > this.opts.newUsersPerHour) {
+      await repo.deleteUser(this.db, who.accountId, id)
+      throw await this.tooMany(who.accountId, since, now)
+    }
     return this.get(who.accountId, id)
   }
 
@@ -107,6 +110,12 @@ export class UsersService {
     // The user's keys must see new permissions on their next request.
     if (changes.permissions !== undefined) this.iam().invalidateAuthCache()
     return this.get(who.accountId, userId)
+  }
+
+  private async tooMany(accountId: number, since: string, now: Date) {
+    const oldest = await repo.oldestSubUserSince(this.db, accountId, since)
+    const retry = oldest ? Math.max(1, Math.ceil((Date.parse(oldest) + HOUR_MS - now.getTime()) / 1000)) : 3600
+    return errors.tooManyNewUsers(retry, this.opts.newUsersPerHour)
   }
 
   /** A sub-user may not hand out a permission it does not hold itself (the main user holds them all). */

@@ -1,7 +1,8 @@
 import { Type } from 'typebox'
+import { MAX_ID } from '../account/ids.js'
 import { Envelope, PageQuery, Pagination } from '../../http/schemas.js'
 
-export const IdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) })
+export const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: MAX_ID }) })
 export const AffiliateListQuery = Type.Object(PageQuery)
 
 const commissionFields = {
