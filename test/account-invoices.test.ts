@@ -56,7 +56,12 @@ for (const dialect of dialects) {
       ])
     })
 
-    it('serves a real PDF of the invoice with its number, total, lines and the customer', async () => {
+    it('serves a real PDF of the invoice with its number, dates, total, lines and the customer address', async () => {
+      const profile = (await t.request('GET', '/account/profile', { key: a.key })).body.data
+      const put = await t.request('PUT', '/account/profile', { key: a.key, body: {
+        ...profile, address: 'Keizersgracht', house_number: '100', zipcode: '1015 AA', city: 'Amsterdam', country_code: 'NL', phone: '201234567', phone_country_code: '+31',
+      } })
+      assert.equal(put.status, 200)
       const { invoiceNr } = await t.ctx.services.invoices.create(a.accountId, {
         lines: [{ description: 'Domain registration example.nl', amountCents: 999 }, { description: 'SSL certificate', amountCents: 2500, quantity: 2 }],
       })
@@ -74,6 +79,10 @@ for (const dialect of dialects) {
       assert.ok(text.includes('Domain registration example.nl'))
       assert.ok(text.includes('EUR 12.50'), 'unit price of the two certificates')
       assert.ok(text.includes('Invoice Customer B.V.'), 'customer company')
+      assert.ok(text.includes('Keizersgracht 100'), 'customer street')
+      assert.ok(text.includes('1015 AA') && text.includes('Amsterdam'), 'customer town')
+      const detail = (await t.request('GET', `/account/invoices/${invoiceNr}`, { key: a.key })).body.data
+      assert.ok(text.includes(detail.invoice_date) && text.includes(detail.due_date), 'invoice and due dates')
       assert.ok(text.includes('Hosting Seller B.V.'), 'seller')
       assert.ok(text.includes(String(a.customerNumber)), 'customer number')
       assert.ok(text.includes('NL91ABNA0417164300'), 'where to pay')
