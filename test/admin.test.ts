@@ -253,6 +253,109 @@ for (const dialect of dialects) {
       assert.ok(!JSON.stringify(customer.body).includes('adminCreateAccount'))
     })
 
+    it('answers and closes tickets as support', async () => {
+      const opened = await t.request('POST', '/account/tickets', { key: a.key, body: { subject: 'DNS down', message: 'Help', department: 'support' } })
+      assert.equal(opened.status, 200, opened.text)
+      const n = opened.body.data.ticket_number
+      const listed = await adm('GET', `/accounts/${a.customerNumber}/tickets`)
+      assert.ok(listed.body.data.tickets.some((x: { ticket_number: number }) => x.ticket_number === n))
+
+      const answer = await adm('POST', `/tickets/${n}/reply`, { message: '<p>Fixed <img src="x" onerror="alert(1)"></p>', author: 'Sam' })
+      assert.equal(answer.status, 200, answer.text)
+      assert.equal(answer.body.data.status, 'answered')
+      const seen = await t.request('GET', `/account/tickets/${n}`, { key: a.key })
+      const last = seen.body.data.thread.at(-1)
+      assert.equal(last.from, 'support')
+      assert.equal(last.author, 'Sam')
+      assert.ok(!last.body.includes('img') && last.body.includes('Fixed'))
+      await t.ctx.jobs.drain()
+      const mail = await adm('GET', `/outbox?account=${a.customerNumber}&kind=ticket.answered`)
+      assert.equal(mail.body.data.messages.length, 1)
+
+      assert.deepEqual((await adm('PUT', `/tickets/${n}/close`)).body, { status: 200, status_description: 'Ticket closed' })
+      assert.equal((await t.request('GET', `/account/tickets/${n}`, { key: a.key })).body.data.status, 'closed')
+      assert.deepEqual((await adm('PUT', '/tickets/99999999/close')).body, { status: 404, status_description: 'Ticket not found' })
+      const other = await t.account('Tenant T')
+      assert.deepEqual((await adm('GET', `/accounts/${other.customerNumber}/tickets/${n}`)).body, { status: 404, status_description: 'Ticket not found' })
+    })
+
+    it('adds, approves, rejects and pays out commissions', async () => {
+      const cn = a.customerNumber
+      const add = (order: number) => adm('POST', `/accounts/${cn}/commissions`, { order_nr: order, sale_amount: 100, commission_amount: 12.5, sub_id: 'blog' })
+      const c1 = (await add(5001)).body.data
+      const c2 = (await add(5002)).body.data
+      assert.equal(c1.approved, 0)
+      assert.equal(c1.commission_amount, 12.5)
+      assert.deepEqual((await adm('POST', `/accounts/${cn}/commissions/payout`, { reference: 'AFF-1' })).body,
+        { status: 400, status_description: 'There is no approved, unpaid commission to pay out' })
+
+      const approved = await adm('PUT', `/accounts/${cn}/commissions/${c1.id}/approve`)
+      assert.equal(approved.body.data.approved, 1)
+      const rejected = await adm('PUT', `/accounts/${cn}/commissions/${c2.id}/reject`, { reason: 'Order refunded' })
+      assert.equal(rejected.status, 200, rejected.text)
+      const seen = await t.request('GET', `/affiliate/commissions/${c2.id}`, { key: a.key })
+      assert.equal(seen.body.data.rejection_reason, 'Order refunded')
+
+      const paid = await adm('POST', `/accounts/${cn}/commissions/payout`, { reference: 'AFF-1' })
+      assert.equal(paid.status, 200, paid.text)
+      assert.equal(paid.body.data.amount, 12.5)
+      assert.deepEqual(paid.body.data.commissions.map((c: { id: number }) => c.id), [c1.id])
+      const payments = await t.request('GET', '/affiliate/payments', { key: a.key })
+      assert.equal(payments.body.data.payments[0].reference, 'AFF-1')
+      assert.deepEqual((await adm('PUT', `/accounts/${cn}/commissions/${c1.id}/reject`, { reason: 'late' })).body,
+        { status: 400, status_description: 'A paid-out commission cannot be rejected' })
+      const other = await t.account('Tenant C')
+      assert.deepEqual((await adm('PUT', `/accounts/${other.customerNumber}/commissions/${c1.id}/approve`)).body,
+        { status: 404, status_description: 'Commission not found' })
+    })
+
+    it('issues invoices and marks them paid', async () => {
+      const cn = a.customerNumber
+      const issued = await adm('POST', `/accounts/${cn}/invoices`, { lines: [{ description: 'Consultancy', amount: 150, quantity: 2 }, { description: 'Setup', amount: 25.5 }] })
+      assert.equal(issued.status, 200, issued.text)
+      const inv = issued.body.data
+      assert.equal(inv.subtotal_price, 175.5)
+      assert.equal(inv.paid, false)
+      const seen = await t.request('GET', `/account/invoices/${inv.invoice_nr}`, { key: a.key })
+      assert.equal(seen.body.data.total_price, inv.total_price)
+      const paid = await adm('PUT', `/accounts/${cn}/invoices/${inv.invoice_nr}/paid`)
+      assert.equal(paid.body.data.paid, true)
+      assert.equal((await t.request('GET', `/account/invoices/${inv.invoice_nr}`, { key: a.key })).body.data.paid, true)
+      assert.equal((await adm('GET', `/accounts/${cn}/invoices`)).body.data.invoices.length, 1)
+      assert.deepEqual((await adm('PUT', `/accounts/${cn}/invoices/NOPE-1/paid`)).body, { status: 404, status_description: 'Invoice not found' })
+    })
+
+    it('sets extension prices and premium names that customers see', async () => {
+      const set = await adm('PUT', '/extensions/.com', { register_price: 8.5, renew_price: 11, transfer_price: 7.25 })
+      assert.equal(set.status, 200, set.text)
+      assert.equal(set.body.data.register_price, '8.50')
+      const seen = await t.request('GET', '/domains/extensions/com', { key: a.key })
+      assert.deepEqual([seen.body.data.register_price, seen.body.data.renew_price, seen.body.data.transfer_price], ['8.50', '11.00', '7.25'])
+
+      const added = await adm('PUT', '/extensions/example', { register_price: 1, renew_price: 2, transfer_price: 3, max_period: 5, supports_privacy: true })
+      assert.equal(added.body.data.max_period, 5)
+      assert.equal((await t.request('GET', '/domains/extensions/example', { key: a.key })).status, 200)
+      assert.equal((await adm('DELETE', '/extensions/example')).status, 200)
+      assert.deepEqual((await t.request('GET', '/domains/extensions/example', { key: a.key })).body, { status: 404, status_description: 'Extension not found' })
+      assert.equal((await adm('PUT', '/extensions/bad_ext', { register_price: 1, renew_price: 1, transfer_price: 1 })).status, 400)
+
+      const premium = await adm('PUT', '/premium-names/gold.com', { register_price: 2500, renew_price: 29.99 })
+      assert.deepEqual(premium.body.data, { name: 'gold.com', register_price: 2500, renew_price: 29.99 })
+      const avail = await t.request('GET', '/domains/availability/gold.com', { key: a.key })
+      assert.equal(avail.body.data.is_premium, true)
+      assert.ok((await adm('GET', '/premium-names')).body.data.premium_names.some((p: { name: string }) => p.name === 'gold.com'))
+      await adm('DELETE', '/premium-names/gold.com')
+      assert.equal((await t.request('GET', '/domains/availability/gold.com', { key: a.key })).body.data.is_premium, false)
+      assert.deepEqual((await adm('DELETE', '/premium-names/gold.com')).body, { status: 404, status_description: 'Premium name not found' })
+    })
+
+    it('lists the VPS images', async () => {
+      const r = await adm('GET', '/vps/images')
+      assert.equal(r.status, 200)
+      assert.ok(r.body.data.images.length > 0)
+      assert.deepEqual(Object.keys(r.body.data.images[0]).sort(), ['family', 'id', 'name', 'version'])
+    })
+
     it('has no sandbox routes when sandbox mode is off', async () => {
       assert.deepEqual((await adm('POST', '/sandbox/reset')).body, { status: 404, status_description: 'Endpoint not found' })
     })
@@ -300,17 +403,17 @@ for (const dialect of dialects) {
       fs.writeFileSync(seed, [
         'accounts:',
         '  - name: Acme B.V.',
-        '    email: owner@acme.test',
+        '    email: owner@acme-sandbox.nl',
         '    keys:',
         `      - key: ${SEED_KEY}`,
         '        label: ci',
         '    users:',
-        '      - email: dns@acme.test',
+        '      - email: dns@acme-sandbox.nl',
         '        permissions: [domains]',
         '        keys:',
         `          - key: ${SUB_KEY}`,
         '    domains:',
-        '      - name: acme.test',
+        '      - name: acme-sandbox.nl',
         '        renewal_date: "2030-01-15"',
         '        tags: [prod]',
         '        records:',
@@ -332,10 +435,10 @@ for (const dialect of dialects) {
     })
 
     const seededDomain = async () => {
-      const d = await t.ctx.db.selectFrom('domains').selectAll().where('name', '=', 'acme.test').executeTakeFirst()
-      if (!d) return null
-      const records = await t.ctx.db.selectFrom('dns_records').select(['type', 'name', 'value', 'ttl']).where('domain_id', '=', d.id).orderBy('id').execute()
-      return { renewal_date: d.renewal_date, tags: d.tags, records }
+      const d = await t.request('GET', '/domains/acme-sandbox.nl', { key: SEED_KEY })
+      if (d.status !== 200) return d.body
+      const dns = await t.request('GET', '/domains/acme-sandbox.nl/dns', { key: SEED_KEY })
+      return { renewal_date: d.body.data.renewal_date, tags: d.body.data.tags, is_locked: d.body.data.is_locked, records: dns.body.data.records }
     }
 
     it('loads the seed file on an empty database: fixed keys, sub-users, suspended accounts, domains with records', async () => {
@@ -347,12 +450,16 @@ for (const dialect of dialects) {
       assert.deepEqual((await t.request('GET', '/whoami', { key: 'sandbox-suspended-key-000000000003' })).body, NO_KEY)
       assert.deepEqual(await seededDomain(), {
         renewal_date: '2030-01-15',
-        tags: '["prod"]',
+        tags: ['prod'],
+        is_locked: 0,
         records: [
-          { type: 'A', name: 'acme.test', value: '192.0.2.10', ttl: 3600 },
-          { type: 'TXT', name: '_acme-challenge.acme.test', value: 'token', ttl: 60 },
+          { type: 'A', name: 'acme-sandbox.nl.', value: '192.0.2.10', ttl: 3600 },
+          { type: 'TXT', name: '_acme-challenge.acme-sandbox.nl.', value: 'token', ttl: 60 },
         ],
       })
+      // The seeded name is registered, so nobody else can order it.
+      const avail = await t.request('GET', '/domains/availability/acme-sandbox.nl', { key: SEED_KEY })
+      assert.equal(avail.body.data.status, 'unavailable')
     })
 
     it('resets to the seed after changes through the customer API', async () => {
@@ -361,7 +468,7 @@ for (const dialect of dialects) {
       const extra = await adm('POST', '/accounts', { name: 'Late Ltd', email: 'late@late.test', key: {} })
       const lateKey = extra.body.data.api_key
       assert.equal((await t.request('GET', '/whoami', { key: lateKey })).status, 200)
-      await t.ctx.db.deleteFrom('dns_records').execute()
+      assert.equal((await t.request('PUT', '/domains/acme-sandbox.nl/dns', { key: SEED_KEY, body: { records: [] } })).status, 200)
 
       const reset = await adm('POST', '/sandbox/reset')
       assert.equal(reset.status, 200, reset.text)
@@ -371,7 +478,7 @@ for (const dialect of dialects) {
       const who = await t.request('GET', '/whoami', { key: SEED_KEY })
       assert.equal(who.body.data.customer_number, 100001, 'customer numbers start again')
       assert.deepEqual((await t.request('GET', '/vps/ssh-keys', { key: SEED_KEY })).body.data.ssh_keys, [])
-      assert.equal((await seededDomain())?.records.length, 2)
+      assert.equal((await seededDomain()).records.length, 2)
       const accounts = await adm('GET', '/accounts')
       assert.deepEqual(accounts.body.data.accounts.map((x: { name: string }) => x.name), ['Acme B.V.', 'Suspended Ltd'])
     })
@@ -405,6 +512,23 @@ for (const dialect of dialects) {
 
       await adm('POST', '/sandbox/reset')
       assert.equal((await adm('GET', '/sandbox/clock')).body.data.offset_seconds, 0)
+    })
+
+    it('ends a cancelled domain when the clock passes its renewal date', async () => {
+      const cancel = await t.request('DELETE', '/domains/acme-sandbox.nl', { key: SEED_KEY })
+      assert.equal(cancel.status, 200, cancel.text)
+      assert.equal((await t.request('GET', '/domains/acme-sandbox.nl', { key: SEED_KEY })).status, 200, 'still there until the renewal date')
+      const early = await adm('POST', '/sandbox/clock', { to: '2030-01-14T12:00:00Z' })
+      assert.equal(early.body.data.jobs_run, 0)
+      assert.equal((await t.request('GET', '/domains/acme-sandbox.nl', { key: SEED_KEY })).status, 200)
+      const moved = await adm('POST', '/sandbox/clock', { advance: '1d' })
+      assert.equal(moved.body.data.jobs_run, 1)
+      const gone = await t.request('GET', '/domains/acme-sandbox.nl', { key: SEED_KEY })
+      assert.deepEqual(gone.body, { status: 400, status_description: 'You have no access to this resource' })
+      assert.equal((await t.request('GET', '/domains/availability/acme-sandbox.nl', { key: SEED_KEY })).body.data.status, 'available')
+
+      await adm('POST', '/sandbox/reset')
+      assert.equal((await seededDomain()).renewal_date, '2030-01-15', 'the reset brings the domain back')
     })
 
     it('injects faults by operation id: probability 1 and count 2 gives two injected answers, then the real one', async () => {

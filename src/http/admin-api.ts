@@ -4,6 +4,7 @@ import { migrationsApplied, ping } from '../db/database.js'
 import { adminAuthPlugin } from './plugins/admin-auth.js'
 import { adminRoutes } from '../modules/admin/admin.routes.js'
 import { sandboxRoutes } from '../modules/admin/sandbox.routes.js'
+import { operatorRoutes } from '../modules/admin/operator.routes.js'
 import { Health } from '../modules/admin/admin.schemas.js'
 import { adminOpenapi, type DocumentedRoute } from './admin-openapi.js'
 import { ADMIN_PREFIX } from './constants.js'
@@ -22,6 +23,7 @@ export const adminApi: FastifyPluginAsync = async (app) => {
   })
   await app.register(adminAuthPlugin, { admin: app.services.admin })
   await app.register(adminRoutes)
+  await app.register(operatorRoutes)
   if (app.ctx.ops.sandbox) await app.register(sandboxRoutes)
   app.get('/openapi.json', { config: { admin: 'public' }, schema: { hide: true } }, async () => adminOpenapi(documented))
 }

@@ -10,11 +10,14 @@ import { generateApiKey, hashApiKey } from '../iam/keys.js'
 import type { PermissionMap } from '../iam/permissions.js'
 import { findJob } from '../../jobs/jobs.repository.js'
 import * as repo from './admin.repository.js'
+import * as catalog from './catalog.repository.js'
 
 /** Admin tokens start with this, so a token is recognisable in a config file (and never mistaken for an API key). */
 export const ADMIN_TOKEN_PREFIX = 'adm_'
 const VISIBLE = ADMIN_TOKEN_PREFIX.length + 8
 const TOUCH_INTERVAL_MS = 60_000
+const EXTENSION = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)?$/
+const DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9][a-z0-9-]{0,62}$/
 
 export interface PageInput {
   page?: number
@@ -288,6 +291,53 @@ export class AdminService {
     const row = await repo.findOutboxMessage(this.db, id)
     if (!row) throw errors.adminMessageNotFound()
     return messageView(row)
+  }
+
+  /** Sets the prices (EUR cents, excluding VAT) and terms of an extension, adding it when it is not offered yet. */
+  async setExtension(raw: string, input: {
+    registerCents: number; renewCents: number; transferCents: number
+    minPeriod?: number; maxPeriod?: number; supportsDnssec?: boolean; supportsPrivacy?: boolean; requiresAuthCode?: boolean
+  }): Promise<string> {
+    const extension = raw.trim().toLowerCase().replace(/^\./, '')
+    if (!EXTENSION.test(extension)) throw errors.badRequest('Invalid extension: labels of a-z, 0-9 and hyphens, such as com or co.uk')
+    const current = await catalog.findTld(this.db, extension)
+    const minPeriod = input.minPeriod ?? current?.min_period ?? 1
+    const maxPeriod = input.maxPeriod ?? current?.max_period ?? 10
+    if (minPeriod > maxPeriod) throw errors.badRequest('min_period must not be above max_period')
+    const flag = (v: boolean | undefined, old: number | undefined, def: number) => (v === undefined ? (old ?? def) : v ? 1 : 0)
+    await catalog.upsertTld(this.db, {
+      extension,
+      register_cents: input.registerCents,
+      renew_cents: input.renewCents,
+      transfer_cents: input.transferCents,
+      min_period: minPeriod,
+      max_period: maxPeriod,
+      supports_dnssec: flag(input.supportsDnssec, current?.supports_dnssec, 1),
+      supports_privacy: flag(input.supportsPrivacy, current?.supports_privacy, 0),
+      requires_auth_code: flag(input.requiresAuthCode, current?.requires_auth_code, 1),
+    })
+    return extension
+  }
+
+  /** Stops offering an extension (existing domains keep it). */
+  async deleteExtension(raw: string): Promise<void> {
+    if (!(await catalog.deleteTld(this.db, raw.trim().toLowerCase().replace(/^\./, '')))) throw errors.extensionNotFound()
+  }
+
+  async premiumNames() {
+    return (await catalog.listPremium(this.db)).map((p) => ({ name: p.name, register_price: p.register_cents / 100, renew_price: p.renew_cents / 100 }))
+  }
+
+  /** Makes a name premium at these prices (EUR cents, excluding VAT), or changes its prices. */
+  async setPremium(raw: string, registerCents: number, renewCents: number) {
+    const name = raw.trim().toLowerCase().replace(/\.$/, '')
+    if (!DOMAIN.test(name)) throw errors.invalidDomainName()
+    await catalog.upsertPremium(this.db, { name, register_cents: registerCents, renew_cents: renewCents })
+    return { name, register_price: registerCents / 100, renew_price: renewCents / 100 }
+  }
+
+  async deletePremium(raw: string): Promise<void> {
+    if (!(await catalog.deletePremium(this.db, raw.trim().toLowerCase().replace(/\.$/, '')))) throw errors.notFound('Premium name not found')
   }
 
   /** Jobs per kind and status (for the metrics). */

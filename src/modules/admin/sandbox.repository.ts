@@ -1,7 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import type { Db, Dialect } from '../../db/database.js'
 import type { DB } from '../../db/tables.js'
-import type { NormalisedRecord } from '../dns/records.js'
 
 /**
  * The built-in drivers' simulated world (registry names, hypervisor machines and addresses): it mirrors
@@ -35,51 +34,3 @@ export async function wipeAccountData(db: Kysely<DB>, dialect: Dialect, schema: 
 
 export const setAccountStatus = (db: Db, accountId: number, status: 'active' | 'suspended') =>
   db.updateTable('accounts').set({ status }).where('id', '=', accountId).execute()
-
-/** Inserts an active domain and its records, as a seed file describes them (the provider's nameserver profile). */
-export async function insertDomainWithRecords(
-  db: Kysely<DB>,
-  d: {
-    accountId: number
-    name: string
-    renewalDate: string
-    tags: string[]
-    isLocked: boolean
-    nameservers: { hostname: string; ipv4: string; ipv6: string }[]
-    serial: number
-    now: string
-    records: NormalisedRecord[]
-  },
-): Promise<number> {
-  return db.transaction().execute(async (trx) => {
-    const { id } = await trx
-      .insertInto('domains')
-      .values({
-        account_id: d.accountId,
-        name: d.name,
-        status: 'active',
-        status_id: 1,
-        renewal_date: d.renewalDate,
-        tags: JSON.stringify(d.tags),
-        nameservers: JSON.stringify(d.nameservers),
-        nameserver_profile: 'default-mijnhost',
-        is_locked: d.isLocked ? 1 : 0,
-        dnssec_enabled: 0,
-        dnssec_keys: '[]',
-        forwarder: null,
-        forwarder_enabled: 0,
-        managed_dns: 1,
-        contacts: '{}',
-        cancel_at: null,
-        zone_serial: d.serial,
-        created_at: d.now,
-        updated_at: d.now,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow()
-    if (d.records.length) {
-      await trx.insertInto('dns_records').values(d.records.map((r) => ({ domain_id: id, ...r, created_at: d.now }))).execute()
-    }
-    return id
-  })
-}

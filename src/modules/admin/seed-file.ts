@@ -3,9 +3,9 @@ import { Type, type Static } from 'typebox'
 import { Value } from 'typebox/value'
 import YAML from 'yaml'
 import type { Context } from '../../context.js'
-import { iso, ymd } from '../../clock.js'
+import { ymd } from '../../clock.js'
 import { ApiError } from '../../errors.js'
-import { checkRecordSet, normaliseRecord, normaliseZone } from '../dns/records.js'
+import { normaliseZone } from '../dns/records.js'
 import { permissionsOf, parseTime } from './admin.service.js'
 import * as repo from './sandbox.repository.js'
 
@@ -132,7 +132,6 @@ export function readSeedFile(file: string): SeedSpec {
 /** Creates what the seed describes; returns the number of accounts created. A rule broken by the data (a bad record) throws. */
 export async function applySeed(ctx: Context, spec: SeedSpec, file: string): Promise<number> {
   const { iam } = ctx.services
-  const now = ctx.clock.now()
   try {
     for (const [i, a] of spec.accounts.entries()) {
       const where = `/accounts/${i}`
@@ -146,22 +145,12 @@ export async function applySeed(ctx: Context, spec: SeedSpec, file: string): Pro
       }
       for (const [j, d] of (a.domains ?? []).entries()) {
         const name = domainName(d.name)!
-        const records = checkRecordSet(name, (d.records ?? []).map((r) => normaliseRecord(name, { ...r, name: r.name ?? '' })))
-        const nextYear = new Date(now)
-        nextYear.setUTCFullYear(nextYear.getUTCFullYear() + 1)
-        await repo.insertDomainWithRecords(ctx.db, {
-          accountId: account.accountId,
-          name,
-          renewalDate: d.renewal_date ?? ymd(nextYear),
-          tags: d.tags ?? [],
-          isLocked: d.is_locked ?? false,
-          nameservers: [],
-          serial: Number(`${ymd(now).replace(/-/g, '')}00`),
-          now: iso(now),
-          records,
-        }).catch((err: unknown) => {
-          throw new SeedFileError(file, [`${where}/domains/${j}: ${(err as Error).message}`])
-        })
+        try {
+          await seedDomain(ctx, account.accountId, name, d)
+        } catch (err) {
+          if (err instanceof ApiError) throw new SeedFileError(file, [`${where}/domains/${j} (${name}): ${err.message}`])
+          throw err
+        }
       }
       if (a.status === 'suspended') {
         await repo.setAccountStatus(ctx.db, account.accountId, 'suspended')
@@ -173,6 +162,29 @@ export async function applySeed(ctx: Context, spec: SeedSpec, file: string): Pro
     throw err
   }
   return spec.accounts.length
+}
+
+/**
+ * A domain as an order would leave it (registered with the registry, the provider's nameservers), then its
+ * tags, lock and records set through the domains and DNS services, so the seed obeys the API's rules.
+ */
+async function seedDomain(ctx: Context, accountId: number, name: string, d: Static<typeof SeedDomain>) {
+  const { domains, dns } = ctx.services
+  const now = ctx.clock.now()
+  const nextYear = new Date(now)
+  nextYear.setUTCFullYear(nextYear.getUTCFullYear() + 1)
+  // A name the registry cannot register (taken elsewhere) is still seeded; the registry just does not know it.
+  await ctx.drivers.registry.register(name, 1)
+  await domains.create(ctx.db, {
+    accountId,
+    name,
+    renewalDate: d.renewal_date ?? ymd(nextYear),
+    nameserverProfile: 'default-mijnhost',
+    nameservers: ctx.config.defaultNameservers.map((hostname) => ({ hostname, ipv4: '', ipv6: '' })),
+    contacts: {},
+  })
+  await domains.update(accountId, name, { tags: d.tags ?? [], is_locked: d.is_locked ?? false })
+  if (d.records?.length) await dns.replace(accountId, name, d.records)
 }
 
 async function createKey(ctx: Context, accountId: number, userId: number, k: Static<typeof SeedKey>) {
