@@ -3,12 +3,13 @@ import * as iam from '../modules/iam/iam.repository.js'
 import { seedCertificates } from '../modules/certificates/certificates.seed.js'
 import { seedVps } from '../modules/vps/vps.seed.js'
 import { seedAccount } from '../modules/account/account.seed.js'
+import { seedDomains } from '../modules/domains/domains.seed.js'
 
 /** What an area adds to the demo account. */
 export type DemoSeeder = (ctx: Context, account: { accountId: number; userId: number; customerNumber: number }) => Promise<void>
 
 /** Each area's demo seeder, run in this order on an empty database. */
-const demoSeeders: DemoSeeder[] = [seedCertificates, seedVps, seedAccount]
+const demoSeeders: DemoSeeder[] = [seedDomains, seedCertificates, seedVps, seedAccount]
 
 export const DEMO_EMAIL = 'demo@example.com'
 

@@ -84,8 +84,8 @@ export class DomainOrdersService implements OrderItemProcessor {
     }
   }
 
-  /** Validates a domain order, stores and charges it; the domain is provisioned by the order job. */
-  async order(accountId: number, input: DomainOrderInput): Promise<{ orderId: number }> {
+  /** Validates a domain order, stores and charges it (unless `charge: false`); the domain is provisioned by the order job. */
+  async order(accountId: number, input: DomainOrderInput, opts: { charge?: boolean } = {}): Promise<{ orderId: number }> {
     const name = parseDomainName(input.domain)
     if (!name) throw errors.invalidDomainName()
     const tld = await this.deps.extensions.forDomain(name)
@@ -134,7 +134,7 @@ export class DomainOrdersService implements OrderItemProcessor {
       details,
       priceCents,
       description: `Domain ${name}: ${type === 'register' ? `registration, ${period} year${period > 1 ? 's' : ''}` : 'transfer'}`,
-    }])
+    }], opts)
   }
 
   /** The order processor: registers or transfers the name and creates the domain with its zone. */

@@ -80,8 +80,8 @@ export class OrdersService {
     this.charger = charger
   }
 
-  /** Stores an order with its items, charges it and queues its processing. */
-  async createOrder(accountId: number, items: NewOrderItem[]): Promise<{ orderId: number }> {
+  /** Stores an order with its items, charges it (unless `charge: false`, for demo data) and queues its processing. */
+  async createOrder(accountId: number, items: NewOrderItem[], opts: { charge?: boolean } = {}): Promise<{ orderId: number }> {
     if (items.length === 0) throw new Error('An order needs at least one item')
     for (const item of items) if (!this.processors.has(item.type)) throw new Error(`No order processor for ${item.type}`)
     const now = iso(this.clock.now())
@@ -109,7 +109,7 @@ export class OrdersService {
       }
       return id
     })
-    if (this.charger) {
+    if (this.charger && opts.charge !== false) {
       await this.charger.createForOrder(accountId, {
         orderId,
         lines: items.map((i) => ({ description: i.description ?? `${i.type} ${i.name}`, amountCents: i.priceCents })),
