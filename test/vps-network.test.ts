@@ -1,8 +1,8 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { ApiError } from '../src/errors.js'
-import { firstFreeAddress, isHostname, planSubnet } from '../src/modules/vps/vps.network.js'
-import { dmyhm } from '../src/modules/vps/vps.service.js'
+import { firstFreeAddress, isHostname, planSubnet } from '../src/modules/vps/network-rules.js'
+import { dmyhm } from '../src/modules/vps/vps.common.js'
 import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { makeVps } from './helpers/fixtures/vps.js'
 

@@ -1,12 +1,13 @@
 import { Type, type TSchema } from 'typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
-import { Envelope, OkMessage, ok, okMessage } from '../../http/schemas.js'
+import { Envelope, ok } from '../../http/schemas.js'
+import { sshKeysRoutes } from './ssh-keys.routes.js'
+import { vpsNetworkRoutes } from './vps-network.routes.js'
 import {
-  Attachment, BackupList, CancelResult, Firewall, FirewallBody, FloatingAttachBody, FloatingIp, FloatingReserveBody, HostnameBody,
-  HostnameResult, IdParams, Image, OrderBody, PasswordResult, Product, ReinstallBody, ReinstallResult, RescueBody, RescueResult,
-  RestoreBody, ReverseDnsBody, SshKey, SshKeyBody, Subnet, SubnetBody, SubnetParams, TaskResult, Vpc, VpcBody, VpsDetail, VpsIdParams,
-  VpsListItem, firewallExample, floatingExample, sshKeyExample, subnetExample, taskExample, vpsDetailExample, vpsListExample,
+  BackupList, CancelResult, HostnameBody, HostnameResult, Image, OrderBody, PasswordResult, Product, ReinstallBody, ReinstallResult,
+  RescueBody, RescueResult, RestoreBody, ReverseDnsBody, TaskResult, VpsDetail, VpsIdParams, VpsListItem, taskExample, vpsDetailExample,
+  vpsListExample,
 } from './vps.schemas.js'
 
 const TAGS = ['VPS']
@@ -14,11 +15,13 @@ const DESCRIPTION_ACTION =
   'Queues a task and returns it; the VPS shows it in `tasks[]` and is locked (`vps_locked`) until it ends. ' +
   'Any action while locked → 400 `VPS is locked by a running task`; an action that does not fit the state → 400 naming why.'
 
-/** VPS instances, power and disk tasks, backups, SSH keys, firewall, VPC, ordering and floating IPs. */
+/** VPS instances, power and disk tasks, backups and ordering; with the SSH key and network routes. */
 export const vpsRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const vps = () => app.services.vps
   const env = <T extends TSchema>(t: T, example: unknown) => ({ 200: Envelope(t, example) })
+  await app.register(sshKeysRoutes)
+  await app.register(vpsNetworkRoutes)
 
   app.get('/vps', {
     config: { area: 'vps' },
@@ -65,66 +68,6 @@ export const vpsRoutes: FastifyPluginAsync = async (base) => {
       description: `${checked.product.name} ${checked.hostname}, ${checked.months} month(s)`,
     }])
     return ok({ order_id: orderId })
-  })
-
-  app.get('/vps/ssh-keys', {
-    config: { area: 'vps' },
-    schema: { operationId: 'listSshKeys', tags: TAGS, summary: 'List SSH keys', response: env(Type.Object({ ssh_keys: Type.Array(SshKey) }), { ssh_keys: [sshKeyExample] }) },
-  }, async (req) => ok({ ssh_keys: await vps().listSshKeys(req.principal!.accountId) }))
-
-  app.post('/vps/ssh-keys', {
-    config: { area: 'vps' },
-    schema: {
-      operationId: 'addSshKey', tags: TAGS, summary: 'Add an SSH key',
-      description: 'The key is parsed and checked (ssh-ed25519, ecdsa, ssh-rsa ≥ 2048 bits); the same key twice → 400.',
-      body: SshKeyBody, response: env(SshKey, sshKeyExample),
-    },
-  }, async (req) => ok(await vps().addSshKey(req.principal!.accountId, req.body.name, req.body.public_key), 'SSH key added'))
-
-  app.delete('/vps/ssh-keys/:id', {
-    config: { area: 'vps', fixture: 'vpsSshKey' },
-    schema: {
-      operationId: 'deleteSshKey', tags: TAGS, summary: 'Delete an SSH key', description: 'Unknown or another account\'s key → 404 `SSH key not found`.',
-      params: IdParams, response: { 200: OkMessage },
-    },
-  }, async (req) => {
-    await vps().deleteSshKey(req.principal!.accountId, req.params.id)
-    return okMessage('SSH key deleted')
-  })
-
-  app.get('/vps/floating-ips', {
-    config: { area: 'vps' },
-    schema: { operationId: 'listFloatingIps', tags: TAGS, summary: 'List floating IPs', response: env(Type.Object({ floating_ips: Type.Array(FloatingIp) }), { floating_ips: [floatingExample] }) },
-  }, async (req) => ok({ floating_ips: await vps().listFloatingIps(req.principal!.accountId) }))
-
-  app.post('/vps/floating-ips', {
-    config: { area: 'vps' },
-    schema: { operationId: 'reserveFloatingIp', tags: TAGS, summary: 'Reserve a floating IP', body: FloatingReserveBody, response: env(FloatingIp, { ...floatingExample, vps_id: null }) },
-  }, async (req) => ok(await vps().reserveFloatingIp(req.principal!.accountId, req.body.location), 'Floating IP reserved'))
-
-  app.put('/vps/floating-ips/:id/attach', {
-    config: { area: 'vps', fixture: 'vpsFloatingIp' },
-    schema: {
-      operationId: 'attachFloatingIp', tags: TAGS, summary: 'Attach a floating IP to a VPS',
-      description: 'Unknown or another account\'s floating IP → 404 `Floating IP not found`; the VPS must be in the same location.',
-      params: IdParams, body: FloatingAttachBody, response: env(FloatingIp, floatingExample),
-    },
-  }, async (req) => ok(await vps().attachFloatingIp(req.principal!.accountId, req.params.id, req.body.vps_id), 'Floating IP attached'))
-
-  app.put('/vps/floating-ips/:id/detach', {
-    config: { area: 'vps', fixture: 'vpsFloatingIp' },
-    schema: { operationId: 'detachFloatingIp', tags: TAGS, summary: 'Detach a floating IP', params: IdParams, response: env(FloatingIp, { ...floatingExample, vps_id: null }) },
-  }, async (req) => ok(await vps().detachFloatingIp(req.principal!.accountId, req.params.id), 'Floating IP detached'))
-
-  app.delete('/vps/floating-ips/:id', {
-    config: { area: 'vps', fixture: 'vpsFloatingIp' },
-    schema: {
-      operationId: 'deleteFloatingIp', tags: TAGS, summary: 'Release a floating IP', description: 'An attached floating IP cannot be deleted: detach it first.',
-      params: IdParams, response: { 200: OkMessage },
-    },
-  }, async (req) => {
-    await vps().deleteFloatingIp(req.principal!.accountId, req.params.id)
-    return okMessage('Floating IP deleted')
   })
 
   app.get('/vps/:id', {
@@ -216,43 +159,4 @@ export const vpsRoutes: FastifyPluginAsync = async (base) => {
     config: { area: 'vps', fixture: 'vpsRestore' },
     schema: { operationId: 'restoreVpsBackup', tags: TAGS, summary: 'Restore a backup', description: DESCRIPTION_ACTION, params: VpsIdParams, body: RestoreBody, response: env(TaskResult, { task: { ...taskExample, action: 'restore' } }) },
   }, async (req) => ok({ task: await vps().restoreBackup(req.principal!.accountId, req.params.id, req.body.key, req.body.type) }, 'Task queued'))
-
-  app.get('/vps/:id/firewall', {
-    config: { area: 'vps', fixture: 'vps' },
-    schema: { operationId: 'getVpsFirewall', tags: TAGS, summary: 'Get the firewall', params: VpsIdParams, response: env(Firewall, firewallExample) },
-  }, async (req) => ok(await vps().getFirewall(req.principal!.accountId, req.params.id)))
-
-  app.put('/vps/:id/firewall', {
-    config: { area: 'vps', fixture: 'vpsFirewall' },
-    schema: { operationId: 'updateVpsFirewall', tags: TAGS, summary: 'Replace the firewall', description: 'Inbound rules, at most 50.', params: VpsIdParams, body: FirewallBody, response: env(Firewall, firewallExample) },
-  }, async (req) => ok(await vps().setFirewall(req.principal!.accountId, req.params.id, req.body.enabled, req.body.rules), 'Firewall updated'))
-
-  app.get('/vps/:id/vpc', {
-    config: { area: 'vps', fixture: 'vps' },
-    schema: { operationId: 'getVpc', tags: TAGS, summary: 'Get the VPC on the VPS\'s host', description: 'No VPC on the host → 404.', params: VpsIdParams, response: env(Vpc, { id: 4, name: 'private', host: 'ams-hv01', created: '2026-03-01 10:15', subnets: [subnetExample] }) },
-  }, async (req) => ok(await vps().getVpc(req.principal!.accountId, req.params.id)))
-
-  app.post('/vps/:id/vpc', {
-    config: { area: 'vps', fixture: 'vpsVpc' },
-    schema: { operationId: 'createVpc', tags: TAGS, summary: 'Create a VPC on the VPS\'s host', description: 'One VPC per host per account.', params: VpsIdParams, body: VpcBody, response: env(Vpc, { id: 4, name: 'private', host: 'ams-hv01', created: '2026-03-01 10:15', subnets: [] }) },
-  }, async (req) => ok(await vps().createVpc(req.principal!.accountId, req.params.id, req.body.name), 'VPC created'))
-
-  app.post('/vps/:id/vpc/subnets', {
-    config: { area: 'vps', fixture: 'vpsSubnet' },
-    schema: {
-      operationId: 'addVpcSubnet', tags: TAGS, summary: 'Add a VPC subnet',
-      description: 'Adds a private subnet to the account\'s VPC; the VPS must be on the VPC\'s host. Omitted gateway: the first usable address; ' +
-        'omitted DHCP range: the second to the last usable address. Private ranges only, no overlap with other subnets of the VPC.',
-      params: VpsIdParams, body: SubnetBody, response: env(Subnet, subnetExample),
-    },
-  }, async (req) => ok(await vps().addSubnet(req.principal!.accountId, req.params.id, req.body), 'Subnet created'))
-
-  app.put('/vps/:id/vpc/subnets/:subnet_id', {
-    config: { area: 'vps', fixture: 'vpsAttach' },
-    schema: {
-      operationId: 'attachVpcSubnet', tags: TAGS, summary: 'Attach the VPS to a subnet',
-      description: 'Returns the VPS\'s private address from the DHCP range (the same one again when attached already). Unknown subnet → 404 `Subnet not found`.',
-      params: SubnetParams, response: env(Attachment, { vps_id: 501, subnet_id: 7, address: '10.10.0.2', cidr: '10.10.0.0/24', gateway: '10.10.0.1' }),
-    },
-  }, async (req) => ok(await vps().attachSubnet(req.principal!.accountId, req.params.id, req.params.subnet_id), 'Subnet attached'))
 }

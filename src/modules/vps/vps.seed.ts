@@ -15,7 +15,7 @@ export const seedVps: DemoSeeder = async (ctx, account) => {
     : ctx.drivers.hypervisor
   const vps = new VpsService(ctx.db, ctx.clock, ctx.jobs, driver, { shutdownTimeoutSeconds: ctx.config.hypervisor.shutdownTimeoutSeconds })
   const id = account.accountId
-  const key = await vps.addSshKey(id, 'demo laptop', DEMO_SSH_KEY)
+  const key = await vps.sshKeys.add(id, 'demo laptop', DEMO_SSH_KEY)
 
   const web = await vps.provision(id, { productId: 'vps-m', imageId: 'debian-12', hostname: 'web1.demo.example', location: 'ams', host: 'ams-hv01', sshKeyIds: [key.id] })
   const db = await vps.provision(id, { productId: 'vps-s', imageId: 'ubuntu-24.04', hostname: 'db1.demo.example', location: 'ams', host: 'ams-hv01', sshKeyIds: [key.id] })
@@ -24,15 +24,15 @@ export const seedVps: DemoSeeder = async (ctx, account) => {
   for (const v of [web.vpsId, db.vpsId]) await vps.runTask((await vps.createBackup(id, String(v))).id)
   await vps.runTask((await vps.power(id, String(db.vpsId), 'stop')).id)
 
-  await vps.setFirewall(id, String(web.vpsId), true, [
+  await vps.network.setFirewall(id, String(web.vpsId), true, [
     { protocol: 'tcp', port: '22', source: '0.0.0.0/0', description: 'SSH' },
     { protocol: 'tcp', port: '80', description: 'HTTP' },
     { protocol: 'tcp', port: '443', description: 'HTTPS' },
     { protocol: 'icmp', description: 'ping' },
   ])
-  await vps.createVpc(id, String(web.vpsId), 'demo-private')
-  const subnet = await vps.addSubnet(id, String(web.vpsId), { name: 'backend', cidr: '10.10.0.0/24' })
-  for (const v of [web.vpsId, db.vpsId]) await vps.attachSubnet(id, String(v), String(subnet.id))
-  const floating = await vps.reserveFloatingIp(id, 'ams')
-  await vps.attachFloatingIp(id, String(floating.id), web.vpsId)
+  await vps.network.createVpc(id, String(web.vpsId), 'demo-private')
+  const subnet = await vps.network.addSubnet(id, String(web.vpsId), { name: 'backend', cidr: '10.10.0.0/24' })
+  for (const v of [web.vpsId, db.vpsId]) await vps.network.attachSubnet(id, String(v), String(subnet.id))
+  const floating = await vps.network.reserveFloatingIp(id, 'ams')
+  await vps.network.attachFloatingIp(id, String(floating.id), web.vpsId)
 }

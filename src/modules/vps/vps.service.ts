@@ -1,83 +1,22 @@
-import { randomInt } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import ipaddr from 'ipaddr.js'
-import sshpk from 'sshpk'
 import type { Clock } from '../../clock.js'
 import { iso, ymd, ymdhm } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
-import { isUniqueViolation } from '../../db/errors.js'
 import { ApiError, errors } from '../../errors.js'
 import type { JobRunner } from '../../jobs/runner.js'
-import { HypervisorError, type FirewallConfig, type HypervisorDriver, type Operation } from '../../drivers/hypervisor/hypervisor.js'
+import { HypervisorError, type HypervisorDriver, type Operation } from '../../drivers/hypervisor/hypervisor.js'
 import * as repo from './vps.repository.js'
 import type { Vps, VpsTask } from './vps.tables.js'
 import { VPS_DURATIONS, VPS_PRODUCTS, findProduct } from './vps.catalog.js'
-import { firstFreeAddress, isHostname, normaliseFirewall, planSubnet, type FirewallRuleInput, type SubnetInput } from './vps.network.js'
+import { isHostname } from './network-rules.js'
+import { newPassword, ownedVps, viaDriver } from './vps.common.js'
+import { TRANSITIONAL, refusal, type TaskAction, type VpsAction } from './vps.state.js'
+import { SshKeysService } from './ssh-keys.service.js'
+import { VpsNetworkService } from './vps-network.service.js'
 
 export const TASK_JOB = 'vps.task'
 export const EXPIRE_JOB = 'vps.expire'
-
-/** Actions that run as tasks. */
-export type TaskAction = 'create' | 'start' | 'stop' | 'poweroff' | 'restart' | 'rescue_on' | 'rescue_off' | 'reinstall' | 'backup' | 'restore'
-/** Every action the state rules know, tasks and immediate ones. */
-export type VpsAction = Exclude<TaskAction, 'create'> | 'reset_password' | 'hostname'
-
-/** Settled states: no task holds the VPS. */
-export const SETTLED_STATES = ['running', 'stopped', 'rescue', 'error', 'terminated'] as const
-
-const TRANSITIONAL: Record<TaskAction, string | null> = {
-  create: 'installing',
-  start: 'starting',
-  stop: 'stopping',
-  poweroff: 'stopping',
-  restart: 'restarting',
-  rescue_on: 'restarting',
-  rescue_off: 'restarting',
-  reinstall: 'installing',
-  backup: null,
-  restore: 'restoring',
-}
-
-/**
- * The state rules: for a settled status, whether an action may run, and the text when it may not.
- * A VPS held by a task refuses every action with `VPS is locked by a running task` before these apply.
- */
-export function refusal(status: string, action: VpsAction): string | null {
-  if (status === 'terminated') return 'This VPS has been cancelled and removed'
-  if (status === 'error') return action === 'reinstall' ? null : 'The VPS is in an error state: reinstall it'
-  const running = status === 'running'
-  const rescue = status === 'rescue'
-  const stopped = status === 'stopped'
-  switch (action) {
-    case 'start':
-      return stopped ? null : 'VPS is already running'
-    case 'stop':
-    case 'poweroff':
-      return stopped ? 'VPS is already stopped' : null
-    case 'restart':
-      return stopped ? 'VPS is stopped: start it instead' : null
-    case 'rescue_on':
-      return rescue ? 'Rescue mode is already enabled' : null
-    case 'rescue_off':
-      return rescue ? null : 'Rescue mode is not enabled'
-    case 'reset_password':
-      return running ? null : rescue ? 'The root password cannot be reset in rescue mode' : 'The VPS must be running to reset the root password'
-    case 'reinstall':
-    case 'hostname':
-    case 'backup':
-    case 'restore':
-      return running || rescue || stopped ? null : `The VPS cannot do this while ${status}`
-  }
-}
-
-const PASSWORD_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789'
-/** A random password of 20 characters (about 116 bits). */
-export const newPassword = (): string => Array.from({ length: 20 }, () => PASSWORD_ALPHABET[randomInt(PASSWORD_ALPHABET.length)]).join('')
-
-const pad = (n: number) => String(n).padStart(2, '0')
-/** `DD-MM-YYYY HH:MM`, the VPC subnet's date form. */
-export const dmyhm = (d: Date): string =>
-  `${pad(d.getUTCDate())}-${pad(d.getUTCMonth() + 1)}-${d.getUTCFullYear()} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}`
 
 const normaliseIp = (ip: string): string | null => {
   try {
@@ -110,7 +49,7 @@ export interface TaskView {
   error: string | null
 }
 
-/** VPS instances, their tasks and state rules, SSH keys, firewall, VPC, subnets and floating IPs. */
+/** VPS instances: details, power and disk tasks with their state rules, backups, cancellation, provisioning. */
 export class VpsService {
   constructor(
     private readonly db: Kysely<DB>,
@@ -118,7 +57,15 @@ export class VpsService {
     private readonly jobs: JobRunner,
     private readonly hypervisor: HypervisorDriver,
     private readonly opts: { shutdownTimeoutSeconds: number },
-  ) {}
+  ) {
+    this.sshKeys = new SshKeysService(db, clock)
+    this.network = new VpsNetworkService(db, clock, hypervisor)
+  }
+
+  /** SSH keys of the account. */
+  readonly sshKeys: SshKeysService
+  /** Firewall, VPC, subnets and floating IPs. */
+  readonly network: VpsNetworkService
 
   /** Registers the task and expiry job handlers. */
   registerJobs(): void {
@@ -141,16 +88,9 @@ export class VpsService {
 
   // ---- Instances ---------------------------------------------------------------------------------
 
-  /**
-   * The VPS with this path id, of this account. A non-numeric or unknown id answers `No valid VPS ID provided`,
-   * another account's VPS `No access to this VPS` (the texts of the list-backups operation, used on every VPS route).
-   */
-  async owned(accountId: number, rawId: string): Promise<Vps> {
-    if (!/^\d{1,15}$/.test(rawId)) throw errors.noValidVpsId()
-    const id = Number(rawId)
-    const vps = await repo.findVps(this.db, accountId, id)
-    if (vps) return vps
-    throw (await repo.vpsExists(this.db, id)) ? errors.noAccessToVps() : errors.noValidVpsId()
+  /** See ownedVps. */
+  owned(accountId: number, rawId: string): Promise<Vps> {
+    return ownedVps(this.db, accountId, rawId)
   }
 
   async list(accountId: number) {
@@ -222,7 +162,7 @@ export class VpsService {
     }
     const map = JSON.parse(v.reverse_dns) as Record<string, string>
     for (const c of changes) {
-      await this.callDriver(() => this.hypervisor.setReverseDns(v.instance_ref, c.ip, c.reverse))
+      await viaDriver(() => this.hypervisor.setReverseDns(v.instance_ref, c.ip, c.reverse))
       if (c.reverse) map[c.ip] = c.reverse
       else delete map[c.ip]
     }
@@ -249,7 +189,7 @@ export class VpsService {
     const v = await this.owned(accountId, rawId)
     this.assertActionable(v, 'reinstall')
     if (!(await this.hypervisor.listImages()).some((i) => i.id === imageId)) throw errors.vpsUnknownImage()
-    const keys = await this.sshKeysByIds(accountId, sshKeyIds)
+    const keys = await this.sshKeys.publicKeys(accountId, sshKeyIds)
     const password = newPassword()
     const task = await this.queueTask(v, 'reinstall', { imageId, password, sshKeys: keys })
     return { task, root_password: password }
@@ -260,7 +200,7 @@ export class VpsService {
     const v = await this.owned(accountId, rawId)
     this.assertActionable(v, 'reset_password')
     const password = newPassword()
-    await this.callDriver(() => this.hypervisor.setRootPassword(v.instance_ref, password))
+    await viaDriver(() => this.hypervisor.setRootPassword(v.instance_ref, password))
     return { root_password: password }
   }
 
@@ -270,7 +210,7 @@ export class VpsService {
     const name = hostname.trim().replace(/\.$/, '').toLowerCase()
     if (!isHostname(name)) throw errors.vpsInvalidHostname()
     this.assertActionable(v, 'hostname')
-    await this.callDriver(() => this.hypervisor.setHostname(v.instance_ref, name))
+    await viaDriver(() => this.hypervisor.setHostname(v.instance_ref, name))
     await repo.updateVps(this.db, accountId, v.id, { hostname: name, updated_at: iso(this.now()) })
     return { id: v.id, hostname: name }
   }
@@ -464,14 +404,14 @@ export class VpsService {
     if (!product.locations.includes(location)) throw errors.vpsUnknownLocation(product.locations)
     const months = input.billingMonths ?? 1
     if (!(VPS_DURATIONS as readonly number[]).includes(months)) throw errors.badRequest(`Invalid duration: one of ${VPS_DURATIONS.join(', ')} months`)
-    const keys = await this.sshKeysByIds(accountId, input.sshKeyIds ?? [])
+    const keys = await this.sshKeys.publicKeys(accountId, input.sshKeyIds ?? [])
     return { product, hostname, location, months, keys }
   }
 
   /** Creates a VPS: allocates the instance on the hypervisor and queues the install task. */
   async provision(accountId: number, input: ProvisionInput): Promise<{ vpsId: number; taskId: number }> {
     const { product, hostname, location, months, keys } = await this.checkOrder(accountId, input)
-    const created = await this.callDriver(() => this.hypervisor.createInstance({
+    const created = await viaDriver(() => this.hypervisor.createInstance({
       location, host: input.host, imageId: input.imageId, hostname, cpu: product.cpu, memoryMb: product.memory_mb,
       diskGb: product.disk_gb, rootPassword: newPassword(), sshKeys: keys,
     }))
@@ -517,185 +457,6 @@ export class VpsService {
     }))
   }
 
-  // ---- SSH keys ---------------------------------------------------------------------------------
-
-  async listSshKeys(accountId: number) {
-    return (await repo.listSshKeys(this.db, accountId)).map(sshKeyView)
-  }
-
-  /** Adds a public key: ssh-ed25519, ecdsa or ssh-rsa of at least 2048 bits; the same key twice → 400. */
-  async addSshKey(accountId: number, name: string, publicKey: string) {
-    const text = publicKey.trim()
-    if (!name.trim()) throw errors.badRequest('Missing name')
-    let key: sshpk.Key
-    try {
-      if (text.includes('\n')) throw new Error('several lines')
-      key = sshpk.parseKey(text, 'ssh')
-    } catch {
-      throw errors.sshKeyInvalid()
-    }
-    if (!['ed25519', 'ecdsa', 'rsa'].includes(key.type)) throw errors.sshKeyType()
-    if (key.type === 'rsa' && key.size < 2048) throw errors.sshKeyTooShort()
-    const fingerprint = key.fingerprint('sha256').toString()
-    if (await repo.findSshKeyByFingerprint(this.db, accountId, fingerprint)) throw errors.sshKeyDuplicate()
-    try {
-      const row = await repo.insertSshKey(this.db, {
-        account_id: accountId, name: name.trim(), public_key: text, fingerprint, key_type: key.type, bits: key.size, created_at: iso(this.now()),
-      })
-      return sshKeyView(row)
-    } catch (err) {
-      if (isUniqueViolation(err)) throw errors.sshKeyDuplicate()
-      throw err
-    }
-  }
-
-  async deleteSshKey(accountId: number, rawId: string) {
-    const id = /^\d{1,15}$/.test(rawId) ? Number(rawId) : NaN
-    if (Number.isNaN(id) || !(await repo.deleteSshKey(this.db, accountId, id))) throw errors.sshKeyNotFound()
-  }
-
-  private async sshKeysByIds(accountId: number, ids: number[]): Promise<string[]> {
-    const rows = await repo.findSshKeys(this.db, accountId, ids)
-    for (const id of ids) if (!rows.some((r) => r.id === id)) throw errors.sshKeyUnknown(id)
-    return rows.map((r) => r.public_key)
-  }
-
-  // ---- Firewall ---------------------------------------------------------------------------------
-
-  async getFirewall(accountId: number, rawId: string): Promise<FirewallConfig> {
-    const v = await this.owned(accountId, rawId)
-    return JSON.parse(v.firewall) as FirewallConfig
-  }
-
-  async setFirewall(accountId: number, rawId: string, enabled: boolean, rules: FirewallRuleInput[]): Promise<FirewallConfig> {
-    const v = await this.owned(accountId, rawId)
-    const firewall = normaliseFirewall(enabled, rules)
-    if (v.status === 'terminated') throw errors.vpsWrongState(refusal('terminated', 'hostname')!)
-    await this.callDriver(() => this.hypervisor.setFirewall(v.instance_ref, firewall))
-    await repo.updateVps(this.db, accountId, v.id, { firewall: JSON.stringify(firewall), updated_at: iso(this.now()) })
-    return firewall
-  }
-
-  // ---- VPC and subnets --------------------------------------------------------------------------
-
-  async getVpc(accountId: number, rawId: string) {
-    const v = await this.owned(accountId, rawId)
-    const vpc = await repo.findVpcOnHost(this.db, accountId, v.host)
-    if (!vpc) throw errors.vpcNotFound()
-    return this.vpcView(accountId, vpc)
-  }
-
-  /** Creates the account's VPC on the VPS's host (one per host per account). */
-  async createVpc(accountId: number, rawId: string, name: string) {
-    const v = await this.owned(accountId, rawId)
-    if (!name.trim()) throw errors.badRequest('Missing name')
-    if (await repo.findVpcOnHost(this.db, accountId, v.host)) throw errors.vpcExists()
-    try {
-      const vpc = await repo.insertVpc(this.db, { account_id: accountId, name: name.trim(), host: v.host, created_at: iso(this.now()) })
-      return this.vpcView(accountId, vpc)
-    } catch (err) {
-      if (isUniqueViolation(err)) throw errors.vpcExists()
-      throw err
-    }
-  }
-
-  /** Adds a subnet to the VPC on the VPS's host, filling the gateway and DHCP range from the CIDR when omitted. */
-  async addSubnet(accountId: number, rawId: string, input: SubnetInput & { name?: string }) {
-    const v = await this.owned(accountId, rawId)
-    const vpc = await repo.findVpcOnHost(this.db, accountId, v.host)
-    if (!vpc) throw (await repo.countVpcs(this.db, accountId)) > 0 ? errors.vpcOtherHost() : errors.vpcNotFound()
-    const existing = await repo.listSubnets(this.db, accountId, vpc.id)
-    const plan = planSubnet(input, existing)
-    const row = await repo.insertSubnet(this.db, {
-      vpc_id: vpc.id, account_id: accountId, name: input.name?.trim() || plan.cidr, cidr: plan.cidr, gateway: plan.gateway,
-      dhcp_start: plan.dhcpStart, dhcp_end: plan.dhcpEnd, created_at: iso(this.now()),
-    })
-    return subnetView(row)
-  }
-
-  /** Attaches the VPS to a subnet of its host's VPC and returns its address from the DHCP range. */
-  async attachSubnet(accountId: number, rawId: string, rawSubnetId: string) {
-    const v = await this.owned(accountId, rawId)
-    const subnet = /^\d{1,15}$/.test(rawSubnetId) ? await repo.findSubnet(this.db, accountId, Number(rawSubnetId)) : undefined
-    if (!subnet) throw errors.subnetNotFound()
-    if (subnet.host !== v.host) throw errors.vpcOtherHost()
-    if (v.status === 'terminated') throw errors.vpsWrongState(refusal('terminated', 'hostname')!)
-    for (let attempt = 0; ; attempt++) {
-      const taken = await repo.attachmentsOfSubnet(this.db, subnet.id)
-      const mine = taken.find((a) => a.vps_id === v.id)
-      if (mine) return { vps_id: v.id, subnet_id: subnet.id, address: mine.address, cidr: subnet.cidr, gateway: subnet.gateway }
-      const address = firstFreeAddress(subnet, taken.map((a) => a.address))
-      if (!address) throw errors.subnetFull()
-      try {
-        await repo.insertAttachment(this.db, { subnet_id: subnet.id, vps_id: v.id, address, created_at: iso(this.now()) })
-      } catch (err) {
-        if (isUniqueViolation(err) && attempt < 5) continue
-        throw err
-      }
-      await this.callDriver(() => this.hypervisor.attachNetwork(v.instance_ref, { networkId: subnet.id, cidr: subnet.cidr, gateway: subnet.gateway, address }))
-      return { vps_id: v.id, subnet_id: subnet.id, address, cidr: subnet.cidr, gateway: subnet.gateway }
-    }
-  }
-
-  private async vpcView(accountId: number, vpc: { id: number; name: string; host: string; created_at: string }) {
-    const subnets = await repo.listSubnets(this.db, accountId, vpc.id)
-    return { id: vpc.id, name: vpc.name, host: vpc.host, created: ymdhm(new Date(vpc.created_at)), subnets: subnets.map(subnetView) }
-  }
-
-  // ---- Floating IPs -----------------------------------------------------------------------------
-
-  async listFloatingIps(accountId: number) {
-    return (await repo.listFloatingIps(this.db, accountId)).map(floatingView)
-  }
-
-  async reserveFloatingIp(accountId: number, location: string) {
-    const locations = [...new Set((await this.hypervisor.listHosts()).map((h) => h.location))]
-    if (!locations.includes(location)) throw errors.badRequest(`Invalid location: one of ${locations.join(', ')}`)
-    const ip = await this.callDriver(() => this.hypervisor.reserveFloatingIp(location))
-    return floatingView(await repo.insertFloatingIp(this.db, { account_id: accountId, ip, location, created_at: iso(this.now()) }))
-  }
-
-  async attachFloatingIp(accountId: number, rawId: string, vpsId: number) {
-    const f = await this.floating(accountId, rawId)
-    const v = await this.owned(accountId, String(vpsId))
-    if (f.vps_id !== null && f.vps_id !== v.id) throw errors.floatingIpAttached()
-    if (f.location !== v.location) throw errors.floatingIpLocation()
-    if (v.status === 'terminated') throw errors.vpsWrongState(refusal('terminated', 'hostname')!)
-    await this.callDriver(() => this.hypervisor.routeFloatingIp(f.ip, v.instance_ref))
-    await repo.setFloatingIpTarget(this.db, accountId, f.id, v.id)
-    return floatingView({ ...f, vps_id: v.id })
-  }
-
-  async detachFloatingIp(accountId: number, rawId: string) {
-    const f = await this.floating(accountId, rawId)
-    if (f.vps_id === null) throw errors.floatingIpNotAttached()
-    await this.callDriver(() => this.hypervisor.routeFloatingIp(f.ip, null))
-    await repo.setFloatingIpTarget(this.db, accountId, f.id, null)
-    return floatingView({ ...f, vps_id: null })
-  }
-
-  async deleteFloatingIp(accountId: number, rawId: string) {
-    const f = await this.floating(accountId, rawId)
-    if (f.vps_id !== null) throw errors.floatingIpAttached()
-    await this.callDriver(() => this.hypervisor.releaseFloatingIp(f.ip))
-    await repo.deleteFloatingIp(this.db, accountId, f.id)
-  }
-
-  private async floating(accountId: number, rawId: string) {
-    const f = /^\d{1,15}$/.test(rawId) ? await repo.findFloatingIp(this.db, accountId, Number(rawId)) : undefined
-    if (!f) throw errors.floatingIpNotFound()
-    return f
-  }
-
-  /** Turns a refusal of the hypervisor into a 400 that names it. */
-  private async callDriver<T>(fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn()
-    } catch (err) {
-      if (err instanceof HypervisorError) throw errors.vpsActionFailed(err.message)
-      throw err
-    }
-  }
 }
 
 /** The first end of a billing period (from `created`, every `months`) that is after `now`. */
@@ -711,14 +472,3 @@ const taskView = (t: VpsTask): TaskView => ({
   id: t.id, action: t.action, status: t.status, progress: t.progress, created: ymdhm(new Date(t.created_at)), error: t.error,
 })
 
-const sshKeyView = (k: { id: number; name: string; public_key: string; fingerprint: string; key_type: string; bits: number; created_at: string }) => ({
-  id: k.id, name: k.name, public_key: k.public_key, fingerprint: k.fingerprint, type: k.key_type, bits: k.bits, created: ymdhm(new Date(k.created_at)),
-})
-
-const subnetView = (s: { id: number; name: string; cidr: string; gateway: string; dhcp_start: string; dhcp_end: string; created_at: string }) => ({
-  id: s.id, name: s.name, cidr: s.cidr, gateway: s.gateway, dhcp_start: s.dhcp_start, dhcp_end: s.dhcp_end, created: dmyhm(new Date(s.created_at)),
-})
-
-const floatingView = (f: { id: number; ip: string; location: string; vps_id: number | null; created_at: string }) => ({
-  id: f.id, ip: f.ip, location: f.location, vps_id: f.vps_id, created: ymdhm(new Date(f.created_at)),
-})

@@ -1,0 +1,63 @@
+import type { Kysely } from 'kysely'
+import sshpk from 'sshpk'
+import type { Clock } from '../../clock.js'
+import { iso, ymdhm } from '../../clock.js'
+import type { DB } from '../../db/tables.js'
+import { isUniqueViolation } from '../../db/errors.js'
+import { errors } from '../../errors.js'
+import * as repo from './vps.repository.js'
+import { isId } from './vps.common.js'
+
+/** The account's SSH public keys, installed on a VPS at order or reinstall. */
+export class SshKeysService {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock,
+  ) {}
+
+  async list(accountId: number) {
+    return (await repo.listSshKeys(this.db, accountId)).map(sshKeyView)
+  }
+
+  /** Adds a public key: ssh-ed25519, ecdsa or ssh-rsa of at least 2048 bits; the same key twice → 400. */
+  async add(accountId: number, name: string, publicKey: string) {
+    const text = publicKey.trim()
+    if (!name.trim()) throw errors.badRequest('Missing name')
+    let key: sshpk.Key
+    try {
+      if (text.includes('\n')) throw new Error('several lines')
+      key = sshpk.parseKey(text, 'ssh')
+    } catch {
+      throw errors.sshKeyInvalid()
+    }
+    if (!['ed25519', 'ecdsa', 'rsa'].includes(key.type)) throw errors.sshKeyType()
+    if (key.type === 'rsa' && key.size < 2048) throw errors.sshKeyTooShort()
+    const fingerprint = key.fingerprint('sha256').toString()
+    if (await repo.findSshKeyByFingerprint(this.db, accountId, fingerprint)) throw errors.sshKeyDuplicate()
+    try {
+      const row = await repo.insertSshKey(this.db, {
+        account_id: accountId, name: name.trim(), public_key: text, fingerprint, key_type: key.type, bits: key.size, created_at: iso(this.clock.now()),
+      })
+      return sshKeyView(row)
+    } catch (err) {
+      if (isUniqueViolation(err)) throw errors.sshKeyDuplicate()
+      throw err
+    }
+  }
+
+  async delete(accountId: number, rawId: string) {
+    const id = isId(rawId) ? Number(rawId) : NaN
+    if (Number.isNaN(id) || !(await repo.deleteSshKey(this.db, accountId, id))) throw errors.sshKeyNotFound()
+  }
+
+  /** The public keys with these ids, of this account; an id that is not → 400. */
+  async publicKeys(accountId: number, ids: number[]): Promise<string[]> {
+    const rows = await repo.findSshKeys(this.db, accountId, ids)
+    for (const id of ids) if (!rows.some((r) => r.id === id)) throw errors.sshKeyUnknown(id)
+    return rows.map((r) => r.public_key)
+  }
+}
+
+const sshKeyView = (k: { id: number; name: string; public_key: string; fingerprint: string; key_type: string; bits: number; created_at: string }) => ({
+  id: k.id, name: k.name, public_key: k.public_key, fingerprint: k.fingerprint, type: k.key_type, bits: k.bits, created: ymdhm(new Date(k.created_at)),
+})

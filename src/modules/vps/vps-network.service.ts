@@ -1,0 +1,155 @@
+import type { Kysely } from 'kysely'
+import type { Clock } from '../../clock.js'
+import { iso, ymdhm } from '../../clock.js'
+import type { DB } from '../../db/tables.js'
+import { isUniqueViolation } from '../../db/errors.js'
+import { errors } from '../../errors.js'
+import type { FirewallConfig, HypervisorDriver } from '../../drivers/hypervisor/hypervisor.js'
+import * as repo from './vps.repository.js'
+import { dmyhm, isId, ownedVps, viaDriver } from './vps.common.js'
+import { firstFreeAddress, normaliseFirewall, planSubnet, type FirewallRuleInput, type SubnetInput } from './network-rules.js'
+import { refusal } from './vps.state.js'
+
+/** A VPS's network: firewall, the account's VPC on its host with subnets, and floating IPs. */
+export class VpsNetworkService {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock,
+    private readonly hypervisor: HypervisorDriver,
+  ) {}
+
+  // ---- Firewall ---------------------------------------------------------------------------------
+
+  async getFirewall(accountId: number, rawId: string): Promise<FirewallConfig> {
+    const v = await ownedVps(this.db, accountId, rawId)
+    return JSON.parse(v.firewall) as FirewallConfig
+  }
+
+  async setFirewall(accountId: number, rawId: string, enabled: boolean, rules: FirewallRuleInput[]): Promise<FirewallConfig> {
+    const v = await ownedVps(this.db, accountId, rawId)
+    const firewall = normaliseFirewall(enabled, rules)
+    if (v.status === 'terminated') throw errors.vpsWrongState(refusal('terminated', 'hostname')!)
+    await viaDriver(() => this.hypervisor.setFirewall(v.instance_ref, firewall))
+    await repo.updateVps(this.db, accountId, v.id, { firewall: JSON.stringify(firewall), updated_at: iso(this.clock.now()) })
+    return firewall
+  }
+
+  // ---- VPC and subnets --------------------------------------------------------------------------
+
+  async getVpc(accountId: number, rawId: string) {
+    const v = await ownedVps(this.db, accountId, rawId)
+    const vpc = await repo.findVpcOnHost(this.db, accountId, v.host)
+    if (!vpc) throw errors.vpcNotFound()
+    return this.vpcView(accountId, vpc)
+  }
+
+  /** Creates the account's VPC on the VPS's host (one per host per account). */
+  async createVpc(accountId: number, rawId: string, name: string) {
+    const v = await ownedVps(this.db, accountId, rawId)
+    if (!name.trim()) throw errors.badRequest('Missing name')
+    if (await repo.findVpcOnHost(this.db, accountId, v.host)) throw errors.vpcExists()
+    try {
+      const vpc = await repo.insertVpc(this.db, { account_id: accountId, name: name.trim(), host: v.host, created_at: iso(this.clock.now()) })
+      return this.vpcView(accountId, vpc)
+    } catch (err) {
+      if (isUniqueViolation(err)) throw errors.vpcExists()
+      throw err
+    }
+  }
+
+  /** Adds a subnet to the VPC on the VPS's host, filling the gateway and DHCP range from the CIDR when omitted. */
+  async addSubnet(accountId: number, rawId: string, input: SubnetInput & { name?: string }) {
+    const v = await ownedVps(this.db, accountId, rawId)
+    const vpc = await repo.findVpcOnHost(this.db, accountId, v.host)
+    if (!vpc) throw (await repo.countVpcs(this.db, accountId)) > 0 ? errors.vpcOtherHost() : errors.vpcNotFound()
+    const existing = await repo.listSubnets(this.db, accountId, vpc.id)
+    const plan = planSubnet(input, existing)
+    const row = await repo.insertSubnet(this.db, {
+      vpc_id: vpc.id, account_id: accountId, name: input.name?.trim() || plan.cidr, cidr: plan.cidr, gateway: plan.gateway,
+      dhcp_start: plan.dhcpStart, dhcp_end: plan.dhcpEnd, created_at: iso(this.clock.now()),
+    })
+    return subnetView(row)
+  }
+
+  /** Attaches the VPS to a subnet of its host's VPC and returns its address from the DHCP range. */
+  async attachSubnet(accountId: number, rawId: string, rawSubnetId: string) {
+    const v = await ownedVps(this.db, accountId, rawId)
+    const subnet = isId(rawSubnetId) ? await repo.findSubnet(this.db, accountId, Number(rawSubnetId)) : undefined
+    if (!subnet) throw errors.subnetNotFound()
+    if (subnet.host !== v.host) throw errors.vpcOtherHost()
+    if (v.status === 'terminated') throw errors.vpsWrongState(refusal('terminated', 'hostname')!)
+    for (let attempt = 0; ; attempt++) {
+      const taken = await repo.attachmentsOfSubnet(this.db, subnet.id)
+      const mine = taken.find((a) => a.vps_id === v.id)
+      if (mine) return { vps_id: v.id, subnet_id: subnet.id, address: mine.address, cidr: subnet.cidr, gateway: subnet.gateway }
+      const address = firstFreeAddress(subnet, taken.map((a) => a.address))
+      if (!address) throw errors.subnetFull()
+      try {
+        await repo.insertAttachment(this.db, { subnet_id: subnet.id, vps_id: v.id, address, created_at: iso(this.clock.now()) })
+      } catch (err) {
+        if (isUniqueViolation(err) && attempt < 5) continue
+        throw err
+      }
+      await viaDriver(() => this.hypervisor.attachNetwork(v.instance_ref, { networkId: subnet.id, cidr: subnet.cidr, gateway: subnet.gateway, address }))
+      return { vps_id: v.id, subnet_id: subnet.id, address, cidr: subnet.cidr, gateway: subnet.gateway }
+    }
+  }
+
+  private async vpcView(accountId: number, vpc: { id: number; name: string; host: string; created_at: string }) {
+    const subnets = await repo.listSubnets(this.db, accountId, vpc.id)
+    return { id: vpc.id, name: vpc.name, host: vpc.host, created: ymdhm(new Date(vpc.created_at)), subnets: subnets.map(subnetView) }
+  }
+
+  // ---- Floating IPs -----------------------------------------------------------------------------
+
+  async listFloatingIps(accountId: number) {
+    return (await repo.listFloatingIps(this.db, accountId)).map(floatingView)
+  }
+
+  async reserveFloatingIp(accountId: number, location: string) {
+    const locations = [...new Set((await this.hypervisor.listHosts()).map((h) => h.location))]
+    if (!locations.includes(location)) throw errors.badRequest(`Invalid location: one of ${locations.join(', ')}`)
+    const ip = await viaDriver(() => this.hypervisor.reserveFloatingIp(location))
+    return floatingView(await repo.insertFloatingIp(this.db, { account_id: accountId, ip, location, created_at: iso(this.clock.now()) }))
+  }
+
+  async attachFloatingIp(accountId: number, rawId: string, vpsId: number) {
+    const f = await this.floating(accountId, rawId)
+    const v = await ownedVps(this.db, accountId, String(vpsId))
+    if (f.vps_id !== null && f.vps_id !== v.id) throw errors.floatingIpAttached()
+    if (f.location !== v.location) throw errors.floatingIpLocation()
+    if (v.status === 'terminated') throw errors.vpsWrongState(refusal('terminated', 'hostname')!)
+    await viaDriver(() => this.hypervisor.routeFloatingIp(f.ip, v.instance_ref))
+    await repo.setFloatingIpTarget(this.db, accountId, f.id, v.id)
+    return floatingView({ ...f, vps_id: v.id })
+  }
+
+  async detachFloatingIp(accountId: number, rawId: string) {
+    const f = await this.floating(accountId, rawId)
+    if (f.vps_id === null) throw errors.floatingIpNotAttached()
+    await viaDriver(() => this.hypervisor.routeFloatingIp(f.ip, null))
+    await repo.setFloatingIpTarget(this.db, accountId, f.id, null)
+    return floatingView({ ...f, vps_id: null })
+  }
+
+  async deleteFloatingIp(accountId: number, rawId: string) {
+    const f = await this.floating(accountId, rawId)
+    if (f.vps_id !== null) throw errors.floatingIpAttached()
+    await viaDriver(() => this.hypervisor.releaseFloatingIp(f.ip))
+    await repo.deleteFloatingIp(this.db, accountId, f.id)
+  }
+
+  private async floating(accountId: number, rawId: string) {
+    const f = isId(rawId) ? await repo.findFloatingIp(this.db, accountId, Number(rawId)) : undefined
+    if (!f) throw errors.floatingIpNotFound()
+    return f
+  }
+}
+
+const subnetView = (s: { id: number; name: string; cidr: string; gateway: string; dhcp_start: string; dhcp_end: string; created_at: string }) => ({
+  id: s.id, name: s.name, cidr: s.cidr, gateway: s.gateway, dhcp_start: s.dhcp_start, dhcp_end: s.dhcp_end, created: dmyhm(new Date(s.created_at)),
+})
+
+const floatingView = (f: { id: number; ip: string; location: string; vps_id: number | null; created_at: string }) => ({
+  id: f.id, ip: f.ip, location: f.location, vps_id: f.vps_id, created: ymdhm(new Date(f.created_at)),
+})

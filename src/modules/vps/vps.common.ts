@@ -1,0 +1,40 @@
+import { randomInt } from 'node:crypto'
+import type { Db } from '../../db/database.js'
+import { errors } from '../../errors.js'
+import { HypervisorError } from '../../drivers/hypervisor/hypervisor.js'
+import * as repo from './vps.repository.js'
+import type { Vps } from './vps.tables.js'
+
+/** A path id: digits only (anything else is no valid id). */
+export const isId = (raw: string): boolean => /^\d{1,15}$/.test(raw)
+
+/**
+ * The VPS with this path id, of this account. A non-numeric or unknown id answers `No valid VPS ID provided`,
+ * another account's VPS `No access to this VPS` (the texts of the list-backups operation, used on every VPS route).
+ */
+export async function ownedVps(db: Db, accountId: number, rawId: string): Promise<Vps> {
+  if (!isId(rawId)) throw errors.noValidVpsId()
+  const id = Number(rawId)
+  const vps = await repo.findVps(db, accountId, id)
+  if (vps) return vps
+  throw (await repo.vpsExists(db, id)) ? errors.noAccessToVps() : errors.noValidVpsId()
+}
+
+/** Runs a hypervisor call, turning its refusal into a 400 that names it. */
+export async function viaDriver<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn()
+  } catch (err) {
+    if (err instanceof HypervisorError) throw errors.vpsActionFailed(err.message)
+    throw err
+  }
+}
+
+const PASSWORD_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789'
+/** A random password of 20 characters (about 116 bits). */
+export const newPassword = (): string => Array.from({ length: 20 }, () => PASSWORD_ALPHABET[randomInt(PASSWORD_ALPHABET.length)]).join('')
+
+const pad = (n: number) => String(n).padStart(2, '0')
+/** `DD-MM-YYYY HH:MM`, the VPC subnet's date form. */
+export const dmyhm = (d: Date): string =>
+  `${pad(d.getUTCDate())}-${pad(d.getUTCMonth() + 1)}-${d.getUTCFullYear()} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}`
