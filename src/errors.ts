@@ -115,7 +115,6 @@ export const errors = {
   domainNotAvailable: () => bad('This domain is not available for registration'),
   domainNotTransferable: () => bad('This domain is not registered elsewhere; order it with type register'),
   domainAlreadyOrdered: () => bad('This domain is already in an open order'),
-  transferCodeRequired: () => bad('A transfer needs transfer_code'),
   premiumPriceNotAccepted: (price: string) =>
     bad(`This is a premium domain: set accept_premium_price to ${price} to accept its register price`),
   orderNotFound: () => new ApiError('not_found', 'Order not found'),

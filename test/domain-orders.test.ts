@@ -93,10 +93,12 @@ for (const dialect of dialects) {
         alias: 'web', records: [{ type: 'A', name: '', value: '192.0.2.80' }, { type: 'CNAME', name: 'www', value: '@' }, { type: 'MX', name: '', value: 'mail', priority: 10 }],
       } })).body.data
       const name = uniqueName('new', 'com')
+      const invoicesBefore = (await t.request('GET', '/account/invoices', { key: a.key })).body.data.pagination.total
       const r = await order({ domain: name, type: 'register', nameserver: 'mine', dns_template_id: tpl.id, period: 2 })
       assert.equal(r.status, 200, r.text)
       const orderId = r.body.data.order_id
       assert.equal(typeof orderId, 'number')
+      assert.equal((await t.request('GET', '/account/invoices', { key: a.key })).body.data.pagination.total, invoicesBefore + 1, 'the order is charged')
 
       const open = (await t.request('GET', '/orders', { key: a.key })).body.data.orders.find((o: { order_id: number }) => o.order_id === orderId)
       assert.deepEqual(open.services.map((s: { type: string; name: string; dns_template_id: number; errors: unknown[] }) => [s.type, s.name, s.dns_template_id, s.errors]),
