@@ -188,6 +188,40 @@ for (const dialect of dialects) {
       assert.equal((await records(d)).length, 5, 'a bad import changes nothing')
     })
 
+    it('accepts its own GET output back in a PUT unchanged (acme.sh adds one record to what it read)', async () => {
+      const d = await makeDomain(t, a)
+      await t.request('PUT', `/domains/${d}/dns`, {
+        key: a.key,
+        body: { records: [
+          { type: 'MX', name: '@', value: '10 mail.example.net' },
+          { type: 'CAA', name: '', value: '0 issue "letsencrypt.org"' },
+          { type: 'SRV', name: '_sip._tcp', value: '10 5 5060 sip.example.net.' },
+          { type: 'TXT', name: 'quote', value: 'say "hi" \\ bye' },
+          { type: 'TXT', name: 'long', value: 'k'.repeat(600) },
+          { type: 'AAAA', name: 'v6', value: '2001:db8::1' },
+        ] },
+      })
+      const before = await records(d)
+      const put = await t.request('PUT', `/domains/${d}/dns`, { key: a.key, body: { records: [...before, { type: 'TXT', name: `_acme-challenge.${d}.`, value: 'new', ttl: 60 }] } })
+      assert.deepEqual(put.body, updated)
+      const after = await records(d)
+      assert.deepEqual(after.filter((r) => r.name !== `_acme-challenge.${d}.`), before)
+      assert.equal(after.find((r) => r.name === `quote.${d}.`)!.value, 'say "hi" \\ bye')
+      assert.equal(after.find((r) => r.name === `long.${d}.`)!.value.length, 600)
+    })
+
+    it('imports a zone file larger than the general 1 MiB body limit', async () => {
+      const d = await makeDomain(t, a)
+      const lines = Array.from({ length: 3000 }, (_, i) => `host${i} 3600 IN TXT "${'x'.repeat(400)}" ; padding to make the file large`)
+      const zone = lines.join('\n')
+      assert.ok(Buffer.byteLength(JSON.stringify({ zone })) > 1024 * 1024)
+      const r = await t.request('PUT', `/domains/${d}/dns/zone`, { key: a.key, body: { zone } })
+      assert.deepEqual(r.body, updated)
+      assert.equal((await records(d)).length, 3000)
+      const tooBig = await t.request('PUT', `/domains/${d}/dns`, { key: a.key, body: { records: [], padding: 'x'.repeat(1024 * 1024 + 10) } })
+      assert.equal(tooBig.status, 413, 'other routes keep the general limit')
+    })
+
     it('answers 400 "You have no access to this resource" for another account\'s domain on every DNS route', async () => {
       const theirs = await makeDomain(t, b, uniqueName('theirs'))
       await t.request('PUT', `/domains/${theirs}/dns`, { key: b.key, body: { records: [{ type: 'A', name: 'www', value: '192.0.2.1' }] } })
