@@ -3,11 +3,26 @@ import assert from 'node:assert/strict'
 import { ApiError } from '../src/errors.js'
 import { firstFreeAddress, isHostname, planSubnet } from '../src/modules/vps/network-rules.js'
 import { dmyhm } from '../src/modules/vps/vps.common.js'
+import { addMonths, periodEnd } from '../src/modules/vps/vps.service.js'
 import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { makeVps } from './helpers/fixtures/vps.js'
 
 const refused = (fn: () => unknown, text: string) =>
   assert.throws(fn, (e: unknown) => e instanceof ApiError && e.status === 400 && e.message === text)
+
+describe('billing periods', () => {
+  it('adds months on the same day, or the last day of a shorter month', () => {
+    assert.equal(addMonths(new Date('2026-01-31T10:00:00Z'), 1).toISOString(), '2026-02-28T10:00:00.000Z')
+    assert.equal(addMonths(new Date('2028-01-31T10:00:00Z'), 1).toISOString(), '2028-02-29T10:00:00.000Z')
+    assert.equal(addMonths(new Date('2026-03-15T00:00:00Z'), 12).toISOString(), '2027-03-15T00:00:00.000Z')
+  })
+  it('ends a cancelled VPS at the first period end after now', () => {
+    const created = new Date('2026-01-31T10:00:00Z')
+    assert.equal(periodEnd(created, 1, new Date('2026-02-01T00:00:00Z')).toISOString(), '2026-02-28T10:00:00.000Z')
+    assert.equal(periodEnd(created, 1, new Date('2026-03-30T00:00:00Z')).toISOString(), '2026-03-31T10:00:00.000Z')
+    assert.equal(periodEnd(created, 12, new Date('2026-06-01T00:00:00Z')).toISOString(), '2027-01-31T10:00:00.000Z')
+  })
+})
 
 describe('subnet maths', () => {
   it('fills gateway and DHCP range of a /24 from the CIDR', () => {

@@ -6,6 +6,7 @@ import { ManualClock } from '../src/clock.js'
 import type { BuiltinHypervisor } from '../src/drivers/hypervisor/builtin.js'
 import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { makeVps } from './helpers/fixtures/vps.js'
+import { addMonths } from '../src/modules/vps/vps.service.js'
 
 const sshKey = (type: 'ed25519' | 'rsa' | 'ec', bits = 2048, comment = 'test') => {
   const { publicKey } = type === 'rsa'
@@ -262,8 +263,8 @@ for (const dialect of dialects) {
       it('cancels at the end of the billing period, undoes it, and ends the VPS when the date comes', async () => {
         const id = await makeVps(t, a, { settle: true })
         const created = new Date((await t.ctx.db.selectFrom('vps').select('created_at').where('id', '=', id).executeTakeFirstOrThrow()).created_at)
-        const end = new Date(created)
-        end.setUTCMonth(end.getUTCMonth() + 1)
+        // addMonths has its own unit tests (month ends); here it names the expected date.
+        const end = addMonths(created, 1)
         const c = await req('DELETE', `/vps/${id}`)
         assert.deepEqual(c.body.data, { id, cancellation_date: end.toISOString().slice(0, 10) })
         assert.deepEqual((await req('DELETE', `/vps/${id}`)).body, bad('A cancellation of this VPS is already pending'))
@@ -280,6 +281,18 @@ for (const dialect of dialects) {
         assert.equal((await req('GET', `/vps/${id}`)).body.data.status, 'terminated')
         assert.equal(await hv().getInstance(await refOf(id)), null)
         assert.deepEqual((await req('POST', `/vps/${id}/start`)).body, bad('This VPS has been cancelled and removed'))
+      })
+
+      it('puts off the end of a cancelled VPS while a task holds it', async () => {
+        const id = await makeVps(t, a, { settle: true })
+        await req('DELETE', `/vps/${id}`)
+        clock.advance(32 * 86_400_000)
+        await req('POST', `/vps/${id}/backups`)
+        assert.deepEqual(await t.ctx.services.vps.expire(id), { expired: false })
+        assert.equal((await req('GET', `/vps/${id}`)).body.data.status, 'running')
+        clock.advance(120_000)
+        await drain()
+        assert.equal((await req('GET', `/vps/${id}`)).body.data.status, 'terminated')
       })
 
       it('lists images and products', async () => {

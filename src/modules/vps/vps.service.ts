@@ -380,7 +380,11 @@ export class VpsService {
     const v = await repo.findVpsForJob(this.db, vpsId)
     if (!v || !v.cancellation_date || v.status === 'terminated') return { expired: false }
     if (v.cancellation_date > ymd(this.now())) return { expired: false }
-    if (v.task_id !== null) throw new Error('VPS busy; retrying the expiry later')
+    // A task holds the VPS: look again in a minute rather than end it under the task.
+    if (v.task_id !== null) {
+      await this.jobs.enqueue(EXPIRE_JOB, { vpsId }, { accountId: v.account_id, runAt: new Date(this.now().getTime() + 60_000) })
+      return { expired: false }
+    }
     for (const f of await repo.floatingIpsOfVps(this.db, v.id)) {
       await this.hypervisor.routeFloatingIp(f.ip, null)
       await repo.setFloatingIpTarget(this.db, v.account_id, f.id, null)
@@ -462,10 +466,17 @@ export class VpsService {
 /** The first end of a billing period (from `created`, every `months`) that is after `now`. */
 export function periodEnd(created: Date, months: number, now: Date): Date {
   for (let n = 1; ; n++) {
-    const d = new Date(created)
-    d.setUTCMonth(d.getUTCMonth() + n * months)
+    const d = addMonths(created, n * months)
     if (d > now) return d
   }
+}
+
+/** `months` later on the same day of the month, or the month's last day when it is shorter (31 Jan + 1 → 28/29 Feb). */
+export function addMonths(from: Date, months: number): Date {
+  const target = new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth() + months, 1, from.getUTCHours(), from.getUTCMinutes(), from.getUTCSeconds()))
+  const lastDay = new Date(Date.UTC(target.getUTCFullYear(), target.getUTCMonth() + 1, 0)).getUTCDate()
+  target.setUTCDate(Math.min(from.getUTCDate(), lastDay))
+  return target
 }
 
 const taskView = (t: VpsTask): TaskView => ({
