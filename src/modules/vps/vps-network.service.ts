@@ -79,7 +79,7 @@ export class VpsNetworkService {
     if (subnet.host !== v.host) throw errors.vpcOtherHost()
     if (v.status === 'terminated') throw errors.vpsWrongState(refusal('terminated', 'hostname')!)
     for (let attempt = 0; ; attempt++) {
-      const taken = await repo.attachmentsOfSubnet(this.db, subnet.id)
+      const taken = await repo.attachmentsOfSubnet(this.db, accountId, subnet.id)
       const mine = taken.find((a) => a.vps_id === v.id)
       if (mine) return { vps_id: v.id, subnet_id: subnet.id, address: mine.address, cidr: subnet.cidr, gateway: subnet.gateway }
       const address = firstFreeAddress(subnet, taken.map((a) => a.address))

@@ -64,10 +64,10 @@ export async function endTask(db: Db, id: number, changes: { status: 'done' | 'f
 }
 
 /** Queued and running tasks of these VPS, oldest first. */
-export const openTasks = (db: Db, vpsIds: number[]) =>
+export const openTasks = (db: Db, accountId: number, vpsIds: number[]) =>
   vpsIds.length === 0
     ? Promise.resolve([])
-    : db.selectFrom('vps_tasks').selectAll().where('vps_id', 'in', vpsIds).where('status', 'in', ['queued', 'running']).orderBy('id').execute()
+    : db.selectFrom('vps_tasks').selectAll().where('account_id', '=', accountId).where('vps_id', 'in', vpsIds).where('status', 'in', ['queued', 'running']).orderBy('id').execute()
 
 // SSH keys
 
@@ -110,13 +110,14 @@ export const findSubnet = (db: Db, accountId: number, id: number) =>
 export const insertSubnet = (db: Db, row: { vpc_id: number; account_id: number; name: string; cidr: string; gateway: string; dhcp_start: string; dhcp_end: string; created_at: string }) =>
   db.insertInto('vps_subnets').values(row).returningAll().executeTakeFirstOrThrow()
 
-export const attachmentsOfSubnet = (db: Db, subnetId: number) =>
-  db.selectFrom('vps_subnet_attachments').selectAll().where('subnet_id', '=', subnetId).execute()
+export const attachmentsOfSubnet = (db: Db, accountId: number, subnetId: number) =>
+  db.selectFrom('vps_subnet_attachments').innerJoin('vps_subnets', 'vps_subnets.id', 'vps_subnet_attachments.subnet_id')
+    .selectAll('vps_subnet_attachments').where('vps_subnets.account_id', '=', accountId).where('vps_subnet_attachments.subnet_id', '=', subnetId).execute()
 
-export const attachmentsOfVps = (db: Db, vpsId: number) =>
+export const attachmentsOfVps = (db: Db, accountId: number, vpsId: number) =>
   db.selectFrom('vps_subnet_attachments').innerJoin('vps_subnets', 'vps_subnets.id', 'vps_subnet_attachments.subnet_id')
     .select(['vps_subnet_attachments.subnet_id', 'vps_subnet_attachments.address', 'vps_subnets.name', 'vps_subnets.cidr'])
-    .where('vps_subnet_attachments.vps_id', '=', vpsId).orderBy('vps_subnet_attachments.id').execute()
+    .where('vps_subnets.account_id', '=', accountId).where('vps_subnet_attachments.vps_id', '=', vpsId).orderBy('vps_subnet_attachments.id').execute()
 
 export const insertAttachment = (db: Db, row: { subnet_id: number; vps_id: number; address: string; created_at: string }) =>
   db.insertInto('vps_subnet_attachments').values(row).execute()
@@ -129,8 +130,8 @@ export const deleteAttachmentsOfVps = (db: Db, vpsId: number) =>
 export const listFloatingIps = (db: Db, accountId: number) =>
   db.selectFrom('vps_floating_ips').selectAll().where('account_id', '=', accountId).orderBy('id').execute()
 
-export const floatingIpsOfVps = (db: Db, vpsId: number) =>
-  db.selectFrom('vps_floating_ips').selectAll().where('vps_id', '=', vpsId).orderBy('id').execute()
+export const floatingIpsOfVps = (db: Db, accountId: number, vpsId: number) =>
+  db.selectFrom('vps_floating_ips').selectAll().where('account_id', '=', accountId).where('vps_id', '=', vpsId).orderBy('id').execute()
 
 export const findFloatingIp = (db: Db, accountId: number, id: number) =>
   db.selectFrom('vps_floating_ips').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()

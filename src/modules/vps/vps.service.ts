@@ -115,9 +115,9 @@ export class VpsService {
 
   private async describe(v: Vps) {
     const [tasks, floating, networks, images] = await Promise.all([
-      repo.openTasks(this.db, [v.id]),
-      repo.floatingIpsOfVps(this.db, v.id),
-      repo.attachmentsOfVps(this.db, v.id),
+      repo.openTasks(this.db, v.account_id, [v.id]),
+      repo.floatingIpsOfVps(this.db, v.account_id, v.id),
+      repo.attachmentsOfVps(this.db, v.account_id, v.id),
       this.hypervisor.listImages(),
     ])
     const reverse = JSON.parse(v.reverse_dns) as Record<string, string>
@@ -150,7 +150,7 @@ export class VpsService {
   async updateReverseDns(accountId: number, rawId: string, entries: Array<{ ip: string; reverse: string }>) {
     const v = await this.owned(accountId, rawId)
     if (v.status === 'terminated') throw errors.vpsWrongState(refusal('terminated', 'hostname')!)
-    const floating = await repo.floatingIpsOfVps(this.db, v.id)
+    const floating = await repo.floatingIpsOfVps(this.db, v.account_id, v.id)
     const own = new Set([v.ipv4, v.ipv6, ...floating.map((f) => f.ip)].map((ip) => normaliseIp(ip)!))
     const changes: Array<{ ip: string; reverse: string }> = []
     for (const e of entries) {
@@ -385,7 +385,7 @@ export class VpsService {
       await this.jobs.enqueue(EXPIRE_JOB, { vpsId }, { accountId: v.account_id, runAt: new Date(this.now().getTime() + 60_000) })
       return { expired: false }
     }
-    for (const f of await repo.floatingIpsOfVps(this.db, v.id)) {
+    for (const f of await repo.floatingIpsOfVps(this.db, v.account_id, v.id)) {
       await this.hypervisor.routeFloatingIp(f.ip, null)
       await repo.setFloatingIpTarget(this.db, v.account_id, f.id, null)
     }
