@@ -78,3 +78,37 @@ for (const dialect of dialects) {
     })
   })
 }
+
+// Two instances on one PostgreSQL database: a change made through one is served by the other's DNS server.
+describe('ACME DNS-01 across two instances on one PostgreSQL', { skip: dialects.includes('postgres') ? false : 'needs HOSTAPI_TEST_PG_URL' }, () => {
+  let one: TestApp
+  let two: TestApp
+  let owner: TestAccount
+  let portTwo: number
+  const domain = 'two-instances.nl'
+
+  before(async () => {
+    one = await startTestApp('postgres', { env: { HOSTAPI_DNS_PORT: String(await freePort()) } })
+    portTwo = await freePort()
+    two = await startTestApp('postgres', { env: { HOSTAPI_DNS_PORT: String(portTwo) }, shareDatabaseWith: one })
+    owner = await one.account()
+    await insertZone(one.ctx.db, owner.accountId, domain)
+  })
+  after(async () => {
+    await two?.close()
+    await one?.close()
+  })
+
+  test("PATCH through instance one → instance two's DNS server answers within one second", async () => {
+    const name = `_acme-challenge.${domain}`
+    // Instance two has the zone cached (the name answered NODATA) before the change.
+    assert.equal((await queryUdp(portTwo, name, 'TXT')).answers!.length, 0)
+    const patched = await one.request('PATCH', `/api/v2/domains/${domain}/dns`, {
+      key: owner.key,
+      body: { record: { type: 'TXT', name: '_acme-challenge', value: 'from-instance-one', ttl: 120 } },
+    })
+    assert.equal(patched.status, 200, patched.text)
+    const ms = await within(1000, async () => txtOf(await queryUdp(portTwo, name, 'TXT')).includes('from-instance-one'))
+    assert.ok(ms <= 1000)
+  })
+})
