@@ -60,7 +60,10 @@ export const VpsDetail = Type.Object({
   private_networks: Type.Array(Type.Object({ subnet_id: Type.Integer(), name: Type.String(), cidr: Type.String(), address: Type.String() })),
   rescue: Type.Boolean(),
   tasks: Type.Array(Task, { description: 'Queued and running tasks' }),
-  vps_locked: Type.Boolean({ description: 'True while a task is queued or running; every action is refused meanwhile' }),
+  vps_locked: Type.Boolean({
+    description: 'True while a task is queued or running. Meanwhile every action (power, rescue, reinstall, reset-password, hostname, ' +
+      'backup, restore) answers 400 `VPS is locked by a running task`; network settings (reverse DNS, firewall, VPC, floating IPs) and cancellation stay possible.',
+  }),
   cancellation_date: Type.Union([Type.String({ description: '`YYYY-MM-DD`' }), Type.Null()]),
   created: Type.String(),
 })
