@@ -33,7 +33,8 @@ import { AffiliateService } from './modules/affiliate/affiliate.service.js'
 import { MailService } from './modules/mail/mail.service.js'
 import type { CertificateAuthority } from './drivers/ca/ca.js'
 import { BuiltinCa } from './drivers/ca/builtin.js'
-import { CertificatesService, type AccountDns } from './modules/certificates/certificates.service.js'
+import { CertificatesService } from './modules/certificates/certificates.service.js'
+import { accountDnsOf } from './modules/certificates/account-dns.js'
 import { txtLookup } from './modules/certificates/txt-lookup.js'
 
 /** The providers behind interfaces; the built-in ones work on one machine. */
@@ -116,13 +117,12 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   redis?.on('error', (err) => log.warn({ err: err.message }, 'redis error'))
   const jobs = new JobRunner(db, database.dialect, clock, log, config.jobs)
   registerMaintenanceJobs(jobs, db, clock, 90)
-  // Certificates reach the account's zones through the DNS service.
-  const accountDns: AccountDns | null = null
   const drivers: Drivers = {
     registry: new BuiltinRegistry(db, clock, config.registry.taken),
     hypervisor: new BuiltinHypervisor(db, clock, { speed: config.hypervisor.simSpeed }),
     mail: new OutboxMailDriver(db, clock, config.mail.from),
     payments: new LedgerPaymentsDriver(db, clock, config.payments.baseUrl),
+    // The CA reads TXT records through the domains area, built below.
     ca: new BuiltinCa(db, clock, txtLookup(() => accountDns)),
   }
   const mail = new MailService(jobs, drivers.mail, log)
@@ -134,6 +134,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     publish: (name) => (drivers as Partial<Record<'dns', { publish(domain: string): Promise<void> }>>).dns?.publish(name) ?? Promise.resolve(),
     orders: () => services.orders,
   })
+  const accountDns = accountDnsOf(domainArea.domains, domainArea.dns)
   const services: Services = {
     ...domainArea,
     iam: new IamService(db, clock, { emptyWhitelistAllowsAll: config.emptyWhitelistAllowsAll, authCacheMs: config.authCacheMs }),

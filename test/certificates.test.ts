@@ -37,6 +37,15 @@ for (const dialect of dialects) {
 
     const get = (id: number, key = a.key) => t.request('GET', `/certificates/${id}`, { key })
     const request = (id: number, body: unknown, key = a.key) => t.request('POST', `/certificates/${id}/request`, { key, body })
+    /** Puts `name` in `owner`'s account as an active domain with an empty zone. */
+    const hostDomain = (owner: TestAccount, name: string) =>
+      t.ctx.services.domains.create(t.ctx.db, { accountId: owner.accountId, name, renewalDate: '2030-01-01', nameserverProfile: null, nameservers: [], contacts: {} })
+    /** The TXT values at `fqdn` in the zone, as the DNS API shows them. */
+    const txtIn = async (zone: string, fqdn: string, key = a.key): Promise<string[]> => {
+      const r = await t.request('GET', `/domains/${zone}/dns`, { key })
+      assert.equal(r.status, 200, JSON.stringify(r.body))
+      return r.body.data.records.filter((x: { type: string; name: string }) => x.type === 'TXT' && x.name === `${fqdn}.`).map((x: { value: string }) => x.value)
+    }
 
     it('lists the products with their prices per duration', async () => {
       const r = await t.request('GET', '/certificates/products', { key: a.key })
@@ -188,6 +197,86 @@ for (const dialect of dialects) {
       assert.deepEqual(again.body, { status: 400, status_description: 'This certificate has already been requested' })
     })
 
+    it('issues a DNS-validated certificate for a CSR made by the API, writing and removing the TXT record itself', async () => {
+      const zone = `dns-${dialect}.example.nl`
+      await hostDomain(a, zone)
+      const id = await makeCertificatePackage(t, a)
+      const gen = await t.request('POST', '/certificates/csr', { key: a.key, body: csrBody(`www.${zone}`) })
+      assert.equal(gen.status, 200)
+      const { csr, private_key } = gen.body.data
+
+      const r = await request(id, { csr, validation_method: 'dns', auto_setup_dns: true })
+      assert.equal(r.status, 200, JSON.stringify(r.body))
+      assert.equal(r.body.data.certificate_status, 'PEN')
+      assert.equal(r.body.data.auto_setup_dns, true)
+      const [record] = r.body.data.validation.dns_records
+      assert.equal(record.name, `_pki-validation.www.${zone}`)
+      assert.equal(record.auto_created, true)
+      assert.deepEqual(await txtIn(zone, record.name), [record.value], 'the validation record is in the zone')
+
+      await t.ctx.jobs.drain()
+      const c = (await get(id)).body.data
+      assert.equal(c.certificate_status, 'ACT', c.status_message)
+      assert.match(opensslVerify(await t.ctx.drivers.ca.rootCertificate(), c.intermediate_certificate, c.certificate), /OK$/)
+      const asked = csrNames(csr)
+      const got = certificateNames(c.certificate)
+      assert.equal(got.cn, asked.cn)
+      assert.deepEqual(got.sans, asked.sans)
+      assert.equal(got.cn, `www.${zone}`)
+      assert.ok(keyMatches(private_key, c.certificate, 'x509'))
+      assert.deepEqual(await txtIn(zone, record.name), [], 'the validation record is removed once issued')
+    })
+
+    it('waits for a DNS record the customer publishes, and keeps other TXT values at that name', async () => {
+      const zone = `manual-${dialect}.example.nl`
+      await hostDomain(a, zone)
+      const names = [`*.${zone}`, zone]
+      const id = await makeCertificatePackage(t, a, 2)
+      const r = await request(id, { csr: opensslCsr(`*.${zone}`, names), validation_method: 'dns' })
+      assert.equal(r.status, 200, JSON.stringify(r.body))
+      const records = r.body.data.validation.dns_records
+      assert.equal(records.length, 1, 'the wildcard and its base share one record')
+      assert.equal(records[0].auto_created, false)
+      assert.deepEqual(await txtIn(zone, records[0].name), [])
+      await t.ctx.jobs.drain()
+      assert.equal((await get(id)).body.data.certificate_status, 'PEN')
+
+      const patch = await t.request('PATCH', `/domains/${zone}/dns`, {
+        key: a.key, body: { record: { type: 'TXT', name: records[0].name, value: records[0].value, ttl: 300 } },
+      })
+      assert.equal(patch.status, 200, JSON.stringify(patch.body))
+      // A second certificate for the same name, set up automatically, must not overwrite the customer's record.
+      const second = await makeCertificatePackage(t, a)
+      const r2 = await request(second, { csr: opensslCsr(zone), validation_method: 'dns', auto_setup_dns: true })
+      assert.equal(r2.status, 200, JSON.stringify(r2.body))
+      assert.equal(r2.body.data.validation.dns_records[0].name, records[0].name)
+      assert.deepEqual((await txtIn(zone, records[0].name)).sort(), [records[0].value, r2.body.data.validation.dns_records[0].value].sort())
+
+      clock.advance(2 * 60_000)
+      await t.ctx.jobs.drain()
+      const c = (await get(id)).body.data
+      assert.equal(c.certificate_status, 'ACT', c.status_message)
+      assert.deepEqual(certificateNames(c.certificate), { cn: `*.${zone}`, sans: names })
+      assert.match(opensslVerify(await t.ctx.drivers.ca.rootCertificate(), c.intermediate_certificate, c.certificate), /OK$/)
+      assert.equal((await get(second)).body.data.certificate_status, 'ACT')
+      assert.deepEqual(await txtIn(zone, records[0].name), [records[0].value], 'only the record hostapi wrote is removed')
+    })
+
+    it('does not validate by a record in another account\'s zone', async () => {
+      const zone = `other-${dialect}.example.nl`
+      await hostDomain(b, zone)
+      const id = await makeCertificatePackage(t, a)
+      const r = await request(id, { csr: opensslCsr(`www.${zone}`), validation_method: 'dns', auto_setup_dns: true })
+      assert.equal(r.status, 200)
+      const [record] = r.body.data.validation.dns_records
+      assert.equal(record.auto_created, false, 'nothing is written into a zone of another account')
+      assert.deepEqual(await txtIn(zone, record.name, b.key), [])
+      await t.request('PATCH', `/domains/${zone}/dns`, { key: b.key, body: { record: { type: 'TXT', name: record.name, value: record.value } } })
+      assert.deepEqual(await txtIn(zone, record.name, b.key), [record.value])
+      await t.ctx.jobs.drain()
+      assert.equal((await get(id)).body.data.certificate_status, 'PEN')
+    })
+
     it('validates by e-mail only with an approver address at the domain', async () => {
       const id = await makeCertificatePackage(t, a, 3)
       const csr = opensslCsr('www.example.org', ['www.example.org', 'example.org'], 'rsa:2048')
@@ -322,6 +411,29 @@ for (const dialect of dialects) {
       clock.advance(400 * 24 * 3600_000)
       const r = await request(id, { csr: opensslCsr('late.example.com'), validation_method: 'http' })
       assert.deepEqual(r.body, { status: 400, status_description: 'The period of this certificate package has ended' })
+    })
+  })
+}
+
+for (const dialect of dialects) {
+  describe(`certificates demo data (${dialect})`, () => {
+    let t: TestApp
+    before(async () => {
+      t = await startTestApp(dialect, { env: { HOSTAPI_DEMO: '1' } })
+    })
+    after(() => t.close())
+
+    it('seeds one issued certificate into the demo account', async () => {
+      const key = t.server.demoKey
+      assert.ok(key)
+      const list = await t.request('GET', '/certificates', { key })
+      assert.equal(list.status, 200)
+      const issued = list.body.data.certificates.filter((c: { certificate_status: string }) => c.certificate_status === 'ACT')
+      assert.equal(issued.length, 1)
+      const c = (await t.request('GET', `/certificates/${issued[0].id}`, { key })).body.data
+      assert.equal(c.requested, true)
+      assert.match(opensslVerify(await t.ctx.drivers.ca.rootCertificate(), c.intermediate_certificate, c.certificate), /OK$/)
+      assert.deepEqual(certificateNames(c.certificate), { cn: c.common_name, sans: c.domains })
     })
   })
 }

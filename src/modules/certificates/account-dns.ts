@@ -1,0 +1,44 @@
+import { ApiError } from '../../errors.js'
+import type { DnsService } from '../dns/dns.service.js'
+import type { DomainsService } from '../domains/domains.service.js'
+import type { AccountDns } from './certificates.service.js'
+
+const VALIDATION_TTL = 300
+
+/** Certificates' view of DNS hosting: the account's domains are its zones; records change through the DNS service. */
+export function accountDnsOf(domains: DomainsService, dns: DnsService): AccountDns {
+  const zoneOf = async (accountId: number, fqdn: string): Promise<string | null> => {
+    const labels = fqdn.toLowerCase().split('.')
+    // The longest of the account's domains that holds the name: a sub-domain may be a zone of its own.
+    for (let i = 0; i <= labels.length - 2; i++) {
+      try {
+        return (await domains.requireOwned(accountId, labels.slice(i).join('.'))).name
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err
+      }
+    }
+    return null
+  }
+  const txtAt = async (accountId: number, zone: string, fqdn: string) => {
+    const { records } = await dns.get(accountId, zone)
+    return { records, values: records.filter((r) => r.type === 'TXT' && r.name === `${fqdn.toLowerCase()}.`).map((r) => r.value) }
+  }
+  return {
+    zoneOf,
+    async txtValues(accountId, fqdn) {
+      const zone = await zoneOf(accountId, fqdn)
+      return zone ? (await txtAt(accountId, zone, fqdn)).values : []
+    },
+    async addTxt(accountId, zone, fqdn, value) {
+      const { records, values } = await txtAt(accountId, zone, fqdn)
+      if (values.includes(value)) return
+      const record = { type: 'TXT', name: `${fqdn}.`, value, ttl: VALIDATION_TTL }
+      // PATCH semantics replace the record set, so a name that already has TXT records keeps them through a full replace.
+      if (values.length === 0) await dns.patch(accountId, zone, record)
+      else await dns.replace(accountId, zone, [...records.map((r) => ({ type: r.type, name: r.name, value: r.value, ttl: r.ttl })), record])
+    },
+    async removeTxt(accountId, zone, fqdn, value) {
+      await dns.remove(accountId, zone, { type: 'TXT', name: `${fqdn}.`, value })
+    },
+  }
+}
