@@ -103,14 +103,14 @@ for (const dialect of dialects) {
       assert.equal(upd.body.data.alias, 'renamed')
       const d = (await t.request('GET', `/domains/${domain}`, { key: a.key })).body.data
       assert.equal(d.nameserver_profile, 'renamed')
-      assert.deepEqual(d.nameservers.map((n: { hostname: string }) => n.hostname), ['ns7.example.net', 'ns8.example.net'])
+      assert.deepEqual(d.nameservers, ['ns7.example.net', 'ns8.example.net'])
       assert.deepEqual((await t.request('GET', '/domains/nameservers/my-ns', { key: a.key })).body, { status: 404, status_description: 'Nameservers name not found' })
 
       assert.deepEqual((await t.request('DELETE', '/domains/nameservers/renamed', { key: b.key })).body, { status: 404, status_description: 'Nameservers name not found' })
       assert.deepEqual((await t.request('DELETE', '/domains/nameservers/renamed', { key: a.key })).body, { status: 200, status_description: 'Nameserver profile deleted' })
       const after = (await t.request('GET', `/domains/${domain}`, { key: a.key })).body.data
       assert.equal(after.nameserver_profile, null)
-      assert.equal(after.nameservers[0].hostname, 'ns7.example.net', 'the domain keeps its nameservers')
+      assert.equal(after.nameservers[0], 'ns7.example.net', 'the domain keeps its nameservers')
     })
 
     it('creates, lists, gets, updates and deletes DNS templates', async () => {

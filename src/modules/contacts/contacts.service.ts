@@ -113,9 +113,9 @@ export class ContactsService {
       const c = all.find((x) => x.id === id)
       if (!c) return null
       const p = JSON.parse(c.profile) as ContactFields
-      return { handle_id: `HA${String(c.id).padStart(6, '0')}`, name: c.name, type: p.company_name ? 'company' : 'person' }
+      return { handle_id: c.id, name: c.name, type: p.company_name ? 'company' : 'person' }
     }
-    return { owner: handle(contacts.owner), admin: handle(contacts.admin), tech: handle(contacts.tech), billing: handle(contacts.billing), reseller: null }
+    return { owner: handle(contacts.owner), admin: handle(contacts.admin), tech: handle(contacts.tech), reseller: null, billing: handle(contacts.billing) }
   }
 
   private async clearOtherDefaults(trx: Parameters<typeof repo.listContacts>[0], accountId: number, id: number, defaults: Record<Role, boolean>) {

@@ -6,9 +6,11 @@ import { AuthCode, CancelResult, DomainDetail, DomainList, DomainParams, ListDom
 const detailExample = {
   id: 1, domain: 'example.nl', renewal_date: '2027-03-01', status: 'active', status_id: 1, cancellation_date: null, tags: ['web'],
   nameserver_profile: 'default-mijnhost',
-  nameservers: [{ hostname: 'ns1.hostapi.test', ipv4: '', ipv6: '' }, { hostname: 'ns2.hostapi.test', ipv4: '', ipv6: '' }],
-  dnssec_enabled: 0, dnssec_keys: [], forwarder: null, forwarder_enabled: 0, is_lockable: 1, is_locked: 1, managed_dns: 1,
-  handles: { owner: { handle_id: 'HA000001', name: 'Jan Jansen', type: 'person' }, admin: null, tech: null, billing: null, reseller: null },
+  nameservers: ['ns1.hostapi.test', 'ns2.hostapi.test'],
+  nameserver_details: [{ hostname: 'ns1.hostapi.test', ipv4: '', ipv6: '' }, { hostname: 'ns2.hostapi.test', ipv4: '', ipv6: '' }],
+  dnssec_enabled: 0, dnssec_keys: [], forwarder: null, forwarder_enabled: false, forwarder_blocked_by_hosting: false,
+  is_lockable: true, is_locked: true, managed_dns: true, whitelabel_ns: false,
+  handles: { owner: { handle_id: 12, name: 'Jan Jansen', type: 'person' }, admin: null, tech: null, reseller: null, billing: null },
   messages: [],
 }
 

@@ -34,9 +34,13 @@ export const NameserverSchema = Type.Object({
 })
 
 const Handle = Type.Union([
-  Type.Object({ handle_id: Type.String(), name: Type.String(), type: Type.String({ description: '`person` or `company`' }) }),
+  Type.Object({
+    handle_id: Type.Integer({ description: 'The contact profile id' }),
+    name: Type.String(),
+    type: Type.String({ description: '`person` or `company`' }),
+  }),
   Type.Null(),
-])
+], { description: 'Null when no contact profile is set for the role' })
 
 export const DomainDetail = Type.Object({
   id: Type.Integer(),
@@ -47,15 +51,23 @@ export const DomainDetail = Type.Object({
   cancellation_date: Nullable(Type.String({ description: 'YYYY-MM-DD the domain ends when a cancellation is pending' })),
   tags: Type.Array(Type.String()),
   nameserver_profile: Nullable(Type.String({ description: 'The nameserver profile the nameservers come from' })),
-  nameservers: Type.Array(NameserverSchema),
+  nameservers: Type.Array(Type.String(), { description: 'Hostnames of the nameservers' }),
+  nameserver_details: Type.Array(NameserverSchema, { description: 'The nameservers with their glue addresses' }),
   dnssec_enabled: Type.Integer({ description: '0 or 1' }),
-  dnssec_keys: Type.Array(Type.Object({ alg: Type.Integer(), flags: Type.Integer(), pubKey: Type.String() })),
-  forwarder: Type.Union([Type.Object({ type: Type.Integer(), url: Type.String() }), Type.Null()]),
-  forwarder_enabled: Type.Integer({ description: '0 or 1' }),
-  is_lockable: Type.Integer({ description: '0 or 1' }),
-  is_locked: Type.Integer({ description: '0 or 1' }),
-  managed_dns: Type.Integer({ description: '0 or 1' }),
-  handles: Type.Object({ owner: Handle, admin: Handle, tech: Handle, billing: Handle, reseller: Handle }),
+  dnssec_keys: Type.Array(Type.Object({
+    alg: Type.String({ description: 'Algorithm number, as a string' }),
+    flags: Type.String({ description: '`256` or `257`, as a string' }),
+    pubKey: Type.String(),
+  })),
+  forwarder: Type.Union([Type.Object({ type: Type.Integer({ description: '301, 302 or 303' }), url: Type.String() }), Type.Null()],
+    { description: 'The redirect, or null when none is set' }),
+  forwarder_enabled: Type.Boolean(),
+  forwarder_blocked_by_hosting: Type.Boolean({ description: 'Always false: this service sells no web hosting' }),
+  is_lockable: Type.Boolean(),
+  is_locked: Type.Boolean(),
+  managed_dns: Type.Boolean({ description: 'The zone is served by this service\'s nameservers' }),
+  whitelabel_ns: Type.Boolean(),
+  handles: Type.Object({ owner: Handle, admin: Handle, tech: Handle, reseller: Handle, billing: Handle }),
   messages: Type.Array(Type.String()),
 })
 

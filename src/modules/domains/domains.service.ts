@@ -102,6 +102,7 @@ export class DomainsService {
 
   async view(d: Domain) {
     const contacts = JSON.parse(d.contacts) as Partial<Record<Role, number>>
+    const nameservers = JSON.parse(d.nameservers) as Nameserver[]
     const messages: string[] = []
     if (d.status === STATUS.pendingCancellation.status && d.cancel_at) messages.push(`Cancellation pending: the domain ends on ${d.cancel_at}`)
     if (!d.is_locked) messages.push('The domain is not locked against transfers')
@@ -114,14 +115,18 @@ export class DomainsService {
       cancellation_date: d.cancel_at,
       tags: JSON.parse(d.tags) as string[],
       nameserver_profile: d.nameserver_profile,
-      nameservers: JSON.parse(d.nameservers) as Nameserver[],
+      nameservers: nameservers.map((n) => n.hostname),
+      nameserver_details: nameservers,
       dnssec_enabled: d.dnssec_enabled,
-      dnssec_keys: JSON.parse(d.dnssec_keys) as DnssecKey[],
+      // Key numbers as strings: the API's generated clients declare them so.
+      dnssec_keys: (JSON.parse(d.dnssec_keys) as DnssecKey[]).map((k) => ({ alg: String(k.alg), flags: String(k.flags), pubKey: k.pubKey })),
       forwarder: d.forwarder ? (JSON.parse(d.forwarder) as { type: number; url: string }) : null,
-      forwarder_enabled: d.forwarder_enabled,
-      is_lockable: 1,
-      is_locked: d.is_locked,
-      managed_dns: d.managed_dns,
+      forwarder_enabled: d.forwarder_enabled === 1,
+      forwarder_blocked_by_hosting: false,
+      is_lockable: true,
+      is_locked: d.is_locked === 1,
+      managed_dns: d.managed_dns === 1,
+      whitelabel_ns: false,
       handles: await this.contacts.handles(d.account_id, contacts),
       messages,
     }
