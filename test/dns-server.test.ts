@@ -219,6 +219,47 @@ for (const dialect of dialects) {
       assert.equal(rcodeOf(await queryUdp(port, 'ns2.elsewhere.net', 'A')), 'REFUSED')
     })
 
+    test('ANY: only over TCP (TC over UDP), then every record set at the name', async () => {
+      const udp = await queryUdp(port, Z, 'ANY')
+      assert.ok(((udp.flags ?? 0) & dnsPacket.TRUNCATED_RESPONSE) !== 0)
+      assert.equal(udp.answers!.length, 0)
+      const tcp = await queryTcp(port, Z, 'ANY')
+      assert.deepEqual([...new Set(tcp.answers!.map((a) => a.type))], ['SOA', 'NS', 'A', 'AAAA', 'MX', 'TXT', 'CAA'])
+    })
+
+    test('several queries on one TCP connection, sent in one write, are all answered', async () => {
+      const net = await import('node:net')
+      const ids = [11, 22, 33]
+      const names = [Z, `www.${Z}`, `nope.${Z}`]
+      const frames = ids.map((id, i) => {
+        const q = dnsPacket.encode({ id, type: 'query', questions: [{ name: names[i]!, type: 'A' }] })
+        const prefix = Buffer.alloc(2)
+        prefix.writeUInt16BE(q.length)
+        return Buffer.concat([prefix, q])
+      })
+      const replies = await new Promise<Packet[]>((resolve, reject) => {
+        const sock = net.connect(port, '127.0.0.1', () => sock.write(Buffer.concat(frames)))
+        let data = Buffer.alloc(0)
+        const out: Packet[] = []
+        sock.on('error', reject)
+        sock.on('data', (chunk) => {
+          data = Buffer.concat([data, chunk])
+          while (data.length >= 2 && data.length >= 2 + data.readUInt16BE(0)) {
+            out.push(dnsPacket.decode(data.subarray(2, 2 + data.readUInt16BE(0))))
+            data = data.subarray(2 + data.readUInt16BE(0))
+          }
+          if (out.length === 3) {
+            sock.end()
+            resolve(out)
+          }
+        })
+      })
+      const byId = new Map(replies.map((r) => [r.id, r]))
+      assert.deepEqual(dataOf(byId.get(11)!, 'A'), ['192.0.2.1'])
+      assert.deepEqual(dataOf(byId.get(22)!, 'A'), ['192.0.2.1'])
+      assert.equal(rcodeOf(byId.get(33)!), 'NXDOMAIN')
+    })
+
     test('names are matched case-insensitively and the question is echoed as asked', async () => {
       const r = await queryUdp(port, 'WwW.ExAmPlE.nL', 'A')
       assert.equal(r.questions![0]!.name, 'WwW.ExAmPlE.nL')

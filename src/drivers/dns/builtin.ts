@@ -256,8 +256,8 @@ export class BuiltinDnsServer implements DnsDriver {
       additionals: [],
     }
     const opt = edns ? ({ name: '.', type: 'OPT', udpPayloadSize: EDNS_UDP_SIZE, extendedRcode: 0, ednsVersion: 0, flags: 0, options: [] } as unknown as Answer) : null
-    const finish = (rcode: Rcode, aa: boolean): Buffer => {
-      reply.flags = rd | (aa ? dnsPacket.AUTHORITATIVE_ANSWER : 0) | RCODE[rcode]
+    const finish = (rcode: Rcode, aa: boolean, truncated = false): Buffer => {
+      reply.flags = rd | (aa ? dnsPacket.AUTHORITATIVE_ANSWER : 0) | (truncated ? dnsPacket.TRUNCATED_RESPONSE : 0) | RCODE[rcode]
       if (opt) reply.additionals = [...(reply.additionals ?? []), opt]
       return encodeFitting(reply, transport === 'tcp' ? 65535 : udpLimit(edns?.udpPayloadSize))
     }
@@ -281,6 +281,8 @@ export class BuiltinDnsServer implements DnsDriver {
       return finish('SERVFAIL', false)
     }
     if (!zone) return finish('REFUSED', false)
+    // ANY over UDP is the classic amplification query: answer it only over TCP (TC set, nothing else).
+    if (qtype === 'ANY' && transport === 'udp') return finish('NOERROR', true, true)
     const res = resolve(zone, qname, qtype)
     reply.answers = res.answers
     reply.authorities = res.authorities
