@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { ok } from '../../http/schemas.js'
+import { DryRunQuery, isDryRun } from './dry-run.js'
 import { DefaultPaymethod, PaymethodList, SetDefaultPaymethodBody } from './paymethods.schemas.js'
 
 /** Payment methods and the default one. */
@@ -19,8 +20,9 @@ export const paymethodsRoutes: FastifyPluginAsync = async (base) => {
       tags: ['Account'],
       summary: 'Update the default payment method',
       description: 'Body: `default_paymethod_id` (an id from the list) or `paymethod: "bank_transfer"`; an unknown id answers 400.',
+      querystring: DryRunQuery,
       body: SetDefaultPaymethodBody,
       response: { 200: DefaultPaymethod },
     },
-  }, async (req) => ok(await app.services.paymethods.setDefault(req.principal!.accountId, req.body)))
+  }, async (req) => ok(await app.services.paymethods.setDefault(req.principal!.accountId, req.body, { dryRun: isDryRun(req.query) })))
 }

@@ -41,17 +41,19 @@ export class PaymethodsService {
   }
 
   /** Chooses the default: a stored method by id, or bank transfer. */
-  async setDefault(accountId: number, input: { default_paymethod_id?: string | number; paymethod?: string }): Promise<DefaultPaymethod> {
+  async setDefault(accountId: number, input: { default_paymethod_id?: string | number; paymethod?: string }, opts: { dryRun?: boolean } = {}): Promise<DefaultPaymethod> {
     const byId = input.default_paymethod_id !== undefined && input.default_paymethod_id !== ''
     const byName = input.paymethod !== undefined
     if (byId === byName) throw errors.paymethodChoice()
     if (byName) {
+      if (opts.dryRun) return { default: BANK_TRANSFER, default_paymethod_id: '' }
       await this.profiles.setDefaultPaymethod(accountId, null)
     } else {
       const ref = String(input.default_paymethod_id)
       const id = /^[0-9]{1,10}$/.test(ref) && Number(ref) <= MAX_ID ? Number(ref) : null
       const method = id === null ? undefined : await repo.findPaymethod(this.db, accountId, id)
       if (!method) throw errors.unknownPaymethod(ref)
+      if (opts.dryRun) return { default: method.type, default_paymethod_id: String(method.id) }
       await this.profiles.setDefaultPaymethod(accountId, method.id)
     }
     return this.current(accountId)

@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { ok } from '../../http/schemas.js'
+import { DryRunQuery, isDryRun } from './dry-run.js'
 import { ConfirmEmailBody, Profile, UpdateProfileBody } from './profile.schemas.js'
 
 /** The account holder's profile. */
@@ -22,11 +23,12 @@ export const profileRoutes: FastifyPluginAsync = async (base) => {
         'A full replace: every field is required except `email_invoices` and `company_vat_number` (unchanged when omitted) and ' +
         '`company`, which is read-only (accepted only with its current value). A new `email` is kept in `pending_email` and a ' +
         'verification code is mailed to it; it takes effect once confirmed with `POST /account/profile/confirm-email`.',
+      querystring: DryRunQuery,
       body: UpdateProfileBody,
       response: { 200: Profile },
     },
   }, async (req) => {
-    const r = await app.services.profile.update(req.principal!.accountId, req.body)
+    const r = await app.services.profile.update(req.principal!.accountId, req.body, { dryRun: isDryRun(req.query) })
     return ok(r.profile, r.verificationSent ? 'Profile updated; a verification code was sent to the new e-mail address' : 'Profile updated')
   })
 
@@ -36,8 +38,9 @@ export const profileRoutes: FastifyPluginAsync = async (base) => {
       operationId: 'confirmProfileEmail',
       tags: ['Account'],
       summary: 'Confirm a new e-mail address with the mailed code',
+      querystring: DryRunQuery,
       body: ConfirmEmailBody,
       response: { 200: Profile },
     },
-  }, async (req) => ok(await app.services.profile.confirmEmail(req.principal!.accountId, req.body.token), 'E-mail address confirmed'))
+  }, async (req) => ok(await app.services.profile.confirmEmail(req.principal!.accountId, req.body.token, { dryRun: isDryRun(req.query) }), 'E-mail address confirmed'))
 }

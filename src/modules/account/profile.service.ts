@@ -90,7 +90,7 @@ export class ProfileService {
   }
 
   /** Replaces the profile. A new e-mail address is kept pending and a verification mail is sent to it. */
-  async update(accountId: number, input: ProfileInput): Promise<{ profile: ProfileView; verificationSent: boolean }> {
+  async update(accountId: number, input: ProfileInput, opts: { dryRun?: boolean } = {}): Promise<{ profile: ProfileView; verificationSent: boolean }> {
     const current = await this.row(accountId)
     if (input.company !== undefined && input.company.trim() !== current.company) throw errors.companyReadOnly()
     const now = this.clock.now()
@@ -120,6 +120,7 @@ export class ProfileService {
       token = randomBytes(24).toString('base64url')
       pending = { pending_email: email, pending_email_token_hash: hashToken(token), pending_email_expires_at: iso(new Date(now.getTime() + VERIFY_TTL_MS)) }
     }
+    if (opts.dryRun) return { profile: view({ ...current, ...changes, ...pending }, now), verificationSent: token !== null }
     await this.db.transaction().execute(async (trx) => {
       if (await repo.findProfile(trx, accountId)) await repo.updateProfile(trx, accountId, { ...changes, ...pending })
       else await repo.insertProfile(trx, { ...current, id: undefined, ...changes, ...pending })
@@ -140,11 +141,12 @@ export class ProfileService {
   }
 
   /** Confirms the account's pending e-mail change with the code from the verification mail. */
-  async confirmEmail(accountId: number, token: string): Promise<ProfileView> {
+  async confirmEmail(accountId: number, token: string, opts: { dryRun?: boolean } = {}): Promise<ProfileView> {
     const row = await repo.findProfileByEmailToken(this.db, hashToken(token))
     if (!row || row.account_id !== accountId || !row.pending_email || !row.pending_email_expires_at || row.pending_email_expires_at <= iso(this.clock.now())) {
       throw errors.invalidEmailToken()
     }
+    if (opts.dryRun) return view({ ...row, email: row.pending_email, pending_email: null }, this.clock.now())
     await repo.updateProfile(this.db, accountId, {
       email: row.pending_email,
       pending_email: null,

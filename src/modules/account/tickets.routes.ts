@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { ok } from '../../http/schemas.js'
+import { DryRunQuery, isDryRun } from './dry-run.js'
 import { CreateTicketBody, ReplyTicketBody, TicketDetail, TicketList, TicketListQuery, TicketParams } from './tickets.schemas.js'
 
 /** Support tickets of the account. */
@@ -33,8 +34,8 @@ export const ticketsRoutes: FastifyPluginAsync = async (base) => {
 
   app.post('/account/tickets', {
     config: { area: 'account-tickets' },
-    schema: { operationId: 'createTicket', tags: ['Account'], summary: 'Open a support ticket', body: CreateTicketBody, response: { 200: TicketDetail } },
-  }, async (req) => ok(await app.services.tickets.create(req.principal!, req.body), 'Ticket created'))
+    schema: { operationId: 'createTicket', tags: ['Account'], summary: 'Open a support ticket', querystring: DryRunQuery, body: CreateTicketBody, response: { 200: TicketDetail } },
+  }, async (req) => ok(await app.services.tickets.create(req.principal!, req.body, { dryRun: isDryRun(req.query) }), 'Ticket created'))
 
   app.post('/account/tickets/:ticket_number/reply', {
     config: { area: 'account-tickets', fixture: 'ticketReply' },
@@ -43,8 +44,9 @@ export const ticketsRoutes: FastifyPluginAsync = async (base) => {
       tags: ['Account'],
       summary: 'Reply to a support ticket',
       params: TicketParams,
+      querystring: DryRunQuery,
       body: ReplyTicketBody,
       response: { 200: TicketDetail },
     },
-  }, async (req) => ok(await app.services.tickets.reply(req.principal!, req.params.ticket_number, req.body.message), 'Reply added'))
+  }, async (req) => ok(await app.services.tickets.reply(req.principal!, req.params.ticket_number, req.body.message, { dryRun: isDryRun(req.query) }), 'Reply added'))
 }

@@ -55,12 +55,16 @@ export class TicketsService {
   }
 
   /** Opens a ticket with its first message and tells the customer and the support desk. */
-  async create(who: Principal, input: { subject: string; message: string; department: Department }) {
+  async create(who: Principal, input: { subject: string; message: string; department: Department }, opts: { dryRun?: boolean } = {}) {
     const body = this.body(input.message)
     const user = await iamRepo.findUser(this.db, who.accountId, who.userId)
     const author = user ? `${user.firstname} ${user.lastname}`.trim() : 'Customer'
     const subject = input.subject.replace(/[\r\n\t]+/g, ' ').trim()
     const now = iso(this.clock.now())
+    if (opts.dryRun) {
+      const ticket = { id: 0, account_id: who.accountId, ticket_number: 0, subject, department: input.department, status: 'open', creator: author, user_id: who.userId, last_updated: now, created_at: now }
+      return this.detail(ticket, [{ id: 0, ticket_id: 0, sender: 'user', author, body, created_at: now }])
+    }
     const ticketNumber = await this.db.transaction().execute(async (trx) => {
       const { id } = await repo.insertTicket(trx, {
         account_id: who.accountId,
@@ -100,7 +104,7 @@ export class TicketsService {
   }
 
   /** Adds the customer's reply; the ticket is open again and the support desk is told. */
-  async reply(who: Principal, ticketNumber: number, message: string) {
+  async reply(who: Principal, ticketNumber: number, message: string, opts: { dryRun?: boolean } = {}) {
     const ticket = await repo.findTicket(this.db, who.accountId, ticketNumber)
     if (!ticket) throw errors.ticketNotFound()
     if (ticket.status === 'closed') throw errors.ticketClosed()
@@ -108,6 +112,10 @@ export class TicketsService {
     const user = await iamRepo.findUser(this.db, who.accountId, who.userId)
     const author = user ? `${user.firstname} ${user.lastname}`.trim() : 'Customer'
     const now = iso(this.clock.now())
+    if (opts.dryRun) {
+      const thread = [...(await repo.messagesOf(this.db, ticket.id)), { id: 0, ticket_id: ticket.id, sender: 'user', author, body, created_at: now }]
+      return this.detail({ ...ticket, status: 'open', last_updated: now }, thread)
+    }
     await this.db.transaction().execute(async (trx) => {
       await repo.insertMessage(trx, { ticket_id: ticket.id, sender: 'user', author, body, created_at: now })
       await repo.updateTicket(trx, ticket.id, { status: 'open', last_updated: now })
@@ -161,8 +169,8 @@ export class TicketsService {
     return user?.email ?? (await this.profiles.row(ticket.account_id)).email
   }
 
-  private async detail(ticket: Ticket) {
-    const messages = await repo.messagesOf(this.db, ticket.id)
+  private async detail(ticket: Ticket, thread?: TicketMessage[]) {
+    const messages = thread ?? (await repo.messagesOf(this.db, ticket.id))
     return {
       ticket_number: ticket.ticket_number,
       subject: ticket.subject,

@@ -39,6 +39,9 @@ export const countSubUsersCreatedSince = async (db: Db, accountId: number, since
   return Number(row.n)
 }
 
+export const usernameTaken = async (db: Db, username: string): Promise<boolean> =>
+  (await db.selectFrom('users').select('id').where('username', '=', username).executeTakeFirst()) !== undefined
+
 export const deleteUser = (db: Db, accountId: number, userId: number) =>
   db.deleteFrom('users').where('account_id', '=', accountId).where('id', '=', userId).execute()
 

@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { ok } from '../../http/schemas.js'
+import { DryRunQuery, isDryRun } from './dry-run.js'
 import { CreateUserBody, UpdateUserBody, UserDetail, UserList, UserListQuery, UserParams } from './users.schemas.js'
 
 /** Account users (the main user and sub-users) and their permissions. */
@@ -31,10 +32,11 @@ export const usersRoutes: FastifyPluginAsync = async (base) => {
       tags: ['Account'],
       summary: 'Create a sub-user',
       description: 'Permissions not given are false. At most 10 new users per account per hour (429 with Retry-After).',
+      querystring: DryRunQuery,
       body: CreateUserBody,
       response: { 200: UserDetail },
     },
-  }, async (req) => ok(await app.services.users.create(req.principal!, req.body), 'User created'))
+  }, async (req) => ok(await app.services.users.create(req.principal!, req.body, { dryRun: isDryRun(req.query) }), 'User created'))
 
   app.put('/account/users/:id', {
     config: { area: 'account-users', fixture: 'user' },
@@ -44,8 +46,9 @@ export const usersRoutes: FastifyPluginAsync = async (base) => {
       summary: 'Update an account user',
       description: 'Changes names and replaces the permission set. The main user\'s permissions cannot be reduced; a sub-user cannot grant a permission it lacks.',
       params: UserParams,
+      querystring: DryRunQuery,
       body: UpdateUserBody,
       response: { 200: UserDetail },
     },
-  }, async (req) => ok(await app.services.users.update(req.principal!, req.params.id, req.body), 'User updated'))
+  }, async (req) => ok(await app.services.users.update(req.principal!, req.params.id, req.body, { dryRun: isDryRun(req.query) }), 'User updated'))
 }

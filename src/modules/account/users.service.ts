@@ -64,7 +64,7 @@ export class UsersService {
   }
 
   /** Creates a sub-user with a hashed password; at most `newUsersPerHour` per account per hour. */
-  async create(who: Principal, input: NewUserBody): Promise<UserView> {
+  async create(who: Principal, input: NewUserBody, opts: { dryRun?: boolean } = {}): Promise<UserView> {
     if (input.password_confirm !== undefined && input.password_confirm !== input.password) throw errors.passwordMismatch()
     const weak = passwordProblem(input.password, input.email)
     if (weak) throw errors.weakPassword(weak)
@@ -74,6 +74,19 @@ export class UsersService {
     const since = iso(new Date(now.getTime() - HOUR_MS))
     if ((await repo.countSubUsersCreatedSince(this.db, who.accountId, since)) >= this.opts.newUsersPerHour) {
       throw await this.tooMany(who.accountId, since, now)
+    }
+    if (opts.dryRun) {
+      if (await repo.usernameTaken(this.db, input.email.trim().toLowerCase())) throw errors.emailTaken()
+      return {
+        id: 0,
+        username: input.email.trim().toLowerCase(),
+        email: input.email.trim(),
+        firstname: input.firstname.trim(),
+        lastname: input.lastname.trim(),
+        two_factor: false,
+        is_main_user: false,
+        permissions: permissionMap(false, permissions),
+      }
     }
     const id = await this.iam().createSubUser(who.accountId, {
       email: input.email.trim(),
@@ -91,7 +104,7 @@ export class UsersService {
   }
 
   /** Changes names and replaces the permission set; the main user keeps every permission. */
-  async update(who: Principal, userId: number, input: UpdateUserBody): Promise<UserView> {
+  async update(who: Principal, userId: number, input: UpdateUserBody, opts: { dryRun?: boolean } = {}): Promise<UserView> {
     const user = await iamRepo.findUser(this.db, who.accountId, userId)
     if (!user) throw errors.userNotFound()
     const changes: { firstname?: string; lastname?: string; permissions?: string } = {}
@@ -106,6 +119,7 @@ export class UsersService {
         changes.permissions = JSON.stringify(permissionMap(false, input.permissions))
       }
     }
+    if (opts.dryRun) return view({ ...user, ...changes })
     if (Object.keys(changes).length) await repo.updateUser(this.db, who.accountId, userId, changes)
     // The user's keys must see new permissions on their next request.
     if (changes.permissions !== undefined) this.iam().invalidateAuthCache()
