@@ -91,6 +91,27 @@ for (const dialect of dialects) {
       const endYear = clock.now().getUTCFullYear() + 2
       assert.ok(d.end_date.startsWith(String(endYear)), d.end_date)
       assert.match(d.created, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/)
+
+      // The order is charged: an invoice for it with the product line, excluding VAT.
+      const invoices = (await t.request('GET', '/account/invoices?limit=100', { key: a.key })).body.data.invoices
+      const details = await Promise.all(invoices.map(async (i: { invoice_nr: string }) =>
+        (await t.request('GET', `/account/invoices/${i.invoice_nr}`, { key: a.key })).body.data))
+      const invoice = details.find((i: { order_id: number | null }) => i.order_id === orderId)
+      assert.ok(invoice, 'an invoice for the order')
+      assert.deepEqual(invoice.lines.map((l: { description: string; total_price: number }) => [l.description, l.total_price]),
+        [['hostapi SSL Wildcard, 2 years', 99.9]])
+    })
+
+    it('checks an order with ?test=1 without ordering or charging', async () => {
+      const c = await t.account('Dry run')
+      const r = await t.request('POST', '/certificates/order?test=1', { key: c.key, body: { product_id: 1, duration: 1 } })
+      assert.deepEqual(r.body, { status: 200, status_description: 'Request successful', data: { order_id: 0 } })
+      const bad = await t.request('POST', '/certificates/order?test=1', { key: c.key, body: { product_id: 1, duration: 5 } })
+      assert.equal(bad.status, 400)
+      await t.ctx.jobs.drain()
+      assert.deepEqual((await t.request('GET', '/orders', { key: c.key })).body.data.orders, [])
+      assert.equal((await t.request('GET', '/certificates', { key: c.key })).body.data.pagination.total, 0)
+      assert.equal((await t.request('GET', '/account/invoices', { key: c.key })).body.data.pagination.total, 0)
     })
 
     it('answers the same order again for a repeated Idempotency-Key', async () => {
@@ -225,6 +246,27 @@ for (const dialect of dialects) {
       assert.equal(got.cn, `www.${zone}`)
       assert.ok(keyMatches(private_key, c.certificate, 'x509'))
       assert.deepEqual(await txtIn(zone, record.name), [], 'the validation record is removed once issued')
+    })
+
+    it('checks a request with ?test=1 without storing it or writing DNS records', async () => {
+      const zone = `dry-${dialect}.example.nl`
+      await hostDomain(a, zone)
+      const id = await makeCertificatePackage(t, a)
+      const r = await t.request('POST', `/certificates/${id}/request?test=1`, {
+        key: a.key, body: { csr: opensslCsr(`www.${zone}`), validation_method: 'dns', auto_setup_dns: true },
+      })
+      assert.equal(r.status, 200, JSON.stringify(r.body))
+      assert.equal(r.body.data.certificate_status, 'PEN')
+      assert.equal(r.body.data.common_name, `www.${zone}`)
+      const [record] = r.body.data.validation.dns_records
+      assert.equal(record.auto_created, true, 'the record would be written')
+      assert.deepEqual(await txtIn(zone, record.name), [], 'but it is not')
+      const bad = await t.request('POST', `/certificates/${id}/request?test=1`, { key: a.key, body: { csr: opensslCsr('*.example.com'), validation_method: 'dns' } })
+      assert.deepEqual(bad.body, { status: 400, status_description: 'This product does not cover wildcard names' })
+      await t.ctx.jobs.drain()
+      const c = (await get(id)).body.data
+      assert.equal(c.certificate_status, 'NEW')
+      assert.equal(c.validation, null)
     })
 
     it('waits for a DNS record the customer publishes, and keeps other TXT values at that name', async () => {

@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { ok, pageOf } from '../../http/schemas.js'
+import { DryRunQuery, isDryRun } from '../account/dry-run.js'
 import {
   CertificateListQuery,
   CertificateListResponse,
@@ -49,12 +50,13 @@ export const certificatesRoutes: FastifyPluginAsync = async (base) => {
       operationId: 'orderCertificate',
       tags,
       summary: 'Order a certificate',
-      description: 'Charges the product for `duration` years and creates a certificate package (asynchronously, through the order). Request its certificate with POST /certificates/{id}/request.',
+      description: 'Charges the product for `duration` years and creates a certificate package (asynchronously, through the order). Request its certificate with POST /certificates/{id}/request. `?test=1`: checks the order and answers `order_id` 0 without ordering or charging.',
+      querystring: DryRunQuery,
       body: OrderBody,
       response: { 200: OrderResponse },
     },
   }, async (req) => {
-    const { orderId } = await service().order(req.principal!.accountId, req.body)
+    const { orderId } = await service().order(req.principal!.accountId, req.body, { dryRun: isDryRun(req.query) })
     return ok({ order_id: orderId })
   })
 
@@ -92,10 +94,12 @@ export const certificatesRoutes: FastifyPluginAsync = async (base) => {
         'Requests the certificate of a package for the names of `csr` (common name and subjectAltNames). `dns` validation: publish the ' +
         'TXT records listed under `validation.dns_records`, or set `auto_setup_dns` to have hostapi write them into your zones hosted here. ' +
         '`http`/`https`: serve the files under `validation.http_files`. `email`: `approver_email` is required. The certificate is issued ' +
-        'as soon as the validation is met; validation is checked again, backing off up to hourly, for 7 days.',
+        'as soon as the validation is met; validation is checked again, backing off up to hourly, for 7 days. `?test=1`: checks ' +
+        'everything and answers the certificate as it would be, storing and writing nothing.',
       params: CertificateParams,
+      querystring: DryRunQuery,
       body: RequestBody,
       response: { 200: CertificateResponse },
     },
-  }, async (req) => ok(await service().request(req.principal!.accountId, req.params.id, req.body), 'Certificate requested'))
+  }, async (req) => ok(await service().request(req.principal!.accountId, req.params.id, req.body, { dryRun: isDryRun(req.query) }), 'Certificate requested'))
 }

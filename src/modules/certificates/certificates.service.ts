@@ -88,12 +88,13 @@ export class CertificatesService {
     return (await repo.listActiveProducts(this.db)).map(productView)
   }
 
-  /** Orders a certificate package; the order's job creates it. */
-  async order(accountId: number, input: { product_id: number; duration: number }): Promise<{ orderId: number }> {
+  /** Orders a certificate package; the order's job creates it. A dry run checks the order and answers order id 0. */
+  async order(accountId: number, input: { product_id: number; duration: number }, opts: { dryRun?: boolean } = {}): Promise<{ orderId: number }> {
     const product = await repo.findProduct(this.db, input.product_id)
     if (!product || !product.active) throw errors.certificateProductNotFound()
     const durations = JSON.parse(product.durations) as number[]
     if (!durations.includes(input.duration)) throw errors.certificateDuration(durations)
+    if (opts.dryRun) return { orderId: 0 }
     return this.orders.createOrder(accountId, [
       {
         type: 'certificate',
@@ -152,8 +153,9 @@ export class CertificatesService {
   /**
    * Requests the certificate of a package for the names of `csr`: creates the CA's challenge, writes the
    * DNS validation records into the account's zones when asked to, and queues validation and issuance.
+   * A dry run checks everything and answers the certificate as it would be, storing and writing nothing.
    */
-  async request(accountId: number, id: number, input: RequestInput) {
+  async request(accountId: number, id: number, input: RequestInput, opts: { dryRun?: boolean } = {}) {
     const row = await repo.findOwned(this.db, accountId, id)
     if (!row) throw errors.certificateNotFound()
     if (row.status === 'PEN' || row.status === 'ACT') throw errors.certificateAlreadyRequested()
@@ -176,9 +178,9 @@ export class CertificatesService {
       throw err
     }
 
-    const created = input.validation_method === 'dns' && input.auto_setup_dns ? await this.publishRecords(accountId, challenge) : []
-    const claimed = await repo.updateIfStatus(this.db, accountId, id, ['NEW', 'ERR'], {
-      status: 'PEN',
+    const autoSetup = input.validation_method === 'dns' && input.auto_setup_dns === true
+    const changes = {
+      status: 'PEN' as const,
       common_name: csr.names[0],
       domains: JSON.stringify(csr.names),
       csr: csr.pem,
@@ -186,7 +188,6 @@ export class CertificatesService {
       approver_email: approver,
       auto_setup_dns: input.auto_setup_dns ? 1 : 0,
       challenge: JSON.stringify(challenge),
-      dns_auto_setup: JSON.stringify(created),
       validation_checks: 0,
       certificate: null,
       intermediate_certificate: null,
@@ -197,7 +198,13 @@ export class CertificatesService {
       requested_at: iso(now),
       issued_at: null,
       updated_at: iso(now),
-    })
+    }
+    if (opts.dryRun) {
+      const wouldCreate = autoSetup ? await this.hostedRecordNames(accountId, challenge) : []
+      return this.detail({ ...row, ...changes, dns_auto_setup: JSON.stringify(wouldCreate) })
+    }
+    const created = autoSetup ? await this.publishRecords(accountId, challenge) : []
+    const claimed = await repo.updateIfStatus(this.db, accountId, id, ['NEW', 'ERR'], { ...changes, dns_auto_setup: JSON.stringify(created) })
     if (!claimed) {
       await this.unpublishRecords(accountId, challenge, created)
       throw errors.certificateAlreadyRequested()
@@ -321,6 +328,15 @@ export class CertificatesService {
       created.push(record.name)
     }
     return created
+  }
+
+  /** The challenge's TXT record names that lie in zones the account hosts here. */
+  private async hostedRecordNames(accountId: number, challenge: Challenge): Promise<string[]> {
+    const dns = this.dns()
+    if (!dns) return []
+    const hosted: string[] = []
+    for (const record of challenge.dnsRecords) if (await dns.zoneOf(accountId, record.name)) hosted.push(record.name)
+    return hosted
   }
 
   /** Removes the validation records hostapi wrote; a failure here must not undo an issued certificate. */
