@@ -37,6 +37,7 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
     await migrate(ctx.db, ctx.dbSchema)
     // A seed file, when given, describes the data of an empty database (the demo data then stays out).
     await seedFileIfEmpty(ctx)
+    if (config.admin.token) await ctx.services.admin.ensureToken(config.admin.token, 'HOSTAPI_ADMIN_TOKEN')
     const demoKey = config.demo.enabled ? await demoKeyFor(ctx) : null
     const tls = await loadTls(config)
     const app = await buildApp(ctx, { https: tls })

@@ -438,7 +438,7 @@ for (const dialect of dialects) {
       const d = await t.request('GET', '/domains/acme-sandbox.nl', { key: SEED_KEY })
       if (d.status !== 200) return d.body
       const dns = await t.request('GET', '/domains/acme-sandbox.nl/dns', { key: SEED_KEY })
-      return { renewal_date: d.body.data.renewal_date, tags: d.body.data.tags, is_locked: d.body.data.is_locked, records: dns.body.data.records }
+      return { renewal_date: d.body.data.renewal_date, tags: d.body.data.tags, is_locked: Boolean(d.body.data.is_locked), records: dns.body.data.records }
     }
 
     it('loads the seed file on an empty database: fixed keys, sub-users, suspended accounts, domains with records', async () => {
@@ -451,7 +451,7 @@ for (const dialect of dialects) {
       assert.deepEqual(await seededDomain(), {
         renewal_date: '2030-01-15',
         tags: ['prod'],
-        is_locked: 0,
+        is_locked: false,
         records: [
           { type: 'A', name: 'acme-sandbox.nl.', value: '192.0.2.10', ttl: 3600 },
           { type: 'TXT', name: '_acme-challenge.acme-sandbox.nl.', value: 'token', ttl: 60 },
@@ -580,6 +580,52 @@ for (const dialect of dialects) {
       assert.equal((await adm('GET', '/sandbox/journal')).body.data.entries.length, 5, 'only the last HOSTAPI_JOURNAL_SIZE calls')
       await adm('DELETE', '/sandbox/journal')
       assert.deepEqual((await adm('GET', '/sandbox/journal')).body.data.entries, [])
+    })
+  })
+
+  describe(`seed files and a fixed admin token (${dialect})`, () => {
+    it('loads the example seed file and accepts HOSTAPI_ADMIN_TOKEN', async () => {
+      const seed = new URL('../examples/sandbox-seed.yaml', import.meta.url).pathname
+      const token = 'adm_fixed-token-for-ci-000000000001'
+      const t = await startTestApp(dialect, { env: { HOSTAPI_SEED_FILE: seed, HOSTAPI_ADMIN_TOKEN: token } })
+      try {
+        const owner = 'sandbox-owner-key-00000000000000001'
+        assert.equal((await t.request('GET', '/whoami', { key: owner })).status, 200)
+        const dns = await t.request('GET', '/domains/example-sandbox.nl/dns', { key: 'sandbox-dns-bot-key-000000000000002' })
+        assert.equal(dns.status, 200, dns.text)
+        assert.equal(dns.body.data.records.length, 6)
+        const list = await t.request('GET', '/domains', { key: owner })
+        assert.deepEqual(list.body.data.domains.map((d: { domain: string }) => d.domain), ['example-sandbox.nl', 'example-staging.com'])
+        assert.deepEqual((await t.request('GET', '/whoami', { key: 'sandbox-suspended-key-0000000000003' })).body, NO_KEY)
+        const accounts = await t.request('GET', '/admin/v1/accounts', { headers: { authorization: `Bearer ${token}` } })
+        assert.equal(accounts.body.data.pagination.total, 2)
+      } finally {
+        await t.close()
+      }
+    })
+
+    it('refuses to start with a seed file that breaks the rules, naming every problem', async () => {
+      const dir = tempDir()
+      try {
+        const bad = path.join(dir, 'bad.json')
+        fs.writeFileSync(bad, JSON.stringify({
+          accounts: [{ name: 'X', email: 'x@x.test', keys: [{ key: 'short' }], domains: [{ name: 'not a domain' }], colour: 'red' }],
+        }))
+        await assert.rejects(startTestApp(dialect, { env: { HOSTAPI_SEED_FILE: bad } }), (e: Error) => {
+          assert.match(e.message, /^Invalid seed file .*bad\.json:/)
+          assert.match(e.message, /keys\/0\/key/)
+          return true
+        })
+        const record = path.join(dir, 'record.yaml')
+        fs.writeFileSync(record, 'accounts:\n  - name: Y\n    email: y@y.test\n    domains:\n      - name: y-sandbox.nl\n        records:\n          - { type: A, name: www, value: not-an-ip }\n')
+        await assert.rejects(startTestApp(dialect, { env: { HOSTAPI_SEED_FILE: record } }), (e: Error) => {
+          assert.match(e.message, /accounts\/0\/domains\/0 \(y-sandbox\.nl\): Invalid DNS record A www/)
+          return true
+        })
+        await assert.rejects(startTestApp(dialect, { env: { HOSTAPI_SEED_FILE: path.join(dir, 'missing.yaml') } }), /cannot read it/)
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
     })
   })
 }

@@ -37,8 +37,11 @@ export interface Config {
   mail: { from: string; supportAddress: string }
   /** The built-in payments driver: payment links are `<paymentUrl>/<reference>`. */
   payments: { baseUrl: string }
-  /** The admin API (`/admin/v1`): on the main listener, or on its own port when `port` is set (then only there). */
-  admin: { port: number | null }
+  /**
+   * The admin API (`/admin/v1`): on the main listener, or on its own port when `port` is set (then only there).
+   * `token`: a fixed admin token (HOSTAPI_ADMIN_TOKEN) made valid at start, for sandboxes and CI.
+   */
+  admin: { port: number | null; token: string | null }
   /**
    * Sandbox mode: a controllable clock, reset to the seed, fault injection and a request journal.
    * `seedFile` (JSON or YAML) describes the data loaded on an empty database and on every reset.
@@ -153,6 +156,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
   const httpPort = int('HOSTAPI_HTTP_PORT', 0, 0, 65535)
   const demoEnabled = bool('HOSTAPI_DEMO', true)
+  const adminToken = env.HOSTAPI_ADMIN_TOKEN || null
+  if (adminToken !== null && !/^adm_[A-Za-z0-9_-]{16,128}$/.test(adminToken)) {
+    problems.push('HOSTAPI_ADMIN_TOKEN must be adm_ followed by 16 to 128 characters of A-Z, a-z, 0-9, _ and -')
+  }
   const config: Config = {
     host: env.HOSTAPI_HOST || '127.0.0.1',
     port: int('HOSTAPI_PORT', 8443, 0, 65535),
@@ -200,7 +207,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       supportAddress: email('HOSTAPI_SUPPORT_EMAIL', 'support@localhost.localdomain'),
     },
     payments: { baseUrl: env.HOSTAPI_PAYMENT_URL || 'https://localhost:8443/pay' },
-    admin: { port: env.HOSTAPI_ADMIN_PORT ? int('HOSTAPI_ADMIN_PORT', 0, 0, 65535) : null },
+    admin: { port: env.HOSTAPI_ADMIN_PORT ? int('HOSTAPI_ADMIN_PORT', 0, 0, 65535) : null, token: adminToken },
     sandbox: {
       // On with the demo unless set; HOSTAPI_DEMO=0 alone turns it off.
       enabled: bool('HOSTAPI_SANDBOX', demoEnabled),

@@ -3,6 +3,7 @@ import type { Clock } from '../../clock.js'
 import { iso } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
 import { errors } from '../../errors.js'
+import { isUniqueViolation } from '../../db/errors.js'
 import { pageOf, pagination } from '../../http/schemas.js'
 import type { IamService } from '../iam/iam.service.js'
 import * as iamRepo from '../iam/iam.repository.js'
@@ -86,6 +87,17 @@ export class AdminService {
     const prefix = token.slice(0, VISIBLE)
     const row = await repo.insertToken(this.db, { token_hash: hashApiKey(token), prefix, label, created_at: iso(this.clock.now()) })
     return { id: row.id, token, prefix }
+  }
+
+  /** Makes a fixed token (HOSTAPI_ADMIN_TOKEN) valid, once; a revoked one stays revoked. */
+  async ensureToken(token: string, label: string): Promise<void> {
+    if (await repo.findTokenByHash(this.db, hashApiKey(token))) return
+    try {
+      await repo.insertToken(this.db, { token_hash: hashApiKey(token), prefix: token.slice(0, VISIBLE), label, created_at: iso(this.clock.now()) })
+    } catch (err) {
+      // Another instance starting at the same time stored it first.
+      if (!isUniqueViolation(err)) throw err
+    }
   }
 
   listTokens() {

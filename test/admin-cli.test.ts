@@ -1,0 +1,76 @@
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import fs from 'node:fs'
+import { promisify } from 'node:util'
+import { dialects, freshDatabase, startTestApp, tempDir, type TestApp } from './helpers/app.js'
+import type { Config } from '../src/config/config.js'
+
+const run = promisify(execFile)
+const cli = new URL('../src/cli/main.ts', import.meta.url).pathname
+
+for (const dialect of dialects) {
+  describe(`admin CLI: tokens and suspension (${dialect})`, () => {
+    let env: Record<string, string>
+    let dataDir: string
+    let database: Config['database']
+    let drop: () => Promise<void>
+    let t: TestApp
+    before(async () => {
+      dataDir = tempDir()
+      const fresh = await freshDatabase(dialect, dataDir)
+      database = fresh.database
+      drop = fresh.drop
+      env = {
+        PATH: process.env.PATH ?? '',
+        HOSTAPI_DATA_DIR: dataDir,
+        HOSTAPI_LOG_LEVEL: 'silent',
+        ...(database.dialect === 'postgres'
+          ? { DATABASE_URL: database.url, HOSTAPI_DB_SCHEMA: database.schema! }
+          : { DATABASE_URL: `sqlite:${database.file}` }),
+      }
+      // The app caches key lookups for a second by default; this test changes keys from another process.
+      t = await startTestApp(dialect, { database, env: { HOSTAPI_AUTH_CACHE_MS: '0' } })
+    })
+    after(async () => {
+      await t.close()
+      await drop()
+      fs.rmSync(dataDir, { recursive: true, force: true })
+    })
+    const admin = async (...args: string[]) => {
+      const r = await run(process.execPath, ['--import', 'tsx', cli, 'admin', ...args], { env })
+      return { out: r.stdout, err: r.stderr }
+    }
+    const adm = (token: string, p: string) => t.request('GET', `/admin/v1${p}`, { headers: { authorization: `Bearer ${token}` } })
+
+    it('creates an admin token (printed alone, once), lists and revokes it', async () => {
+      const created = await admin('token', 'create', '--label', 'ops')
+      assert.match(created.out, /^adm_[A-Za-z0-9]{40}\n$/, 'the token alone on stdout')
+      const token = created.out.trim()
+      assert.equal((await adm(token, '/accounts')).status, 200)
+      assert.deepEqual((await t.request('GET', '/whoami', { key: token })).body, { status: 401, status_description: 'No valid API key set' })
+
+      const list = (await admin('token', 'list')).out
+      const row = list.split('\n').find((l) => l.startsWith(token.slice(0, 12)))!
+      assert.ok(row.includes('\tops\t') && !list.includes(token), row)
+
+      await admin('token', 'revoke', token.slice(0, 12))
+      assert.deepEqual((await adm(token, '/accounts')).body, { status: 401, status_description: 'No valid admin token set' })
+      await assert.rejects(admin('token', 'revoke', 'adm_nothing'), (e: { stderr: string; code: number }) => {
+        assert.equal(e.code, 1)
+        assert.match(e.stderr, /Admin token not found/)
+        return true
+      })
+    })
+
+    it('suspends and unsuspends an account', async () => {
+      const customer = (await admin('account', 'create', '--name', 'Acme', '--email', 'cli-suspend@acme.test')).out.trim()
+      const key = (await admin('key', 'create', '--account', customer)).out.trim()
+      assert.equal((await t.request('GET', '/whoami', { key })).status, 200)
+      await admin('account', 'suspend', '--account', customer)
+      assert.deepEqual((await t.request('GET', '/whoami', { key })).body, { status: 401, status_description: 'No valid API key set' })
+      await admin('account', 'unsuspend', '--account', customer)
+      assert.equal((await t.request('GET', '/whoami', { key })).status, 200)
+    })
+  })
+}
