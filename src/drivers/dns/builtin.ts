@@ -46,6 +46,8 @@ export class BuiltinDnsServer implements DnsDriver {
   private readonly names = new Map<string, NameEntry>()
   private readonly zones = new Map<number, ZoneSnapshot>()
   private readonly loading = new Map<string, Promise<ZoneSnapshot | null>>()
+  /** Raised by every publish(): a read that began before it must not fill the cache with what it saw. */
+  private generation = 0
 
   constructor(
     private readonly db: Db,
@@ -122,6 +124,7 @@ export class BuiltinDnsServer implements DnsDriver {
 
   async publish(domain: string): Promise<void> {
     const name = domain.trim().toLowerCase().replace(/\.$/, '')
+    this.generation++
     for (const [id, z] of this.zones) if (z.name === name) this.zones.delete(id)
     // Names below the domain may have been resolved to another zone or to none; forget them all.
     this.names.clear()
@@ -148,11 +151,11 @@ export class BuiltinDnsServer implements DnsDriver {
         if (id === null) continue
         const z = this.zones.get(id)
         if (z) return z
-        return this.coalesce(`id:${id}`, () => this.reloadById(id))
+        return this.coalesce(`${this.generation}:id:${id}`, () => this.reloadById(id))
       }
       return null
     }
-    return this.coalesce(`q:${qname}`, () => this.lookup(candidates))
+    return this.coalesce(`${this.generation}:q:${qname}`, () => this.lookup(candidates))
   }
 
   private coalesce(key: string, fn: () => Promise<ZoneSnapshot | null>): Promise<ZoneSnapshot | null> {
@@ -164,29 +167,29 @@ export class BuiltinDnsServer implements DnsDriver {
   }
 
   private async lookup(candidates: string[]): Promise<ZoneSnapshot | null> {
+    const generation = this.generation
     const rows = await findServedZones(this.db, candidates)
     const checkedAt = performance.now()
-    if (this.names.size + candidates.length > MAX_CACHED_NAMES) this.names.clear()
     const byName = new Map(rows.map((r) => [r.name, r]))
-    let best: ServedZoneRow | null = null
-    for (const c of candidates) {
-      const row = byName.get(c)
-      this.names.set(c, { zoneId: row ? row.id : null, checkedAt })
-      if (row && !best) best = row
+    const best = candidates.map((c) => byName.get(c)).find((r) => r !== undefined) ?? null
+    if (generation === this.generation) {
+      if (this.names.size + candidates.length > MAX_CACHED_NAMES) this.names.clear()
+      for (const c of candidates) this.names.set(c, { zoneId: byName.get(c)?.id ?? null, checkedAt })
     }
-    return best ? this.snapshotFor(best) : null
+    return best ? this.snapshotFor(best, generation) : null
   }
 
   private async reloadById(id: number): Promise<ZoneSnapshot | null> {
+    const generation = this.generation
     const row = await findServedZoneById(this.db, id)
     if (!row) {
       this.names.clear()
       return null
     }
-    return this.snapshotFor(row)
+    return this.snapshotFor(row, generation)
   }
 
-  private async snapshotFor(row: ServedZoneRow): Promise<ZoneSnapshot> {
+  private async snapshotFor(row: ServedZoneRow, generation: number): Promise<ZoneSnapshot> {
     const cached = this.zones.get(row.id)
     if (cached && cached.serial === row.zone_serial && cached.nameserversJson === row.nameservers && cached.name === row.name) {
       return cached
@@ -195,7 +198,7 @@ export class BuiltinDnsServer implements DnsDriver {
     const snapshot = buildSnapshot(row, records, (r, err) =>
       this.log.warn({ zone: row.name, record: r, err: String(err) }, 'DNS record skipped: cannot be encoded'),
     )
-    this.zones.set(row.id, snapshot)
+    if (generation === this.generation) this.zones.set(row.id, snapshot)
     return snapshot
   }
 
