@@ -24,6 +24,8 @@ import type { MailDriver } from './drivers/mail/mail.js'
 import { OutboxMailDriver } from './drivers/mail/builtin.js'
 import type { PaymentsDriver } from './drivers/payments/payments.js'
 import { LedgerPaymentsDriver } from './drivers/payments/builtin.js'
+import type { DnsDriver } from './drivers/dns/dns.js'
+import { BuiltinDnsServer } from './drivers/dns/builtin.js'
 import { ProfileService } from './modules/account/profile.service.js'
 import { InvoicesService } from './modules/account/invoices.service.js'
 import { PaymethodsService } from './modules/account/paymethods.service.js'
@@ -43,6 +45,7 @@ export interface Drivers {
   hypervisor: HypervisorDriver
   mail: MailDriver
   payments: PaymentsDriver
+  dns: DnsDriver
   ca: CertificateAuthority
 }
 
@@ -122,6 +125,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     hypervisor: new BuiltinHypervisor(db, clock, { speed: config.hypervisor.simSpeed }),
     mail: new OutboxMailDriver(db, clock, config.mail.from),
     payments: new LedgerPaymentsDriver(db, clock, config.payments.baseUrl),
+    dns: new BuiltinDnsServer(db, config.dns, log.child({ component: 'dns' })),
     // The CA reads TXT records through the domains area, built below.
     ca: new BuiltinCa(db, clock, txtLookup(() => accountDns)),
   }

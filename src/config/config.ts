@@ -14,6 +14,8 @@ export interface Config {
   /** Prefix of every Redis key, so several deployments can share one Redis. */
   redisPrefix: string
   demo: { enabled: boolean; key: string | null }
+  /** The built-in authoritative DNS server: UDP and TCP on `host`:`port`; port null = off. */
+  dns: { host: string; port: number | null }
   logLevel: string
   bodyLimit: number
   rateLimit: { perKeyPerMinute: number; availabilityPerMinute: number }
@@ -155,6 +157,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
 
   const httpPort = int('HOSTAPI_HTTP_PORT', 0, 0, 65535)
+  const dnsConfig = (): Config['dns'] => {
+    const host = env.HOSTAPI_DNS_HOST || '127.0.0.1'
+    if (!ipaddr.isValid(host)) problems.push(`HOSTAPI_DNS_HOST must be an IP address (got "${host}")`)
+    const port = int('HOSTAPI_DNS_PORT', 5353, 0, 65535)
+    return { host, port: port === 0 ? null : port }
+  }
   const demoEnabled = bool('HOSTAPI_DEMO', true)
   const adminToken = env.HOSTAPI_ADMIN_TOKEN || null
   if (adminToken !== null && !/^adm_[A-Za-z0-9_-]{16,128}$/.test(adminToken)) {
@@ -172,6 +180,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     redisPrefix: env.HOSTAPI_REDIS_PREFIX || 'hostapi:',
     demo: { enabled: demoEnabled, key: demoKey },
     logLevel: env.HOSTAPI_LOG_LEVEL || 'info',
+    dns: dnsConfig(),
     bodyLimit: int('HOSTAPI_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
     rateLimit: {
       perKeyPerMinute: int('HOSTAPI_RATE_LIMIT', 1200, 1, 1_000_000),
