@@ -38,5 +38,12 @@ export const listInvoices = (db: Db, accountId: number, opts: { search?: string;
 export const findInvoice = (db: Db, accountId: number, invoiceNr: string) =>
   db.selectFrom('invoices').selectAll().where('account_id', '=', accountId).where('invoice_nr', '=', invoiceNr).executeTakeFirst()
 
-export const linesOf = (db: Db, invoiceId: number) =>
-  db.selectFrom('invoice_lines').selectAll().where('invoice_id', '=', invoiceId).orderBy('position').execute()
+export const linesOf = (db: Db, accountId: number, invoiceId: number) =>
+  db
+    .selectFrom('invoice_lines as l')
+    .innerJoin('invoices as i', 'i.id', 'l.invoice_id')
+    .selectAll('l')
+    .where('i.account_id', '=', accountId)
+    .where('l.invoice_id', '=', invoiceId)
+    .orderBy('l.position')
+    .execute()

@@ -165,7 +165,7 @@ export class InvoicesService {
   private async load(accountId: number, invoiceNr: string): Promise<{ invoice: Invoice; lines: InvoiceLine[] }> {
     const invoice = await repo.findInvoice(this.db, accountId, invoiceNr)
     if (!invoice) throw errors.invoiceNotFound()
-    return { invoice, lines: await repo.linesOf(this.db, invoice.id) }
+    return { invoice, lines: await repo.linesOf(this.db, accountId, invoice.id) }
   }
 
   private async customer(accountId: number): Promise<InvoiceCustomer> {

@@ -13,8 +13,8 @@ export const insertProfile = (db: Db, row: Insertable<AccountProfilesTable>) =>
 export const updateProfile = (db: Db, accountId: number, changes: Updateable<AccountProfilesTable>) =>
   db.updateTable('account_profiles').set(changes).where('account_id', '=', accountId).execute()
 
-export const findProfileByEmailToken = (db: Db, tokenHash: string) =>
-  db.selectFrom('account_profiles').selectAll().where('pending_email_token_hash', '=', tokenHash).executeTakeFirst()
+export const findProfileByEmailToken = (db: Db, accountId: number, tokenHash: string) =>
+  db.selectFrom('account_profiles').selectAll().where('account_id', '=', accountId).where('pending_email_token_hash', '=', tokenHash).executeTakeFirst()
 
 /** The account name and main user, from which a missing profile is made. */
 export const profileSource = (db: Db, accountId: number) =>

@@ -142,8 +142,8 @@ export class ProfileService {
 
   /** Confirms the account's pending e-mail change with the code from the verification mail. */
   async confirmEmail(accountId: number, token: string, opts: { dryRun?: boolean } = {}): Promise<ProfileView> {
-    const row = await repo.findProfileByEmailToken(this.db, hashToken(token))
-    if (!row || row.account_id !== accountId || !row.pending_email || !row.pending_email_expires_at || row.pending_email_expires_at <= iso(this.clock.now())) {
+    const row = await repo.findProfileByEmailToken(this.db, accountId, hashToken(token))
+    if (!row || !row.pending_email || !row.pending_email_expires_at || row.pending_email_expires_at <= iso(this.clock.now())) {
       throw errors.invalidEmailToken()
     }
     if (opts.dryRun) return view({ ...row, email: row.pending_email, pending_email: null }, this.clock.now())

@@ -21,8 +21,15 @@ export const findTicket = (db: Db, accountId: number, ticketNumber: number) =>
 export const findTicketByNumber = (db: Db, ticketNumber: number) =>
   db.selectFrom('tickets').selectAll().where('ticket_number', '=', ticketNumber).executeTakeFirst()
 
-export const messagesOf = (db: Db, ticketId: number) =>
-  db.selectFrom('ticket_messages').selectAll().where('ticket_id', '=', ticketId).orderBy('id').execute()
+export const messagesOf = (db: Db, accountId: number, ticketId: number) =>
+  db
+    .selectFrom('ticket_messages as m')
+    .innerJoin('tickets as t', 't.id', 'm.ticket_id')
+    .selectAll('m')
+    .where('t.account_id', '=', accountId)
+    .where('m.ticket_id', '=', ticketId)
+    .orderBy('m.id')
+    .execute()
 
 const searchable = (db: Db, accountId: number, search: string | undefined) => {
   let q = db.selectFrom('tickets').where('account_id', '=', accountId)

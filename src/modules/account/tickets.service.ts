@@ -113,7 +113,7 @@ export class TicketsService {
     const author = user ? `${user.firstname} ${user.lastname}`.trim() : 'Customer'
     const now = iso(this.clock.now())
     if (opts.dryRun) {
-      const thread = [...(await repo.messagesOf(this.db, ticket.id)), { id: 0, ticket_id: ticket.id, sender: 'user', author, body, created_at: now }]
+      const thread = [...(await repo.messagesOf(this.db, ticket.account_id, ticket.id)), { id: 0, ticket_id: ticket.id, sender: 'user', author, body, created_at: now }]
       return this.detail({ ...ticket, status: 'open', last_updated: now }, thread)
     }
     await this.db.transaction().execute(async (trx) => {
@@ -170,7 +170,7 @@ export class TicketsService {
   }
 
   private async detail(ticket: Ticket, thread?: TicketMessage[]) {
-    const messages = thread ?? (await repo.messagesOf(this.db, ticket.id))
+    const messages = thread ?? (await repo.messagesOf(this.db, ticket.account_id, ticket.id))
     return {
       ticket_number: ticket.ticket_number,
       subject: ticket.subject,
