@@ -135,7 +135,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   const domainArea = createDomainServices({
     db, clock, jobs, config, log,
     registry: drivers.registry,
-    publish: (name) => (drivers as Partial<Record<'dns', { publish(domain: string): Promise<void> }>>).dns?.publish(name) ?? Promise.resolve(),
+    publish: (name) => drivers.dns.publish(name),
     orders: () => services.orders,
   })
   const accountDns = accountDnsOf(domainArea.domains, domainArea.dns)
