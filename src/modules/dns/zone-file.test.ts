@@ -69,6 +69,27 @@ test('parses a real-world zone: $ORIGIN, $TTL units, multi-line SOA, comments, b
   ])
 })
 
+test('a BIND dump: $ORIGIN . with absolute owners, then $ORIGIN of the zone', () => {
+  const dump = [
+    '$ORIGIN .',
+    '$TTL 3600\t; 1 hour',
+    'example.com\t\tIN SOA\tns1.example.com. hostmaster.example.com. (',
+    '\t\t\t\t2024010101 ; serial',
+    '\t\t\t\t3600       ; refresh (1 hour)',
+    '\t\t\t\t900 604800 300 )',
+    '\t\t\tNS\tns1.example.com.',
+    '\t\t\tA\t192.0.2.1',
+    '$ORIGIN example.com.',
+    'ns1\t\t\tA\t192.0.2.53',
+    'www\t\t\tCNAME\t@',
+  ].join('\n')
+  assert.deepEqual(
+    parseZone(Z, dump).map((r) => `${r.name} ${r.type} ${r.value}`),
+    ['example.com A 192.0.2.1', 'ns1.example.com A 192.0.2.53', 'www.example.com CNAME example.com.'],
+  )
+  assert.throws(() => parseZone(Z, '$ORIGIN .\n@ IN A 192.0.2.1\n'), /line 2: .*outside the zone/)
+})
+
 test('TTL fallbacks: explicit, $TTL, else the previous TTL, else 3600', () => {
   const r = parseZone(Z, 'a IN A 192.0.2.1\nb 120 IN A 192.0.2.2\nc IN A 192.0.2.3\n$TTL 900\nd A 192.0.2.4\n')
   assert.deepEqual(r.map((x) => x.ttl), [3600, 120, 120, 900])

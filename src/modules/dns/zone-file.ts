@@ -258,10 +258,12 @@ export function parseZone(zone: string, text: string): NormalisedRecord[] {
     let defaultTtl: number | null = null
     let lastTtl: number | null = null
     let lastOwner: string | null = null
+    // `$ORIGIN .` (as BIND's own zone dumps start) makes the origin the root: origin ''.
     const absolute = (name: string, line: number) => {
-      if (name === '@') return `${origin}.`
+      if (name === '@') return origin ? `${origin}.` : '.'
       if (name === '') throw new ZoneProblem(line, 'empty name')
-      return name.endsWith('.') ? name : `${name}.${origin}.`
+      if (name.endsWith('.')) return name
+      return origin ? `${name}.${origin}.` : `${name}.`
     }
     for (const e of tokenize(text)) {
       const toks = e.tokens
@@ -272,7 +274,6 @@ export function parseZone(zone: string, text: string): NormalisedRecord[] {
           if (toks.length !== 2) throw new ZoneProblem(e.line, '$ORIGIN takes one name')
           const o = absolute(toks[1]!.text.toLowerCase(), e.line)
           origin = o === '.' ? '' : o.slice(0, -1)
-          if (!origin) throw new ZoneProblem(e.line, '$ORIGIN cannot be the root')
           continue
         }
         if (directive === '$TTL') {
