@@ -157,6 +157,23 @@ for (const dialect of dialects) {
       assert.equal((await t.request('GET', '/domains/taken.com', { key: a.key })).body.data.status, 'active')
     })
 
+    it('reports a reference that vanished before processing as an order error, fixed by PUT /orders', async () => {
+      const tpl = (await t.request('POST', '/domains/dns-templates', { key: a.key, body: { alias: 'gone', records: [{ type: 'A', name: '', value: '192.0.2.1' }] } })).body.data
+      const name = uniqueName('ref', 'com')
+      const orderId = (await order({ domain: name, dns_template_id: tpl.id })).body.data.order_id
+      await t.request('DELETE', `/domains/dns-templates/${tpl.id}`, { key: a.key })
+      await t.ctx.jobs.drain()
+      const failed = await openOrder(orderId)
+      assert.equal(failed.status, 'error')
+      assert.deepEqual(failed.services[0].errors, [{ code: 'dns_template', description: 'DNS template not found' }])
+      assert.equal((await t.request('GET', `/domains/availability/${name}`, { key: b.key })).body.data.status, 'available', 'nothing was registered')
+      const fixed = await t.request('PUT', `/orders/${orderId}`, { key: a.key, body: { cart_id: failed.services[0].cart_id, domain: { dns_template_id: 0 } } })
+      assert.equal(fixed.body.data.services[0].dns_template_id, 0)
+      await t.ctx.jobs.drain()
+      assert.equal((await openOrder(orderId)).status, 'completed')
+      assert.deepEqual((await t.request('GET', `/domains/${name}/dns`, { key: a.key })).body.data.records, [])
+    })
+
     it('validates an order before charging it', async () => {
       const cases: [unknown, number, string][] = [
         [{ domain: 'not a domain' }, 400, 'Invalid domain name'],

@@ -82,6 +82,21 @@ for (const dialect of dialects) {
       assert.equal((await t.request('GET', '/orders', { key: b.key })).body.data.orders.length, 0)
     })
 
+    it('keeps a delivered service of an order out of corrections', async () => {
+      ensureTestProcessor(t)
+      const { orderId } = await t.ctx.services.orders.createOrder(a.accountId, [
+        { type: 'hosting', name: 'Ready', details: { fixed: true }, priceCents: 100 },
+        { type: 'hosting', name: 'Broken', details: {}, priceCents: 200 },
+      ])
+      await t.ctx.jobs.drain()
+      const order = (await t.request('GET', `/orders/${orderId}`, { key: a.key })).body.data
+      assert.equal(order.status, 'error')
+      assert.deepEqual(order.services.map((s: { name: string; status: string }) => [s.name, s.status]), [['Ready', 'done'], ['Broken', 'error']])
+      assert.equal(order.total_price, 3)
+      const done = await t.request('PUT', `/orders/${orderId}`, { key: a.key, body: { cart_id: order.services[0].cart_id } })
+      assert.deepEqual(done.body, { status: 400, status_description: 'This service of the order is already delivered' })
+    })
+
     it('needs the order permission for a sub-user', async () => {
       const denied = await t.subUser(a, { domains: true })
       assert.deepEqual((await t.request('GET', '/orders', { key: denied.key })).body, { status: 403, status_description: 'Access denied' })
