@@ -45,6 +45,13 @@ for (const dialect of dialects) {
     })
 
     it('never lets an admin token open a customer route', async () => {
+      const routes = t.server.app.routeTable.filter((r) => r.url.startsWith('/api/v2') && r.area !== 'public' && r.method !== 'HEAD')
+      assert.ok(routes.length > 50)
+      for (const r of routes) {
+        const p = r.url.replace(/:[a-z_]+/g, '1')
+        assert.deepEqual((await t.request(r.method, p, { key: token, body: {} })).body, NO_KEY, `${r.method} ${r.url}`)
+        assert.deepEqual((await t.request(r.method, p, { headers: { authorization: `Bearer ${token}` }, body: {} })).body, NO_KEY, `${r.method} ${r.url}`)
+      }
       assert.deepEqual((await t.request('GET', '/whoami', { key: token })).body, NO_KEY)
       assert.deepEqual((await t.request('GET', '/whoami', { headers: { authorization: `Bearer ${token}` } })).body, NO_KEY)
       assert.equal((await t.request('GET', '/whoami', { key: a.key })).status, 200)
@@ -248,6 +255,9 @@ for (const dialect of dialects) {
         assert.ok(ops.has(id), id)
       }
       assert.ok(doc.body.paths['/accounts/{customer_number}/keys/{key}/whitelist'].put.requestBody)
+      const adminRoutes = t.server.app.routeTable.filter((r) => r.url.startsWith('/admin/v1') && r.method !== 'HEAD' && !r.url.endsWith('/openapi.json'))
+      for (const r of adminRoutes) assert.ok(r.operationId && ops.has(r.operationId), `${r.method} ${r.url} is documented`)
+      assert.equal(ops.size, adminRoutes.length, 'operationIds are unique')
       const customer = await t.request('GET', '/api/v2/openapi.json')
       assert.ok(!Object.keys(customer.body.paths).some((p) => p.startsWith('/admin')), 'no admin path in the customer document')
       assert.ok(!JSON.stringify(customer.body).includes('adminCreateAccount'))

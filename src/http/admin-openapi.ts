@@ -63,7 +63,8 @@ export function adminOpenapi(routes: DocumentedRoute[]): Record<string, unknown>
       description:
         'The operator API of hostapi: accounts, users and API keys, the audit log, jobs, the mail outbox, metrics, and ' +
         'in sandbox mode the sandbox controls. Send an admin token (`hostapi admin token create`) as ' +
-        '`Authorization: Bearer <token>`. Answers use the same envelope as the customer API.',
+        '`Authorization: Bearer <token>`. Answers use the same envelope as the customer API. Sandbox state (the clock ' +
+        'offset, faults, the journal) lives in the process: run a sandbox as one instance.',
     },
     servers: [{ url: '/admin/v1' }],
     components: { securitySchemes: { AdminToken: { type: 'http', scheme: 'bearer' } } },
