@@ -6,6 +6,7 @@ export interface RegistryTables {
   premium_names: PremiumNamesTable
 }
 
+/** A name the built-in registry holds. */
 export interface RegistryDomainsTable {
   id: Generated<number>
   /** Lower case, no trailing dot. */

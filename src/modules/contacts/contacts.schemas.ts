@@ -2,6 +2,7 @@ import { Type } from 'typebox'
 
 /** Schemas of the contact profile routes. */
 
+/** The `{id}` of a contact profile route. */
 export const ContactIdParams = Type.Object({ id: Type.Integer({ minimum: 1, description: 'Contact profile id' }) })
 
 const Defaults = Type.Object({
@@ -44,6 +45,7 @@ export const ContactBody = Type.Object({
   }, { additionalProperties: false })),
 })
 
+/** A contact profile as the API shows it. */
 export const Contact = Type.Object({
   id: Type.Integer(),
   name: Type.String(),
@@ -55,8 +57,10 @@ export const Contact = Type.Object({
   }),
 })
 
+/** `GET /domains/contacts`. */
 export const ContactList = Type.Object({ contacts: Type.Array(Contact) })
 
+/** The example used in the OpenAPI document. */
 export const contactExample = {
   id: 12,
   name: 'Jan Jansen',

@@ -6,7 +6,9 @@ import { errors } from '../../errors.js'
 import * as domainsRepo from '../domains/domains.repository.js'
 import * as repo from './contacts.repository.js'
 
+/** The roles a contact profile can have on a domain. */
 export const ROLES = ['owner', 'admin', 'tech', 'billing'] as const
+/** One of ROLES. */
 export type Role = (typeof ROLES)[number]
 
 /** The fields of a contact profile, as the API takes and shows them. */
@@ -30,12 +32,14 @@ export interface ContactFields {
   defaults: Record<Role, boolean>
 }
 
+/** A contact profile as the API shows it. */
 export interface ContactView {
   id: number
   name: string
   profile: ContactFields
 }
 
+/** The body of create and update: every field optional on update. */
 export type ContactInput = { name?: string; profile?: Partial<Omit<ContactFields, 'defaults'>> & { defaults?: Partial<Record<Role, boolean>> } }
 
 const REQUIRED = ['firstname', 'lastname', 'street', 'street_number', 'zipcode', 'city', 'country', 'email', 'phone_country', 'phone_area', 'phone_number'] as const

@@ -14,6 +14,7 @@ export interface TemplateRecord {
   ttl: number
 }
 
+/** A template record as clients send it (`priority` goes in front of an MX or SRV value). */
 export interface TemplateRecordInput {
   type: string
   name?: string | null
@@ -22,12 +23,14 @@ export interface TemplateRecordInput {
   priority?: number | null
 }
 
+/** The body of create and update. */
 export interface TemplateInput {
   alias?: string
   default?: boolean | number
   records?: TemplateRecordInput[]
 }
 
+/** A DNS template as the API shows it. */
 export interface TemplateView {
   id: number
   alias: string

@@ -6,6 +6,7 @@ import type { NormalisedRecord } from './records.js'
 const ownedDomain = (db: Db, accountId: number, domainId: number) =>
   db.selectFrom('domains').select('id').where('account_id', '=', accountId).where('id', '=', domainId)
 
+/** The records of one of the account's domains, in insertion order. */
 export const listRecords = (db: Db, accountId: number, domainId: number) =>
   db
     .selectFrom('dns_records')
@@ -14,6 +15,7 @@ export const listRecords = (db: Db, accountId: number, domainId: number) =>
     .orderBy('id')
     .execute()
 
+/** Adds records to a domain (its ownership checked by the caller in the same transaction). */
 export async function insertRecords(db: Db, domainId: number, records: NormalisedRecord[], now: string): Promise<void> {
   if (records.length === 0) return
   // Chunked: a large zone import stays under the dialects' parameter limits.
@@ -25,6 +27,7 @@ export async function insertRecords(db: Db, domainId: number, records: Normalise
   }
 }
 
+/** Deletes every record of one of the account's domains. */
 export const deleteAllRecords = (db: Db, accountId: number, domainId: number) =>
   db.deleteFrom('dns_records').where('domain_id', 'in', ownedDomain(db, accountId, domainId)).execute()
 

@@ -4,6 +4,7 @@ import { Envelope, OkMessage, ok, okMessage } from '../../http/schemas.js'
 import { DomainParams } from '../domains/domains.schemas.js'
 import { DeleteRecordBody, DnsRecords, ImportZoneBody, PatchRecordBody, ReplaceRecordsBody, ZoneFile } from './dns.schemas.js'
 
+/** The success text of every DNS change. */
 export const DNS_UPDATED = 'DNS successfully updated'
 
 const noAccess = 'A domain that is not in the account answers 400 `You have no access to this resource`.'

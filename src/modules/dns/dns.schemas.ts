@@ -23,10 +23,12 @@ const RecordIn = Type.Object({
   ttl: Type.Optional(Nullable(Type.Integer({ description: '60–86400, default 3600' }))),
 })
 
+/** `PUT /domains/{domain}/dns`. */
 export const ReplaceRecordsBody = Type.Object({
   records: Type.Array(RecordIn, { maxItems: 10000 }),
 })
 
+/** `PATCH /domains/{domain}/dns`. */
 export const PatchRecordBody = Type.Object({
   record: Type.Object({
     type: Type.String({ maxLength: 10 }),
@@ -36,6 +38,7 @@ export const PatchRecordBody = Type.Object({
   }),
 })
 
+/** `DELETE /domains/{domain}/dns`. */
 export const DeleteRecordBody = Type.Object({
   record: Type.Object({
     type: Type.String({ maxLength: 10 }),
@@ -45,6 +48,8 @@ export const DeleteRecordBody = Type.Object({
   }),
 })
 
+/** `GET /domains/{domain}/dns/zone`. */
 export const ZoneFile = Type.Object({ zone: Type.String({ description: 'BIND zone text' }) })
 
+/** `PUT /domains/{domain}/dns/zone`. */
 export const ImportZoneBody = Type.Object({ zone: Type.String({ maxLength: 8 * 1024 * 1024, description: 'BIND zone text' }) })

@@ -7,24 +7,29 @@ import type { DomainsTable } from './domains.tables.js'
 /** `%text%` for LIKE with `\` as the escape character, so `_` and `%` in a search match themselves. */
 export const containsPattern = (text: string): string => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
+/** The account's domains by id, optionally those whose name contains `search`. */
 export const listDomains = (db: Db, accountId: number, search?: string) => {
   let q = db.selectFrom('domains').selectAll().where('account_id', '=', accountId)
   if (search) q = q.where(sql<boolean>`name like ${containsPattern(search)} escape '\\'`)
   return q.orderBy('id').execute()
 }
 
+/** The domain `name` when the account holds it. */
 export const findOwned = (db: Db, accountId: number, name: string) =>
   db.selectFrom('domains').selectAll().where('account_id', '=', accountId).where('name', '=', name).executeTakeFirst()
 
 /** A domain by id alone: only for jobs, which carry the id they were given. */
 export const findById = (db: Db, id: number) => db.selectFrom('domains').selectAll().where('id', '=', id).executeTakeFirst()
 
+/** Stores a new domain. */
 export const insertDomain = (db: Db, row: Insertable<DomainsTable>) =>
   db.insertInto('domains').values(row).returning('id').executeTakeFirstOrThrow()
 
+/** Changes one of the account's domains. */
 export const updateDomain = (db: Db, accountId: number, id: number, changes: Updateable<DomainsTable>) =>
   db.updateTable('domains').set(changes).where('account_id', '=', accountId).where('id', '=', id).execute()
 
+/** Deletes a domain and (by cascade) its records: only for the job that ends it. */
 export const deleteDomain = (db: Db, id: number) => db.deleteFrom('domains').where('id', '=', id).execute()
 
 /** Domains of the account whose nameservers come from the profile `alias`. */

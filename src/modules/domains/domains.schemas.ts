@@ -4,10 +4,12 @@ import { PageQuery, Pagination } from '../../http/schemas.js'
 
 /** Schemas of the domain routes. */
 
+/** The `{domain}` of every /domains/{domain} route. */
 export const DomainParams = Type.Object({
   domain: Type.String({ maxLength: 255, description: 'The domain name, e.g. `example.nl` (a trailing dot is allowed)' }),
 })
 
+/** `GET /domains`. */
 export const ListDomainsQuery = Type.Object({
   tags: Type.Optional(Type.String({ maxLength: 1000, description: 'Comma-separated tags; a domain matches when it has any of them' })),
   ...PageQuery,
@@ -22,11 +24,13 @@ const DomainListItem = Type.Object({
   tags: Type.Array(Type.String()),
 })
 
+/** `GET /domains`: `pagination` only when paged. */
 export const DomainList = Type.Object({
   domains: Type.Array(DomainListItem),
   pagination: Type.Optional(Pagination),
 })
 
+/** A nameserver with its glue addresses. */
 export const NameserverSchema = Type.Object({
   hostname: Type.String(),
   ipv4: Type.String({ description: 'Glue address, empty when none' }),
@@ -42,6 +46,7 @@ const Handle = Type.Union([
   Type.Null(),
 ], { description: 'Null when no contact profile is set for the role' })
 
+/** `GET /domains/{domain}`, typed as the generated clients of the API decode it. */
 export const DomainDetail = Type.Object({
   id: Type.Integer(),
   domain: Type.String(),
@@ -73,6 +78,7 @@ export const DomainDetail = Type.Object({
 
 const Flag = Type.Union([Type.Boolean(), Type.Integer({ minimum: 0, maximum: 1 })])
 
+/** `PUT /domains/{domain}`. */
 export const UpdateDomainBody = Type.Object(
   {
     nameserver: Type.Optional(Type.String({ maxLength: 64, description: 'A nameserver profile alias (not together with `nameservers`)' })),
@@ -119,8 +125,10 @@ export const UpdateDomainBody = Type.Object(
   { additionalProperties: false },
 )
 
+/** `DELETE /domains/{domain}`. */
 export const CancelResult = Type.Object({
   cancellation_date: Type.String({ description: 'YYYY-MM-DD: the domain ends on this day' }),
 })
 
+/** `GET /domains/{domain}/auth-code`. */
 export const AuthCode = Type.Object({ auth_code: Type.String() })

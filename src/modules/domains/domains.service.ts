@@ -15,6 +15,7 @@ import * as repo from './domains.repository.js'
 import type { Domain } from './domains.tables.js'
 import { nextSerial, type ZonePublisher } from './zone-serial.js'
 
+/** The job that ends a cancelled domain at its renewal date. */
 export const END_JOB = 'domains.end'
 
 /** Domain states: `status` text and its `status_id`. */
@@ -26,12 +27,14 @@ export const STATUS = {
 const TAG = /^[a-z0-9._-]{1,64}$/
 const DNSSEC_ALGORITHMS = [5, 7, 8, 10, 13, 14, 15, 16]
 
+/** A DNSSEC key as stored. */
 export interface DnssecKey {
   alg: number
   flags: number
   pubKey: string
 }
 
+/** The body of `PUT /domains/{domain}`. */
 export interface DomainUpdate {
   nameserver?: string
   nameservers?: NameserverInput[]

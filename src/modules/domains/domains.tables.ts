@@ -11,6 +11,7 @@ export interface DomainTables extends RegistryTables {
   tld_prices: TldPricesTable
 }
 
+/** One domain of an account. */
 export interface DomainsTable {
   id: Generated<number>
   account_id: number
@@ -45,6 +46,7 @@ export interface DomainsTable {
   updated_at: string
 }
 
+/** One DNS record of a domain. */
 export interface DnsRecordsTable {
   id: Generated<number>
   domain_id: number
@@ -58,9 +60,12 @@ export interface DnsRecordsTable {
   created_at: string
 }
 
+/** A domain row. */
 export type Domain = Selectable<DomainsTable>
+/** A DNS record row. */
 export type DnsRecord = Selectable<DnsRecordsTable>
 
+/** A contact profile (domain handle) of an account. */
 export interface ContactProfilesTable {
   id: Generated<number>
   account_id: number
@@ -71,6 +76,7 @@ export interface ContactProfilesTable {
   updated_at: string
 }
 
+/** A named nameserver set of an account. */
 export interface NameserverProfilesTable {
   id: Generated<number>
   account_id: number
@@ -83,6 +89,7 @@ export interface NameserverProfilesTable {
   updated_at: string
 }
 
+/** A DNS template of an account. */
 export interface DnsTemplatesTable {
   id: Generated<number>
   account_id: number
@@ -94,6 +101,7 @@ export interface DnsTemplatesTable {
   updated_at: string
 }
 
+/** The price list of one extension. */
 export interface TldPricesTable {
   id: Generated<number>
   /** Without the leading dot: `com`, `co.uk`. */
@@ -108,7 +116,11 @@ export interface TldPricesTable {
   requires_auth_code: number
 }
 
+/** A contact profile row. */
 export type ContactProfile = Selectable<ContactProfilesTable>
+/** A nameserver profile row. */
 export type NameserverProfile = Selectable<NameserverProfilesTable>
+/** A DNS template row. */
 export type DnsTemplate = Selectable<DnsTemplatesTable>
+/** An extension price row. */
 export type TldPrice = Selectable<TldPricesTable>

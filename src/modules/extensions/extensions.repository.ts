@@ -4,6 +4,7 @@ import { containsPattern } from '../domains/domains.repository.js'
 
 /** Extension (TLD) prices: the provider's price list, the same for every account. */
 
+/** One page of extensions by name, with the total count. */
 export async function listExtensions(db: Db, opts: { search?: string; offset: number; limit: number }) {
   let q = db.selectFrom('tld_prices')
   if (opts.search) q = q.where(sql<boolean>`extension like ${containsPattern(opts.search)} escape '\\'`)
@@ -12,5 +13,6 @@ export async function listExtensions(db: Db, opts: { search?: string; offset: nu
   return { rows, total: Number(total.n) }
 }
 
+/** One extension by name (without the dot). */
 export const findExtension = (db: Db, extension: string) =>
   db.selectFrom('tld_prices').selectAll().where('extension', '=', extension).executeTakeFirst()

@@ -22,6 +22,7 @@ export interface NameserverProfileView {
   readonly: number
 }
 
+/** The body of create and update. */
 export interface NameserverProfileInput {
   alias?: string
   nameservers?: NameserverInput[]

@@ -12,7 +12,9 @@ export interface Nameserver {
 /** What clients send for a nameserver: a hostname, or an object with optional glue. */
 export type NameserverInput = string | { hostname: string; ipv4?: string | null; ipv6?: string | null }
 
+/** The fewest nameservers a domain or profile may have. */
 export const MIN_NAMESERVERS = 2
+/** The most nameservers a domain or profile may have. */
 export const MAX_NAMESERVERS = 13
 
 /** Validates a nameserver list (2–13 hostnames, optional glue addresses, no duplicates) into its stored form. */

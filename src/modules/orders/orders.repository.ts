@@ -4,12 +4,15 @@ import type { OrderItemsTable, OrderItemStatus, OrderStatus } from './orders.tab
 
 /** Orders and their items. Every read of account data takes the account id. */
 
+/** Stores a new order. */
 export const insertOrder = (db: Db, row: { account_id: number; status: OrderStatus; total_cents: number; created_at: string }) =>
   db.insertInto('orders').values({ ...row, updated_at: row.created_at, completed_at: null }).returning('id').executeTakeFirstOrThrow()
 
+/** Stores one item of an order. */
 export const insertItem = (db: Db, row: Insertable<OrderItemsTable>) =>
   db.insertInto('order_items').values(row).returning('id').executeTakeFirstOrThrow()
 
+/** One order of the account. */
 export const findOrder = (db: Db, accountId: number, orderId: number) =>
   db.selectFrom('orders').selectAll().where('account_id', '=', accountId).where('id', '=', orderId).executeTakeFirst()
 
@@ -17,14 +20,17 @@ export const findOrder = (db: Db, accountId: number, orderId: number) =>
 export const findOrderForJob = (db: Db, orderId: number) =>
   db.selectFrom('orders').selectAll().where('id', '=', orderId).executeTakeFirst()
 
+/** The account's orders that are not completed, oldest first. */
 export const listOpenOrders = (db: Db, accountId: number) =>
   db.selectFrom('orders').selectAll().where('account_id', '=', accountId).where('status', '!=', 'completed').orderBy('id').execute()
 
+/** The items of the account's orders `orderIds`, by id. */
 export const itemsOf = (db: Db, accountId: number, orderIds: number[]) =>
   orderIds.length === 0
     ? Promise.resolve([])
     : db.selectFrom('order_items').selectAll().where('account_id', '=', accountId).where('order_id', 'in', orderIds).orderBy('id').execute()
 
+/** Sets the status of an order (the completion time with `completed`). */
 export const setOrderStatus = (db: Db, orderId: number, status: OrderStatus, now: string) =>
   db
     .updateTable('orders')
@@ -32,6 +38,7 @@ export const setOrderStatus = (db: Db, orderId: number, status: OrderStatus, now
     .where('id', '=', orderId)
     .execute()
 
+/** Records the outcome or a correction of one order item. */
 export const updateItem = (
   db: Db,
   itemId: number,

@@ -2,6 +2,7 @@ import { Type } from 'typebox'
 
 /** Schemas of the orders routes. */
 
+/** The `{order_id}` of the order routes. */
 export const OrderIdParams = Type.Object({
   order_id: Type.Integer({ minimum: 1, description: 'The order id' }),
 })
@@ -17,14 +18,17 @@ export const OrderService = Type.Object({
   errors: Type.Array(ServiceError, { description: 'Empty when the service has no error' }),
 })
 
+/** An open order as `GET /orders/` shows it. */
 export const OpenOrder = Type.Object({
   order_id: Type.Integer(),
   status: Type.String({ description: '`open`, `processing` or `error`' }),
   services: Type.Array(OrderService),
 })
 
+/** `GET /orders/`. */
 export const OrderList = Type.Object({ orders: Type.Array(OpenOrder) })
 
+/** `GET /orders/{order_id}`: every order, with prices and what provisioning produced. */
 export const OrderDetail = Type.Object({
   order_id: Type.Integer(),
   status: Type.String({ description: '`open`, `processing`, `error` or `completed`' }),
@@ -47,6 +51,7 @@ export const OrderDetail = Type.Object({
   ),
 })
 
+/** `PUT /orders/{order_id}`. */
 export const FixOrderBody = Type.Object(
   {
     cart_id: Type.Integer({ minimum: 1, description: 'The service of the order to correct' }),

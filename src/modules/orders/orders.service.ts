@@ -39,6 +39,7 @@ export interface OrderCharger {
   createForOrder(accountId: number, input: { orderId: number; lines: { description: string; amountCents: number }[] }): Promise<unknown>
 }
 
+/** One item of a new order. */
 export interface NewOrderItem {
   type: OrderItemType
   name: string
@@ -54,6 +55,7 @@ export interface OrderView {
   items: OrderItem[]
 }
 
+/** The job that provisions the items of an order. */
 export const PROCESS_JOB = 'orders.process'
 
 /** Orders of every area: stores them, charges them, and provisions their items through the areas' processors. */

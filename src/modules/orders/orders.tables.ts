@@ -6,10 +6,14 @@ export interface OrderTables {
   order_items: OrderItemsTable
 }
 
+/** The states of an order. */
 export type OrderStatus = 'open' | 'processing' | 'error' | 'completed'
+/** The states of an order item. */
 export type OrderItemStatus = 'pending' | 'done' | 'error'
+/** What an order item provisions. */
 export type OrderItemType = 'domain' | 'vps' | 'certificate' | 'hosting'
 
+/** One order of an account. */
 export interface OrdersTable {
   id: Generated<number>
   account_id: number
@@ -20,6 +24,7 @@ export interface OrdersTable {
   completed_at: string | null
 }
 
+/** One item of an order. */
 export interface OrderItemsTable {
   /** The specification's `cart_id`. */
   id: Generated<number>
@@ -40,5 +45,7 @@ export interface OrderItemsTable {
   updated_at: string
 }
 
+/** An order row. */
 export type Order = Selectable<OrdersTable>
+/** An order item row. */
 export type OrderItem = Selectable<OrderItemsTable>
