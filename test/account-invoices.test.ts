@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { extractText, getDocumentProxy } from 'unpdf'
 import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { ensureTestProcessor } from './helpers/fixtures/orders.js'
+import type { OutboxMailDriver } from '../src/drivers/mail/builtin.js'
 
 const pdfText = async (buf: Buffer): Promise<string> => {
   const doc = await getDocumentProxy(new Uint8Array(buf))
@@ -132,6 +133,22 @@ for (const dialect of dialects) {
       assert.equal(await t.ctx.drivers.payments.status(reference), 'paid')
       const text = await pdfText((await t.request('GET', `/account/invoices/${invoiceNr}/pdf`, { key: a.key })).body)
       assert.ok(text.includes('has been paid'))
+    })
+
+    it('mails a new invoice to the invoice address of the profile, through the job queue', async () => {
+      const c = await t.account('Mailed B.V.')
+      const profile = (await t.request('GET', '/account/profile', { key: c.key })).body.data
+      await t.request('PUT', '/account/profile', { key: c.key, body: {
+        ...profile, address: 'Dam', house_number: '1', zipcode: '1012 JS', city: 'Amsterdam', phone: '201234567', email_invoices: 'billing@mailed.example',
+      } })
+      const { invoiceNr } = await t.ctx.services.invoices.create(c.accountId, { lines: [{ description: 'Hosting', amountCents: 1000 }] })
+      await t.ctx.jobs.drain()
+      const outbox = t.ctx.drivers.mail as OutboxMailDriver
+      const [m] = await outbox.list({ to: 'billing@mailed.example' })
+      assert.equal(m.kind, 'invoice.created')
+      assert.equal(m.subject, `Invoice ${invoiceNr}`)
+      assert.match(m.text_body, /EUR 12\.10 \(VAT included\)/)
+      assert.match(m.text_body, /https:\/\/.+\/pay_/)
     })
 
     it('lets a sub-user with account-invoices read invoices', async () => {

@@ -6,10 +6,11 @@ import type { Config } from '../../config/config.js'
 import type { DB } from '../../db/tables.js'
 import { errors } from '../../errors.js'
 import type { PaymentsDriver } from '../../drivers/payments/payments.js'
+import type { MailDriver } from '../../drivers/mail/mail.js'
 import { pageOf, pagination } from '../../http/schemas.js'
 import { findAccount } from '../iam/iam.repository.js'
 import type { Invoice, InvoiceLine } from './account.tables.js'
-import { amount, basisPoints, vatOf } from './money.js'
+import { amount, amountText, basisPoints, vatOf } from './money.js'
 import type { ProfileService } from './profile.service.js'
 import * as repo from './invoices.repository.js'
 import { renderInvoicePdf } from './invoice-pdf.js'
@@ -63,6 +64,7 @@ export class InvoicesService {
     private readonly billing: Config['billing'],
     private readonly payments: PaymentsDriver,
     private readonly profiles: ProfileService,
+    private readonly mail: MailDriver,
   ) {}
 
   /** The charger of the orders module: an open invoice for the order's lines, VAT added. Call it outside a transaction. */
@@ -121,12 +123,25 @@ export class InvoicesService {
       )
       return { id, invoiceNr }
     })
+    let paymentUrl: string | null = null
     if (total > 0) {
       const payment = await this.payments.createPayment({ accountId, description: `Invoice ${invoiceNr}`, amountCents: total, currency: this.billing.currency })
+      paymentUrl = payment.paymentUrl
       await repo.updateInvoice(this.db, accountId, id, { payment_reference: payment.reference, payment_url: payment.paymentUrl })
     } else {
       await repo.updateInvoice(this.db, accountId, id, { status: 'paid', paid_at: iso(now) })
     }
+    const due = ymd(new Date(now.getTime() + this.billing.dueDays * 86_400_000))
+    await this.mail.send({
+      to: customer.email,
+      accountId,
+      kind: 'invoice.created',
+      subject: `Invoice ${invoiceNr}`,
+      text:
+        `Dear ${customer.name || 'customer'},\n\nInvoice ${invoiceNr} of ${this.billing.seller.name} for ${this.billing.currency} ${amountText(total)} (VAT included) is ready.\n` +
+        (total > 0 ? `Please pay it before ${due}${paymentUrl ? `, for example online: ${paymentUrl}` : ''}.\n` : 'Nothing is due.\n') +
+        `Download it with GET /api/v2/account/invoices/${invoiceNr}/pdf.\n`,
+    })
     return { invoiceNr, id, totalCents: total }
   }
 

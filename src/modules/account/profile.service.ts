@@ -166,11 +166,6 @@ export class ProfileService {
     })
   }
 
-  /** Where invoices of the account go. */
-  async invoiceAddress(accountId: number): Promise<string> {
-    const p = await this.row(accountId)
-    return p.email_invoices || p.email
-  }
 }
 
 function view(p: AccountProfile, now: Date): ProfileView {
