@@ -214,8 +214,19 @@ for (const dialect of dialects) {
       assert.match(c.serial_number, /^[0-9a-f]+$/)
       assert.match(c.issued_at, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/)
 
-      const again = await request(id, { csr: gen.body.data.csr, validation_method: 'http' })
-      assert.deepEqual(again.body, { status: 400, status_description: 'This certificate has already been requested' })
+      // A reissue for another key: the current certificate stays until the new one is issued.
+      const newCsr = opensslCsr('shop.example.com')
+      const reissue = await request(id, { csr: newCsr, validation_method: 'http' })
+      assert.equal(reissue.status, 200, JSON.stringify(reissue.body))
+      assert.equal(reissue.body.data.certificate_status, 'PEN')
+      assert.equal(reissue.body.data.certificate, c.certificate)
+      const during = await request(id, { csr: newCsr, validation_method: 'http' })
+      assert.deepEqual(during.body, { status: 400, status_description: 'This certificate has already been requested' })
+      await t.ctx.jobs.drain()
+      const reissued = (await get(id)).body.data
+      assert.equal(reissued.certificate_status, 'ACT')
+      assert.notEqual(reissued.serial_number, c.serial_number)
+      assert.equal(openssl(['x509', '-noout', '-pubkey'], reissued.certificate), openssl(['req', '-noout', '-pubkey'], newCsr))
     })
 
     it('issues a DNS-validated certificate for a CSR made by the API, writing and removing the TXT record itself', async () => {
@@ -448,9 +459,14 @@ for (const dialect of dialects) {
       }
     })
 
-    it('refuses a request once the paid period has ended', async () => {
+    it('shows an expired certificate as EXP and refuses a request once the paid period has ended', async () => {
       const id = await makeCertificatePackage(t, a)
+      const issued = await makeCertificatePackage(t, a)
+      assert.equal((await request(issued, { csr: opensslCsr('expiring.example.com'), validation_method: 'http' })).status, 200)
+      await t.ctx.jobs.drain()
+      assert.equal((await get(issued)).body.data.certificate_status, 'ACT')
       clock.advance(400 * 24 * 3600_000)
+      assert.equal((await get(issued)).body.data.certificate_status, 'EXP')
       const r = await request(id, { csr: opensslCsr('late.example.com'), validation_method: 'http' })
       assert.deepEqual(r.body, { status: 400, status_description: 'The period of this certificate package has ended' })
     })

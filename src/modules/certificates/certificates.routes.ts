@@ -94,7 +94,8 @@ export const certificatesRoutes: FastifyPluginAsync = async (base) => {
         'Requests the certificate of a package for the names of `csr` (common name and subjectAltNames). `dns` validation: publish the ' +
         'TXT records listed under `validation.dns_records`, or set `auto_setup_dns` to have hostapi write them into your zones hosted here. ' +
         '`http`/`https`: serve the files under `validation.http_files`. `email`: `approver_email` is required. The certificate is issued ' +
-        'as soon as the validation is met; validation is checked again, backing off up to hourly, for 7 days. `?test=1`: checks ' +
+        'as soon as the validation is met; validation is checked again, backing off up to hourly, for 7 days. An issued certificate ' +
+        'can be requested again (a reissue); it stays in place until the new one is issued. `?test=1`: checks ' +
         'everything and answers the certificate as it would be, storing and writing nothing.',
       params: CertificateParams,
       querystring: DryRunQuery,

@@ -49,7 +49,7 @@ export const OrderBody = Type.Object({
 export const OrderResponse = Envelope(Type.Object({ order_id: Type.Integer() }), { order_id: 1042 })
 
 const certificateStatus = Type.String({
-  description: '`NEW` not requested yet · `PEN` waiting for validation and issuance · `ACT` active · `ERR` failed (may be requested again)',
+  description: '`NEW` not requested yet · `PEN` waiting for validation and issuance · `ACT` active · `EXP` expired · `ERR` failed (may be requested again)',
 })
 
 const listItemFields = {

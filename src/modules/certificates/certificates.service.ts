@@ -153,12 +153,14 @@ export class CertificatesService {
   /**
    * Requests the certificate of a package for the names of `csr`: creates the CA's challenge, writes the
    * DNS validation records into the account's zones when asked to, and queues validation and issuance.
+   * An issued certificate can be requested again (a reissue, e.g. for the second year of a package): the
+   * current certificate stays until the new one replaces it.
    * A dry run checks everything and answers the certificate as it would be, storing and writing nothing.
    */
   async request(accountId: number, id: number, input: RequestInput, opts: { dryRun?: boolean } = {}) {
     const row = await repo.findOwned(this.db, accountId, id)
     if (!row) throw errors.certificateNotFound()
-    if (row.status === 'PEN' || row.status === 'ACT') throw errors.certificateAlreadyRequested()
+    if (row.status === 'PEN') throw errors.certificateAlreadyRequested()
     const now = this.clock.now()
     if (new Date(row.ends_at).getTime() <= now.getTime()) throw errors.certificatePackageEnded()
     const approver = input.validation_method === 'email' ? input.approver_email?.trim() || null : null
@@ -189,14 +191,8 @@ export class CertificatesService {
       auto_setup_dns: input.auto_setup_dns ? 1 : 0,
       challenge: JSON.stringify(challenge),
       validation_checks: 0,
-      certificate: null,
-      intermediate_certificate: null,
-      serial_number: null,
-      valid_from: null,
-      valid_until: null,
       status_message: 'Waiting for validation',
       requested_at: iso(now),
-      issued_at: null,
       updated_at: iso(now),
     }
     if (opts.dryRun) {
@@ -204,7 +200,7 @@ export class CertificatesService {
       return this.detail({ ...row, ...changes, dns_auto_setup: JSON.stringify(wouldCreate) })
     }
     const created = autoSetup ? await this.publishRecords(accountId, challenge) : []
-    const claimed = await repo.updateIfStatus(this.db, accountId, id, ['NEW', 'ERR'], { ...changes, dns_auto_setup: JSON.stringify(created) })
+    const claimed = await repo.updateIfStatus(this.db, accountId, id, [row.status], { ...changes, dns_auto_setup: JSON.stringify(created) })
     if (!claimed) {
       await this.unpublishRecords(accountId, challenge, created)
       throw errors.certificateAlreadyRequested()
@@ -361,7 +357,7 @@ export class CertificatesService {
       common_name: row.common_name,
       domains: JSON.parse(row.domains) as string[],
       requested: row.status !== 'NEW',
-      certificate_status: row.status,
+      certificate_status: row.status === 'ACT' && row.valid_until && new Date(row.valid_until) <= this.clock.now() ? 'EXP' : row.status,
       validation_method: row.validation_method,
       order_id: row.order_id,
       created: ymdhms(new Date(row.created_at)),

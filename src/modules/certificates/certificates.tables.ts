@@ -28,7 +28,8 @@ export interface CertificateProductsTable {
 
 /**
  * `NEW` ordered, not requested yet · `PEN` requested, waiting for validation and issuance ·
- * `ACT` issued · `ERR` validation or issuance failed (may be requested again).
+ * `ACT` issued · `ERR` validation or issuance failed (may be requested again). An issued certificate past its
+ * `valid_until` is shown as `EXP`; it is not stored so.
  */
 export type CertificateStatus = 'NEW' | 'PEN' | 'ACT' | 'ERR'
 
