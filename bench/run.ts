@@ -1,24 +1,33 @@
-// `npm run bench`: load benchmarks of hostapi beside a bare Fastify route on the same certificate.
-// Never part of `npm test`. Servers and the load generator each run in their own process; loopback only.
+// `npm run bench`: load benchmarks of hostapi beside reference servers, one table per run.
+// Never part of `npm test`. Every server and the load generator run in processes of their own; loopback only.
+//   hostapi       — over HTTPS, authenticated, on SQLite (or on PostgreSQL when DATABASE_URL is set)
+//   bare Fastify  — one Fastify route on the same certificate answering the same bytes
+//   ceiling       — a bare node:https server on the same certificate answering the same bytes
+//   Prism         — @stoplight/prism-cli mocking the committed openapi.json over plain HTTP
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import https from 'node:https'
+import http from 'node:http'
 import readline from 'node:readline'
+import { scenarios, seedBenchmarkData, DEMO_KEY } from './scenarios.js'
 
 // Runs from bench/ (tsx) or dist/bench/ (compiled): the root is where package.json is.
 const here = path.dirname(new URL(import.meta.url).pathname)
 const root = fs.existsSync(path.join(here, '..', 'package.json')) ? path.resolve(here, '..') : path.resolve(here, '..', '..')
 const dist = (p: string) => path.join(root, 'dist', p)
-const DEMO_KEY = 'benchmarkBenchmarkBenchmark0001'
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50)
 const durationSeconds = Number(process.env.BENCH_DURATION ?? 10)
 const warmupSeconds = Number(process.env.BENCH_WARMUP ?? 3)
+const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null
 
-interface Result { scenario: string; server: string; rps: number; p50: number; p99: number; errors: number; requests: number }
+interface Figures { requests: number; rps: number; p50: number; p99: number; errors: number }
+interface Result extends Figures { scenario: string; server: string }
 
-function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 30_000): Promise<RegExpMatchArray> {
+const progress = (text: string) => process.stderr.write(`bench: ${text}\n`)
+
+function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 60_000): Promise<RegExpMatchArray> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}`)), timeoutMs)
     const rl = readline.createInterface({ input: child.stdout! })
@@ -26,27 +35,53 @@ function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 30_000): 
       const m = line.match(pattern)
       if (m) {
         clearTimeout(timer)
+        rl.close()
         resolve(m)
       }
     })
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)))
+    child.once('exit', (code) => reject(new Error(`process exited with ${code} before ${pattern}`)))
   })
 }
 
-function get(url: string, headers: Record<string, string>): Promise<string> {
+function call(url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; text: string }> {
+  const lib = url.startsWith('https:') ? https : http
   return new Promise((resolve, reject) => {
-    https.get(url, { headers, rejectUnauthorized: false }, (res) => {
-      let body = ''
-      res.on('data', (c) => (body += c))
-      res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`${url}: ${res.statusCode} ${body}`))))
-    }).on('error', reject)
+    const req = lib.request(url, { method, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, rejectUnauthorized: false }, (res) => {
+      let text = ''
+      res.on('data', (c) => (text += c))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }))
+    })
+    req.on('error', reject)
+    req.end(body)
   })
 }
 
-function load(url: string, method: string, headers: Record<string, string>, body?: string): Omit<Result, 'scenario' | 'server'> {
-  const job = { url, method, headers, body, connections, warmupSeconds, durationSeconds }
+function load(url: string, method: string, headers: Record<string, string>, body?: string): Figures {
+  const job = { url, method, headers: body ? { ...headers, 'content-type': 'application/json' } : headers, body, connections, warmupSeconds, durationSeconds }
   const out = execFileSync(process.execPath, [dist('bench/load.js'), JSON.stringify(job)], { encoding: 'utf8', maxBuffer: 1 << 20 })
   return JSON.parse(out.trim().split('\n').pop()!)
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+
+/** Spawn to the first successful answer on `url`, in ms. */
+async function coldStart(start: () => ChildProcess, url: string, headers: Record<string, string>): Promise<number> {
+  const t0 = performance.now()
+  const child = start()
+  try {
+    for (;;) {
+      if (performance.now() - t0 > 60_000) throw new Error(`no answer from ${url} within 60 s`)
+      try {
+        if ((await call(url, 'GET', headers)).status === 200) return performance.now() - t0
+      } catch {
+        // not listening yet
+      }
+      await new Promise((r) => setTimeout(r, 2))
+    }
+  } finally {
+    child.kill('SIGKILL')
+    await new Promise((r) => child.once('exit', r))
+  }
 }
 
 async function main() {
@@ -54,52 +89,113 @@ async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostapi-bench-'))
   const children: ChildProcess[] = []
   const results: Result[] = []
+  const pg = process.env.DATABASE_URL?.startsWith('postgres')
+  const schema = pg ? `bench_${process.pid}` : null
+  const serverEnv = {
+    ...process.env, HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_DEMO_KEY: DEMO_KEY, HOSTAPI_LOG_LEVEL: 'warn',
+    HOSTAPI_RATE_LIMIT: '1000000', HOSTAPI_DNS_PORT: '0', ...(schema ? { HOSTAPI_DB_SCHEMA: schema } : {}),
+  }
+  const startHostapi = (port = 0) =>
+    spawn(process.execPath, [dist('src/cli/main.js'), 'serve'], { env: { ...serverEnv, HOSTAPI_PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] })
+  let cold: { hostapi: number; prism: number } | null = null
   try {
-    const hostapi = spawn(process.execPath, [dist('src/cli/main.js'), 'serve'], {
-      env: { ...process.env, HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_DEMO_KEY: DEMO_KEY, HOSTAPI_LOG_LEVEL: 'warn',
-        HOSTAPI_RATE_LIMIT: '1000000', HOSTAPI_DNS_PORT: '0' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
+    progress('seeding')
+    const data = await seedBenchmarkData(serverEnv, schema)
+    progress('starting hostapi')
+    const hostapi = startHostapi()
     children.push(hostapi)
     const [, base] = await waitForLine(hostapi, /^hostapi listening on (\S+)/)
-    await waitForLine(hostapi, /^Demo API key:/).catch(() => undefined)
     const auth = { 'API-Key': DEMO_KEY }
+    const cert = path.join(dataDir, 'tls-cert.pem')
+    const key = path.join(dataDir, 'tls-key.pem')
+    const label = pg ? 'hostapi (PostgreSQL)' : 'hostapi (SQLite)'
 
-    const scenarios = [{ name: 'GET /whoami', path: '/whoami' }]
-    for (const s of scenarios) {
-      const body = await get(`${base}${s.path}`, auth)
+    progress('starting Prism')
+    const prism = startPrism(await freePort(), ['ignore', 'pipe', 'inherit'])
+    children.push(prism)
+    const [, prismBase] = await waitForLine(prism, /Prism is listening on (http:\/\/\S+)/)
+
+    for (const s of scenarios(data)) {
+      if (only && !only.test(s.name)) continue
+      const url = `${base}${s.path}`
+      const sample = await call(url, s.method, auth, s.body)
+      if (sample.status !== 200) throw new Error(`${s.name}: ${sample.status} ${sample.text.slice(0, 200)}`)
       const bodyFile = path.join(dataDir, 'body.json')
-      fs.writeFileSync(bodyFile, body)
-      const bare = spawn(process.execPath, [dist('bench/servers/bare-fastify.js')], {
-        env: { ...process.env, BENCH_CERT: path.join(dataDir, 'tls-cert.pem'), BENCH_KEY: path.join(dataDir, 'tls-key.pem'), BENCH_BODY_FILE: bodyFile },
-        stdio: ['ignore', 'pipe', 'inherit'],
-      })
-      children.push(bare)
-      const [, barePort] = await waitForLine(bare, /^ready (\d+)/)
-      results.push({ scenario: s.name, server: 'hostapi (SQLite)', ...load(`${base}${s.path}`, 'GET', auth) })
-      results.push({ scenario: s.name, server: 'bare Fastify', ...load(`https://127.0.0.1:${barePort}/api/v2${s.path}`, 'GET', {}) })
-      bare.kill('SIGTERM')
+      fs.writeFileSync(bodyFile, sample.text)
+      progress(`${s.name}: ${label}`)
+      results.push({ scenario: s.name, server: label, ...load(url, s.method, auth, s.body) })
+      for (const [name, file] of [['bare Fastify', 'bench/servers/bare-fastify.js'], ['ceiling (node:https)', 'bench/servers/ceiling.js']] as const) {
+        const ref = spawn(process.execPath, [dist(file)], { env: { ...process.env, BENCH_CERT: cert, BENCH_KEY: key, BENCH_BODY_FILE: bodyFile }, stdio: ['ignore', 'pipe', 'inherit'] })
+        children.push(ref)
+        const [, port] = await waitForLine(ref, /^ready (\d+)/)
+        progress(`${s.name}: ${name}`)
+        results.push({ scenario: s.name, server: name, ...load(`https://127.0.0.1:${port}/api/v2${s.path}`, s.method, {}, s.body) })
+        ref.kill('SIGTERM')
+      }
+      progress(`${s.name}: Prism`)
+      results.push({ scenario: s.name, server: 'Prism (HTTP)', ...load(`${prismBase}/api/v2${s.path.replace(/\?.*$/, '')}`, s.method, auth, s.body) })
     }
+
+    hostapi.kill('SIGTERM')
+    await new Promise((r) => hostapi.once('exit', r))
+    prism.kill('SIGTERM')
+    progress('cold starts')
+    const runs = Number(process.env.BENCH_COLD_RUNS ?? 5)
+    const hostapiRuns: number[] = []
+    const prismRuns: number[] = []
+    for (let i = 0; i < runs; i++) {
+      const port = await freePort()
+      hostapiRuns.push(await coldStart(() => startHostapi(port), `https://127.0.0.1:${port}/api/v2/whoami`, auth))
+      prismRuns.push(await coldStart(() => startPrism(port, 'ignore'), `http://127.0.0.1:${port}/api/v2/whoami`, auth))
+    }
+    cold = { hostapi: median(hostapiRuns), prism: median(prismRuns) }
   } finally {
-    for (const c of children) c.kill('SIGTERM')
+    for (const c of children) c.kill('SIGKILL')
     fs.rmSync(dataDir, { recursive: true, force: true })
   }
+  report(results, cold)
+}
 
+function startPrism(port: number, stdio: 'ignore' | ['ignore', 'pipe', 'inherit']): ChildProcess {
+  return spawn(path.join(root, 'node_modules/.bin/prism'), ['mock', path.join(root, 'openapi.json'), '-h', '127.0.0.1', '-p', String(port)], { stdio })
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = http.createServer().listen(0, '127.0.0.1', () => {
+      const a = s.address()
+      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0))
+    })
+  })
+}
+
+function report(results: Result[], cold: { hostapi: number; prism: number } | null) {
   const rows = results.map((r) => [r.scenario, r.server, r.rps.toFixed(0), `${r.p50} ms`, `${r.p99} ms`, String(r.errors)])
   const header = ['scenario', 'server', 'req/s', 'p50', 'p99', 'errors']
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)))
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ')
-  process.stdout.write(`\n${connections} connections, ${warmupSeconds} s warm-up, ${durationSeconds} s measured, ${os.cpus().length} cores\n\n`)
-  process.stdout.write(`${line(header)}\n${line(widths.map((w) => '-'.repeat(w)))}\n${rows.map(line).join('\n')}\n\n`)
-  const ratios: Record<string, number> = {}
+  const out: string[] = []
+  out.push(`${connections} connections, ${warmupSeconds} s warm-up, ${durationSeconds} s measured, ${os.cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`, '')
+  out.push(line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line), '')
+  const ratios: Record<string, Record<string, number>> = {}
   for (const scenario of new Set(results.map((r) => r.scenario))) {
     const h = results.find((r) => r.scenario === scenario && r.server.startsWith('hostapi'))!
-    const b = results.find((r) => r.scenario === scenario && r.server === 'bare Fastify')!
-    ratios[scenario] = h.rps / b.rps
-    process.stdout.write(`${scenario}: hostapi / bare Fastify = ${ratios[scenario].toFixed(2)}\n`)
+    const of = (name: string) => results.find((r) => r.scenario === scenario && r.server.startsWith(name))?.rps
+    ratios[scenario] = {}
+    const parts: string[] = []
+    for (const [key, name] of [['bare_fastify', 'bare Fastify'], ['ceiling', 'ceiling'], ['prism', 'Prism']] as const) {
+      const rps = of(name)
+      if (rps) {
+        ratios[scenario][key] = h.rps / rps
+        parts.push(`${(h.rps / rps).toFixed(2)}x ${name}`)
+      }
+    }
+    out.push(`${scenario}: hostapi = ${parts.join(', ')}`)
   }
+  if (cold) out.push('', `cold start (spawn to first authenticated 200, median of ${process.env.BENCH_COLD_RUNS ?? 5}): hostapi ${cold.hostapi.toFixed(0)} ms, Prism ${cold.prism.toFixed(0)} ms`)
+  process.stdout.write(`\n${out.join('\n')}\n`)
   fs.writeFileSync(path.join(root, 'bench', 'results.json'),
-    JSON.stringify({ date: new Date().toISOString(), cores: os.cpus().length, connections, durationSeconds, results, ratios }, null, 2) + '\n')
+    JSON.stringify({ date: new Date().toISOString(), cores: os.cpus().length, connections, warmupSeconds, durationSeconds, results, ratios, coldStartMs: cold }, null, 2) + '\n')
 }
 
 await main()

@@ -6,7 +6,7 @@ import Fastify from 'fastify'
 const { BENCH_CERT, BENCH_KEY, BENCH_BODY_FILE, BENCH_PORT } = process.env
 const body = fs.readFileSync(BENCH_BODY_FILE!, 'utf8')
 const app = Fastify({ https: { cert: fs.readFileSync(BENCH_CERT!), key: fs.readFileSync(BENCH_KEY!) } })
-app.get('/*', async (_req, reply) => reply.type('application/json; charset=utf-8').send(body))
+app.all('/*', async (_req, reply) => reply.type('application/json; charset=utf-8').send(body))
 await app.listen({ host: '127.0.0.1', port: Number(BENCH_PORT ?? 0) })
 const address = app.server.address()
 process.stdout.write(`ready ${typeof address === 'object' && address ? address.port : 0}\n`)
