@@ -1,10 +1,12 @@
 import { Type, type TSchema } from 'typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
+import { DryRunQuery, isDryRun } from '../account/dry-run.js'
 import { Envelope, OkMessage, ok, okMessage } from '../../http/schemas.js'
 import * as S from './vps.schemas.js'
 
 const TAGS = ['VPS']
+const dry = (req: { query: unknown }) => ({ dryRun: isDryRun(req.query as { test?: string }) })
 
 /** SSH keys of the account. */
 export const sshKeysRoutes: FastifyPluginAsync = async (base) => {
@@ -19,20 +21,20 @@ export const sshKeysRoutes: FastifyPluginAsync = async (base) => {
   app.post('/vps/ssh-keys', {
     config: { area: 'vps' },
     schema: {
-      operationId: 'addSshKey', tags: TAGS, summary: 'Add an SSH key',
+      operationId: 'addSshKey', querystring: DryRunQuery, tags: TAGS, summary: 'Add an SSH key',
       description: 'The key is parsed and checked (ssh-ed25519, ecdsa, ssh-rsa ≥ 2048 bits); the same key twice → 400.',
       body: S.SshKeyBody, response: env(S.SshKey, S.sshKeyExample),
     },
-  }, async (req) => ok(await app.services.vps.sshKeys.add(req.principal!.accountId, req.body.name, req.body.public_key), 'SSH key added'))
+  }, async (req) => ok(await app.services.vps.sshKeys.add(req.principal!.accountId, req.body.name, req.body.public_key, dry(req)), 'SSH key added'))
 
   app.delete('/vps/ssh-keys/:id', {
     config: { area: 'vps', fixture: 'vpsSshKey' },
     schema: {
-      operationId: 'deleteSshKey', tags: TAGS, summary: 'Delete an SSH key', description: 'Unknown or another account\'s key → 404 `SSH key not found`.',
+      operationId: 'deleteSshKey', querystring: DryRunQuery, tags: TAGS, summary: 'Delete an SSH key', description: 'Unknown or another account\'s key → 404 `SSH key not found`.',
       params: S.IdParams, response: { 200: OkMessage },
     },
   }, async (req) => {
-    await app.services.vps.sshKeys.delete(req.principal!.accountId, req.params.id)
+    await app.services.vps.sshKeys.delete(req.principal!.accountId, req.params.id, dry(req))
     return okMessage('SSH key deleted')
   })
 }

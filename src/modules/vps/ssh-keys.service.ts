@@ -6,7 +6,7 @@ import type { DB } from '../../db/tables.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import { errors } from '../../errors.js'
 import * as repo from './vps.repository.js'
-import { isId } from './vps.common.js'
+import { isId, type DryRun } from './vps.common.js'
 
 /** The account's SSH public keys, installed on a VPS at order or reinstall. */
 export class SshKeysService {
@@ -20,7 +20,7 @@ export class SshKeysService {
   }
 
   /** Adds a public key: ssh-ed25519, ecdsa or ssh-rsa of at least 2048 bits; the same key twice → 400. */
-  async add(accountId: number, name: string, publicKey: string) {
+  async add(accountId: number, name: string, publicKey: string, opts: DryRun = {}) {
     const text = publicKey.trim()
     if (!name.trim()) throw errors.badRequest('Missing name')
     let key: sshpk.Key
@@ -34,19 +34,22 @@ export class SshKeysService {
     if (key.type === 'rsa' && key.size < 2048) throw errors.sshKeyTooShort()
     const fingerprint = key.fingerprint('sha256').toString()
     if (await repo.findSshKeyByFingerprint(this.db, accountId, fingerprint)) throw errors.sshKeyDuplicate()
+    const row = { account_id: accountId, name: name.trim(), public_key: text, fingerprint, key_type: key.type, bits: key.size, created_at: iso(this.clock.now()) }
+    if (opts.dryRun) return sshKeyView({ ...row, id: 0 })
     try {
-      const row = await repo.insertSshKey(this.db, {
-        account_id: accountId, name: name.trim(), public_key: text, fingerprint, key_type: key.type, bits: key.size, created_at: iso(this.clock.now()),
-      })
-      return sshKeyView(row)
+      return sshKeyView(await repo.insertSshKey(this.db, row))
     } catch (err) {
       if (isUniqueViolation(err)) throw errors.sshKeyDuplicate()
       throw err
     }
   }
 
-  async delete(accountId: number, rawId: string) {
+  async delete(accountId: number, rawId: string, opts: DryRun = {}) {
     const id = isId(rawId) ? Number(rawId) : NaN
+    if (opts.dryRun) {
+      if (Number.isNaN(id) || (await repo.findSshKeys(this.db, accountId, [id])).length === 0) throw errors.sshKeyNotFound()
+      return
+    }
     if (Number.isNaN(id) || !(await repo.deleteSshKey(this.db, accountId, id))) throw errors.sshKeyNotFound()
   }
 

@@ -6,7 +6,7 @@ import { isUniqueViolation } from '../../db/errors.js'
 import { errors } from '../../errors.js'
 import type { FirewallConfig, HypervisorDriver } from '../../drivers/hypervisor/hypervisor.js'
 import * as repo from './vps.repository.js'
-import { dmyhm, isId, ownedVps, viaDriver } from './vps.common.js'
+import { dmyhm, isId, ownedVps, viaDriver, type DryRun } from './vps.common.js'
 import { firstFreeAddress, normaliseFirewall, planSubnet, type FirewallRuleInput, type SubnetInput } from './network-rules.js'
 import { refusal } from './vps.state.js'
 
@@ -25,10 +25,11 @@ export class VpsNetworkService {
     return JSON.parse(v.firewall) as FirewallConfig
   }
 
-  async setFirewall(accountId: number, rawId: string, enabled: boolean, rules: FirewallRuleInput[]): Promise<FirewallConfig> {
+  async setFirewall(accountId: number, rawId: string, enabled: boolean, rules: FirewallRuleInput[], opts: DryRun = {}): Promise<FirewallConfig> {
     const v = await ownedVps(this.db, accountId, rawId)
     const firewall = normaliseFirewall(enabled, rules)
     if (v.status === 'terminated') throw errors.vpsWrongState(refusal('terminated', 'hostname')!)
+    if (opts.dryRun) return firewall
     await viaDriver(() => this.hypervisor.setFirewall(v.instance_ref, firewall))
     await repo.updateVps(this.db, accountId, v.id, { firewall: JSON.stringify(firewall), updated_at: iso(this.clock.now()) })
     return firewall
@@ -44,10 +45,11 @@ export class VpsNetworkService {
   }
 
   /** Creates the account's VPC on the VPS's host (one per host per account). */
-  async createVpc(accountId: number, rawId: string, name: string) {
+  async createVpc(accountId: number, rawId: string, name: string, opts: DryRun = {}) {
     const v = await ownedVps(this.db, accountId, rawId)
     if (!name.trim()) throw errors.badRequest('Missing name')
     if (await repo.findVpcOnHost(this.db, accountId, v.host)) throw errors.vpcExists()
+    if (opts.dryRun) return { id: 0, name: name.trim(), host: v.host, created: ymdhm(this.clock.now()), subnets: [] }
     try {
       const vpc = await repo.insertVpc(this.db, { account_id: accountId, name: name.trim(), host: v.host, created_at: iso(this.clock.now()) })
       return this.vpcView(accountId, vpc)
@@ -58,21 +60,21 @@ export class VpsNetworkService {
   }
 
   /** Adds a subnet to the VPC on the VPS's host, filling the gateway and DHCP range from the CIDR when omitted. */
-  async addSubnet(accountId: number, rawId: string, input: SubnetInput & { name?: string }) {
+  async addSubnet(accountId: number, rawId: string, input: SubnetInput & { name?: string }, opts: DryRun = {}) {
     const v = await ownedVps(this.db, accountId, rawId)
     const vpc = await repo.findVpcOnHost(this.db, accountId, v.host)
     if (!vpc) throw (await repo.countVpcs(this.db, accountId)) > 0 ? errors.vpcOtherHost() : errors.vpcNotFound()
     const existing = await repo.listSubnets(this.db, accountId, vpc.id)
     const plan = planSubnet(input, existing)
-    const row = await repo.insertSubnet(this.db, {
+    const row = {
       vpc_id: vpc.id, account_id: accountId, name: input.name?.trim() || plan.cidr, cidr: plan.cidr, gateway: plan.gateway,
       dhcp_start: plan.dhcpStart, dhcp_end: plan.dhcpEnd, created_at: iso(this.clock.now()),
-    })
-    return subnetView(row)
+    }
+    return subnetView(opts.dryRun ? { ...row, id: 0 } : await repo.insertSubnet(this.db, row))
   }
 
   /** Attaches the VPS to a subnet of its host's VPC and returns its address from the DHCP range. */
-  async attachSubnet(accountId: number, rawId: string, rawSubnetId: string) {
+  async attachSubnet(accountId: number, rawId: string, rawSubnetId: string, opts: DryRun = {}) {
     const v = await ownedVps(this.db, accountId, rawId)
     const subnet = isId(rawSubnetId) ? await repo.findSubnet(this.db, accountId, Number(rawSubnetId)) : undefined
     if (!subnet) throw errors.subnetNotFound()
@@ -84,6 +86,7 @@ export class VpsNetworkService {
       if (mine) return { vps_id: v.id, subnet_id: subnet.id, address: mine.address, cidr: subnet.cidr, gateway: subnet.gateway }
       const address = firstFreeAddress(subnet, taken.map((a) => a.address))
       if (!address) throw errors.subnetFull()
+      if (opts.dryRun) return { vps_id: v.id, subnet_id: subnet.id, address, cidr: subnet.cidr, gateway: subnet.gateway }
       try {
         await repo.insertAttachment(this.db, { subnet_id: subnet.id, vps_id: v.id, address, created_at: iso(this.clock.now()) })
       } catch (err) {
@@ -106,35 +109,40 @@ export class VpsNetworkService {
     return (await repo.listFloatingIps(this.db, accountId)).map(floatingView)
   }
 
-  async reserveFloatingIp(accountId: number, location: string) {
+  /** Reserves a floating IP in `location`; a dry run answers id 0 and no address (none is taken). */
+  async reserveFloatingIp(accountId: number, location: string, opts: DryRun = {}) {
     const locations = [...new Set((await this.hypervisor.listHosts()).map((h) => h.location))]
     if (!locations.includes(location)) throw errors.badRequest(`Invalid location: one of ${locations.join(', ')}`)
+    if (opts.dryRun) return floatingView({ id: 0, ip: '', location, vps_id: null, created_at: iso(this.clock.now()) })
     const ip = await viaDriver(() => this.hypervisor.reserveFloatingIp(location))
     return floatingView(await repo.insertFloatingIp(this.db, { account_id: accountId, ip, location, created_at: iso(this.clock.now()) }))
   }
 
-  async attachFloatingIp(accountId: number, rawId: string, vpsId: number) {
+  async attachFloatingIp(accountId: number, rawId: string, vpsId: number, opts: DryRun = {}) {
     const f = await this.floating(accountId, rawId)
     const v = await ownedVps(this.db, accountId, String(vpsId))
     if (f.vps_id !== null && f.vps_id !== v.id) throw errors.floatingIpAttached()
     if (f.location !== v.location) throw errors.floatingIpLocation()
     if (v.status === 'terminated') throw errors.vpsWrongState(refusal('terminated', 'hostname')!)
+    if (opts.dryRun) return floatingView({ ...f, vps_id: v.id })
     await viaDriver(() => this.hypervisor.routeFloatingIp(f.ip, v.instance_ref))
     await repo.setFloatingIpTarget(this.db, accountId, f.id, v.id)
     return floatingView({ ...f, vps_id: v.id })
   }
 
-  async detachFloatingIp(accountId: number, rawId: string) {
+  async detachFloatingIp(accountId: number, rawId: string, opts: DryRun = {}) {
     const f = await this.floating(accountId, rawId)
     if (f.vps_id === null) throw errors.floatingIpNotAttached()
+    if (opts.dryRun) return floatingView({ ...f, vps_id: null })
     await viaDriver(() => this.hypervisor.routeFloatingIp(f.ip, null))
     await repo.setFloatingIpTarget(this.db, accountId, f.id, null)
     return floatingView({ ...f, vps_id: null })
   }
 
-  async deleteFloatingIp(accountId: number, rawId: string) {
+  async deleteFloatingIp(accountId: number, rawId: string, opts: DryRun = {}) {
     const f = await this.floating(accountId, rawId)
     if (f.vps_id !== null) throw errors.floatingIpAttached()
+    if (opts.dryRun) return
     await viaDriver(() => this.hypervisor.releaseFloatingIp(f.ip))
     await repo.deleteFloatingIp(this.db, accountId, f.id)
   }

@@ -10,7 +10,7 @@ import * as repo from './vps.repository.js'
 import type { Vps, VpsTask } from './vps.tables.js'
 import { VPS_DURATIONS, VPS_PRODUCTS, findProduct } from './vps.catalog.js'
 import { isHostname } from './network-rules.js'
-import { newPassword, ownedVps, viaDriver } from './vps.common.js'
+import { newPassword, ownedVps, viaDriver, type DryRun } from './vps.common.js'
 import { TRANSITIONAL, refusal, type TaskAction, type VpsAction } from './vps.state.js'
 import { SshKeysService } from './ssh-keys.service.js'
 import { VpsNetworkService } from './vps-network.service.js'
@@ -147,7 +147,7 @@ export class VpsService {
   }
 
   /** Sets reverse DNS names of the VPS's addresses (an empty name restores the default). */
-  async updateReverseDns(accountId: number, rawId: string, entries: Array<{ ip: string; reverse: string }>) {
+  async updateReverseDns(accountId: number, rawId: string, entries: Array<{ ip: string; reverse: string }>, opts: DryRun = {}) {
     const v = await this.owned(accountId, rawId)
     if (v.status === 'terminated') throw errors.vpsWrongState(refusal('terminated', 'hostname')!)
     const floating = await repo.floatingIpsOfVps(this.db, v.account_id, v.id)
@@ -162,76 +162,79 @@ export class VpsService {
     }
     const map = JSON.parse(v.reverse_dns) as Record<string, string>
     for (const c of changes) {
-      await viaDriver(() => this.hypervisor.setReverseDns(v.instance_ref, c.ip, c.reverse))
+      if (!opts.dryRun) await viaDriver(() => this.hypervisor.setReverseDns(v.instance_ref, c.ip, c.reverse))
       if (c.reverse) map[c.ip] = c.reverse
       else delete map[c.ip]
     }
+    if (opts.dryRun) return this.describe({ ...v, reverse_dns: JSON.stringify(map) })
     await repo.updateVps(this.db, accountId, v.id, { reverse_dns: JSON.stringify(map), updated_at: iso(this.now()) })
     return this.describe((await repo.findVps(this.db, accountId, v.id))!)
   }
 
   /** Queues a power action: start, stop (graceful), poweroff (hard) or restart. */
-  async power(accountId: number, rawId: string, action: 'start' | 'stop' | 'poweroff' | 'restart'): Promise<TaskView> {
+  async power(accountId: number, rawId: string, action: 'start' | 'stop' | 'poweroff' | 'restart', opts: DryRun = {}): Promise<TaskView> {
     const v = await this.owned(accountId, rawId)
-    return this.queueTask(v, action, {})
+    return this.queueTask(v, action, {}, opts)
   }
 
   /** Enables (with a one-time root password for the rescue system) or disables rescue mode. */
-  async rescue(accountId: number, rawId: string, enable: boolean) {
+  async rescue(accountId: number, rawId: string, enable: boolean, opts: DryRun = {}) {
     const v = await this.owned(accountId, rawId)
     const password = enable ? newPassword() : null
-    const task = await this.queueTask(v, enable ? 'rescue_on' : 'rescue_off', { password })
+    const task = await this.queueTask(v, enable ? 'rescue_on' : 'rescue_off', { password }, opts)
     return { task, rescue_password: password }
   }
 
   /** Reinstalls from an image; returns the new root password, shown only this once. */
-  async reinstall(accountId: number, rawId: string, imageId: string, sshKeyIds: number[] = []) {
+  async reinstall(accountId: number, rawId: string, imageId: string, sshKeyIds: number[] = [], opts: DryRun = {}) {
     const v = await this.owned(accountId, rawId)
     this.assertActionable(v, 'reinstall')
     if (!(await this.hypervisor.listImages()).some((i) => i.id === imageId)) throw errors.vpsUnknownImage()
     const keys = await this.sshKeys.publicKeys(accountId, sshKeyIds)
     const password = newPassword()
-    const task = await this.queueTask(v, 'reinstall', { imageId, password, sshKeys: keys })
+    const task = await this.queueTask(v, 'reinstall', { imageId, password, sshKeys: keys }, opts)
     return { task, root_password: password }
   }
 
   /** Sets a new root password in the running guest and returns it once. */
-  async resetPassword(accountId: number, rawId: string) {
+  async resetPassword(accountId: number, rawId: string, opts: DryRun = {}) {
     const v = await this.owned(accountId, rawId)
     this.assertActionable(v, 'reset_password')
     const password = newPassword()
-    await viaDriver(() => this.hypervisor.setRootPassword(v.instance_ref, password))
+    if (!opts.dryRun) await viaDriver(() => this.hypervisor.setRootPassword(v.instance_ref, password))
     return { root_password: password }
   }
 
   /** Changes the hostname (RFC 1123). */
-  async setHostname(accountId: number, rawId: string, hostname: string) {
+  async setHostname(accountId: number, rawId: string, hostname: string, opts: DryRun = {}) {
     const v = await this.owned(accountId, rawId)
     const name = hostname.trim().replace(/\.$/, '').toLowerCase()
     if (!isHostname(name)) throw errors.vpsInvalidHostname()
     this.assertActionable(v, 'hostname')
+    if (opts.dryRun) return { id: v.id, hostname: name }
     await viaDriver(() => this.hypervisor.setHostname(v.instance_ref, name))
     await repo.updateVps(this.db, accountId, v.id, { hostname: name, updated_at: iso(this.now()) })
     return { id: v.id, hostname: name }
   }
 
   /** Schedules the end of the VPS at the end of its current billing period. */
-  async cancel(accountId: number, rawId: string) {
+  async cancel(accountId: number, rawId: string, opts: DryRun = {}) {
     const v = await this.owned(accountId, rawId)
     if (v.status === 'terminated') throw errors.vpsWrongState(refusal('terminated', 'hostname')!)
     if (v.cancellation_date) throw errors.vpsCancellationPending()
     const end = periodEnd(new Date(v.created_at), v.billing_months, this.now())
     const date = ymd(end)
+    if (opts.dryRun) return { id: v.id, cancellation_date: date }
     await repo.updateVps(this.db, accountId, v.id, { cancellation_date: date, updated_at: iso(this.now()) })
     await this.jobs.enqueue(EXPIRE_JOB, { vpsId: v.id }, { accountId, runAt: end })
     return { id: v.id, cancellation_date: date }
   }
 
   /** Undoes a pending cancellation. */
-  async cancelDelete(accountId: number, rawId: string) {
+  async cancelDelete(accountId: number, rawId: string, opts: DryRun = {}) {
     const v = await this.owned(accountId, rawId)
     if (!v.cancellation_date || v.status === 'terminated') throw errors.vpsNoCancellationPending()
-    await repo.updateVps(this.db, accountId, v.id, { cancellation_date: null, updated_at: iso(this.now()) })
+    if (!opts.dryRun) await repo.updateVps(this.db, accountId, v.id, { cancellation_date: null, updated_at: iso(this.now()) })
     return { id: v.id, cancellation_date: null }
   }
 
@@ -254,17 +257,17 @@ export class VpsService {
     }))
   }
 
-  async createBackup(accountId: number, rawId: string) {
+  async createBackup(accountId: number, rawId: string, opts: DryRun = {}) {
     const v = await this.owned(accountId, rawId)
-    return this.queueTask(v, 'backup', {})
+    return this.queueTask(v, 'backup', {}, opts)
   }
 
-  async restoreBackup(accountId: number, rawId: string, key: number, type?: string) {
+  async restoreBackup(accountId: number, rawId: string, key: number, type?: string, opts: DryRun = {}) {
     const v = await this.owned(accountId, rawId)
     this.assertActionable(v, 'restore')
     const backups = await this.hypervisor.listBackups(v.instance_ref)
     if (!backups.some((b) => b.key === key && (type === undefined || b.type === type))) throw errors.vpsBackupNotFound()
-    return this.queueTask(v, 'restore', { key })
+    return this.queueTask(v, 'restore', { key }, opts)
   }
 
   // ---- Tasks ------------------------------------------------------------------------------------
@@ -276,8 +279,9 @@ export class VpsService {
   }
 
   /** Records a task, gives it the VPS (or refuses: locked / wrong state) and queues its job. */
-  private async queueTask(v: Vps, action: Exclude<TaskAction, 'create'>, params: Record<string, unknown>): Promise<TaskView> {
+  private async queueTask(v: Vps, action: Exclude<TaskAction, 'create'>, params: Record<string, unknown>, opts: DryRun = {}): Promise<TaskView> {
     this.assertActionable(v, action)
+    if (opts.dryRun) return { id: 0, action, status: 'queued', progress: 0, created: ymdhm(this.now()), error: null }
     const now = iso(this.now())
     const task = await this.db.transaction().execute(async (trx) => {
       const t = await repo.insertTask(trx, {
