@@ -5,6 +5,7 @@ export interface OutboxTables {
   outbox: OutboxTable
 }
 
+/** A row of `outbox`: one message the built-in mail driver accepted. */
 export interface OutboxTable {
   id: Generated<number>
   account_id: number | null
@@ -18,4 +19,5 @@ export interface OutboxTable {
   created_at: string
 }
 
+/** A stored outbox message. */
 export type OutboxMessage = Selectable<OutboxTable>

@@ -5,6 +5,7 @@ export interface PaymentTables {
   payments: PaymentsTable
 }
 
+/** A row of `payments`: one payment request of the built-in ledger. */
 export interface PaymentsTable {
   id: Generated<number>
   /** The driver's id of the payment, shown in payment URLs. */
@@ -19,4 +20,5 @@ export interface PaymentsTable {
   paid_at: string | null
 }
 
+/** A stored payment request. */
 export type PaymentRow = Selectable<PaymentsTable>

@@ -10,6 +10,7 @@ export interface PaymentRequest {
   currency: string
 }
 
+/** Where a payment stands. */
 export type PaymentStatus = 'open' | 'paid' | 'failed' | 'expired'
 
 /** A payment method as the provider knows it. */

@@ -10,6 +10,7 @@ export interface AccountTables {
   ticket_messages: TicketMessagesTable
 }
 
+/** A row of `account_profiles`: one per account, made on first change. */
 export interface AccountProfilesTable {
   id: Generated<number>
   account_id: number
@@ -40,6 +41,7 @@ export interface AccountProfilesTable {
   updated_at: string
 }
 
+/** A row of `paymethods`: a payment method stored with the payments driver. */
 export interface PaymethodsTable {
   id: Generated<number>
   account_id: number
@@ -55,6 +57,7 @@ export interface PaymethodsTable {
   created_at: string
 }
 
+/** A row of `invoices`; money in cents. */
 export interface InvoicesTable {
   id: Generated<number>
   account_id: number
@@ -82,6 +85,7 @@ export interface InvoicesTable {
   created_at: string
 }
 
+/** A row of `invoice_lines`; amounts exclude VAT. */
 export interface InvoiceLinesTable {
   id: Generated<number>
   invoice_id: number
@@ -92,6 +96,7 @@ export interface InvoiceLinesTable {
   amount_cents: number
 }
 
+/** A row of `tickets`. */
 export interface TicketsTable {
   id: Generated<number>
   account_id: number
@@ -109,6 +114,7 @@ export interface TicketsTable {
   created_at: string
 }
 
+/** A row of `ticket_messages`: one message of a ticket thread. */
 export interface TicketMessagesTable {
   id: Generated<number>
   ticket_id: number
@@ -120,9 +126,15 @@ export interface TicketMessagesTable {
   created_at: string
 }
 
+/** A stored profile. */
 export type AccountProfile = Selectable<AccountProfilesTable>
+/** A stored payment method. */
 export type Paymethod = Selectable<PaymethodsTable>
+/** A stored invoice. */
 export type Invoice = Selectable<InvoicesTable>
+/** A stored invoice line. */
 export type InvoiceLine = Selectable<InvoiceLinesTable>
+/** A stored ticket. */
 export type Ticket = Selectable<TicketsTable>
+/** A stored ticket message. */
 export type TicketMessage = Selectable<TicketMessagesTable>

@@ -5,12 +5,15 @@ import { contains } from './search.js'
 
 /** Invoices and their lines. Every read takes the account id. */
 
+/** Inserts an invoice; returns its id. */
 export const insertInvoice = (db: Db, row: Insertable<InvoicesTable>) =>
   db.insertInto('invoices').values(row).returning('id').executeTakeFirstOrThrow()
 
+/** Inserts the lines of an invoice. */
 export const insertLines = (db: Db, rows: Insertable<InvoiceLinesTable>[]) =>
   db.insertInto('invoice_lines').values(rows).execute()
 
+/** Changes an invoice of the account. */
 export const updateInvoice = (db: Db, accountId: number, id: number, changes: Updateable<InvoicesTable>) =>
   db.updateTable('invoices').set(changes).where('account_id', '=', accountId).where('id', '=', id).execute()
 
@@ -20,6 +23,7 @@ const searchable = (db: Db, accountId: number, search: string | undefined) => {
   return q
 }
 
+/** How many of the account's invoices match `search`. */
 export const countInvoices = async (db: Db, accountId: number, search?: string): Promise<number> => {
   const row = await searchable(db, accountId, search).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()
   return Number(row.n)
@@ -35,9 +39,11 @@ export const listInvoices = (db: Db, accountId: number, opts: { search?: string;
     .offset(opts.offset)
     .execute()
 
+/** One invoice of the account by its number. */
 export const findInvoice = (db: Db, accountId: number, invoiceNr: string) =>
   db.selectFrom('invoices').selectAll().where('account_id', '=', accountId).where('invoice_nr', '=', invoiceNr).executeTakeFirst()
 
+/** The lines of one of the account's invoices, in order. */
 export const linesOf = (db: Db, accountId: number, invoiceId: number) =>
   db
     .selectFrom('invoice_lines as l')

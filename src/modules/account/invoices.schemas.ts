@@ -1,8 +1,10 @@
 import { Type } from 'typebox'
 import { Envelope, PageQuery, Pagination } from '../../http/schemas.js'
 
+/** `page`, `limit`, `search` of the invoice list. */
 export const InvoiceListQuery = Type.Object(PageQuery, { additionalProperties: false })
 
+/** The invoice number in the path. */
 export const InvoiceParams = Type.Object({
   invoice_nr: Type.String({ minLength: 1, maxLength: 32, description: 'The invoice number (`2026-000123`)' }),
 })
@@ -27,11 +29,13 @@ const summaryExample = {
   payment_url: 'https://billing.example.com/pay/pay_8f3a1c',
 }
 
+/** The answer of `GET /account/invoices/`. */
 export const InvoiceList = Envelope(
   Type.Object({ invoices: Type.Array(Type.Object(summaryFields)), pagination: Pagination }),
   { invoices: [summaryExample], pagination: { page: 1, limit: 25, total: 1, total_pages: 1 } },
 )
 
+/** The answer of `GET /account/invoices/{invoice_nr}`. */
 export const InvoiceDetail = Envelope(
   Type.Object({
     ...summaryFields,

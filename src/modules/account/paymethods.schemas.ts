@@ -7,6 +7,7 @@ const defaultFields = {
   default_paymethod_id: Type.String({ description: 'Id of the default method from `paymethods`; empty for bank transfer' }),
 }
 
+/** The answer of `GET /account/paymethods/`. */
 export const PaymethodList = Envelope(
   Type.Object({
     ...defaultFields,
@@ -31,8 +32,10 @@ export const PaymethodList = Envelope(
   },
 )
 
+/** The answer of `PUT /account/paymethods/`: the spec's default payment method object. */
 export const DefaultPaymethod = Envelope(Type.Object(defaultFields), { default: 'bank_transfer', default_paymethod_id: '' })
 
+/** The body of `PUT /account/paymethods/`. */
 export const SetDefaultPaymethodBody = Type.Object(
   {
     default_paymethod_id: Type.Optional(Type.Union([Type.String({ maxLength: 32 }), Type.Integer({ minimum: 1, maximum: MAX_ID })], { description: 'An id from the list of payment methods' })),

@@ -8,6 +8,7 @@ import type { ProfileService } from './profile.service.js'
 import * as repo from './paymethods.repository.js'
 import { MAX_ID } from './ids.js'
 
+/** The `paymethod` value (and `default`) for paying by bank transfer. */
 export const BANK_TRANSFER = 'bank_transfer'
 
 /** The default payment method: `default` is its type (`bank_transfer` when none is chosen), `default_paymethod_id` its id or ''. */

@@ -4,15 +4,19 @@ import type { Insertable, Updateable } from 'kysely'
 
 /** The account profile row (one per account), created on first use. */
 
+/** The account's stored profile, if any. */
 export const findProfile = (db: Db, accountId: number) =>
   db.selectFrom('account_profiles').selectAll().where('account_id', '=', accountId).executeTakeFirst()
 
+/** Stores the account's profile. */
 export const insertProfile = (db: Db, row: Insertable<AccountProfilesTable>) =>
   db.insertInto('account_profiles').values(row).execute()
 
+/** Changes the account's stored profile. */
 export const updateProfile = (db: Db, accountId: number, changes: Updateable<AccountProfilesTable>) =>
   db.updateTable('account_profiles').set(changes).where('account_id', '=', accountId).execute()
 
+/** The account's profile whose pending e-mail change has this token hash. */
 export const findProfileByEmailToken = (db: Db, accountId: number, tokenHash: string) =>
   db.selectFrom('account_profiles').selectAll().where('account_id', '=', accountId).where('pending_email_token_hash', '=', tokenHash).executeTakeFirst()
 

@@ -21,6 +21,7 @@ const profileExample = {
   pending_email: null,
 }
 
+/** The answer of `GET` and `PUT /account/profile/`. */
 export const Profile = Envelope(
   Type.Object({
     firstname: Type.String(),
@@ -41,6 +42,7 @@ export const Profile = Envelope(
   profileExample,
 )
 
+/** The body of `PUT /account/profile/`. */
 export const UpdateProfileBody = Type.Object(
   {
     firstname: Text(64),
@@ -64,4 +66,5 @@ export const UpdateProfileBody = Type.Object(
   },
 )
 
+/** The body of `POST /account/profile/confirm-email`. */
 export const ConfirmEmailBody = Type.Object({ token: Type.String({ minLength: 10, maxLength: 100 }) }, { additionalProperties: false })

@@ -3,11 +3,14 @@ import { MAX_ID } from './ids.js'
 import { Envelope, PageQuery, Pagination } from '../../http/schemas.js'
 import { DEPARTMENTS } from './tickets.service.js'
 
+/** The ticket number in the path. */
 export const TicketParams = Type.Object({ ticket_number: Type.Integer({ minimum: 1, maximum: MAX_ID, description: 'The ticket number' }) })
+/** `page`, `limit`, `search` of the ticket list. */
 export const TicketListQuery = Type.Object(PageQuery)
 
 const rowExample = { ticket_number: 100042, last_updated: '2026-03-02 09:15:00', subject: 'DNS not resolving', status: 'answered', creator: 'Jan Jansen', department: 'support' }
 
+/** The answer of `GET /account/tickets/`. */
 export const TicketList = Envelope(
   Type.Object({
     tickets: Type.Array(
@@ -25,6 +28,7 @@ export const TicketList = Envelope(
   { tickets: [rowExample], pagination: { page: 1, limit: 25, total: 1, total_pages: 1 } },
 )
 
+/** A ticket with its thread: the answer of get, create and reply. */
 export const TicketDetail = Envelope(
   Type.Object({
     ticket_number: Type.Integer(),
@@ -55,6 +59,7 @@ export const TicketDetail = Envelope(
 
 const Message = Type.String({ minLength: 1, maxLength: 65_536, description: 'Plain text or HTML; unsafe HTML (scripts, images, event handlers, `javascript:` links) is removed' })
 
+/** The body of `POST /account/tickets/`. */
 export const CreateTicketBody = Type.Object(
   {
     subject: Type.String({ minLength: 1, maxLength: 200 }),
@@ -64,4 +69,5 @@ export const CreateTicketBody = Type.Object(
   { examples: [{ subject: 'DNS not resolving', message: 'example.nl does not resolve since this morning.', department: 'support' }] },
 )
 
+/** The body of `POST /account/tickets/{ticket_number}/reply`. */
 export const ReplyTicketBody = Type.Object({ message: Message }, { examples: [{ message: 'It works again, thank you!' }] })

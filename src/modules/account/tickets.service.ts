@@ -13,7 +13,9 @@ import type { ProfileService } from './profile.service.js'
 import { htmlToText, isBlank, sanitiseMessage } from './sanitise.js'
 import * as repo from './tickets.repository.js'
 
+/** The departments a ticket can be opened for. */
 export const DEPARTMENTS = ['support', 'administration', 'sales', 'public_cloud', 'microsoft_365'] as const
+/** One of DEPARTMENTS. */
 export type Department = (typeof DEPARTMENTS)[number]
 
 const FIRST_TICKET_NUMBER = 100_000

@@ -11,6 +11,7 @@ const searchable = (db: Db, accountId: number, search: string | undefined) => {
   return q
 }
 
+/** How many users of the account match `search`. */
 export const countUsers = async (db: Db, accountId: number, search?: string): Promise<number> => {
   const row = await searchable(db, accountId, search).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()
   return Number(row.n)
@@ -39,9 +40,11 @@ export const countSubUsersCreatedSince = async (db: Db, accountId: number, since
   return Number(row.n)
 }
 
+/** True when a user with this username exists in any account (usernames are unique). */
 export const usernameTaken = async (db: Db, username: string): Promise<boolean> =>
   (await db.selectFrom('users').select('id').where('username', '=', username).executeTakeFirst()) !== undefined
 
+/** Removes a user of the account. */
 export const deleteUser = (db: Db, accountId: number, userId: number) =>
   db.deleteFrom('users').where('account_id', '=', accountId).where('id', '=', userId).execute()
 
@@ -57,5 +60,6 @@ export const oldestSubUserSince = async (db: Db, accountId: number, since: strin
   return (row?.t as string | null | undefined) ?? null
 }
 
+/** Changes names or permissions of a user of the account. */
 export const updateUser = (db: Db, accountId: number, userId: number, changes: { firstname?: string; lastname?: string; permissions?: string }) =>
   db.updateTable('users').set(changes).where('account_id', '=', accountId).where('id', '=', userId).execute()

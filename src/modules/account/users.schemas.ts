@@ -32,10 +32,14 @@ const userExample = {
   permissions: permissionsExample,
 }
 
+/** The user id in the path. */
 export const UserParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: MAX_ID, description: 'The id of an account user' }) })
+/** `page`, `limit`, `search` of the user list. */
 export const UserListQuery = Type.Object(PageQuery)
 
+/** One account user in the spec's shape, with `permissions`. */
 export const UserDetail = Envelope(Type.Object(userFields), userExample)
+/** The answer of `GET /account/users/`. */
 export const UserList = Envelope(
   Type.Object({ users: Type.Array(Type.Object(userFields)), pagination: Pagination }),
   { users: [userExample], pagination: { page: 1, limit: 25, total: 1, total_pages: 1 } },
@@ -43,6 +47,7 @@ export const UserList = Envelope(
 
 const Name = Type.String({ minLength: 1, maxLength: 64 })
 
+/** The body of `POST /account/users/`. */
 export const CreateUserBody = Type.Object(
   {
     email: Type.String({ format: 'email', maxLength: 254 }),
@@ -55,6 +60,7 @@ export const CreateUserBody = Type.Object(
   { examples: [{ email: 'dns@example.nl', firstname: 'Dana', lastname: 'Records', password: 'correct horse battery', permissions: { domains: true } }] },
 )
 
+/** The body of `PUT /account/users/{id}`. */
 export const UpdateUserBody = Type.Object(
   {
     firstname: Type.Optional(Name),

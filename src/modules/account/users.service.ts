@@ -22,6 +22,7 @@ export interface UserView {
   permissions: PermissionMap
 }
 
+/** What `POST /account/users/` carries. */
 export interface NewUserBody {
   email: string
   firstname: string
@@ -31,6 +32,7 @@ export interface NewUserBody {
   permissions?: PermissionMap
 }
 
+/** What `PUT /account/users/{id}` carries. */
 export interface UpdateUserBody {
   firstname?: string
   lastname?: string

@@ -5,12 +5,15 @@ import type { AffiliateCommissionsTable, AffiliatePaymentsTable } from './affili
 
 /** Affiliate commissions and payments. Every read takes the account id. */
 
+/** Inserts a commission; returns its id. */
 export const insertCommission = (db: Db, row: Insertable<AffiliateCommissionsTable>) =>
   db.insertInto('affiliate_commissions').values(row).returning('id').executeTakeFirstOrThrow()
 
+/** Changes a commission of the account. */
 export const updateCommission = (db: Db, accountId: number, id: number, changes: Updateable<AffiliateCommissionsTable>) =>
   db.updateTable('affiliate_commissions').set(changes).where('account_id', '=', accountId).where('id', '=', id).execute()
 
+/** One commission of the account. */
 export const findCommission = (db: Db, accountId: number, id: number) =>
   db.selectFrom('affiliate_commissions').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
 
@@ -20,6 +23,7 @@ const commissionsMatching = (db: Db, accountId: number, search: string | undefin
   return q
 }
 
+/** How many of the account's commissions match `search`. */
 export const countCommissions = async (db: Db, accountId: number, search?: string): Promise<number> => {
   const row = await commissionsMatching(db, accountId, search).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()
   return Number(row.n)
@@ -29,6 +33,7 @@ export const countCommissions = async (db: Db, accountId: number, search?: strin
 export const listCommissions = (db: Db, accountId: number, opts: { search?: string; limit: number; offset: number }) =>
   commissionsMatching(db, accountId, opts.search).selectAll().orderBy('date', 'desc').orderBy('id', 'desc').limit(opts.limit).offset(opts.offset).execute()
 
+/** The commissions one affiliate payment of the account paid. */
 export const commissionsOfPayment = (db: Db, accountId: number, paymentId: number) =>
   db.selectFrom('affiliate_commissions').selectAll().where('account_id', '=', accountId).where('payment_id', '=', paymentId).orderBy('id').execute()
 
@@ -36,9 +41,11 @@ export const commissionsOfPayment = (db: Db, accountId: number, paymentId: numbe
 export const payableCommissions = (db: Db, accountId: number) =>
   db.selectFrom('affiliate_commissions').selectAll().where('account_id', '=', accountId).where('approved', '=', 1).where('paidout', '=', 0).orderBy('id').execute()
 
+/** Inserts an affiliate payment; returns its id. */
 export const insertPayment = (db: Db, row: Insertable<AffiliatePaymentsTable>) =>
   db.insertInto('affiliate_payments').values(row).returning('id').executeTakeFirstOrThrow()
 
+/** One affiliate payment of the account. */
 export const findPayment = (db: Db, accountId: number, id: number) =>
   db.selectFrom('affiliate_payments').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
 
@@ -48,6 +55,7 @@ const paymentsMatching = (db: Db, accountId: number, search: string | undefined)
   return q
 }
 
+/** How many of the account's affiliate payments match `search`. */
 export const countPayments = async (db: Db, accountId: number, search?: string): Promise<number> => {
   const row = await paymentsMatching(db, accountId, search).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()
   return Number(row.n)

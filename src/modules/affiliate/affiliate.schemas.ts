@@ -2,7 +2,9 @@ import { Type } from 'typebox'
 import { MAX_ID } from '../account/ids.js'
 import { Envelope, PageQuery, Pagination } from '../../http/schemas.js'
 
+/** The numeric id in the path. */
 export const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: MAX_ID }) })
+/** `page`, `limit`, `search` of the affiliate lists. */
 export const AffiliateListQuery = Type.Object(PageQuery)
 
 const commissionFields = {
@@ -30,11 +32,13 @@ const commissionExample = {
   payment_id: null,
 }
 
+/** The answer of `GET /affiliate/commissions/`. */
 export const CommissionList = Envelope(
   Type.Object({ commissions: Type.Array(Commission), pagination: Pagination }),
   { commissions: [commissionExample], pagination: { page: 1, limit: 25, total: 1, total_pages: 1 } },
 )
 
+/** The answer of `GET /affiliate/commissions/{id}`. */
 export const CommissionDetail = Envelope(
   Type.Object({
     ...commissionFields,
@@ -56,11 +60,13 @@ const paymentFields = {
 }
 const paymentExample = { id: 301, date: '2026-03-01 09:00:00', amount: 42.5, method: 'bank_transfer', reference: 'AFF-2026-03-100001', status: 'paid', commission_count: 3 }
 
+/** The answer of `GET /affiliate/payments/`. */
 export const PaymentList = Envelope(
   Type.Object({ payments: Type.Array(Type.Object(paymentFields)), pagination: Pagination }),
   { payments: [paymentExample], pagination: { page: 1, limit: 25, total: 1, total_pages: 1 } },
 )
 
+/** The answer of `GET /affiliate/payments/{id}`. */
 export const PaymentDetail = Envelope(
   Type.Object({ ...paymentFields, commissions: Type.Array(Commission) }),
   { ...paymentExample, commission_count: 1, commissions: [{ ...commissionExample, paidout: 1, payment_id: 301 }] },

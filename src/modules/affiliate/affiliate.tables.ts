@@ -6,6 +6,7 @@ export interface AffiliateTables {
   affiliate_payments: AffiliatePaymentsTable
 }
 
+/** A row of `affiliate_commissions`; money in cents, flags 0/1. */
 export interface AffiliateCommissionsTable {
   id: Generated<number>
   account_id: number
@@ -22,6 +23,7 @@ export interface AffiliateCommissionsTable {
   payment_id: number | null
 }
 
+/** A row of `affiliate_payments`. */
 export interface AffiliatePaymentsTable {
   id: Generated<number>
   account_id: number
@@ -34,5 +36,7 @@ export interface AffiliatePaymentsTable {
   status: string
 }
 
+/** A stored commission. */
 export type AffiliateCommission = Selectable<AffiliateCommissionsTable>
+/** A stored affiliate payment. */
 export type AffiliatePayment = Selectable<AffiliatePaymentsTable>

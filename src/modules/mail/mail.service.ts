@@ -2,6 +2,7 @@ import type { Logger } from 'pino'
 import type { JobRunner } from '../../jobs/runner.js'
 import { checkMessage, MailRejected, type MailDriver, type MailMessage } from '../../drivers/mail/mail.js'
 
+/** The job kind that hands one queued message to the mail driver. */
 export const MAIL_JOB = 'mail.send'
 
 /**
