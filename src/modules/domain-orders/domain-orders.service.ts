@@ -1,15 +1,16 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../../clock.js'
-import { ymd } from '../../clock.js'
+import { iso, ymd } from '../../clock.js'
+import type { JobRunner } from '../../jobs/runner.js'
 import type { DB } from '../../db/tables.js'
 import { ApiError, errors } from '../../errors.js'
 import type { RegistryDriver } from '../../drivers/registry/registry.js'
 import type { ContactsService, Role } from '../contacts/contacts.service.js'
 import type { DnsService } from '../dns/dns.service.js'
 import type { DnsTemplatesService } from '../dns-templates/dns-templates.service.js'
-import { addYears, parseDomainName } from '../domains/domain-name.js'
+import { parseDomainName } from '../domains/domain-name.js'
 import * as domainsRepo from '../domains/domains.repository.js'
-import type { DomainsService } from '../domains/domains.service.js'
+import { STATUS, type DomainsService } from '../domains/domains.service.js'
 import type { ZonePublisher } from '../domains/zone-serial.js'
 import type { ExtensionsService } from '../extensions/extensions.service.js'
 import type { NameserversService } from '../nameservers/nameservers.service.js'
@@ -46,11 +47,25 @@ interface DomainItemDetails {
   period: number
 }
 
-/** Availability checks, domain orders, and the order processor that turns a domain order into a domain. */
+/** The details of a renewal order item: the renewal date it extends, so a retried job renews once. */
+interface RenewalDetails {
+  type: 'renew'
+  from: string
+  period: number
+}
+
+/** The job that renews a domain on its renewal date. */
+export const RENEW_JOB = 'domains.renew'
+
+/**
+ * Availability checks, domain orders, the order processor that turns a domain order into a domain, and
+ * renewals: on its renewal date an active domain is renewed for a year through an order of its own (charged).
+ */
 export class DomainOrdersService implements OrderItemProcessor {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
+    private readonly jobs: JobRunner,
     private readonly registry: RegistryDriver,
     private readonly deps: {
       /** Read when an order is placed (the orders service is built beside this one). */
@@ -63,7 +78,27 @@ export class DomainOrdersService implements OrderItemProcessor {
       dnsTemplates: DnsTemplatesService
       publish: ZonePublisher
     },
-  ) {}
+  ) {
+    jobs.register(RENEW_JOB, async ({ payload }) => this.renewDue((payload as { domainId: number }).domainId))
+  }
+
+  /** Queues the renewal of a domain for its renewal date. */
+  async scheduleRenewal(accountId: number, domainId: number, renewalDate: string): Promise<void> {
+    await this.jobs.enqueue(RENEW_JOB, { domainId }, { accountId, runAt: new Date(`${renewalDate}T00:00:00.000Z`) })
+  }
+
+  /** The renewal job: an active domain whose renewal date has come is renewed for a year by a charged order. */
+  async renewDue(domainId: number): Promise<{ orderId: number | null }> {
+    const d = await domainsRepo.findById(this.db, domainId)
+    // A cancelled domain ends instead; one renewed otherwise has its own job for the new date.
+    if (!d || d.status !== STATUS.active.status || d.renewal_date > ymd(this.clock.now())) return { orderId: null }
+    const tld = await this.deps.extensions.forDomain(d.name)
+    const details: RenewalDetails = { type: 'renew', from: d.renewal_date, period: 1 }
+    const { orderId } = await this.deps.orders().createOrder(d.account_id, [{
+      type: 'domain', name: d.name, details, priceCents: tld?.renew_cents ?? 0, description: `Domain ${d.name}: renewal, 1 year`,
+    }])
+    return { orderId }
+  }
 
   /** Whether a name can be registered or transferred, with its premium price when it has one. */
   async availability(raw: string | undefined): Promise<Availability> {
@@ -139,6 +174,7 @@ export class DomainOrdersService implements OrderItemProcessor {
 
   /** The order processor: registers or transfers the name and creates the domain with its zone. */
   async process(item: OrderItemForProcessing): Promise<{ errors: OrderItemError[]; result?: unknown }> {
+    if ((item.details as RenewalDetails).type === 'renew') return this.renew(item)
     const d = item.details as DomainItemDetails
     const existing = await domainsRepo.findOwned(this.db, item.accountId, item.name)
     if (existing) return { errors: [], result: { domain: existing.name, domain_id: existing.id } }
@@ -177,7 +213,7 @@ export class DomainOrdersService implements OrderItemProcessor {
       const id = await this.deps.domains.create(trx, {
         accountId: item.accountId,
         name: item.name,
-        renewalDate: outcome.expiresOn || addYears(ymd(this.clock.now()), d.period),
+        renewalDate: outcome.expiresOn,
         nameserverProfile: ns.alias,
         nameservers: ns.nameservers,
         contacts,
@@ -187,7 +223,20 @@ export class DomainOrdersService implements OrderItemProcessor {
       return id
     })
     await this.deps.publish(item.name)
+    await this.scheduleRenewal(item.accountId, domainId, outcome.expiresOn)
     return { errors: [], result: { domain: item.name, domain_id: domainId } }
+  }
+
+  /** Renews a domain at the registry and moves its renewal date; a second run for the same date does nothing. */
+  private async renew(item: OrderItemForProcessing): Promise<{ errors: OrderItemError[]; result?: unknown }> {
+    const details = item.details as RenewalDetails
+    const d = await domainsRepo.findOwned(this.db, item.accountId, item.name)
+    if (!d) return { errors: [{ code: 'domain', description: 'The domain is no longer in the account' }] }
+    if (d.renewal_date !== details.from) return { errors: [], result: { domain: d.name, renewal_date: d.renewal_date } }
+    const { expiresOn } = await this.registry.renew(d.name, details.period)
+    await domainsRepo.updateDomain(this.db, item.accountId, d.id, { renewal_date: expiresOn, updated_at: iso(this.clock.now()) })
+    await this.scheduleRenewal(item.accountId, d.id, expiresOn)
+    return { errors: [], result: { domain: d.name, renewal_date: expiresOn } }
   }
 
   /** Merges a `PUT /orders/{id}` correction (`domain: {profile, nameserver, dns_template_id, transfer_code}`) into the details. */

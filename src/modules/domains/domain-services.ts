@@ -54,7 +54,7 @@ export function createDomainServices(deps: {
   const extensions = new ExtensionsService(db)
   const domains = new DomainsService(db, clock, jobs, registry, nameservers, contacts, publish)
   const dns = new DnsService(db, clock, domains, publish)
-  const domainOrders = new DomainOrdersService(db, clock, registry, {
+  const domainOrders = new DomainOrdersService(db, clock, jobs, registry, {
     orders: deps.orders, domains, dns, extensions, nameservers, contacts, dnsTemplates, publish,
   })
   return { domains, dns, contacts, nameservers, dnsTemplates, extensions, domainOrders }

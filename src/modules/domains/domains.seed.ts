@@ -45,10 +45,11 @@ export const seedDomains: DemoSeeder = async (ctx, account) => {
   ]
   for (const [i, d] of demo.entries()) {
     const registered = await ctx.drivers.registry.register(d.name, 1)
-    await domains.create(ctx.db, {
+    const renewalDate = registered.ok ? registered.expiresOn : addYears(today, 1)
+    const domainId = await domains.create(ctx.db, {
       accountId,
       name: d.name,
-      renewalDate: registered.ok ? registered.expiresOn : addYears(today, 1),
+      renewalDate,
       nameserverProfile: builtin.alias,
       nameservers: builtin.nameservers,
       contacts: { owner: contact.id, admin: contact.id, tech: contact.id, billing: contact.id },
@@ -56,6 +57,7 @@ export const seedDomains: DemoSeeder = async (ctx, account) => {
     const base = await dnsTemplates.recordsFor(accountId, template.id, d.name)
     await dns.replace(accountId, d.name, [...base, ...d.extra])
     await domains.update(accountId, d.name, { tags: d.tags, ...(i === 1 ? { is_locked: false } : {}) })
+    await domainOrders.scheduleRenewal(accountId, domainId, renewalDate)
   }
 
   // A transfer with a wrong code: the order stays open with `status: error` and error code `transfer_code`.
