@@ -437,6 +437,7 @@ for (const dialect of dialects) {
 
       it('refuses short RSA keys, garbage, unsupported types and duplicates', async () => {
         assert.deepEqual((await req('POST', '/vps/ssh-keys', { name: 'short', public_key: sshKey('rsa', 1024) })).body, bad('RSA keys must have at least 2048 bits'))
+        assert.deepEqual((await req('POST', '/vps/ssh-keys', { name: '   ', public_key: sshKey('ed25519') })).body, bad('Missing name'))
         const garbage = bad('Invalid public_key: expected one line in OpenSSH format, such as "ssh-ed25519 AAAA… comment"')
         for (const k of ['not a key', 'ssh-ed25519 AAAA', `${sshKey('ed25519')}\n${sshKey('ed25519')}`]) {
           assert.deepEqual((await req('POST', '/vps/ssh-keys', { name: 'x', public_key: k })).body, garbage, k)

@@ -22,7 +22,7 @@ export class SshKeysService {
   /** Adds a public key: ssh-ed25519, ecdsa or ssh-rsa of at least 2048 bits; the same key twice → 400. */
   async add(accountId: number, name: string, publicKey: string, opts: DryRun = {}) {
     const text = publicKey.trim()
-    if (!name.trim()) throw errors.badRequest('Missing name')
+    if (!name.trim()) throw errors.vpsMissingName()
     let key: sshpk.Key
     try {
       if (text.includes('\n')) throw new Error('several lines')

@@ -47,7 +47,7 @@ export class VpsNetworkService {
   /** Creates the account's VPC on the VPS's host (one per host per account). */
   async createVpc(accountId: number, rawId: string, name: string, opts: DryRun = {}) {
     const v = await ownedVps(this.db, accountId, rawId)
-    if (!name.trim()) throw errors.badRequest('Missing name')
+    if (!name.trim()) throw errors.vpsMissingName()
     if (await repo.findVpcOnHost(this.db, accountId, v.host)) throw errors.vpcExists()
     if (opts.dryRun) return { id: 0, name: name.trim(), host: v.host, created: ymdhm(this.clock.now()), subnets: [] }
     try {
@@ -112,7 +112,7 @@ export class VpsNetworkService {
   /** Reserves a floating IP in `location`; a dry run answers id 0 and no address (none is taken). */
   async reserveFloatingIp(accountId: number, location: string, opts: DryRun = {}) {
     const locations = [...new Set((await this.hypervisor.listHosts()).map((h) => h.location))]
-    if (!locations.includes(location)) throw errors.badRequest(`Invalid location: one of ${locations.join(', ')}`)
+    if (!locations.includes(location)) throw errors.floatingIpUnknownLocation(locations)
     if (opts.dryRun) return floatingView({ id: 0, ip: '', location, vps_id: null, created_at: iso(this.clock.now()) })
     const ip = await viaDriver(() => this.hypervisor.reserveFloatingIp(location))
     return floatingView(await repo.insertFloatingIp(this.db, { account_id: accountId, ip, location, created_at: iso(this.clock.now()) }))

@@ -411,7 +411,7 @@ export class VpsService {
     const location = input.location ?? product.locations[0]
     if (!product.locations.includes(location)) throw errors.vpsUnknownLocation(product.locations)
     const months = input.billingMonths ?? 1
-    if (!(VPS_DURATIONS as readonly number[]).includes(months)) throw errors.badRequest(`Invalid duration: one of ${VPS_DURATIONS.join(', ')} months`)
+    if (!(VPS_DURATIONS as readonly number[]).includes(months)) throw errors.vpsInvalidDuration(VPS_DURATIONS)
     const keys = await this.sshKeys.publicKeys(accountId, input.sshKeyIds ?? [])
     return { product, hostname, location, months, keys }
   }
