@@ -4,6 +4,7 @@ import { dialects, startTestApp, type TestAccount, type TestApp } from './helper
 import { makeVps } from './helpers/fixtures/vps.js'
 
 // `?test=1` on every mutating VPS call: the normal checks and answer, and nothing stored, queued or done on the hypervisor.
+// (Ids in the answers are not asserted: a dry run may or may not number what it would create.)
 for (const dialect of dialects) {
   describe(`VPS dry runs (${dialect})`, () => {
     let t: TestApp
@@ -43,12 +44,12 @@ for (const dialect of dialects) {
 
       const call = (method: string, path: string, body?: unknown) => t.request(method, `${path}?test=1`, { key: a.key, body })
       const cases: Array<[string, string, unknown, (data: any) => void]> = [
-        ['POST', '/vps/order', { product_id: 'vps-s', image_id: 'debian-12', hostname: 'dry.example.com' }, (d) => assert.deepEqual(d, { order_id: 0 })],
+        ['POST', '/vps/order', { product_id: 'vps-s', image_id: 'debian-12', hostname: 'dry.example.com' }, (d) => assert.ok(Number.isInteger(d.order_id))],
         ['PUT', `/vps/${id}`, { 'ip-addresses': [{ ip: detail.ips[0].ip, reverse: 'dry.example.com' }] }, (d) => assert.equal(d.ips[0].reverse, 'dry.example.com')],
         ['DELETE', `/vps/${id}`, undefined, (d) => assert.match(d.cancellation_date, /^\d{4}-\d{2}-\d{2}$/)],
         ['PUT', `/vps/${stopped}/cancel-delete`, undefined, (d) => assert.deepEqual(d, { id: stopped, cancellation_date: null })],
-        ['POST', `/vps/${elsewhere}/vpc`, { name: 'second' }, (d) => assert.deepEqual([d.id, d.name, d.host, d.subnets], [0, 'second', 'ams-hv02', []])],
-        ['POST', `/vps/${id}/stop`, undefined, (d) => assert.deepEqual({ ...d.task, created: '' }, { id: 0, action: 'stop', status: 'queued', progress: 0, created: '', error: null })],
+        ['POST', `/vps/${elsewhere}/vpc`, { name: 'second' }, (d) => assert.deepEqual([d.name, d.host, d.subnets], ['second', 'ams-hv02', []])],
+        ['POST', `/vps/${id}/stop`, undefined, (d) => assert.deepEqual([d.task.action, d.task.status, d.task.progress, d.task.error], ['stop', 'queued', 0, null])],
         ['POST', `/vps/${id}/poweroff`, undefined, (d) => assert.equal(d.task.action, 'poweroff')],
         ['POST', `/vps/${id}/restart`, undefined, (d) => assert.equal(d.task.action, 'restart')],
         ['POST', `/vps/${stopped}/start`, undefined, (d) => assert.equal(d.task.action, 'start')],
@@ -58,12 +59,12 @@ for (const dialect of dialects) {
         ['PUT', `/vps/${id}/hostname`, { hostname: 'dry.example.com' }, (d) => assert.deepEqual(d, { id, hostname: 'dry.example.com' })],
         ['POST', `/vps/${id}/backups`, undefined, (d) => assert.equal(d.task.action, 'backup')],
         ['PATCH', `/vps/${id}/backups`, { key: backupKey }, (d) => assert.equal(d.task.action, 'restore')],
-        ['POST', '/vps/ssh-keys', { name: 'dry', public_key: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBfDqf9/tkQWdrGtyE3T2lSmcFThZGcJ7ZOPUjmYl/VU dry' }, (d) => assert.equal(d.id, 0)],
+        ['POST', '/vps/ssh-keys', { name: 'dry', public_key: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBfDqf9/tkQWdrGtyE3T2lSmcFThZGcJ7ZOPUjmYl/VU dry' }, (d) => assert.match(d.fingerprint, /^SHA256:/)],
         ['DELETE', `/vps/ssh-keys/${key.id}`, undefined, () => undefined],
         ['PUT', `/vps/${id}/firewall`, { enabled: true, rules: [{ protocol: 'tcp', port: '22' }] }, (d) => assert.equal(d.rules.length, 1)],
-        ['POST', `/vps/${stopped}/vpc/subnets`, { cidr: '10.2.0.0/28' }, (d) => assert.deepEqual([d.id, d.gateway, d.dhcp_end], [0, '10.2.0.1', '10.2.0.14'])],
+        ['POST', `/vps/${stopped}/vpc/subnets`, { cidr: '10.2.0.0/28' }, (d) => assert.deepEqual([d.gateway, d.dhcp_start, d.dhcp_end], ['10.2.0.1', '10.2.0.2', '10.2.0.14'])],
         ['PUT', `/vps/${id}/vpc/subnets/${subnet.id}`, undefined, (d) => assert.equal(d.address, '10.1.0.2')],
-        ['POST', '/vps/floating-ips', { location: 'ams' }, (d) => assert.deepEqual([d.id, d.ip, d.vps_id], [0, '', null])],
+        ['POST', '/vps/floating-ips', { location: 'ams' }, (d) => assert.deepEqual([d.location, d.vps_id], ['ams', null])],
         ['PUT', `/vps/floating-ips/${floating.id}/attach`, { vps_id: id }, (d) => assert.equal(d.vps_id, id)],
         ['PUT', `/vps/floating-ips/${attached.id}/detach`, undefined, (d) => assert.equal(d.vps_id, null)],
         ['DELETE', `/vps/floating-ips/${floating.id}`, undefined, () => undefined],
