@@ -147,18 +147,28 @@ export class BuiltinCa implements CertificateAuthority {
   }
 
   private ca(): Promise<LoadedCa> {
-    this.loaded ??= this.loadOrCreate().catch((err) => {
-      this.loaded = null
-      throw err
-    })
+    this.loaded ??= this.loadOrCreate().then(
+      ({ ca, created }) => {
+        // A CA created just now is read again next time: the insert may belong to a transaction that is
+        // rolled back (a dry run), and only a stored CA may sign for good.
+        if (created) this.loaded = null
+        return ca
+      },
+      (err) => {
+        this.loaded = null
+        throw err
+      },
+    )
     return this.loaded
   }
 
-  private async loadOrCreate(): Promise<LoadedCa> {
+  private async loadOrCreate(): Promise<{ ca: LoadedCa; created: boolean }> {
     let row = await repo.findAuthority(this.db, this.name)
+    let created = false
     if (!row) {
       try {
         await repo.insertAuthority(this.db, { name: this.name, ...(await generateCa(this.clock.now())), created_at: iso(this.clock.now()) })
+        created = true
       } catch (err) {
         if (!isUniqueViolation(err)) throw err
       }
@@ -170,11 +180,8 @@ export class BuiltinCa implements CertificateAuthority {
     if (!keyDer) throw new Error('The built-in CA key cannot be read')
     const intermediateKey = await subtle.importKey('pkcs8', keyDer, ECDSA_P256, false, ['sign'])
     return {
-      root: new x509.X509Certificate(row.root_cert),
-      rootPem: row.root_cert,
-      intermediate,
-      intermediatePem: row.intermediate_cert,
-      intermediateKey,
+      ca: { root: new x509.X509Certificate(row.root_cert), rootPem: row.root_cert, intermediate, intermediatePem: row.intermediate_cert, intermediateKey },
+      created,
     }
   }
 }

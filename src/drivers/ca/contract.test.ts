@@ -161,3 +161,31 @@ for (const dialect of dialects) {
     }
   })
 }
+
+for (const dialect of dialects) {
+  describe(`built-in CA storage (${dialect})`, () => {
+    it('signs only with a CA that is stored: one created in a write that did not last is made again', async () => {
+      const dir = tempDir()
+      const fresh = await freshDatabase(dialect, dir)
+      const database: Database = openDatabase(fresh.database)
+      try {
+        await migrate(database.db, database.schema)
+        const ca = new BuiltinCa(database.db, systemClock, async () => [])
+        const first = await ca.rootCertificate()
+        // As if the insert had been rolled back (a dry run): the CA is gone from the database.
+        await database.db.deleteFrom('ca_authorities').execute()
+        const second = await ca.rootCertificate()
+        assert.notEqual(second, first)
+        const stored = await database.db.selectFrom('ca_authorities').select('root_cert').executeTakeFirstOrThrow()
+        assert.equal(stored.root_cert, second)
+        // Once read from the database it stays: the same root on every call.
+        assert.equal(await ca.rootCertificate(), second)
+        assert.equal(await ca.rootCertificate(), second)
+      } finally {
+        await database.close()
+        await fresh.drop()
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
+    })
+  })
+}
