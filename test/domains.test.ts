@@ -125,6 +125,7 @@ for (const dialect of dialects) {
         { hostname: 'ns2.example.net', ipv4: '192.0.2.53', ipv6: '2001:db8::53' },
       ])
       assert.equal(ns.body.data.nameserver_profile, null)
+      assert.equal(ns.body.data.managed_dns, false, 'other nameservers: the zone here is not the one served')
       assert.deepEqual(ns.body.data.tags, ['a.b', 'c_d', 'e-f'], 'tags unchanged')
       const after = (await t.request('GET', `/domains/${name}/dns/zone`, { key: a.key })).body.data.zone as string
       assert.match(after, /IN\s+NS\s+ns1\.example\.net\./)
@@ -141,6 +142,7 @@ for (const dialect of dialects) {
       const builtin = await t.request('PUT', `/domains/${name}`, { key: a.key, body: { nameserver: 'default-mijnhost' } })
       assert.equal(builtin.body.data.nameserver_profile, 'default-mijnhost')
       assert.equal(builtin.body.data.nameservers[0], 'ns1.provider.test')
+      assert.equal(builtin.body.data.managed_dns, true)
 
       const fwd = await t.request('PUT', `/domains/${name}`, { key: a.key, body: { forwarder: { enabled: true, type: 302, url: 'https://www.example.org/landing' } } })
       assert.deepEqual(fwd.body.data.forwarder, { type: 302, url: 'https://www.example.org/landing' })

@@ -9,7 +9,7 @@ import type { RegistryDriver } from '../../drivers/registry/registry.js'
 import { pageOf, pagination } from '../../http/schemas.js'
 import type { ContactsService, Role } from '../contacts/contacts.service.js'
 import type { NameserversService } from '../nameservers/nameservers.service.js'
-import { normaliseNameservers, type Nameserver, type NameserverInput } from '../nameservers/nameservers.js'
+import { managedDns, normaliseNameservers, type Nameserver, type NameserverInput } from '../nameservers/nameservers.js'
 import { parseDomainName } from './domain-name.js'
 import * as repo from './domains.repository.js'
 import type { Domain } from './domains.tables.js'
@@ -146,10 +146,13 @@ export class DomainsService {
       const profile = await this.nameservers.get(accountId, input.nameserver)
       changes.nameservers = JSON.stringify(profile.nameservers)
       changes.nameserver_profile = profile.alias
+      changes.managed_dns = this.managedBy(profile.nameservers)
       zoneChanged = true
     } else if (input.nameservers !== undefined) {
-      changes.nameservers = JSON.stringify(normaliseNameservers(input.nameservers))
+      const list = normaliseNameservers(input.nameservers)
+      changes.nameservers = JSON.stringify(list)
       changes.nameserver_profile = null
+      changes.managed_dns = this.managedBy(list)
       zoneChanged = true
     }
     if (input.is_locked !== undefined) changes.is_locked = input.is_locked ? 1 : 0
@@ -250,7 +253,7 @@ export class DomainsService {
       dnssec_keys: '[]',
       forwarder: null,
       forwarder_enabled: 0,
-      managed_dns: 1,
+      managed_dns: this.managedBy(input.nameservers),
       contacts: JSON.stringify(input.contacts),
       cancel_at: null,
       zone_serial: nextSerial(0, now),
@@ -258,6 +261,10 @@ export class DomainsService {
       updated_at: iso(now),
     })
     return id
+  }
+
+  private managedBy(nameservers: Nameserver[]): number {
+    return managedDns(nameservers, this.nameservers.builtin().nameservers)
   }
 
   /** Gives the zone a new serial; call in the transaction that changed it. */

@@ -7,7 +7,7 @@ import { errors } from '../../errors.js'
 import * as domainsRepo from '../domains/domains.repository.js'
 import { nextSerial, type ZonePublisher } from '../domains/zone-serial.js'
 import * as repo from './nameservers.repository.js'
-import { normaliseNameservers, type Nameserver, type NameserverInput } from './nameservers.js'
+import { managedDns, normaliseNameservers, type Nameserver, type NameserverInput } from './nameservers.js'
 
 /** The alias of the provider's own nameservers, read-only, present in every account. */
 export const BUILTIN_ALIAS = 'default-mijnhost'
@@ -114,6 +114,7 @@ export class NameserversService {
           await domainsRepo.updateDomain(trx, accountId, d.id, {
             nameservers: JSON.stringify(nameservers),
             nameserver_profile: alias,
+            managed_dns: managedDns(nameservers, this.builtin().nameservers),
             zone_serial: nextSerial(d.zone_serial, now),
             updated_at: iso(now),
           })

@@ -35,3 +35,9 @@ export function normaliseNameservers(input: NameserverInput[]): Nameserver[] {
   if (out.length < MIN_NAMESERVERS) throw errors.nameserverCount()
   return out
 }
+
+/** 1 when `nameservers` include one of the provider's own, so the zone kept here is the one the world sees; else 0. */
+export function managedDns(nameservers: Nameserver[], provider: Nameserver[]): number {
+  const ours = new Set(provider.map((n) => n.hostname))
+  return nameservers.some((n) => ours.has(n.hostname)) ? 1 : 0
+}
