@@ -209,19 +209,26 @@ export class DomainOrdersService implements OrderItemProcessor {
       : await this.registry.register(item.name, d.period)
     if (!outcome.ok) return { errors: [{ code: outcome.code, description: outcome.description }] }
 
-    const domainId = await this.db.transaction().execute(async (trx) => {
-      const id = await this.deps.domains.create(trx, {
-        accountId: item.accountId,
-        name: item.name,
-        renewalDate: outcome.expiresOn,
-        nameserverProfile: ns.alias,
-        nameservers: ns.nameservers,
-        contacts,
+    let domainId: number
+    try {
+      domainId = await this.db.transaction().execute(async (trx) => {
+        const id = await this.deps.domains.create(trx, {
+          accountId: item.accountId,
+          name: item.name,
+          renewalDate: outcome.expiresOn,
+          nameserverProfile: ns.alias,
+          nameservers: ns.nameservers,
+          contacts,
+        })
+        const domain = (await domainsRepo.findOwned(trx, item.accountId, item.name))!
+        await this.deps.dns.fill(trx, domain, records)
+        return id
       })
-      const domain = (await domainsRepo.findOwned(trx, item.accountId, item.name))!
-      await this.deps.dns.fill(trx, domain, records)
-      return id
-    })
+    } catch (err) {
+      // Give the name back, so the job's next attempt registers it again instead of finding it taken.
+      await this.registry.cancel(item.name)
+      throw err
+    }
     await this.deps.publish(item.name)
     await this.scheduleRenewal(item.accountId, domainId, outcome.expiresOn)
     return { errors: [], result: { domain: item.name, domain_id: domainId } }
