@@ -125,6 +125,24 @@ for (const dialect of dialects) {
       assert.deepEqual(again.body, { status: 400, status_description: 'This domain is not available for registration' })
     })
 
+    it('gives a domain ordered without a nameserver profile the account\'s default one', async () => {
+      const c = await t.account('Defaults')
+      const plain = uniqueName('plain', 'nl')
+      await order({ domain: plain }, c.key)
+      await t.ctx.jobs.drain()
+      await t.request('POST', '/domains/nameservers', { key: c.key, body: { alias: 'house', nameservers: ['ns1.house.example', 'ns2.house.example'], set_as_default: true } })
+      const withDefault = uniqueName('house', 'nl')
+      await order({ domain: withDefault }, c.key)
+      await t.ctx.jobs.drain()
+      const first = (await t.request('GET', `/domains/${plain}`, { key: c.key })).body.data
+      assert.equal(first.nameserver_profile, 'default-mijnhost', 'without a default of its own: the built-in profile')
+      assert.equal(first.managed_dns, true)
+      const second = (await t.request('GET', `/domains/${withDefault}`, { key: c.key })).body.data
+      assert.equal(second.nameserver_profile, 'house')
+      assert.deepEqual(second.nameservers, ['ns1.house.example', 'ns2.house.example'])
+      assert.equal(second.managed_dns, false)
+    })
+
     it('refuses a premium name without the matching accept_premium_price, and orders it with it', async () => {
       const refused = await order({ domain: 'premium.xyz' })
       assert.deepEqual(refused.body, { status: 400, status_description: 'This is a premium domain: set accept_premium_price to 499.00 to accept its register price' })
