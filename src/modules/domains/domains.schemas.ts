@@ -107,11 +107,11 @@ export const UpdateDomainBody = Type.Object(
     ),
     profile: Type.Optional(
       Type.Object({
-        owner: Type.Optional(Type.Integer()),
-        admin: Type.Optional(Type.Integer()),
-        tech: Type.Optional(Type.Integer()),
-        billing: Type.Optional(Type.Integer()),
-      }, { description: 'Contact profile ids' }),
+        owner: Type.Optional(Nullable(Type.Integer())),
+        admin: Type.Optional(Nullable(Type.Integer())),
+        tech: Type.Optional(Nullable(Type.Integer())),
+        billing: Type.Optional(Nullable(Type.Integer())),
+      }, { description: 'Contact profile ids; 0 or null removes the role\'s contact' }),
     ),
     forwarder: Type.Optional(
       Type.Object({

@@ -166,7 +166,11 @@ export class DomainsService {
       const current = JSON.parse(d.contacts) as Partial<Record<Role, number>>
       const given = await this.contacts.resolve(accountId, Object.fromEntries(Object.entries(input.profile).filter(([, v]) => typeof v === 'number' && v > 0)))
       const next = { ...current }
-      for (const role of Object.keys(input.profile) as Role[]) if (given[role]) next[role] = given[role]
+      // A role given as 0 or null loses its contact; roles left out keep theirs.
+      for (const [role, id] of Object.entries(input.profile) as [Role, number | null | undefined][]) {
+        if (typeof id === 'number' && id > 0) next[role] = given[role]
+        else if (id !== undefined) delete next[role]
+      }
       changes.contacts = JSON.stringify(next)
     }
     if (input.forwarder !== undefined) {
