@@ -147,7 +147,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     orders,
     vps: new VpsService(db, clock, jobs, drivers.hypervisor, { shutdownTimeoutSeconds: config.hypervisor.shutdownTimeoutSeconds }),
     profile,
-    invoices: new InvoicesService(db, clock, config.billing, drivers.payments, profile, mail),
+    invoices: new InvoicesService(db, clock, config.billing, drivers.payments, profile, mail, jobs),
     paymethods: new PaymethodsService(db, clock, drivers.payments, profile),
     users: new UsersService(db, clock, () => services.iam, { newUsersPerHour: 10 }),
     tickets: new TicketsService(db, clock, mail, profile, config.mail.supportAddress),

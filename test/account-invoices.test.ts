@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { extractText, getDocumentProxy } from 'unpdf'
+import { ManualClock } from '../src/clock.js'
 import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { ensureTestProcessor } from './helpers/fixtures/orders.js'
 import type { OutboxMailDriver } from '../src/drivers/mail/builtin.js'
@@ -159,6 +160,40 @@ for (const dialect of dialects) {
     })
   })
 }
+
+describe('payment reconciliation', () => {
+  it('marks an invoice paid once the payments driver reports its payment paid, and keeps checking while payments are open', async () => {
+    const clock = new ManualClock()
+    const t = await startTestApp('sqlite', { clock })
+    try {
+      const a = await t.account()
+      const one = await t.ctx.services.invoices.create(a.accountId, { lines: [{ description: 'one', amountCents: 1000 }] })
+      const two = await t.ctx.services.invoices.create(a.accountId, { lines: [{ description: 'two', amountCents: 2000 }] })
+      const get = async (nr: string) => (await t.request('GET', `/account/invoices/${nr}`, { key: a.key })).body.data
+      const reference = String((await get(one.invoiceNr)).payment_url).split('/').pop()!
+      // The provider settles the payment (a webhook, a bank statement): the invoice follows at the next reconciliation.
+      await t.ctx.drivers.payments.settle(reference)
+      await t.ctx.jobs.drain()
+      assert.equal((await get(one.invoiceNr)).paid, false, 'not before the reconciliation is due')
+      clock.advance(16 * 60_000)
+      await t.ctx.jobs.drain()
+      assert.equal((await get(one.invoiceNr)).paid, true)
+      assert.equal((await get(one.invoiceNr)).payment_status, 'paid')
+      assert.equal((await get(two.invoiceNr)).paid, false)
+      const queued = await t.ctx.db.selectFrom('jobs').select('run_at').where('kind', '=', 'invoices.reconcile').where('status', '=', 'queued').execute()
+      assert.equal(queued.length, 1, 'the next run is queued while an invoice is open')
+      const ref2 = String((await get(two.invoiceNr)).payment_url).split('/').pop()!
+      await t.ctx.drivers.payments.settle(ref2)
+      clock.advance(16 * 60_000)
+      await t.ctx.jobs.drain()
+      assert.equal((await get(two.invoiceNr)).paid, true)
+      const left = await t.ctx.db.selectFrom('jobs').select('id').where('kind', '=', 'invoices.reconcile').where('status', '=', 'queued').execute()
+      assert.equal(left.length, 0, 'nothing left to check')
+    } finally {
+      await t.close()
+    }
+  })
+})
 
 describe('invoices with a configured VAT rate', () => {
   it('applies HOSTAPI_VAT_PERCENT', async () => {

@@ -43,6 +43,22 @@ export const listInvoices = (db: Db, accountId: number, opts: { search?: string;
 export const findInvoice = (db: Db, accountId: number, invoiceNr: string) =>
   db.selectFrom('invoices').selectAll().where('account_id', '=', accountId).where('invoice_nr', '=', invoiceNr).executeTakeFirst()
 
+/** Open invoices of every account that have a payment with the driver, after `afterId` by id (the reconciliation job's batch). */
+export const openInvoicesWithPayment = (db: Db, afterId: number, limit: number) =>
+  db
+    .selectFrom('invoices')
+    .select(['id', 'account_id', 'invoice_nr', 'payment_reference'])
+    .where('status', '=', 'open')
+    .where('payment_reference', 'is not', null)
+    .where('id', '>', afterId)
+    .orderBy('id')
+    .limit(limit)
+    .execute()
+
+/** True when a job of this kind is in one of `statuses`. */
+export const jobPending = async (db: Db, kind: string, statuses: ('queued' | 'running')[]): Promise<boolean> =>
+  (await db.selectFrom('jobs').select('id').where('kind', '=', kind).where('status', 'in', statuses).executeTakeFirst()) !== undefined
+
 /** The lines of one of the account's invoices, in order. */
 export const linesOf = (db: Db, accountId: number, invoiceId: number) =>
   db

@@ -7,6 +7,7 @@ import type { DB } from '../../db/tables.js'
 import { errors } from '../../errors.js'
 import type { PaymentsDriver } from '../../drivers/payments/payments.js'
 import type { MailDriver } from '../../drivers/mail/mail.js'
+import type { JobRunner } from '../../jobs/runner.js'
 import { pageOf, pagination } from '../../http/schemas.js'
 import { findAccount } from '../iam/iam.repository.js'
 import type { Invoice, InvoiceLine } from './account.tables.js'
@@ -56,6 +57,11 @@ export interface InvoiceDetail extends InvoiceSummary {
   lines: { description: string; quantity: number; unit_price: number; total_price: number }[]
 }
 
+/** The job that marks open invoices paid once the payments driver reports their payment paid. */
+export const RECONCILE_JOB = 'invoices.reconcile'
+const RECONCILE_EVERY_MS = 15 * 60_000
+const RECONCILE_BATCH = 200
+
 /** Invoices: made for orders (and by the operator), listed, shown and rendered as PDF. */
 export class InvoicesService {
   constructor(
@@ -65,7 +71,43 @@ export class InvoicesService {
     private readonly payments: PaymentsDriver,
     private readonly profiles: ProfileService,
     private readonly mail: MailDriver,
-  ) {}
+    private readonly jobs: JobRunner,
+  ) {
+    jobs.register(RECONCILE_JOB, async () => {
+      const result = await this.reconcilePayments()
+      if (result.checked > result.paid) await this.scheduleReconcile()
+      return result
+    })
+  }
+
+  /**
+   * Asks the payments driver about every open invoice's payment and marks the paid ones paid (payments
+   * settled by the provider, a webhook or an operator).
+   */
+  async reconcilePayments(): Promise<{ checked: number; paid: number }> {
+    let checked = 0
+    let paid = 0
+    for (let after = 0; ; ) {
+      const batch = await repo.openInvoicesWithPayment(this.db, after, RECONCILE_BATCH)
+      if (batch.length === 0) break
+      for (const inv of batch) {
+        checked++
+        const status = await this.payments.status(inv.payment_reference!).catch(() => null)
+        if (status === 'paid') {
+          await repo.updateInvoice(this.db, inv.account_id, inv.id, { status: 'paid', paid_at: iso(this.clock.now()) })
+          paid++
+        }
+      }
+      after = batch[batch.length - 1].id
+    }
+    return { checked, paid }
+  }
+
+  // Only a queued run counts: a running one may be finishing without seeing the newest payment.
+  private async scheduleReconcile(): Promise<void> {
+    if (await repo.jobPending(this.db, RECONCILE_JOB, ['queued'])) return
+    await this.jobs.enqueue(RECONCILE_JOB, null, { runAt: new Date(this.clock.now().getTime() + RECONCILE_EVERY_MS) })
+  }
 
   /** The charger of the orders module: an open invoice for the order's lines, VAT added. Call it outside a transaction. */
   async createForOrder(accountId: number, input: { orderId: number; lines: NewInvoiceLine[] }): Promise<{ invoiceNr: string }> {
@@ -128,6 +170,7 @@ export class InvoicesService {
       const payment = await this.payments.createPayment({ accountId, description: `Invoice ${invoiceNr}`, amountCents: total, currency: this.billing.currency })
       paymentUrl = payment.paymentUrl
       await repo.updateInvoice(this.db, accountId, id, { payment_reference: payment.reference, payment_url: payment.paymentUrl })
+      await this.scheduleReconcile()
     } else {
       await repo.updateInvoice(this.db, accountId, id, { status: 'paid', paid_at: iso(now) })
     }
