@@ -96,6 +96,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     if (!/^[^\s@]+@[^\s@]+$/.test(raw)) problems.push(`${name} must be an e-mail address (got "${raw}")`)
     return raw
   }
+  const httpUrl = (name: string, def: string): string => {
+    const raw = env[name]
+    if (raw === undefined || raw === '') return def
+    if (!/^https?:\/\/[^\s/]+(\/\S*)?$/.test(raw)) problems.push(`${name} must be an http(s) URL (got "${raw}")`)
+    return raw
+  }
   const positive = (name: string, def: number): number => {
     const raw = env[name]
     if (raw === undefined || raw === '') return def
@@ -215,7 +221,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       from: email('HOSTAPI_MAIL_FROM', 'hostapi@localhost.localdomain'),
       supportAddress: email('HOSTAPI_SUPPORT_EMAIL', 'support@localhost.localdomain'),
     },
-    payments: { baseUrl: env.HOSTAPI_PAYMENT_URL || 'https://localhost:8443/pay' },
+    payments: { baseUrl: httpUrl('HOSTAPI_PAYMENT_URL', 'https://localhost:8443/pay') },
     admin: { port: env.HOSTAPI_ADMIN_PORT ? int('HOSTAPI_ADMIN_PORT', 0, 0, 65535) : null, token: adminToken },
     sandbox: {
       // On with the demo unless set; HOSTAPI_DEMO=0 alone turns it off.
