@@ -91,6 +91,10 @@ for (const dialect of dialects) {
       assert.equal(mail.kind, 'profile.verify_email')
       assert.equal(mail.account_id, a.accountId)
       const code = /\n {2}(\S+)\n/.exec(mail.text_body)![1]
+      const [notice] = await outbox.list({ to: before.email })
+      assert.equal(notice.kind, 'profile.email_change_requested')
+      assert.match(notice.text_body, /new-address@example\.org/)
+      assert.ok(!notice.text_body.includes(code), 'the old address never sees the code')
 
       const other = await t.account()
       const foreign = await t.request('POST', '/account/profile/confirm-email', { key: other.key, body: { token: code } })

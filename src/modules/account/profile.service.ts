@@ -136,6 +136,16 @@ export class ProfileService {
           `Confirm it within 48 hours by sending this code to POST /api/v2/account/profile/confirm-email as {"token": "<code>"}:\n\n  ${token}\n\n` +
           'If this was not you, ignore this message; nothing changes.\n',
       })
+      // The current address hears of the request too, so a stolen key cannot move the account's mail unnoticed.
+      await this.mail.send({
+        to: current.email,
+        accountId,
+        kind: 'profile.email_change_requested',
+        subject: 'A change of your e-mail address was requested',
+        text:
+          `Hello ${changes.firstname},\n\nA change of your account's e-mail address to ${email} was requested through the API.\n` +
+          'It takes effect only when the code sent to the new address is confirmed. If this was not you, revoke your API keys.\n',
+      })
     }
     return { profile: await this.get(accountId), verificationSent: token !== null }
   }
