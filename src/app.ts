@@ -94,6 +94,7 @@ export async function buildAdminApp(ctx: Context, opts: AppOptions = {}): Promis
   await app.register(transportPlugin, { bodyLimit: ctx.config.bodyLimit })
   await app.register(errorsPlugin)
   await app.register(metricsPlugin, { metrics: ctx.ops.metrics })
+  await app.register(auditPlugin, { db: ctx.db, clock: ctx.clock })
   await app.register(healthRoutes)
   await app.register(adminApi, { prefix: ADMIN_PREFIX })
   await app.ready()

@@ -173,6 +173,13 @@ for (const dialect of dialects) {
       assert.equal((await adm('GET', `/audit?account=${b.customerNumber}&to=2999-01-01`)).body.data.entries.length, 2)
       assert.equal((await adm('GET', '/audit?account=999999')).body.data.entries.length, 0)
       assert.equal((await adm('GET', '/audit?from=yesterday')).status, 400)
+
+      // Admin calls are audited under the admin token's prefix.
+      const prefix = token.slice(0, 12)
+      await adm('PUT', `/accounts/${b.customerNumber}/suspend`)
+      const byAdmin = await adm('GET', `/audit?key_prefix=${prefix}`)
+      assert.ok(byAdmin.body.data.entries.some((e: { path: string; customer_number: number | null }) =>
+        e.path === `/admin/v1/accounts/${b.customerNumber}/suspend` && e.customer_number === null))
     })
 
     it('inspects jobs and retries a failed one', async () => {
@@ -393,6 +400,9 @@ for (const dialect of dialects) {
       assert.deepEqual((await request(origin, 'GET', '/admin/v1/accounts', { key: a.key })).body, NO_TOKEN)
       assert.equal((await request(origin, 'GET', '/readyz')).status, 200)
       assert.deepEqual((await request(origin, 'GET', '/api/v2/whoami', { key: a.key })).body, { status: 404, status_description: 'Endpoint not found' })
+      assert.equal((await request(origin, 'PUT', `/admin/v1/accounts/${a.customerNumber}/suspend`, { headers: auth })).status, 200)
+      const audit = await request(origin, 'GET', `/admin/v1/audit?key_prefix=${token.slice(0, 12)}`, { headers: auth })
+      assert.equal(audit.body.data.entries[0].path, `/admin/v1/accounts/${a.customerNumber}/suspend`)
       const metrics = await request(origin, 'GET', '/admin/v1/metrics', { headers: auth })
       assert.match(metrics.text, /^hostapi_rate_limit_rejections_total\{operation="whoami"\} 1$/m)
     })
@@ -557,6 +567,11 @@ for (const dialect of dialects) {
       await adm('POST', '/sandbox/faults', { operation: 'whoami', status: 500, status_description: 'Registry down', count: 1 })
       assert.deepEqual((await t.request('GET', '/whoami')).body, NO_KEY)
       assert.deepEqual((await t.request('GET', '/whoami', { key: SEED_KEY })).body, { status: 500, status_description: 'Registry down' })
+
+      // A fault without a status only delays the real answer.
+      await adm('POST', '/sandbox/faults', { operation: 'whoami', latency_ms: 5, count: 1 })
+      assert.equal((await t.request('GET', '/whoami', { key: SEED_KEY })).body.data.customer_number, 100001)
+      assert.deepEqual((await adm('GET', '/sandbox/faults')).body.data.faults, [])
 
       const never = await adm('POST', '/sandbox/faults', { operation: 'whoami', status: 500, probability: 0 })
       for (let i = 0; i < 5; i++) assert.equal((await t.request('GET', '/whoami', { key: SEED_KEY })).status, 200)

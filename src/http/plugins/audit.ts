@@ -8,7 +8,7 @@ import { callerIp } from '../caller.js'
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
-/** Records every mutating call to a known route: who, from where, what, and how it ended. */
+/** Records every mutating call to a known route (admin routes included): who, from where, what, and how it ended. */
 export const auditPlugin = fp(async (app, opts: { db: Kysely<DB>; clock: Clock }) => {
   const record: onResponseHookHandler = async (req, reply) => {
     const who = req.principal
@@ -18,7 +18,8 @@ export const auditPlugin = fp(async (app, opts: { db: Kysely<DB>; clock: Clock }
         .values({
           account_id: who?.accountId ?? null,
           user_id: who?.userId ?? null,
-          key_prefix: who?.keyPrefix ?? null,
+          // An admin call is recorded under the prefix of the admin token that made it.
+          key_prefix: who?.keyPrefix ?? req.adminToken?.prefix ?? null,
           ip: callerIp(req),
           method: req.method,
           path: req.url.split('?')[0],
