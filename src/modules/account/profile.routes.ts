@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { ok } from '../../http/schemas.js'
+import { errorsFor } from './errors.schemas.js'
 import { DryRunQuery, isDryRun } from './dry-run.js'
 import { ConfirmEmailBody, Profile, UpdateProfileBody } from './profile.schemas.js'
 
@@ -10,7 +11,7 @@ export const profileRoutes: FastifyPluginAsync = async (base) => {
 
   app.get('/account/profile', {
     config: { area: 'account-profile' },
-    schema: { operationId: 'getProfile', tags: ['Account'], summary: 'Get the account profile', response: { 200: Profile } },
+    schema: { operationId: 'getProfile', tags: ['Account'], summary: 'Get the account profile', response: { 200: Profile, ...errorsFor('account-profile') } },
   }, async (req) => ok(await app.services.profile.get(req.principal!.accountId)))
 
   app.put('/account/profile', {
@@ -25,7 +26,7 @@ export const profileRoutes: FastifyPluginAsync = async (base) => {
         'verification code is mailed to it; it takes effect once confirmed with `POST /account/profile/confirm-email`.',
       querystring: DryRunQuery,
       body: UpdateProfileBody,
-      response: { 200: Profile },
+      response: { 200: Profile, ...errorsFor('account-profile', { 400: ['The company name cannot be changed through the API; contact support'] }) },
     },
   }, async (req) => {
     const r = await app.services.profile.update(req.principal!.accountId, req.body, { dryRun: isDryRun(req.query) })
@@ -40,7 +41,7 @@ export const profileRoutes: FastifyPluginAsync = async (base) => {
       summary: 'Confirm a new e-mail address with the mailed code',
       querystring: DryRunQuery,
       body: ConfirmEmailBody,
-      response: { 200: Profile },
+      response: { 200: Profile, ...errorsFor('account-profile', { 400: ['Invalid or expired verification code'] }) },
     },
   }, async (req) => ok(await app.services.profile.confirmEmail(req.principal!.accountId, req.body.token, { dryRun: isDryRun(req.query) }), 'E-mail address confirmed'))
 }
