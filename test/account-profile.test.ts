@@ -157,6 +157,20 @@ for (const dialect of dialects) {
       assert.equal((await t.request('GET', '/account/paymethods', { key: b.key })).body.data.default, 'bank_transfer')
     })
 
+    it('stores the first profile once when several changes race', async () => {
+      const c = await t.account('Race B.V.')
+      const email = (await t.request('GET', '/account/profile', { key: c.key })).body.data.email
+      const pm = await t.ctx.services.paymethods.add(c.accountId, { type: 'creditcard', holder: 'R', account: '4111111111111111' })
+      const answers = await Promise.all([
+        ...['Amsterdam', 'Utrecht', 'Delft', 'Leiden'].map((city) => t.request('PUT', '/account/profile', { key: c.key, body: { ...fullProfile, city, email } })),
+        t.request('PUT', '/account/paymethods', { key: c.key, body: { default_paymethod_id: pm } }),
+      ])
+      assert.deepEqual(answers.map((r) => r.status), [200, 200, 200, 200, 200])
+      const rows = await t.ctx.db.selectFrom('account_profiles').select('city').where('account_id', '=', c.accountId).execute()
+      assert.equal(rows.length, 1)
+      assert.equal((await t.request('GET', '/account/paymethods', { key: c.key })).body.data.default_paymethod_id, pm)
+    })
+
     it('needs account-profile and account-paymethods respectively', async () => {
       const prof = await t.subUser(a, { 'account-profile': true })
       assert.equal((await t.request('GET', '/account/profile', { key: prof.key })).status, 200)

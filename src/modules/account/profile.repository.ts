@@ -8,9 +8,9 @@ import type { Insertable, Updateable } from 'kysely'
 export const findProfile = (db: Db, accountId: number) =>
   db.selectFrom('account_profiles').selectAll().where('account_id', '=', accountId).executeTakeFirst()
 
-/** Stores the account's profile. */
-export const insertProfile = (db: Db, row: Insertable<AccountProfilesTable>) =>
-  db.insertInto('account_profiles').values(row).execute()
+/** Stores the account's profile, or applies `changes` to the stored one (two first writes may race). */
+export const upsertProfile = (db: Db, row: Insertable<AccountProfilesTable>, changes: Updateable<AccountProfilesTable>) =>
+  db.insertInto('account_profiles').values(row).onConflict((oc) => oc.column('account_id').doUpdateSet(changes)).execute()
 
 /** Changes the account's stored profile. */
 export const updateProfile = (db: Db, accountId: number, changes: Updateable<AccountProfilesTable>) =>

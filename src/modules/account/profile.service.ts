@@ -121,10 +121,7 @@ export class ProfileService {
       pending = { pending_email: email, pending_email_token_hash: hashToken(token), pending_email_expires_at: iso(new Date(now.getTime() + VERIFY_TTL_MS)) }
     }
     if (opts.dryRun) return { profile: view({ ...current, ...changes, ...pending }, now), verificationSent: token !== null }
-    await this.db.transaction().execute(async (trx) => {
-      if (await repo.findProfile(trx, accountId)) await repo.updateProfile(trx, accountId, { ...changes, ...pending })
-      else await repo.insertProfile(trx, { ...current, id: undefined, ...changes, ...pending })
-    })
+    await repo.upsertProfile(this.db, { ...current, id: undefined, ...changes, ...pending }, { ...changes, ...pending })
     if (token) {
       await this.mail.send({
         to: email,
@@ -170,10 +167,7 @@ export class ProfileService {
   /** Sets the default payment method (null = bank transfer), storing the profile if it was not stored yet. */
   async setDefaultPaymethod(accountId: number, paymethodId: number | null): Promise<void> {
     const current = await this.row(accountId)
-    await this.db.transaction().execute(async (trx) => {
-      if (await repo.findProfile(trx, accountId)) await repo.updateProfile(trx, accountId, { default_paymethod_id: paymethodId })
-      else await repo.insertProfile(trx, { ...current, id: undefined, default_paymethod_id: paymethodId })
-    })
+    await repo.upsertProfile(this.db, { ...current, id: undefined, default_paymethod_id: paymethodId }, { default_paymethod_id: paymethodId })
   }
 
 }
