@@ -100,6 +100,19 @@ for (const dialect of dialects) {
       assert.equal(pending.paidout, 0)
     })
 
+    it('pays each commission once when payouts race', async () => {
+      const c = await t.account()
+      const aff = t.ctx.services.affiliate
+      for (let i = 0; i < 5; i++) await aff.approve(c.accountId, await aff.addCommission(c.accountId, { orderNr: 700 + i, saleCents: 1000, commissionCents: 100 }))
+      const ids = await Promise.all([1, 2, 3, 4].map((n) => aff.payOut(c.accountId, `RACE-${n}`)))
+      const made = ids.filter((x) => x !== null)
+      assert.equal(made.length, 1, 'one payout pays them all, the others find nothing left')
+      const payments = (await t.request('GET', '/affiliate/payments', { key: c.key })).body.data.payments
+      assert.equal(payments.length, 1)
+      assert.equal(payments[0].amount, 5)
+      assert.equal(payments[0].commission_count, 5)
+    })
+
     it('answers 404 for missing and another account\'s commissions and payments; needs account-affiliate', async () => {
       const b = await t.account()
       for (const p of [`/affiliate/commissions/${ids.paid}`, '/affiliate/commissions/999999']) {

@@ -41,6 +41,18 @@ export const commissionsOfPayment = (db: Db, accountId: number, paymentId: numbe
 export const payableCommissions = (db: Db, accountId: number) =>
   db.selectFrom('affiliate_commissions').selectAll().where('account_id', '=', accountId).where('approved', '=', 1).where('paidout', '=', 0).orderBy('id').execute()
 
+/** Marks the commissions paid by `paymentId`, only those still unpaid; returns how many it marked. */
+export const claimForPayment = async (db: Db, accountId: number, ids: number[], paymentId: number): Promise<number> => {
+  const r = await db
+    .updateTable('affiliate_commissions')
+    .set({ paidout: 1, payment_id: paymentId })
+    .where('account_id', '=', accountId)
+    .where('id', 'in', ids)
+    .where('paidout', '=', 0)
+    .executeTakeFirst()
+  return Number(r.numUpdatedRows)
+}
+
 /** Inserts an affiliate payment; returns its id. */
 export const insertPayment = (db: Db, row: Insertable<AffiliatePaymentsTable>) =>
   db.insertInto('affiliate_payments').values(row).returning('id').executeTakeFirstOrThrow()

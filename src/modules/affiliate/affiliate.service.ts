@@ -105,23 +105,33 @@ export class AffiliateService {
 
   /** Pays out every approved, unpaid commission in one bank transfer; null when there is nothing to pay. */
   async payOut(accountId: number, reference: string): Promise<number | null> {
-    return this.db.transaction().execute(async (trx) => {
-      const due = await repo.payableCommissions(trx, accountId)
-      if (due.length === 0) return null
-      const now = iso(this.clock.now())
-      const { id } = await repo.insertPayment(trx, {
-        account_id: accountId,
-        date: now,
-        amount_cents: due.reduce((s, c) => s + c.commission_amount_cents, 0),
-        method: 'bank_transfer',
-        reference,
-        status: 'paid',
-      })
-      for (const c of due) await repo.updateCommission(trx, accountId, c.id, { paidout: 1, payment_id: id })
-      return id
-    })
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.db.transaction().execute(async (trx) => {
+          const due = await repo.payableCommissions(trx, accountId)
+          if (due.length === 0) return null
+          const { id } = await repo.insertPayment(trx, {
+            account_id: accountId,
+            date: iso(this.clock.now()),
+            amount_cents: due.reduce((s, c) => s + c.commission_amount_cents, 0),
+            method: 'bank_transfer',
+            reference,
+            status: 'paid',
+          })
+          // Only commissions still unpaid are claimed: a concurrent payout that got there first makes this one start over.
+          const claimed = await repo.claimForPayment(trx, accountId, due.map((c) => c.id), id)
+          if (claimed !== due.length) throw new PayoutRaced()
+          return id
+        })
+      } catch (err) {
+        if (err instanceof PayoutRaced && attempt < 3) continue
+        throw err
+      }
+    }
   }
 }
+
+class PayoutRaced extends Error {}
 
 function paymentRow(p: AffiliatePayment) {
   return { id: p.id, date: time(p.date), amount: amount(p.amount_cents), method: p.method, reference: p.reference, status: p.status }
