@@ -226,6 +226,9 @@ for (const dialect of dialects) {
     })
 
     it('serves Prometheus metrics that parse, with requests per operation and status and the job queue', async () => {
+      t.ctx.jobs.register('test.metrics', async () => null)
+      await t.ctx.jobs.enqueue('test.metrics', null)
+      await t.ctx.jobs.drain()
       await t.request('GET', '/whoami', { key: a.key })
       await t.request('GET', '/whoami')
       const r = await adm('GET', '/metrics')
@@ -241,13 +244,13 @@ for (const dialect of dialects) {
       assert.ok((samples.get('hostapi_http_requests_total{operation="whoami",method="GET",status="200"}') ?? 0) >= 1)
       assert.ok((samples.get('hostapi_http_requests_total{operation="whoami",method="GET",status="401"}') ?? 0) >= 1)
       assert.ok([...samples.keys()].some((k) => k.startsWith('hostapi_http_request_duration_seconds_bucket{le="0.005",operation="whoami"')))
-      assert.equal(samples.get('hostapi_jobs{kind="test.flaky",status="done"}'), 1)
+      assert.equal(samples.get('hostapi_jobs{kind="test.metrics",status="done"}'), 1)
     })
 
     it('answers /healthz and /readyz without a key', async () => {
       assert.deepEqual((await t.request('GET', '/healthz')).body, { status: 200, status_description: 'OK' })
-      assert.deepEqual((await t.request('GET', '/readyz')).body,
-        { status: 200, status_description: 'Ready', data: { database: 'ok', migrations: 'ok' } })
+      const ready = await t.request('GET', '/readyz')
+      assert.deepEqual(ready.body, { status: 200, status_description: 'Ready', data: { database: 'ok', migrations: 'ok' } }, ready.text)
     })
 
     it('documents the admin API in its own OpenAPI document, hidden from the customer one', async () => {
@@ -626,6 +629,24 @@ for (const dialect of dialects) {
         assert.equal(accounts.body.data.pagination.total, 2)
       } finally {
         await t.close()
+      }
+    })
+
+    it('gives a seed-file account the demo data of every area when asked', async () => {
+      const dir = tempDir()
+      const file = path.join(dir, 'seed.json')
+      fs.writeFileSync(file, JSON.stringify({
+        accounts: [{ name: 'Demo-like', email: 'demo-like@example.test', demo_data: true, keys: [{ key: 'sandbox-demo-like-key-00000000001' }], domains: [{ name: 'own-sandbox.nl' }] }],
+      }))
+      const t = await startTestApp(dialect, { env: { HOSTAPI_SEED_FILE: file } })
+      try {
+        const key = 'sandbox-demo-like-key-00000000001'
+        const domains = (await t.request('GET', '/domains', { key })).body.data.domains.map((d: { domain: string }) => d.domain)
+        assert.ok(domains.includes('own-sandbox.nl') && domains.length > 1, domains.join(','))
+        assert.ok((await t.request('GET', '/vps', { key })).body.data.vps.length > 0)
+      } finally {
+        await t.close()
+        fs.rmSync(dir, { recursive: true, force: true })
       }
     })
 

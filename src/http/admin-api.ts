@@ -1,6 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { Type } from 'typebox'
-import { migrationsApplied, ping } from '../db/database.js'
+import { ping } from '../db/database.js'
+import { migrations as knownMigrations } from '../db/migrations/index.js'
+import { appliedMigrations } from '../modules/admin/sandbox.repository.js'
 import { adminAuthPlugin } from './plugins/admin-auth.js'
 import { adminRoutes } from '../modules/admin/admin.routes.js'
 import { sandboxRoutes } from '../modules/admin/sandbox.routes.js'
@@ -39,7 +41,8 @@ export const healthRoutes: FastifyPluginAsync = async (app) => {
     let migrations = 'ok'
     try {
       await ping(ctx.db)
-      if (!(await migrationsApplied(ctx.db, ctx.dbSchema))) migrations = 'pending'
+      const applied = new Set(await appliedMigrations(ctx.db))
+      if (Object.keys(knownMigrations).some((name) => !applied.has(name))) migrations = 'pending'
     } catch {
       database = 'unreachable'
       migrations = 'unknown'

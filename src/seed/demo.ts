@@ -11,6 +11,11 @@ export type DemoSeeder = (ctx: Context, account: { accountId: number; userId: nu
 /** Each area's demo seeder, run in this order on an empty database. */
 const demoSeeders: DemoSeeder[] = [seedDomains, seedCertificates, seedVps, seedAccount]
 
+/** Runs every area's demo seeder for one account (a seed-file account with `demo_data: true`). */
+export async function seedDemoData(ctx: Context, account: { accountId: number; userId: number; customerNumber: number }): Promise<void> {
+  for (const seed of demoSeeders) await seed(ctx, account)
+}
+
 export const DEMO_EMAIL = 'demo@example.com'
 
 /**

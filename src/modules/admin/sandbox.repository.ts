@@ -13,11 +13,11 @@ const SIMULATOR_TABLES = ['registry_domains', 'hv_floating_ips', 'hv_instances']
  * jobs and audit rows that belong to no account. Rows are found by `account_id` (with the cascades of
  * `accounts`), so tables added later are covered. Emptied tables start their ids at 1 again.
  */
-export async function wipeAccountData(db: Kysely<DB>, dialect: Dialect, schema: string | null): Promise<void> {
-  const tables = (await db.introspection.getTables()).filter((t) => dialect === 'sqlite' || t.schema === (schema ?? 'public'))
-  const names = new Set(tables.map((t) => t.name))
-  const withAccount = tables.filter((t) => t.name !== 'accounts' && t.columns.some((c) => c.name === 'account_id')).map((t) => t.name)
-  const idTables = tables.filter((t) => t.columns.some((c) => c.name === 'id' && c.isAutoIncrementing)).map((t) => t.name)
+export async function wipeAccountData(db: Kysely<DB>, dialect: Dialect): Promise<void> {
+  const tables = await tableColumns(db, dialect)
+  const names = new Set(tables.keys())
+  const withAccount = [...tables].filter(([t, cols]) => t !== 'accounts' && cols.has('account_id')).map(([t]) => t)
+  const idTables = [...tables].filter(([, cols]) => cols.has('id')).map(([t]) => t)
   await db.transaction().execute(async (trx) => {
     // Before the accounts: tables whose account_id is set null on delete would keep the rows.
     for (const t of withAccount) await sql`delete from ${sql.table(t)} where account_id is not null`.execute(trx)
@@ -30,6 +30,38 @@ export async function wipeAccountData(db: Kysely<DB>, dialect: Dialect, schema: 
       else await sql`select setval(pg_get_serial_sequence(${t}, 'id'), 1, false)`.execute(trx)
     }
   })
+}
+
+/**
+ * The application's tables and their columns. On PostgreSQL only the current schema is read (other
+ * deployments' schemas on the same server, created and dropped at any time, are none of our business).
+ */
+async function tableColumns(db: Kysely<DB>, dialect: Dialect): Promise<Map<string, Set<string>>> {
+  const out = new Map<string, Set<string>>()
+  if (dialect === 'postgres') {
+    const rows = await sql<{ table_name: string; column_name: string }>`
+      select c.table_name, c.column_name from information_schema.columns c
+      join information_schema.tables t on t.table_schema = c.table_schema and t.table_name = c.table_name
+      where c.table_schema = current_schema() and t.table_type = 'BASE TABLE'`.execute(db)
+    for (const r of rows.rows) {
+      if (!out.has(r.table_name)) out.set(r.table_name, new Set())
+      out.get(r.table_name)!.add(r.column_name)
+    }
+  } else {
+    for (const t of await db.introspection.getTables()) out.set(t.name, new Set(t.columns.map((c) => c.name)))
+  }
+  for (const name of [...out.keys()]) if (name.startsWith('kysely_')) out.delete(name)
+  return out
+}
+
+/** The names of the migrations applied to this database (empty when none ever ran). */
+export async function appliedMigrations(db: Kysely<DB>): Promise<string[]> {
+  try {
+    const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(db)
+    return rows.rows.map((r) => r.name)
+  } catch {
+    return []
+  }
 }
 
 export const setAccountStatus = (db: Db, accountId: number, status: 'active' | 'suspended') =>

@@ -32,7 +32,7 @@ export async function resetSandbox(ctx: Context): Promise<{ accounts: number; se
   const sandbox = sandboxOf(ctx)
   const file = ctx.config.sandbox.seedFile
   const spec = file ? readSeedFile(file) : null
-  await wipeAccountData(ctx.db, ctx.dialect, ctx.dbSchema)
+  await wipeAccountData(ctx.db, ctx.dialect)
   ctx.services.iam.invalidateAuthCache()
   sandbox.clock.advance(-sandbox.clock.offset())
   sandbox.faults.clear()

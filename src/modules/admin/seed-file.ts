@@ -8,6 +8,7 @@ import { ApiError } from '../../errors.js'
 import { normaliseZone } from '../dns/records.js'
 import { permissionsOf, parseTime } from './admin.service.js'
 import * as repo from './sandbox.repository.js'
+import { seedDemoData } from '../../seed/demo.js'
 
 const SeedKey = Type.Object(
   {
@@ -61,6 +62,7 @@ const SeedAccount = Type.Object(
     keys: Type.Optional(Type.Array(SeedKey)),
     users: Type.Optional(Type.Array(SeedUser)),
     domains: Type.Optional(Type.Array(SeedDomain)),
+    demo_data: Type.Optional(Type.Boolean({ description: "Also give this account the demo's data of every area (domains, VPS, certificates, invoices, tickets…); one account at most" })),
   },
   { additionalProperties: false },
 )
@@ -125,6 +127,7 @@ export function readSeedFile(file: string): SeedSpec {
       else domains.add(name)
     })
   })
+  if (data.accounts.filter((a) => a.demo_data).length > 1) problems.push('demo_data: at most one account can have the demo data')
   if (problems.length) throw new SeedFileError(file, problems)
   return data
 }
@@ -152,6 +155,7 @@ export async function applySeed(ctx: Context, spec: SeedSpec, file: string): Pro
           throw err
         }
       }
+      if (a.demo_data) await seedDemoData(ctx, account)
       if (a.status === 'suspended') {
         await repo.setAccountStatus(ctx.db, account.accountId, 'suspended')
         iam.invalidateAuthCache()
