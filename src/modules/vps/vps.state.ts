@@ -5,9 +5,6 @@ export type TaskAction = 'create' | 'start' | 'stop' | 'poweroff' | 'restart' | 
 /** Every action the state rules know, tasks and immediate ones. */
 export type VpsAction = Exclude<TaskAction, 'create'> | 'reset_password' | 'hostname'
 
-/** Settled states: no task holds the VPS. */
-export const SETTLED_STATES = ['running', 'stopped', 'rescue', 'error', 'terminated'] as const
-
 /** The status a VPS shows while a task of this action holds it (null: unchanged). */
 export const TRANSITIONAL: Record<TaskAction, string | null> = {
   create: 'installing',
@@ -23,7 +20,7 @@ export const TRANSITIONAL: Record<TaskAction, string | null> = {
 }
 
 /**
- * The state rules: for a settled status, whether an action may run, and the text when it may not.
+ * The state rules: for a settled status (running, stopped, rescue, error, terminated), whether an action may run, and the text when it may not.
  * A VPS held by a task refuses every action with `VPS is locked by a running task` before these apply.
  */
 export function refusal(status: string, action: VpsAction): string | null {
