@@ -367,6 +367,16 @@ for (const dialect of dialects) {
       await adm('DELETE', '/premium-names/gold.com')
       assert.equal((await t.request('GET', '/domains/availability/gold.com', { key: a.key })).body.data.is_premium, false)
       assert.deepEqual((await adm('DELETE', '/premium-names/gold.com')).body, { status: 404, status_description: 'Premium name not found' })
+
+      const reserved = await adm('PUT', '/reserved-names/kept-name.nl', { reason: 'Registry policy' })
+      assert.equal(reserved.status, 200, reserved.text)
+      assert.equal(reserved.body.data.reason, 'Registry policy')
+      assert.equal((await t.request('GET', '/domains/availability/kept-name.nl', { key: a.key })).body.data.status, 'unavailable')
+      assert.deepEqual((await adm('GET', '/reserved-names')).body.data.reserved_names.map((r: { name: string }) => r.name), ['kept-name.nl'])
+      assert.equal((await adm('DELETE', '/reserved-names/kept-name.nl')).status, 200)
+      assert.equal((await t.request('GET', '/domains/availability/kept-name.nl', { key: a.key })).body.data.status, 'available')
+      assert.deepEqual((await adm('DELETE', '/reserved-names/kept-name.nl')).body, { status: 404, status_description: 'Reserved name not found' })
+      assert.equal((await adm('PUT', '/reserved-names/not a name', {})).status, 400)
     })
 
     it('lists the VPS images', async () => {

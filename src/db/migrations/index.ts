@@ -11,6 +11,7 @@ import * as vps from './0200-vps.js'
 import * as vpsOrderItems from './0201-vps-order-items.js'
 import * as account from './0300-account.js'
 import * as admin from './0400-admin.js'
+import * as reservedNames from './0410-reserved-names.js'
 
 /**
  * Every migration, by name. Names sort in the order they run; each area takes its own
@@ -29,4 +30,5 @@ export const migrations: Record<string, Migration> = {
   '0201-vps-order-items': vpsOrderItems,
   '0300-account': account,
   '0400-admin': admin,
+  '0410-reserved-names': reservedNames,
 }

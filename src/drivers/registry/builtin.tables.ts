@@ -4,6 +4,15 @@ import type { Generated } from 'kysely'
 export interface RegistryTables {
   registry_domains: RegistryDomainsTable
   premium_names: PremiumNamesTable
+  reserved_names: ReservedNamesTable
+}
+
+/** Names the registry refuses to register, with the operator's reason. */
+export interface ReservedNamesTable {
+  id: Generated<number>
+  name: string
+  reason: string
+  created_at: string
 }
 
 /** A name the built-in registry holds. */

@@ -16,7 +16,7 @@ function newAuthCode(): string {
 /**
  * The registry that runs on one machine: its registrations live in `registry_domains`; names of this
  * service's domains are taken; a configured list stands for names registered elsewhere (transferable with
- * their configured code); premium names and prices come from `premium_names`.
+ * their configured code); premium names and prices come from `premium_names`; `reserved_names` are refused.
  */
 export class BuiltinRegistry implements RegistryDriver {
   private readonly external: Map<string, string | null>
@@ -33,6 +33,7 @@ export class BuiltinRegistry implements RegistryDriver {
     const name = parseDomainName(raw)
     if (!name || name !== raw) return { status: 'invalid', premium: null }
     if (await this.isOurs(name)) return { status: 'unavailable', premium: null }
+    if (await this.db.selectFrom('reserved_names').select('id').where('name', '=', name).executeTakeFirst()) return { status: 'unavailable', premium: null }
     if (this.external.has(name)) return { status: 'transfer', premium: null }
     const premium = await this.db.selectFrom('premium_names').select(['register_cents', 'renew_cents']).where('name', '=', name).executeTakeFirst()
     return { status: 'available', premium: premium ? { registerCents: premium.register_cents, renewCents: premium.renew_cents } : null }

@@ -371,3 +371,9 @@ export const InvoiceBody = Type.Object(
   { additionalProperties: false, examples: [{ lines: [{ description: 'Consultancy, 2 hours', amount: 150, quantity: 2 }] }] },
 )
 export const InvoiceNrParams = Type.Object({ customer_number: Type.Integer({ minimum: 1 }), invoice_nr: Type.String({ minLength: 1, maxLength: 64 }) })
+
+export const ReservedBody = Type.Object({ reason: Type.Optional(Type.String({ maxLength: 300 })) }, { additionalProperties: false })
+const Reserved = Type.Object({ name: Type.String(), reason: Type.String(), created_at: Time() })
+const reservedExample = { name: 'nic.nl', reason: 'Kept by the registry', created_at: '2026-11-22T16:00:00.000Z' }
+export const ReservedReply = Envelope(Reserved, reservedExample)
+export const ReservedListReply = Envelope(Type.Object({ reserved_names: Type.Array(Reserved) }), { reserved_names: [reservedExample] })

@@ -352,6 +352,23 @@ export class AdminService {
     if (!(await catalog.deletePremium(this.db, raw.trim().toLowerCase().replace(/\.$/, '')))) throw errors.notFound('Premium name not found')
   }
 
+  reservedNames() {
+    return catalog.listReserved(this.db)
+  }
+
+  /** Reserves a name: the built-in registry refuses to register it (availability says `unavailable`). */
+  async reserve(raw: string, reason: string) {
+    const name = raw.trim().toLowerCase().replace(/\.$/, '')
+    if (!DOMAIN.test(name)) throw errors.invalidDomainName()
+    const created_at = iso(this.clock.now())
+    await catalog.upsertReserved(this.db, { name, reason, created_at })
+    return (await catalog.listReserved(this.db)).find((r) => r.name === name)!
+  }
+
+  async unreserve(raw: string): Promise<void> {
+    if (!(await catalog.deleteReserved(this.db, raw.trim().toLowerCase().replace(/\.$/, '')))) throw errors.notFound('Reserved name not found')
+  }
+
   /** Jobs per kind and status (for the metrics). */
   jobCounts() {
     return repo.jobCounts(this.db)

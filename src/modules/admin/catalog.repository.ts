@@ -38,3 +38,13 @@ export async function upsertPremium(db: Db, row: { name: string; register_cents:
 
 export const deletePremium = async (db: Db, name: string): Promise<boolean> =>
   Number((await db.deleteFrom('premium_names').where('name', '=', name).executeTakeFirst()).numDeletedRows) > 0
+
+export const listReserved = (db: Db) => db.selectFrom('reserved_names').select(['name', 'reason', 'created_at']).orderBy('name').execute()
+
+export async function upsertReserved(db: Db, row: { name: string; reason: string; created_at: string }): Promise<void> {
+  const updated = await db.updateTable('reserved_names').set({ reason: row.reason }).where('name', '=', row.name).executeTakeFirst()
+  if (Number(updated.numUpdatedRows) === 0) await db.insertInto('reserved_names').values(row).execute()
+}
+
+export const deleteReserved = async (db: Db, name: string): Promise<boolean> =>
+  Number((await db.deleteFrom('reserved_names').where('name', '=', name).executeTakeFirst()).numDeletedRows) > 0

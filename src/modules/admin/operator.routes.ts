@@ -66,6 +66,24 @@ export const operatorRoutes: FastifyPluginAsync = async (base) => {
     return okMessage('Premium name removed')
   })
 
+  app.get('/reserved-names', {
+    config: admin,
+    schema: { operationId: 'adminListReservedNames', tags: ['Catalogue'], summary: 'List the names the built-in registry refuses to register', response: { 200: S.ReservedListReply, ...errorsOf } },
+  }, async () => ok({ reserved_names: await s.admin.reservedNames() }))
+
+  app.put('/reserved-names/:name', {
+    config: admin,
+    schema: { operationId: 'adminReserveName', tags: ['Catalogue'], summary: 'Reserve a name: nobody can register it (availability says unavailable)', params: S.PremiumParams, body: S.ReservedBody, response: { 200: S.ReservedReply, ...errorsOf } },
+  }, async (req) => ok(await s.admin.reserve(req.params.name, req.body?.reason ?? ''), 'Name reserved'))
+
+  app.delete('/reserved-names/:name', {
+    config: admin,
+    schema: { operationId: 'adminUnreserveName', tags: ['Catalogue'], summary: 'Release a reserved name', params: S.PremiumParams, response: { 200: OkMessage, ...errorsOf } },
+  }, async (req) => {
+    await s.admin.unreserve(req.params.name)
+    return okMessage('Name released')
+  })
+
   app.get('/accounts/:customer_number/tickets', {
     config: admin,
     schema: { operationId: 'adminListTickets', tags: ['Support'], summary: "List an account's tickets, newest activity first", params: S.CustomerNumberParams, querystring: Type.Object(PageQuery), response: { 200: TicketList, ...errorsOf } },
