@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import type { Db, Dialect } from '../../db/database.js'
+import type { Dialect } from '../../db/database.js'
 import type { DB } from '../../db/tables.js'
 
 /**
@@ -63,6 +63,3 @@ export async function appliedMigrations(db: Kysely<DB>): Promise<string[]> {
     return []
   }
 }
-
-export const setAccountStatus = (db: Db, accountId: number, status: 'active' | 'suspended') =>
-  db.updateTable('accounts').set({ status }).where('id', '=', accountId).execute()

@@ -7,7 +7,7 @@ import { ymd } from '../../clock.js'
 import { ApiError } from '../../errors.js'
 import { normaliseZone } from '../dns/records.js'
 import { permissionsOf, parseTime } from './admin.service.js'
-import * as repo from './sandbox.repository.js'
+import { setAccountStatus } from './admin.repository.js'
 import { seedDemoData } from '../../seed/demo.js'
 
 const SeedKey = Type.Object(
@@ -157,7 +157,7 @@ export async function applySeed(ctx: Context, spec: SeedSpec, file: string): Pro
       }
       if (a.demo_data) await seedDemoData(ctx, account)
       if (a.status === 'suspended') {
-        await repo.setAccountStatus(ctx.db, account.accountId, 'suspended')
+        await setAccountStatus(ctx.db, account.accountId, 'suspended')
         iam.invalidateAuthCache()
       }
     }
