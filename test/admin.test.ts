@@ -203,7 +203,7 @@ for (const dialect of dialects) {
       const retried = await adm('POST', `/jobs/${id}/retry`)
       assert.equal(retried.body.data.status, 'queued')
       assert.equal(retried.body.data.attempts, 0)
-      await t.ctx.jobs.drain()
+      assert.equal((await adm('POST', '/jobs/run')).body.data.jobs_run, 1)
       const done = await adm('GET', `/jobs/${id}`)
       assert.equal(done.body.data.status, 'done')
       assert.deepEqual(done.body.data.result, { ok: true })

@@ -97,6 +97,11 @@ export const adminRoutes: FastifyPluginAsync = async (base) => {
     schema: { operationId: 'adminRetryJob', tags: tags('Jobs'), summary: 'Queue a failed job again with fresh attempts', params: S.IdParams, response: { 200: S.JobReply, ...errorsOf } },
   }, async (req) => ok(await svc.retryJob(req.params.id), 'Job queued'))
 
+  app.post('/jobs/run', {
+    config: admin,
+    schema: { operationId: 'adminRunDueJobs', tags: tags('Jobs'), summary: 'Run every due job now, in this request (for instances started with HOSTAPI_JOBS=0)', response: { 200: S.RunJobsReply, ...errorsOf } },
+  }, async () => ok({ jobs_run: await app.ctx.jobs.drain() }))
+
   app.get('/outbox', {
     config: admin,
     schema: { operationId: 'adminListOutbox', tags: tags('Mail'), summary: 'List the mail the built-in mail driver sent, newest first', querystring: S.OutboxQuery, response: { 200: S.OutboxReply, ...errorsOf } },

@@ -377,3 +377,5 @@ const Reserved = Type.Object({ name: Type.String(), reason: Type.String(), creat
 const reservedExample = { name: 'nic.nl', reason: 'Kept by the registry', created_at: '2026-11-22T16:00:00.000Z' }
 export const ReservedReply = Envelope(Reserved, reservedExample)
 export const ReservedListReply = Envelope(Type.Object({ reserved_names: Type.Array(Reserved) }), { reserved_names: [reservedExample] })
+
+export const RunJobsReply = Envelope(Type.Object({ jobs_run: Type.Integer() }), { jobs_run: 3 })
