@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { extractText, getDocumentProxy } from 'unpdf'
 import { ManualClock } from '../src/clock.js'
+import { pdfText as printable } from '../src/modules/account/pdf-text.js'
 import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { ensureTestProcessor } from './helpers/fixtures/orders.js'
 import type { OutboxMailDriver } from '../src/drivers/mail/builtin.js'
@@ -61,7 +62,7 @@ for (const dialect of dialects) {
     it('serves a real PDF of the invoice with its number, dates, total, lines and the customer address', async () => {
       const profile = (await t.request('GET', '/account/profile', { key: a.key })).body.data
       const put = await t.request('PUT', '/account/profile', { key: a.key, body: {
-        ...profile, address: 'Keizersgracht', house_number: '100', zipcode: '1015 AA', city: 'Amsterdam', country_code: 'NL', phone: '201234567', phone_country_code: '+31',
+        ...profile, firstname: 'Łukasz', address: 'Keizersgracht', house_number: '100', zipcode: '1015 AA', city: 'Amsterdam', country_code: 'NL', phone: '201234567', phone_country_code: '+31',
       } })
       assert.equal(put.status, 200)
       const { invoiceNr } = await t.ctx.services.invoices.create(a.accountId, {
@@ -82,6 +83,7 @@ for (const dialect of dialects) {
       assert.ok(text.includes('EUR 12.50'), 'unit price of the two certificates')
       assert.ok(text.includes('Invoice Customer B.V.'), 'customer company')
       assert.ok(text.includes('Keizersgracht 100'), 'customer street')
+      assert.ok(text.includes('Lukasz Owner') || text.includes('Lukasz '), `customer name printable in ${text}`)
       assert.ok(text.includes('1015 AA') && text.includes('Amsterdam'), 'customer town')
       const detail = (await t.request('GET', `/account/invoices/${invoiceNr}`, { key: a.key })).body.data
       assert.ok(text.includes(detail.invoice_date) && text.includes(detail.due_date), 'invoice and due dates')
@@ -160,6 +162,14 @@ for (const dialect of dialects) {
     })
   })
 }
+
+describe('PDF text', () => {
+  it('keeps what the standard fonts can print, drops accents they cannot, and marks the rest', () => {
+    assert.equal(printable('Zoë Müller — € 12,10 “quoted”'), 'Zoë Müller — € 12,10 “quoted”')
+    assert.equal(printable('Łukasz Ğündoğdu, Dvořák, Đorđe'), 'Lukasz Gündogdu, Dvorák, Dorde')
+    assert.equal(printable('日本 🚀 Москва'), '?? ? ??????')
+  })
+})
 
 describe('payment reconciliation', () => {
   it('marks an invoice paid once the payments driver reports its payment paid, and keeps checking while payments are open', async () => {

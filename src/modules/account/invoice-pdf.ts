@@ -2,10 +2,15 @@ import PDFDocument from 'pdfkit'
 import type { Config } from '../../config/config.js'
 import type { InvoiceCustomer, InvoiceDetail } from './invoices.service.js'
 import { amountText } from './money.js'
+import { pdfText } from './pdf-text.js'
 
 /** Renders one invoice as an A4 PDF: seller, customer address, number and dates, lines, VAT and totals. */
 export function renderInvoicePdf(input: { invoice: InvoiceDetail; customer: InvoiceCustomer; seller: Config['billing']['seller'] }): Promise<Buffer> {
-  const { invoice: inv, customer, seller } = input
+  const inv = { ...input.invoice, invoice_nr: pdfText(input.invoice.invoice_nr), lines: input.invoice.lines.map((l) => ({ ...l, description: pdfText(l.description) })) }
+  const c = input.customer
+  const customer = { ...c, name: pdfText(c.name), company: pdfText(c.company), address: c.address.map(pdfText), vat_number: pdfText(c.vat_number) }
+  const s = input.seller
+  const seller = { name: pdfText(s.name), address: s.address.map(pdfText), vatNumber: pdfText(s.vatNumber), iban: pdfText(s.iban) }
   const doc = new PDFDocument({
     size: 'A4',
     margin: 50,
