@@ -95,7 +95,7 @@ for (const dialect of dialects) {
       assert.deepEqual(found.body.data.users.map((u: { firstname: string }) => u.firstname), ['Zoë'])
     })
 
-    it('replaces a sub-user\'s permissions (left-out names become false, unknown names kept), effective at once on its keys', async () => {
+    it('replaces a sub-user\'s permissions (left-out known names become false, unknown names kept), effective at once on its keys', async () => {
       const sub = await t.subUser(a, { domains: true })
       assert.equal((await t.request('GET', '/account/invoices', { key: sub.key })).status, 403)
       const r = await t.request('PUT', `/account/users/${sub.userId}`, {
@@ -114,6 +114,14 @@ for (const dialect of dialects) {
       // Names only: permissions stay.
       const names = await t.request('PUT', `/account/users/${sub.userId}`, { key: a.key, body: { lastname: 'Only' } })
       assert.equal(names.body.data.permissions['account-invoices'], true)
+      // A client that does not know the extra name never erases it; naming it changes it.
+      const known = await t.request('PUT', `/account/users/${sub.userId}`, { key: a.key, body: { permissions: { domains: true } } })
+      assert.equal(known.body.data.permissions['custom-extra'], true)
+      assert.equal(known.body.data.permissions['account-invoices'], false)
+      assert.equal(known.body.data.permissions.domains, true)
+      const off = await t.request('PUT', `/account/users/${sub.userId}`, { key: a.key, body: { permissions: { 'custom-extra': false } } })
+      assert.equal(off.body.data.permissions['custom-extra'], false)
+      assert.equal(off.body.data.permissions.domains, false)
     })
 
     it('never reduces the main user\'s permissions', async () => {

@@ -67,5 +67,5 @@ export const UpdateUserBody = Type.Object(
     lastname: Type.Optional(Name),
     permissions: Type.Optional(Permissions),
   },
-  { description: '`permissions` replaces the whole set: names left out become false.', examples: [{ permissions: { domains: true, 'account-invoices': true } }] },
+  { description: '`permissions` replaces the set: known names left out become false; names outside the specification\'s list keep their value unless given.', examples: [{ permissions: { domains: true, 'account-invoices': true } }] },
 )

@@ -113,12 +113,13 @@ export class UsersService {
     if (input.firstname !== undefined) changes.firstname = input.firstname.trim()
     if (input.lastname !== undefined) changes.lastname = input.lastname.trim()
     if (input.permissions !== undefined) {
+      const stored = JSON.parse(user.permissions) as PermissionMap
       if (user.is_main_user === 1) {
         if (PERMISSIONS.some((p) => input.permissions![p] === false)) throw errors.mainUserPermissions()
-        changes.permissions = JSON.stringify(permissionMap(true, onlyTrueKnown(input.permissions)))
+        changes.permissions = JSON.stringify(permissionMap(true, { ...unknownNames(stored), ...unknownNames(input.permissions) }))
       } else {
-        this.checkGrants(who, JSON.parse(user.permissions) as PermissionMap, input.permissions)
-        changes.permissions = JSON.stringify(permissionMap(false, input.permissions))
+        this.checkGrants(who, stored, input.permissions)
+        changes.permissions = JSON.stringify(permissionMap(false, { ...unknownNames(stored), ...input.permissions }))
       }
     }
     if (opts.dryRun) return view({ ...user, ...changes })
@@ -143,8 +144,8 @@ export class UsersService {
   }
 }
 
-// Unknown names sent for the main user are stored as given; known ones are always true.
-function onlyTrueKnown(map: PermissionMap): PermissionMap {
+// Names outside the specification's list: kept as stored unless a request names them (clients that do not know them never erase them).
+function unknownNames(map: PermissionMap): PermissionMap {
   const out: PermissionMap = {}
   for (const [k, v] of Object.entries(map)) if (!(PERMISSIONS as readonly string[]).includes(k)) out[k] = v
   return out
@@ -160,6 +161,6 @@ function view(u: User): UserView {
     lastname: u.lastname,
     two_factor: u.two_factor === 1,
     is_main_user: u.is_main_user === 1,
-    permissions: u.is_main_user === 1 ? permissionMap(true, onlyTrueKnown(stored)) : permissionMap(false, stored),
+    permissions: u.is_main_user === 1 ? permissionMap(true, unknownNames(stored)) : permissionMap(false, stored),
   }
 }
