@@ -17,7 +17,13 @@ export interface Scenario {
 
 export interface BenchData {
   customerNumber: number
+  /** A domain with 200 records. */
+  bigZone: string
 }
+
+export const DOMAINS = 100
+export const RECORDS = 200
+export const TICKETS = 30
 
 /** Seeds the demo account (with the benchmark key) and what the scenarios read. */
 export async function seedBenchmarkData(env: NodeJS.ProcessEnv, schema: string | null): Promise<BenchData> {
@@ -35,12 +41,39 @@ export async function seedBenchmarkData(env: NodeJS.ProcessEnv, schema: string |
     await migrate(ctx.db, ctx.dbSchema)
     const seeded = await seedDemoIfEmpty(ctx)
     if (!seeded) throw new Error('the benchmark needs an empty database')
-    return { customerNumber: seeded.customerNumber }
+    const who = await ctx.services.iam.authenticate(DEMO_KEY, '127.0.0.1')
+    const { domains, dns, tickets } = ctx.services
+    const existing = (await domains.list(who.accountId, {})).domains.length
+    const renewalDate = `${ctx.clock.now().getUTCFullYear() + 1}-01-01`
+    let bigZone = ''
+    for (let i = existing; i < DOMAINS; i++) {
+      const name = `bench-${String(i).padStart(3, '0')}.nl`
+      await domains.create(ctx.db, { accountId: who.accountId, name, renewalDate, nameserverProfile: null, nameservers: [], contacts: {} })
+      await dns.replace(who.accountId, name, [{ type: 'A', name: '', value: '192.0.2.1' }, { type: 'A', name: 'www', value: '192.0.2.1' }])
+      bigZone ||= name
+    }
+    const records = Array.from({ length: RECORDS }, (_, i) =>
+      i % 2 ? { type: 'A', name: `host${i}`, value: `192.0.2.${i % 250}`, ttl: 3600 } : { type: 'TXT', name: `txt${i}`, value: `record ${i}`, ttl: 3600 })
+    await dns.replace(who.accountId, bigZone, records)
+    for (let i = 0; i < TICKETS; i++) await tickets.create(who, { subject: `Benchmark ticket ${i}`, message: '<p>Hello</p>', department: 'support' })
+    return { customerNumber: seeded.customerNumber, bigZone }
   } finally {
     await ctx.close()
   }
 }
 
-export function scenarios(_data: BenchData): Scenario[] {
-  return [{ name: 'GET /whoami', method: 'GET', path: '/whoami' }]
+export function scenarios(data: BenchData): Scenario[] {
+  return [
+    { name: 'GET /whoami', method: 'GET', path: '/whoami' },
+    { name: `GET /domains (${DOMAINS})`, method: 'GET', path: '/domains' },
+    { name: `GET /domains/{d}/dns (${RECORDS})`, method: 'GET', path: `/domains/${data.bigZone}/dns` },
+    {
+      name: 'PATCH /domains/{d}/dns',
+      method: 'PATCH',
+      path: `/domains/${data.bigZone}/dns`,
+      body: JSON.stringify({ record: { type: 'TXT', name: '_acme-challenge', value: 'benchmark-token', ttl: 120 } }),
+    },
+    { name: 'GET /account/tickets/ (page 1, 25)', method: 'GET', path: '/account/tickets/?page=1&limit=25' },
+    { name: 'GET /vps', method: 'GET', path: '/vps' },
+  ]
 }
