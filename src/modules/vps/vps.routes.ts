@@ -49,7 +49,7 @@ export const vpsRoutes: FastifyPluginAsync = async (base) => {
   }, async () => ok({ products: vps().products() }))
 
   app.post('/vps/order', {
-    config: { area: 'vps', idempotent: true },
+    config: { area: 'order', idempotent: true },
     schema: {
       operationId: 'orderVps', querystring: DryRunQuery, tags: TAGS, summary: 'Order a VPS',
       description: 'Checks the order, charges it and provisions the VPS asynchronously through the order (see GET /orders/{order_id}). ' +
