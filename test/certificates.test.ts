@@ -447,17 +447,23 @@ for (const dialect of dialects) {
       assert.match(bad.body.status_description, /^Invalid id/)
     })
 
-    it('lets a sub-user with the certificates permission in, and no other', async () => {
+    it('lets a sub-user with the certificates permission in, and ordering only with the order permission', async () => {
       const allowed = await t.subUser(a, { certificates: true })
       const denied = await t.subUser(a, { domains: true, order: true })
       const id = await makeCertificatePackage(t, a)
       assert.equal((await get(id, allowed.key)).status, 200)
       assert.equal((await t.request('GET', '/certificates/products', { key: allowed.key })).status, 200)
       for (const [method, path] of [['GET', '/certificates'], ['GET', `/certificates/${id}`], ['GET', '/certificates/products'],
-        ['POST', '/certificates/order'], ['POST', '/certificates/csr'], ['POST', `/certificates/${id}/request`]]) {
+        ['POST', '/certificates/csr'], ['POST', `/certificates/${id}/request`]]) {
         const r = await t.request(method, path, { key: denied.key, body: {} })
         assert.deepEqual(r.body, { status: 403, status_description: 'Access denied' }, `${method} ${path}`)
       }
+      const order = { product_id: 1, duration: 1 }
+      assert.deepEqual((await t.request('POST', '/certificates/order', { key: allowed.key, body: order })).body,
+        { status: 403, status_description: 'Access denied' })
+      const ordered = await t.request('POST', '/certificates/order', { key: denied.key, body: order })
+      assert.equal(ordered.status, 200)
+      assert.equal(typeof ordered.body.data.order_id, 'number')
     })
 
     it('shows an expired certificate as EXP and refuses a request once the paid period has ended', async () => {

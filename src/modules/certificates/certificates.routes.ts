@@ -45,7 +45,8 @@ export const certificatesRoutes: FastifyPluginAsync = async (base) => {
   }, async () => ok({ products: await service().products() }))
 
   app.post('/certificates/order', {
-    config: { area: 'certificates', idempotent: true },
+    // Ordering needs the `order` permission, as every order of the API does.
+    config: { area: 'order', idempotent: true },
     schema: {
       operationId: 'orderCertificate',
       tags,
