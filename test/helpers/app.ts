@@ -102,7 +102,7 @@ export async function startTestApp(
   // Instances on one database share Redis keys; every other test app has its own.
   const redisPrefix = opts.shareDatabaseWith?.config.redisPrefix ?? `hostapi-test:${process.pid}:${randomBytes(4).toString('hex')}:`
   const config = loadConfig(
-    { HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_LOG_LEVEL: 'silent', HOSTAPI_DEMO: '0', HOSTAPI_JOBS: '0', HOSTAPI_DNS_PORT: '0', HOSTAPI_REDIS_PREFIX: redisPrefix, ...opts.env },
+    { HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_LOG_LEVEL: 'silent', HOSTAPI_DEMO: '0', HOSTAPI_JOBS: '0', HOSTAPI_SIM_SPEED: '1000000', HOSTAPI_DNS_PORT: '0', HOSTAPI_REDIS_PREFIX: redisPrefix, ...opts.env },
     { database: fresh.database },
   )
   const server = await startServer(config, opts.clock ? { clock: opts.clock } : {})
