@@ -1,0 +1,74 @@
+import { describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import { dialects, freshDatabase, request, tempDir } from './helpers/app.js'
+import { spawnServer } from './helpers/process.js'
+
+const KEY = 'durabilityDemoKey0000000001'
+const ZONE = 'demo-shop.nl'
+
+// Every write the API acknowledged is still there after the process is killed without warning.
+for (const dialect of dialects) {
+  describe(`acknowledged writes survive SIGKILL (${dialect})`, () => {
+    it('keeps every acknowledged DNS write of a stream interrupted by SIGKILL', async () => {
+      const dataDir = tempDir()
+      const fresh = await freshDatabase(dialect, dataDir)
+      const env: Record<string, string> = {
+        HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_DNS_PORT: '0', HOSTAPI_DEMO_KEY: KEY, HOSTAPI_JOBS: '0',
+        ...(fresh.database.dialect === 'postgres'
+          ? { DATABASE_URL: fresh.database.url, HOSTAPI_DB_SCHEMA: fresh.database.schema! }
+          : { DATABASE_URL: `sqlite:${fresh.database.file}` }),
+      }
+      const first = spawnServer(env)
+      try {
+        const [, url] = await first.waitFor(/^hostapi listening on (https:\/\/\S+)/)
+        const origin = url.replace(/\/api\/v2$/, '')
+        const acknowledged: string[] = []
+        let stop = false
+        // Four writers keep requests in flight while the process is killed.
+        const writer = async (w: number) => {
+          for (let i = 0; !stop; i++) {
+            const name = `w${w}-${i}`
+            try {
+              const r = await request(origin, 'PATCH', `/api/v2/domains/${ZONE}/dns`, {
+                key: KEY,
+                body: { record: { type: 'TXT', name, value: `value-${name}`, ttl: 300 } },
+              })
+              if (r.status === 200) acknowledged.push(name)
+              else assert.fail(`write ${name}: ${r.status} ${r.text}`)
+            } catch (err) {
+              if (!stop) throw err
+            }
+          }
+        }
+        const writers = [0, 1, 2, 3].map(writer)
+        while (acknowledged.length < 40) await new Promise((r) => setTimeout(r, 5))
+        first.child.kill('SIGKILL')
+        stop = true
+        await Promise.allSettled(writers)
+        assert.equal((await first.exited).signal, 'SIGKILL')
+
+        const second = spawnServer(env)
+        try {
+          const [, url2] = await second.waitFor(/^hostapi listening on (https:\/\/\S+)/)
+          const r = await request(url2.replace(/\/api\/v2$/, ''), 'GET', `/api/v2/domains/${ZONE}/dns`, { key: KEY })
+          assert.equal(r.status, 200)
+          const stored = new Set(
+            (r.body.data.records as { type: string; name: string; value: string }[])
+              .filter((x) => x.type === 'TXT')
+              .map((x) => `${x.name}=${x.value}`),
+          )
+          const missing = acknowledged.filter((n) => !stored.has(`${n}.${ZONE}.=value-${n}`))
+          assert.deepEqual(missing, [], `${missing.length} of ${acknowledged.length} acknowledged writes lost`)
+        } finally {
+          second.child.kill('SIGTERM')
+          await second.exited
+        }
+      } finally {
+        first.child.kill('SIGKILL')
+        await fresh.drop()
+        fs.rmSync(dataDir, { recursive: true, force: true })
+      }
+    })
+  })
+}
