@@ -4,6 +4,7 @@
 //   bare Fastify  — one Fastify route on the same certificate answering the same bytes
 //   ceiling       — a bare node:https server on the same certificate answering the same bytes
 //   Prism         — @stoplight/prism-cli mocking the committed openapi.json over plain HTTP
+// then cold start (spawn to first authenticated answer) and the built-in DNS server (bench/dns.ts).
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -154,6 +155,11 @@ async function main() {
     fs.rmSync(dataDir, { recursive: true, force: true })
   }
   report(results, cold)
+  if (process.env.BENCH_SKIP_DNS !== '1') {
+    progress('DNS server')
+    process.stdout.write('\nDNS server (npm run bench:dns):\n')
+    execFileSync(process.execPath, [dist('bench/dns.js')], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] })
+  }
 }
 
 function startPrism(port: number, stdio: 'ignore' | ['ignore', 'pipe', 'inherit']): ChildProcess {
