@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { ok } from '../../http/schemas.js'
 import { errorsFor } from './errors.schemas.js'
-import { DryRunQuery, isDryRun } from './dry-run.js'
+import { DryRunQuery, isDryRun } from '../../http/dry-run.js'
 import { ConfirmEmailBody, Profile, UpdateProfileBody } from './profile.schemas.js'
 
 /** The account holder's profile. */

@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { ok } from '../../http/schemas.js'
 import { errorsFor, PAGED } from './errors.schemas.js'
-import { DryRunQuery, isDryRun } from './dry-run.js'
+import { DryRunQuery, isDryRun } from '../../http/dry-run.js'
 import { CreateTicketBody, ReplyTicketBody, TicketDetail, TicketList, TicketListQuery, TicketParams } from './tickets.schemas.js'
 
 /** Support tickets of the account. */

@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { ok, pageOf } from '../../http/schemas.js'
-import { DryRunQuery, isDryRun } from '../account/dry-run.js'
+import { DryRunQuery, isDryRun } from '../../http/dry-run.js'
 import {
   CertificateListQuery,
   CertificateListResponse,
@@ -67,7 +67,9 @@ export const certificatesRoutes: FastifyPluginAsync = async (base) => {
       operationId: 'generateCsr',
       tags,
       summary: 'Generate a CSR',
-      description: 'Generates a private key (RSA 2048/3072/4096 or ECDSA P-256) and a PKCS#10 request for `common_name`. The private key is returned once and not stored.',
+      description: 'Generates a private key (RSA 2048/3072/4096 or ECDSA P-256) and a PKCS#10 request for `common_name`. The private key is returned once and not stored. ' +
+        'Nothing is stored either way, so `?test=1` answers the same.',
+      querystring: DryRunQuery,
       body: CsrBody,
       response: { 200: CsrResponse },
     },

@@ -4,6 +4,7 @@ import { iso } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
 import { errors } from '../../errors.js'
 import * as domainsRepo from '../domains/domains.repository.js'
+import type { DryRun } from '../domains/domains.service.js'
 import * as repo from './contacts.repository.js'
 
 /** The roles a contact profile can have on a domain. */
@@ -61,9 +62,11 @@ export class ContactsService {
     return view(row)
   }
 
-  async create(accountId: number, input: ContactInput): Promise<ContactView> {
+  /** A dry run answers id 0: the profile is not stored. */
+  async create(accountId: number, input: ContactInput, opts: DryRun = {}): Promise<ContactView> {
     const profile = complete(input.profile ?? {}, null)
     const name = input.name?.trim() || `${profile.firstname} ${profile.lastname}`
+    if (opts.dryRun) return { id: 0, name, profile }
     const id = await this.db.transaction().execute(async (trx) => {
       const { id } = await repo.insertContact(trx, { account_id: accountId, name, profile: JSON.stringify(profile), created_at: iso(this.clock.now()) })
       await this.clearOtherDefaults(trx, accountId, id, profile.defaults)
@@ -73,10 +76,11 @@ export class ContactsService {
   }
 
   /** Changes the given fields; the others stay as they are. */
-  async update(accountId: number, id: number, input: ContactInput): Promise<ContactView> {
+  async update(accountId: number, id: number, input: ContactInput, opts: DryRun = {}): Promise<ContactView> {
     const current = await this.get(accountId, id)
     const profile = complete(input.profile ?? {}, current.profile)
     const name = input.name?.trim() || current.name
+    if (opts.dryRun) return { id, name, profile }
     await this.db.transaction().execute(async (trx) => {
       await repo.updateContact(trx, accountId, id, { name, profile: JSON.stringify(profile), updated_at: iso(this.clock.now()) })
       await this.clearOtherDefaults(trx, accountId, id, profile.defaults)
@@ -85,11 +89,12 @@ export class ContactsService {
   }
 
   /** Deletes a profile no domain uses. */
-  async delete(accountId: number, id: number): Promise<void> {
+  async delete(accountId: number, id: number, opts: DryRun = {}): Promise<void> {
     await this.get(accountId, id)
     const domains = await domainsRepo.contactsOfDomains(this.db, accountId)
     const inUse = domains.some((d) => Object.values(JSON.parse(d.contacts) as Record<string, unknown>).includes(id))
     if (inUse) throw errors.contactInUse()
+    if (opts.dryRun) return
     await repo.deleteContact(this.db, accountId, id)
   }
 

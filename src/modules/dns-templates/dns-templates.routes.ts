@@ -2,6 +2,7 @@ import { Type } from 'typebox'
 import { Nullable } from '../domains/nullable.js'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
+import { DryRunQuery, isDryRun } from '../../http/dry-run.js'
 import { Envelope, OkMessage, ok, okMessage } from '../../http/schemas.js'
 
 const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, description: 'DNS template id' }) })
@@ -48,10 +49,10 @@ export const dnsTemplatesRoutes: FastifyPluginAsync = async (base) => {
     config: { area: 'domains-dns-templates' },
     schema: {
       operationId: 'createDnsTemplate', tags, summary: 'Create a DNS template',
-      description: '`alias` is required. Record names are relative to the domain the template is applied to; values are checked as for DNS records.',
-      body: Body, response: { 200: Envelope(Template, example) },
+      description: '`alias` is required. Record names are relative to the domain the template is applied to; values are checked as for DNS records. `?test=1` answers `id` 0 without storing the template.',
+      querystring: DryRunQuery, body: Body, response: { 200: Envelope(Template, example) },
     },
-  }, async (req) => ok(await app.services.dnsTemplates.create(req.principal!.accountId, req.body)))
+  }, async (req) => ok(await app.services.dnsTemplates.create(req.principal!.accountId, req.body, { dryRun: isDryRun(req.query) })))
 
   app.get('/domains/dns-templates/:id', {
     config: { area: 'domains-dns-templates', fixture: 'dnsTemplate' },
@@ -63,15 +64,15 @@ export const dnsTemplatesRoutes: FastifyPluginAsync = async (base) => {
     schema: {
       operationId: 'updateDnsTemplate', tags, summary: 'Update a DNS template',
       description: 'Changes the fields given; `records` replaces all records.',
-      params: IdParams, body: Body, response: { 200: Envelope(Template, example) },
+      params: IdParams, querystring: DryRunQuery, body: Body, response: { 200: Envelope(Template, example) },
     },
-  }, async (req) => ok(await app.services.dnsTemplates.update(req.principal!.accountId, req.params.id, req.body)))
+  }, async (req) => ok(await app.services.dnsTemplates.update(req.principal!.accountId, req.params.id, req.body, { dryRun: isDryRun(req.query) })))
 
   app.delete('/domains/dns-templates/:id', {
     config: { area: 'domains-dns-templates', fixture: 'dnsTemplate' },
-    schema: { operationId: 'deleteDnsTemplate', tags, summary: 'Delete a DNS template', params: IdParams, response: { 200: OkMessage } },
+    schema: { operationId: 'deleteDnsTemplate', tags, summary: 'Delete a DNS template', params: IdParams, querystring: DryRunQuery, response: { 200: OkMessage } },
   }, async (req) => {
-    await app.services.dnsTemplates.delete(req.principal!.accountId, req.params.id)
+    await app.services.dnsTemplates.delete(req.principal!.accountId, req.params.id, { dryRun: isDryRun(req.query) })
     return okMessage('DNS template deleted')
   })
 }

@@ -4,6 +4,7 @@ import { iso } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
 import { errors } from '../../errors.js'
 import { checkRecordSet, normaliseRecord, type NormalisedRecord } from '../dns/records.js'
+import type { DryRun } from '../domains/domains.service.js'
 import * as repo from './dns-templates.repository.js'
 
 /** A record of a template: the name relative to the zone it is applied to (empty = apex). */
@@ -58,11 +59,13 @@ export class DnsTemplatesService {
     return { id: row.id, alias: row.alias, default: row.is_default, records: JSON.parse(row.records) as TemplateRecord[] }
   }
 
-  async create(accountId: number, input: TemplateInput): Promise<TemplateView> {
+  /** A dry run answers id 0: the template is not stored. */
+  async create(accountId: number, input: TemplateInput, opts: DryRun = {}): Promise<TemplateView> {
     const alias = (input.alias ?? '').trim()
     if (!alias) throw errors.validation('Missing alias', [{ field: 'alias', message: 'is required' }])
     const records = checkTemplateRecords(input.records ?? [])
     const isDefault = input.default ? 1 : 0
+    if (opts.dryRun) return { id: 0, alias, default: isDefault, records }
     const id = await this.db.transaction().execute(async (trx) => {
       if (isDefault) await repo.clearDefault(trx, accountId)
       const { id } = await repo.insertTemplate(trx, { account_id: accountId, alias, is_default: isDefault, records: JSON.stringify(records), created_at: iso(this.clock.now()) })
@@ -71,12 +74,13 @@ export class DnsTemplatesService {
     return { id, alias, default: isDefault, records }
   }
 
-  async update(accountId: number, id: number, input: TemplateInput): Promise<TemplateView> {
+  async update(accountId: number, id: number, input: TemplateInput, opts: DryRun = {}): Promise<TemplateView> {
     const current = await this.get(accountId, id)
     const alias = input.alias === undefined ? current.alias : input.alias.trim()
     if (!alias) throw errors.validation('Invalid alias: must not be empty', [{ field: 'alias', message: 'must not be empty' }])
     const records = input.records === undefined ? current.records : checkTemplateRecords(input.records)
     const isDefault = input.default === undefined ? current.default : input.default ? 1 : 0
+    if (opts.dryRun) return { id, alias, default: isDefault, records }
     await this.db.transaction().execute(async (trx) => {
       if (isDefault && !current.default) await repo.clearDefault(trx, accountId)
       await repo.updateTemplate(trx, accountId, id, { alias, is_default: isDefault, records: JSON.stringify(records), updated_at: iso(this.clock.now()) })
@@ -84,8 +88,9 @@ export class DnsTemplatesService {
     return { id, alias, default: isDefault, records }
   }
 
-  async delete(accountId: number, id: number): Promise<void> {
+  async delete(accountId: number, id: number, opts: DryRun = {}): Promise<void> {
     await this.get(accountId, id)
+    if (opts.dryRun) return
     await repo.deleteTemplate(this.db, accountId, id)
   }
 

@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
+import { DryRunQuery, isDryRun } from '../../http/dry-run.js'
 import { Envelope, OkMessage, ok, okMessage } from '../../http/schemas.js'
 import { DomainParams } from '../domains/domains.schemas.js'
 import { DeleteRecordBody, DnsRecords, ImportZoneBody, PatchRecordBody, ReplaceRecordsBody, ZoneFile } from './dns.schemas.js'
@@ -43,11 +44,12 @@ export const dnsRoutes: FastifyPluginAsync = async (base) => {
       description: 'The whole zone becomes `records`, atomically: one invalid record and nothing changes (400 naming the record). ' +
         'Several records with the same type and name are allowed. ' + noAccess,
       params: DomainParams,
+      querystring: DryRunQuery,
       body: ReplaceRecordsBody,
       response: { 200: OkMessage },
     },
   }, async (req) => {
-    await app.services.dns.replace(req.principal!.accountId, req.params.domain, req.body.records)
+    await app.services.dns.replace(req.principal!.accountId, req.params.domain, req.body.records, { dryRun: isDryRun(req.query) })
     return okMessage(DNS_UPDATED)
   })
 
@@ -60,11 +62,12 @@ export const dnsRoutes: FastifyPluginAsync = async (base) => {
       description: 'The records with this type and name are replaced by this one record (created when there were none). ' +
         '`"value": null` deletes the record set. ' + noAccess,
       params: DomainParams,
+      querystring: DryRunQuery,
       body: PatchRecordBody,
       response: { 200: OkMessage },
     },
   }, async (req) => {
-    await app.services.dns.patch(req.principal!.accountId, req.params.domain, req.body.record)
+    await app.services.dns.patch(req.principal!.accountId, req.params.domain, req.body.record, { dryRun: isDryRun(req.query) })
     return okMessage(DNS_UPDATED)
   })
 
@@ -77,11 +80,12 @@ export const dnsRoutes: FastifyPluginAsync = async (base) => {
       description: 'Deletes the records with this type, name and value (every value of the set when `value` is omitted). ' +
         'Nothing matching is still a success. ' + noAccess,
       params: DomainParams,
+      querystring: DryRunQuery,
       body: DeleteRecordBody,
       response: { 200: OkMessage },
     },
   }, async (req) => {
-    await app.services.dns.remove(req.principal!.accountId, req.params.domain, req.body.record)
+    await app.services.dns.remove(req.principal!.accountId, req.params.domain, req.body.record, { dryRun: isDryRun(req.query) })
     return okMessage(DNS_UPDATED)
   })
 
@@ -108,11 +112,12 @@ export const dnsRoutes: FastifyPluginAsync = async (base) => {
         '`$ORIGIN`, `$TTL`, relative names, `@`, parentheses and comments are understood; a bad line answers 400 naming the line. ' +
         'Bodies up to 8 MiB. ' + noAccess,
       params: DomainParams,
+      querystring: DryRunQuery,
       body: ImportZoneBody,
       response: { 200: OkMessage },
     },
   }, async (req) => {
-    await app.services.dns.importZone(req.principal!.accountId, req.params.domain, req.body.zone)
+    await app.services.dns.importZone(req.principal!.accountId, req.params.domain, req.body.zone, { dryRun: isDryRun(req.query) })
     return okMessage(DNS_UPDATED)
   })
 }

@@ -4,7 +4,7 @@ import { iso } from '../../clock.js'
 import type { Db } from '../../db/database.js'
 import type { DB } from '../../db/tables.js'
 import { ApiError, errors } from '../../errors.js'
-import type { DomainsService } from '../domains/domains.service.js'
+import type { DomainsService, DryRun } from '../domains/domains.service.js'
 import type { Domain } from '../domains/domains.tables.js'
 import type { ZonePublisher } from '../domains/zone-serial.js'
 import type { Nameserver } from '../nameservers/nameservers.js'
@@ -44,27 +44,33 @@ export class DnsService {
   }
 
   /** Replaces every record of the zone with `input`, all or nothing. */
-  async replace(accountId: number, raw: string, input: (Omit<RecordInput, 'name'> & { name?: string | null })[]): Promise<void> {
+  async replace(accountId: number, raw: string, input: (Omit<RecordInput, 'name'> & { name?: string | null })[], opts: DryRun = {}): Promise<void> {
     const d = await this.domains.requireOwned(accountId, raw)
     const records = checkRecordSet(d.name, input.map((r) => normaliseRecord(d.name, { ...r, name: r.name })))
+    if (opts.dryRun) return
     await this.replaceAll(d, records)
   }
 
   /** Upsert of one record set: the (type, name) set becomes this one record; `value: null` deletes the set. */
-  async patch(accountId: number, raw: string, input: RecordSelector): Promise<void> {
+  async patch(accountId: number, raw: string, input: RecordSelector, opts: DryRun = {}): Promise<void> {
     const d = await this.domains.requireOwned(accountId, raw)
     const type = recordType(input.type)
     if (input.value === null || input.value === undefined) {
       if (input.value === undefined) throw errors.invalidDnsRecord(`${type} ${input.name || '@'}`, 'value is required (null deletes the record set)')
       const name = ownerName(d.name, type, input.name)
+      if (opts.dryRun) return
       await this.change(d, async (trx) => (await repo.deleteRecords(trx, accountId, d.id, type, name)) > 0)
       return
     }
     const record = normaliseRecord(d.name, { type, name: input.name, value: input.value, ttl: input.ttl })
-    await this.change(d, async (trx) => {
-      const current = await repo.listRecords(trx, accountId, d.id)
+    const checkAgainst = async (db: Db) => {
+      const current = await repo.listRecords(db, accountId, d.id)
       const others = current.filter((r) => !(r.type === record.type && r.name === record.name))
       checkRecordSet(d.name, [...others.map((r) => ({ ...r, type: r.type as NormalisedRecord['type'] })), record])
+    }
+    if (opts.dryRun) return checkAgainst(this.db)
+    await this.change(d, async (trx) => {
+      await checkAgainst(trx)
       await repo.deleteRecords(trx, accountId, d.id, record.type, record.name)
       await repo.insertRecords(trx, d.id, [record], iso(this.clock.now()))
       return true
@@ -72,7 +78,7 @@ export class DnsService {
   }
 
   /** Deletes the records matching type, name and (when given) value; nothing matching is not an error. */
-  async remove(accountId: number, raw: string, input: RecordSelector): Promise<void> {
+  async remove(accountId: number, raw: string, input: RecordSelector, opts: DryRun = {}): Promise<void> {
     const d = await this.domains.requireOwned(accountId, raw)
     const type = recordType(input.type)
     const name = ownerName(d.name, type, input.name)
@@ -86,6 +92,7 @@ export class DnsService {
         throw err
       }
     }
+    if (opts.dryRun) return
     await this.change(d, async (trx) => (await repo.deleteRecords(trx, accountId, d.id, type, name, value)) > 0)
   }
 
@@ -98,9 +105,11 @@ export class DnsService {
   }
 
   /** Replaces every record with those of a BIND zone text (its SOA and apex NS are ignored). */
-  async importZone(accountId: number, raw: string, text: string): Promise<void> {
+  async importZone(accountId: number, raw: string, text: string, opts: DryRun = {}): Promise<void> {
     const d = await this.domains.requireOwned(accountId, raw)
-    await this.replaceAll(d, parseZone(d.name, text))
+    const records = parseZone(d.name, text)
+    if (opts.dryRun) return
+    await this.replaceAll(d, records)
   }
 
   /** Adds records to a new domain's zone in the caller's transaction (the order processor fills it from a template). */

@@ -3,6 +3,7 @@ import { Nullable } from '../domains/nullable.js'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { errors } from '../../errors.js'
+import { DryRunQuery, isDryRun } from '../../http/dry-run.js'
 import { Envelope, ok } from '../../http/schemas.js'
 
 const AvailabilityResult = Type.Object({
@@ -79,12 +80,13 @@ export const domainOrdersRoutes: FastifyPluginAsync = async (base) => {
       description: 'Checks the order, charges it and answers `order_id`; the domain is provisioned asynchronously. A premium name needs ' +
         '`accept_premium_price` equal to its premium register price (400 otherwise). A transfer with a wrong `transfer_code` leaves ' +
         'the order open with `status: error` and error code `transfer_code` on the service; correct it with `PUT /orders/{order_id}`. ' +
-        'Send an `Idempotency-Key` header to make a retry safe.',
+        'Send an `Idempotency-Key` header to make a retry safe. `?test=1`: checks the order and answers `order_id` 0 without ordering or charging.',
+      querystring: DryRunQuery,
       body: OrderBody,
       response: { 200: Envelope(Type.Object({ order_id: Type.Integer() }), { order_id: 1201 }) },
     },
   }, async (req) => {
-    const { orderId } = await app.services.domainOrders.order(req.principal!.accountId, req.body)
+    const { orderId } = await app.services.domainOrders.order(req.principal!.accountId, req.body, { dryRun: isDryRun(req.query) })
     return ok({ order_id: orderId })
   })
 }

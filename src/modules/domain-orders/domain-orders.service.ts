@@ -119,8 +119,11 @@ export class DomainOrdersService implements OrderItemProcessor {
     }
   }
 
-  /** Validates a domain order, stores and charges it (unless `charge: false`); the domain is provisioned by the order job. */
-  async order(accountId: number, input: DomainOrderInput, opts: { charge?: boolean } = {}): Promise<{ orderId: number }> {
+  /**
+   * Validates a domain order, stores and charges it (unless `charge: false`); the domain is provisioned by the order job.
+   * A dry run checks everything (the availability check included, it only reads) and answers order id 0.
+   */
+  async order(accountId: number, input: DomainOrderInput, opts: { charge?: boolean; dryRun?: boolean } = {}): Promise<{ orderId: number }> {
     const name = parseDomainName(input.domain)
     if (!name) throw errors.invalidDomainName()
     const tld = await this.deps.extensions.forDomain(name)
@@ -154,6 +157,7 @@ export class DomainOrdersService implements OrderItemProcessor {
       priceCents = tld.transfer_cents
     }
     if ((await ordersRepo.findPendingByName(this.db, 'domain', name)).length > 0) throw errors.domainAlreadyOrdered()
+    if (opts.dryRun) return { orderId: 0 }
 
     const details: DomainItemDetails = {
       type,
@@ -169,7 +173,7 @@ export class DomainOrdersService implements OrderItemProcessor {
       details,
       priceCents,
       description: `Domain ${name}: ${type === 'register' ? `registration, ${period} year${period > 1 ? 's' : ''}` : 'transfer'}`,
-    }], opts)
+    }], { charge: opts.charge })
   }
 
   /** The order processor: registers or transfers the name and creates the domain with its zone. */

@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
+import { DryRunQuery, isDryRun } from '../../http/dry-run.js'
 import { Envelope, OkMessage, ok, okMessage } from '../../http/schemas.js'
 import { AuthCode, CancelResult, DomainDetail, DomainList, DomainParams, ListDomainsQuery, UpdateDomainBody } from './domains.schemas.js'
 
@@ -56,10 +57,11 @@ export const domainsRoutes: FastifyPluginAsync = async (base) => {
       description: 'Changes the fields given: `nameserver` (a profile alias) or `nameservers`, `is_locked`, `dnssec`, `profile` ' +
         '(contact profile ids), `forwarder`, `tags`. Returns the domain. ' + noAccess,
       params: DomainParams,
+      querystring: DryRunQuery,
       body: UpdateDomainBody,
       response: { 200: Envelope(DomainDetail, detailExample) },
     },
-  }, async (req) => ok(await app.services.domains.update(req.principal!.accountId, req.params.domain, req.body)))
+  }, async (req) => ok(await app.services.domains.update(req.principal!.accountId, req.params.domain, req.body, { dryRun: isDryRun(req.query) })))
 
   app.delete('/domains/:domain', {
     config: { area: 'domains', fixture: 'domain' },
@@ -69,10 +71,11 @@ export const domainsRoutes: FastifyPluginAsync = async (base) => {
       summary: 'Cancel a domain',
       description: 'The domain stays active until its renewal date and ends then; until that day the cancellation can be withdrawn. ' + noAccess,
       params: DomainParams,
+      querystring: DryRunQuery,
       response: { 200: Envelope(CancelResult, { cancellation_date: '2027-03-01' }) },
     },
   }, async (req) => {
-    const { cancellationDate } = await app.services.domains.cancel(req.principal!.accountId, req.params.domain)
+    const { cancellationDate } = await app.services.domains.cancel(req.principal!.accountId, req.params.domain, { dryRun: isDryRun(req.query) })
     return ok({ cancellation_date: cancellationDate }, 'Domain cancellation scheduled')
   })
 
@@ -84,10 +87,11 @@ export const domainsRoutes: FastifyPluginAsync = async (base) => {
       summary: 'Withdraw a pending cancellation',
       description: 'Answers 400 when no cancellation is pending. ' + noAccess,
       params: DomainParams,
+      querystring: DryRunQuery,
       response: { 200: OkMessage },
     },
   }, async (req) => {
-    await app.services.domains.cancelDelete(req.principal!.accountId, req.params.domain)
+    await app.services.domains.cancelDelete(req.principal!.accountId, req.params.domain, { dryRun: isDryRun(req.query) })
     return okMessage('Domain cancellation withdrawn')
   })
 

@@ -34,6 +34,11 @@ export interface DnssecKey {
   pubKey: string
 }
 
+/** `dryRun` (`?test=1`): every check runs and the answer is the usual one, but nothing is stored, queued or published. */
+export interface DryRun {
+  dryRun?: boolean
+}
+
 /** The body of `PUT /domains/{domain}`. */
 export interface DomainUpdate {
   nameserver?: string
@@ -136,7 +141,7 @@ export class DomainsService {
   }
 
   /** Changes the fields given; the others stay as they are. Nameserver and DNSSEC changes republish the zone. */
-  async update(accountId: number, raw: string, input: DomainUpdate) {
+  async update(accountId: number, raw: string, input: DomainUpdate, opts: DryRun = {}) {
     const d = await this.requireOwned(accountId, raw)
     const changes: Parameters<typeof repo.updateDomain>[3] = {}
     let zoneChanged = false
@@ -183,6 +188,7 @@ export class DomainsService {
       changes.tags = JSON.stringify([...new Set(input.tags)])
     }
 
+    if (opts.dryRun) return this.view({ ...d, ...changes })
     const now = this.clock.now()
     if (Object.keys(changes).length > 0) {
       await repo.updateDomain(this.db, accountId, d.id, {
@@ -196,9 +202,10 @@ export class DomainsService {
   }
 
   /** Marks the domain for cancellation at its renewal date; a job ends it then. */
-  async cancel(accountId: number, raw: string): Promise<{ cancellationDate: string }> {
+  async cancel(accountId: number, raw: string, opts: DryRun = {}): Promise<{ cancellationDate: string }> {
     const d = await this.requireOwned(accountId, raw)
     if (d.status === STATUS.pendingCancellation.status) throw errors.cancellationPending()
+    if (opts.dryRun) return { cancellationDate: d.renewal_date }
     const now = this.clock.now()
     await repo.updateDomain(this.db, accountId, d.id, {
       status: STATUS.pendingCancellation.status,
@@ -212,9 +219,10 @@ export class DomainsService {
   }
 
   /** Withdraws a pending cancellation. */
-  async cancelDelete(accountId: number, raw: string): Promise<void> {
+  async cancelDelete(accountId: number, raw: string, opts: DryRun = {}): Promise<void> {
     const d = await this.requireOwned(accountId, raw)
     if (d.status !== STATUS.pendingCancellation.status) throw errors.noPendingCancellation()
+    if (opts.dryRun) return
     await repo.updateDomain(this.db, accountId, d.id, {
       status: STATUS.active.status,
       status_id: STATUS.active.id,

@@ -2,6 +2,7 @@ import { Type } from 'typebox'
 import { Nullable } from '../domains/nullable.js'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
+import { DryRunQuery, isDryRun } from '../../http/dry-run.js'
 import { Envelope, OkMessage, ok, okMessage } from '../../http/schemas.js'
 import { NameserverSchema } from '../domains/domains.schemas.js'
 
@@ -49,9 +50,9 @@ export const nameserversRoutes: FastifyPluginAsync = async (base) => {
     config: { area: 'domains-nameservers' },
     schema: {
       operationId: 'createNameserverProfile', tags, summary: 'Create a nameserver profile',
-      body: CreateBody, response: { 200: Envelope(Profile, example) },
+      querystring: DryRunQuery, body: CreateBody, response: { 200: Envelope(Profile, example) },
     },
-  }, async (req) => ok(await app.services.nameservers.create(req.principal!.accountId, req.body)))
+  }, async (req) => ok(await app.services.nameservers.create(req.principal!.accountId, req.body, { dryRun: isDryRun(req.query) })))
 
   app.get('/domains/nameservers/:alias', {
     config: { area: 'domains-nameservers', fixture: 'nameserverProfile' },
@@ -67,19 +68,19 @@ export const nameserversRoutes: FastifyPluginAsync = async (base) => {
     schema: {
       operationId: 'updateNameserverProfile', tags, summary: 'Update a nameserver profile',
       description: 'Changes the alias, the nameservers or the default flag; domains using the profile get the new nameservers. The built-in profile cannot be changed.',
-      params: AliasParams, body: UpdateBody, response: { 200: Envelope(Profile, example) },
+      params: AliasParams, querystring: DryRunQuery, body: UpdateBody, response: { 200: Envelope(Profile, example) },
     },
-  }, async (req) => ok(await app.services.nameservers.update(req.principal!.accountId, req.params.alias, req.body)))
+  }, async (req) => ok(await app.services.nameservers.update(req.principal!.accountId, req.params.alias, req.body, { dryRun: isDryRun(req.query) })))
 
   app.delete('/domains/nameservers/:alias', {
     config: { area: 'domains-nameservers', fixture: 'nameserverProfile' },
     schema: {
       operationId: 'deleteNameserverProfile', tags, summary: 'Delete a nameserver profile',
       description: 'Domains that used it keep their nameservers. The built-in profile cannot be deleted.',
-      params: AliasParams, response: { 200: OkMessage },
+      params: AliasParams, querystring: DryRunQuery, response: { 200: OkMessage },
     },
   }, async (req) => {
-    await app.services.nameservers.delete(req.principal!.accountId, req.params.alias)
+    await app.services.nameservers.delete(req.principal!.accountId, req.params.alias, { dryRun: isDryRun(req.query) })
     return okMessage('Nameserver profile deleted')
   })
 }

@@ -6,6 +6,7 @@ import { isUniqueViolation } from '../../db/errors.js'
 import { errors } from '../../errors.js'
 import * as domainsRepo from '../domains/domains.repository.js'
 import { nextSerial, type ZonePublisher } from '../domains/zone-serial.js'
+import type { DryRun } from '../domains/domains.service.js'
 import * as repo from './nameservers.repository.js'
 import { managedDns, normaliseNameservers, type Nameserver, type NameserverInput } from './nameservers.js'
 
@@ -70,9 +71,13 @@ export class NameserversService {
     return def ? { alias: def.alias, nameservers: JSON.parse(def.nameservers) as Nameserver[] } : this.builtin()
   }
 
-  async create(accountId: number, input: NameserverProfileInput): Promise<{ alias: string; nameservers: Nameserver[] }> {
+  async create(accountId: number, input: NameserverProfileInput, opts: DryRun = {}): Promise<{ alias: string; nameservers: Nameserver[] }> {
     const alias = this.checkAlias(input.alias ?? '')
     const nameservers = normaliseNameservers(input.nameservers ?? [])
+    if (opts.dryRun) {
+      if (await repo.findProfile(this.db, accountId, alias)) throw errors.nameserverAliasTaken()
+      return { alias, nameservers }
+    }
     const now = iso(this.clock.now())
     try {
       await this.db.transaction().execute(async (trx) => {
@@ -94,10 +99,14 @@ export class NameserversService {
   }
 
   /** Changes a profile; domains that use it get the new nameservers (and a new zone serial). */
-  async update(accountId: number, rawAlias: string, input: NameserverProfileInput): Promise<{ alias: string; nameservers: Nameserver[] }> {
+  async update(accountId: number, rawAlias: string, input: NameserverProfileInput, opts: DryRun = {}): Promise<{ alias: string; nameservers: Nameserver[] }> {
     const current = await this.own(accountId, rawAlias)
     const alias = input.alias === undefined ? current.alias : this.checkAlias(input.alias)
     const nameservers = input.nameservers === undefined ? (JSON.parse(current.nameservers) as Nameserver[]) : normaliseNameservers(input.nameservers)
+    if (opts.dryRun) {
+      if (alias !== current.alias && (await repo.findProfile(this.db, accountId, alias))) throw errors.nameserverAliasTaken()
+      return { alias, nameservers }
+    }
     const now = this.clock.now()
     let changed: string[] = []
     try {
@@ -130,8 +139,9 @@ export class NameserversService {
   }
 
   /** Deletes a profile; domains that used it keep their nameservers. */
-  async delete(accountId: number, rawAlias: string): Promise<void> {
+  async delete(accountId: number, rawAlias: string, opts: DryRun = {}): Promise<void> {
     const current = await this.own(accountId, rawAlias)
+    if (opts.dryRun) return
     const now = iso(this.clock.now())
     await this.db.transaction().execute(async (trx) => {
       for (const d of await domainsRepo.domainsUsingProfile(trx, accountId, current.alias)) {

@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
+import { DryRunQuery, isDryRun } from '../../http/dry-run.js'
 import { Envelope, ok } from '../../http/schemas.js'
 import { FixOrderBody, OrderDetail, OrderIdParams, OrderList } from './orders.schemas.js'
 import { orderTime, type OrderView } from './orders.service.js'
@@ -94,10 +95,12 @@ export const ordersRoutes: FastifyPluginAsync = async (base) => {
       tags: ['Orders'],
       summary: 'Correct a service of an open order',
       description: 'Fixes one service (`cart_id`) of an open order — for a domain: `profile`, `nameserver`, `dns_template_id`, ' +
-        '`transfer_code` — and processes the order again. Returns the order.',
+        '`transfer_code` — and processes the order again. Returns the order. `?test=1` answers the corrected order without storing ' +
+        'the correction or processing the order.',
       params: OrderIdParams,
+      querystring: DryRunQuery,
       body: FixOrderBody,
       response: { 200: Envelope(OrderDetail, { ...detailExample, status: 'open', services: [{ ...detailExample.services[0], status: 'pending', errors: [] }] }) },
     },
-  }, async (req) => ok(orderDetail(await app.services.orders.fix(req.principal!.accountId, req.params.order_id, req.body))))
+  }, async (req) => ok(orderDetail(await app.services.orders.fix(req.principal!.accountId, req.params.order_id, req.body, { dryRun: isDryRun(req.query) }))))
 }

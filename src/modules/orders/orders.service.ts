@@ -166,8 +166,11 @@ export class OrdersService {
     return { order, items: await repo.itemsOf(this.db, accountId, [orderId]) }
   }
 
-  /** Applies a correction to one item of an open order and processes the order again. */
-  async fix(accountId: number, orderId: number, input: { cart_id: number } & Record<string, unknown>): Promise<OrderView> {
+  /**
+   * Applies a correction to one item of an open order and processes the order again. A dry run answers the
+   * order as the correction would leave it before processing, without storing the correction or queueing the job.
+   */
+  async fix(accountId: number, orderId: number, input: { cart_id: number } & Record<string, unknown>, opts: { dryRun?: boolean } = {}): Promise<OrderView> {
     const view = await this.get(accountId, orderId)
     if (view.order.status === 'completed') throw errors.orderCompleted()
     const item = view.items.find((i) => i.id === input.cart_id)
@@ -177,6 +180,10 @@ export class OrdersService {
     const processor = this.processors.get(item.type)
     const details = processor?.applyFix ? processor.applyFix(JSON.parse(item.details), fix) : JSON.parse(item.details)
     const now = iso(this.clock.now())
+    if (opts.dryRun) {
+      const fixed = { ...item, status: 'pending' as const, errors: '[]', details: JSON.stringify(details), updated_at: now }
+      return { order: { ...view.order, status: 'open' }, items: view.items.map((i) => (i.id === item.id ? fixed : i)) }
+    }
     await this.db.transaction().execute(async (trx) => {
       await repo.updateItem(trx, item.id, { status: 'pending', errors: '[]', details: JSON.stringify(details), now })
       await repo.setOrderStatus(trx, orderId, 'open', now)

@@ -1,7 +1,7 @@
 import { Type, type TSchema } from 'typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
-import { DryRunQuery, isDryRun } from '../account/dry-run.js'
+import { DryRunQuery, isDryRun } from '../../http/dry-run.js'
 import { Envelope, ok } from '../../http/schemas.js'
 import { sshKeysRoutes } from './ssh-keys.routes.js'
 import { vpsNetworkRoutes } from './vps-network.routes.js'
