@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { sql } from 'kysely'
 import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { fixtures, type FixtureResult } from './helpers/fixtures.js'
-import { contactProfile, uniqueName } from './helpers/fixtures/domains.js'
+import { contactProfile, makeDomain, uniqueName } from './helpers/fixtures/domains.js'
 import { makeVps } from './helpers/fixtures/vps.js'
 import type { OutboxMailDriver } from '../src/drivers/mail/builtin.js'
 import type { RecordSelector } from '../src/modules/dns/dns.service.js'
@@ -66,6 +66,7 @@ const setups: Record<string, Setup> = {
   },
   // Certificates.
   'POST /api/v2/certificates/order': () => ({ body: { product_id: 1, duration: 1 } }),
+  // Generates a key and a CSR and stores nothing, dry run or not.
   'POST /api/v2/certificates/csr': () => ({ body: csrBody('www.example.com') }),
   'POST /api/v2/certificates/:id/request': async (t, owner) => {
     const gen = await t.request('POST', '/certificates/csr', { key: owner.key, body: csrBody('shop.example.com') })
@@ -82,7 +83,10 @@ const setups: Record<string, Setup> = {
     const [mail] = await (t.ctx.drivers.mail as OutboxMailDriver).list({ to: email })
     return { body: { token: /\n {2}(\S+)\n/.exec(mail.text_body)![1] } }
   },
-  'PUT /api/v2/account/paymethods': () => ({ body: { paymethod: 'bank_transfer' } }),
+  // A method that is not the default yet, so a change that was not a dry run would show.
+  'PUT /api/v2/account/paymethods': async (t, owner) => ({
+    body: { default_paymethod_id: await t.ctx.services.paymethods.add(owner.accountId, { type: 'creditcard', holder: 'Dry', account: '4111111111111111' }) },
+  }),
   'POST /api/v2/account/users': () => ({ body: { email: 'dry-user@example.com', firstname: 'Dry', lastname: 'Run', password: 'a long enough password', permissions: { vps: true } } }),
   'POST /api/v2/account/tickets': () => ({ body: { subject: 'Dry', message: 'A question', department: 'sales' } }),
   // VPS.
@@ -200,6 +204,83 @@ for (const dialect of dialects) {
           for (const name of tables) assert.deepEqual(afterwards[name], before[name], `${r.method} ${r.url} changed ${name}`)
         })
       }
+    })
+  })
+}
+
+// The answers of the domains area's dry runs: the usual shape (ids of what would be made are 0), and every
+// refusal the same as without ?test=1.
+for (const dialect of dialects) {
+  describe(`dry runs of the domains area answer as usual (${dialect})`, () => {
+    let t: TestApp
+    let a: TestAccount
+    before(async () => {
+      t = await startTestApp(dialect)
+      a = await t.account('Dry Domains B.V.')
+    })
+    after(() => t.close())
+
+    const call = (method: string, path: string, body?: unknown) => t.request(method, path, { key: a.key, body })
+    /** The refusal of a dry run, asserted equal to the refusal of the real call. */
+    const refusal = async (method: string, path: string, body?: unknown) => {
+      const dry = await call(method, `${path}?test=1`, body)
+      const real = await call(method, path, body)
+      assert.ok(dry.status >= 400 && dry.status < 500, `${method} ${path}: ${dry.text}`)
+      assert.deepEqual(dry.body, real.body, `${method} ${path}`)
+      return dry.body as { status: number; status_description: string }
+    }
+
+    it('answers what the call would do', async () => {
+      const domain = await makeDomain(t, a)
+      const put = await call('PUT', `/domains/${domain}?test=1`, { tags: ['dry'], is_locked: false })
+      assert.equal(put.status, 200, put.text)
+      assert.deepEqual([put.body.data.tags, put.body.data.is_locked], [['dry'], false])
+      const stored = (await call('GET', `/domains/${domain}`)).body.data
+      assert.deepEqual([stored.tags, stored.is_locked], [[], true])
+
+      const cancel = await call('DELETE', `/domains/${domain}?test=1`)
+      assert.equal(cancel.body.data.cancellation_date, stored.renewal_date)
+      assert.equal((await call('GET', `/domains/${domain}`)).body.data.status, 'active')
+
+      const contact = await call('POST', '/domains/contacts?test=1', contactProfile)
+      assert.deepEqual([contact.body.data.id, contact.body.data.name, contact.body.data.profile.country], [0, 'Jan Jansen', 'NL'])
+      const template = await call('POST', '/domains/dns-templates?test=1', { alias: 'web', records: [{ type: 'MX', name: '', value: 'mail.example.net.', priority: 10 }] })
+      assert.deepEqual(template.body.data, { id: 0, alias: 'web', default: 0, records: [{ type: 'MX', name: '', value: '10 mail.example.net.', ttl: 3600 }] })
+      const ns = await call('POST', '/domains/nameservers?test=1', { alias: 'Mine', nameservers: ['ns1.example.net', 'ns2.example.net'] })
+      assert.equal(ns.body.data.alias, 'mine')
+      assert.deepEqual((await call('GET', '/domains/nameservers')).body.data.profiles.map((p: { alias: string }) => p.alias), ['default-mijnhost'])
+      const order = await call('POST', '/domains/order?test=1', { domain: uniqueName('dry', 'com') })
+      assert.deepEqual(order.body.data, { order_id: 0 })
+      assert.deepEqual((await call('GET', '/orders')).body.data.orders, [])
+    })
+
+    it('refuses in a dry run exactly what it refuses otherwise', async () => {
+      const domain = await makeDomain(t, a)
+      const other = await t.account('Someone Else')
+      const foreign = await makeDomain(t, other)
+      assert.equal((await refusal('PUT', `/domains/${foreign}`, { tags: [] })).status_description, 'You have no access to this resource')
+      assert.equal((await refusal('PUT', `/domains/${domain}`, { tags: ['Not A Tag'] })).status, 400)
+      assert.equal((await refusal('PUT', `/domains/${domain}/cancel-delete`)).status, 400)
+      assert.equal((await refusal('PUT', `/domains/${domain}/dns`, { records: [{ type: 'A', name: 'www', value: 'not-an-address', ttl: 3600 }] })).status, 400)
+      assert.equal((await refusal('PATCH', `/domains/${domain}/dns`, { record: { type: 'CNAME', name: '', value: 'elsewhere.example.net.', ttl: 3600 } })).status, 400)
+      assert.equal((await refusal('PUT', `/domains/${domain}/dns/zone`, { zone: 'www 3600 IN A 999.1.1.1\n' })).status, 400)
+
+      const contact = await t.ctx.services.contacts.create(a.accountId, contactProfile)
+      await call('PUT', `/domains/${domain}`, { profile: { owner: contact.id } })
+      assert.equal((await refusal('DELETE', `/domains/contacts/${contact.id}`)).status_description, 'The contact profile is in use by a domain and cannot be deleted')
+      assert.equal((await refusal('POST', '/domains/contacts', { profile: { firstname: 'Only' } })).status, 400)
+
+      await t.ctx.services.nameservers.create(a.accountId, { alias: 'taken', nameservers: ['ns1.example.net', 'ns2.example.net'] })
+      await t.ctx.services.nameservers.create(a.accountId, { alias: 'mine', nameservers: ['ns1.example.net', 'ns2.example.net'] })
+      assert.equal((await refusal('POST', '/domains/nameservers', { alias: 'taken', nameservers: ['ns1.example.org', 'ns2.example.org'] })).status_description,
+        'A nameserver profile with this alias exists already')
+      assert.equal((await refusal('PUT', '/domains/nameservers/mine', { alias: 'taken' })).status_description, 'A nameserver profile with this alias exists already')
+      assert.equal((await refusal('DELETE', '/domains/nameservers/default-mijnhost')).status, 400)
+      assert.equal((await refusal('POST', '/domains/dns-templates', { records: [] })).status, 400)
+
+      assert.equal((await refusal('POST', '/domains/order', { domain })).status_description, 'This domain is not available for registration')
+      assert.equal((await refusal('POST', '/domains/order', { domain: uniqueName('dry', 'com'), nameserver: 'no-such-profile' })).status, 404)
+      assert.deepEqual((await call('GET', '/orders')).body.data.orders, [])
     })
   })
 }
