@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import type { onSendHookHandler } from 'fastify'
 import { errors } from '../../errors.js'
 import { IdempotencyService } from '../../modules/idempotency/idempotency.service.js'
+import { isDryRun } from '../dry-run.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -14,7 +15,8 @@ const KEY = /^[\x21-\x7e]{1,255}$/
 
 /**
  * Routes with `config.idempotent` honour `Idempotency-Key`: checked after validation (so an invalid request
- * never claims a key), the response stored before it is sent.
+ * never claims a key), the response stored before it is sent. A dry run (`?test=1`) neither claims nor replays a key:
+ * it stores nothing, and the real call after it with the same key must still run.
  */
 export const idempotencyPlugin = fp(async (app, opts: { service: IdempotencyService }) => {
   app.decorateRequest('idempotencyKey', null)
@@ -38,7 +40,7 @@ export const idempotencyPlugin = fp(async (app, opts: { service: IdempotencyServ
     route.preHandler = [
       async (req, reply) => {
         const header = req.headers['idempotency-key']
-        if (header === undefined || !req.principal) return
+        if (header === undefined || !req.principal || isDryRun(req.query as { test?: string } | undefined)) return
         const key = Array.isArray(header) ? header[0] : header
         if (!KEY.test(key)) throw errors.badRequest('Invalid Idempotency-Key: 1 to 255 visible ASCII characters')
         const hash = IdempotencyService.hash(req.method, req.routeOptions.url ?? req.url, { params: req.params, query: req.query, body: req.body })
