@@ -183,6 +183,11 @@ for (const dialect of dialects) {
       }
     })
 
+    it('every setup of this file names a mutating route', () => {
+      const known = new Set(routes.map((r) => `${r.method} ${r.url}`))
+      for (const name of Object.keys(setups)) assert.ok(known.has(name), `setup ${name} names no mutating route`)
+    })
+
     it('a valid call with ?test=1 answers 2xx and changes no table', async (tc) => {
       const tables = await tableNames(t)
       assert.ok(tables.includes('domains') && tables.includes('orders'), 'the snapshot reads the application tables')
