@@ -14,6 +14,7 @@ import { seedDemoIfEmpty } from './seed/demo.js'
 import { loadTls } from './tls.js'
 import { hashApiKey } from './modules/iam/keys.js'
 import { findKeyForAuth } from './modules/iam/iam.repository.js'
+import { postgresInvalidationBus } from './modules/iam/auth-cache-bus.js'
 import { scheduleMaintenance } from './jobs/maintenance.js'
 
 export interface RunningServer {
@@ -35,6 +36,10 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
   const ctx = createContext(config, opts)
   try {
     await migrate(ctx.db, ctx.dbSchema)
+    if (config.database.dialect === 'postgres') {
+      const database = config.database
+      await ctx.services.iam.useInvalidationBus((onChange) => postgresInvalidationBus(ctx.db, database, onChange, ctx.log))
+    }
     // A seed file, when given, describes the data of an empty database (the demo data then stays out).
     await seedFileIfEmpty(ctx)
     if (config.admin.token) await ctx.services.admin.ensureToken(config.admin.token, 'HOSTAPI_ADMIN_TOKEN')
@@ -101,10 +106,12 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
         await ctx.drivers.dns.stop()
         await adminApp?.close()
         await app.close()
+        await ctx.services.iam.closeInvalidationBus()
         await ctx.close()
       })())
     return { ctx, app, url, httpUrl, adminUrl, demoKey, close }
   } catch (err) {
+    await ctx.services.iam.closeInvalidationBus().catch(() => undefined)
     await ctx.close().catch(() => undefined)
     throw err
   }

@@ -30,6 +30,34 @@ describe('two instances on one PostgreSQL and one Redis', { skip: !pgUrl || !red
     assert.equal((await two.request('GET', '/whoami', { key: a.key })).headers['ratelimit-remaining'], '0')
   })
 
+  it('see a key revoked or a permission withdrawn on the other instance at once', async () => {
+    // The lookup cache lives long here; only the announcement between instances can make the change visible.
+    const env = { HOSTAPI_AUTH_CACHE_MS: '60000' }
+    const three = await startTestApp('postgres', { env, shareDatabaseWith: one })
+    const four = await startTestApp('postgres', { env, shareDatabaseWith: one })
+    try {
+      const acc = await three.account()
+      const sub = await three.subUser(acc, { domains: true })
+      const key = await three.ctx.services.iam.createKey(acc.accountId, acc.userId)
+      assert.equal((await four.request('GET', '/whoami', { key: key.key })).status, 200)
+      assert.equal((await four.request('GET', '/domains', { key: sub.key })).status, 200)
+      await three.ctx.services.iam.revokeKey(acc.accountId, String(key.id))
+      await three.ctx.services.users.update(
+        { accountId: acc.accountId, customerNumber: acc.customerNumber, userId: acc.userId, isMainUser: true, permissions: {}, keyId: 0, keyPrefix: '' },
+        sub.userId, { permissions: { domains: false } })
+      const seen = async () =>
+        (await four.request('GET', '/whoami', { key: key.key })).status === 401 && (await four.request('GET', '/domains', { key: sub.key })).status === 403
+      const deadline = Date.now() + 5000
+      while (!(await seen())) {
+        assert.ok(Date.now() < deadline, 'the other instance still accepts the revoked key or the withdrawn permission')
+        await new Promise((r) => setTimeout(r, 20))
+      }
+    } finally {
+      await four.close()
+      await three.close()
+    }
+  })
+
   it('share one job queue, and each job runs once', async () => {
     const before = await one.ctx.db.selectFrom('jobs').select('id').where('kind', '=', PRUNE_JOB).execute()
     const ids: number[] = []

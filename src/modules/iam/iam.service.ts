@@ -5,6 +5,7 @@ import type { DB } from '../../db/tables.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import { errors } from '../../errors.js'
 import * as repo from './iam.repository.js'
+import type { InvalidationBus } from './auth-cache-bus.js'
 import { generateApiKey, hashApiKey, ipAllowed, keyPrefix, normaliseIpEntry } from './keys.js'
 import { permissionMap, type PermissionMap } from './permissions.js'
 
@@ -59,9 +60,29 @@ export class IamService {
   /** Key lookups by key hash, parsed once; see Config.authCacheMs. */
   private readonly authCache = new Map<string, CachedKey>()
 
-  /** Forgets every cached key lookup; every change to keys, users, permissions or accounts calls it. */
+  private bus: InvalidationBus | null = null
+
+  /**
+   * Forgets every cached key lookup, here and (through the bus, when several instances share PostgreSQL) on
+   * every other instance; every change to keys, users, permissions or accounts calls it.
+   */
   invalidateAuthCache(): void {
     this.authCache.clear()
+    this.bus?.publish().catch(() => {
+      // Without the announcement the other instances still drop the lookup after authCacheMs.
+    })
+  }
+
+  /** Connects the cache to the other instances; changes they announce clear this instance's cache. */
+  useInvalidationBus(connect: (onChange: () => void) => Promise<InvalidationBus>): Promise<void> {
+    return connect(() => this.authCache.clear()).then((bus) => {
+      this.bus = bus
+    })
+  }
+
+  async closeInvalidationBus(): Promise<void> {
+    await this.bus?.close()
+    this.bus = null
   }
 
   private async lookupKey(keyHash: string, now: number): Promise<CachedKey | null> {
