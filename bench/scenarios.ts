@@ -19,6 +19,8 @@ export interface BenchData {
   customerNumber: number
   /** A domain with 200 records. */
   bigZone: string
+  /** A VPS of the demo account, with backups. */
+  vpsId: number
 }
 
 export const DOMAINS = 100
@@ -56,7 +58,9 @@ export async function seedBenchmarkData(env: NodeJS.ProcessEnv, schema: string |
       i % 2 ? { type: 'A', name: `host${i}`, value: `192.0.2.${i % 250}`, ttl: 3600 } : { type: 'TXT', name: `txt${i}`, value: `record ${i}`, ttl: 3600 })
     await dns.replace(who.accountId, bigZone, records)
     for (let i = 0; i < TICKETS; i++) await tickets.create(who, { subject: `Benchmark ticket ${i}`, message: '<p>Hello</p>', department: 'support' })
-    return { customerNumber: seeded.customerNumber, bigZone }
+    const vps = await ctx.services.vps.list(who.accountId)
+    if (!vps.length) throw new Error('the demo data has no VPS')
+    return { customerNumber: seeded.customerNumber, bigZone, vpsId: vps[0].id }
   } finally {
     await ctx.close()
   }
@@ -75,5 +79,6 @@ export function scenarios(data: BenchData): Scenario[] {
     },
     { name: 'GET /account/tickets/ (page 1, 25)', method: 'GET', path: '/account/tickets/?page=1&limit=25' },
     { name: 'GET /vps', method: 'GET', path: '/vps' },
+    { name: 'GET /vps/{id}/backups', method: 'GET', path: `/vps/${data.vpsId}/backups` },
   ]
 }
