@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import type { onResponseHookHandler } from 'fastify'
+import type { onSendHookHandler } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../../clock.js'
 import { iso } from '../../clock.js'
@@ -8,9 +8,12 @@ import { callerIp } from '../caller.js'
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
-/** Records every mutating call to a known route (admin routes included): who, from where, what, and how it ended. */
+/**
+ * Records every mutating call to a known route (admin routes included): who, from where, what, and how it ended.
+ * The row is written before the answer leaves, so a caller that reads the log next finds its call in it.
+ */
 export const auditPlugin = fp(async (app, opts: { db: Kysely<DB>; clock: Clock }) => {
-  const record: onResponseHookHandler = async (req, reply) => {
+  const record: onSendHookHandler = async (req, reply, payload) => {
     const who = req.principal
     try {
       await opts.db
@@ -31,12 +34,13 @@ export const auditPlugin = fp(async (app, opts: { db: Kysely<DB>; clock: Clock }
     } catch (err) {
       req.log.error({ err }, 'audit log write failed')
     }
+    return payload
   }
   // Only mutating routes carry the hook, so reads pay nothing for it.
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method]
     if (methods.every((m) => READ_METHODS.has(m))) return
-    const existing = route.onResponse ? (Array.isArray(route.onResponse) ? route.onResponse : [route.onResponse]) : []
-    route.onResponse = [...existing, record]
+    const existing = route.onSend ? (Array.isArray(route.onSend) ? route.onSend : [route.onSend]) : []
+    route.onSend = [...existing, record]
   })
 })
