@@ -58,6 +58,21 @@ describe('two instances on one PostgreSQL and one Redis', { skip: !pgUrl || !red
     }
   })
 
+  it('share Idempotency-Key: a repeat on the other instance answers the first order again, charged once', async () => {
+    const acc = await one.account()
+    const headers = { 'idempotency-key': 'multi-instance-order-1' }
+    const body = { product_id: 1, duration: 1 }
+    const first = await one.request('POST', '/certificates/order', { key: acc.key, body, headers })
+    assert.equal(first.status, 200, first.text)
+    const again = await two.request('POST', '/certificates/order', { key: acc.key, body, headers })
+    assert.equal(again.text, first.text)
+    assert.equal(again.headers['idempotent-replayed'], 'true')
+    const other = await two.request('POST', '/certificates/order', { key: acc.key, body: { product_id: 1, duration: 2 }, headers })
+    assert.deepEqual(other.body, { status: 409, status_description: 'Idempotency key reused with a different request' })
+    const orders = await one.ctx.db.selectFrom('orders').select('id').where('account_id', '=', acc.accountId).execute()
+    assert.deepEqual(orders.map((o) => o.id), [first.body.data.order_id])
+  })
+
   it('share one job queue, and each job runs once', async () => {
     const before = await one.ctx.db.selectFrom('jobs').select('id').where('kind', '=', PRUNE_JOB).execute()
     const ids: number[] = []
