@@ -8,24 +8,11 @@ import type { MailDriver } from '../../drivers/mail/mail.js'
 import type { AccountProfile } from './account.tables.js'
 import * as repo from './profile.repository.js'
 
-/** The profile as the API shows it. */
-export interface ProfileView {
-  firstname: string
-  lastname: string
-  company: string
-  address: string
-  house_number: string
-  zipcode: string
-  city: string
-  country_code: string
-  phone: string
-  phone_country_code: string
-  email: string
-  email_invoices: string
-  company_vat_number: string
-  /** A new address waiting for verification, or null. */
-  pending_email: string | null
-}
+/** The profile as the API shows it: the stored fields less the bookkeeping ones. */
+export type ProfileView = Omit<
+  AccountProfile,
+  'id' | 'account_id' | 'pending_email_token_hash' | 'pending_email_expires_at' | 'default_paymethod_id' | 'updated_at'
+>
 
 /** The body of `PUT /account/profile/`: a full replace, except the optional fields. */
 export interface ProfileInput {
