@@ -1,13 +1,9 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import fs from 'node:fs'
-import { promisify } from 'node:util'
-import { dialects, freshDatabase, startTestApp, tempDir, type TestApp } from './helpers/app.js'
+import { databaseEnv, dialects, freshDatabase, startTestApp, tempDir, type TestApp } from './helpers/app.js'
+import { runAdminCli } from './helpers/process.js'
 import type { Config } from '../src/config/config.js'
-
-const run = promisify(execFile)
-const cli = new URL('../src/cli/main.ts', import.meta.url).pathname
 
 for (const dialect of dialects) {
   describe(`admin CLI: tokens and suspension (${dialect})`, () => {
@@ -25,9 +21,7 @@ for (const dialect of dialects) {
         PATH: process.env.PATH ?? '',
         HOSTAPI_DATA_DIR: dataDir,
         HOSTAPI_LOG_LEVEL: 'silent',
-        ...(database.dialect === 'postgres'
-          ? { DATABASE_URL: database.url, HOSTAPI_DB_SCHEMA: database.schema! }
-          : { DATABASE_URL: `sqlite:${database.file}` }),
+        ...databaseEnv(database),
       }
       // The app caches key lookups for a second by default; this test changes keys from another process.
       t = await startTestApp(dialect, { database, env: { HOSTAPI_AUTH_CACHE_MS: '0' } })
@@ -37,10 +31,7 @@ for (const dialect of dialects) {
       await drop()
       fs.rmSync(dataDir, { recursive: true, force: true })
     })
-    const admin = async (...args: string[]) => {
-      const r = await run(process.execPath, ['--import', 'tsx', cli, 'admin', ...args], { env })
-      return { out: r.stdout, err: r.stderr }
-    }
+    const admin = (...args: string[]) => runAdminCli(env, ...args)
     const adm = (token: string, p: string) => t.request('GET', `/admin/v1${p}`, { headers: { authorization: `Bearer ${token}` } })
 
     it('creates an admin token (printed alone, once), lists and revokes it', async () => {

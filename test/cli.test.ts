@@ -1,13 +1,9 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import fs from 'node:fs'
-import { promisify } from 'node:util'
-import { dialects, freshDatabase, startTestApp, tempDir } from './helpers/app.js'
+import { databaseEnv, dialects, freshDatabase, startTestApp, tempDir } from './helpers/app.js'
+import { runAdminCli } from './helpers/process.js'
 import type { Config } from '../src/config/config.js'
-
-const run = promisify(execFile)
-const cli = new URL('../src/cli/main.ts', import.meta.url).pathname
 
 for (const dialect of dialects) {
   describe(`admin CLI (${dialect})`, () => {
@@ -24,19 +20,14 @@ for (const dialect of dialects) {
         PATH: process.env.PATH ?? '',
         HOSTAPI_DATA_DIR: dataDir,
         HOSTAPI_LOG_LEVEL: 'silent',
-        ...(database.dialect === 'postgres'
-          ? { DATABASE_URL: database.url, HOSTAPI_DB_SCHEMA: database.schema! }
-          : { DATABASE_URL: `sqlite:${database.file}` }),
+        ...databaseEnv(database),
       }
     })
     after(async () => {
       await drop()
       fs.rmSync(dataDir, { recursive: true, force: true })
     })
-    const admin = async (...args: string[]) => {
-      const r = await run(process.execPath, ['--import', 'tsx', cli, 'admin', ...args], { env })
-      return { out: r.stdout, err: r.stderr }
-    }
+    const admin = (...args: string[]) => runAdminCli(env, ...args)
 
     it('creates an account, a sub-user and keys that the API accepts, then lists, restricts and revokes them', async () => {
       const customer = (await admin('account', 'create', '--name', 'Acme', '--email', 'ops@acme.test')).out.trim()

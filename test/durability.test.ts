@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import { dialects, freshDatabase, request, tempDir } from './helpers/app.js'
+import { databaseEnv, dialects, freshDatabase, request, tempDir } from './helpers/app.js'
 import { spawnServer } from './helpers/process.js'
 
 const KEY = 'durabilityDemoKey0000000001'
@@ -15,9 +15,7 @@ for (const dialect of dialects) {
       const fresh = await freshDatabase(dialect, dataDir)
       const env: Record<string, string> = {
         HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_DNS_PORT: '0', HOSTAPI_DEMO_KEY: KEY, HOSTAPI_JOBS: '0',
-        ...(fresh.database.dialect === 'postgres'
-          ? { DATABASE_URL: fresh.database.url, HOSTAPI_DB_SCHEMA: fresh.database.schema! }
-          : { DATABASE_URL: `sqlite:${fresh.database.file}` }),
+        ...databaseEnv(fresh.database),
       }
       const first = spawnServer(env)
       try {

@@ -78,6 +78,13 @@ export async function freshDatabase(dialect: Dialect, dataDir: string): Promise<
   }
 }
 
+/** The environment that points a separate hostapi process (the CLI, a spawned server) at `database`. */
+export function databaseEnv(database: Config['database']): Record<string, string> {
+  return database.dialect === 'postgres'
+    ? { DATABASE_URL: database.url, ...(database.schema ? { HOSTAPI_DB_SCHEMA: database.schema } : {}) }
+    : { DATABASE_URL: `sqlite:${database.file}` }
+}
+
 /** A data directory for one test, removed by the caller. */
 export const tempDir = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 'hostapi-test-'))
 

@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { promisify } from 'node:util'
 import readline from 'node:readline'
 
 const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname
@@ -52,4 +53,12 @@ export function spawnServer(env: Record<string, string>): ServerProcess {
       })
     },
   }
+}
+
+const run = promisify(execFile)
+
+/** Runs `hostapi admin <args>` as its own process with `env`; rejects with the exit code and stderr when it fails. */
+export async function runAdminCli(env: Record<string, string>, ...args: string[]): Promise<{ out: string; err: string }> {
+  const r = await run(process.execPath, ['--import', 'tsx', cli, 'admin', ...args], { env })
+  return { out: r.stdout, err: r.stderr }
 }
