@@ -8,8 +8,6 @@ import { seedFileIfEmpty } from './modules/admin/sandbox.js'
 import { ADMIN_PREFIX } from './http/constants.js'
 import { createContext, type Context, type ContextOptions } from './context.js'
 import { migrate } from './db/database.js'
-import { sendError } from './http/plugins/errors.js'
-import { errors } from './errors.js'
 import { seedDemoIfEmpty } from './seed/demo.js'
 import { loadTls } from './tls.js'
 import { hashApiKey } from './modules/iam/keys.js'
@@ -136,5 +134,3 @@ async function demoKeyFor(ctx: Context): Promise<string | null> {
   const row = await findKeyForAuth(ctx.db, hashApiKey(candidate))
   return row && row.revoked_at === null ? candidate : null
 }
-
-export { sendError, errors }

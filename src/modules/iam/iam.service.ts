@@ -195,7 +195,7 @@ export class IamService {
         allowed_ips: JSON.stringify(allowed),
         created_at: iso(this.clock.now()),
       })
-      this.invalidateAuthCache()
+      // No cache entry to clear: lookups of unknown keys are never cached.
       return { key, prefix: keyPrefix(key), id: row.id }
     } catch (err) {
       if (isUniqueViolation(err)) throw errors.badRequest('This API key exists already')
