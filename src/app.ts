@@ -6,6 +6,8 @@ import { authPlugin } from './http/plugins/auth.js'
 import { rateLimitPlugin } from './http/plugins/rate-limit.js'
 import { auditPlugin } from './http/plugins/audit.js'
 import { idempotencyPlugin } from './http/plugins/idempotency.js'
+import { durabilityPlugin } from './http/plugins/durability.js'
+import { responseCachePlugin } from './http/plugins/response-cache.js'
 import { openapiPlugin } from './http/plugins/openapi.js'
 import { apiRoutes } from './http/routes.js'
 import { ADMIN_PREFIX, API_PREFIX } from './http/constants.js'
@@ -80,6 +82,8 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   if (sandbox) await app.register(faultsPlugin, { faults: sandbox.faults, metrics: ctx.ops.metrics })
   await app.register(auditPlugin, { db: ctx.db, clock: ctx.clock })
   await app.register(idempotencyPlugin, { service: ctx.services.idempotency })
+  await app.register(durabilityPlugin, { durable: ctx.durable })
+  await app.register(responseCachePlugin, { dataVersion: ctx.dataVersion, maxBytes: config.responseCacheMb * 1024 * 1024 })
   await app.register(openapiPlugin)
   for (const routes of apiRoutes) await app.register(routes, { prefix: API_PREFIX })
   await app.register(healthRoutes)
@@ -95,6 +99,7 @@ export async function buildAdminApp(ctx: Context, opts: AppOptions = {}): Promis
   await app.register(errorsPlugin)
   await app.register(metricsPlugin, { metrics: ctx.ops.metrics })
   await app.register(auditPlugin, { db: ctx.db, clock: ctx.clock })
+  await app.register(durabilityPlugin, { durable: ctx.durable })
   await app.register(healthRoutes)
   await app.register(adminApi, { prefix: ADMIN_PREFIX })
   await app.ready()

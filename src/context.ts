@@ -74,6 +74,10 @@ export interface Context {
   dialect: Dialect
   /** The PostgreSQL schema, when one is configured. */
   dbSchema: string | null
+  /** Resolves once every write committed so far is on disk (see Database.durable). */
+  durable(): Promise<void>
+  /** See Database.dataVersion. */
+  dataVersion: (() => string) | null
   clock: Clock
   log: Logger
   redis: Redis | null
@@ -166,6 +170,8 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     db,
     dialect: database.dialect,
     dbSchema: database.schema,
+    durable: () => database.durable(),
+    dataVersion: database.dataVersion,
     clock,
     log,
     redis,

@@ -26,6 +26,11 @@ export interface Config {
    * changes made on another instance within this time. 0 looks every key up on every request.
    */
   authCacheMs: number
+  /**
+   * Memory (MiB) for answers of cacheable reads, reused while the data is unchanged (SQLite only;
+   * see the response-cache plugin). 0 turns the cache off.
+   */
+  responseCacheMb: number
   jobs: { enabled: boolean; pollMs: number; concurrency: number }
   /** The provider's own nameservers: the built-in nameserver profile `default-mijnhost`. */
   defaultNameservers: string[]
@@ -194,6 +199,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     },
     emptyWhitelistAllowsAll: bool('HOSTAPI_EMPTY_WHITELIST_ALLOWS_ALL', true),
     authCacheMs: int('HOSTAPI_AUTH_CACHE_MS', 1000, 0, 60_000),
+    responseCacheMb: int('HOSTAPI_RESPONSE_CACHE_MB', 64, 0, 65_536),
     jobs: {
       enabled: bool('HOSTAPI_JOBS', true),
       pollMs: int('HOSTAPI_JOB_POLL_MS', 500, 10, 60_000),

@@ -20,20 +20,49 @@ export interface Database {
   dialect: Dialect
   /** The PostgreSQL schema everything lives in, when not the default. */
   schema: string | null
+  /**
+   * Resolves once every transaction committed before the call is on disk. Callers await it before
+   * acknowledging a write. On PostgreSQL a commit is already durable (synchronous_commit); on SQLite
+   * concurrent callers share one fsync of the write-ahead log (group commit).
+   */
+  durable(): Promise<void>
+  /**
+   * A value that changes whenever data changes, by this process or any other, or null where there is no
+   * cheap exact one (PostgreSQL). Answers computed between two equal readings can be reused.
+   */
+  dataVersion: (() => string) | null
   close(): Promise<void>
 }
 
-/** Opens the configured database. SQLite runs in WAL mode with full fsync, so an acknowledged write survives a crash. */
+/**
+ * Opens the configured database. SQLite runs in WAL mode with `synchronous = NORMAL`: a commit is a write
+ * to the log, and `durable()` fsyncs the log once for every commit made since the last fsync, so an
+ * acknowledged write survives a crash or a power cut while the commits of concurrent requests share one fsync.
+ */
 export function openDatabase(config: Config['database']): Database {
   if (config.dialect === 'sqlite') {
     if (config.file !== ':memory:') fs.mkdirSync(path.dirname(config.file), { recursive: true })
     const sqlite = new SqliteDatabase(config.file)
     sqlite.pragma('journal_mode = WAL')
-    sqlite.pragma('synchronous = FULL')
+    sqlite.pragma('synchronous = NORMAL')
     sqlite.pragma('foreign_keys = ON')
     sqlite.pragma('busy_timeout = 5000')
     const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
-    return { db, dialect: 'sqlite', schema: null, close: () => db.destroy() }
+    const wal = config.file === ':memory:' ? null : new GroupCommit(`${config.file}-wal`)
+    // Rows changed through this connection (committed or not: its reads see them), and commits by other connections.
+    const version = sqlite.prepare('SELECT total_changes(), data_version FROM pragma_data_version').raw()
+    return {
+      db, dialect: 'sqlite', schema: null,
+      durable: () => wal?.durable() ?? Promise.resolve(),
+      dataVersion: () => {
+        const [changes, commits] = version.get() as [number, number]
+        return `${changes}.${commits}`
+      },
+      close: async () => {
+        await db.destroy()
+        wal?.close()
+      },
+    }
   }
   const pool = new pg.Pool({
     connectionString: config.url,
@@ -41,7 +70,57 @@ export function openDatabase(config: Config['database']): Database {
     ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),
   })
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
-  return { db, dialect: 'postgres', schema: config.schema, close: () => db.destroy() }
+  return { db, dialect: 'postgres', schema: config.schema, durable: () => Promise.resolve(), dataVersion: null, close: () => db.destroy() }
+}
+
+/**
+ * Group commit for SQLite's write-ahead log: `durable()` waits for an fsync of the log that started after
+ * the call. One fsync runs at a time (in libuv's thread pool, so requests go on meanwhile); every caller
+ * that arrives during it is served by the next one. fsync acts on the file, whichever descriptor names it.
+ */
+export class GroupCommit {
+  private fd: number | null = null
+  private running: Promise<void> | null = null
+  private next: Promise<void> | null = null
+
+  constructor(private readonly file: string) {}
+
+  durable(): Promise<void> {
+    if (!this.running) return this.start()
+    // The next fsync starts once this one ends, whether it succeeded or not.
+    this.next ??= this.running.catch(() => undefined).then(() => {
+      this.next = null
+      return this.start()
+    })
+    return this.next
+  }
+
+  close(): void {
+    if (this.fd !== null) fs.closeSync(this.fd)
+    this.fd = null
+  }
+
+  private start(): Promise<void> {
+    this.running = this.sync().finally(() => {
+      this.running = null
+    })
+    return this.running
+  }
+
+  private async sync(): Promise<void> {
+    // The log exists once the first transaction is committed; SQLite removes it only when the last connection closes.
+    if (this.fd === null) {
+      if (!fs.existsSync(this.file)) return
+      this.fd = fs.openSync(this.file, 'r')
+    }
+    const fd = this.fd
+    await new Promise<void>((resolve, reject) => fs.fsync(fd, (err) => (err ? reject(err) : resolve())))
+    if (fs.fstatSync(fd).nlink === 0) {
+      // Another process closed the database last and the log was recreated: sync the new file.
+      this.close()
+      await this.sync()
+    }
+  }
 }
 
 const STATEMENT_CACHE_SIZE = 2000

@@ -1,14 +1,28 @@
 import ipaddr from 'ipaddr.js'
 import type { FastifyRequest } from 'fastify'
 
+const written = new Map<string, string>()
+const WRITTEN_SIZE = 10_000
+
 /** The caller's address as people write it (an IPv4-mapped IPv6 address becomes plain IPv4). */
 export function callerIp(req: FastifyRequest): string {
+  const ip = req.ip
+  let text = written.get(ip)
+  if (text === undefined) {
+    text = writtenForm(ip)
+    if (written.size >= WRITTEN_SIZE) written.clear()
+    written.set(ip, text)
+  }
+  return text
+}
+
+function writtenForm(ip: string): string {
   try {
-    const addr = ipaddr.parse(req.ip)
+    const addr = ipaddr.parse(ip)
     if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) return (addr as ipaddr.IPv6).toIPv4Address().toString()
     return addr.toString()
   } catch {
-    return req.ip
+    return ip
   }
 }
 

@@ -21,5 +21,10 @@ declare module 'fastify' {
      * the first response again, and a repeat with another body 409.
      */
     idempotent?: boolean
+    /**
+     * The 200 answer depends only on the database, the caller's account and the URL, so it may be served
+     * from the response cache while the data is unchanged (see the response-cache plugin).
+     */
+    cache?: boolean
   }
 }

@@ -5,8 +5,7 @@ import type { Clock } from '../../clock.js'
 import { iso } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
 import { callerIp } from '../caller.js'
-
-const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+import { onSendOfMutatingRoutes } from '../route-hooks.js'
 
 /**
  * Records every mutating call to a known route (admin routes included): who, from where, what, and how it ended.
@@ -36,11 +35,5 @@ export const auditPlugin = fp(async (app, opts: { db: Kysely<DB>; clock: Clock }
     }
     return payload
   }
-  // Only mutating routes carry the hook, so reads pay nothing for it.
-  app.addHook('onRoute', (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method]
-    if (methods.every((m) => READ_METHODS.has(m))) return
-    const existing = route.onSend ? (Array.isArray(route.onSend) ? route.onSend : [route.onSend]) : []
-    route.onSend = [...existing, record]
-  })
+  onSendOfMutatingRoutes(app, record)
 })

@@ -1,6 +1,5 @@
 import fp from 'fastify-plugin'
 import type { Clock } from '../../clock.js'
-import { iso } from '../../clock.js'
 import type { RequestJournal } from '../../modules/admin/journal.js'
 import { API_PREFIX } from '../constants.js'
 
@@ -10,7 +9,7 @@ export const journalPlugin = fp(async (app, opts: { journal: RequestJournal; clo
     if (!req.url.startsWith(API_PREFIX)) return
     const schema = req.routeOptions.schema as { operationId?: string } | undefined
     opts.journal.record({
-      time: iso(opts.clock.now()),
+      time: opts.clock.now(),
       request_id: String(req.id),
       method: req.method,
       path: req.url,

@@ -10,7 +10,7 @@ export const ticketsRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
 
   app.get('/account/tickets', {
-    config: { area: 'account-tickets' },
+    config: { area: 'account-tickets', cache: true },
     schema: {
       operationId: 'listTickets',
       tags: ['Account'],
@@ -22,7 +22,7 @@ export const ticketsRoutes: FastifyPluginAsync = async (base) => {
   }, async (req) => ok(await app.services.tickets.list(req.principal!.accountId, req.query)))
 
   app.get('/account/tickets/:ticket_number', {
-    config: { area: 'account-tickets', fixture: 'ticket' },
+    config: { area: 'account-tickets', fixture: 'ticket', cache: true },
     schema: {
       operationId: 'getTicket',
       tags: ['Account'],

@@ -20,23 +20,33 @@ export function redact(value: unknown, depth = 0): unknown {
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, SECRET.test(k) ? '[redacted]' : redact(v, depth + 1)]))
 }
 
-/** The last `size` customer API calls of this process, oldest first. */
+/** A call as recorded: its time as a Date. */
+export type JournalCall = Omit<JournalEntry, 'id' | 'time'> & { time: Date }
+
+/** The last `size` customer API calls of this process, oldest first, in a ring; times are written when the journal is read. */
 export class RequestJournal {
-  private entries: JournalEntry[] = []
+  private ring: (JournalCall & { id: number })[] = []
+  /** Calls recorded since the last clear; the next one goes to slot `recorded % size`. */
+  private recorded = 0
   private nextId = 1
 
   constructor(private readonly size: number) {}
 
-  record(entry: Omit<JournalEntry, 'id'>): void {
-    this.entries.push({ id: this.nextId++, ...entry, body: redact(entry.body) })
-    if (this.entries.length > this.size) this.entries.splice(0, this.entries.length - this.size)
+  record(call: JournalCall): void {
+    this.ring[this.recorded % this.size] = { id: this.nextId++, ...call, body: redact(call.body) }
+    this.recorded++
   }
 
   list(limit?: number): JournalEntry[] {
-    return limit === undefined ? [...this.entries] : this.entries.slice(-limit)
+    const n = this.ring.length
+    const start = this.recorded % n || 0
+    const ordered = Array.from({ length: n }, (_, i) => this.ring[(start + i) % n])
+    const chosen = limit === undefined ? ordered : ordered.slice(-limit)
+    return chosen.map((c) => ({ ...c, time: c.time.toISOString() }))
   }
 
   clear(): void {
-    this.entries = []
+    this.ring = []
+    this.recorded = 0
   }
 }

@@ -24,7 +24,7 @@ export const dnsRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
 
   app.get('/domains/:domain/dns', {
-    config: { area: 'domains', fixture: 'domain' },
+    config: { area: 'domains', fixture: 'domain', cache: true },
     schema: {
       operationId: 'getDnsRecords',
       tags: ['DNS'],
@@ -90,7 +90,7 @@ export const dnsRoutes: FastifyPluginAsync = async (base) => {
   })
 
   app.get('/domains/:domain/dns/zone', {
-    config: { area: 'domains', fixture: 'domain' },
+    config: { area: 'domains', fixture: 'domain', cache: true },
     schema: {
       operationId: 'getDnsZoneFile',
       tags: ['DNS'],

@@ -22,7 +22,7 @@ export const domainsRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
 
   app.get('/domains', {
-    config: { area: 'domains' },
+    config: { area: 'domains', cache: true },
     schema: {
       operationId: 'listDomains',
       tags: ['Domains'],
@@ -37,7 +37,7 @@ export const domainsRoutes: FastifyPluginAsync = async (base) => {
   }, async (req) => ok(await app.services.domains.list(req.principal!.accountId, req.query)))
 
   app.get('/domains/:domain', {
-    config: { area: 'domains', fixture: 'domain' },
+    config: { area: 'domains', fixture: 'domain', cache: true },
     schema: {
       operationId: 'getDomain',
       tags: ['Domains'],

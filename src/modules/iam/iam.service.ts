@@ -57,7 +57,7 @@ export class IamService {
     private readonly opts: { emptyWhitelistAllowsAll: boolean; authCacheMs: number },
   ) {}
 
-  /** Key lookups by key hash, parsed once; see Config.authCacheMs. */
+  /** Key lookups by the key as presented (so a cached key is not hashed again), parsed once; see Config.authCacheMs. */
   private readonly authCache = new Map<string, CachedKey>()
 
   private bus: InvalidationBus | null = null
@@ -85,12 +85,12 @@ export class IamService {
     this.bus = null
   }
 
-  private async lookupKey(keyHash: string, now: number): Promise<CachedKey | null> {
-    const cached = this.authCache.get(keyHash)
+  private async lookupKey(rawKey: string, now: number): Promise<CachedKey | null> {
+    const cached = this.authCache.get(rawKey)
     if (cached && now - cached.fetchedAt < this.opts.authCacheMs) return cached
-    const row = await repo.findKeyForAuth(this.db, keyHash)
+    const row = await repo.findKeyForAuth(this.db, hashApiKey(rawKey))
     if (!row) {
-      this.authCache.delete(keyHash)
+      this.authCache.delete(rawKey)
       return null
     }
     const entry: CachedKey = {
@@ -111,7 +111,7 @@ export class IamService {
     }
     if (this.opts.authCacheMs > 0) {
       if (this.authCache.size >= AUTH_CACHE_SIZE) this.authCache.clear()
-      this.authCache.set(keyHash, entry)
+      this.authCache.set(rawKey, entry)
     }
     return entry
   }
@@ -250,7 +250,7 @@ export class IamService {
   async authenticate(rawKey: string | undefined, ip: string): Promise<Principal> {
     if (!rawKey) throw errors.noValidApiKey()
     const now = this.clock.now()
-    const key = await this.lookupKey(hashApiKey(rawKey), now.getTime())
+    const key = await this.lookupKey(rawKey, now.getTime())
     if (!key || !key.usable) throw errors.noValidApiKey()
     if (key.expiresAt !== null && key.expiresAt <= now.getTime()) throw errors.apiKeyExpired()
     if (!(key.allowed.length === 0 && this.opts.emptyWhitelistAllowsAll) && !ipAllowed(ip, key.allowed)) {

@@ -26,7 +26,7 @@ export const vpsRoutes: FastifyPluginAsync = async (base) => {
   await app.register(vpsNetworkRoutes)
 
   app.get('/vps', {
-    config: { area: 'vps' },
+    config: { area: 'vps', cache: true },
     schema: { operationId: 'listVps', tags: TAGS, summary: 'List VPS', response: env(Type.Object({ vps: Type.Array(VpsListItem) }), vpsListExample) },
   }, async (req) => ok({ vps: await vps().list(req.principal!.accountId) }))
 

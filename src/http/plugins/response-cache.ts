@@ -1,0 +1,79 @@
+import fp from 'fastify-plugin'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The data version read before a cacheable route's handler ran; its answer is stored under it. */
+    cacheVersion: string | null
+  }
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8'
+
+interface Entry {
+  version: string
+  body: string
+  /** What the entry holds in memory, roughly: its key and body. */
+  size: number
+}
+
+/**
+ * Answers of routes with `config.cache`, kept per account and URL together with the data version they
+ * were computed at, and served again while the version is unchanged. The version changes with every
+ * row written by this process and every commit by another, so an answer is never older than the data.
+ * An answer is stored only when the version was the same before the handler ran and after, i.e. no
+ * write happened in between. Without a data version (PostgreSQL) or with no memory, nothing is registered.
+ */
+export const responseCachePlugin = fp(async (app, opts: { dataVersion: (() => string) | null; maxBytes: number }) => {
+  const { dataVersion, maxBytes } = opts
+  if (!dataVersion || maxBytes <= 0) return
+  const entries = new Map<string, Entry>()
+  let bytes = 0
+  const keyOf = (req: FastifyRequest) => `${req.principal!.accountId} ${req.url}`
+
+  const store = (key: string, version: string, body: string) => {
+    const old = entries.get(key)
+    if (old) {
+      bytes -= old.size
+      entries.delete(key)
+    }
+    const size = key.length + body.length
+    if (size > maxBytes) return
+    // Oldest first: a Map iterates in insertion order (an entry served again is not moved; cheaper than a true LRU).
+    for (const [k, e] of entries) {
+      if (bytes + size <= maxBytes) break
+      entries.delete(k)
+      bytes -= e.size
+    }
+    entries.set(key, { version, body, size })
+    bytes += size
+  }
+
+  app.decorateRequest('cacheVersion', null)
+
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.cache) return
+    const preHandler = route.preHandler ? (Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]) : []
+    const onSend = route.onSend ? (Array.isArray(route.onSend) ? route.onSend : [route.onSend]) : []
+    route.preHandler = [
+      async (req: FastifyRequest, reply: FastifyReply) => {
+        if (!req.principal) return
+        const version = dataVersion()
+        const hit = entries.get(keyOf(req))
+        if (hit && hit.version === version) return reply.type(JSON_TYPE).send(hit.body)
+        req.cacheVersion = version
+      },
+      ...preHandler,
+    ]
+    route.onSend = [
+      ...onSend,
+      async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+        const version = req.cacheVersion
+        if (version !== null && reply.statusCode === 200 && typeof payload === 'string' && dataVersion() === version) {
+          store(keyOf(req), version, payload)
+        }
+        return payload
+      },
+    ]
+  })
+})
