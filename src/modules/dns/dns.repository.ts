@@ -15,6 +15,16 @@ export const listRecords = (db: Db, accountId: number, domainId: number) =>
     .orderBy('id')
     .execute()
 
+/** The records of one of the account's domains at one owner name (the record-set rules are per name). */
+export const listRecordsAt = (db: Db, accountId: number, domainId: number, name: string) =>
+  db
+    .selectFrom('dns_records')
+    .select(['id', 'type', 'name', 'value', 'ttl'])
+    .where('domain_id', 'in', ownedDomain(db, accountId, domainId))
+    .where('name', '=', name)
+    .orderBy('id')
+    .execute()
+
 /** Adds records to a domain (its ownership checked by the caller in the same transaction). */
 export async function insertRecords(db: Db, domainId: number, records: NormalisedRecord[], now: string): Promise<void> {
   if (records.length === 0) return

@@ -63,9 +63,10 @@ export class DnsService {
       return
     }
     const record = normaliseRecord(d.name, { type, name: input.name, value: input.value, ttl: input.ttl })
+    // The record-set rules (a CNAME alone at its name) concern one name: only the records there are read.
     const checkAgainst = async (db: Db) => {
-      const current = await repo.listRecords(db, accountId, d.id)
-      const others = current.filter((r) => !(r.type === record.type && r.name === record.name))
+      const current = await repo.listRecordsAt(db, accountId, d.id, record.name)
+      const others = current.filter((r) => r.type !== record.type)
       checkRecordSet(d.name, [...others.map((r) => ({ ...r, type: r.type as NormalisedRecord['type'] })), record])
     }
     if (opts.dryRun) return checkAgainst(this.db)
