@@ -4,64 +4,20 @@
 //   bare Fastify  — one Fastify route on the same certificate answering the same bytes
 //   ceiling       — a bare node:https server on the same certificate answering the same bytes
 //   Prism         — @stoplight/prism-cli mocking the committed openapi.json over plain HTTP
-// then cold start (spawn to first authenticated answer) and the built-in DNS server (bench/dns.ts).
+// then cold start (spawn to first authenticated answer), the built-in DNS server (bench/dns.ts) and the scale run
+// (bench/scale.ts).
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import https from 'node:https'
-import http from 'node:http'
-import readline from 'node:readline'
 import { scenarios, seedBenchmarkData, DEMO_KEY } from './scenarios.js'
+import { call, connections, dist, durationSeconds, freePort, load, root, waitForLine, warmupSeconds, type Figures } from './harness.js'
 
-// Runs from bench/ (tsx) or dist/bench/ (compiled): the root is where package.json is.
-const here = path.dirname(new URL(import.meta.url).pathname)
-const root = fs.existsSync(path.join(here, '..', 'package.json')) ? path.resolve(here, '..') : path.resolve(here, '..', '..')
-const dist = (p: string) => path.join(root, 'dist', p)
-const connections = Number(process.env.BENCH_CONNECTIONS ?? 50)
-const durationSeconds = Number(process.env.BENCH_DURATION ?? 10)
-const warmupSeconds = Number(process.env.BENCH_WARMUP ?? 3)
 const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null
 
-interface Figures { requests: number; rps: number; p50: number; p99: number; errors: number }
 interface Result extends Figures { scenario: string; server: string }
 
 const progress = (text: string) => process.stderr.write(`bench: ${text}\n`)
-
-function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 60_000): Promise<RegExpMatchArray> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}`)), timeoutMs)
-    const rl = readline.createInterface({ input: child.stdout! })
-    rl.on('line', (line) => {
-      const m = line.match(pattern)
-      if (m) {
-        clearTimeout(timer)
-        rl.close()
-        resolve(m)
-      }
-    })
-    child.once('exit', (code) => reject(new Error(`process exited with ${code} before ${pattern}`)))
-  })
-}
-
-function call(url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; text: string }> {
-  const lib = url.startsWith('https:') ? https : http
-  return new Promise((resolve, reject) => {
-    const req = lib.request(url, { method, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, rejectUnauthorized: false }, (res) => {
-      let text = ''
-      res.on('data', (c) => (text += c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }))
-    })
-    req.on('error', reject)
-    req.end(body)
-  })
-}
-
-function load(url: string, method: string, headers: Record<string, string>, body?: string): Figures {
-  const job = { url, method, headers: body ? { ...headers, 'content-type': 'application/json' } : headers, body, connections, warmupSeconds, durationSeconds }
-  const out = execFileSync(process.execPath, [dist('bench/load.js'), JSON.stringify(job)], { encoding: 'utf8', maxBuffer: 1 << 20 })
-  return JSON.parse(out.trim().split('\n').pop()!)
-}
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
@@ -160,19 +116,14 @@ async function main() {
     process.stdout.write('\nDNS server (npm run bench:dns):\n')
     execFileSync(process.execPath, [dist('bench/dns.js')], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] })
   }
+  if (process.env.BENCH_SKIP_SCALE !== '1') {
+    process.stdout.write('\nScale (npm run bench:scale):\n')
+    execFileSync(process.execPath, [dist('bench/scale.js')], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, BENCH_NO_BUILD: '1' } })
+  }
 }
 
 function startPrism(port: number, stdio: 'ignore' | ['ignore', 'pipe', 'inherit']): ChildProcess {
   return spawn(path.join(root, 'node_modules/.bin/prism'), ['mock', path.join(root, 'openapi.json'), '-h', '127.0.0.1', '-p', String(port)], { stdio })
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = http.createServer().listen(0, '127.0.0.1', () => {
-      const a = s.address()
-      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0))
-    })
-  })
 }
 
 function report(results: Result[], cold: { hostapi: number; prism: number } | null) {
