@@ -35,13 +35,13 @@ export function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 60
 }
 
 /** One request; the server's certificate is not checked. */
-export function call(url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; text: string }> {
+export function call(url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
   const lib = url.startsWith('https:') ? https : http
   return new Promise((resolve, reject) => {
     const req = lib.request(url, { method, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, rejectUnauthorized: false }, (res) => {
       let text = ''
       res.on('data', (c) => (text += c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }))
     })
     req.on('error', reject)
     req.end(body)

@@ -1,8 +1,8 @@
 // `npm run bench`: load benchmarks of hostapi beside reference servers, one table per run.
 // Never part of `npm test`. Every server and the load generator run in processes of their own; loopback only.
 //   hostapi       — over HTTPS, authenticated, on SQLite (or on PostgreSQL when DATABASE_URL is set)
-//   bare Fastify  — one Fastify route on the same certificate answering the same bytes
-//   ceiling       — a bare node:https server on the same certificate answering the same bytes
+//   bare Fastify  — one Fastify route on the same certificate answering the same bytes (status, headers, body)
+//   ceiling       — a bare node:https server on the same certificate answering the same bytes (status, headers, body)
 //   Prism         — @stoplight/prism-cli mocking the committed openapi.json over plain HTTP
 // then cold start (spawn to first authenticated answer), the built-in DNS server (bench/dns.ts) and the scale run
 // (bench/scale.ts).
@@ -13,6 +13,8 @@ import path from 'node:path'
 import { scenarios, seedBenchmarkData, DEMO_KEY } from './scenarios.js'
 import { call, connections, dist, durationSeconds, freePort, load, root, waitForLine, warmupSeconds, type Figures } from './harness.js'
 
+/** Response headers Node's HTTP server writes on its own. */
+const NODE_WRITES = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding'])
 const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null
 
 interface Result extends Figures { scenario: string; server: string }
@@ -79,10 +81,13 @@ async function main() {
       if (sample.status !== 200) throw new Error(`${s.name}: ${sample.status} ${sample.text.slice(0, 200)}`)
       const bodyFile = path.join(dataDir, 'body.json')
       fs.writeFileSync(bodyFile, sample.text)
+      // The references answer the same bytes: hostapi's headers too, but those Node writes itself.
+      const headersFile = path.join(dataDir, 'headers.json')
+      fs.writeFileSync(headersFile, JSON.stringify(Object.fromEntries(Object.entries(sample.headers).filter(([name]) => !NODE_WRITES.has(name)))))
       progress(`${s.name}: ${label}`)
       results.push({ scenario: s.name, server: label, ...load(url, s.method, auth, s.body) })
       for (const [name, file] of [['bare Fastify', 'bench/servers/bare-fastify.js'], ['ceiling (node:https)', 'bench/servers/ceiling.js']] as const) {
-        const ref = spawn(process.execPath, [dist(file)], { env: { ...process.env, BENCH_CERT: cert, BENCH_KEY: key, BENCH_BODY_FILE: bodyFile }, stdio: ['ignore', 'pipe', 'inherit'] })
+        const ref = spawn(process.execPath, [dist(file)], { env: { ...process.env, BENCH_CERT: cert, BENCH_KEY: key, BENCH_BODY_FILE: bodyFile, BENCH_HEADERS_FILE: headersFile }, stdio: ['ignore', 'pipe', 'inherit'] })
         children.push(ref)
         const [, port] = await waitForLine(ref, /^ready (\d+)/)
         progress(`${s.name}: ${name}`)
