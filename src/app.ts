@@ -16,6 +16,7 @@ import { faultsPlugin } from './http/plugins/faults.js'
 import { journalPlugin } from './http/plugins/journal.js'
 import { adminApi, healthRoutes } from './http/admin-api.js'
 import type { RouteEntry } from './http/route-table.js'
+import { lazySchemaCompilers, type CompileAll } from './http/schema-compilers.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -23,6 +24,8 @@ declare module 'fastify' {
     services: Services
     /** Every route registered, with what it declares. */
     routeTable: RouteEntry[]
+    /** Compiles every route's validators and serializers now (they compile on first use otherwise). */
+    compileSchemas: CompileAll
   }
 }
 
@@ -33,6 +36,7 @@ export interface AppOptions {
 
 function newFastify(ctx: Context, opts: AppOptions): FastifyInstance {
   const { config } = ctx
+  const schemas = lazySchemaCompilers()
   const app = Fastify({
     ...(opts.https ? { https: { key: opts.https.key, cert: opts.https.cert } } : {}),
     loggerInstance: ctx.log,
@@ -43,10 +47,12 @@ function newFastify(ctx: Context, opts: AppOptions): FastifyInstance {
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    schemaController: { compilersFactory: schemas.compilersFactory },
   }) as unknown as FastifyInstance
   app.decorate('ctx', ctx)
   app.decorate('services', ctx.services)
   app.decorate('routeTable', [] as RouteEntry[])
+  app.decorate('compileSchemas', schemas.compileAll)
   return app
 }
 

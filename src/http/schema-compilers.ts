@@ -1,0 +1,65 @@
+import AjvCompiler from '@fastify/ajv-compiler'
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
+import type { FastifyServerOptions } from 'fastify'
+
+type Validate = ((data: unknown, dataCxt?: unknown) => unknown) & { errors?: unknown; schemaEnv?: unknown }
+type Serialize = (doc: unknown) => string
+type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>
+
+/** Compiles every validator and serializer not compiled yet; startup never does, tests do. */
+export type CompileAll = () => void
+
+/**
+ * Fastify's own validator (Ajv, with Fastify's options and the shared schemas) and serializer
+ * (fast-json-stringify) compilers, each route schema compiled on its first use instead of at `ready`:
+ * hundreds of routes cost a start no compile time, a route's first request pays for its own.
+ * A validator reads exactly like Ajv's: `.errors` and `.schemaEnv` are those of the compiled function.
+ * Fastify treats compilers given here as custom, so it compiles header schemas as written:
+ * their property names must be lower-case.
+ */
+export function lazySchemaCompilers(): { compilersFactory: CompilersFactory; compileAll: CompileAll } {
+  const pending = new Set<() => unknown>()
+  const validatorPool = AjvCompiler()
+  const serializerFactory = SerializerSelector()
+
+  /** `compile` runs once, on the first call of `get`. */
+  function once<T>(compile: () => T): () => T {
+    let done: T | undefined
+    const get = () => {
+      if (done === undefined) {
+        done = compile()
+        pending.delete(get)
+      }
+      return done
+    }
+    pending.add(get)
+    return get
+  }
+
+  const buildValidator = ((externalSchemas: Parameters<typeof validatorPool>[0], options: Parameters<typeof validatorPool>[1]) => {
+    const compiler = once(() => validatorPool(externalSchemas, options))
+    return (route: Parameters<ReturnType<typeof validatorPool>>[0]) => {
+      const compiled = once(() => compiler()(route) as Validate)
+      const validate = ((data: unknown, dataCxt?: unknown) => compiled()(data, dataCxt)) as Validate
+      Object.defineProperties(validate, {
+        errors: { get: () => compiled().errors },
+        schemaEnv: { get: () => compiled().schemaEnv },
+      })
+      return validate
+    }
+  }) as CompilersFactory['buildValidator']
+
+  const buildSerializer = ((externalSchemas: unknown, options: Parameters<typeof serializerFactory>[1]) => {
+    const compiler = once(() => serializerFactory(externalSchemas, options))
+    return (route: Parameters<ReturnType<typeof serializerFactory>>[0]) => {
+      const compiled = once((): Serialize => compiler()(route))
+      return (doc: unknown) => compiled()(doc)
+    }
+  }) as CompilersFactory['buildSerializer']
+
+  const compileAll = () => {
+    // Compilers first (they are added first), then what they compile; compiling adds nothing new.
+    for (const get of [...pending]) get()
+  }
+  return { compilersFactory: { buildValidator, buildSerializer }, compileAll }
+}
