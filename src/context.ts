@@ -1,5 +1,5 @@
 import pino, { type Logger } from 'pino'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import type { Kysely } from 'kysely'
 import type { Config } from './config/config.js'
 import { ManualClock, systemClock, type Clock } from './clock.js'
@@ -38,6 +38,10 @@ import { BuiltinCa } from './drivers/ca/builtin.js'
 import { CertificatesService } from './modules/certificates/certificates.service.js'
 import { accountDnsOf } from './modules/certificates/account-dns.js'
 import { txtLookup } from './modules/certificates/txt-lookup.js'
+import { lazyRequire } from './lazy-require.js'
+
+/** ioredis, loaded only when REDIS_URL is set. */
+const ioredis = lazyRequire<typeof import('ioredis')>('ioredis')
 
 /** The providers behind interfaces; the built-in ones work on one machine. */
 export interface Drivers {
@@ -120,7 +124,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   }
   const database = openDatabase(config.database)
   const db = database.db
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 }) : null
+  const redis = config.redisUrl ? new (ioredis().Redis)(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 }) : null
   redis?.on('error', (err) => log.warn({ err: err.message }, 'redis error'))
   const jobs = new JobRunner(db, database.dialect, clock, log, config.jobs)
   registerMaintenanceJobs(jobs, db, clock, 90)

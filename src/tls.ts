@@ -1,12 +1,9 @@
-import 'reflect-metadata'
 import fs from 'node:fs'
 import path from 'node:path'
 import { webcrypto } from 'node:crypto'
-import * as x509 from '@peculiar/x509'
 import ipaddr from 'ipaddr.js'
 import type { Config } from './config/config.js'
-
-x509.cryptoProvider.set(webcrypto as unknown as Crypto)
+import { loadX509 } from './drivers/ca/x509.js'
 
 export interface TlsMaterial {
   key: string
@@ -20,6 +17,7 @@ const toPem = (der: ArrayBuffer, label: string) =>
 
 /** A self-signed ECDSA P-256 certificate for `names` (DNS names and IP addresses), valid for ten years. */
 export async function generateSelfSigned(names: string[]): Promise<{ key: string; cert: string }> {
+  const x509 = await loadX509()
   const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' }
   const keys = (await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as CryptoKeyPair
   const now = new Date()

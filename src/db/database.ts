@@ -1,19 +1,27 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
-import pg from 'pg'
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely'
+import type pg from 'pg'
+import { DEFAULT_MIGRATION_TABLE, Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely'
 import type { Config } from '../config/config.js'
 import type { DB } from './tables.js'
 import { migrations } from './migrations/index.js'
+import { lazyRequire } from '../lazy-require.js'
 
 /** The data layer handle: a Kysely instance or a transaction on it. */
 export type Db = Kysely<DB> | Transaction<DB>
 export type Dialect = 'sqlite' | 'postgres'
 
-// COUNT(*) and BIGINT come back as strings from pg; every count here fits in a JS number.
-pg.types.setTypeParser(20, (v) => Number(v))
-pg.types.setTypeParser(1700, (v) => Number(v))
+const requirePg = lazyRequire<typeof pg>('pg')
+
+/** pg, loaded when PostgreSQL is used. */
+export function loadPg(): typeof pg {
+  const pg = requirePg()
+  // COUNT(*) and BIGINT come back as strings from pg; every count here fits in a JS number.
+  pg.types.setTypeParser(20, (v) => Number(v))
+  pg.types.setTypeParser(1700, (v) => Number(v))
+  return pg
+}
 
 export interface Database {
   db: Kysely<DB>
@@ -64,7 +72,7 @@ export function openDatabase(config: Config['database']): Database {
       },
     }
   }
-  const pool = new pg.Pool({
+  const pool = new (loadPg().Pool)({
     connectionString: config.url,
     max: 10,
     ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),
@@ -147,6 +155,7 @@ function withStatementCache(sqlite: SqliteDatabase.Database) {
 
 /** Runs every pending migration; safe to call from several instances at once. */
 export async function migrate(db: Kysely<DB>, schema: string | null = null): Promise<string[]> {
+  if (await exactlyApplied(db, schema)) return []
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },
@@ -156,6 +165,22 @@ export async function migrate(db: Kysely<DB>, schema: string | null = null): Pro
   const { error, results } = await migrator.migrateToLatest()
   if (error) throw error
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
+}
+
+/**
+ * True when the migrations recorded in the database are exactly the known ones: the usual start, answered by
+ * one read instead of the migrator's locking and table inspection (which would do nothing then either).
+ */
+async function exactlyApplied(db: Kysely<DB>, schema: string | null): Promise<boolean> {
+  const table = schema ? sql.table(`${schema}.${DEFAULT_MIGRATION_TABLE}`) : sql.table(DEFAULT_MIGRATION_TABLE)
+  let names: string[]
+  try {
+    names = (await sql<{ name: string }>`select name from ${table}`.execute(db)).rows.map((r) => r.name)
+  } catch {
+    return false
+  }
+  const known = Object.keys(migrations)
+  return names.length === known.length && known.every((n) => names.includes(n))
 }
 
 /** True when every known migration has been applied. */

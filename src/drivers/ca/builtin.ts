@@ -16,7 +16,7 @@ import {
   type ValidationResult,
 } from './ca.js'
 import { baseName, isCertificateName, isSameOrParent } from './names.js'
-import { ECDSA_P256, fromPem, publicKeyProblem, randomSerial, subtle, toPem, x509 } from './x509.js'
+import { ECDSA_P256, fromPem, loadX509, publicKeyProblem, randomSerial, subtle, toPem, type X509 } from './x509.js'
 
 /** Reads the TXT values published at `fqdn`, as the account's own zone (or public DNS) has them. */
 export type TxtLookup = (accountId: number, fqdn: string) => Promise<string[]>
@@ -34,9 +34,9 @@ const INTERMEDIATE_YEARS = 10
 const BACKDATE_MS = 60 * 60_000
 
 interface LoadedCa {
-  root: x509.X509Certificate
+  root: X509.X509Certificate
   rootPem: string
-  intermediate: x509.X509Certificate
+  intermediate: X509.X509Certificate
   intermediatePem: string
   intermediateKey: CryptoKey
 }
@@ -99,7 +99,8 @@ export class BuiltinCa implements CertificateAuthority {
 
   async issue(req: IssueRequest): Promise<IssuedCertificate> {
     const ca = await this.ca()
-    let csr: x509.Pkcs10CertificateRequest
+    const x509 = await loadX509()
+    let csr: X509.Pkcs10CertificateRequest
     try {
       csr = new x509.Pkcs10CertificateRequest(req.csr)
     } catch {
@@ -175,6 +176,7 @@ export class BuiltinCa implements CertificateAuthority {
       row = await repo.findAuthority(this.db, this.name)
       if (!row) throw new Error('The built-in CA could not be stored')
     }
+    const x509 = await loadX509()
     const intermediate = new x509.X509Certificate(row.intermediate_cert)
     const keyDer = fromPem(row.intermediate_key, 'PRIVATE KEY')
     if (!keyDer) throw new Error('The built-in CA key cannot be read')
@@ -186,10 +188,11 @@ export class BuiltinCa implements CertificateAuthority {
   }
 }
 
-const pem = (cert: x509.X509Certificate): string => cert.toString('pem') + '\n'
+const pem = (cert: X509.X509Certificate): string => cert.toString('pem') + '\n'
 
 /** A new root (self-signed) and an intermediate signed by it, both ECDSA P-256. */
 async function generateCa(now: Date) {
+  const x509 = await loadX509()
   const tag = randomBytes(3).toString('hex')
   const notBefore = new Date(now.getTime() - BACKDATE_MS)
   const year = 365 * DAY_MS

@@ -1,11 +1,24 @@
-import 'reflect-metadata'
 import { webcrypto } from 'node:crypto'
-import * as x509 from '@peculiar/x509'
+import type * as X509 from '@peculiar/x509'
+import { lazyRequire } from '../../lazy-require.js'
 
-// @peculiar/x509 needs reflect-metadata loaded first and a WebCrypto provider; every user of it imports it from here.
-x509.cryptoProvider.set(webcrypto as unknown as Crypto)
+export type { X509 }
 
-export { x509 }
+const requireX509 = lazyRequire<typeof X509>('@peculiar/x509')
+let x509: typeof X509 | null = null
+
+/**
+ * @peculiar/x509, loaded on first use (it is large, and only certificate work needs it). It needs
+ * reflect-metadata loaded first and a WebCrypto provider; every user of it loads it through here.
+ */
+export async function loadX509(): Promise<typeof X509> {
+  if (!x509) {
+    lazyRequire('reflect-metadata')()
+    x509 = requireX509()
+    x509.cryptoProvider.set(webcrypto as unknown as Crypto)
+  }
+  return x509
+}
 
 /** Node's WebCrypto. */
 export const subtle = webcrypto.subtle

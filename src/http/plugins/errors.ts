@@ -47,16 +47,24 @@ export function sendError(reply: FastifyReply, e: ApiError) {
  * the rest logged with their cause and answered `500 Error`. Also the 404 / wrong-method answer.
  */
 export const errorsPlugin = fp(async (app) => {
-  const known = FindMyWay({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: true })
+  // Every route, to tell a wrong method from an unknown path; the router over them is built on the first miss.
+  const routes: [string, string][] = []
+  let router: ReturnType<typeof FindMyWay> | null = null
   app.addHook('onRoute', (route) => {
-    for (const m of Array.isArray(route.method) ? route.method : [route.method]) {
-      if (!known.hasRoute(m as never, route.url)) known.on(m as never, route.url, () => undefined)
-    }
+    for (const m of Array.isArray(route.method) ? route.method : [route.method]) routes.push([m, route.url])
+    router = null
   })
+  const known = () => {
+    if (!router) {
+      router = FindMyWay({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: true })
+      for (const [m, url] of routes) if (!router.hasRoute(m as never, url)) router.on(m as never, url, () => undefined)
+    }
+    return router
+  }
 
   app.setNotFoundHandler(async (req, reply) => {
     const path = req.url.split('?')[0]
-    const otherMethod = (['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).some((m) => m !== req.method && known.find(m, path) !== null)
+    const otherMethod = (['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).some((m) => m !== req.method && known().find(m, path) !== null)
     return sendError(reply, otherMethod ? errors.wrongMethod() : errors.endpointNotFound())
   })
 

@@ -1,11 +1,16 @@
-import PDFDocument from 'pdfkit'
+import type PDFKit from 'pdfkit'
 import type { Config } from '../../config/config.js'
+import { lazyRequire } from '../../lazy-require.js'
 import type { InvoiceCustomer, InvoiceDetail } from './invoices.service.js'
 import { amountText } from './money.js'
 import { pdfText } from './pdf-text.js'
 
+/** pdfkit, loaded with the first invoice rendered, not at start. */
+const pdfkit = lazyRequire<typeof PDFKit>('pdfkit')
+
 /** Renders one invoice as an A4 PDF: seller, customer address, number and dates, lines, VAT and totals. */
 export function renderInvoicePdf(input: { invoice: InvoiceDetail; customer: InvoiceCustomer; seller: Config['billing']['seller'] }): Promise<Buffer> {
+  const PDFDocument = pdfkit()
   const inv = { ...input.invoice, invoice_nr: pdfText(input.invoice.invoice_nr), lines: input.invoice.lines.map((l) => ({ ...l, description: pdfText(l.description) })) }
   const c = input.customer
   const customer = { ...c, name: pdfText(c.name), company: pdfText(c.company), address: c.address.map(pdfText), vat_number: pdfText(c.vat_number) }

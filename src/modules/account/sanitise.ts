@@ -1,4 +1,8 @@
-import sanitizeHtml from 'sanitize-html'
+import type sanitizeHtml from 'sanitize-html'
+import { lazyRequire } from '../../lazy-require.js'
+
+/** sanitize-html (with its HTML and CSS parsers) is loaded on the first message with markup. */
+const sanitizer = lazyRequire<typeof sanitizeHtml>('sanitize-html')
 
 const POLICY: sanitizeHtml.IOptions = {
   allowedTags: [
@@ -28,13 +32,13 @@ const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').rep
 export function sanitiseMessage(input: string): string {
   const text = input.replace(/\r\n?/g, '\n').trim()
   if (!/<[a-zA-Z!/?]/.test(text)) return escape(text).replace(/\n/g, '<br />')
-  return sanitizeHtml(text, POLICY).trim()
+  return sanitizer()(text, POLICY).trim()
 }
 
 /** Sanitised HTML as plain text (for e-mail). */
 export function htmlToText(html: string): string {
   const withBreaks = html.replace(/<br\s*\/?>/gi, '\n').replace(/<\/(p|div|li|h[1-4]|tr|blockquote|pre)>/gi, '\n')
-  return sanitizeHtml(withBreaks, { allowedTags: [], allowedAttributes: {} })
+  return sanitizer()(withBreaks, { allowedTags: [], allowedAttributes: {} })
     .replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&')
     .replace(/\n{3,}/g, '\n\n')
     .trim()

@@ -1,7 +1,5 @@
 import fs from 'node:fs'
 import { Type, type Static } from 'typebox'
-import { Value } from 'typebox/value'
-import YAML from 'yaml'
 import type { Context } from '../../context.js'
 import { ymd } from '../../clock.js'
 import { ApiError } from '../../errors.js'
@@ -93,8 +91,8 @@ function domainName(raw: string): string | null {
   }
 }
 
-/** Reads and validates a seed file. */
-export function readSeedFile(file: string): SeedSpec {
+/** Reads and validates a seed file (the YAML parser and TypeBox's value checker load with the first one). */
+export async function readSeedFile(file: string): Promise<SeedSpec> {
   let text: string
   try {
     text = fs.readFileSync(file, 'utf8')
@@ -103,10 +101,11 @@ export function readSeedFile(file: string): SeedSpec {
   }
   let data: unknown
   try {
-    data = file.toLowerCase().endsWith('.json') ? JSON.parse(text) : YAML.parse(text)
+    data = file.toLowerCase().endsWith('.json') ? JSON.parse(text) : (await import('yaml')).default.parse(text)
   } catch (err) {
     throw new SeedFileError(file, [`cannot parse it: ${(err as Error).message}`])
   }
+  const { Value } = await import('typebox/value')
   if (!Value.Check(SeedFileSchema, data)) {
     const problems = [...Value.Errors(SeedFileSchema, data)].slice(0, 20).map((e) => `${e.instancePath || '/'}: ${e.message}`)
     throw new SeedFileError(file, problems)

@@ -1,6 +1,6 @@
 import { errors } from '../../errors.js'
 import { isCertificateName } from '../../drivers/ca/names.js'
-import { ECDSA_P256, publicKeyProblem, rsaAlgorithm, subtle, toPem, x509 } from '../../drivers/ca/x509.js'
+import { ECDSA_P256, loadX509, publicKeyProblem, rsaAlgorithm, subtle, toPem, type X509 } from '../../drivers/ca/x509.js'
 
 /** The subject and key of a CSR to generate. */
 export interface CsrInput {
@@ -48,9 +48,10 @@ export async function generateCsr(input: CsrInput): Promise<GeneratedCsr> {
   const keyType = input.key_type ?? 'rsa'
   if (keyType === 'ec' && input.bits !== undefined) throw errors.bitsOnlyForRsa()
 
+  const x509 = await loadX509()
   const algorithm = keyType === 'ec' ? ECDSA_P256 : rsaAlgorithm(input.bits ?? 2048)
   const keys = (await subtle.generateKey(algorithm, true, ['sign', 'verify'])) as CryptoKeyPair
-  const name: x509.JsonName = [{ CN: [commonName] }, { O: [input.organization.trim()] }]
+  const name: X509.JsonName = [{ CN: [commonName] }, { O: [input.organization.trim()] }]
   if (input.unit?.trim()) name.push({ OU: [input.unit.trim()] })
   name.push({ L: [input.locality.trim()] }, { ST: [input.state.trim()] }, { C: [country] }, { E: [email] })
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({
@@ -74,7 +75,8 @@ export async function parseCsr(text: string): Promise<ParsedCsr> {
   if (!/^-----BEGIN CERTIFICATE REQUEST-----\n[\s\S]+\n-----END CERTIFICATE REQUEST-----$/.test(pem)) {
     throw errors.invalidCsr('expected a PEM block -----BEGIN CERTIFICATE REQUEST-----')
   }
-  let csr: x509.Pkcs10CertificateRequest
+  const x509 = await loadX509()
+  let csr: X509.Pkcs10CertificateRequest
   try {
     csr = new x509.Pkcs10CertificateRequest(pem)
     void csr.publicKey.algorithm

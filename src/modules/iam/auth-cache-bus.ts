@@ -1,7 +1,7 @@
-import pg from 'pg'
 import { sql, type Kysely } from 'kysely'
 import type { Logger } from 'pino'
 import type { DB } from '../../db/tables.js'
+import { loadPg } from '../../db/database.js'
 
 /** Tells the other instances on the same database that cached key lookups are stale. */
 export interface InvalidationBus {
@@ -21,7 +21,7 @@ export async function postgresInvalidationBus(
   log: Logger,
 ): Promise<InvalidationBus> {
   const channel = `hostapi_auth_${(database.schema ?? 'public').replace(/[^a-z0-9_]/gi, '_')}`.slice(0, 63).toLowerCase()
-  const listener = new pg.Client({ connectionString: database.url })
+  const listener = new (loadPg().Client)({ connectionString: database.url })
   listener.on('error', (err) => log.warn({ err: err.message }, 'auth cache listener failed; other instances fall back to the cache lifetime'))
   listener.on('notification', (n) => {
     if (n.channel === channel) onChange()

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import sshpk from 'sshpk'
+import type SshPk from 'sshpk'
 import type { Clock } from '../../clock.js'
 import { iso, ymdhm } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
@@ -7,6 +7,10 @@ import { isUniqueViolation } from '../../db/errors.js'
 import { errors } from '../../errors.js'
 import * as repo from './vps.repository.js'
 import { isId, type DryRun } from './vps.common.js'
+import { lazyRequire } from '../../lazy-require.js'
+
+/** sshpk, loaded with the first key added, not at start. */
+const sshpk = lazyRequire<typeof SshPk>('sshpk')
 
 /** The account's SSH public keys, installed on a VPS at order or reinstall. */
 export class SshKeysService {
@@ -23,10 +27,11 @@ export class SshKeysService {
   async add(accountId: number, name: string, publicKey: string, opts: DryRun = {}) {
     const text = publicKey.trim()
     if (!name.trim()) throw errors.vpsMissingName()
-    let key: sshpk.Key
+    const ssh = sshpk()
+    let key: SshPk.Key
     try {
       if (text.includes('\n')) throw new Error('several lines')
-      key = sshpk.parseKey(text, 'ssh')
+      key = ssh.parseKey(text, 'ssh')
     } catch {
       throw errors.sshKeyInvalid()
     }
