@@ -1,6 +1,6 @@
 // `npm run bench:scale`: the read scenarios of `npm run bench` for the same account on two databases, one holding
 // only the small data set and one where other accounts fill it up to 10,000 accounts, 100,000 domains and
-// 1,000,000 DNS records; each with the response cache on and off (HOSTAPI_RESPONSE_CACHE=0). The target: at
+// 1,000,000 DNS records; each with the response cache on and off (HOSTAPI_RESPONSE_CACHE_MB=0). The target: at
 // 1M records every read stays within 2× of its small-data figure. Writes bench/scale-results.json.
 // Run on SQLite, or on PostgreSQL when DATABASE_URL is set (a schema of its own per data set, dropped at the end).
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
@@ -209,8 +209,8 @@ async function seed(size: Size): Promise<DataSet> {
 /** The GET scenarios on one data set with the response cache on or off, each on a server started for the mode. */
 async function measure(set: DataSet, mode: Mode, children: ChildProcess[]): Promise<Map<string, Figures>> {
   const env = serverEnv(set.dataDir, set.schema)
-  if (mode === 'uncached') env.HOSTAPI_RESPONSE_CACHE = '0'
-  else delete env.HOSTAPI_RESPONSE_CACHE
+  if (mode === 'uncached') env.HOSTAPI_RESPONSE_CACHE_MB = '0'
+  else delete env.HOSTAPI_RESPONSE_CACHE_MB
   const server = spawn(process.execPath, [dist('src/cli/main.js'), 'serve'], { env, stdio: ['ignore', 'pipe', 'inherit'] })
   children.push(server)
   const out = new Map<string, Figures>()
