@@ -44,7 +44,7 @@ async function coldStart(start: () => ChildProcess, url: string, headers: Record
 }
 
 async function main() {
-  if (process.env.BENCH_NO_BUILD !== '1') execFileSync('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: root, stdio: 'inherit' })
+  if (process.env.BENCH_NO_BUILD !== '1') execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' })
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostapi-bench-'))
   const children: ChildProcess[] = []
   const results: Result[] = []

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+// The hostapi command line (serve, migrate, admin); main.ts starts it.
 import { ConfigError, loadConfig } from '../config/config.js'
 import { startServer } from '../server.js'
 import { createContext } from '../context.js'
