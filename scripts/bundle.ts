@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process'
 import crypto from 'node:crypto'
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import vm from 'node:vm'
 import { build, transformSync, type Plugin } from 'esbuild'
@@ -100,6 +101,16 @@ const manifest: BundleManifest = { id, bundle: path.basename(outfile), encoding,
 fs.writeFileSync(manifestFile, JSON.stringify(manifest))
 process.stdout.write(`${path.relative(root, outfile)}: ${inputs.length} files from ${packages.size} packages, ${(source.length / 1e6).toFixed(1)} MB\n`)
 
-// The training run: one start from the bundle and one answer, whose compiled functions go into the code cache.
-const training = spawnSync(process.execPath, [path.join(root, 'dist', 'scripts', 'train-bundle.js')], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 120_000 })
-if (training.status !== 0) process.stderr.write('code cache training failed; the bundle keeps the cache of its compilation alone\n')
+// The training: a start on an existing database and one answer, whose compiled functions go into the code cache.
+const trainDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostapi-train-'))
+try {
+  for (const mode of ['seed', 'train']) {
+    const run = spawnSync(process.execPath, [path.join(root, 'dist', 'scripts', 'train-bundle.js'), trainDir, mode], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 120_000 })
+    if (run.status !== 0) {
+      process.stderr.write('code cache training failed; the bundle keeps the cache of its compilation alone\n')
+      break
+    }
+  }
+} finally {
+  fs.rmSync(trainDir, { recursive: true, force: true })
+}

@@ -1,9 +1,9 @@
-// Spawned by scripts/bundle.ts: runs `hostapi serve` from the bundle on a scratch data directory (SQLite, the
-// demo data), asks whoami once, stops, and on exit writes V8's code cache of all that ran: a start from the
-// bundle then finds the functions of a start and of a first answer already compiled.
+// Spawned by scripts/bundle.ts with a scratch data directory, twice: `seed` runs `hostapi serve` from the bundle
+// once so that the directory holds a database with the demo data; `train` runs it again (the usual start: an
+// existing database), asks whoami once, stops, and on exit writes V8's code cache of all that ran. A start from
+// the bundle then finds the functions of a start and of a first answer already compiled.
 import fs from 'node:fs'
 import https from 'node:https'
-import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { loadBundle } from '../src/cli/bundle.js'
@@ -14,7 +14,8 @@ const cliDir = path.join(root, 'dist', 'src', 'cli')
 const bundle = loadBundle(pathToFileURL(path.join(cliDir, 'cli.bundle.json')))
 if (!bundle) throw new Error('no current bundle to train')
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostapi-train-'))
+const [dataDir, mode] = process.argv.slice(2)
+if (!dataDir || (mode !== 'seed' && mode !== 'train')) throw new Error('usage: train-bundle.js <data dir> seed|train')
 const key = 'codeCacheTrainingKey0001'
 for (const name of Object.keys(process.env)) if (/^(HOSTAPI_|DATABASE_URL$|REDIS_URL$)/.test(name)) delete process.env[name]
 Object.assign(process.env, {
@@ -25,8 +26,7 @@ process.argv = [process.argv[0], path.join(cliDir, 'main.js'), 'serve']
 
 let trained = false
 process.on('exit', () => {
-  if (trained) fs.writeFileSync(bundle.cacheFile, bundle.script.createCachedData())
-  fs.rmSync(dataDir, { recursive: true, force: true })
+  if (trained && mode === 'train') fs.writeFileSync(bundle.cacheFile, bundle.script.createCachedData())
 })
 const fail = (why: string) => {
   process.stderr.write(`code cache training: ${why}\n`)
@@ -49,7 +49,7 @@ function whoami(url: string) {
       res.on('end', () => {
         if (res.statusCode !== 200) return fail(`whoami answered ${res.statusCode}`)
         trained = true
-        write('code cache trained\n')
+        if (mode === 'train') write('code cache trained\n')
         process.kill(process.pid, 'SIGTERM')
       })
     })
