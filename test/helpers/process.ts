@@ -15,9 +15,13 @@ export interface ServerProcess {
   stderr(): string
 }
 
-/** Starts `hostapi serve` as its own process, as `npm start` does, with `env` on top of a minimal environment. */
-export function spawnServer(env: Record<string, string>): ServerProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', cli, 'serve'], {
+/**
+ * Starts `hostapi serve` as its own process, as `npm start` does, with `env` on top of a minimal environment:
+ * from the sources, or from a compiled entry point (`script`, run by plain node).
+ */
+export function spawnServer(env: Record<string, string>, opts: { script?: string } = {}): ServerProcess {
+  const args = opts.script ? [opts.script, 'serve'] : ['--import', 'tsx', cli, 'serve']
+  const child = spawn(process.execPath, args, {
     env: { PATH: process.env.PATH ?? '', HOSTAPI_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
