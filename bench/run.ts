@@ -52,7 +52,7 @@ async function main() {
   const schema = pg ? `bench_${process.pid}` : null
   const serverEnv = {
     ...process.env, HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_DEMO_KEY: DEMO_KEY, HOSTAPI_LOG_LEVEL: 'warn',
-    HOSTAPI_RATE_LIMIT: '1000000', HOSTAPI_DNS_PORT: '0', ...(schema ? { HOSTAPI_DB_SCHEMA: schema } : {}),
+    HOSTAPI_RATE_LIMIT: '1000000000', HOSTAPI_DNS_PORT: '0', ...(schema ? { HOSTAPI_DB_SCHEMA: schema } : {}),
   }
   const startHostapi = (port = 0) =>
     spawn(process.execPath, [dist('src/cli/main.js'), 'serve'], { env: { ...serverEnv, HOSTAPI_PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] })

@@ -47,7 +47,7 @@ async function countAll(db: Kysely<DB>): Promise<Counts> {
 function serverEnv(dataDir: string, schema: string | null): NodeJS.ProcessEnv {
   return {
     ...process.env, HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_DEMO_KEY: DEMO_KEY, HOSTAPI_LOG_LEVEL: 'warn',
-    HOSTAPI_RATE_LIMIT: '1000000', HOSTAPI_DNS_PORT: '0', ...(schema ? { HOSTAPI_DB_SCHEMA: schema } : {}),
+    HOSTAPI_RATE_LIMIT: '1000000000', HOSTAPI_DNS_PORT: '0', ...(schema ? { HOSTAPI_DB_SCHEMA: schema } : {}),
   }
 }
 

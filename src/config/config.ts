@@ -194,7 +194,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     dns: dnsConfig(),
     bodyLimit: int('HOSTAPI_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
     rateLimit: {
-      perKeyPerMinute: int('HOSTAPI_RATE_LIMIT', 1200, 1, 1_000_000),
+      perKeyPerMinute: int('HOSTAPI_RATE_LIMIT', 1200, 1, 1_000_000_000),
       availabilityPerMinute: int('HOSTAPI_AVAILABILITY_RATE_LIMIT', 60, 1, 1_000_000),
     },
     emptyWhitelistAllowsAll: bool('HOSTAPI_EMPTY_WHITELIST_ALLOWS_ALL', true),
