@@ -62,7 +62,9 @@ const result = await build({
   // Node's resolution: no `module` condition or field (those name builds meant for bundlers).
   conditions: [],
   mainFields: ['main'],
-  keepNames: true,
+  // No keepNames: it sets the name of every function expression each time one is created (closures made per
+  // request included), which cost about a quarter of the requests/s of a small authenticated answer.
+  keepNames: false,
   charset: 'ascii',
   sourcemap: true,
   sourcesContent: false,
