@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 
 /** What the metrics read at scrape time. */
 export interface MetricsSources {
@@ -6,27 +6,52 @@ export interface MetricsSources {
   jobCounts(): Promise<{ kind: string; status: string; n: number }[]>
 }
 
-const LABELS = ['operation', 'method', 'status'] as const
+const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+interface Series {
+  labels: { operation: string; method: string; status: string }
+  count: number
+  sum: number
+  /** Requests per bucket (not cumulative); slower ones than the last bucket are only in `count`. */
+  buckets: number[]
+}
+
+/** `hostapi_http_requests_total` in prom-client's metric shape, read from the series at scrape time. */
+function requestsMetric(series: Map<string, Series>) {
+  const metric = { name: 'hostapi_http_requests_total', help: 'Requests answered, per operation, method and status', type: 'counter', aggregator: 'sum' }
+  return { ...metric, get: async () => ({ ...metric, values: [...series.values()].map((s) => ({ labels: s.labels, value: s.count })) }) }
+}
+
+/** `hostapi_http_request_duration_seconds`, a histogram in prom-client's metric shape. */
+function durationMetric(series: Map<string, Series>) {
+  const name = 'hostapi_http_request_duration_seconds'
+  const metric = { name, help: 'Time to answer a request, per operation, method and status', type: 'histogram', aggregator: 'sum' }
+  const values = () =>
+    [...series.values()].flatMap((s) => {
+      let cumulative = 0
+      return [
+        ...BUCKETS.map((le, i) => ({ metricName: `${name}_bucket`, labels: { le, ...s.labels }, value: (cumulative += s.buckets[i]) })),
+        { metricName: `${name}_bucket`, labels: { le: '+Inf', ...s.labels }, value: s.count },
+        { metricName: `${name}_sum`, labels: s.labels, value: s.sum },
+        { metricName: `${name}_count`, labels: s.labels, value: s.count },
+      ]
+    })
+  return { ...metric, get: async () => ({ ...metric, values: values() }) }
+}
 
 /** The process's Prometheus metrics: requests and latency per operation and status, jobs, rate-limit rejections, faults. */
 export class Metrics {
   readonly registry = new Registry()
-  private readonly requests: Counter<(typeof LABELS)[number]>
-  private readonly duration: Histogram<(typeof LABELS)[number]>
+  /** Requests and their durations per operation, method and status, counted without prom-client's per-call label hashing. */
+  private readonly series = new Map<string, Series>()
   private readonly rateLimited: Counter<'operation'>
   private readonly faults: Counter<'operation'>
   private sources: MetricsSources | null = null
 
   constructor() {
     const registers = [this.registry]
-    this.requests = new Counter({ name: 'hostapi_http_requests_total', help: 'Requests answered, per operation, method and status', labelNames: LABELS, registers })
-    this.duration = new Histogram({
-      name: 'hostapi_http_request_duration_seconds',
-      help: 'Time to answer a request, per operation, method and status',
-      labelNames: LABELS,
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers,
-    })
+    this.registry.registerMetric(requestsMetric(this.series) as never)
+    this.registry.registerMetric(durationMetric(this.series) as never)
     this.rateLimited = new Counter({ name: 'hostapi_rate_limit_rejections_total', help: 'Requests refused with 429, per operation', labelNames: ['operation'], registers })
     this.faults = new Counter({ name: 'hostapi_sandbox_faults_injected_total', help: 'Answers replaced by sandbox fault injection', labelNames: ['operation'], registers })
     const self = this
@@ -50,9 +75,16 @@ export class Metrics {
 
   /** Records one answered request. */
   observe(operation: string, method: string, status: number, seconds: number): void {
-    const labels = { operation, method, status: String(status) }
-    this.requests.inc(labels)
-    this.duration.observe(labels, seconds)
+    const key = `${operation} ${method} ${status}`
+    let one = this.series.get(key)
+    if (!one) {
+      one = { labels: { operation, method, status: String(status) }, count: 0, sum: 0, buckets: new Array<number>(BUCKETS.length).fill(0) }
+      this.series.set(key, one)
+    }
+    one.count++
+    one.sum += seconds
+    const i = BUCKETS.findIndex((b) => seconds <= b)
+    if (i >= 0) one.buckets[i]++
     if (status === 429) this.rateLimited.inc({ operation })
   }
 
