@@ -95,7 +95,8 @@ async function main() {
         ref.kill('SIGTERM')
       }
       progress(`${s.name}: Prism`)
-      results.push({ scenario: s.name, server: 'Prism (HTTP)', ...load(`${prismBase}/api/v2${s.path.replace(/\?.*$/, '')}`, s.method, auth, s.body) })
+      // Prism answers 400 to a path with a trailing slash; it gets the same request without it.
+      results.push({ scenario: s.name, server: 'Prism (HTTP)', ...load(`${prismBase}/api/v2${s.path.replace(/\/(\?|$)/, '$1')}`, s.method, auth, s.body) })
     }
 
     hostapi.kill('SIGTERM')
