@@ -1,37 +1,22 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import fs from 'node:fs'
-import { databaseEnv, dialects, freshDatabase, startTestApp, tempDir, type TestApp } from './helpers/app.js'
+import { dialects, processDatabase, startTestApp, type ProcessDatabase, type TestApp } from './helpers/app.js'
 import { runAdminCli } from './helpers/process.js'
-import type { Config } from '../src/config/config.js'
 
 for (const dialect of dialects) {
   describe(`admin CLI: tokens and suspension (${dialect})`, () => {
-    let env: Record<string, string>
-    let dataDir: string
-    let database: Config['database']
-    let drop: () => Promise<void>
+    let p: ProcessDatabase
     let t: TestApp
     before(async () => {
-      dataDir = tempDir()
-      const fresh = await freshDatabase(dialect, dataDir)
-      database = fresh.database
-      drop = fresh.drop
-      env = {
-        PATH: process.env.PATH ?? '',
-        HOSTAPI_DATA_DIR: dataDir,
-        HOSTAPI_LOG_LEVEL: 'silent',
-        ...databaseEnv(database),
-      }
+      p = await processDatabase(dialect)
       // The app caches key lookups for a second by default; this test changes keys from another process.
-      t = await startTestApp(dialect, { database, env: { HOSTAPI_AUTH_CACHE_MS: '0' } })
+      t = await startTestApp(dialect, { database: p.database, env: { HOSTAPI_AUTH_CACHE_MS: '0' } })
     })
     after(async () => {
       await t.close()
-      await drop()
-      fs.rmSync(dataDir, { recursive: true, force: true })
+      await p.remove()
     })
-    const admin = (...args: string[]) => runAdminCli(env, ...args)
+    const admin = (...args: string[]) => runAdminCli(p.env, ...args)
     const adm = (token: string, p: string) => t.request('GET', `/admin/v1${p}`, { headers: { authorization: `Bearer ${token}` } })
 
     it('creates an admin token (printed alone, once), lists and revokes it', async () => {

@@ -1,33 +1,18 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import fs from 'node:fs'
-import { databaseEnv, dialects, freshDatabase, startTestApp, tempDir } from './helpers/app.js'
+import { dialects, processDatabase, startTestApp, type ProcessDatabase } from './helpers/app.js'
 import { runAdminCli } from './helpers/process.js'
-import type { Config } from '../src/config/config.js'
 
 for (const dialect of dialects) {
   describe(`admin CLI (${dialect})`, () => {
-    let env: Record<string, string>
-    let dataDir: string
-    let database: Config['database']
-    let drop: () => Promise<void>
+    let p: ProcessDatabase
     before(async () => {
-      dataDir = tempDir()
-      const fresh = await freshDatabase(dialect, dataDir)
-      database = fresh.database
-      drop = fresh.drop
-      env = {
-        PATH: process.env.PATH ?? '',
-        HOSTAPI_DATA_DIR: dataDir,
-        HOSTAPI_LOG_LEVEL: 'silent',
-        ...databaseEnv(database),
-      }
+      p = await processDatabase(dialect)
     })
     after(async () => {
-      await drop()
-      fs.rmSync(dataDir, { recursive: true, force: true })
+      await p.remove()
     })
-    const admin = (...args: string[]) => runAdminCli(env, ...args)
+    const admin = (...args: string[]) => runAdminCli(p.env, ...args)
 
     it('creates an account, a sub-user and keys that the API accepts, then lists, restricts and revokes them', async () => {
       const customer = (await admin('account', 'create', '--name', 'Acme', '--email', 'ops@acme.test')).out.trim()
@@ -38,7 +23,7 @@ for (const dialect of dialects) {
       const subKey = (await admin('key', 'create', '--user', userId, '--expires', '2000-01-01')).out.trim()
 
       // The CLI is another process: with no lookup cache its changes are seen on the next request.
-      const t = await startTestApp(dialect, { database, env: { HOSTAPI_AUTH_CACHE_MS: '0' } })
+      const t = await startTestApp(dialect, { database: p.database, env: { HOSTAPI_AUTH_CACHE_MS: '0' } })
       try {
         const who = await t.request('GET', '/whoami', { key: key.trim() })
         assert.equal(who.status, 200)

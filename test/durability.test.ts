@@ -1,7 +1,6 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import fs from 'node:fs'
-import { databaseEnv, dialects, freshDatabase, request, tempDir } from './helpers/app.js'
+import { dialects, processDatabase, request } from './helpers/app.js'
 import { spawnServer } from './helpers/process.js'
 
 const KEY = 'durabilityDemoKey0000000001'
@@ -11,12 +10,8 @@ const ZONE = 'demo-shop.nl'
 for (const dialect of dialects) {
   describe(`acknowledged writes survive SIGKILL (${dialect})`, () => {
     it('keeps every acknowledged DNS write of a stream interrupted by SIGKILL', async () => {
-      const dataDir = tempDir()
-      const fresh = await freshDatabase(dialect, dataDir)
-      const env: Record<string, string> = {
-        HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_DNS_PORT: '0', HOSTAPI_DEMO_KEY: KEY, HOSTAPI_JOBS: '0',
-        ...databaseEnv(fresh.database),
-      }
+      const place = await processDatabase(dialect)
+      const env = { ...place.env, HOSTAPI_PORT: '0', HOSTAPI_DNS_PORT: '0', HOSTAPI_DEMO_KEY: KEY, HOSTAPI_JOBS: '0' }
       const first = spawnServer(env)
       try {
         const [, url] = await first.waitFor(/^hostapi listening on (https:\/\/\S+)/)
@@ -64,8 +59,7 @@ for (const dialect of dialects) {
         }
       } finally {
         first.child.kill('SIGKILL')
-        await fresh.drop()
-        fs.rmSync(dataDir, { recursive: true, force: true })
+        await place.remove()
       }
     })
   })

@@ -79,7 +79,7 @@ export async function freshDatabase(dialect: Dialect, dataDir: string): Promise<
 }
 
 /** The environment that points a separate hostapi process (the CLI, a spawned server) at `database`. */
-export function databaseEnv(database: Config['database']): Record<string, string> {
+function databaseEnv(database: Config['database']): Record<string, string> {
   return database.dialect === 'postgres'
     ? { DATABASE_URL: database.url, ...(database.schema ? { HOSTAPI_DB_SCHEMA: database.schema } : {}) }
     : { DATABASE_URL: `sqlite:${database.file}` }
@@ -87,6 +87,28 @@ export function databaseEnv(database: Config['database']): Record<string, string
 
 /** A data directory for one test, removed by the caller. */
 export const tempDir = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 'hostapi-test-'))
+
+/** A data directory and a fresh database for hostapi processes (the CLI, a spawned server). */
+export interface ProcessDatabase {
+  database: Config['database']
+  /** Points a process at the data directory and the database (PATH included, logs silent). */
+  env: Record<string, string>
+  /** Drops the database and removes the data directory. */
+  remove(): Promise<void>
+}
+
+export async function processDatabase(dialect: Dialect): Promise<ProcessDatabase> {
+  const dataDir = tempDir()
+  const fresh = await freshDatabase(dialect, dataDir)
+  return {
+    database: fresh.database,
+    env: { PATH: process.env.PATH ?? '', HOSTAPI_DATA_DIR: dataDir, HOSTAPI_LOG_LEVEL: 'silent', ...databaseEnv(fresh.database) },
+    async remove() {
+      await fresh.drop()
+      fs.rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
 
 /**
  * Starts the real server over HTTPS on a fresh database of `dialect` (port 0, no demo data, job runner and DNS

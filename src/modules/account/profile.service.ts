@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
+import type { Static } from 'typebox'
 import type { Clock } from '../../clock.js'
 import { iso } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
@@ -7,6 +8,7 @@ import { errors } from '../../errors.js'
 import type { MailDriver } from '../../drivers/mail/mail.js'
 import type { AccountProfile } from './account.tables.js'
 import * as repo from './profile.repository.js'
+import type { UpdateProfileBody } from './profile.schemas.js'
 
 /** The profile as the API shows it: the stored fields less the bookkeeping ones. */
 export type ProfileView = Omit<
@@ -15,21 +17,7 @@ export type ProfileView = Omit<
 >
 
 /** The body of `PUT /account/profile/`: a full replace, except the optional fields. */
-export interface ProfileInput {
-  firstname: string
-  lastname: string
-  company?: string
-  address: string
-  house_number: string
-  zipcode: string
-  city: string
-  country_code: string
-  phone: string
-  phone_country_code: string
-  email: string
-  email_invoices?: string
-  company_vat_number?: string
-}
+export type ProfileInput = Static<typeof UpdateProfileBody>
 
 const VERIFY_TTL_MS = 48 * 3600_000
 const hashToken = (t: string) => createHash('sha256').update(t).digest('hex')

@@ -1,18 +1,10 @@
 import type { Db } from '../../db/database.js'
+import type { TldPrice } from '../domains/domains.tables.js'
 
 /** The provider's catalogue as the operator edits it: extension prices and the built-in registry's premium names. */
 
-export interface TldRow {
-  extension: string
-  register_cents: number
-  renew_cents: number
-  transfer_cents: number
-  min_period: number
-  max_period: number
-  supports_dnssec: number
-  supports_privacy: number
-  requires_auth_code: number
-}
+/** One extension's price list as the operator sets it. */
+export type TldRow = Omit<TldPrice, 'id'>
 
 export const findTld = (db: Db, extension: string) =>
   db.selectFrom('tld_prices').selectAll().where('extension', '=', extension).executeTakeFirst()
