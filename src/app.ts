@@ -17,6 +17,7 @@ import { journalPlugin } from './http/plugins/journal.js'
 import { adminApi, healthRoutes } from './http/admin-api.js'
 import type { RouteEntry } from './http/route-table.js'
 import { lazySchemaCompilers, type CompileAll } from './http/schema-compilers.js'
+import { asArray } from './http/route-hooks.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -65,7 +66,7 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   const app = newFastify(ctx, opts)
   const sandbox = ctx.ops.sandbox
   app.addHook('onRoute', (route) => {
-    for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
+    for (const method of asArray(route.method)) {
       if (method === 'HEAD' && route.url.startsWith(API_PREFIX)) continue
       app.routeTable.push({
         method,

@@ -10,6 +10,7 @@ import { operatorRoutes } from '../modules/admin/operator.routes.js'
 import { Health } from '../modules/admin/admin.schemas.js'
 import { adminOpenapi, type DocumentedRoute } from './admin-openapi.js'
 import { ADMIN_PREFIX } from './constants.js'
+import { asArray } from './route-hooks.js'
 
 /**
  * The admin API, mounted at the admin prefix: admin-token authentication, the operator's routes, the
@@ -19,7 +20,7 @@ export const adminApi: FastifyPluginAsync = async (app) => {
   const documented: DocumentedRoute[] = []
   app.addHook('onRoute', (route) => {
     route.schema = Object.assign(route.schema ?? {}, { hide: true })
-    for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
+    for (const method of asArray(route.method)) {
       documented.push({ method, url: route.url.slice(ADMIN_PREFIX.length), schema: route.schema as DocumentedRoute['schema'] })
     }
   })

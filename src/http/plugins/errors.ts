@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import FindMyWay from 'find-my-way'
 import type { FastifyError, FastifyReply } from 'fastify'
 import { ApiError, errors, type FieldError } from '../../errors.js'
+import { asArray } from '../route-hooks.js'
 
 interface AjvError {
   instancePath: string
@@ -51,7 +52,7 @@ export const errorsPlugin = fp(async (app) => {
   const routes: [string, string][] = []
   let router: ReturnType<typeof FindMyWay> | null = null
   app.addHook('onRoute', (route) => {
-    for (const m of Array.isArray(route.method) ? route.method : [route.method]) routes.push([m, route.url])
+    for (const m of asArray(route.method)) routes.push([m, route.url])
     router = null
   })
   const known = () => {

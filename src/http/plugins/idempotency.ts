@@ -3,6 +3,7 @@ import type { onSendHookHandler } from 'fastify'
 import { errors } from '../../errors.js'
 import { IdempotencyService } from '../../modules/idempotency/idempotency.service.js'
 import { isDryRun } from '../dry-run.js'
+import { asArray } from '../route-hooks.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -34,9 +35,7 @@ export const idempotencyPlugin = fp(async (app, opts: { service: IdempotencyServ
   }
   app.addHook('onRoute', (route) => {
     if (!route.config?.idempotent) return
-    const pre = route.preHandler ? (Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]) : []
-    const onSend = route.onSend ? (Array.isArray(route.onSend) ? route.onSend : [route.onSend]) : []
-    route.onSend = [...onSend, store]
+    route.onSend = [...asArray(route.onSend), store]
     route.preHandler = [
       async (req, reply) => {
         const header = req.headers['idempotency-key']
@@ -51,7 +50,7 @@ export const idempotencyPlugin = fp(async (app, opts: { service: IdempotencyServ
         }
         req.idempotencyKey = key
       },
-      ...pre,
+      ...asArray(route.preHandler),
     ]
   })
 })

@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { asArray } from '../route-hooks.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -53,8 +54,6 @@ export const responseCachePlugin = fp(async (app, opts: { dataVersion: (() => st
 
   app.addHook('onRoute', (route) => {
     if (!route.config?.cache) return
-    const preHandler = route.preHandler ? (Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler]) : []
-    const onSend = route.onSend ? (Array.isArray(route.onSend) ? route.onSend : [route.onSend]) : []
     route.preHandler = [
       async (req: FastifyRequest, reply: FastifyReply) => {
         if (!req.principal) return
@@ -63,10 +62,10 @@ export const responseCachePlugin = fp(async (app, opts: { dataVersion: (() => st
         if (hit && hit.version === version) return reply.type(JSON_TYPE).send(hit.body)
         req.cacheVersion = version
       },
-      ...preHandler,
+      ...asArray(route.preHandler),
     ]
     route.onSend = [
-      ...onSend,
+      ...asArray(route.onSend),
       async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
         const version = req.cacheVersion
         if (version !== null && reply.statusCode === 200 && typeof payload === 'string' && dataVersion() === version) {
