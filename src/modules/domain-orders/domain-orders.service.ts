@@ -4,7 +4,7 @@ import { iso, ymd } from '../../clock.js'
 import type { JobRunner } from '../../jobs/runner.js'
 import type { DB } from '../../db/tables.js'
 import { ApiError, errors } from '../../errors.js'
-import type { RegistryDriver } from '../../drivers/registry/registry.js'
+import type { RegistryCheck, RegistryDriver } from '../../drivers/registry/registry.js'
 import type { ContactsService, Role } from '../contacts/contacts.service.js'
 import type { DnsService } from '../dns/dns.service.js'
 import type { DnsTemplatesService } from '../dns-templates/dns-templates.service.js'
@@ -122,7 +122,7 @@ export class DomainOrdersService implements OrderItemProcessor {
    * The registry's answer for a registrable name, except that a name at, above or below a domain any account
    * holds here is `unavailable` (whatever a registry would say), so no account can take over another's zone.
    */
-  private async check(name: string): Promise<Awaited<ReturnType<RegistryDriver['check']>>> {
+  private async check(name: string): Promise<RegistryCheck> {
     if ((await this.deps.domains.overlapping(name)).length > 0) return { status: 'unavailable', premium: null }
     return this.registry.check(name)
   }
