@@ -4,8 +4,12 @@ import dnsPacket, { type Answer, type Packet } from 'dns-packet'
 import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { freePort, insertZone, queryUdp } from './helpers/dns.js'
 import { uniqueName } from './helpers/fixtures/domains.js'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { ApiError } from '../src/errors.js'
 import { ymd } from '../src/clock.js'
+import { readSeedFile, SeedFileError } from '../src/modules/admin/seed-file.js'
 
 const dataOf = (p: Packet, type: string) => (p.answers ?? []).filter((a) => a.type === type).map((a) => (a as Answer & { data: unknown }).data)
 const rcodeOf = (p: Packet) => (p as Packet & { rcode: string }).rcode
@@ -135,6 +139,26 @@ for (const dialect of dialects) {
       assert.equal(after.status, 'error')
       assert.equal(after.services[0].errors[0].code, 'unavailable')
       assert.deepEqual((await t.request('GET', `/domains/${name}`, { key: a.key })).body, { status: 400, status_description: 'You have no access to this resource' })
+    })
+
+    it('the admin API and seed files take registrable names only', async () => {
+      const token = (await t.ctx.services.admin.createToken('takeover')).token
+      const adm = (method: string, p: string, body?: unknown) => t.request(method, `/admin/v1${p}`, { body, headers: { authorization: `Bearer ${token}` } })
+      for (const name of ['co.uk', 'www.example.co.uk', 'xn--a.nl']) {
+        assert.deepEqual((await adm('PUT', `/reserved-names/${name}`, { reason: 'x' })).body, { status: 400, status_description: 'Invalid domain name' }, name)
+        assert.deepEqual((await adm('PUT', `/premium-names/${name}`, { register_price: 100, renew_price: 10 })).body, { status: 400, status_description: 'Invalid domain name' }, name)
+      }
+      assert.equal((await adm('PUT', '/reserved-names/B\u00fccher-kept.nl', { reason: 'x' })).body.data.name, 'xn--bcher-kept-9db.nl', 'a U-label is stored as its A-label')
+
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostapi-seed-'))
+      try {
+        const file = path.join(dir, 'seed.yaml')
+        fs.writeFileSync(file, 'accounts:\n  - name: X\n    email: x@x.test\n    domains:\n      - name: mail.demo-shop.nl\n      - name: co.uk\n      - name: shop.example.nl\n')
+        await assert.rejects(readSeedFile(file, t.ctx.services.domains.names), (err) =>
+          err instanceof SeedFileError && err.problems.length === 3 && err.problems.every((p) => p.includes('invalid domain name')))
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
     })
 
     it('the DNS server answers A\'s names only from A\'s zone, even when rogue rows overlap it', async () => {
