@@ -133,7 +133,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     hypervisor: new BuiltinHypervisor(db, clock, { speed: config.hypervisor.simSpeed }),
     mail: new OutboxMailDriver(db, clock, config.mail.from),
     payments: new LedgerPaymentsDriver(db, clock, config.payments.baseUrl),
-    dns: new BuiltinDnsServer(db, config.dns, log.child({ component: 'dns' })),
+    dns: new BuiltinDnsServer(db, { ...config.dns, privateSuffixes: config.domainNames.privateSuffixes }, log.child({ component: 'dns' })),
     // The CA reads TXT records through the domains area, built below.
     ca: new BuiltinCa(db, clock, txtLookup(() => accountDns)),
   }
@@ -150,7 +150,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   const services: Services = {
     ...domainArea,
     iam: new IamService(db, clock, { emptyWhitelistAllowsAll: config.emptyWhitelistAllowsAll, authCacheMs: config.authCacheMs }),
-    admin: new AdminService(db, clock, () => services.iam),
+    admin: new AdminService(db, clock, () => services.iam, domainArea.domains.names),
     idempotency: new IdempotencyService(db, clock),
     orders,
     vps: new VpsService(db, clock, jobs, drivers.hypervisor, { shutdownTimeoutSeconds: config.hypervisor.shutdownTimeoutSeconds }),

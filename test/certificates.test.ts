@@ -231,7 +231,7 @@ for (const dialect of dialects) {
     })
 
     it('issues a DNS-validated certificate for a CSR made by the API, writing and removing the TXT record itself', async () => {
-      const zone = `dns-${dialect}.example.nl`
+      const zone = `dns-${dialect}-example.nl`
       await hostDomain(a, zone)
       const id = await makeCertificatePackage(t, a)
       const gen = await t.request('POST', '/certificates/csr', { key: a.key, body: csrBody(`www.${zone}`) })
@@ -261,7 +261,7 @@ for (const dialect of dialects) {
     })
 
     it('checks a request with ?test=1 without storing it or writing DNS records', async () => {
-      const zone = `dry-${dialect}.example.nl`
+      const zone = `dry-${dialect}-example.nl`
       await hostDomain(a, zone)
       const id = await makeCertificatePackage(t, a)
       const r = await t.request('POST', `/certificates/${id}/request?test=1`, {
@@ -282,7 +282,7 @@ for (const dialect of dialects) {
     })
 
     it('waits for a DNS record the customer publishes, and keeps other TXT values at that name', async () => {
-      const zone = `manual-${dialect}.example.nl`
+      const zone = `manual-${dialect}-example.nl`
       await hostDomain(a, zone)
       const names = [`*.${zone}`, zone]
       const id = await makeCertificatePackage(t, a, 2)
@@ -317,7 +317,7 @@ for (const dialect of dialects) {
     })
 
     it('does not validate by a record in another account\'s zone', async () => {
-      const zone = `other-${dialect}.example.nl`
+      const zone = `other-${dialect}-example.nl`
       await hostDomain(b, zone)
       const id = await makeCertificatePackage(t, a)
       const r = await request(id, { csr: opensslCsr(`www.${zone}`), validation_method: 'dns', auto_setup_dns: true })

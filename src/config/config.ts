@@ -36,6 +36,11 @@ export interface Config {
   defaultNameservers: string[]
   /** The built-in registry: names registered elsewhere (transferable with `authCode` when one is set). */
   registry: { taken: { name: string; authCode: string | null }[] }
+  /**
+   * Domain names: customers hold registrable names only (one label below a public suffix of the Public Suffix
+   * List's ICANN section); `privateSuffixes` are the operator's own suffixes below which names are registrable too.
+   */
+  domainNames: { privateSuffixes: string[] }
   /** The hypervisor behind the VPS area: the built-in simulator runs actions `simSpeed` times faster than real ones. */
   hypervisor: { driver: 'builtin'; simSpeed: number; shutdownTimeoutSeconds: number }
   /** Invoicing: VAT rate (percent), payment term, and the seller printed on invoices. */
@@ -136,6 +141,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       return { name: host, authCode: code?.trim() || null }
     })
 
+  // Domain suffixes (one label or more, A-labels), comma separated; a leading or trailing dot is ignored.
+  const SUFFIX = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/
+  const suffixes = (name: string): string[] =>
+    list(name).map((s) => s.toLowerCase().replace(/^\.|\.$/g, '')).filter((s) => {
+      if (!SUFFIX.test(s)) problems.push(`${name}: "${s}" is not a domain suffix`)
+      return SUFFIX.test(s)
+    })
+
   const dataDir = path.resolve(env.HOSTAPI_DATA_DIR || './data')
   const certFile = env.HOSTAPI_TLS_CERT || null
   const keyFile = env.HOSTAPI_TLS_KEY || null
@@ -207,6 +220,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     },
     defaultNameservers: hostnames('HOSTAPI_DEFAULT_NAMESERVERS', 'ns1.hostapi.test,ns2.hostapi.test,ns3.hostapi.test'),
     registry: { taken: takenNames('HOSTAPI_REGISTRY_TAKEN', 'example.com,example.net,example.org=DEMO-TRANSFER-CODE') },
+    domainNames: { privateSuffixes: suffixes('HOSTAPI_PRIVATE_SUFFIXES') },
     hypervisor: {
       driver: 'builtin',
       simSpeed: positive('HOSTAPI_SIM_SPEED', 1),

@@ -7,6 +7,7 @@ import type { Db } from '../../db/database.js'
 import type { DnsDriver } from './dns.js'
 import { findServedZoneById, findServedZones, listZoneRecords, type ServedZoneRow } from './dns.repository.js'
 import { buildSnapshot, resolve, type ZoneSnapshot } from './authority.js'
+import { DomainNames } from '../../modules/domains/domain-name.js'
 
 /** Options of the built-in DNS server. */
 export interface BuiltinDnsOptions {
@@ -16,6 +17,8 @@ export interface BuiltinDnsOptions {
   port: number | null
   /** How long a zone read from the database is answered without checking its serial again (ms). */
   staleMs?: number
+  /** The operator's private suffixes (HOSTAPI_PRIVATE_SUFFIXES): names one label below them are zones too. */
+  privateSuffixes?: readonly string[]
 }
 
 const RCODE = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5 } as const
@@ -34,6 +37,9 @@ interface NameEntry {
 
 /**
  * An authoritative DNS server over UDP and TCP answering from the `domains` and `dns_records` tables.
+ * A name is answered only from the zone of its registrable domain (one label below its public suffix:
+ * `mail.demo-shop.nl` from `demo-shop.nl`), so a row for a name above or below a registrable domain — which
+ * the API never creates, but bad data might hold — is never served and cannot take over another account's names.
  * Zones are cached and re-validated by `zone_serial` at most `staleMs` after they were read, so a change made
  * through another instance on the same database is answered within that time; `publish` drops a zone at once.
  */
@@ -43,6 +49,7 @@ export class BuiltinDnsServer implements DnsDriver {
   private readonly sockets = new Set<net.Socket>()
   private bound: { host: string; port: number } | null = null
   private readonly staleMs: number
+  private readonly domainNames: DomainNames
   private readonly names = new Map<string, NameEntry>()
   private readonly zones = new Map<number, ZoneSnapshot>()
   private readonly loading = new Map<string, Promise<ZoneSnapshot | null>>()
@@ -55,6 +62,7 @@ export class BuiltinDnsServer implements DnsDriver {
     private readonly log: Logger,
   ) {
     this.staleMs = opts.staleMs ?? 500
+    this.domainNames = new DomainNames(opts.privateSuffixes ?? [])
   }
 
   address() {
@@ -130,32 +138,19 @@ export class BuiltinDnsServer implements DnsDriver {
     this.names.clear()
   }
 
-  /** Reads the zone for `qname` (longest matching served domain), from the cache when fresh enough. */
+  /** Reads the zone for `qname` (the served domain that is its registrable domain), from the cache when fresh enough. */
   async zoneFor(qname: string): Promise<ZoneSnapshot | null> {
-    const labels = qname.split('.')
-    const candidates: string[] = []
-    for (let i = 0; i < labels.length - 1; i++) candidates.push(labels.slice(i).join('.'))
-    if (candidates.length === 0) return null
-    const now = performance.now()
-    let fresh = true
-    for (const c of candidates) {
-      const e = this.names.get(c)
-      if (!e || now - e.checkedAt > this.staleMs) {
-        fresh = false
-        break
-      }
+    const apex = this.domainNames.registrableDomainOf(qname)
+    if (!apex) return null
+    const e = this.names.get(apex)
+    if (e && performance.now() - e.checkedAt <= this.staleMs) {
+      if (e.zoneId === null) return null
+      const id = e.zoneId
+      const z = this.zones.get(id)
+      if (z) return z
+      return this.coalesce(`${this.generation}:id:${id}`, () => this.reloadById(id))
     }
-    if (fresh) {
-      for (const c of candidates) {
-        const id = this.names.get(c)!.zoneId
-        if (id === null) continue
-        const z = this.zones.get(id)
-        if (z) return z
-        return this.coalesce(`${this.generation}:id:${id}`, () => this.reloadById(id))
-      }
-      return null
-    }
-    return this.coalesce(`${this.generation}:q:${qname}`, () => this.lookup(candidates))
+    return this.coalesce(`${this.generation}:q:${apex}`, () => this.lookup(apex))
   }
 
   private coalesce(key: string, fn: () => Promise<ZoneSnapshot | null>): Promise<ZoneSnapshot | null> {
@@ -166,15 +161,14 @@ export class BuiltinDnsServer implements DnsDriver {
     return p
   }
 
-  private async lookup(candidates: string[]): Promise<ZoneSnapshot | null> {
+  private async lookup(apex: string): Promise<ZoneSnapshot | null> {
     const generation = this.generation
-    const rows = await findServedZones(this.db, candidates)
+    // The name is unique in the table; should two rows ever carry it, the oldest one answers.
+    const [best] = await findServedZones(this.db, [apex])
     const checkedAt = performance.now()
-    const byName = new Map(rows.map((r) => [r.name, r]))
-    const best = candidates.map((c) => byName.get(c)).find((r) => r !== undefined) ?? null
     if (generation === this.generation) {
-      if (this.names.size + candidates.length > MAX_CACHED_NAMES) this.names.clear()
-      for (const c of candidates) this.names.set(c, { zoneId: byName.get(c)?.id ?? null, checkedAt })
+      if (this.names.size >= MAX_CACHED_NAMES) this.names.clear()
+      this.names.set(apex, { zoneId: best?.id ?? null, checkedAt })
     }
     return best ? this.snapshotFor(best, generation) : null
   }

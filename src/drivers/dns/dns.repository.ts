@@ -9,7 +9,7 @@ export interface ServedZoneRow {
   nameservers: string
 }
 
-/** The served domains (active or pending cancellation) whose name is one of `names`. */
+/** The served domains (active or pending cancellation) whose name is one of `names`, oldest first. */
 export function findServedZones(db: Db, names: string[]): Promise<ServedZoneRow[]> {
   if (names.length === 0) return Promise.resolve([])
   return db
@@ -17,6 +17,7 @@ export function findServedZones(db: Db, names: string[]): Promise<ServedZoneRow[
     .select(['id', 'name', 'zone_serial', 'nameservers'])
     .where('name', 'in', names)
     .where('status', 'in', [...SERVED_DOMAIN_STATUSES])
+    .orderBy('id')
     .execute()
 }
 

@@ -12,13 +12,13 @@ import type { PermissionMap } from '../iam/permissions.js'
 import { findJob } from '../../jobs/jobs.repository.js'
 import * as repo from './admin.repository.js'
 import * as catalog from './catalog.repository.js'
+import { DomainNames } from '../domains/domain-name.js'
 
 /** Admin tokens start with this, so a token is recognisable in a config file (and never mistaken for an API key). */
 export const ADMIN_TOKEN_PREFIX = 'adm_'
 const VISIBLE = ADMIN_TOKEN_PREFIX.length + 8
 const TOUCH_INTERVAL_MS = 60_000
 const EXTENSION = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)?$/
-const DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9][a-z0-9-]{0,62}$/
 
 export interface PageInput {
   page?: number
@@ -75,6 +75,8 @@ export class AdminService {
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
     private readonly iamOf: () => IamService,
+    /** Premium and reserved names are registrable names, as customers can order them. */
+    private readonly names: DomainNames = new DomainNames(),
   ) {}
 
   private get iam(): IamService {
@@ -342,8 +344,8 @@ export class AdminService {
 
   /** Makes a name premium at these prices (EUR cents, excluding VAT), or changes its prices. */
   async setPremium(raw: string, registerCents: number, renewCents: number) {
-    const name = raw.trim().toLowerCase().replace(/\.$/, '')
-    if (!DOMAIN.test(name)) throw errors.invalidDomainName()
+    const name = this.names.registrable(raw)
+    if (!name) throw errors.invalidDomainName()
     await catalog.upsertPremium(this.db, { name, register_cents: registerCents, renew_cents: renewCents })
     return { name, register_price: registerCents / 100, renew_price: renewCents / 100 }
   }
@@ -358,8 +360,8 @@ export class AdminService {
 
   /** Reserves a name: the built-in registry refuses to register it (availability says `unavailable`). */
   async reserve(raw: string, reason: string) {
-    const name = raw.trim().toLowerCase().replace(/\.$/, '')
-    if (!DOMAIN.test(name)) throw errors.invalidDomainName()
+    const name = this.names.registrable(raw)
+    if (!name) throw errors.invalidDomainName()
     const created_at = iso(this.clock.now())
     await catalog.upsertReserved(this.db, { name, reason, created_at })
     return (await catalog.listReserved(this.db)).find((r) => r.name === name)!

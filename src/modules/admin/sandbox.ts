@@ -12,7 +12,7 @@ import { wipeAccountData } from './sandbox.repository.js'
 export async function seedFileIfEmpty(ctx: Context): Promise<number> {
   const file = ctx.config.sandbox.seedFile
   if (!file) return 0
-  const spec = await readSeedFile(file)
+  const spec = await readSeedFile(file, ctx.services.domains.names)
   if ((await countAccounts(ctx.db)) > 0) return 0
   return applySeed(ctx, spec, file)
 }
@@ -31,7 +31,7 @@ export function sandboxOf(ctx: Context): Sandbox {
 export async function resetSandbox(ctx: Context): Promise<{ accounts: number; seed: 'file' | 'demo' | 'empty'; demo_key: string | null }> {
   const sandbox = sandboxOf(ctx)
   const file = ctx.config.sandbox.seedFile
-  const spec = file ? await readSeedFile(file) : null
+  const spec = file ? await readSeedFile(file, ctx.services.domains.names) : null
   await wipeAccountData(ctx.db, ctx.dialect)
   ctx.services.iam.invalidateAuthCache()
   sandbox.clock.advance(-sandbox.clock.offset())

@@ -3,7 +3,7 @@ import { Type, type Static } from 'typebox'
 import type { Context } from '../../context.js'
 import { ymd } from '../../clock.js'
 import { ApiError } from '../../errors.js'
-import { normaliseZone } from '../dns/records.js'
+import { DomainNames } from '../domains/domain-name.js'
 import { permissionsOf, parseTime } from './admin.service.js'
 import { setAccountStatus } from './admin.repository.js'
 import { seedDemoData } from '../../seed/demo.js'
@@ -79,20 +79,8 @@ export class SeedFileError extends Error {
   }
 }
 
-const DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,62}$/
-
-/** The stored form of a domain name, or null when it is not one. */
-function domainName(raw: string): string | null {
-  try {
-    const name = normaliseZone(raw)
-    return DOMAIN.test(name) ? name : null
-  } catch {
-    return null
-  }
-}
-
 /** Reads and validates a seed file (the YAML parser and TypeBox's value checker load with the first one). */
-export async function readSeedFile(file: string): Promise<SeedSpec> {
+export async function readSeedFile(file: string, names: DomainNames = new DomainNames()): Promise<SeedSpec> {
   let text: string
   try {
     text = fs.readFileSync(file, 'utf8')
@@ -120,8 +108,8 @@ export async function readSeedFile(file: string): Promise<SeedSpec> {
       keys.add(k.key)
     }
     ;(a.domains ?? []).forEach((d, j) => {
-      const name = domainName(d.name)
-      if (!name) problems.push(`/accounts/${i}/domains/${j}: invalid domain name ${d.name}`)
+      const name = names.registrable(d.name)
+      if (!name) problems.push(`/accounts/${i}/domains/${j}: invalid domain name ${d.name} (a registrable name is one label below a public suffix)`)
       else if (domains.has(name)) problems.push(`/accounts/${i}/domains/${j}: ${name} is listed twice`)
       else domains.add(name)
     })
@@ -146,7 +134,7 @@ export async function applySeed(ctx: Context, spec: SeedSpec, file: string): Pro
         for (const k of u.keys ?? []) await createKey(ctx, account.accountId, userId, k)
       }
       for (const [j, d] of (a.domains ?? []).entries()) {
-        const name = domainName(d.name)!
+        const name = ctx.services.domains.names.registrable(d.name)!
         try {
           await seedDomain(ctx, account.accountId, name, d)
         } catch (err) {

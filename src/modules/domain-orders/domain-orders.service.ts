@@ -4,11 +4,10 @@ import { iso, ymd } from '../../clock.js'
 import type { JobRunner } from '../../jobs/runner.js'
 import type { DB } from '../../db/tables.js'
 import { ApiError, errors } from '../../errors.js'
-import type { RegistryDriver } from '../../drivers/registry/registry.js'
+import type { RegistryCheck, RegistryDriver } from '../../drivers/registry/registry.js'
 import type { ContactsService, Role } from '../contacts/contacts.service.js'
 import type { DnsService } from '../dns/dns.service.js'
 import type { DnsTemplatesService } from '../dns-templates/dns-templates.service.js'
-import { parseDomainName } from '../domains/domain-name.js'
 import * as domainsRepo from '../domains/domains.repository.js'
 import { STATUS, type DomainsService } from '../domains/domains.service.js'
 import type { ZonePublisher } from '../domains/zone-serial.js'
@@ -107,10 +106,10 @@ export class DomainOrdersService implements OrderItemProcessor {
     if (text.endsWith('.') && text.slice(0, -1).includes('.')) text = text.slice(0, -1)
     const labels = text.split('.')
     if (labels.length < 2 || labels[labels.length - 1] === '') throw errors.emptyExtension()
-    const name = parseDomainName(text)
+    const name = this.deps.domains.names.registrable(text)
     const invalid: Availability = { domain: text, status: 'invalid', is_premium: false, premium_price: null }
     if (!name || !(await this.deps.extensions.forDomain(name))) return invalid
-    const check = await this.registry.check(name)
+    const check = await this.check(name)
     return {
       domain: name,
       status: check.status,
@@ -120,11 +119,20 @@ export class DomainOrdersService implements OrderItemProcessor {
   }
 
   /**
+   * The registry's answer for a registrable name, except that a name at, above or below a domain any account
+   * holds here is `unavailable` (whatever a registry would say), so no account can take over another's zone.
+   */
+  private async check(name: string): Promise<RegistryCheck> {
+    if ((await this.deps.domains.overlapping(name)).length > 0) return { status: 'unavailable', premium: null }
+    return this.registry.check(name)
+  }
+
+  /**
    * Validates a domain order, stores and charges it (unless `charge: false`); the domain is provisioned by the order job.
    * A dry run checks everything (the availability check included, it only reads) and answers order id 0.
    */
   async order(accountId: number, input: DomainOrderInput, opts: { charge?: boolean; dryRun?: boolean } = {}): Promise<{ orderId: number }> {
-    const name = parseDomainName(input.domain)
+    const name = this.deps.domains.names.registrable(input.domain)
     if (!name) throw errors.invalidDomainName()
     const tld = await this.deps.extensions.forDomain(name)
     if (!tld) throw errors.unknownExtension(name.slice(name.indexOf('.') + 1))
@@ -139,7 +147,7 @@ export class DomainOrdersService implements OrderItemProcessor {
     if (input.dns_template_id) await this.deps.dnsTemplates.get(accountId, input.dns_template_id)
     await this.deps.contacts.resolve(accountId, input.profile ?? {})
 
-    const check = await this.registry.check(name)
+    const check = await this.check(name)
     let priceCents: number
     if (type === 'register') {
       if (check.status !== 'available') throw errors.domainNotAvailable()
@@ -156,7 +164,9 @@ export class DomainOrdersService implements OrderItemProcessor {
       if (check.status !== 'transfer') throw errors.domainNotTransferable()
       priceCents = tld.transfer_cents
     }
-    if ((await ordersRepo.findPendingByName(this.db, 'domain', name)).length > 0) throw errors.domainAlreadyOrdered()
+    // Only the account's own open order blocks a second one: another account's open or failed order holds
+    // nothing (the name is taken when a domain is created), and answering it would tell who ordered what.
+    if ((await ordersRepo.findPendingByName(this.db, accountId, 'domain', name)).length > 0) throw errors.domainAlreadyOrdered()
     if (opts.dryRun) return { orderId: 0 }
 
     const details: DomainItemDetails = {
@@ -182,6 +192,15 @@ export class DomainOrdersService implements OrderItemProcessor {
     const d = item.details as DomainItemDetails
     const existing = await domainsRepo.findOwned(this.db, item.accountId, item.name)
     if (existing) return { errors: [], result: { domain: existing.name, domain_id: existing.id } }
+
+    // Checked again now: the name may have become invalid (an order from before the registrable-name rule) or
+    // overlapping (another account's domain created at, above or below it since the order was placed).
+    if (this.deps.domains.names.registrable(item.name) !== item.name) {
+      return { errors: [{ code: 'domain', description: errors.invalidDomainName().message }] }
+    }
+    if ((await this.deps.domains.overlapping(item.name)).length > 0) {
+      return { errors: [{ code: 'unavailable', description: 'The domain is not available for registration' }] }
+    }
 
     const fail = (code: string, err: unknown) => {
       if (err instanceof ApiError) return { errors: [{ code, description: err.message }] }

@@ -12,6 +12,7 @@ import { DomainOrdersService } from '../domain-orders/domain-orders.service.js'
 import { ExtensionsService } from '../extensions/extensions.service.js'
 import { NameserversService } from '../nameservers/nameservers.service.js'
 import type { OrdersService } from '../orders/orders.service.js'
+import { DomainNames } from './domain-name.js'
 import { DomainsService } from './domains.service.js'
 import type { ZonePublisher } from './zone-serial.js'
 
@@ -52,7 +53,8 @@ export function createDomainServices(deps: {
   const contacts = new ContactsService(db, clock)
   const dnsTemplates = new DnsTemplatesService(db, clock)
   const extensions = new ExtensionsService(db)
-  const domains = new DomainsService(db, clock, jobs, registry, nameservers, contacts, publish)
+  const names = new DomainNames(config.domainNames.privateSuffixes)
+  const domains = new DomainsService(db, clock, jobs, registry, nameservers, contacts, publish, names)
   const dns = new DnsService(db, clock, domains, publish)
   const domainOrders = new DomainOrdersService(db, clock, jobs, registry, {
     orders: deps.orders, domains, dns, extensions, nameservers, contacts, dnsTemplates, publish,

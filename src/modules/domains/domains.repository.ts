@@ -60,3 +60,22 @@ export const bumpSerial = (db: Db, accountId: number, id: number, serial: number
     .where('account_id', '=', accountId)
     .where('id', '=', id)
     .execute()
+
+/**
+ * Domains of any account whose zone overlaps `name`: the name itself, one of its ancestors (`example.nl`
+ * and `nl` for `shop.example.nl`) or a name below it. Deliberately across accounts: a name is one account's
+ * at most, and no account may hold a zone inside or around another's. Every row counts, whatever its status.
+ */
+export const findOverlapping = (db: Db, name: string) => {
+  const labels = name.split('.')
+  const atOrAbove = labels.map((_, i) => labels.slice(i).join('.'))
+  return db
+    .selectFrom('domains')
+    .select(['id', 'account_id', 'name'])
+    .where((eb) => eb.or([
+      eb('name', 'in', atOrAbove),
+      sql<boolean>`name like ${`%.${name.replace(/[\\%_]/g, (c) => `\\${c}`)}`} escape '\\'`,
+    ]))
+    .orderBy('id')
+    .execute()
+}

@@ -10,7 +10,7 @@ import { pageOf, pagination } from '../../http/schemas.js'
 import type { ContactsService, Role } from '../contacts/contacts.service.js'
 import type { NameserversService } from '../nameservers/nameservers.service.js'
 import { managedDns, normaliseNameservers, type Nameserver, type NameserverInput } from '../nameservers/nameservers.js'
-import { parseDomainName } from './domain-name.js'
+import { DomainNames, parseDomainName } from './domain-name.js'
 import * as repo from './domains.repository.js'
 import type { Domain } from './domains.tables.js'
 import { nextSerial, type ZonePublisher } from './zone-serial.js'
@@ -70,6 +70,8 @@ export class DomainsService {
     private readonly nameservers: NameserversService,
     private readonly contacts: ContactsService,
     private readonly publish: ZonePublisher,
+    /** The registrable-name rules (public suffixes, the operator's private ones). */
+    readonly names: DomainNames = new DomainNames(),
   ) {
     jobs.register(END_JOB, async ({ payload }) => this.endDomain((payload as { domainId: number }).domainId))
   }
@@ -248,8 +250,22 @@ export class DomainsService {
     return { ended: true }
   }
 
-  /** Creates an active domain (the order processor calls this); returns its id. */
+  /**
+   * The domains of any account whose zone is `name`, above it or below it: a name is orderable only when there
+   * are none. (Only registrable names are allowed, so overlaps come from bad data or a changed suffix list.)
+   */
+  overlapping(name: string, db: Db = this.db) {
+    return repo.findOverlapping(db, name)
+  }
+
+  /**
+   * Creates an active domain (the order processor, demo data and seed files call this); returns its id.
+   * 400 `Invalid domain name` for a name that is not registrable; 400 `This domain is not available for
+   * registration` when a domain of any account is at, above or below it.
+   */
   async create(db: Db, input: NewDomain): Promise<number> {
+    if (this.names.registrable(input.name) !== input.name) throw errors.invalidDomainName()
+    if ((await this.overlapping(input.name, db)).length > 0) throw errors.domainNotAvailable()
     const now = this.clock.now()
     const { id } = await repo.insertDomain(db, {
       account_id: input.accountId,

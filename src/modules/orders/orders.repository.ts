@@ -56,11 +56,12 @@ export const updateItem = (
     .where('id', '=', itemId)
     .execute()
 
-/** Pending items of any account whose order is not completed, with the given type and name: to refuse a double order. */
-export const findPendingByName = (db: Db, type: string, name: string) =>
+/** The account's items not done yet with the given type and name: to refuse a double order. */
+export const findPendingByName = (db: Db, accountId: number, type: string, name: string) =>
   db
     .selectFrom('order_items')
     .select(['id', 'order_id', 'account_id'])
+    .where('account_id', '=', accountId)
     .where('type', '=', type as OrderItemsTable['type'])
     .where('name', '=', name)
     .where('status', '!=', 'done')
