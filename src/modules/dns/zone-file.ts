@@ -142,6 +142,8 @@ class ZoneProblem extends Error {
   }
 }
 
+const WORD_END = new Set([' ', '\t', '\r', '\n', ';', '(', ')', '"'])
+
 /** Splits zone text into logical entries: comments dropped, parentheses joined across lines, quotes kept whole. */
 function tokenize(text: string): Entry[] {
   const entries: Entry[] = []
@@ -212,7 +214,9 @@ function tokenize(text: string): Entry[] {
     }
     let out = ''
     const start = i
-    while (i < text.length && !/[\s;()"]/.test(text[i]!)) {
+    // Only the zone-file delimiters end a word; any other character (Unicode spaces included) is part of it
+    // and refused by the record rules, so every pass of the outer loop consumes at least one character.
+    while (i < text.length && !WORD_END.has(text[i]!)) {
       if (text[i] === '\\' && i + 1 < text.length && text[i + 1] !== '\n') {
         const d = /^\d{3}/.exec(text.slice(i + 1, i + 4))
         out += d ? String.fromCharCode(Number(d[0])) : text[i + 1]
