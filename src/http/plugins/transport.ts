@@ -17,7 +17,7 @@ const SECURITY_HEADERS: Record<string, string> = {
   'cache-control': 'no-store',
 }
 const DOCS_HEADERS = SECURITY_HEADERS
-const API_HEADERS = { ...SECURITY_HEADERS, 'content-security-policy': "default-src 'none'; frame-ancestors 'none'" }
+export const API_HEADERS: Record<string, string> = { ...SECURITY_HEADERS, 'content-security-policy': "default-src 'none'; frame-ancestors 'none'" }
 
 /**
  * The transport rules of every request: TLS required (or a trusted proxy that says https), the request
@@ -31,9 +31,13 @@ export const transportPlugin = fp(async (app, opts: { bodyLimit: number }) => {
     if (req.protocol !== 'https') throw errors.sslRequired()
     // Fastify parses a DELETE body only when it has a Content-Type; clients send DELETE bodies without one.
     const h = req.raw.headers
-    if (h['content-type'] === undefined && (h['content-length'] !== undefined || h['transfer-encoding'] !== undefined)) {
+    const hasBody = h['content-length'] !== undefined || h['transfer-encoding'] !== undefined
+    if (h['content-type'] === undefined && hasBody) {
       h['content-type'] = 'application/json'
     }
+    // Bodies are read as they are: a compressed one would only fail as `Invalid JSON body`.
+    const encoding = h['content-encoding']?.trim().toLowerCase()
+    if (hasBody && encoding && encoding !== 'identity') throw errors.unsupportedEncoding(encoding)
   })
 
   app.removeAllContentTypeParsers()
