@@ -212,6 +212,7 @@ export const errors = {
   invalidCommonName: () => bad('Invalid common_name: must be a domain name such as www.example.com or *.example.com'),
   invalidCountry: () => bad('Invalid country: must be a two-letter ISO 3166 code such as NL'),
   invalidCsrEmail: () => bad('Invalid email: must be an e-mail address'),
+  invalidCsrField: (field: string, problem: string) => bad(`Invalid ${field}: ${problem}`),
   bitsOnlyForRsa: () => bad('bits applies to key_type rsa only'),
 
   // Operating: the admin API and sandbox mode.

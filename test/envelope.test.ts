@@ -213,6 +213,19 @@ for (const dialect of dialects) {
       }
     })
 
+    it('answers a lone UTF-16 surrogate or a NUL in a CSR subject field with a 400 naming the field', async () => {
+      const body = { common_name: 'www.example.com', organization: 'Example', email: 'a@example.com', country: 'NL', state: 'NH', locality: 'Amsterdam', key_type: 'ec' }
+      // JSON.stringify would escape the surrogate anyway; written by hand to be sure it goes out as \ud800.
+      const lone = JSON.stringify(body).replace('"Example"', '"Ex\\ud800ample"')
+      const r = await t.request('POST', '/certificates/csr', { key: a.key, rawBody: lone, headers: { 'content-type': 'application/json' } })
+      assert.deepEqual(r.body, { status: 400, status_description: 'Invalid organization: it is not valid Unicode text (a lone UTF-16 surrogate)' })
+      const nul = await t.request('POST', '/certificates/csr', { key: a.key, body: { ...body, locality: 'Ams\u0000terdam' } })
+      assert.equal(nul.status, 400)
+      assert.match(nul.body.status_description, /^Invalid locality: /)
+      const unicode = await t.request('POST', '/certificates/csr', { key: a.key, body: { ...body, organization: '#Zürich "AG", \\ 😀' } })
+      assert.equal(unicode.status, 200, unicode.text)
+    })
+
     it('pages the extension list normally', async () => {
       const r = await t.request('GET', '/domains/extensions?page=1&limit=1', { key: a.key })
       assert.equal(r.status, 200)
