@@ -86,6 +86,8 @@ export const errors = {
     }),
   headersTooLarge: () => new ApiError('headers_too_large', 'Request headers too large'),
   requestTimeout: () => new ApiError('request_timeout', 'Request timeout: the request was not received in time'),
+  nulInUrl: () => bad('Invalid URL: NUL (%00) is not allowed'),
+  nulInBody: () => bad('Invalid JSON body: text must not contain NUL (\\u0000)'),
   malformedRequest: (detail?: string) => bad(detail ? `Malformed HTTP request: ${detail}` : 'Malformed HTTP request'),
 
   noValidApiKey: () => new ApiError('unauthorized', 'No valid API key set'),

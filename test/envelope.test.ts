@@ -169,6 +169,18 @@ describe('every answer is the envelope as application/json', () => {
     await stillAnswers()
   })
 
+  it('refuses NUL in the URL and in JSON text, and keeps an escaped backslash before u0000', async () => {
+    assertEnvelope(await rawRequest(t.origin, get('/api/v2/domains/a%00b.com', `Api-Key: ${a.key}\r\n`)), 400, 'Invalid URL: NUL (%00) is not allowed')
+    const put = (json: string) => t.request('PUT', '/account/profile', { key: a.key, rawBody: json })
+    assert.deepEqual((await put('{"city":"a\\u0000b"}')).body, { status: 400, status_description: 'Invalid JSON body: text must not contain NUL (\\u0000)' })
+    assert.deepEqual((await put('{"city":"a\\\\\\u0000b"}')).body, { status: 400, status_description: 'Invalid JSON body: text must not contain NUL (\\u0000)' })
+    assert.deepEqual((await put('{"a\\u0000":1}')).body, { status: 400, status_description: 'Invalid JSON body: text must not contain NUL (\\u0000)' })
+    // A literal backslash followed by u0000 is ordinary text.
+    const literal = await put('{"no_such_field\\\\u0000":1}')
+    assert.notEqual(literal.body.status_description, 'Invalid JSON body: text must not contain NUL (\\u0000)')
+    await stillAnswers()
+  })
+
   it('answers the same way on the plain-HTTP and the admin listener', async () => {
     const plain = t.server.httpUrl!
     assertEnvelope(await rawRequest(plain, get('/api/v2/whoami', `X-Big: ${'b'.repeat(20_000)}\r\n`), { plain: true }), 431, /^Request headers too large/)
@@ -220,10 +232,29 @@ for (const dialect of dialects) {
       const r = await t.request('POST', '/certificates/csr', { key: a.key, rawBody: lone, headers: { 'content-type': 'application/json' } })
       assert.deepEqual(r.body, { status: 400, status_description: 'Invalid organization: it is not valid Unicode text (a lone UTF-16 surrogate)' })
       const nul = await t.request('POST', '/certificates/csr', { key: a.key, body: { ...body, locality: 'Ams\u0000terdam' } })
-      assert.equal(nul.status, 400)
-      assert.match(nul.body.status_description, /^Invalid locality: /)
+      assert.deepEqual(nul.body, { status: 400, status_description: 'Invalid JSON body: text must not contain NUL (\\u0000)' })
+      const bidi = await t.request('POST', '/certificates/csr', { key: a.key, body: { ...body, locality: 'Ams\u202eterdam' } })
+      assert.equal(bidi.status, 400)
+      assert.match(bidi.body.status_description, /^Invalid locality: /)
       const unicode = await t.request('POST', '/certificates/csr', { key: a.key, body: { ...body, organization: '#Zürich "AG", \\ 😀' } })
       assert.equal(unicode.status, 200, unicode.text)
+    })
+
+    it('searches with any text: wildcards are literal, NUL and broken UTF-8 answer a list or a 400, never an error', async () => {
+      const odd = ['%25', '_', '%5C', '%00', 'a%00b', '%ED%A0%80', '%FF', '%C3', `${'x'.repeat(255)}`, '%27%22', '%C4%B0', '*', '%5B%5D', '%E2%80%AE']
+      for (const list of [...lists, '/domains?limit=5', '/domains/extensions?limit=5']) {
+        for (const q of odd) {
+          const r = await t.request('GET', `${list}${list.includes('?') ? '&' : '?'}search=${q}`, { key: a.key })
+          assert.ok(r.status === 200 || r.status === 400, `${list} search=${q}: ${r.status} ${r.text}`)
+          assert.equal(r.body.status, r.status)
+          if (r.status === 400) assert.equal(r.body.status_description, 'Invalid URL: NUL (%00) is not allowed', `${list} search=${q}`)
+        }
+      }
+      // `%` and `_` match themselves only.
+      const pct = await t.request('GET', '/domains/extensions?search=%25', { key: a.key })
+      assert.equal(pct.body.data.pagination.total, 0)
+      const under = await t.request('GET', '/domains/extensions?search=_', { key: a.key })
+      assert.equal(under.body.data.pagination.total, 0)
     })
 
     it('pages the extension list normally', async () => {

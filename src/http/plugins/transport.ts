@@ -19,6 +19,9 @@ const SECURITY_HEADERS: Record<string, string> = {
 const DOCS_HEADERS = SECURITY_HEADERS
 export const API_HEADERS: Record<string, string> = { ...SECURITY_HEADERS, 'content-security-policy': "default-src 'none'; frame-ancestors 'none'" }
 
+/** True when JSON text has a string with NUL in it: `\u0000` with its backslash not itself escaped. */
+const hasNul = (json: string) => json.includes('\\u0000') && /(?:^|[^\\])(?:\\\\)*\\u0000/.test(json)
+
 /**
  * The transport rules of every request: TLS required (or a trusted proxy that says https), the request
  * id echoed, security headers, and JSON bodies parsed whatever their Content-Type (DELETE included).
@@ -29,6 +32,8 @@ export const transportPlugin = fp(async (app, opts: { bodyLimit: number }) => {
     reply.header('x-request-id', req.id)
     // request.protocol believes X-Forwarded-Proto only from HOSTAPI_TRUSTED_PROXIES.
     if (req.protocol !== 'https') throw errors.sslRequired()
+    // No text the API keeps or looks up holds NUL (PostgreSQL cannot store it): refused at the door.
+    if (/%00/i.test(req.url)) throw errors.nulInUrl()
     // Fastify parses a DELETE body only when it has a Content-Type; clients send DELETE bodies without one.
     const h = req.raw.headers
     const hasBody = h['content-length'] !== undefined || h['transfer-encoding'] !== undefined
@@ -44,10 +49,12 @@ export const transportPlugin = fp(async (app, opts: { bodyLimit: number }) => {
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: opts.bodyLimit }, (_req, body, done) => {
     const text = (body as string).trim()
     if (text === '') return done(null, undefined)
+    let parsed: unknown
     try {
-      done(null, JSON.parse(text))
+      parsed = JSON.parse(text)
     } catch {
-      done(errors.invalidJson(), undefined)
+      return done(errors.invalidJson(), undefined)
     }
+    done(hasNul(text) ? errors.nulInBody() : null, parsed)
   })
 })

@@ -1,0 +1,14 @@
+import { sql, type RawBuilder } from 'kysely'
+
+/** `text` inside a LIKE pattern with `\` as the escape character: its `%`, `_` and `\` match themselves. */
+export const escapeLike = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`)
+
+/**
+ * True where the lower-cased SQL expression `expr` contains `search` (lower-cased here), the same on SQLite
+ * and PostgreSQL; `%`, `_` and `\` in the search are literal. Stored text never holds NUL (PostgreSQL cannot
+ * store it and the API refuses it), so a search with one matches nothing instead of reaching the database.
+ */
+export function likeContains(expr: RawBuilder<unknown>, search: string): RawBuilder<boolean> {
+  if (search.includes('\0')) return sql<boolean>`1 = 0`
+  return sql<boolean>`${expr} like ${`%${escapeLike(search.toLowerCase())}%`} escape '\\'`
+}
