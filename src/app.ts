@@ -49,7 +49,8 @@ function newFastify(ctx: Context, opts: AppOptions): FastifyInstance {
     // Answers Fastify and Node would write in their own shape go out in the envelope instead.
     frameworkErrors,
     clientErrorHandler,
-    return503OnClosing: true,
+    // The transport plugin answers requests during shutdown with 503 in the envelope.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     schemaController: { compilersFactory: schemas.compilersFactory },
   }) as unknown as FastifyInstance

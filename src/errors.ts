@@ -88,6 +88,7 @@ export const errors = {
   requestTimeout: () => new ApiError('request_timeout', 'Request timeout: the request was not received in time'),
   nulInUrl: () => bad('Invalid URL: NUL (%00) is not allowed'),
   nulInBody: () => bad('Invalid JSON body: text must not contain NUL (\\u0000)'),
+  shuttingDown: () => new ApiError('unavailable', 'Service unavailable: the server is shutting down'),
   malformedRequest: (detail?: string) => bad(detail ? `Malformed HTTP request: ${detail}` : 'Malformed HTTP request'),
 
   noValidApiKey: () => new ApiError('unauthorized', 'No valid API key set'),

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import net from 'node:net'
+import { once } from 'node:events'
 import tls from 'node:tls'
 import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 
@@ -192,6 +193,48 @@ describe('every answer is the envelope as application/json', () => {
     assertEnvelope(await rawRequest(admin, get('/admin/v1/accounts/%E0%A4%A')), 400, /^Invalid URL/)
     assertEnvelope(await rawRequest(admin, get(`/admin/v1/accounts/${'1'.repeat(300)}`)), 414, /^URI too long/)
     await stillAnswers()
+  })
+})
+
+describe('shutdown', () => {
+  it('answers a request arriving while the server shuts down with 503 in the envelope', async () => {
+    const s = await startTestApp('sqlite')
+    try {
+      const acc = await s.account()
+      const httpServer = s.server.app.server
+      const origin = new URL(s.origin)
+      const socket = tls.connect({ host: origin.hostname, port: Number(origin.port), rejectUnauthorized: false, servername: 'localhost' })
+      const chunks: Buffer[] = []
+      socket.on('data', (c: Buffer) => chunks.push(c))
+      const ended = once(socket, 'close')
+      await once(socket, 'secureConnect')
+      // Request A: its body still coming, so the connection is busy when the shutdown starts.
+      const started = once(httpServer, 'request')
+      socket.write(`PUT /api/v2/account/profile HTTP/1.1\r\nHost: x\r\nApi-Key: ${acc.key}\r\nContent-Length: 2\r\n\r\n{`)
+      await started
+      // The listener stops once the preClose hooks have run: from then on the app is shutting down.
+      const stopping = new Promise<void>((resolve) => {
+        const close = httpServer.close.bind(httpServer)
+        httpServer.close = ((cb?: (err?: Error) => void) => {
+          resolve()
+          return close(cb)
+        }) as typeof httpServer.close
+      })
+      const closed = s.server.app.close()
+      await stopping
+      // The rest of A, and request B on the same connection.
+      socket.write(`}GET /api/v2/whoami HTTP/1.1\r\nHost: x\r\nApi-Key: ${acc.key}\r\n\r\n`)
+      await ended
+      await closed
+      const raw = Buffer.concat(chunks).toString('latin1')
+      const at = raw.indexOf('HTTP/1.1 503')
+      assert.ok(at >= 0, raw)
+      const b = parseRaw(Buffer.from(raw.slice(at), 'latin1'))
+      assert.equal(b.headers.connection, 'close')
+      assertEnvelope(b, 503, 'Service unavailable: the server is shutting down')
+    } finally {
+      await s.close()
+    }
   })
 })
 

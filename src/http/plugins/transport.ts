@@ -27,9 +27,19 @@ const hasNul = (json: string) => json.includes('\\u0000') && /(?:^|[^\\])(?:\\\\
  * id echoed, security headers, and JSON bodies parsed whatever their Content-Type (DELETE included).
  */
 export const transportPlugin = fp(async (app, opts: { bodyLimit: number }) => {
+  // While the server shuts down, requests still arriving on open connections get a 503 in the envelope
+  // (Fastify's own return503OnClosing answer is not the envelope; it is off, see app.ts).
+  let closing = false
+  app.addHook('preClose', async () => {
+    closing = true
+  })
   app.addHook('onRequest', async (req, reply) => {
     reply.headers(req.url.startsWith('/docs') ? DOCS_HEADERS : API_HEADERS)
     reply.header('x-request-id', req.id)
+    if (closing) {
+      reply.header('connection', 'close')
+      throw errors.shuttingDown()
+    }
     // request.protocol believes X-Forwarded-Proto only from HOSTAPI_TRUSTED_PROXIES.
     if (req.protocol !== 'https') throw errors.sslRequired()
     // No text the API keeps or looks up holds NUL (PostgreSQL cannot store it): refused at the door.
