@@ -1,7 +1,7 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import type { Context, Services } from './context.js'
 import { requestId, transportPlugin } from './http/plugins/transport.js'
-import { errorsPlugin } from './http/plugins/errors.js'
+import { clientErrorHandler, errorsPlugin, frameworkErrors } from './http/plugins/errors.js'
 import { authPlugin } from './http/plugins/auth.js'
 import { rateLimitPlugin } from './http/plugins/rate-limit.js'
 import { auditPlugin } from './http/plugins/audit.js'
@@ -10,7 +10,7 @@ import { durabilityPlugin } from './http/plugins/durability.js'
 import { responseCachePlugin } from './http/plugins/response-cache.js'
 import { openapiPlugin } from './http/plugins/openapi.js'
 import { apiRoutes } from './http/routes.js'
-import { ADMIN_PREFIX, API_PREFIX } from './http/constants.js'
+import { ADMIN_PREFIX, API_PREFIX, MAX_PARAM_LENGTH } from './http/constants.js'
 import { metricsPlugin } from './http/plugins/metrics.js'
 import { faultsPlugin } from './http/plugins/faults.js'
 import { journalPlugin } from './http/plugins/journal.js'
@@ -45,8 +45,12 @@ function newFastify(ctx: Context, opts: AppOptions): FastifyInstance {
     genReqId: (req) => requestId(req.headers['x-request-id']),
     trustProxy: config.trustedProxies.length ? config.trustedProxies : false,
     bodyLimit: config.bodyLimit,
-    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
-    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: MAX_PARAM_LENGTH },
+    // Answers Fastify and Node would write in their own shape go out in the envelope instead.
+    frameworkErrors,
+    clientErrorHandler,
+    // The transport plugin answers requests during shutdown with 503 in the envelope.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     schemaController: { compilersFactory: schemas.compilersFactory },
   }) as unknown as FastifyInstance

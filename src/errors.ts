@@ -9,6 +9,10 @@ export type ErrorKind =
   | 'not_found'
   | 'conflict'
   | 'payload_too_large'
+  | 'uri_too_long'
+  | 'unsupported_media_type'
+  | 'headers_too_large'
+  | 'request_timeout'
   | 'rate_limited'
   | 'internal'
   | 'bad_gateway'
@@ -23,6 +27,10 @@ const statusOf: Record<ErrorKind, number> = {
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,
+  uri_too_long: 414,
+  unsupported_media_type: 415,
+  headers_too_large: 431,
+  request_timeout: 408,
   rate_limited: 429,
   internal: 500,
   bad_gateway: 502,
@@ -70,6 +78,18 @@ export const errors = {
   invalidJson: () => bad('Invalid JSON body'),
   validation: (text: string, fields: FieldError[]) => bad(text, fields),
   bodyTooLarge: () => new ApiError('payload_too_large', 'Request body too large'),
+  invalidUrl: () => bad('Invalid URL: a path has a malformed percent-encoding (%XX) or is not UTF-8'),
+  pathSegmentTooLong: (max: number) => new ApiError('uri_too_long', `URI too long: a path segment may have at most ${max} characters`),
+  unsupportedEncoding: (encoding: string) =>
+    new ApiError('unsupported_media_type', `Unsupported Content-Encoding: ${encoding.slice(0, 40)} (send the body uncompressed)`, undefined, {
+      'accept-encoding': 'identity',
+    }),
+  headersTooLarge: () => new ApiError('headers_too_large', 'Request headers too large'),
+  requestTimeout: () => new ApiError('request_timeout', 'Request timeout: the request was not received in time'),
+  nulInUrl: () => bad('Invalid URL: NUL (%00) is not allowed'),
+  nulInBody: () => bad('Invalid JSON body: text must not contain NUL (\\u0000)'),
+  shuttingDown: () => new ApiError('unavailable', 'Service unavailable: the server is shutting down'),
+  malformedRequest: (detail?: string) => bad(detail ? `Malformed HTTP request: ${detail}` : 'Malformed HTTP request'),
 
   noValidApiKey: () => new ApiError('unauthorized', 'No valid API key set'),
   apiKeyExpired: () => new ApiError('unauthorized', 'API key has expired'),
@@ -195,6 +215,7 @@ export const errors = {
   invalidCommonName: () => bad('Invalid common_name: must be a domain name such as www.example.com or *.example.com'),
   invalidCountry: () => bad('Invalid country: must be a two-letter ISO 3166 code such as NL'),
   invalidCsrEmail: () => bad('Invalid email: must be an e-mail address'),
+  invalidCsrField: (field: string, problem: string) => bad(`Invalid ${field}: ${problem}`),
   bitsOnlyForRsa: () => bad('bits applies to key_type rsa only'),
 
   // Operating: the admin API and sandbox mode.

@@ -6,6 +6,7 @@ import type { Config } from './config/config.js'
 import { buildAdminApp, buildApp } from './app.js'
 import { seedFileIfEmpty } from './modules/admin/sandbox.js'
 import { ADMIN_PREFIX } from './http/constants.js'
+import { clientErrorHandler } from './http/plugins/errors.js'
 import { createContext, type Context, type ContextOptions } from './context.js'
 import { migrate } from './db/database.js'
 import { seedDemoIfEmpty } from './seed/demo.js'
@@ -71,7 +72,7 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
     let httpUrl: string | null = null
     if (config.httpPort !== null) {
       plain = http.createServer((req, res) => app.routing(req, res))
-      plain.on('clientError', (_err, socket) => socket.destroy())
+      plain.on('clientError', clientErrorHandler)
       await new Promise<void>((resolve, reject) => {
         plain!.once('error', reject)
         plain!.listen(config.httpPort!, config.host, () => resolve())

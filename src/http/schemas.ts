@@ -36,6 +36,11 @@ export const Pagination = Type.Object(
 
 export const DEFAULT_LIMIT = 25
 export const MAX_LIMIT = 100
+/**
+ * The highest page any list can have: no list holds 2^31 items. A page above it answers `Page out of range`
+ * before any query, so no offset reaches the database that SQLite or PostgreSQL would refuse.
+ */
+export const MAX_PAGE = 2 ** 31 - 1
 
 /** `page`, `limit`, `search` of every paged list. */
 export const PageQuery = {
@@ -50,10 +55,18 @@ export interface Page {
   offset: number
 }
 
-/** The page asked for, with defaults. */
+/**
+ * The page asked for, with defaults. The route schema has checked `page` and `limit` already (integers,
+ * `limit` 1–100); checked again here, so no caller can hand the database an offset it refuses.
+ */
 export function pageOf(query: { page?: number; limit?: number }): Page {
   const page = query.page ?? 1
   const limit = query.limit ?? DEFAULT_LIMIT
+  if (typeof page !== 'number' || !Number.isInteger(page) || page < 1) throw errors.validation('Invalid page: must be an integer >= 1', [{ field: 'page', message: 'must be an integer >= 1' }])
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+    throw errors.validation(`Invalid limit: must be an integer from 1 to ${MAX_LIMIT}`, [{ field: 'limit', message: `must be an integer from 1 to ${MAX_LIMIT}` }])
+  }
+  if (page > MAX_PAGE) throw errors.pageOutOfRange()
   return { page, limit, offset: (page - 1) * limit }
 }
 

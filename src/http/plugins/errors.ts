@@ -1,8 +1,13 @@
+import { randomUUID } from 'node:crypto'
+import { STATUS_CODES } from 'node:http'
+import type { Duplex } from 'node:stream'
 import fp from 'fastify-plugin'
 import FindMyWay from 'find-my-way'
-import type { FastifyError, FastifyReply } from 'fastify'
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, errors, type FieldError } from '../../errors.js'
 import { asArray } from '../route-hooks.js'
+import { MAX_PARAM_LENGTH } from '../constants.js'
+import { API_HEADERS } from './transport.js'
 
 interface AjvError {
   instancePath: string
@@ -44,6 +49,71 @@ export function sendError(reply: FastifyReply, e: ApiError) {
 }
 
 /**
+ * The answer to what the router refuses before any route or hook runs (Fastify's `frameworkErrors`):
+ * a path that does not decode, a path segment longer than MAX_PARAM_LENGTH.
+ */
+export function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: FastifyReply) {
+  reply.headers(API_HEADERS)
+  reply.header('x-request-id', req.id)
+  let e: ApiError
+  if (err.code === 'FST_ERR_BAD_URL') e = errors.invalidUrl()
+  else if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') e = errors.pathSegmentTooLong(MAX_PARAM_LENGTH)
+  else {
+    req.log.error({ err }, 'router error')
+    e = errors.internal()
+  }
+  return sendError(reply, e)
+}
+
+const answered = new WeakSet<Duplex>()
+
+/** The envelope of a request Node's HTTP parser refused: its code, as Node names it, decides the status. */
+export function clientErrorOf(err: Error & { code?: string }): ApiError {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return errors.headersTooLarge()
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+    case 'ERR_HTTP_HEADERS_TIMEOUT':
+      return errors.requestTimeout()
+    case 'HPE_INVALID_METHOD':
+      return errors.malformedRequest('unknown method')
+    default:
+      return errors.malformedRequest()
+  }
+}
+
+/**
+ * The `clientError` handler of every listener (HTTPS, plain HTTP, admin): a request Node's parser refuses
+ * (oversized headers, a malformed request line, a timeout) never reaches Fastify, so it is answered here,
+ * in the envelope, with `Connection: close`. What the client still sends is read and dropped, so the
+ * answer is not lost to a reset; the socket closes once both sides are done (or after 10 s).
+ */
+export function clientErrorHandler(err: Error & { code?: string }, socket: Duplex) {
+  if (err.code === 'ECONNRESET' || socket.destroyed || answered.has(socket)) return
+  answered.add(socket)
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage
+  if (!socket.writable || inFlight?.headersSent) {
+    socket.destroy()
+    return
+  }
+  const e = clientErrorOf(err)
+  const body = JSON.stringify({ status: e.status, status_description: e.message })
+  const headers: Record<string, string> = {
+    ...API_HEADERS,
+    'x-request-id': randomUUID(),
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(body)),
+    connection: 'close',
+  }
+  const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')
+  socket.removeAllListeners('data')
+  socket.on('data', () => undefined)
+  socket.on('error', () => undefined)
+  ;(socket as Duplex & { setTimeout?: (ms: number, cb: () => void) => void }).setTimeout?.(10_000, () => socket.destroy())
+  socket.end(`HTTP/1.1 ${e.status} ${STATUS_CODES[e.status] ?? 'Error'}\r\n${head}\r\n${body}`)
+}
+
+/**
  * One error handler for everything: ApiErrors as they are, validation and parser errors as 400/413,
  * the rest logged with their cause and answered `500 Error`. Also the 404 / wrong-method answer.
  */
@@ -57,7 +127,7 @@ export const errorsPlugin = fp(async (app) => {
   })
   const known = () => {
     if (!router) {
-      router = FindMyWay({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: true })
+      router = FindMyWay({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: MAX_PARAM_LENGTH })
       for (const [m, url] of routes) if (!router.hasRoute(m as never, url)) router.on(m as never, url, () => undefined)
     }
     return router

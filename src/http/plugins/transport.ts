@@ -17,33 +17,54 @@ const SECURITY_HEADERS: Record<string, string> = {
   'cache-control': 'no-store',
 }
 const DOCS_HEADERS = SECURITY_HEADERS
-const API_HEADERS = { ...SECURITY_HEADERS, 'content-security-policy': "default-src 'none'; frame-ancestors 'none'" }
+export const API_HEADERS: Record<string, string> = { ...SECURITY_HEADERS, 'content-security-policy': "default-src 'none'; frame-ancestors 'none'" }
+
+/** True when JSON text has a string with NUL in it: `\u0000` with its backslash not itself escaped. */
+const hasNul = (json: string) => json.includes('\\u0000') && /(?:^|[^\\])(?:\\\\)*\\u0000/.test(json)
 
 /**
  * The transport rules of every request: TLS required (or a trusted proxy that says https), the request
  * id echoed, security headers, and JSON bodies parsed whatever their Content-Type (DELETE included).
  */
 export const transportPlugin = fp(async (app, opts: { bodyLimit: number }) => {
+  // While the server shuts down, requests still arriving on open connections get a 503 in the envelope
+  // (Fastify's own return503OnClosing answer is not the envelope; it is off, see app.ts).
+  let closing = false
+  app.addHook('preClose', async () => {
+    closing = true
+  })
   app.addHook('onRequest', async (req, reply) => {
     reply.headers(req.url.startsWith('/docs') ? DOCS_HEADERS : API_HEADERS)
     reply.header('x-request-id', req.id)
+    if (closing) {
+      reply.header('connection', 'close')
+      throw errors.shuttingDown()
+    }
     // request.protocol believes X-Forwarded-Proto only from HOSTAPI_TRUSTED_PROXIES.
     if (req.protocol !== 'https') throw errors.sslRequired()
+    // No text the API keeps or looks up holds NUL (PostgreSQL cannot store it): refused at the door.
+    if (/%00/i.test(req.url)) throw errors.nulInUrl()
     // Fastify parses a DELETE body only when it has a Content-Type; clients send DELETE bodies without one.
     const h = req.raw.headers
-    if (h['content-type'] === undefined && (h['content-length'] !== undefined || h['transfer-encoding'] !== undefined)) {
+    const hasBody = h['content-length'] !== undefined || h['transfer-encoding'] !== undefined
+    if (h['content-type'] === undefined && hasBody) {
       h['content-type'] = 'application/json'
     }
+    // Bodies are read as they are: a compressed one would only fail as `Invalid JSON body`.
+    const encoding = h['content-encoding']?.trim().toLowerCase()
+    if (hasBody && encoding && encoding !== 'identity') throw errors.unsupportedEncoding(encoding)
   })
 
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: opts.bodyLimit }, (_req, body, done) => {
     const text = (body as string).trim()
     if (text === '') return done(null, undefined)
+    let parsed: unknown
     try {
-      done(null, JSON.parse(text))
+      parsed = JSON.parse(text)
     } catch {
-      done(errors.invalidJson(), undefined)
+      return done(errors.invalidJson(), undefined)
     }
+    done(hasNul(text) ? errors.nulInBody() : null, parsed)
   })
 })

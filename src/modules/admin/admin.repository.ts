@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Db } from '../../db/database.js'
+import { likeContains } from '../../db/like.js'
 
 /** The operator's queries: admin tokens, and reads across accounts (the admin API sees every tenant). */
 
@@ -18,8 +19,6 @@ export const listTokens = (db: Db) =>
 export const revokeToken = (db: Db, id: number, at: string) =>
   db.updateTable('admin_tokens').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst()
 
-/** `%text%` for a case-insensitive LIKE, with the wildcards of `text` escaped. */
-const contains = (text: string): string => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
 interface AccountFilter {
   search?: string
@@ -30,14 +29,14 @@ const accountsWhere = (db: Db, f: AccountFilter) => {
   let q = db.selectFrom('accounts')
   if (f.status) q = q.where('status', '=', f.status as 'active' | 'suspended')
   if (f.search) {
-    const pattern = contains(f.search)
+    const search = f.search
     q = q.where((eb) =>
       eb.or([
-        eb(sql`lower(name)`, 'like', sql`${pattern} escape '\\'`),
-        eb(sql`cast(customer_number as text)`, 'like', sql`${pattern} escape '\\'`),
+        likeContains(sql`lower(name)`, search),
+        likeContains(sql`cast(customer_number as text)`, search),
         eb.exists(
           eb.selectFrom('users').select('users.id').whereRef('users.account_id', '=', 'accounts.id')
-            .where(sql`lower(users.email)`, 'like', sql`${pattern} escape '\\'`),
+            .where(likeContains(sql`lower(users.email)`, search)),
         ),
       ]),
     )
@@ -72,7 +71,7 @@ const auditWhere = (db: Db, f: AuditFilter) => {
   let q = db.selectFrom('audit_log')
   if (f.accountId !== undefined) q = q.where('audit_log.account_id', '=', f.accountId)
   if (f.keyPrefix) q = q.where('audit_log.key_prefix', '=', f.keyPrefix)
-  if (f.path) q = q.where(sql`lower(audit_log.path)`, 'like', sql`${contains(f.path)} escape '\\'`)
+  if (f.path) q = q.where(likeContains(sql`lower(audit_log.path)`, f.path))
   if (f.status !== undefined) q = q.where('audit_log.status', '=', f.status)
   if (f.from) q = q.where('audit_log.created_at', '>=', f.from)
   if (f.to) q = q.where('audit_log.created_at', '<', f.to)

@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Updateable } from 'kysely'
 import type { Db } from '../../db/database.js'
+import { likeContains } from '../../db/like.js'
 import type { Certificate, CertificateProduct, CertificatesTable, CertificateStatus } from './certificates.tables.js'
 
 /** A certificate with its product's name. */
@@ -28,8 +29,6 @@ export const findOwned = (db: Db, accountId: number, id: number): Promise<Certif
 export const findByOrderItem = (db: Db, accountId: number, orderItemId: number): Promise<Certificate | undefined> =>
   db.selectFrom('certificates').selectAll().where('account_id', '=', accountId).where('order_item_id', '=', orderItemId).executeTakeFirst()
 
-const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`)
-
 /** A page of the account's certificates, newest first; `search` matches the names or the product, case-insensitively. */
 export async function listOwned(
   db: Db,
@@ -38,13 +37,8 @@ export async function listOwned(
 ): Promise<{ rows: CertificateWithProduct[]; total: number }> {
   let q = withProduct(db).where('certificates.account_id', '=', accountId)
   if (opts.search) {
-    const pattern = `%${escapeLike(opts.search.toLowerCase())}%`
-    q = q.where((eb) =>
-      eb.or([
-        eb(sql`lower(certificates.domains)`, 'like', sql`${pattern} escape '\\'`),
-        eb(sql`lower(certificate_products.name)`, 'like', sql`${pattern} escape '\\'`),
-      ]),
-    )
+    const search = opts.search
+    q = q.where((eb) => eb.or([likeContains(sql`lower(certificates.domains)`, search), likeContains(sql`lower(certificate_products.name)`, search)]))
   }
   const { total } = await q
     .clearSelect()

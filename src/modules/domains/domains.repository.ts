@@ -1,11 +1,10 @@
 import { sql, type Insertable, type Updateable } from 'kysely'
 import type { Db } from '../../db/database.js'
+import { likeContains } from '../../db/like.js'
 import type { DomainsTable } from './domains.tables.js'
 
 /** Domains. Every read of account data takes the account id. */
 
-/** `%text%` for LIKE with `\` as the escape character, so `_` and `%` in a search match themselves. */
-export const containsPattern = (text: string): string => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
 /**
  * The account's domains by id, optionally those whose name contains `search`: only the columns of the list,
@@ -16,7 +15,7 @@ export const listDomains = (db: Db, accountId: number, search?: string) => {
     .selectFrom('domains')
     .select(['id', 'name', 'renewal_date', 'status', 'status_id', 'tags'])
     .where('account_id', '=', accountId)
-  if (search) q = q.where(sql<boolean>`name like ${containsPattern(search)} escape '\\'`)
+  if (search) q = q.where(likeContains(sql.ref('name'), search))
   return q.orderBy('id').execute()
 }
 
