@@ -1,12 +1,10 @@
-import { after, before, describe, it } from 'node:test'
+import { after, before, it } from 'node:test'
 import assert from 'node:assert/strict'
-import type { TestAccount, TestApp } from './helpers/app.js'
+import { describeWithEnv, type TestAccount, type TestApp } from './helpers/app.js'
 import { twoInstances } from './helpers/instances.js'
 import type { OutboxMailDriver } from '../src/drivers/mail/builtin.js'
 
-const pgUrl = process.env.HOSTAPI_TEST_PG_URL
-
-describe('account area on two instances sharing PostgreSQL', { skip: !pgUrl ? 'needs HOSTAPI_TEST_PG_URL' : false }, () => {
+describeWithEnv(['HOSTAPI_TEST_PG_URL'], 'account area on two instances sharing PostgreSQL', () => {
   let one: TestApp
   let two: TestApp
   let a: TestAccount

@@ -1,11 +1,11 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { describeWithEnv, forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { twoInstances } from './helpers/instances.js'
 import { freePort, insertZone, queryTcp, queryUdp, txtOf, within } from './helpers/dns.js'
 
 // The whole ACME DNS-01 path: a client writes the challenge through the API, the validator asks the DNS server.
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`ACME DNS-01 through the API and the DNS server (${dialect})`, () => {
     let t: TestApp
     let port: number
@@ -78,10 +78,10 @@ for (const dialect of dialects) {
       })
     })
   })
-}
+})
 
 // Two instances on one PostgreSQL database: a change made through one is served by the other's DNS server.
-describe('ACME DNS-01 across two instances on one PostgreSQL', { skip: dialects.includes('postgres') ? false : 'needs HOSTAPI_TEST_PG_URL' }, () => {
+describeWithEnv(['HOSTAPI_TEST_PG_URL'], 'ACME DNS-01 across two instances on one PostgreSQL', () => {
   let one: TestApp
   let two: TestApp
   let owner: TestAccount

@@ -1,12 +1,9 @@
-import { after, before, describe, it } from 'node:test'
+import { after, before, it } from 'node:test'
 import assert from 'node:assert/strict'
-import type { TestAccount, TestApp } from './helpers/app.js'
+import { describeWithEnv, type TestAccount, type TestApp } from './helpers/app.js'
 import { twoInstances } from './helpers/instances.js'
 
-const pgUrl = process.env.HOSTAPI_TEST_PG_URL
-const redisUrl = process.env.HOSTAPI_TEST_REDIS_URL
-
-describe('availability checks on two instances sharing PostgreSQL and Redis', { skip: !pgUrl || !redisUrl ? 'needs HOSTAPI_TEST_PG_URL and HOSTAPI_TEST_REDIS_URL' : false }, () => {
+describeWithEnv(['HOSTAPI_TEST_PG_URL', 'HOSTAPI_TEST_REDIS_URL'], 'availability checks on two instances sharing PostgreSQL and Redis', () => {
   let one: TestApp
   let two: TestApp
   let a: TestAccount

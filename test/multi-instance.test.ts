@@ -1,15 +1,13 @@
-import { after, before, describe, it } from 'node:test'
+import { after, before, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { describeWithEnv, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { twoInstances } from './helpers/instances.js'
 import { PRUNE_JOB } from '../src/jobs/maintenance.js'
 
-const pgUrl = process.env.HOSTAPI_TEST_PG_URL
-const redisUrl = process.env.HOSTAPI_TEST_REDIS_URL
-if (process.env.CI && !redisUrl) throw new Error('CI must provide Redis: set HOSTAPI_TEST_REDIS_URL')
+if (process.env.CI && !process.env.HOSTAPI_TEST_REDIS_URL) throw new Error('CI must provide Redis: set HOSTAPI_TEST_REDIS_URL')
 
 // Two instances on one PostgreSQL database and one Redis: what several nodes behind a load balancer share.
-describe('two instances on one PostgreSQL and one Redis', { skip: !pgUrl || !redisUrl ? 'needs HOSTAPI_TEST_PG_URL and HOSTAPI_TEST_REDIS_URL' : false }, () => {
+describeWithEnv(['HOSTAPI_TEST_PG_URL', 'HOSTAPI_TEST_REDIS_URL'], 'two instances on one PostgreSQL and one Redis', () => {
   let one: TestApp
   let two: TestApp
   let a: TestAccount

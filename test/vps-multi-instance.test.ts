@@ -1,13 +1,11 @@
-import { after, before, describe, it } from 'node:test'
+import { after, before, it } from 'node:test'
 import assert from 'node:assert/strict'
-import type { TestAccount, TestApp } from './helpers/app.js'
+import { describeWithEnv, type TestAccount, type TestApp } from './helpers/app.js'
 import { twoInstances } from './helpers/instances.js'
 import { TASK_JOB } from '../src/modules/vps/vps.service.js'
 
-const pgUrl = process.env.HOSTAPI_TEST_PG_URL
-
 // Two instances with their job runners on, on one PostgreSQL database: a power action queued through one runs exactly once.
-describe('VPS tasks on two instances sharing PostgreSQL', { skip: pgUrl ? false : 'needs HOSTAPI_TEST_PG_URL' }, () => {
+describeWithEnv(['HOSTAPI_TEST_PG_URL'], 'VPS tasks on two instances sharing PostgreSQL', () => {
   let one: TestApp
   let two: TestApp
   let a: TestAccount

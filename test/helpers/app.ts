@@ -3,6 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import https from 'node:https'
 import { randomBytes } from 'node:crypto'
+import { describe, it } from 'node:test'
 import pg from 'pg'
 import { loadConfig, type Config } from '../../src/config/config.js'
 import { startServer, type RunningServer } from '../../src/server.js'
@@ -10,8 +11,37 @@ import type { Clock } from '../../src/clock.js'
 import type { Dialect } from '../../src/db/database.js'
 import type { PermissionMap } from '../../src/modules/iam/permissions.js'
 
-/** The dialects every database test runs on: SQLite always, PostgreSQL when HOSTAPI_TEST_PG_URL is set. */
+/**
+ * The dialects every database test runs on: SQLite always, PostgreSQL when HOSTAPI_TEST_PG_URL is set. Declare
+ * per-dialect suites with forEachDialect, which also reports the PostgreSQL run as skipped when it cannot run.
+ */
 export const dialects: Dialect[] = ['sqlite', ...(process.env.HOSTAPI_TEST_PG_URL ? (['postgres'] as const) : [])]
+
+/** Why a test that needs these environment variables cannot run here, or false when all are set. */
+export function missingEnv(...names: string[]): string | false {
+  const missing = names.filter((n) => !process.env[n])
+  return missing.length ? `${missing.join(' and ')} not set` : false
+}
+
+// node:test counts skipped tests in its summary but not skipped suites: what cannot run here stands as a skipped test.
+const skipped = (name: string, reason: string) => it(name, { skip: reason }, () => undefined)
+
+/**
+ * Declares the tests of `fn` once for each dialect. Without HOSTAPI_TEST_PG_URL the PostgreSQL run is one skipped
+ * test naming the file, so the summary shows it as skipped rather than leaving it out.
+ */
+export function forEachDialect(fn: (dialect: Dialect) => void): void {
+  for (const dialect of dialects) fn(dialect)
+  const reason = missingEnv('HOSTAPI_TEST_PG_URL')
+  if (reason) skipped(`${path.relative(process.cwd(), process.argv[1] ?? 'tests')} (postgres)`, reason)
+}
+
+/** describe(name, fn) when every variable in `env` is set; otherwise a skipped test of that name giving the reason. */
+export function describeWithEnv(env: string[], name: string, fn: () => void): void {
+  const reason = missingEnv(...env)
+  if (reason) skipped(name, reason)
+  else describe(name, fn)
+}
 
 if (process.env.CI && !process.env.HOSTAPI_TEST_PG_URL) {
   throw new Error('CI must run the suite on PostgreSQL too: set HOSTAPI_TEST_PG_URL')
