@@ -8,6 +8,7 @@ import pg from 'pg'
 import { loadConfig, type Config } from '../../src/config/config.js'
 import { startServer, type RunningServer } from '../../src/server.js'
 import type { Clock } from '../../src/clock.js'
+import type { FastifyPluginAsync } from 'fastify'
 import type { Dialect } from '../../src/db/database.js'
 import type { PermissionMap } from '../../src/modules/iam/permissions.js'
 
@@ -153,6 +154,8 @@ export async function startTestApp(
     shareDatabaseWith?: TestApp
     /** Run on this existing database (left in place on close). */
     database?: Config['database']
+    /** Route modules mounted under the API prefix besides the app's own. */
+    routes?: FastifyPluginAsync[]
   } = {},
 ): Promise<TestApp> {
   const dataDir = tempDir()
@@ -164,7 +167,7 @@ export async function startTestApp(
     { HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_LOG_LEVEL: 'silent', HOSTAPI_DEMO: '0', HOSTAPI_JOBS: '0', HOSTAPI_SIM_SPEED: '1000000', HOSTAPI_DNS_PORT: '0', HOSTAPI_REDIS_PREFIX: redisPrefix, ...opts.env },
     { database: fresh.database },
   )
-  const server = await startServer(config, opts.clock ? { clock: opts.clock } : {})
+  const server = await startServer(config, { ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.routes ? { extraRoutes: opts.routes } : {}) })
   const origin = server.url.replace(/\/api\/v2$/, '')
 
   const t: TestApp = {
