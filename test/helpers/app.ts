@@ -89,6 +89,22 @@ export interface TestApp {
 const agent = new https.Agent({ keepAlive: true, rejectUnauthorized: false })
 let counter = 0
 
+// The migrator inspects every schema of the database and fails ('schema … does not exist') on one dropped meanwhile
+// by a test running in parallel: test apps start under a shared advisory lock, test schemas are dropped under the
+// exclusive one. (Migrations run by separate hostapi processes, see processDatabase, are not covered.)
+const SCHEMA_LOCK = 72_616_001
+
+async function underSchemaLock<T>(mode: 'shared' | 'exclusive', fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: process.env.HOSTAPI_TEST_PG_URL })
+  await client.connect()
+  try {
+    await client.query(mode === 'shared' ? 'select pg_advisory_lock_shared($1)' : 'select pg_advisory_lock($1)', [SCHEMA_LOCK])
+    return await fn(client)
+  } finally {
+    await client.end()
+  }
+}
+
 /** Makes a fresh database for one test app: a temporary SQLite file, or a new PostgreSQL schema. */
 export async function freshDatabase(dialect: Dialect, dataDir: string): Promise<{ database: Config['database']; drop(): Promise<void> }> {
   if (dialect === 'sqlite') return { database: { dialect: 'sqlite', file: path.join(dataDir, 'hostapi.db') }, drop: async () => undefined }
@@ -100,12 +116,7 @@ export async function freshDatabase(dialect: Dialect, dataDir: string): Promise<
   await client.end()
   return {
     database: { dialect: 'postgres', url, schema },
-    drop: async () => {
-      const c = new pg.Client({ connectionString: url })
-      await c.connect()
-      await c.query(`drop schema if exists ${schema} cascade`)
-      await c.end()
-    },
+    drop: () => underSchemaLock('exclusive', async (c) => void (await c.query(`drop schema if exists ${schema} cascade`))),
   }
 }
 
@@ -167,7 +178,8 @@ export async function startTestApp(
     { HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_LOG_LEVEL: 'silent', HOSTAPI_DEMO: '0', HOSTAPI_JOBS: '0', HOSTAPI_SIM_SPEED: '1000000', HOSTAPI_DNS_PORT: '0', HOSTAPI_REDIS_PREFIX: redisPrefix, ...opts.env },
     { database: fresh.database },
   )
-  const server = await startServer(config, { ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.routes ? { extraRoutes: opts.routes } : {}) })
+  const start = () => startServer(config, { ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.routes ? { extraRoutes: opts.routes } : {}) })
+  const server = dialect === 'postgres' ? await underSchemaLock('shared', start) : await start()
   const origin = server.url.replace(/\/api\/v2$/, '')
 
   const t: TestApp = {
