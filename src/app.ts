@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyInstance, type FastifyPluginAsync } from 'fastify'
 import type { Context, Services } from './context.js'
 import { requestId, transportPlugin } from './http/plugins/transport.js'
 import { clientErrorHandler, errorsPlugin, frameworkErrors } from './http/plugins/errors.js'
@@ -33,6 +33,8 @@ declare module 'fastify' {
 export interface AppOptions {
   /** TLS material; without it the app serves plain HTTP and answers `SSL connection is required`. */
   https?: { key: string | Buffer; cert: string | Buffer } | null
+  /** More API route modules, mounted under the API prefix after the built-in ones (test fixtures). */
+  extraRoutes?: FastifyPluginAsync[]
 }
 
 function newFastify(ctx: Context, opts: AppOptions): FastifyInstance {
@@ -96,7 +98,7 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   await app.register(durabilityPlugin, { durable: ctx.durable })
   await app.register(responseCachePlugin, { dataVersion: ctx.dataVersion, maxBytes: config.responseCacheMb * 1024 * 1024 })
   await app.register(openapiPlugin)
-  for (const routes of apiRoutes) await app.register(routes, { prefix: API_PREFIX })
+  for (const routes of [...apiRoutes, ...(opts.extraRoutes ?? [])]) await app.register(routes, { prefix: API_PREFIX })
   await app.register(healthRoutes)
   if (config.admin.port === null) await app.register(adminApi, { prefix: ADMIN_PREFIX })
   await app.ready()

@@ -3,7 +3,7 @@ import http from 'node:http'
 import path from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import type { Config } from './config/config.js'
-import { buildAdminApp, buildApp } from './app.js'
+import { buildAdminApp, buildApp, type AppOptions } from './app.js'
 import { seedFileIfEmpty } from './modules/admin/sandbox.js'
 import { ADMIN_PREFIX } from './http/constants.js'
 import { clientErrorHandler } from './http/plugins/errors.js'
@@ -15,6 +15,9 @@ import { hashApiKey } from './modules/iam/keys.js'
 import { findKeyForAuth } from './modules/iam/iam.repository.js'
 import { postgresInvalidationBus } from './modules/iam/auth-cache-bus.js'
 import { scheduleMaintenance } from './jobs/maintenance.js'
+
+/** What a caller may add to the context and the app: a clock, a logger, route modules of its own. */
+export type ServerOptions = ContextOptions & Pick<AppOptions, 'extraRoutes'>
 
 export interface RunningServer {
   ctx: Context
@@ -31,7 +34,7 @@ export interface RunningServer {
  * Starts hostapi: migrations, demo seed, HTTPS listener (and the optional plain-HTTP one), the DNS server, job runner.
  * `close()` stops accepting, lets in-flight requests and jobs finish, then closes the database.
  */
-export async function startServer(config: Config, opts: ContextOptions = {}): Promise<RunningServer> {
+export async function startServer(config: Config, opts: ServerOptions = {}): Promise<RunningServer> {
   const ctx = createContext(config, opts)
   try {
     await migrate(ctx.db, ctx.dbSchema)
@@ -44,7 +47,7 @@ export async function startServer(config: Config, opts: ContextOptions = {}): Pr
     if (config.admin.token) await ctx.services.admin.ensureToken(config.admin.token, 'HOSTAPI_ADMIN_TOKEN')
     const demoKey = config.demo.enabled ? await demoKeyFor(ctx) : null
     const tls = await loadTls(config)
-    const app = await buildApp(ctx, { https: tls })
+    const app = await buildApp(ctx, { https: tls, extraRoutes: opts.extraRoutes })
 
     await app.listen({ host: config.host, port: config.port })
     const address = app.server.address()

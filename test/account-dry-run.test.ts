@@ -1,10 +1,10 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { makeTicket } from './helpers/fixtures/account.js'
 
 // `?test=1` on the account area's mutating calls: the normal validation and answer, nothing stored, nothing sent.
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`account dry runs (${dialect})`, () => {
     let t: TestApp
     let a: TestAccount
@@ -82,4 +82,4 @@ for (const dialect of dialects) {
       assert.equal(bad.status, 400)
     })
   })
-}
+})

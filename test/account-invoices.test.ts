@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { extractText, getDocumentProxy } from 'unpdf'
 import { ManualClock } from '../src/clock.js'
 import { pdfText as printable } from '../src/modules/account/pdf-text.js'
-import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { ensureTestProcessor } from './helpers/fixtures/orders.js'
 import type { OutboxMailDriver } from '../src/drivers/mail/builtin.js'
 
@@ -13,7 +13,7 @@ const pdfText = async (buf: Buffer): Promise<string> => {
   return text as string
 }
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`invoices (${dialect})`, () => {
     let t: TestApp
     let a: TestAccount
@@ -161,7 +161,7 @@ for (const dialect of dialects) {
       assert.deepEqual((await t.request('GET', '/account/invoices', { key: denied.key })).body, { status: 403, status_description: 'Access denied' })
     })
   })
-}
+})
 
 describe('PDF text', () => {
   it('keeps what the standard fonts can print, drops accents they cannot, and marks the rest', () => {

@@ -1,24 +1,19 @@
-import { after, before, describe, it } from 'node:test'
+import { after, before, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { describeWithEnv, type TestAccount, type TestApp } from './helpers/app.js'
+import { twoInstances } from './helpers/instances.js'
 import type { OutboxMailDriver } from '../src/drivers/mail/builtin.js'
 
-const pgUrl = process.env.HOSTAPI_TEST_PG_URL
-
-describe('account area on two instances sharing PostgreSQL', { skip: !pgUrl ? 'needs HOSTAPI_TEST_PG_URL' : false }, () => {
+describeWithEnv(['HOSTAPI_TEST_PG_URL'], 'account area on two instances sharing PostgreSQL', () => {
   let one: TestApp
   let two: TestApp
   let a: TestAccount
+  let close: () => Promise<void>
   before(async () => {
-    const env = { HOSTAPI_AUTH_CACHE_MS: '0' }
-    one = await startTestApp('postgres', { env })
-    two = await startTestApp('postgres', { env, shareDatabaseWith: one })
+    ;({ one, two, close } = await twoInstances({ env: { HOSTAPI_AUTH_CACHE_MS: '0' } }))
     a = await one.account()
   })
-  after(async () => {
-    await two.close()
-    await one.close()
-  })
+  after(() => close())
 
   it('keep the limit of 10 new users per hour across instances', async () => {
     const answers = await Promise.all(Array.from({ length: 14 }, (_, i) => (i % 2 ? two : one).request('POST', '/account/users', {

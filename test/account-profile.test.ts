@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import type { OutboxMailDriver } from '../src/drivers/mail/builtin.js'
 
 const fullProfile = {
@@ -15,7 +15,7 @@ const fullProfile = {
   phone_country_code: '+31',
 }
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`account profile and payment methods (${dialect})`, () => {
     let t: TestApp
     let a: TestAccount
@@ -180,4 +180,4 @@ for (const dialect of dialects) {
       assert.deepEqual((await t.request('PUT', '/account/profile', { key: pay.key, body: fullProfile })).body, { status: 403, status_description: 'Access denied' })
     })
   })
-}
+})

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { ManualClock } from '../src/clock.js'
 import { sanitiseMessage, htmlToText } from '../src/modules/account/sanitise.js'
 import type { OutboxMailDriver } from '../src/drivers/mail/builtin.js'
-import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 
 const HOSTILE: [string, string][] = [
   ['script tag', '<p>Hi</p><script>alert("xss")</script>'],
@@ -41,7 +41,7 @@ describe('ticket message sanitiser', () => {
   })
 })
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`support tickets (${dialect})`, () => {
     let t: TestApp
     let a: TestAccount
@@ -185,4 +185,4 @@ for (const dialect of dialects) {
       assert.equal((await t.request('GET', '/account/tickets/abc', { key: a.key })).status, 400)
     })
   })
-}
+})

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { PERMISSIONS } from '../src/modules/iam/permissions.js'
 import { verifyPassword } from '../src/modules/account/passwords.js'
 
@@ -12,7 +12,7 @@ const newUser = (n: number, extra: Record<string, unknown> = {}) => ({
   ...extra,
 })
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`account users (${dialect})`, () => {
     let t: TestApp
     let a: TestAccount
@@ -175,4 +175,4 @@ for (const dialect of dialects) {
       assert.equal(list.body.data.pagination.total, 11, 'the main user and exactly 10 sub-users')
     })
   })
-}
+})

@@ -1,9 +1,9 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { dialects, processDatabase, startTestApp, type ProcessDatabase, type TestApp } from './helpers/app.js'
+import { forEachDialect, processDatabase, startTestApp, type ProcessDatabase, type TestApp } from './helpers/app.js'
 import { runAdminCli } from './helpers/process.js'
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`admin CLI: tokens and suspension (${dialect})`, () => {
     let p: ProcessDatabase
     let t: TestApp
@@ -49,4 +49,4 @@ for (const dialect of dialects) {
       assert.equal((await t.request('GET', '/whoami', { key })).status, 200)
     })
   })
-}
+})

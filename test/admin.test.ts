@@ -4,7 +4,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { generateKeyPairSync } from 'node:crypto'
 import sshpk from 'sshpk'
-import { dialects, request, startTestApp, tempDir, type TestAccount, type TestApp } from './helpers/app.js'
+import { forEachDialect, request, startTestApp, tempDir, type TestAccount, type TestApp } from './helpers/app.js'
 
 const sshKey = () => {
   const { publicKey } = generateKeyPairSync('ed25519', { publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } })
@@ -14,7 +14,7 @@ const sshKey = () => {
 const NO_TOKEN = { status: 401, status_description: 'No valid admin token set' }
 const NO_KEY = { status: 401, status_description: 'No valid API key set' }
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`admin API on the main listener (${dialect})`, () => {
     let t: TestApp
     let token: string
@@ -684,4 +684,4 @@ for (const dialect of dialects) {
       }
     })
   })
-}
+})

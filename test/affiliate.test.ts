@@ -1,9 +1,9 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { ManualClock } from '../src/clock.js'
-import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`affiliate commissions and payments (${dialect})`, () => {
     let t: TestApp
     let a: TestAccount
@@ -128,4 +128,4 @@ for (const dialect of dialects) {
       assert.deepEqual((await t.request('GET', '/affiliate/commissions', { key: other.key })).body, { status: 403, status_description: 'Access denied' })
     })
   })
-}
+})

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { ManualClock } from '../src/clock.js'
-import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { makeCertificatePackage } from './helpers/fixtures/certificates.js'
 import { certificateNames, csrNames, keyMatches, openssl, opensslVerify } from './helpers/pki.js'
 
@@ -22,7 +22,7 @@ const opensslCsr = (cn: string, sans: string[] = [], key = 'ec') => {
   return openssl(args, '')
 }
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`certificates over HTTPS (${dialect})`, () => {
     let t: TestApp
     let a: TestAccount
@@ -478,9 +478,9 @@ for (const dialect of dialects) {
       assert.deepEqual(r.body, { status: 400, status_description: 'The period of this certificate package has ended' })
     })
   })
-}
+})
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`certificates demo data (${dialect})`, () => {
     let t: TestApp
     before(async () => {
@@ -501,4 +501,4 @@ for (const dialect of dialects) {
       assert.deepEqual(certificateNames(c.certificate), { cn: c.common_name, sans: c.domains })
     })
   })
-}
+})

@@ -1,9 +1,9 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { dialects, processDatabase, startTestApp, type ProcessDatabase } from './helpers/app.js'
+import { forEachDialect, processDatabase, startTestApp, type ProcessDatabase } from './helpers/app.js'
 import { runAdminCli } from './helpers/process.js'
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`admin CLI (${dialect})`, () => {
     let p: ProcessDatabase
     before(async () => {
@@ -56,4 +56,4 @@ for (const dialect of dialects) {
       })
     })
   })
-}
+})

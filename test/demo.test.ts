@@ -1,9 +1,9 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { dialects, startTestApp, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestApp } from './helpers/app.js'
 
 // The demo data every area seeds on an empty database, read through the API with the demo key.
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`demo data (${dialect})`, () => {
     let t: TestApp
     let key: string
@@ -109,4 +109,4 @@ for (const dialect of dialects) {
       assert.equal((await get(`/vps/${list[1].id}`)).data.status, 'stopped')
     })
   })
-}
+})

@@ -1,10 +1,11 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { describeWithEnv, forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { twoInstances } from './helpers/instances.js'
 import { freePort, insertZone, queryTcp, queryUdp, txtOf, within } from './helpers/dns.js'
 
 // The whole ACME DNS-01 path: a client writes the challenge through the API, the validator asks the DNS server.
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`ACME DNS-01 through the API and the DNS server (${dialect})`, () => {
     let t: TestApp
     let port: number
@@ -77,26 +78,27 @@ for (const dialect of dialects) {
       })
     })
   })
-}
+})
 
 // Two instances on one PostgreSQL database: a change made through one is served by the other's DNS server.
-describe('ACME DNS-01 across two instances on one PostgreSQL', { skip: dialects.includes('postgres') ? false : 'needs HOSTAPI_TEST_PG_URL' }, () => {
+describeWithEnv(['HOSTAPI_TEST_PG_URL'], 'ACME DNS-01 across two instances on one PostgreSQL', () => {
   let one: TestApp
   let two: TestApp
   let owner: TestAccount
   let portTwo: number
+  let close: (() => Promise<void>) | undefined
   const domain = 'two-instances.nl'
 
   before(async () => {
-    one = await startTestApp('postgres', { env: { HOSTAPI_DNS_PORT: String(await freePort()) } })
-    portTwo = await freePort()
-    two = await startTestApp('postgres', { env: { HOSTAPI_DNS_PORT: String(portTwo) }, shareDatabaseWith: one })
+    const portOne = await freePort()
+    do portTwo = await freePort()
+    while (portTwo === portOne)
+    ;({ one, two, close } = await twoInstances({ envs: [{ HOSTAPI_DNS_PORT: String(portOne) }, { HOSTAPI_DNS_PORT: String(portTwo) }] }))
     owner = await one.account()
     await insertZone(one.ctx.db, owner.accountId, domain)
   })
   after(async () => {
-    await two?.close()
-    await one?.close()
+    await close?.()
   })
 
   test("PATCH through instance one → instance two's DNS server answers within one second", async () => {

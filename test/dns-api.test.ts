@@ -1,11 +1,11 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { makeDomain, uniqueName } from './helpers/fixtures/domains.js'
 
 const updated = { status: 200, status_description: 'DNS successfully updated' }
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`DNS records API over HTTPS (${dialect})`, () => {
     let t: TestApp
     let a: TestAccount
@@ -262,4 +262,4 @@ for (const dialect of dialects) {
       assert.equal(doubled.status, 200, 'a doubled slash is accepted')
     })
   })
-}
+})

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import dnsPacket, { type Answer, type Packet } from 'dns-packet'
 import pino from 'pino'
-import { dialects, startTestApp, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestApp } from './helpers/app.js'
 import { addRecords, bumpSerial, dig, freePort, insertZone, queryTcp, queryUdp, txtOf, within } from './helpers/dns.js'
 import { openDatabase } from '../src/db/database.js'
 import { BuiltinDnsServer } from '../src/drivers/dns/builtin.js'
@@ -42,7 +42,7 @@ const dataOf = (p: Packet, type: string) => answersOf(p, type).map((a) => (a as 
 const rcodeOf = (p: Packet) => (p as Packet & { rcode: string }).rcode
 const aa = (p: Packet) => ((p.flags ?? 0) & dnsPacket.AUTHORITATIVE_ANSWER) !== 0
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`built-in DNS server (${dialect})`, () => {
     let t: TestApp
     let port: number
@@ -314,4 +314,4 @@ for (const dialect of dialects) {
       }
     })
   })
-}
+})

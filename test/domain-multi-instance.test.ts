@@ -1,24 +1,18 @@
-import { after, before, describe, it } from 'node:test'
+import { after, before, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { describeWithEnv, type TestAccount, type TestApp } from './helpers/app.js'
+import { twoInstances } from './helpers/instances.js'
 
-const pgUrl = process.env.HOSTAPI_TEST_PG_URL
-const redisUrl = process.env.HOSTAPI_TEST_REDIS_URL
-
-describe('availability checks on two instances sharing PostgreSQL and Redis', { skip: !pgUrl || !redisUrl ? 'needs HOSTAPI_TEST_PG_URL and HOSTAPI_TEST_REDIS_URL' : false }, () => {
+describeWithEnv(['HOSTAPI_TEST_PG_URL', 'HOSTAPI_TEST_REDIS_URL'], 'availability checks on two instances sharing PostgreSQL and Redis', () => {
   let one: TestApp
   let two: TestApp
   let a: TestAccount
+  let close: () => Promise<void>
   before(async () => {
-    const env = { REDIS_URL: redisUrl!, HOSTAPI_AVAILABILITY_RATE_LIMIT: '3' }
-    one = await startTestApp('postgres', { env })
-    two = await startTestApp('postgres', { env, shareDatabaseWith: one })
+    ;({ one, two, close } = await twoInstances({ redis: true, env: { HOSTAPI_AVAILABILITY_RATE_LIMIT: '3' } }))
     a = await one.account()
   })
-  after(async () => {
-    await two.close()
-    await one.close()
-  })
+  after(() => close())
 
   it('share one availability budget per account', async () => {
     const statuses: number[] = []

@@ -1,9 +1,9 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { contactProfile, makeDomain, uniqueName } from './helpers/fixtures/domains.js'
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`extensions, availability and domain orders over HTTPS (${dialect})`, () => {
     let t: TestApp
     let a: TestAccount
@@ -231,4 +231,4 @@ for (const dialect of dialects) {
       assert.equal((await order({ domain: uniqueName('p', 'com') }, orderOnly.key)).status, 200)
     })
   })
-}
+})

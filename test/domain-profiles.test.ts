@@ -1,9 +1,9 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { contactProfile, makeDomain } from './helpers/fixtures/domains.js'
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`contact profiles, nameserver profiles and DNS templates over HTTPS (${dialect})`, () => {
     let t: TestApp
     let a: TestAccount
@@ -166,4 +166,4 @@ for (const dialect of dialects) {
       assert.deepEqual((await t.request('GET', '/domains/contacts', { key: onlyTemplates.key })).body, denied)
     })
   })
-}
+})

@@ -2,12 +2,12 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { ManualClock, ymd } from '../src/clock.js'
 import { addYears } from '../src/modules/domains/domain-name.js'
-import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { uniqueName } from './helpers/fixtures/domains.js'
 
 const DAY = 86_400_000
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`domain renewal (${dialect})`, () => {
     let t: TestApp
     let a: TestAccount
@@ -61,4 +61,4 @@ for (const dialect of dialects) {
       assert.equal(await invoices(), before + 2)
     })
   })
-}
+})

@@ -1,12 +1,12 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { ManualClock } from '../src/clock.js'
-import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { contactProfile, makeDomain, uniqueName } from './helpers/fixtures/domains.js'
 
 const noAccess = { status: 400, status_description: 'You have no access to this resource' }
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`domains over HTTPS (${dialect})`, () => {
     let t: TestApp
     let a: TestAccount
@@ -237,7 +237,7 @@ for (const dialect of dialects) {
       assert.deepEqual((await t.request('GET', '/domains/contacts', { key: allowed.key })).body, { status: 403, status_description: 'Access denied' })
     })
   })
-}
+})
 
 function serialOf(zone: string): number {
   const m = /SOA\s+\S+\s+\S+\s+\(?\s*(\d+)/.exec(zone)

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { sql } from 'kysely'
-import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { fixtures, type FixtureResult } from './helpers/fixtures.js'
 import { contactProfile, makeDomain, uniqueName } from './helpers/fixtures/domains.js'
 import { makeVps } from './helpers/fixtures/vps.js'
@@ -160,7 +160,7 @@ async function snapshot(t: TestApp, tables: string[]): Promise<Record<string, un
 
 const openapiPath = (url: string) => url.replace(/:([A-Za-z_]+)/g, '{$1}')
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`dry run (?test=1) of every mutating route (${dialect})`, () => {
     let t: TestApp
     let a: TestAccount
@@ -211,11 +211,11 @@ for (const dialect of dialects) {
       }
     })
   })
-}
+})
 
 // The answers of the domains area's dry runs: the usual shape (ids of what would be made are 0), and every
 // refusal the same as without ?test=1.
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`dry runs of the domains area answer as usual (${dialect})`, () => {
     let t: TestApp
     let a: TestAccount
@@ -297,4 +297,4 @@ for (const dialect of dialects) {
       assert.deepEqual((await call('GET', '/orders')).body.data.orders, ordersBefore)
     })
   })
-}
+})

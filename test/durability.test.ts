@@ -1,13 +1,13 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { dialects, processDatabase, request } from './helpers/app.js'
+import { forEachDialect, processDatabase, request } from './helpers/app.js'
 import { spawnServer } from './helpers/process.js'
 
 const KEY = 'durabilityDemoKey0000000001'
 const ZONE = 'demo-shop.nl'
 
 // Every write the API acknowledged is still there after the process is killed without warning.
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`acknowledged writes survive SIGKILL (${dialect})`, () => {
     it('keeps every acknowledged DNS write of a stream interrupted by SIGKILL', async () => {
       const place = await processDatabase(dialect)
@@ -63,4 +63,4 @@ for (const dialect of dialects) {
       }
     })
   })
-}
+})

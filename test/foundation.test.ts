@@ -1,10 +1,10 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import http from 'node:http'
-import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { ManualClock } from '../src/clock.js'
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`foundation over HTTPS (${dialect})`, () => {
     let t: TestApp
     let a: TestAccount
@@ -135,4 +135,4 @@ for (const dialect of dialects) {
       }
     })
   })
-}
+})

@@ -3,7 +3,6 @@ import assert from 'node:assert/strict'
 import { Type } from 'typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
-import { apiRoutes } from '../src/http/routes.js'
 import { ok, pageOf, pagination, PageQuery } from '../src/http/schemas.js'
 
 // Body parsing, validation and pagination are shared rules; they are exercised here through a
@@ -30,9 +29,7 @@ describe('shared HTTP rules', () => {
   let t: TestApp
   let a: TestAccount
   before(async () => {
-    apiRoutes.push(probeRoutes)
-    t = await startTestApp('sqlite', { env: { HOSTAPI_BODY_LIMIT: '2048' } })
-    apiRoutes.pop()
+    t = await startTestApp('sqlite', { env: { HOSTAPI_BODY_LIMIT: '2048' }, routes: [probeRoutes] })
     a = await t.account()
   })
   after(() => t.close())

@@ -1,10 +1,10 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { dialects, startTestApp, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestApp } from './helpers/app.js'
 import { MailRejected } from '../src/drivers/mail/mail.js'
 import type { OutboxMailDriver } from '../src/drivers/mail/builtin.js'
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`outgoing mail through the job queue (${dialect})`, () => {
     let t: TestApp
     before(async () => {
@@ -31,4 +31,4 @@ for (const dialect of dialects) {
       assert.equal(await t.ctx.jobs.drain(), 0)
     })
   })
-}
+})

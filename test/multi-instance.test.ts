@@ -1,27 +1,23 @@
-import { after, before, describe, it } from 'node:test'
+import { after, before, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { describeWithEnv, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { twoInstances } from './helpers/instances.js'
 import { PRUNE_JOB } from '../src/jobs/maintenance.js'
 
-const pgUrl = process.env.HOSTAPI_TEST_PG_URL
-const redisUrl = process.env.HOSTAPI_TEST_REDIS_URL
-if (process.env.CI && !redisUrl) throw new Error('CI must provide Redis: set HOSTAPI_TEST_REDIS_URL')
+if (process.env.CI && !process.env.HOSTAPI_TEST_REDIS_URL) throw new Error('CI must provide Redis: set HOSTAPI_TEST_REDIS_URL')
 
 // Two instances on one PostgreSQL database and one Redis: what several nodes behind a load balancer share.
-describe('two instances on one PostgreSQL and one Redis', { skip: !pgUrl || !redisUrl ? 'needs HOSTAPI_TEST_PG_URL and HOSTAPI_TEST_REDIS_URL' : false }, () => {
+describeWithEnv(['HOSTAPI_TEST_PG_URL', 'HOSTAPI_TEST_REDIS_URL'], 'two instances on one PostgreSQL and one Redis', () => {
   let one: TestApp
   let two: TestApp
   let a: TestAccount
+  let close: () => Promise<void>
   before(async () => {
-    const env = { REDIS_URL: redisUrl!, HOSTAPI_RATE_LIMIT: '5', HOSTAPI_JOBS: '1', HOSTAPI_JOB_POLL_MS: '10', HOSTAPI_JOB_CONCURRENCY: '2' }
-    one = await startTestApp('postgres', { env })
-    two = await startTestApp('postgres', { env, shareDatabaseWith: one })
+    const env = { HOSTAPI_RATE_LIMIT: '5', HOSTAPI_JOBS: '1', HOSTAPI_JOB_POLL_MS: '10', HOSTAPI_JOB_CONCURRENCY: '2' }
+    ;({ one, two, close } = await twoInstances({ redis: true, env }))
     a = await one.account()
   })
-  after(async () => {
-    await two.close()
-    await one.close()
-  })
+  after(() => close())
 
   it('share one rate limit', async () => {
     const statuses: number[] = []

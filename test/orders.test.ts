@@ -1,9 +1,9 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { ensureTestProcessor, makeOrder } from './helpers/fixtures/orders.js'
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`orders over HTTPS (${dialect})`, () => {
     let t: TestApp
     let a: TestAccount
@@ -104,4 +104,4 @@ for (const dialect of dialects) {
       assert.equal((await t.request('GET', '/orders', { key: allowed.key })).status, 200)
     })
   })
-}
+})

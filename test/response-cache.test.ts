@@ -1,12 +1,12 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { makeDomain, uniqueName } from './helpers/fixtures/domains.js'
 import { openDatabase } from '../src/db/database.js'
 
 const names = (r: { body: { data: { domains: { domain: string }[] } } }) => r.body.data.domains.map((d) => d.domain)
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`cacheable reads always show the current data (${dialect})`, () => {
     let t: TestApp
     let a: TestAccount
@@ -77,7 +77,7 @@ for (const dialect of dialects) {
       assert.deepEqual(names(await t.request('GET', '/domains?page=1&limit=1', { key: a.key })), names(p1))
     })
   })
-}
+})
 
 describe('with HOSTAPI_RESPONSE_CACHE_MB=0 reads still answer the current data', () => {
   let t: TestApp

@@ -1,13 +1,13 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { fixtures, type FixtureResult } from './helpers/fixtures.js'
 import { API_PREFIX } from '../src/http/constants.js'
 import type { RouteEntry } from '../src/http/route-table.js'
 
 // Generated from the route table: every customer route, every security case. A new route is covered
 // as soon as it is registered; one without a permission area fails the app at start.
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`security cases for every route (${dialect})`, () => {
     let t: TestApp
     let a: TestAccount
@@ -93,4 +93,4 @@ for (const dialect of dialects) {
       }
     })
   })
-}
+})

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
+import Database from 'better-sqlite3'
 import { request, tempDir } from './helpers/app.js'
 import { spawnServer } from './helpers/process.js'
 
@@ -52,8 +53,18 @@ describe('hostapi serve (the demo start)', () => {
     const emptyDir = tempDir()
     const bare = spawnServer({ HOSTAPI_DATA_DIR: emptyDir, HOSTAPI_PORT: '0', HOSTAPI_DNS_PORT: '0', HOSTAPI_DEMO: '0' })
     try {
-      await bare.waitFor(/^hostapi listening on/)
-      await new Promise((r) => setTimeout(r, 200))
+      // The demo data is seeded before the server listens, and its key printed right after the admin API line.
+      await bare.waitFor(/^Admin API: /)
+      const db = new Database(`${emptyDir}/hostapi.db`, { readonly: true })
+      try {
+        assert.deepEqual(db.prepare('select count(*) as n from accounts').get(), { n: 0 })
+      } finally {
+        db.close()
+      }
+      assert.ok(!fs.existsSync(`${emptyDir}/demo-api-key`))
+      // Once the process has ended, `lines` holds everything it printed.
+      bare.child.kill('SIGTERM')
+      await bare.exited
       assert.ok(!bare.lines.some((l) => l.startsWith('Demo API key')))
     } finally {
       bare.child.kill('SIGTERM')

@@ -1,11 +1,11 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { makeVps } from './helpers/fixtures/vps.js'
 
 // `?test=1` on every mutating VPS call: the normal checks and answer, and nothing stored, queued or done on the hypervisor.
 // (Ids in the answers are not asserted: a dry run may or may not number what it would create.)
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`VPS dry runs (${dialect})`, () => {
     let t: TestApp
     let a: TestAccount
@@ -81,4 +81,4 @@ for (const dialect of dialects) {
       assert.deepEqual(await snapshot(), before)
     })
   })
-}
+})

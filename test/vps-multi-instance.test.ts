@@ -1,25 +1,20 @@
-import { after, before, describe, it } from 'node:test'
+import { after, before, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { describeWithEnv, type TestAccount, type TestApp } from './helpers/app.js'
+import { twoInstances } from './helpers/instances.js'
 import { TASK_JOB } from '../src/modules/vps/vps.service.js'
 
-const pgUrl = process.env.HOSTAPI_TEST_PG_URL
-
 // Two instances with their job runners on, on one PostgreSQL database: a power action queued through one runs exactly once.
-describe('VPS tasks on two instances sharing PostgreSQL', { skip: pgUrl ? false : 'needs HOSTAPI_TEST_PG_URL' }, () => {
+describeWithEnv(['HOSTAPI_TEST_PG_URL'], 'VPS tasks on two instances sharing PostgreSQL', () => {
   let one: TestApp
   let two: TestApp
   let a: TestAccount
+  let close: () => Promise<void>
   before(async () => {
-    const env = { HOSTAPI_JOBS: '1', HOSTAPI_JOB_POLL_MS: '10', HOSTAPI_JOB_CONCURRENCY: '4', HOSTAPI_SIM_SPEED: '1000' }
-    one = await startTestApp('postgres', { env })
-    two = await startTestApp('postgres', { env, shareDatabaseWith: one })
+    ;({ one, two, close } = await twoInstances({ env: { HOSTAPI_JOBS: '1', HOSTAPI_JOB_POLL_MS: '10', HOSTAPI_JOB_CONCURRENCY: '4', HOSTAPI_SIM_SPEED: '1000' } }))
     a = await one.account()
   })
-  after(async () => {
-    await two.close()
-    await one.close()
-  })
+  after(() => close())
 
   const waitFor = async <T>(fn: () => Promise<T | undefined>, what: string): Promise<T> => {
     const deadline = Date.now() + 30_000

@@ -4,7 +4,7 @@ import { ApiError } from '../src/errors.js'
 import { firstFreeAddress, isHostname, planSubnet } from '../src/modules/vps/network-rules.js'
 import { dmyhm } from '../src/modules/vps/vps.common.js'
 import { addMonths, periodEnd } from '../src/modules/vps/vps.service.js'
-import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { makeVps } from './helpers/fixtures/vps.js'
 
 const refused = (fn: () => unknown, text: string) =>
@@ -83,7 +83,7 @@ describe('subnet maths', () => {
   })
 })
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`VPC and subnets over HTTPS (${dialect})`, () => {
     let t: TestApp
     let a: TestAccount
@@ -154,4 +154,4 @@ for (const dialect of dialects) {
       assert.deepEqual((await req('PUT', `/vps/${two}/vpc/subnets/${sub.id}`)).body, bad("No free address left in the subnet's DHCP range"))
     })
   })
-}
+})

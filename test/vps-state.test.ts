@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { ManualClock } from '../src/clock.js'
 import type { BuiltinHypervisor } from '../src/drivers/hypervisor/builtin.js'
-import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { makeVps } from './helpers/fixtures/vps.js'
 
 type State = 'running' | 'stopped' | 'rescue' | 'error' | 'terminated' | 'locked'
@@ -34,7 +34,7 @@ const TABLE: Record<Action, Record<State, [string | null, string] | string>> = {
 }
 const STATES: State[] = ['running', 'stopped', 'rescue', 'error', 'terminated', 'locked']
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`VPS state machine: every action in every state (${dialect})`, () => {
     let t: TestApp
     let a: TestAccount
@@ -136,4 +136,4 @@ for (const dialect of dialects) {
       }
     }
   })
-}
+})

@@ -4,7 +4,7 @@ import { createHash, generateKeyPairSync } from 'node:crypto'
 import sshpk from 'sshpk'
 import { ManualClock } from '../src/clock.js'
 import type { BuiltinHypervisor } from '../src/drivers/hypervisor/builtin.js'
-import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { makeVps } from './helpers/fixtures/vps.js'
 import { addMonths } from '../src/modules/vps/vps.service.js'
 
@@ -19,7 +19,7 @@ const sshKey = (type: 'ed25519' | 'rsa' | 'ec', bits = 2048, comment = 'test') =
 /** The OpenSSH SHA256 fingerprint, computed independently of the server: base64 of the SHA-256 of the key blob, unpadded. */
 const fingerprintOf = (line: string) => `SHA256:${createHash('sha256').update(Buffer.from(line.split(' ')[1], 'base64')).digest('base64').replace(/=+$/, '')}`
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`VPS over HTTPS (${dialect})`, () => {
     let t: TestApp
     let a: TestAccount
@@ -517,4 +517,4 @@ for (const dialect of dialects) {
       })
     })
   })
-}
+})

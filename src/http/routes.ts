@@ -8,4 +8,4 @@ import { affiliateRoutes } from '../modules/affiliate/affiliate.routes.js'
 import { vpsRoutes } from '../modules/vps/vps.routes.js'
 
 /** Every module's routes, mounted under the API prefix. */
-export const apiRoutes: FastifyPluginAsync[] = [toolsRoutes, ordersRoutes, domainAreaRoutes, certificatesRoutes, accountRoutes, affiliateRoutes, vpsRoutes]
+export const apiRoutes: readonly FastifyPluginAsync[] = [toolsRoutes, ordersRoutes, domainAreaRoutes, certificatesRoutes, accountRoutes, affiliateRoutes, vpsRoutes]

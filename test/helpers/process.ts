@@ -10,6 +10,7 @@ export interface ServerProcess {
   lines: string[]
   /** Resolves with the first stdout line matching `pattern`. */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>
+  /** Resolves once the process has exited and its output is closed: `lines` then holds all it printed. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
   /** What the process printed on stderr so far. */
   stderr(): string
@@ -40,7 +41,7 @@ export function spawnServer(env: Record<string, string>, opts: { script?: string
   let stderr = ''
   child.stderr!.on('data', (c) => (stderr += c))
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
+    child.once('close', (code, signal) => resolve({ code, signal })),
   )
   return {
     child,

@@ -5,7 +5,7 @@ import path from 'node:path'
 import { execFileSync } from 'node:child_process'
 import { openDatabase, migrate, type Database } from '../../db/database.js'
 import { systemClock } from '../../clock.js'
-import { dialects, freshDatabase, tempDir } from '../../../test/helpers/app.js'
+import { forEachDialect, freshDatabase, tempDir } from '../../../test/helpers/app.js'
 import { certificateNames, openssl, opensslVerify } from '../../../test/helpers/pki.js'
 import { CertificateRejected, type CertificateAuthority } from './ca.js'
 import { BuiltinCa } from './builtin.js'
@@ -140,7 +140,7 @@ export function caDriverContract(name: string, make: () => Promise<Harness>) {
   })
 }
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   caDriverContract(`built-in CA (${dialect})`, async () => {
     const dir = tempDir()
     const fresh = await freshDatabase(dialect, dir)
@@ -160,9 +160,9 @@ for (const dialect of dialects) {
       },
     }
   })
-}
+})
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`built-in CA storage (${dialect})`, () => {
     it('signs only with a CA that is stored: one created in a write that did not last is made again', async () => {
       const dir = tempDir()
@@ -188,4 +188,4 @@ for (const dialect of dialects) {
       }
     })
   })
-}
+})

@@ -2,14 +2,14 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import pino from 'pino'
 import type { Db } from '../../db/database.js'
-import { dialects, startTestApp, type TestApp } from '../../../test/helpers/app.js'
+import { forEachDialect, startTestApp, type TestApp } from '../../../test/helpers/app.js'
 import { addRecords, bumpSerial, insertZone, queryTcp, queryUdp } from '../../../test/helpers/dns.js'
 import type { DnsDriver } from './dns.js'
 import { BuiltinDnsServer } from './builtin.js'
 
 /** What every DNS driver must do; `make` builds a driver serving the given database on a free port. */
 function dnsDriverContract(label: string, make: (db: Db) => DnsDriver) {
-  for (const dialect of dialects) {
+  forEachDialect((dialect) => {
     describe(`DnsDriver contract: ${label} (${dialect})`, () => {
       let t: TestApp
       let driver: DnsDriver
@@ -72,7 +72,7 @@ function dnsDriverContract(label: string, make: (db: Db) => DnsDriver) {
         assert.equal(again.answers!.length, 1)
       })
     })
-  }
+  })
 }
 
 dnsDriverContract('builtin', (db) => new BuiltinDnsServer(db, { host: '127.0.0.1', port: 0 }, pino({ level: 'silent' })))

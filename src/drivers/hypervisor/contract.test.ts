@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { ManualClock } from '../../clock.js'
 import { ConfigError, loadConfig } from '../../config/config.js'
-import { dialects, startTestApp, type TestApp } from '../../../test/helpers/app.js'
+import { forEachDialect, startTestApp, type TestApp } from '../../../test/helpers/app.js'
 import { HypervisorError, type HypervisorDriver, type InstanceSpec } from './hypervisor.js'
 import { BuiltinHypervisor } from './builtin.js'
 
@@ -158,7 +158,7 @@ export function hypervisorContract(name: string, make: () => Promise<ContractSub
 }
 
 // The built-in simulator, on each dialect, plus what only the simulator can do: fault injection.
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   const clock = new ManualClock()
   let app: TestApp
   hypervisorContract(`builtin (${dialect})`, async () => {
@@ -217,7 +217,7 @@ for (const dialect of dialects) {
       assert.equal(row2.duration_ms, 45)
     })
   })
-}
+})
 
 describe('hypervisor configuration', () => {
   it('reads HOSTAPI_SIM_SPEED (a positive multiplier, default 1) and HOSTAPI_VPS_SHUTDOWN_TIMEOUT', () => {

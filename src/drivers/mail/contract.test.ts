@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import { openDatabase, migrate, type Database } from '../../db/database.js'
 import { systemClock } from '../../clock.js'
-import { dialects, freshDatabase, tempDir } from '../../../test/helpers/app.js'
+import { forEachDialect, freshDatabase, tempDir } from '../../../test/helpers/app.js'
 import { MailRejected, type MailDriver } from './mail.js'
 import { OutboxMailDriver } from './builtin.js'
 
@@ -45,7 +45,7 @@ export function mailDriverContract(name: string, make: () => Promise<{ driver: M
   })
 }
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   mailDriverContract(`built-in outbox (${dialect})`, async () => {
     const dir = tempDir()
     const fresh = await freshDatabase(dialect, dir)
@@ -65,4 +65,4 @@ for (const dialect of dialects) {
       },
     }
   })
-}
+})

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import { openDatabase, migrate, type Database } from '../../db/database.js'
 import { systemClock } from '../../clock.js'
-import { dialects, freshDatabase, tempDir } from '../../../test/helpers/app.js'
+import { forEachDialect, freshDatabase, tempDir } from '../../../test/helpers/app.js'
 import * as iam from '../../modules/iam/iam.repository.js'
 import { PaymentRejected, type PaymentsDriver } from './payments.js'
 import { LedgerPaymentsDriver } from './builtin.js'
@@ -54,7 +54,7 @@ export function paymentsDriverContract(name: string, make: () => Promise<{ drive
   })
 }
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   paymentsDriverContract(`built-in ledger (${dialect})`, async () => {
     const dir = tempDir()
     const fresh = await freshDatabase(dialect, dir)
@@ -71,4 +71,4 @@ for (const dialect of dialects) {
       },
     }
   })
-}
+})

@@ -4,7 +4,7 @@ import fs from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { openDatabase, migrate, type Database } from '../../db/database.js'
 import { systemClock, ymd } from '../../clock.js'
-import { dialects, freshDatabase, tempDir } from '../../../test/helpers/app.js'
+import { forEachDialect, freshDatabase, tempDir } from '../../../test/helpers/app.js'
 import { addYears } from '../../modules/domains/domain-name.js'
 import type { RegistryDriver } from './registry.js'
 import { BuiltinRegistry } from './builtin.js'
@@ -83,7 +83,7 @@ export function registryContract(label: string, make: () => Promise<RegistryHarn
   })
 }
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   registryContract(`built-in (${dialect})`, async () => {
     const dir = tempDir()
     const fresh = await freshDatabase(dialect, dir)
@@ -102,4 +102,4 @@ for (const dialect of dialects) {
       },
     }
   })
-}
+})
