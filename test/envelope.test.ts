@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import net from 'node:net'
 import { once } from 'node:events'
 import tls from 'node:tls'
-import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 
 /** One answer read off a raw socket: status, lower-case headers, body text. */
 interface RawReply {
@@ -238,7 +238,7 @@ describe('shutdown', () => {
   })
 })
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`paging numbers out of any range (${dialect})`, () => {
     let t: TestApp
     let a: TestAccount
@@ -306,4 +306,4 @@ for (const dialect of dialects) {
       assert.equal(r.body.data.pagination.limit, 1)
     })
   })
-}
+})

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { sql } from 'kysely'
 import fc from 'fast-check'
-import { dialects, startTestApp, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestApp } from './helpers/app.js'
 import { likeContains, MAX_SEARCH_BYTES } from '../src/db/like.js'
 
 /** Stored names with every character LIKE treats specially, and some that are not. */
@@ -19,7 +19,7 @@ const anyText = fc.oneof(
   fc.integer({ min: 1000, max: 12_000 }).map((n) => '%_\\'.repeat(n)),
 )
 
-for (const dialect of dialects) {
+forEachDialect((dialect) => {
   describe(`substring search (${dialect})`, () => {
     let t: TestApp
     before(async () => {
@@ -55,4 +55,4 @@ for (const dialect of dialects) {
       )
     })
   })
-}
+})
