@@ -7,7 +7,7 @@ import { errors } from '../../errors.js'
 import * as repo from './iam.repository.js'
 import type { InvalidationBus } from './auth-cache-bus.js'
 import { generateApiKey, hashApiKey, ipAllowed, keyPrefix, normaliseIpEntry } from './keys.js'
-import { permissionMap, type PermissionMap } from './permissions.js'
+import { parsePermissions, permissionMap, type PermissionMap } from './permissions.js'
 
 /** Who is calling: resolved from the API key once per request. */
 export interface Principal {
@@ -104,7 +104,7 @@ export class IamService {
         customerNumber: row.customer_number,
         userId: row.user_id,
         isMainUser: row.is_main_user === 1,
-        permissions: JSON.parse(row.permissions) as PermissionMap,
+        permissions: parsePermissions(row.permissions),
         keyId: row.key_id,
         keyPrefix: row.prefix,
       },
