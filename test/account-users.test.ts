@@ -64,6 +64,29 @@ for (const dialect of dialects) {
       assert.deepEqual(dup.body, { status: 400, status_description: 'A user with this e-mail address already exists' })
     })
 
+    it('keeps e-mail addresses unique per account: another account\'s address is no answer of its own', async () => {
+      const b = await t.account()
+      const c = await t.account()
+      const theirs = newUser(40)
+      const made = await t.request('POST', '/account/users', { key: b.key, body: theirs })
+      assert.equal(made.status, 200)
+      const bMain = (await t.request('GET', `/account/users/${b.userId}`, { key: b.key })).body.data.email
+      // The same addresses in account C: no refusal reveals that account B uses them.
+      for (const email of [theirs.email.toUpperCase(), bMain]) {
+        const dry = await t.request('POST', '/account/users?test=1', { key: c.key, body: { ...newUser(41), email } })
+        assert.equal(dry.status, 200, dry.text)
+        const mine = await t.request('POST', '/account/users', { key: c.key, body: { ...newUser(41), email } })
+        assert.equal(mine.status, 200, mine.text)
+        assert.equal(mine.body.data.email, email)
+        // Within one account the address stays unique (in any case).
+        const again = await t.request('POST', '/account/users', { key: c.key, body: { ...newUser(42), email: email.toLowerCase() } })
+        assert.deepEqual(again.body, { status: 400, status_description: 'A user with this e-mail address already exists' })
+      }
+      // Account B's users are untouched and its key still works.
+      const list = await t.request('GET', '/account/users', { key: b.key })
+      assert.deepEqual(list.body.data.users.map((u: { email: string }) => u.email), [bMain, theirs.email])
+    })
+
     it('answers 404 User not found for a missing user and another account\'s user', async () => {
       const b = await t.account()
       const other = await t.subUser(b, {})

@@ -78,7 +78,7 @@ export class UsersService {
       throw await this.tooMany(who.accountId, since, now)
     }
     if (opts.dryRun) {
-      if (await repo.usernameTaken(this.db, input.email.trim().toLowerCase())) throw errors.emailTaken()
+      if (await repo.usernameTaken(this.db, who.accountId, input.email.trim().toLowerCase())) throw errors.emailTaken()
       return {
         id: 0,
         username: input.email.trim().toLowerCase(),
