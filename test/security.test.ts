@@ -94,6 +94,20 @@ for (const dialect of dialects) {
       }
     })
 
+    it('answers a missing resource exactly as another account\'s', async () => {
+      for (const r of routes.filter((x) => x.url.includes(':'))) {
+        const f = await prepare(r, b)
+        const path = r.url.replace(/:([A-Za-z_]+)/g, (_m, name: string) => {
+          const value = f.params[name]
+          if (/^\d+$/.test(value)) return '987654321'
+          return value.includes('.') ? 'missing-resource-4242.nl' : 'missing-resource-4242'
+        })
+        const res = await t.request(r.method, path, { key: a.key, body: f.body })
+        assert.deepEqual(res.body, { status: f.notFound!.status, status_description: f.notFound!.text }, `${r.method} ${path}`)
+        assert.equal(res.status, f.notFound!.status, `${r.method} ${path}`)
+      }
+    })
+
     it('has foreign-id cases for every route whose body names a resource of the account', async () => {
       const doc = (await t.request('GET', `${API_PREFIX}/openapi.json`)).body
       const withIds = routesWithBodyIds(doc)
