@@ -158,6 +158,10 @@ export const errors = {
     }),
   mainUserPermissions: () => bad('The permissions of the main user cannot be reduced'),
   cannotGrantPermission: (name: string) => bad(`You cannot grant a permission you do not have yourself: ${name}`),
+  cannotRevokePermission: (name: string) => bad(`You cannot revoke a permission you do not have yourself: ${name}`),
+  mainUserChangedByMainUserOnly: () => new ApiError('forbidden', 'Only the main user can change the main user'),
+  unknownPermission: (name: string) =>
+    bad(`Invalid permissions.${name}: is not a known name`, [{ field: `permissions.${name}`, message: 'is not a known name' }]),
   ticketNotFound: () => new ApiError('not_found', 'Ticket not found'),
   ticketClosed: () => bad('This ticket is closed; open a new ticket'),
   emptyMessage: () => bad('The message is empty once unsafe HTML is removed'),

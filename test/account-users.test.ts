@@ -64,6 +64,29 @@ forEachDialect((dialect) => {
       assert.deepEqual(dup.body, { status: 400, status_description: 'A user with this e-mail address already exists' })
     })
 
+    it('keeps e-mail addresses unique per account: another account\'s address is no answer of its own', async () => {
+      const b = await t.account()
+      const c = await t.account()
+      const theirs = newUser(40)
+      const made = await t.request('POST', '/account/users', { key: b.key, body: theirs })
+      assert.equal(made.status, 200)
+      const bMain = (await t.request('GET', `/account/users/${b.userId}`, { key: b.key })).body.data.email
+      // The same addresses in account C: no refusal reveals that account B uses them.
+      for (const email of [theirs.email.toUpperCase(), bMain]) {
+        const dry = await t.request('POST', '/account/users?test=1', { key: c.key, body: { ...newUser(41), email } })
+        assert.equal(dry.status, 200, dry.text)
+        const mine = await t.request('POST', '/account/users', { key: c.key, body: { ...newUser(41), email } })
+        assert.equal(mine.status, 200, mine.text)
+        assert.equal(mine.body.data.email, email)
+        // Within one account the address stays unique (in any case).
+        const again = await t.request('POST', '/account/users', { key: c.key, body: { ...newUser(42), email: email.toLowerCase() } })
+        assert.deepEqual(again.body, { status: 400, status_description: 'A user with this e-mail address already exists' })
+      }
+      // Account B's users are untouched and its key still works.
+      const list = await t.request('GET', '/account/users', { key: b.key })
+      assert.deepEqual(list.body.data.users.map((u: { email: string }) => u.email), [bMain, theirs.email])
+    })
+
     it('answers 404 User not found for a missing user and another account\'s user', async () => {
       const b = await t.account()
       const other = await t.subUser(b, {})
@@ -95,44 +118,101 @@ forEachDialect((dialect) => {
       assert.deepEqual(found.body.data.users.map((u: { firstname: string }) => u.firstname), ['Zoë'])
     })
 
-    it('replaces a sub-user\'s permissions (left-out known names become false, unknown names kept), effective at once on its keys', async () => {
+    it('replaces a sub-user\'s permissions (left-out names become false), effective at once on its keys', async () => {
       const sub = await t.subUser(a, { domains: true })
       assert.equal((await t.request('GET', '/account/invoices', { key: sub.key })).status, 403)
       const r = await t.request('PUT', `/account/users/${sub.userId}`, {
         key: a.key,
-        body: { firstname: 'Renamed', permissions: { 'account-invoices': true, 'custom-extra': true } },
+        body: { firstname: 'Renamed', permissions: { 'account-invoices': true } },
       })
       assert.equal(r.status, 200)
       assert.equal(r.body.data.firstname, 'Renamed')
       assert.equal(r.body.data.lastname, 'User')
       assert.equal(r.body.data.permissions['account-invoices'], true)
       assert.equal(r.body.data.permissions.domains, false)
-      assert.equal(r.body.data.permissions['custom-extra'], true)
+      assert.deepEqual(Object.keys(r.body.data.permissions).sort(), [...PERMISSIONS].sort())
       // The same key, the next request: the new permissions apply.
       assert.equal((await t.request('GET', '/account/invoices', { key: sub.key })).status, 200)
       assert.equal((await t.request('GET', '/orders', { key: sub.key })).status, 403)
       // Names only: permissions stay.
       const names = await t.request('PUT', `/account/users/${sub.userId}`, { key: a.key, body: { lastname: 'Only' } })
       assert.equal(names.body.data.permissions['account-invoices'], true)
-      // A client that does not know the extra name never erases it; naming it changes it.
       const known = await t.request('PUT', `/account/users/${sub.userId}`, { key: a.key, body: { permissions: { domains: true } } })
-      assert.equal(known.body.data.permissions['custom-extra'], true)
       assert.equal(known.body.data.permissions['account-invoices'], false)
       assert.equal(known.body.data.permissions.domains, true)
-      const off = await t.request('PUT', `/account/users/${sub.userId}`, { key: a.key, body: { permissions: { 'custom-extra': false } } })
-      assert.equal(off.body.data.permissions['custom-extra'], false)
-      assert.equal(off.body.data.permissions.domains, false)
+    })
+
+    it('accepts only the specification\'s permission names: unknown names, __proto__ and constructor are a 400 and nothing is stored', async () => {
+      const sub = await t.subUser(a, { domains: true })
+      const before = (await t.request('GET', `/account/users/${sub.userId}`, { key: a.key })).body.data
+      // Raw JSON, so `__proto__` is an own key of the body as a client sends it.
+      for (const [name, raw] of [
+        ['custom-extra', '{"permissions":{"custom-extra":true}}'],
+        ['__proto__', '{"permissions":{"__proto__":{"vps":true},"domains":true}}'],
+        ['__proto__', '{"permissions":{"__proto__":true}}'],
+        ['constructor', '{"permissions":{"constructor":true}}'],
+        ['toString', '{"permissions":{"toString":false}}'],
+      ] as const) {
+        const headers = { 'content-type': 'application/json' }
+        const put = await t.request('PUT', `/account/users/${sub.userId}`, { key: a.key, rawBody: raw, headers })
+        assert.equal(put.status, 400, raw)
+        assert.equal(put.body.status_description, `Invalid permissions.${name}: is not a known name`, raw)
+        const create = await t.request('POST', '/account/users', { key: a.key, rawBody: `${JSON.stringify(newUser(30)).slice(0, -1)},${raw.slice(1)}`, headers })
+        assert.equal(create.status, 400, raw)
+        assert.equal(create.body.status_description, `Invalid permissions.${name}: is not a known name`, raw)
+      }
+      const after = (await t.request('GET', `/account/users/${sub.userId}`, { key: a.key })).body.data
+      assert.deepEqual(after, before)
+      assert.equal(Object.getPrototypeOf(after.permissions), Object.prototype)
+      assert.equal((await t.request('GET', '/vps', { key: sub.key })).body.status_description, 'No access to this VPS')
     })
 
     it('never reduces the main user\'s permissions', async () => {
       const reduce = await t.request('PUT', `/account/users/${a.userId}`, { key: a.key, body: { permissions: { domains: false } } })
       assert.deepEqual(reduce.body, { status: 400, status_description: 'The permissions of the main user cannot be reduced' })
-      const partial = await t.request('PUT', `/account/users/${a.userId}`, { key: a.key, body: { permissions: { domains: true, 'reseller-x': false } } })
+      const partial = await t.request('PUT', `/account/users/${a.userId}`, { key: a.key, body: { permissions: { domains: true } } })
       assert.equal(partial.status, 200)
       for (const p of PERMISSIONS) assert.equal(partial.body.data.permissions[p], true, p)
-      assert.equal(partial.body.data.permissions['reseller-x'], false)
       assert.equal(partial.body.data.is_main_user, true)
       assert.equal((await t.request('GET', '/orders', { key: a.key })).status, 200)
+    })
+
+    it('lets only the main user change the main user', async () => {
+      const manager = await t.subUser(a, { 'account-users': true, domains: true })
+      const before = (await t.request('GET', `/account/users/${a.userId}`, { key: a.key })).body.data
+      for (const body of [{ firstname: 'Mallory' }, { lastname: 'Taken' }, { permissions: { domains: true } }]) {
+        const res = await t.request('PUT', `/account/users/${a.userId}`, { key: manager.key, body })
+        assert.deepEqual(res.body, { status: 403, status_description: 'Only the main user can change the main user' }, JSON.stringify(body))
+        assert.equal(res.status, 403)
+        const dry = await t.request('PUT', `/account/users/${a.userId}?test=1`, { key: manager.key, body })
+        assert.equal(dry.status, 403)
+      }
+      assert.deepEqual((await t.request('GET', `/account/users/${a.userId}`, { key: a.key })).body.data, before)
+      const own = await t.request('PUT', `/account/users/${a.userId}`, { key: a.key, body: { firstname: 'Owner' } })
+      assert.equal(own.status, 200)
+    })
+
+    it('lets a sub-user revoke only permissions it holds itself', async () => {
+      const manager = await t.subUser(a, { 'account-users': true, domains: true })
+      const other = await t.subUser(a, { vps: true, domains: true, 'account-invoices': true })
+      // Revoking vps (which the manager lacks) is refused, whatever else the request does.
+      for (const permissions of [{}, { domains: true, 'account-invoices': true }, { vps: false, domains: true, 'account-invoices': true }]) {
+        const res = await t.request('PUT', `/account/users/${other.userId}`, { key: manager.key, body: { permissions } })
+        assert.deepEqual(res.body, { status: 400, status_description: 'You cannot revoke a permission you do not have yourself: vps' }, JSON.stringify(permissions))
+        assert.equal(res.status, 400)
+      }
+      const still = (await t.request('GET', `/account/users/${other.userId}`, { key: a.key })).body.data.permissions
+      assert.equal(still.vps, true)
+      assert.equal(still['account-invoices'], true)
+      // What the manager holds it may take away, leaving the rest as it is.
+      const away = await t.request('PUT', `/account/users/${other.userId}`, { key: manager.key, body: { permissions: { vps: true, 'account-invoices': true } } })
+      assert.equal(away.status, 200, away.text)
+      assert.equal(away.body.data.permissions.domains, false)
+      assert.equal(away.body.data.permissions.vps, true)
+      assert.equal(away.body.data.permissions['account-invoices'], true)
+      // The main user may change anything.
+      const main = await t.request('PUT', `/account/users/${other.userId}`, { key: a.key, body: { permissions: {} } })
+      assert.equal(main.body.data.permissions.vps, false)
     })
 
     it('lets a sub-user with account-users manage users, but not grant what it lacks', async () => {

@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { fixtures, type FixtureResult } from './helpers/fixtures.js'
+import { bodyIdCases } from './helpers/fixtures/body-ids.js'
 import { API_PREFIX } from '../src/http/constants.js'
 import type { RouteEntry } from '../src/http/route-table.js'
 
@@ -92,5 +93,83 @@ forEachDialect((dialect) => {
         assert.deepEqual(res.body, { status: f.notFound.status, status_description: f.notFound.text }, `${r.method} ${r.url}`)
       }
     })
+
+    it('answers a missing resource exactly as another account\'s', async () => {
+      for (const r of routes.filter((x) => x.url.includes(':'))) {
+        const f = await prepare(r, b)
+        const path = r.url.replace(/:([A-Za-z_]+)/g, (_m, name: string) => {
+          const value = f.params[name]
+          if (/^\d+$/.test(value)) return '987654321'
+          return value.includes('.') ? 'missing-resource-4242.nl' : 'missing-resource-4242'
+        })
+        const res = await t.request(r.method, path, { key: a.key, body: f.body })
+        assert.deepEqual(res.body, { status: f.notFound!.status, status_description: f.notFound!.text }, `${r.method} ${path}`)
+        assert.equal(res.status, f.notFound!.status, `${r.method} ${path}`)
+      }
+    })
+
+    it('has foreign-id cases for every route whose body names a resource of the account', async () => {
+      const doc = (await t.request('GET', `${API_PREFIX}/openapi.json`)).body
+      const withIds = routesWithBodyIds(doc)
+      assert.ok(withIds.length > 0)
+      const known = new Set(routes.map((r) => `${r.method} ${r.url}`))
+      for (const route of withIds) {
+        assert.ok(known.has(route), `${route} is not in the route table`)
+        assert.ok(bodyIdCases[route], `${route} takes ids in its body: add its cases to test/helpers/fixtures/body-ids.ts`)
+      }
+    })
+
+    it('answers a body naming another account\'s resource exactly as one naming a missing resource', async () => {
+      for (const [route, make] of Object.entries(bodyIdCases)) {
+        for (const c of await make(t, a, b)) {
+          const label = `${route} ${JSON.stringify(c.foreign)}`
+          const foreign = await t.request(c.method, c.path, { key: a.key, body: c.foreign })
+          const missing = await t.request(c.method, c.path, { key: a.key, body: c.missing })
+          assert.ok(foreign.status >= 400 && foreign.status < 500, `${label}: ${foreign.status} ${foreign.text}`)
+          const text = (r: typeof foreign, from?: string) => (from === undefined ? r.text : r.text.split(from).join('<id>'))
+          assert.deepEqual({ status: foreign.status, text: text(foreign, c.echo?.[0]) }, { status: missing.status, text: text(missing, c.echo?.[1]) }, label)
+        }
+      }
+    })
   })
 })
+
+const ID_NAME = /_ids?$/
+const ROLE = new Set(['owner', 'admin', 'tech', 'billing'])
+// Ids of the catalog (the same for every account) and of a part of the path's own resource.
+const NOT_ACCOUNT_IDS = new Set(['product_id', 'image_id', 'cart_id'])
+
+/**
+ * The routes (`METHOD url` as in the route table) whose request body names something an account owns: a property
+ * `…_id`/`…_ids`, a contact role given as a number, or a nameserver profile alias (`nameserver`).
+ */
+function routesWithBodyIds(doc: { paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: unknown }> } }>>; components?: { schemas?: Record<string, unknown> } }): string[] {
+  const components = doc.components?.schemas ?? {}
+  type S = { $ref?: string; type?: string | string[]; properties?: Record<string, S>; items?: S; anyOf?: S[]; oneOf?: S[]; allOf?: S[] }
+  const resolve = (s: S): S => (s.$ref ? (components[s.$ref.split('/').pop()!] as S) ?? {} : s)
+  const isNumberish = (s: S): boolean => {
+    const r = resolve(s)
+    const types = Array.isArray(r.type) ? r.type : r.type ? [r.type] : []
+    return types.includes('integer') || types.includes('number') || [...(r.anyOf ?? []), ...(r.oneOf ?? [])].some(isNumberish)
+  }
+  const names = (s: S, seen: Set<S>): boolean => {
+    const r = resolve(s)
+    if (seen.has(r)) return false
+    seen.add(r)
+    for (const [name, p] of Object.entries(r.properties ?? {})) {
+      if (ID_NAME.test(name) && !NOT_ACCOUNT_IDS.has(name)) return true
+      if (ROLE.has(name) && isNumberish(p)) return true
+      if (name === 'nameserver') return true
+      if (names(p, seen)) return true
+    }
+    return [r.items, ...(r.anyOf ?? []), ...(r.oneOf ?? []), ...(r.allOf ?? [])].some((x) => x !== undefined && names(x, seen))
+  }
+  const out: string[] = []
+  for (const [p, ops] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(ops)) {
+      const schema = op.requestBody?.content['application/json']?.schema
+      if (schema && names(schema as S, new Set())) out.push(`${method.toUpperCase()} ${p.replace(/\{([^}]+)\}/g, ':$1')}`)
+    }
+  }
+  return out
+}

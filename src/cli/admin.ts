@@ -3,6 +3,7 @@ import type { Context } from '../context.js'
 import { ApiError } from '../errors.js'
 import * as repo from '../modules/iam/iam.repository.js'
 import { PERMISSIONS } from '../modules/iam/permissions.js'
+import { permissionsOf } from '../modules/admin/admin.service.js'
 
 export class AdminUsageError extends Error {}
 
@@ -91,7 +92,7 @@ export async function runAdmin(ctx: Context, argv: string[], out: Out, err: Out)
       }
       case 'user create': {
         const acc = await account()
-        const permissions = Object.fromEntries((v.permission ?? []).map((p) => [p, true]))
+        const permissions = permissionsOf(v.permission ?? [])
         const id = await iam.createSubUser(acc.id, { email: need('email'), firstname: v.firstname ?? '', lastname: v.lastname ?? '', permissions })
         out.write(`${id}\n`)
         return 0

@@ -14,12 +14,20 @@ interface AjvError {
   keyword: string
   message?: string
   params: Record<string, unknown>
+  /** Set by Ajv on the errors of a `propertyNames` schema: the name that failed. */
+  propertyName?: string
 }
 
 /** Turns Ajv's errors into the 400 the API answers: the first problem as the text, all of them listed. */
 export function validationError(validation: AjvError[], context: string | undefined): ApiError {
-  const fields: FieldError[] = validation.map((v) => {
+  // A failed `propertyNames` comes as the inner error (with `propertyName`) and then a summary: the first is enough.
+  const problems = validation.filter((v) => !(v.keyword === 'propertyNames' && validation.some((o) => o !== v && o.propertyName !== undefined)))
+  const fields: FieldError[] = problems.map((v) => {
     let field = v.instancePath.replace(/^\//, '').replace(/\//g, '.')
+    if (typeof v.propertyName === 'string') {
+      const name = v.propertyName.replace(/[^\x20-\x7e]/g, '?').slice(0, 64)
+      return { field: field ? `${field}.${name}` : name, message: 'is not a known name' }
+    }
     if (v.keyword === 'required' && typeof v.params.missingProperty === 'string') {
       field = field ? `${field}.${v.params.missingProperty}` : v.params.missingProperty
     }
@@ -32,7 +40,7 @@ export function validationError(validation: AjvError[], context: string | undefi
   })
   const first = fields[0]
   const text =
-    validation[0]?.keyword === 'required'
+    problems[0]?.keyword === 'required'
       ? `Missing ${first.field}`
       : !first.field || first.field === 'body'
         ? `Invalid ${context === 'body' ? 'request body' : (context ?? 'request')}: ${first.message}`

@@ -40,9 +40,9 @@ export const countSubUsersCreatedSince = async (db: Db, accountId: number, since
   return Number(row.n)
 }
 
-/** True when a user with this username exists in any account (usernames are unique). */
-export const usernameTaken = async (db: Db, username: string): Promise<boolean> =>
-  (await db.selectFrom('users').select('id').where('username', '=', username).executeTakeFirst()) !== undefined
+/** True when the account has a user with this username (usernames are unique per account). */
+export const usernameTaken = async (db: Db, accountId: number, username: string): Promise<boolean> =>
+  (await db.selectFrom('users').select('id').where('account_id', '=', accountId).where('username', '=', username).executeTakeFirst()) !== undefined
 
 /** Removes a user of the account. */
 export const deleteUser = (db: Db, accountId: number, userId: number) =>

@@ -38,7 +38,7 @@ export const usersRoutes: FastifyPluginAsync = async (base) => {
       response: {
         200: UserDetail,
         ...errorsFor('account-users', {
-          400: ['password and password_confirm do not match', 'The password is too weak: …', 'A user with this e-mail address already exists', 'You cannot grant a permission you do not have yourself: <name>'],
+          400: ['password and password_confirm do not match', 'The password is too weak: …', 'A user with this e-mail address already exists', 'You cannot grant a permission you do not have yourself: <name>', 'Invalid permissions.<name>: is not a known name'],
           429: ['Rate limit exceeded: at most 10 new users per account per hour'],
         }),
       },
@@ -51,14 +51,15 @@ export const usersRoutes: FastifyPluginAsync = async (base) => {
       operationId: 'updateUser',
       tags: ['Account'],
       summary: 'Update an account user',
-      description: 'Changes names and replaces the permission set. The main user\'s permissions cannot be reduced; a sub-user cannot grant a permission it lacks.',
+      description: 'Changes names and replaces the permission set (only the names of the specification\'s list). The main user\'s permissions cannot be reduced, and only the main user can change the main user; a sub-user cannot grant or revoke a permission it lacks.',
       params: UserParams,
       querystring: DryRunQuery,
       body: UpdateUserBody,
       response: {
         200: UserDetail,
         ...errorsFor('account-users', {
-          400: ['The permissions of the main user cannot be reduced', 'You cannot grant a permission you do not have yourself: <name>'],
+          400: ['The permissions of the main user cannot be reduced', 'You cannot grant a permission you do not have yourself: <name>', 'You cannot revoke a permission you do not have yourself: <name>', 'Invalid permissions.<name>: is not a known name'],
+          403: ['Only the main user can change the main user'],
           404: ['User not found'],
         }),
       },

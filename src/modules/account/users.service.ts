@@ -6,7 +6,7 @@ import { errors } from '../../errors.js'
 import { pageOf, pagination } from '../../http/schemas.js'
 import { IamService, type Principal } from '../iam/iam.service.js'
 import * as iamRepo from '../iam/iam.repository.js'
-import { PERMISSIONS, permissionMap, type PermissionMap } from '../iam/permissions.js'
+import { parsePermissions, PERMISSIONS, permissionMap, type PermissionMap } from '../iam/permissions.js'
 import { hashPassword, passwordProblem } from './passwords.js'
 import * as repo from './users.repository.js'
 
@@ -70,15 +70,15 @@ export class UsersService {
     if (input.password_confirm !== undefined && input.password_confirm !== input.password) throw errors.passwordMismatch()
     const weak = passwordProblem(input.password, input.email)
     if (weak) throw errors.weakPassword(weak)
-    const permissions = input.permissions ?? {}
-    this.checkGrants(who, {}, permissions)
+    const permissions = permissionMap(false, input.permissions)
+    this.checkGrants(who, permissionMap(false), permissions)
     const now = this.clock.now()
     const since = iso(new Date(now.getTime() - HOUR_MS))
     if ((await repo.countSubUsersCreatedSince(this.db, who.accountId, since)) >= this.opts.newUsersPerHour) {
       throw await this.tooMany(who.accountId, since, now)
     }
     if (opts.dryRun) {
-      if (await repo.usernameTaken(this.db, input.email.trim().toLowerCase())) throw errors.emailTaken()
+      if (await repo.usernameTaken(this.db, who.accountId, input.email.trim().toLowerCase())) throw errors.emailTaken()
       return {
         id: 0,
         username: input.email.trim().toLowerCase(),
@@ -105,21 +105,25 @@ export class UsersService {
     return this.get(who.accountId, id)
   }
 
-  /** Changes names and replaces the permission set; the main user keeps every permission. */
+  /**
+   * Changes names and replaces the permission set; the main user keeps every permission and is changed only by
+   * the main user. A sub-user changes (grants or revokes) only permissions it holds itself.
+   */
   async update(who: Principal, userId: number, input: UpdateUserBody, opts: { dryRun?: boolean } = {}): Promise<UserView> {
     const user = await iamRepo.findUser(this.db, who.accountId, userId)
     if (!user) throw errors.userNotFound()
+    if (user.is_main_user === 1 && !who.isMainUser) throw errors.mainUserChangedByMainUserOnly()
     const changes: { firstname?: string; lastname?: string; permissions?: string } = {}
     if (input.firstname !== undefined) changes.firstname = input.firstname.trim()
     if (input.lastname !== undefined) changes.lastname = input.lastname.trim()
     if (input.permissions !== undefined) {
-      const stored = JSON.parse(user.permissions) as PermissionMap
       if (user.is_main_user === 1) {
-        if (PERMISSIONS.some((p) => input.permissions![p] === false)) throw errors.mainUserPermissions()
-        changes.permissions = JSON.stringify(permissionMap(true, { ...unknownNames(stored), ...unknownNames(input.permissions) }))
+        if (PERMISSIONS.some((p) => Object.hasOwn(input.permissions!, p) && input.permissions![p] === false)) throw errors.mainUserPermissions()
+        changes.permissions = JSON.stringify(permissionMap(true))
       } else {
-        this.checkGrants(who, stored, input.permissions)
-        changes.permissions = JSON.stringify(permissionMap(false, { ...unknownNames(stored), ...input.permissions }))
+        const wanted = permissionMap(false, input.permissions)
+        this.checkGrants(who, parsePermissions(user.permissions), wanted)
+        changes.permissions = JSON.stringify(wanted)
       }
     }
     if (opts.dryRun) return view({ ...user, ...changes })
@@ -135,24 +139,22 @@ export class UsersService {
     return errors.tooManyNewUsers(retry, this.opts.newUsersPerHour)
   }
 
-  /** A sub-user may not hand out a permission it does not hold itself (the main user holds them all). */
+  /**
+   * A sub-user may not change a permission it does not hold itself: granting one it lacks, or revoking one it
+   * lacks from another sub-user (the main user holds them all). `had` and `wanted` are full maps of known names.
+   */
   private checkGrants(who: Principal, had: PermissionMap, wanted: PermissionMap): void {
     if (who.isMainUser) return
-    for (const [name, value] of Object.entries(wanted)) {
-      if (value === true && had[name] !== true && !IamService.allows(who, name)) throw errors.cannotGrantPermission(name)
+    for (const name of PERMISSIONS) {
+      const before = had[name] === true
+      const after = wanted[name] === true
+      if (before === after || IamService.allows(who, name)) continue
+      throw after ? errors.cannotGrantPermission(name) : errors.cannotRevokePermission(name)
     }
   }
 }
 
-// Names outside the specification's list: kept as stored unless a request names them (clients that do not know them never erase them).
-function unknownNames(map: PermissionMap): PermissionMap {
-  const out: PermissionMap = {}
-  for (const [k, v] of Object.entries(map)) if (!(PERMISSIONS as readonly string[]).includes(k)) out[k] = v
-  return out
-}
-
 function view(u: User): UserView {
-  const stored = JSON.parse(u.permissions) as PermissionMap
   return {
     id: u.id,
     username: u.username,
@@ -161,6 +163,6 @@ function view(u: User): UserView {
     lastname: u.lastname,
     two_factor: u.two_factor === 1,
     is_main_user: u.is_main_user === 1,
-    permissions: u.is_main_user === 1 ? permissionMap(true, unknownNames(stored)) : permissionMap(false, stored),
+    permissions: u.is_main_user === 1 ? permissionMap(true) : parsePermissions(u.permissions),
   }
 }

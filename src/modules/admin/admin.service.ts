@@ -8,7 +8,7 @@ import { pageOf, pagination } from '../../http/schemas.js'
 import type { IamService } from '../iam/iam.service.js'
 import * as iamRepo from '../iam/iam.repository.js'
 import { generateApiKey, hashApiKey } from '../iam/keys.js'
-import type { PermissionMap } from '../iam/permissions.js'
+import { isPermission, parsePermissions, permissionMap, type PermissionMap } from '../iam/permissions.js'
 import { findJob } from '../../jobs/jobs.repository.js'
 import * as repo from './admin.repository.js'
 import * as catalog from './catalog.repository.js'
@@ -39,11 +39,12 @@ export function parseTime(text: string, field: string): Date {
   return d
 }
 
-/** Permissions as a list of names or as a map; unknown names are kept, as the spec allows. */
+/** Permissions as a list of names or as a map; a name outside the specification's list is a 400. */
 export function permissionsOf(input: string[] | PermissionMap | undefined): PermissionMap {
   if (!input) return {}
-  if (Array.isArray(input)) return Object.fromEntries(input.map((p) => [p, true]))
-  return input
+  const entries: [string, boolean][] = Array.isArray(input) ? input.map((p) => [p, true]) : Object.entries(input)
+  for (const [name] of entries) if (!isPermission(name)) throw errors.unknownPermission(name)
+  return permissionMap(false, Object.fromEntries(entries))
 }
 
 const account = (a: { id: number; customer_number: number; name: string; status: string; created_at: string }) => ({
@@ -154,7 +155,7 @@ export class AdminService {
         firstname: u.firstname,
         lastname: u.lastname,
         is_main_user: u.is_main_user === 1,
-        permissions: JSON.parse(u.permissions) as PermissionMap,
+        permissions: parsePermissions(u.permissions),
         created_at: u.created_at,
       })),
       keys: keys.map(keyView),

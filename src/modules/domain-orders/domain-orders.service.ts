@@ -269,10 +269,17 @@ export class DomainOrdersService implements OrderItemProcessor {
     return { errors: [], result: { domain: d.name, renewal_date: expiresOn } }
   }
 
-  /** Merges a `PUT /orders/{id}` correction (`domain: {profile, nameserver, dns_template_id, transfer_code}`) into the details. */
-  applyFix(details: unknown, fix: unknown): unknown {
+  /**
+   * Merges a `PUT /orders/{id}` correction (`domain: {profile, nameserver, dns_template_id, transfer_code}`) into the
+   * details. The references are checked against the account as `order` checks them: another account's contact,
+   * nameserver profile or DNS template answers as a missing one (404 with the same text) and nothing is stored.
+   */
+  async applyFix(accountId: number, details: unknown, fix: unknown): Promise<unknown> {
     const d = { ...(details as DomainItemDetails) }
     const f = (fix as { domain?: Partial<DomainItemDetails> & { profile?: DomainItemDetails['profile'] } }).domain ?? {}
+    if (f.nameserver) await this.deps.nameservers.get(accountId, f.nameserver)
+    if (f.dns_template_id) await this.deps.dnsTemplates.get(accountId, f.dns_template_id)
+    if (f.profile) await this.deps.contacts.resolve(accountId, f.profile)
     if (f.transfer_code !== undefined) d.transfer_code = f.transfer_code
     if (f.nameserver !== undefined) d.nameserver = f.nameserver || null
     if (f.dns_template_id !== undefined) d.dns_template_id = f.dns_template_id || null

@@ -32,6 +32,10 @@ export const findUser = (db: Db, accountId: number, userId: number) =>
 export const findMainUser = (db: Db, accountId: number) =>
   db.selectFrom('users').selectAll().where('account_id', '=', accountId).where('is_main_user', '=', 1).executeTakeFirst()
 
+/** The main user of any account with this username (the operator's check that owner addresses stay apart). */
+export const findMainUserByUsername = (db: Db, username: string) =>
+  db.selectFrom('users').select(['id', 'account_id']).where('username', '=', username).where('is_main_user', '=', 1).executeTakeFirst()
+
 export const findUserById = (db: Db, userId: number) =>
   db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst()
 

@@ -7,7 +7,7 @@ import { errors } from '../../errors.js'
 import * as repo from './iam.repository.js'
 import type { InvalidationBus } from './auth-cache-bus.js'
 import { generateApiKey, hashApiKey, ipAllowed, keyPrefix, normaliseIpEntry } from './keys.js'
-import { permissionMap, type PermissionMap } from './permissions.js'
+import { parsePermissions, permissionMap, type PermissionMap } from './permissions.js'
 
 /** Who is calling: resolved from the API key once per request. */
 export interface Principal {
@@ -104,7 +104,7 @@ export class IamService {
         customerNumber: row.customer_number,
         userId: row.user_id,
         isMainUser: row.is_main_user === 1,
-        permissions: JSON.parse(row.permissions) as PermissionMap,
+        permissions: parsePermissions(row.permissions),
         keyId: row.key_id,
         keyPrefix: row.prefix,
       },
@@ -116,8 +116,13 @@ export class IamService {
     return entry
   }
 
-  /** Creates an account with its main user (who holds every permission). */
+  /**
+   * Creates an account with its main user (who holds every permission). Called by the operator only (admin API,
+   * CLI, seeds): an e-mail address that is already another account's main user is refused, so every account has
+   * an owner address of its own. Sub-users' addresses are unique per account only (see createSubUser).
+   */
   async createAccount(input: { name: string } & NewUserInput): Promise<{ accountId: number; customerNumber: number; userId: number }> {
+    if (await repo.findMainUserByUsername(this.db, input.email.toLowerCase())) throw errors.emailTaken()
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.db.transaction().execute(async (trx) => {
@@ -144,19 +149,16 @@ export class IamService {
         })
       } catch (err) {
         // Two instances may pick the same next customer number; the unique index decides, we retry.
-        if (isUniqueViolation(err) && attempt < 5 && !(await this.usernameTaken(input.email))) continue
-        if (isUniqueViolation(err)) throw errors.badRequest('A user with this e-mail address already exists')
+        if (isUniqueViolation(err) && attempt < 5) continue
         throw err
       }
     }
   }
 
-  private async usernameTaken(email: string): Promise<boolean> {
-    const row = await this.db.selectFrom('users').select('id').where('username', '=', email.toLowerCase()).executeTakeFirst()
-    return row !== undefined
-  }
-
-  /** Creates a sub-user; permissions not given are false. */
+  /**
+   * Creates a sub-user; permissions not given are false. The e-mail address (as the lower-cased username) is
+   * unique within the account only: the answer never tells whether another account uses it.
+   */
   async createSubUser(accountId: number, input: NewUserInput): Promise<number> {
     try {
       const user = await repo.insertUser(this.db, {
@@ -173,7 +175,7 @@ export class IamService {
       })
       return user.id
     } catch (err) {
-      if (isUniqueViolation(err)) throw errors.badRequest('A user with this e-mail address already exists')
+      if (isUniqueViolation(err)) throw errors.emailTaken()
       throw err
     }
   }

@@ -34,9 +34,35 @@ export type RouteArea = Permission | 'any' | 'public'
 
 export type PermissionMap = Record<string, boolean>
 
-/** A permission map with every known name set to `value`, then `overrides` on top (unknown names kept). */
+const KNOWN: ReadonlySet<string> = new Set(PERMISSIONS)
+
+/** True for a name of the specification's list (and nothing inherited: `__proto__`, `constructor`, … are not). */
+export const isPermission = (name: string): name is Permission => KNOWN.has(name)
+
+/**
+ * A permission map with every known name set to `value`, then the known names of `overrides` on top. Only own
+ * properties with known names are read, and the result is built from the known list: unknown names, `__proto__`
+ * and `constructor` are dropped, and nothing is ever assigned to a prototype.
+ */
 export function permissionMap(value: boolean, overrides: PermissionMap = {}): PermissionMap {
   const map: PermissionMap = {}
-  for (const p of PERMISSIONS) map[p] = value
-  return { ...map, ...overrides }
+  for (const p of PERMISSIONS) {
+    const given = Object.hasOwn(overrides, p) ? overrides[p] : undefined
+    map[p] = typeof given === 'boolean' ? given : value
+  }
+  return map
+}
+
+/** A stored permission map (JSON text) read safely: known names only, a missing or non-boolean value false. */
+export function parsePermissions(text: string): PermissionMap {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    parsed = {}
+  }
+  const given = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as PermissionMap) : {}
+  const map = permissionMap(false, given)
+  for (const p of PERMISSIONS) map[p] = map[p] === true
+  return map
 }

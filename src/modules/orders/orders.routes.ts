@@ -96,7 +96,9 @@ export const ordersRoutes: FastifyPluginAsync = async (base) => {
       summary: 'Correct a service of an open order',
       description: 'Fixes one service (`cart_id`) of an open order — for a domain: `profile`, `nameserver`, `dns_template_id`, ' +
         '`transfer_code` — and processes the order again. Returns the order. `?test=1` answers the corrected order without storing ' +
-        'the correction or processing the order.',
+        'the correction or processing the order. Contact, nameserver profile and DNS template references are checked against ' +
+        'the account: an unknown one and another account\'s answer alike (404 `Contact profile not found`, `Nameservers name not found`, ' +
+        '`DNS template not found`).',
       params: OrderIdParams,
       querystring: DryRunQuery,
       body: FixOrderBody,

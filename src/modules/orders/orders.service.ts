@@ -30,8 +30,12 @@ export interface OrderItemForProcessing {
  */
 export interface OrderItemProcessor {
   process(item: OrderItemForProcessing): Promise<{ errors: OrderItemError[]; result?: unknown }>
-  /** Merges a correction from `PUT /orders/{id}` (`{domain: {...}, hosting: {...}}`) into the item's details. */
-  applyFix?(details: unknown, fix: unknown): unknown
+  /**
+   * Merges a correction from `PUT /orders/{id}` (`{domain: {...}, hosting: {...}}`) into the item's details. Every id
+   * or name the correction refers to is checked against the account first: another account's is answered exactly
+   * as a missing one, and nothing is stored.
+   */
+  applyFix?(accountId: number, details: unknown, fix: unknown): Promise<unknown>
 }
 
 /** Charges an order: the invoice service implements it. */
@@ -178,7 +182,7 @@ export class OrdersService {
     if (item.status === 'done') throw errors.cartItemDone()
     const { cart_id: _cartId, ...fix } = input
     const processor = this.processors.get(item.type)
-    const details = processor?.applyFix ? processor.applyFix(JSON.parse(item.details), fix) : JSON.parse(item.details)
+    const details = processor?.applyFix ? await processor.applyFix(accountId, JSON.parse(item.details), fix) : JSON.parse(item.details)
     const now = iso(this.clock.now())
     if (opts.dryRun) {
       const fixed = { ...item, status: 'pending' as const, errors: '[]', details: JSON.stringify(details), updated_at: now }

@@ -14,15 +14,15 @@ export interface DryRun {
 export const isId = (raw: string): boolean => /^\d{1,15}$/.test(raw)
 
 /**
- * The VPS with this path id, of this account. A non-numeric or unknown id answers `No valid VPS ID provided`,
- * another account's VPS `No access to this VPS` (the texts of the list-backups operation, used on every VPS route).
+ * The VPS with this path id, of this account. A malformed id answers `No valid VPS ID provided`; an unknown id and
+ * another account's VPS both answer `No access to this VPS` (the texts of the list-backups operation, used on every
+ * VPS route), so no answer tells whether an id exists in another account.
  */
 export async function ownedVps(db: Db, accountId: number, rawId: string): Promise<Vps> {
   if (!isId(rawId)) throw errors.noValidVpsId()
-  const id = Number(rawId)
-  const vps = await repo.findVps(db, accountId, id)
-  if (vps) return vps
-  throw (await repo.vpsExists(db, id)) ? errors.noAccessToVps() : errors.noValidVpsId()
+  const vps = await repo.findVps(db, accountId, Number(rawId))
+  if (!vps) throw errors.noAccessToVps()
+  return vps
 }
 
 /** Runs a hypervisor call, turning its refusal into a 400 that names it. */

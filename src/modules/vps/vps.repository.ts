@@ -10,10 +10,6 @@ export const listVps = (db: Db, accountId: number) =>
 export const findVps = (db: Db, accountId: number, id: number) =>
   db.selectFrom('vps').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
 
-/** Whether a VPS with this id exists in any account (to tell an unknown id from another account's VPS). */
-export const vpsExists = async (db: Db, id: number) =>
-  !!(await db.selectFrom('vps').select('id').where('id', '=', id).executeTakeFirst())
-
 /** The VPS provisioned for an order item, if any. */
 export const findVpsByOrderItem = (db: Db, accountId: number, orderItemId: number) =>
   db.selectFrom('vps').select(['id']).where('account_id', '=', accountId).where('order_item_id', '=', orderItemId).executeTakeFirst()

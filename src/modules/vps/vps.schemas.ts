@@ -3,8 +3,8 @@ import { Type } from 'typebox'
 /** Schemas of the VPS routes: request bodies, params and the objects the responses carry. */
 
 export const VPS_ID_DESCRIPTION =
-  'The VPS id. A non-numeric or unknown id answers 400 `No valid VPS ID provided`; another account\'s VPS, or a sub-user ' +
-  'without the `vps` permission, answers 400 `No access to this VPS` (on every `/vps/{id}` route, as on the list-backups operation).'
+  'The VPS id. A non-numeric id answers 400 `No valid VPS ID provided`; an unknown id, another account\'s VPS (the two are ' +
+  'indistinguishable) or a sub-user without the `vps` permission answers 400 `No access to this VPS` (on every `/vps/{id}` route, as on the list-backups operation).'
 
 export const VpsIdParams = Type.Object({ id: Type.String({ description: VPS_ID_DESCRIPTION }) })
 export const SubnetParams = Type.Object({ id: Type.String({ description: VPS_ID_DESCRIPTION }), subnet_id: Type.String() })
