@@ -83,7 +83,7 @@ export interface Context {
   clock: Clock
   log: Logger
   redis: Redis | null
-  /** The breaker around Redis (null without Redis); `degraded` while counters are per instance. */
+  /** The breaker around Redis (null without Redis); its health is `degraded` while counters are per instance. */
   redisGuard: RedisGuard | null
   /** Fixed-window counters (rate limits, failed credentials): in Redis when configured, else in memory. */
   counter: WindowCounter

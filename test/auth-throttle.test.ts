@@ -220,4 +220,18 @@ describe('Redis stopped under load and started again', () => {
     for (const b of back) assert.deepEqual(b, { status: 200, status_description: 'Ready', data: { database: 'ok', migrations: 'ok', redis: 'ok' } })
     assert.deepEqual(await alternate(6), [200, 200, 200, 200, 200, 429])
   })
+
+  it('keeps answering when Redis hangs (connections open, no answers) and reports it degraded until it answers again', async () => {
+    redis.pause()
+    try {
+      const acc = await one.account()
+      for (let i = 0; i < 8; i++) assert.equal((await (i % 2 ? two : one).request('GET', '/whoami', { key: acc.key })).status, 200)
+      const degraded = await until('degraded')
+      for (const d of degraded) assert.deepEqual(d.degraded, ['redis'])
+    } finally {
+      redis.resume()
+    }
+    await until('ok')
+    assert.deepEqual(await alternate(6), [200, 200, 200, 200, 200, 429])
+  })
 })

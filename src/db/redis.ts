@@ -42,20 +42,25 @@ export function openRedis(url: string, opts: RedisGuardOptions, log: Logger): Re
 /** Thrown by RedisGuard.run when Redis did not answer (or the breaker is open); callers fall back to memory. */
 export class RedisUnavailable extends Error {}
 
+/** Consecutive failed commands that open the breaker at once, whatever the share of failures in the rolling window. */
+const CONSECUTIVE_FAILURES = 3
+
 /**
  * A circuit breaker around every Redis command: a command that fails or takes longer than `timeoutMs` counts as a
- * failure; once half of the recent commands failed the breaker opens and `run` fails at once (callers use their
- * per-instance fallback) until `retryMs` passed, then one command tries Redis again and closes the breaker on success.
+ * failure; after three failures in a row (or half of the commands of the last seconds) the breaker opens and `run` fails
+ * at once (callers use their per-instance fallback) until `retryMs` passed; then one command tries Redis again and
+ * closes the breaker on success. A hung Redis thus costs `timeoutMs` to a few requests, not to every request.
  */
 export class RedisGuard {
   private readonly breaker: CircuitBreaker<[(redis: Redis) => Promise<unknown>], unknown>
+  private failuresInRow = 0
 
   constructor(readonly redis: Redis, opts: RedisGuardOptions, log: Logger) {
     this.breaker = new CircuitBreaker((fn: (redis: Redis) => Promise<unknown>) => fn(redis), {
       timeout: opts.timeoutMs,
       resetTimeout: opts.retryMs,
       errorThresholdPercentage: 50,
-      volumeThreshold: 3,
+      volumeThreshold: CONSECUTIVE_FAILURES,
       rollingCountTimeout: 10_000,
       rollingCountBuckets: 10,
       rollingPercentilesEnabled: false,
@@ -67,15 +72,28 @@ export class RedisGuard {
   /** Runs one Redis operation, or throws RedisUnavailable (failure, timeout, open breaker, not connected). */
   async run<T>(fn: (redis: Redis) => Promise<T>): Promise<T> {
     try {
-      return (await this.breaker.fire(fn)) as T
+      const result = (await this.breaker.fire(fn)) as T
+      this.failuresInRow = 0
+      return result
     } catch (err) {
+      const rejected = (err as { code?: string }).code === 'EOPENBREAKER'
+      if (!rejected && ++this.failuresInRow >= CONSECUTIVE_FAILURES && this.breaker.closed) this.breaker.open()
       throw new RedisUnavailable(err instanceof Error ? err.message : String(err))
     }
   }
 
-  /** True while Redis is not connected or the breaker is open: counters are per instance then. */
-  get degraded(): boolean {
-    return this.redis.status !== 'ready' || this.breaker.opened
+  /**
+   * `ok` when Redis is connected and answers a PING through the breaker in time (when the breaker waits for a trial,
+   * this PING is the trial, so an idle instance notices Redis is back too); `degraded` otherwise: counters are per instance.
+   */
+  async health(): Promise<'ok' | 'degraded'> {
+    if (this.redis.status !== 'ready') return 'degraded'
+    try {
+      await this.run((r) => r.ping())
+      return this.breaker.closed ? 'ok' : 'degraded'
+    } catch {
+      return 'degraded'
+    }
   }
 
   close(): void {

@@ -34,7 +34,7 @@ export const adminApi: FastifyPluginAsync = async (app) => {
 
 /**
  * `/healthz` (the process answers) and `/readyz` (the database answers and every migration is applied), without a key.
- * With Redis configured `/readyz` also says `redis: ok|degraded`; degraded (Redis unreachable or its breaker open) stays
+ * With Redis configured `/readyz` also says `redis: ok|degraded`; degraded (Redis unreachable, or its breaker open after failed or slow commands) stays
  * 200 with `degraded: ["redis"]`, since the instance serves on with per-instance limits.
  */
 export const healthRoutes: FastifyPluginAsync = async (app) => {
@@ -55,7 +55,7 @@ export const healthRoutes: FastifyPluginAsync = async (app) => {
     }
     const ready = database === 'ok' && migrations === 'ok'
     // Without Redis the instance still serves, with rate limits and failed-credential counts of its own: degraded, not down.
-    const redis = ctx.redisGuard ? (ctx.redisGuard.degraded ? 'degraded' : 'ok') : undefined
+    const redis = ctx.redisGuard ? await ctx.redisGuard.health() : undefined
     return reply.code(ready ? 200 : 503).send({
       status: ready ? 200 : 503,
       status_description: ready ? 'Ready' : 'Not ready',

@@ -49,11 +49,21 @@ export class OwnRedis {
     })
   }
 
+  /** Stops redis-server without closing anything (SIGSTOP): connections stay open and nothing answers. */
+  pause(): void {
+    this.child?.kill('SIGSTOP')
+  }
+
+  resume(): void {
+    this.child?.kill('SIGCONT')
+  }
+
   /** Kills redis-server at once (no shutdown handshake: clients see their connections drop). */
   async kill(): Promise<void> {
     const child = this.child
     this.child = null
     if (!child || child.exitCode !== null) return
+    child.kill('SIGCONT')
     const exited = new Promise((resolve) => child.once('exit', resolve))
     child.kill('SIGKILL')
     await exited
