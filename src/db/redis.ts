@@ -41,6 +41,7 @@ export function openRedis(url: string, opts: RedisGuardOptions, log: Logger): Re
 
 /** Thrown by RedisGuard.run when Redis did not answer (or the breaker is open); callers fall back to memory. */
 export class RedisUnavailable extends Error {}
+const BREAKER_OPEN = new RedisUnavailable('redis breaker open')
 
 /** Consecutive failed commands that open the breaker at once, whatever the share of failures in the rolling window. */
 const CONSECUTIVE_FAILURES = 3
@@ -71,6 +72,8 @@ export class RedisGuard {
 
   /** Runs one Redis operation, or throws RedisUnavailable (failure, timeout, open breaker, not connected). */
   async run<T>(fn: (redis: Redis) => Promise<T>): Promise<T> {
+    // Open: fail at once without building errors (the breaker's own timer moves it to half-open).
+    if (this.breaker.opened) throw BREAKER_OPEN
     try {
       const result = (await this.breaker.fire(fn)) as T
       this.failuresInRow = 0
