@@ -3,7 +3,8 @@
 // over HTTPS) against it, keeps BENCH_CONNECTIONS callers busy on GET /whoami, and moves through five phases of
 // BENCH_PHASE seconds: Redis up, Redis killed (SIGKILL: connections drop), Redis started again, Redis hung (SIGSTOP:
 // connections stay open, nothing answers), Redis resumed (SIGCONT). Prints p50/p99/max and non-200 answers per phase,
-// for the whole phase and for its first second, and what /readyz said at the end of each phase.
+// for the whole phase and for its first second, and what /readyz said at the end of each phase
+// (BENCH_DETAIL=1: requests/p50 second by second too).
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import https from 'node:https'
@@ -98,6 +99,17 @@ async function main() {
     })
     process.stdout.write(`connections ${connections}, ${phaseSeconds} s a phase, latencies in ms\n`)
     console.table(rows)
+    if (process.env.BENCH_DETAIL === '1') {
+      // Requests and p50 second by second, to tell a transition from the machine's noise.
+      for (const p of phases) {
+        const secs: string[] = []
+        for (let t = p.start; t < p.end; t += 1000) {
+          const lat = samples.filter((s) => s.at >= t && s.at < Math.min(t + 1000, p.end)).map((s) => s.ms)
+          secs.push(`${lat.length}/${ms(pct(lat, 0.5))}`)
+        }
+        process.stdout.write(`${p.name}: ${secs.join('  ')}\n`)
+      }
+    }
   } finally {
     server.kill('SIGTERM')
     redis.kill('SIGCONT')

@@ -108,8 +108,10 @@ for (const dialect of dialects) {
     let a: TestAccount
     const clock = new ManualClock()
     before(async () => {
-      one = await startTestApp(dialect, { env: { ...env, REDIS_URL: redisUrl! }, clock })
-      two = await startTestApp(dialect, { env: { ...env, REDIS_URL: redisUrl! }, clock, shareDatabaseWith: one })
+      // A generous Redis timeout: a machine busy with parallel tests must not trip the breaker (per-instance counts).
+      const shared = { ...env, REDIS_URL: redisUrl!, HOSTAPI_REDIS_TIMEOUT_MS: '1000' }
+      one = await startTestApp(dialect, { env: shared, clock })
+      two = await startTestApp(dialect, { env: shared, clock, shareDatabaseWith: one })
       a = await one.account()
     })
     after(async () => {
@@ -141,8 +143,9 @@ describe('Redis stopped under load and started again', () => {
   let two: TestApp
   before(async () => {
     redis = await OwnRedis.start()
-    // A short retry time so the breaker tries Redis again soon after it is back.
-    const shared = { ...env, REDIS_URL: redis.url, HOSTAPI_RATE_LIMIT: '5', HOSTAPI_REDIS_RETRY_MS: '200' }
+    // A short retry time so the breaker tries Redis again soon after it is back; a timeout that a machine busy with
+    // parallel tests does not reach while Redis is up (a hung Redis then costs 500 ms to the first requests).
+    const shared = { ...env, REDIS_URL: redis.url, HOSTAPI_RATE_LIMIT: '5', HOSTAPI_REDIS_RETRY_MS: '200', HOSTAPI_REDIS_TIMEOUT_MS: '500' }
     one = await startTestApp('sqlite', { env: shared })
     two = await startTestApp('sqlite', { env: shared, shareDatabaseWith: one })
   })

@@ -10,7 +10,8 @@ describe('availability checks on two instances sharing PostgreSQL and Redis', { 
   let two: TestApp
   let a: TestAccount
   before(async () => {
-    const env = { REDIS_URL: redisUrl!, HOSTAPI_AVAILABILITY_RATE_LIMIT: '3' }
+    // A generous Redis timeout: a machine busy with parallel tests must not trip the breaker (per-instance limits).
+    const env = { REDIS_URL: redisUrl!, HOSTAPI_REDIS_TIMEOUT_MS: '1000', HOSTAPI_AVAILABILITY_RATE_LIMIT: '3' }
     one = await startTestApp('postgres', { env })
     two = await startTestApp('postgres', { env, shareDatabaseWith: one })
     a = await one.account()

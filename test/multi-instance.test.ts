@@ -13,7 +13,8 @@ describe('two instances on one PostgreSQL and one Redis', { skip: !pgUrl || !red
   let two: TestApp
   let a: TestAccount
   before(async () => {
-    const env = { REDIS_URL: redisUrl!, HOSTAPI_RATE_LIMIT: '5', HOSTAPI_JOBS: '1', HOSTAPI_JOB_POLL_MS: '10', HOSTAPI_JOB_CONCURRENCY: '2' }
+    // A generous Redis timeout: a machine busy with parallel tests must not trip the breaker (per-instance limits).
+    const env = { REDIS_URL: redisUrl!, HOSTAPI_REDIS_TIMEOUT_MS: '1000', HOSTAPI_RATE_LIMIT: '5', HOSTAPI_JOBS: '1', HOSTAPI_JOB_POLL_MS: '10', HOSTAPI_JOB_CONCURRENCY: '2' }
     one = await startTestApp('postgres', { env })
     two = await startTestApp('postgres', { env, shareDatabaseWith: one })
     a = await one.account()
