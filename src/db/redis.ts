@@ -99,6 +99,20 @@ export class RedisGuard {
     }
   }
 
+  /** Resolves once Redis is connected, or after `ms` (the caller goes on degraded then): a start does not wait on Redis. */
+  whenReady(ms: number): Promise<void> {
+    if (this.redis.status === 'ready') return Promise.resolve()
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer)
+        this.redis.off('ready', done)
+        resolve()
+      }
+      const timer = setTimeout(done, ms)
+      this.redis.once('ready', done)
+    })
+  }
+
   close(): void {
     this.breaker.shutdown()
   }

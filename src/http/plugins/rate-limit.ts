@@ -1,28 +1,31 @@
 import fp from 'fastify-plugin'
-import rateLimit from '@fastify/rate-limit'
+import rateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import { errors } from '../../errors.js'
 import type { WindowCount, WindowCounter } from '../../db/window-counter.js'
 import { callerIp } from '../caller.js'
 
-type Done = (err: Error | null, res: WindowCount | null) => void
+type Done = (err: Error | null, res?: WindowCount) => void
 
 /**
  * A store for @fastify/rate-limit over the app's window counters (Redis behind its breaker, or memory), timed by
  * the app's clock. A route with its own budget gets a child store with its own keys.
  */
-export function counterStore(counter: WindowCounter, prefix: string) {
-  return class CounterStore {
+export function counterStore(counter: WindowCounter, prefix: string): FastifyRateLimitStoreCtor {
+  class CounterStore implements FastifyRateLimitStore {
     constructor(_params: unknown, private readonly keyPrefix = prefix) {}
     incr(key: string, done: Done, timeWindow: number): void {
-      counter.hit(this.keyPrefix + key, timeWindow).then((res) => done(null, res), (err: Error) => done(err, null))
+      counter.hit(this.keyPrefix + key, timeWindow).then((res) => done(null, res), (err: Error) => done(err))
     }
     read(key: string, done: Done, timeWindow: number): void {
-      counter.peek(this.keyPrefix + key, timeWindow).then((res) => done(null, res), (err: Error) => done(err, null))
+      counter.peek(this.keyPrefix + key, timeWindow).then((res) => done(null, res), (err: Error) => done(err))
     }
-    child(routeOptions: { routeInfo: { method?: string; url?: string } }): CounterStore {
-      return new CounterStore(routeOptions, `${this.keyPrefix}${routeOptions.routeInfo.method}${routeOptions.routeInfo.url}-`)
+    // The plugin passes the route's merged options, with the route under `routeInfo`.
+    child(routeOptions: object): CounterStore {
+      const route = (routeOptions as { routeInfo: { method?: string; url?: string } }).routeInfo
+      return new CounterStore(routeOptions, `${this.keyPrefix}${route.method}${route.url}-`)
     }
   }
+  return CounterStore
 }
 
 /**
@@ -37,8 +40,7 @@ export const rateLimitPlugin = fp(async (app, opts: { perKeyPerMinute: number; c
     timeWindow: 60_000,
     hook: 'onRequest',
     enableDraftSpec: true,
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    store: counterStore(opts.counter, 'rl:') as any,
+    store: counterStore(opts.counter, 'rl:'),
     skipOnError: true,
     keyGenerator: (req) => (req.principal ? `key:${req.principal.keyId}` : `ip:${callerIp(req)}`),
     errorResponseBuilder: (_req, context) => errors.rateLimited(Math.max(1, Math.ceil(context.ttl / 1000))),
