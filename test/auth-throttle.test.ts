@@ -88,6 +88,14 @@ for (const dialect of dialects) {
       assert.equal((await admin(ip, adminToken)).status, 200)
     })
 
+    it('counts an IPv6 address for its /64', async () => {
+      for (let i = 1; i <= 3; i++) assert.deepEqual((await whoami(`2001:db8:7:7::${i}`, `wrong-${i}-0000000000000000000000`)).body, NO_KEY)
+      assert.deepEqual((await whoami('2001:db8:7:7:ffff:1:2:3', a.key)).body, LIMITED)
+      assert.equal((await whoami('2001:db8:7:8::1', a.key)).status, 200)
+      clock.advance(300_000)
+      assert.equal((await whoami('2001:db8:7:7::1', a.key)).status, 200)
+    })
+
     it('believes X-Forwarded-For only from a trusted proxy', async () => {
       // Without trusted proxies every request comes from 127.0.0.1, whatever the header says.
       const plain = await startTestApp(dialect, { env: { HOSTAPI_AUTH_FAIL_LIMIT: '2' }, clock, shareDatabaseWith: t })
