@@ -18,6 +18,7 @@ import { adminApi, healthRoutes } from './http/admin-api.js'
 import type { RouteEntry } from './http/route-table.js'
 import { lazySchemaCompilers, type CompileAll } from './http/schema-compilers.js'
 import { asArray } from './http/route-hooks.js'
+import { AuthThrottle } from './http/auth-throttle.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -90,8 +91,8 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   await app.register(errorsPlugin)
   await app.register(metricsPlugin, { metrics: ctx.ops.metrics })
   if (sandbox) await app.register(journalPlugin, { journal: sandbox.journal, clock: ctx.clock })
-  await app.register(authPlugin, { iam: ctx.services.iam })
-  await app.register(rateLimitPlugin, { perKeyPerMinute: config.rateLimit.perKeyPerMinute, redis: ctx.redis, redisPrefix: config.redisPrefix })
+  await app.register(authPlugin, { iam: ctx.services.iam, throttle: new AuthThrottle(ctx.counter, config.authFailures) })
+  await app.register(rateLimitPlugin, { perKeyPerMinute: config.rateLimit.perKeyPerMinute, counter: ctx.counter })
   if (sandbox) await app.register(faultsPlugin, { faults: sandbox.faults, metrics: ctx.ops.metrics })
   await app.register(auditPlugin, { db: ctx.db, clock: ctx.clock })
   await app.register(idempotencyPlugin, { service: ctx.services.idempotency })

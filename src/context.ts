@@ -38,10 +38,8 @@ import { BuiltinCa } from './drivers/ca/builtin.js'
 import { CertificatesService } from './modules/certificates/certificates.service.js'
 import { accountDnsOf } from './modules/certificates/account-dns.js'
 import { txtLookup } from './modules/certificates/txt-lookup.js'
-import { lazyRequire } from './lazy-require.js'
-
-/** ioredis, loaded only when REDIS_URL is set. */
-const ioredis = lazyRequire<typeof import('ioredis')>('ioredis')
+import { openRedis, RedisGuard } from './db/redis.js'
+import { MemoryWindowCounter, RedisWindowCounter, type WindowCounter } from './db/window-counter.js'
 
 /** The providers behind interfaces; the built-in ones work on one machine. */
 export interface Drivers {
@@ -85,6 +83,10 @@ export interface Context {
   clock: Clock
   log: Logger
   redis: Redis | null
+  /** The breaker around Redis (null without Redis); its health is `degraded` while counters are per instance. */
+  redisGuard: RedisGuard | null
+  /** Fixed-window counters (rate limits, failed credentials): in Redis when configured, else in memory. */
+  counter: WindowCounter
   jobs: JobRunner
   drivers: Drivers
   services: Services
@@ -124,8 +126,9 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   }
   const database = openDatabase(config.database)
   const db = database.db
-  const redis = config.redisUrl ? new (ioredis().Redis)(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 }) : null
-  redis?.on('error', (err) => log.warn({ err: err.message }, 'redis error'))
+  const redis = config.redisUrl ? openRedis(config.redisUrl, config.redisGuard, log) : null
+  const redisGuard = redis ? new RedisGuard(redis, config.redisGuard, log) : null
+  const counter: WindowCounter = redisGuard ? new RedisWindowCounter(redisGuard, clock, config.redisPrefix) : new MemoryWindowCounter(clock)
   const jobs = new JobRunner(db, database.dialect, clock, log, config.jobs)
   registerMaintenanceJobs(jobs, db, clock, 90)
   const drivers: Drivers = {
@@ -179,6 +182,8 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     clock,
     log,
     redis,
+    redisGuard,
+    counter,
     jobs,
     drivers,
     services,
@@ -186,7 +191,8 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     async close() {
       await jobs.stop()
       await database.close()
-      if (redis) await redis.quit().catch(() => undefined)
+      redisGuard?.close()
+      if (redis) await redis.quit().catch(() => redis.disconnect())
     },
   }
 }

@@ -44,6 +44,8 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     }
     // A seed file, when given, describes the data of an empty database (the demo data then stays out).
     await seedFileIfEmpty(ctx)
+    // The first requests count in Redis rather than in memory; an unreachable Redis delays the start by a second at most.
+    await ctx.redisGuard?.whenReady(1000)
     if (config.admin.token) await ctx.services.admin.ensureToken(config.admin.token, 'HOSTAPI_ADMIN_TOKEN')
     const demoKey = config.demo.enabled ? await demoKeyFor(ctx) : null
     const tls = await loadTls(config)

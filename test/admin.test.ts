@@ -23,7 +23,8 @@ forEachDialect((dialect) => {
       t.request(method, `/admin/v1${p}`, { body, headers: { authorization: `Bearer ${tok}` } })
 
     before(async () => {
-      t = await startTestApp(dialect)
+      // Every admin route with wrong credentials from one address on purpose: the failed-credential throttle is off here.
+      t = await startTestApp(dialect, { env: { HOSTAPI_AUTH_FAIL_LIMIT: '0' } })
       token = (await t.ctx.services.admin.createToken('test')).token
       a = await t.account('Tenant A')
     })

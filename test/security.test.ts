@@ -17,7 +17,8 @@ forEachDialect((dialect) => {
     let routes: RouteEntry[]
 
     before(async () => {
-      t = await startTestApp(dialect)
+      // Hundreds of wrong keys from one address on purpose: the failed-credential throttle (tested on its own) is off here.
+      t = await startTestApp(dialect, { env: { HOSTAPI_AUTH_FAIL_LIMIT: '0' } })
       a = await t.account('Tenant A')
       b = await t.account('Tenant B')
       const iam = t.ctx.services.iam

@@ -19,6 +19,17 @@ export interface Config {
   logLevel: string
   bodyLimit: number
   rateLimit: { perKeyPerMinute: number; availabilityPerMinute: number }
+  /**
+   * Failed credentials (wrong, expired, revoked or not whitelisted API keys; wrong admin tokens) per client address:
+   * after `limit` failures within `windowSeconds` every request needing a credential from that address is answered
+   * 429 until the window ends. Shared through Redis when configured. `limit` 0 turns the throttle off.
+   */
+  authFailures: { limit: number; windowSeconds: number }
+  /**
+   * Redis guard: a command not answered within `timeoutMs` counts as failed; after repeated failures a circuit breaker
+   * moves the shared counters to this instance's memory and tries Redis again every `retryMs`.
+   */
+  redisGuard: { timeoutMs: number; retryMs: number }
   /** An API key with an empty whitelist may be used from any address. */
   emptyWhitelistAllowsAll: boolean
   /**
@@ -209,6 +220,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     rateLimit: {
       perKeyPerMinute: int('HOSTAPI_RATE_LIMIT', 1200, 1, 1_000_000_000),
       availabilityPerMinute: int('HOSTAPI_AVAILABILITY_RATE_LIMIT', 60, 1, 1_000_000),
+    },
+    authFailures: {
+      limit: int('HOSTAPI_AUTH_FAIL_LIMIT', 20, 0, 1_000_000),
+      windowSeconds: int('HOSTAPI_AUTH_FAIL_WINDOW', 300, 1, 86_400),
+    },
+    redisGuard: {
+      timeoutMs: int('HOSTAPI_REDIS_TIMEOUT_MS', 50, 5, 10_000),
+      retryMs: int('HOSTAPI_REDIS_RETRY_MS', 2000, 100, 600_000),
     },
     emptyWhitelistAllowsAll: bool('HOSTAPI_EMPTY_WHITELIST_ALLOWS_ALL', true),
     authCacheMs: int('HOSTAPI_AUTH_CACHE_MS', 1000, 0, 60_000),

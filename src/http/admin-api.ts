@@ -11,6 +11,7 @@ import { Health } from '../modules/admin/admin.schemas.js'
 import { adminOpenapi, type DocumentedRoute } from './admin-openapi.js'
 import { ADMIN_PREFIX } from './constants.js'
 import { asArray } from './route-hooks.js'
+import { AuthThrottle } from './auth-throttle.js'
 
 /**
  * The admin API, mounted at the admin prefix: admin-token authentication, the operator's routes, the
@@ -24,14 +25,18 @@ export const adminApi: FastifyPluginAsync = async (app) => {
       documented.push({ method, url: route.url.slice(ADMIN_PREFIX.length), schema: route.schema as DocumentedRoute['schema'] })
     }
   })
-  await app.register(adminAuthPlugin, { admin: app.services.admin })
+  await app.register(adminAuthPlugin, { admin: app.services.admin, throttle: new AuthThrottle(app.ctx.counter, app.ctx.config.authFailures) })
   await app.register(adminRoutes)
   await app.register(operatorRoutes)
   if (app.ctx.ops.sandbox) await app.register(sandboxRoutes)
   app.get('/openapi.json', { config: { admin: 'public' }, schema: { hide: true } }, async () => adminOpenapi(documented))
 }
 
-/** `/healthz` (the process answers) and `/readyz` (the database answers and every migration is applied), without a key. */
+/**
+ * `/healthz` (the process answers) and `/readyz` (the database answers and every migration is applied), without a key.
+ * With Redis configured `/readyz` also says `redis: ok|degraded`; degraded (Redis unreachable, or its breaker open after failed or slow commands) stays
+ * 200 with `degraded: ["redis"]`, since the instance serves on with per-instance limits.
+ */
 export const healthRoutes: FastifyPluginAsync = async (app) => {
   const ctx = app.ctx
   const config = { rateLimit: false } as const
@@ -49,6 +54,13 @@ export const healthRoutes: FastifyPluginAsync = async (app) => {
       migrations = 'unknown'
     }
     const ready = database === 'ok' && migrations === 'ok'
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 200 : 503, status_description: ready ? 'Ready' : 'Not ready', data: { database, migrations } })
+    // Without Redis the instance still serves, with rate limits and failed-credential counts of its own: degraded, not down.
+    const redis = ctx.redisGuard ? await ctx.redisGuard.health() : undefined
+    return reply.code(ready ? 200 : 503).send({
+      status: ready ? 200 : 503,
+      status_description: ready ? 'Ready' : 'Not ready',
+      ...(redis === 'degraded' ? { degraded: ['redis'] } : {}),
+      data: { database, migrations, ...(redis ? { redis } : {}) },
+    })
   })
 }

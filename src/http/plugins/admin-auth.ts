@@ -1,6 +1,8 @@
 import fp from 'fastify-plugin'
 import type { AdminService } from '../../modules/admin/admin.service.js'
 import { ADMIN_PREFIX } from '../constants.js'
+import type { AuthThrottle } from '../auth-throttle.js'
+import { callerIp } from '../caller.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -20,9 +22,9 @@ function bearer(header: string | undefined): string | undefined {
 
 /**
  * Admin authentication, for the routes under the admin prefix only: a customer API key never opens them
- * (and the customer authentication never accepts an admin token). An admin route without `config.admin` fails at start.
+ * (and the customer authentication never accepts an admin token). Wrong tokens count in the failed-credential throttle. An admin route without `config.admin` fails at start.
  */
-export const adminAuthPlugin = fp(async (app, opts: { admin: AdminService }) => {
+export const adminAuthPlugin = fp(async (app, opts: { admin: AdminService; throttle: AuthThrottle }) => {
   app.decorateRequest('adminToken', null)
 
   app.addHook('onRoute', (route) => {
@@ -33,6 +35,7 @@ export const adminAuthPlugin = fp(async (app, opts: { admin: AdminService }) => 
 
   app.addHook('onRequest', async (req) => {
     if (req.routeOptions.config?.admin !== true) return
-    req.adminToken = await opts.admin.authenticate(bearer(req.headers.authorization))
+    const token = bearer(req.headers.authorization)
+    req.adminToken = await opts.throttle.guard(callerIp(req), !!token, () => opts.admin.authenticate(token))
   })
 })

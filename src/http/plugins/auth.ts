@@ -3,6 +3,7 @@ import { errors } from '../../errors.js'
 import { IamService, type Principal } from '../../modules/iam/iam.service.js'
 import { callerIp, presentedKey } from '../caller.js'
 import { API_PREFIX } from '../constants.js'
+import type { AuthThrottle } from '../auth-throttle.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -12,10 +13,10 @@ declare module 'fastify' {
 }
 
 /**
- * Authentication (onRequest, before the rate limit) and the permission check (preParsing, after it),
- * both driven by the area each route declares. A route of the API without an area fails at start.
+ * Authentication (onRequest, before the rate limit, behind the failed-credential throttle) and the permission
+ * check (preParsing, after it), both driven by the area each route declares. A route of the API without an area fails at start.
  */
-export const authPlugin = fp(async (app, opts: { iam: IamService }) => {
+export const authPlugin = fp(async (app, opts: { iam: IamService; throttle: AuthThrottle }) => {
   app.decorateRequest('principal', null)
 
   app.addHook('onRoute', (route) => {
@@ -27,7 +28,9 @@ export const authPlugin = fp(async (app, opts: { iam: IamService }) => {
   app.addHook('onRequest', async (req) => {
     const area = req.routeOptions.config?.area
     if (!req.routeOptions.url || area === undefined || area === 'public') return
-    req.principal = await opts.iam.authenticate(presentedKey(req), callerIp(req))
+    const key = presentedKey(req)
+    const ip = callerIp(req)
+    req.principal = await opts.throttle.guard(ip, !!key, () => opts.iam.authenticate(key, ip))
   })
 
   app.addHook('preParsing', async (req, _reply, payload) => {

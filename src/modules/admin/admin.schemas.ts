@@ -288,7 +288,9 @@ export const JournalReply = Envelope(Type.Object({ entries: Type.Array(JournalEn
 export const Health = Type.Object({
   status: Type.Integer(),
   status_description: Type.String(),
-  data: Type.Object({ database: Type.String(), migrations: Type.String() }),
+  /** Shared dependencies this instance works without for now (`redis`: limits per instance); still ready. */
+  degraded: Type.Optional(Type.Array(Type.String())),
+  data: Type.Object({ database: Type.String(), migrations: Type.String(), redis: Type.Optional(Type.String()) }),
 })
 
 // The areas' operator side.

@@ -1,0 +1,71 @@
+import net from 'node:net'
+import { spawn, type ChildProcess } from 'node:child_process'
+import readline from 'node:readline'
+
+/** A free TCP port on the loopback address. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer()
+    srv.once('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo
+      srv.close(() => resolve(port))
+    })
+  })
+}
+
+/**
+ * A `redis-server` of the test's own on a loopback port, without persistence, that the test may stop and start again
+ * (never the shared one).
+ */
+export class OwnRedis {
+  private child: ChildProcess | null = null
+  private constructor(readonly port: number) {}
+
+  static async start(): Promise<OwnRedis> {
+    const r = new OwnRedis(await freePort())
+    await r.start()
+    return r
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`
+  }
+
+  /** Starts redis-server on the port and resolves once it accepts connections. */
+  async start(): Promise<void> {
+    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'notice'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    this.child = child
+    await new Promise<void>((resolve, reject) => {
+      const lines: string[] = []
+      readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+        lines.push(line)
+        if (/Ready to accept connections/.test(line)) resolve()
+      })
+      child.once('exit', (code) => reject(new Error(`redis-server exited (${code}):\n${lines.join('\n')}`)))
+      child.once('error', reject)
+    })
+  }
+
+  /** Stops redis-server without closing anything (SIGSTOP): connections stay open and nothing answers. */
+  pause(): void {
+    this.child?.kill('SIGSTOP')
+  }
+
+  resume(): void {
+    this.child?.kill('SIGCONT')
+  }
+
+  /** Kills redis-server at once (no shutdown handshake: clients see their connections drop). */
+  async kill(): Promise<void> {
+    const child = this.child
+    this.child = null
+    if (!child || child.exitCode !== null) return
+    child.kill('SIGCONT')
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGKILL')
+    await exited
+  }
+}
