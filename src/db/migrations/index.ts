@@ -12,6 +12,7 @@ import * as vpsOrderItems from './0201-vps-order-items.js'
 import * as account from './0300-account.js'
 import * as admin from './0400-admin.js'
 import * as reservedNames from './0410-reserved-names.js'
+import * as secretKeyChecks from './0420-secret-key-checks.js'
 
 /**
  * Every migration, by name. Names sort in the order they run; each area takes its own
@@ -31,4 +32,5 @@ export const migrations: Record<string, Migration> = {
   '0300-account': account,
   '0400-admin': admin,
   '0410-reserved-names': reservedNames,
+  '0420-secret-key-checks': secretKeyChecks,
 }
