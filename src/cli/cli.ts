@@ -11,7 +11,7 @@ const USAGE = `Usage: hostapi <command>
 Commands:
   serve              Start the API server (the default)
   migrate            Apply pending database migrations and exit
-  admin <...>        Manage accounts, users and API keys (hostapi admin help)
+  admin <...>        Manage accounts, users, API keys, admin tokens and the secret key (hostapi admin help)
 `
 
 async function main(argv: string[]): Promise<number> {

@@ -63,8 +63,6 @@ export class SecretBoxError extends Error {}
  * plaintext, and (with `rotate`) re-seal every value not sealed with the current key.
  */
 export interface SecretHolder {
-  /** What is stored, for messages (`the built-in CA's private keys`). */
-  readonly secretsLabel: string
   /** Returns how many values were rewritten; throws SecretBoxError when a stored value does not open. */
   resealSecrets(rotate: boolean): Promise<number>
 }

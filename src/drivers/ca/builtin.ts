@@ -58,7 +58,6 @@ const KEY_COLUMNS = ['root_key', 'intermediate_key'] as const
  */
 export class BuiltinCa implements CertificateAuthority, SecretHolder {
   readonly name = 'builtin'
-  readonly secretsLabel = "the built-in CA's private keys"
   private loaded: Promise<LoadedCa> | null = null
 
   constructor(
