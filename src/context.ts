@@ -40,6 +40,9 @@ import { accountDnsOf } from './modules/certificates/account-dns.js'
 import { txtLookup } from './modules/certificates/txt-lookup.js'
 import { openRedis, RedisGuard } from './db/redis.js'
 import { MemoryWindowCounter, RedisWindowCounter, type WindowCounter } from './db/window-counter.js'
+import { SecretsService } from './modules/secrets/secrets.service.js'
+import { prepareDataDir } from './data-dir.js'
+import { loadSecretKeys, type SecretKeys } from './secret-key.js'
 
 /** The providers behind interfaces; the built-in ones work on one machine. */
 export interface Drivers {
@@ -67,6 +70,8 @@ export interface Services extends DomainServices {
   /** Outgoing mail, queued as jobs and sent through the mail driver. */
   mail: MailService
   certificates: CertificatesService
+  /** Secrets at rest: the start-up key check and the key rotation. */
+  secrets: SecretsService
 }
 
 /** The composition root: configuration, database, clock, logger, job runner and services. */
@@ -82,6 +87,8 @@ export interface Context {
   dataVersion: (() => string) | null
   clock: Clock
   log: Logger
+  /** The key that seals secrets at rest (and previous ones during a rotation). */
+  secrets: SecretKeys
   redis: Redis | null
   /** The breaker around Redis (null without Redis); its health is `degraded` while counters are per instance. */
   redisGuard: RedisGuard | null
@@ -124,6 +131,9 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     operations: new Set(),
     sandbox: sandboxClock ? { clock: sandboxClock, faults: new FaultInjector(), journal: new RequestJournal(config.sandbox.journalSize) } : null,
   }
+  // Before anything is written there: the data directory owner-only, the secret key loaded or generated.
+  prepareDataDir(config, log)
+  const secrets = loadSecretKeys(config, log)
   const database = openDatabase(config.database)
   const db = database.db
   const redis = config.redisUrl ? openRedis(config.redisUrl, config.redisGuard, log) : null
@@ -131,14 +141,15 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   const counter: WindowCounter = redisGuard ? new RedisWindowCounter(redisGuard, clock, config.redisPrefix) : new MemoryWindowCounter(clock)
   const jobs = new JobRunner(db, database.dialect, clock, log, config.jobs)
   registerMaintenanceJobs(jobs, db, clock, 90)
+  // The CA reads TXT records through the domains area, built below.
+  const ca = new BuiltinCa(db, clock, txtLookup(() => accountDns), secrets.box)
   const drivers: Drivers = {
     registry: new BuiltinRegistry(db, clock, config.registry.taken),
     hypervisor: new BuiltinHypervisor(db, clock, { speed: config.hypervisor.simSpeed }),
     mail: new OutboxMailDriver(db, clock, config.mail.from),
     payments: new LedgerPaymentsDriver(db, clock, config.payments.baseUrl),
     dns: new BuiltinDnsServer(db, { ...config.dns, privateSuffixes: config.domainNames.privateSuffixes }, log.child({ component: 'dns' })),
-    // The CA reads TXT records through the domains area, built below.
-    ca: new BuiltinCa(db, clock, txtLookup(() => accountDns)),
+    ca,
   }
   const mail = new MailService(jobs, drivers.mail, log)
   const profile = new ProfileService(db, clock, mail)
@@ -165,6 +176,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     affiliate: new AffiliateService(db, clock),
     mail,
     certificates: new CertificatesService(db, clock, jobs, drivers.ca, orders, () => accountDns, log),
+    secrets: new SecretsService(db, clock, secrets.box, [ca]),
   }
   ops.metrics.setSources({ jobCounts: () => services.admin.jobCounts() })
   services.orders.setCharger(services.invoices)
@@ -181,6 +193,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     dataVersion: database.dataVersion,
     clock,
     log,
+    secrets,
     redis,
     redisGuard,
     counter,

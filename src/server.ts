@@ -2,7 +2,8 @@ import fs from 'node:fs'
 import http from 'node:http'
 import path from 'node:path'
 import type { FastifyInstance } from 'fastify'
-import type { Config } from './config/config.js'
+import { ConfigError, type Config } from './config/config.js'
+import { SecretBoxError } from './lib/secret-box.js'
 import { buildAdminApp, buildApp, type AppOptions } from './app.js'
 import { seedFileIfEmpty } from './modules/admin/sandbox.js'
 import { ADMIN_PREFIX } from './http/constants.js'
@@ -38,6 +39,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   const ctx = createContext(config, opts)
   try {
     await migrate(ctx.db, ctx.dbSchema)
+    await verifySecrets(ctx)
     if (config.database.dialect === 'postgres') {
       const database = config.database
       await ctx.services.iam.useInvalidationBus((onChange) => postgresInvalidationBus(ctx.db, database, onChange, ctx.log))
@@ -122,6 +124,24 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
 }
 
 /**
+ * Checks that the secret key opens what the database holds, before anything is served, and seals secrets stored
+ * in plaintext by an earlier version. A wrong key stops the start with a ConfigError naming the key's source.
+ */
+async function verifySecrets(ctx: Context): Promise<void> {
+  try {
+    const sealed = await ctx.services.secrets.verify()
+    if (sealed) ctx.log.info({ sealed }, 'sealed secrets stored in plaintext with the secret key')
+  } catch (err) {
+    if (!(err instanceof SecretBoxError)) throw err
+    throw new ConfigError([
+      `The secret key (${ctx.secrets.source}, key id ${ctx.secrets.box.currentKeyId}) does not open the secrets stored in the database: ${err.message}. ` +
+        'Start with the key the database was set up with (HOSTAPI_SECRET_KEY, HOSTAPI_SECRET_KEY_FILE or secret.key in the data directory); ' +
+        'every instance on one database needs the same key, and during a rotation the old one in HOSTAPI_SECRET_KEY_PREVIOUS',
+    ])
+  }
+}
+
+/**
  * Seeds the demo account on an empty database and returns its key. The generated key is kept in the
  * data directory so a later start can show it again; a fixed HOSTAPI_DEMO_KEY is always shown.
  */
@@ -132,6 +152,7 @@ async function demoKeyFor(ctx: Context): Promise<string | null> {
     if (!ctx.config.demo.key) {
       fs.mkdirSync(ctx.config.dataDir, { recursive: true })
       fs.writeFileSync(keyFile, seeded.key + '\n', { mode: 0o600 })
+      fs.chmodSync(keyFile, 0o600)
     }
     return seeded.key
   }

@@ -57,9 +57,11 @@ export async function loadTls(config: Config): Promise<TlsMaterial> {
   if (fs.existsSync(certFile) && fs.existsSync(keyFile) && fs.existsSync(namesFile) && fs.readFileSync(namesFile, 'utf8') === wanted) {
     return { cert: fs.readFileSync(certFile, 'utf8'), key: fs.readFileSync(keyFile, 'utf8'), source: certFile }
   }
-  fs.mkdirSync(config.dataDir, { recursive: true })
+  fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 })
   const generated = await generateSelfSigned(names)
+  // The mode applies to a new file only; a key written again (new names) stays owner-only too.
   fs.writeFileSync(keyFile, generated.key, { mode: 0o600 })
+  fs.chmodSync(keyFile, 0o600)
   fs.writeFileSync(certFile, generated.cert)
   fs.writeFileSync(namesFile, wanted)
   return { ...generated, source: `${certFile} (self-signed, generated)` }

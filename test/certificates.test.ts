@@ -1,7 +1,8 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { ManualClock } from '../src/clock.js'
-import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { forEachDialect, rawRows, startTestApp, TEST_SECRET_KEY, type TestAccount, type TestApp } from './helpers/app.js'
+import { keyId, parseSecretKey } from '../src/lib/secret-box.js'
 import { makeCertificatePackage } from './helpers/fixtures/certificates.js'
 import { certificateNames, csrNames, keyMatches, openssl, opensslVerify } from './helpers/pki.js'
 
@@ -228,6 +229,19 @@ forEachDialect((dialect) => {
       assert.equal(reissued.certificate_status, 'ACT')
       assert.notEqual(reissued.serial_number, c.serial_number)
       assert.equal(openssl(['x509', '-noout', '-pubkey'], reissued.certificate), openssl(['req', '-noout', '-pubkey'], newCsr))
+    })
+
+    it('keeps the CA private keys in the database sealed with the secret key, not as PEM', async () => {
+      // Read straight from the table, after the issuance above.
+      const rows = await rawRows(t.config.database, 'select name, root_key, intermediate_key, root_cert from ca_authorities')
+      assert.equal(rows.length, 1)
+      const sealed = new RegExp(`^v1:${keyId(parseSecretKey(TEST_SECRET_KEY)!)}:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+$`)
+      for (const column of ['root_key', 'intermediate_key']) {
+        const value = String(rows[0][column])
+        assert.match(value, sealed, column)
+        assert.doesNotMatch(value, /PRIVATE KEY|MII/, column)
+      }
+      assert.match(String(rows[0].root_cert), /^-----BEGIN CERTIFICATE-----/, 'certificates are public and stay readable')
     })
 
     it('issues a DNS-validated certificate for a CSR made by the API, writing and removing the TXT record itself', async () => {

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import type { Context } from '../context.js'
 import { ApiError } from '../errors.js'
+import { SecretBoxError } from '../lib/secret-box.js'
 import * as repo from '../modules/iam/iam.repository.js'
 import { PERMISSIONS } from '../modules/iam/permissions.js'
 import { permissionsOf } from '../modules/admin/admin.service.js'
@@ -31,6 +32,9 @@ const HELP = `Usage: hostapi admin <command> [options]
       Creates an admin token for the admin API (Authorization: Bearer); prints the token alone, once.
   token list
   token revoke TOKEN_PREFIX|TOKEN_ID
+  secrets rotate
+      Re-seals every secret stored in the database with HOSTAPI_SECRET_KEY (or HOSTAPI_SECRET_KEY_FILE),
+      opening those sealed before with a key in HOSTAPI_SECRET_KEY_PREVIOUS.
 `
 
 const OPTIONS = {
@@ -177,11 +181,16 @@ export async function runAdmin(ctx: Context, argv: string[], out: Out, err: Out)
         err.write('revoked\n')
         return 0
       }
+      case 'secrets rotate': {
+        const rewritten = await ctx.services.secrets.rotate()
+        err.write(`re-sealed ${rewritten} stored record(s) with the secret key ${ctx.secrets.box.currentKeyId}\n`)
+        return 0
+      }
       default:
         throw new AdminUsageError(`Unknown admin command: ${area} ${action ?? ''}\n\n${HELP}`)
     }
   } catch (e) {
-    if (e instanceof ApiError) {
+    if (e instanceof ApiError || e instanceof SecretBoxError) {
       err.write(`${e.message}\n`)
       return 1
     }

@@ -4,13 +4,14 @@ import { startServer } from '../server.js'
 import { createContext } from '../context.js'
 import { migrate } from '../db/database.js'
 import { runAdmin, AdminUsageError } from './admin.js'
+import { PRIVATE_UMASK } from '../data-dir.js'
 
 const USAGE = `Usage: hostapi <command>
 
 Commands:
   serve              Start the API server (the default)
   migrate            Apply pending database migrations and exit
-  admin <...>        Manage accounts, users and API keys (hostapi admin help)
+  admin <...>        Manage accounts, users, API keys, admin tokens and the secret key (hostapi admin help)
 `
 
 async function main(argv: string[]): Promise<number> {
@@ -19,6 +20,8 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE)
     return 0
   }
+  // Whatever this process creates (SQLite's -wal and -shm files included) is owner-only.
+  process.umask(PRIVATE_UMASK)
   const config = loadConfig()
   if (command === 'serve') {
     const server = await startServer(config)

@@ -1,5 +1,6 @@
 import path from 'node:path'
 import ipaddr from 'ipaddr.js'
+import { parseSecretKey } from '../lib/secret-box.js'
 
 /** The validated, frozen configuration of one hostapi process. Only this module reads the environment. */
 export interface Config {
@@ -70,6 +71,12 @@ export interface Config {
    * `seedFile` (JSON or YAML) describes the data loaded on an empty database and on every reset.
    */
   sandbox: { enabled: boolean; seedFile: string | null; journalSize: number }
+  /**
+   * The key that encrypts secrets at rest (the built-in CA's private keys): `key` (HOSTAPI_SECRET_KEY, 32 bytes
+   * as hex or base64) or `keyFile` (HOSTAPI_SECRET_KEY_FILE); neither: `<dataDir>/secret.key`, generated on first
+   * start. `previous` (HOSTAPI_SECRET_KEY_PREVIOUS, comma separated) still open values during a rotation.
+   */
+  secrets: { key: string | null; keyFile: string | null; previous: string[] }
 }
 
 export class ConfigError extends Error {
@@ -203,6 +210,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (adminToken !== null && !/^adm_[A-Za-z0-9_-]{16,128}$/.test(adminToken)) {
     problems.push('HOSTAPI_ADMIN_TOKEN must be adm_ followed by 16 to 128 characters of A-Z, a-z, 0-9, _ and -')
   }
+  const secretKey = env.HOSTAPI_SECRET_KEY || null
+  const secretKeyFile = env.HOSTAPI_SECRET_KEY_FILE ? path.resolve(env.HOSTAPI_SECRET_KEY_FILE) : null
+  const previousKeys = list('HOSTAPI_SECRET_KEY_PREVIOUS')
+  if (secretKey !== null && secretKeyFile !== null) problems.push('Set HOSTAPI_SECRET_KEY or HOSTAPI_SECRET_KEY_FILE, not both')
+  if (secretKey !== null && !parseSecretKey(secretKey)) problems.push('HOSTAPI_SECRET_KEY must be 32 bytes as 64 hex digits or as base64')
+  if (previousKeys.some((k) => !parseSecretKey(k))) problems.push('HOSTAPI_SECRET_KEY_PREVIOUS must list keys of 32 bytes as 64 hex digits or as base64')
   const config: Config = {
     host: env.HOSTAPI_HOST || '127.0.0.1',
     port: int('HOSTAPI_PORT', 8443, 0, 65535),
@@ -268,6 +281,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       seedFile: env.HOSTAPI_SEED_FILE ? path.resolve(env.HOSTAPI_SEED_FILE) : null,
       journalSize: int('HOSTAPI_JOURNAL_SIZE', 200, 1, 100_000),
     },
+    secrets: { key: secretKey, keyFile: secretKeyFile, previous: previousKeys },
     ...overrides,
   }
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {

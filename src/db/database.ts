@@ -49,7 +49,11 @@ export interface Database {
  */
 export function openDatabase(config: Config['database']): Database {
   if (config.dialect === 'sqlite') {
-    if (config.file !== ':memory:') fs.mkdirSync(path.dirname(config.file), { recursive: true })
+    if (config.file !== ':memory:') {
+      fs.mkdirSync(path.dirname(config.file), { recursive: true, mode: 0o700 })
+      // Created owner-only before SQLite opens it: SQLite gives the -wal and -shm files the database file's mode.
+      fs.closeSync(fs.openSync(config.file, 'a', 0o600))
+    }
     const sqlite = new SqliteDatabase(config.file)
     sqlite.pragma('journal_mode = WAL')
     sqlite.pragma('synchronous = NORMAL')

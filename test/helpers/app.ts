@@ -5,6 +5,7 @@ import https from 'node:https'
 import { randomBytes } from 'node:crypto'
 import { describe, it } from 'node:test'
 import pg from 'pg'
+import SqliteDatabase from 'better-sqlite3'
 import { loadConfig, type Config } from '../../src/config/config.js'
 import { startServer, type RunningServer } from '../../src/server.js'
 import type { Clock } from '../../src/clock.js'
@@ -127,6 +128,33 @@ function databaseEnv(database: Config['database']): Record<string, string> {
     : { DATABASE_URL: `sqlite:${database.file}` }
 }
 
+/**
+ * The secret key of every hostapi started by the tests of this process (in-process apps, the CLI, spawned servers
+ * on a ProcessDatabase), so instances on one database agree, as the README asks of a deployment. A spawned server
+ * without it generates its own `secret.key` in its data directory.
+ */
+export const TEST_SECRET_KEY = randomBytes(32).toString('base64')
+
+/** Reads rows straight from the database (not through hostapi), on either dialect. */
+export async function rawRows(database: Config['database'], query: string): Promise<Record<string, unknown>[]> {
+  if (database.dialect === 'sqlite') {
+    const db = new SqliteDatabase(database.file, { readonly: true })
+    try {
+      return db.prepare(query).all() as Record<string, unknown>[]
+    } finally {
+      db.close()
+    }
+  }
+  const c = new pg.Client({ connectionString: database.url })
+  await c.connect()
+  try {
+    if (database.schema) await c.query(`set search_path to ${database.schema}`)
+    return (await c.query(query)).rows
+  } finally {
+    await c.end()
+  }
+}
+
 /** A data directory for one test, removed by the caller. */
 export const tempDir = (): string => fs.mkdtempSync(path.join(os.tmpdir(), 'hostapi-test-'))
 
@@ -144,7 +172,7 @@ export async function processDatabase(dialect: Dialect): Promise<ProcessDatabase
   const fresh = await freshDatabase(dialect, dataDir)
   return {
     database: fresh.database,
-    env: { PATH: process.env.PATH ?? '', HOSTAPI_DATA_DIR: dataDir, HOSTAPI_LOG_LEVEL: 'silent', ...databaseEnv(fresh.database) },
+    env: { PATH: process.env.PATH ?? '', HOSTAPI_DATA_DIR: dataDir, HOSTAPI_LOG_LEVEL: 'silent', HOSTAPI_SECRET_KEY: TEST_SECRET_KEY, ...databaseEnv(fresh.database) },
     async remove() {
       await fresh.drop()
       fs.rmSync(dataDir, { recursive: true, force: true })
@@ -175,11 +203,22 @@ export async function startTestApp(
   // Instances on one database share Redis keys; every other test app has its own.
   const redisPrefix = opts.shareDatabaseWith?.config.redisPrefix ?? `hostapi-test:${process.pid}:${randomBytes(4).toString('hex')}:`
   const config = loadConfig(
-    { HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_LOG_LEVEL: 'silent', HOSTAPI_DEMO: '0', HOSTAPI_JOBS: '0', HOSTAPI_SIM_SPEED: '1000000', HOSTAPI_DNS_PORT: '0', HOSTAPI_REDIS_PREFIX: redisPrefix, ...opts.env },
+    {
+      HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_LOG_LEVEL: 'silent', HOSTAPI_DEMO: '0', HOSTAPI_JOBS: '0', HOSTAPI_SIM_SPEED: '1000000', HOSTAPI_DNS_PORT: '0', HOSTAPI_REDIS_PREFIX: redisPrefix,
+      ...(opts.env?.HOSTAPI_SECRET_KEY_FILE ? {} : { HOSTAPI_SECRET_KEY: TEST_SECRET_KEY }),
+      ...opts.env,
+    },
     { database: fresh.database },
   )
   const start = () => startServer(config, { ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.routes ? { extraRoutes: opts.routes } : {}) })
-  const server = dialect === 'postgres' ? await underSchemaLock('shared', start) : await start()
+  let server: RunningServer
+  try {
+    server = dialect === 'postgres' ? await underSchemaLock('shared', start) : await start()
+  } catch (err) {
+    await fresh.drop()
+    fs.rmSync(dataDir, { recursive: true, force: true })
+    throw err
+  }
   const origin = server.url.replace(/\/api\/v2$/, '')
 
   const t: TestApp = {

@@ -13,6 +13,7 @@ import * as account from './0300-account.js'
 import * as admin from './0400-admin.js'
 import * as reservedNames from './0410-reserved-names.js'
 import * as usersEmailPerAccount from './0420-users-email-per-account.js'
+import * as secretKeyChecks from './0430-secret-key-checks.js'
 
 /**
  * Every migration, by name. Names sort in the order they run; each area takes its own
@@ -33,4 +34,5 @@ export const migrations: Record<string, Migration> = {
   '0400-admin': admin,
   '0410-reserved-names': reservedNames,
   '0420-users-email-per-account': usersEmailPerAccount,
+  '0430-secret-key-checks': secretKeyChecks,
 }

@@ -4,6 +4,7 @@ import type { Clock } from '../../clock.js'
 import { iso } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
 import { isUniqueViolation } from '../../db/errors.js'
+import { SecretBox, type SecretHolder } from '../../lib/secret-box.js'
 import * as repo from './ca.repository.js'
 import {
   CertificateRejected,
@@ -41,9 +42,13 @@ interface LoadedCa {
   intermediateKey: CryptoKey
 }
 
+/** The columns of `ca_authorities` that hold private keys, sealed with `secrets`. */
+const KEY_COLUMNS = ['root_key', 'intermediate_key'] as const
+
 /**
  * A certificate authority run by hostapi itself: a root and an intermediate generated on first use and
  * stored in the database (so every instance signs with the same CA), which signs real X.509 certificates.
+ * Their private keys are stored sealed with `secrets` (the operator's secret key), never in plaintext.
  *
  * Validation: `dns` checks that the TXT record `_pki-validation.<name>` holds the challenge value, reading
  * it through `lookupTxt` (the account's own zone). `http`, `https` and `email` are recorded with their
@@ -51,7 +56,7 @@ interface LoadedCa {
  * server or mailbox reliably, and is meant for development, testing and private networks. Its root is not
  * in any public trust store.
  */
-export class BuiltinCa implements CertificateAuthority {
+export class BuiltinCa implements CertificateAuthority, SecretHolder {
   readonly name = 'builtin'
   private loaded: Promise<LoadedCa> | null = null
 
@@ -59,7 +64,26 @@ export class BuiltinCa implements CertificateAuthority {
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
     private readonly lookupTxt: TxtLookup,
+    private readonly secrets: SecretBox,
   ) {}
+
+  async resealSecrets(rotate: boolean): Promise<number> {
+    let rewritten = 0
+    for (const row of await repo.listAuthorities(this.db)) {
+      const next: Partial<Record<(typeof KEY_COLUMNS)[number], string>> = {}
+      for (const column of KEY_COLUMNS) {
+        const stored = row[column]
+        // Stored before keys were sealed: seal it now.
+        if (!SecretBox.isSealed(stored)) next[column] = this.secrets.seal(stored, keyContext(row.name, column))
+        else {
+          const plain = this.secrets.open(stored, keyContext(row.name, column))
+          if (rotate && !this.secrets.isCurrent(stored)) next[column] = this.secrets.seal(plain, keyContext(row.name, column))
+        }
+      }
+      if (Object.keys(next).length) rewritten += await repo.replaceKeys(this.db, row, next)
+    }
+    return rewritten
+  }
 
   async createChallenge(req: ChallengeRequest): Promise<Challenge> {
     const token = randomBytes(24).toString('base64url')
@@ -168,7 +192,14 @@ export class BuiltinCa implements CertificateAuthority {
     let created = false
     if (!row) {
       try {
-        await repo.insertAuthority(this.db, { name: this.name, ...(await generateCa(this.clock.now())), created_at: iso(this.clock.now()) })
+        const generated = await generateCa(this.clock.now())
+        await repo.insertAuthority(this.db, {
+          name: this.name,
+          ...generated,
+          root_key: this.secrets.seal(generated.root_key, keyContext(this.name, 'root_key')),
+          intermediate_key: this.secrets.seal(generated.intermediate_key, keyContext(this.name, 'intermediate_key')),
+          created_at: iso(this.clock.now()),
+        })
         created = true
       } catch (err) {
         if (!isUniqueViolation(err)) throw err
@@ -178,7 +209,9 @@ export class BuiltinCa implements CertificateAuthority {
     }
     const x509 = await loadX509()
     const intermediate = new x509.X509Certificate(row.intermediate_cert)
-    const keyDer = fromPem(row.intermediate_key, 'PRIVATE KEY')
+    const stored = row.intermediate_key
+    const keyPem = SecretBox.isSealed(stored) ? this.secrets.open(stored, keyContext(row.name, 'intermediate_key')) : stored
+    const keyDer = fromPem(keyPem, 'PRIVATE KEY')
     if (!keyDer) throw new Error('The built-in CA key cannot be read')
     const intermediateKey = await subtle.importKey('pkcs8', keyDer, ECDSA_P256, false, ['sign'])
     return {
@@ -189,6 +222,9 @@ export class BuiltinCa implements CertificateAuthority {
 }
 
 const pem = (cert: X509.X509Certificate): string => cert.toString('pem') + '\n'
+
+/** What a sealed key is bound to: a sealed key copied to another row or column does not open there. */
+const keyContext = (name: string, column: (typeof KEY_COLUMNS)[number]) => `ca_authorities.${name}.${column}`
 
 /** A new root (self-signed) and an intermediate signed by it, both ECDSA P-256. */
 async function generateCa(now: Date) {

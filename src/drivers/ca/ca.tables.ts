@@ -10,10 +10,10 @@ export interface CaAuthoritiesTable {
   /** Which CA this is (`builtin`); unique, so two instances starting at once keep one. */
   name: string
   root_cert: string
-  /** PKCS#8 PEM. Whoever can read the database can sign with this CA. */
+  /** PKCS#8 PEM, sealed with the secret key (a SecretBox envelope; plaintext PEM only in rows from before sealing). */
   root_key: string
   intermediate_cert: string
-  /** PKCS#8 PEM. */
+  /** PKCS#8 PEM, sealed like `root_key`. */
   intermediate_key: string
   created_at: string
 }

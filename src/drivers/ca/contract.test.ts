@@ -9,6 +9,8 @@ import { forEachDialect, freshDatabase, tempDir } from '../../../test/helpers/ap
 import { certificateNames, openssl, opensslVerify } from '../../../test/helpers/pki.js'
 import { CertificateRejected, type CertificateAuthority } from './ca.js'
 import { BuiltinCa } from './builtin.js'
+import { SecretBox } from '../../lib/secret-box.js'
+import { randomBytes } from 'node:crypto'
 
 /** A CSR made by openssl itself (an oracle independent of hostapi's code), PEM. */
 function opensslCsr(dir: string, key: string, cn: string, sans: string[]): string {
@@ -148,7 +150,8 @@ forEachDialect((dialect) => {
     await migrate(database.db, database.schema)
     const zones = new Map<string, string[]>()
     const lookup = async (accountId: number, fqdn: string) => zones.get(`${accountId} ${fqdn}`) ?? []
-    const make = () => new BuiltinCa(database.db, systemClock, lookup)
+    const box = new SecretBox(randomBytes(32))
+    const make = () => new BuiltinCa(database.db, systemClock, lookup, box)
     return {
       ca: make(),
       publishTxt: (accountId, fqdn, value) => zones.set(`${accountId} ${fqdn}`, [...(zones.get(`${accountId} ${fqdn}`) ?? []), value]),
@@ -170,7 +173,7 @@ forEachDialect((dialect) => {
       const database: Database = openDatabase(fresh.database)
       try {
         await migrate(database.db, database.schema)
-        const ca = new BuiltinCa(database.db, systemClock, async () => [])
+        const ca = new BuiltinCa(database.db, systemClock, async () => [], new SecretBox(randomBytes(32)))
         const first = await ca.rootCertificate()
         // As if the insert had been rolled back (a dry run): the CA is gone from the database.
         await database.db.deleteFrom('ca_authorities').execute()

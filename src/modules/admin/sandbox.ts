@@ -43,7 +43,9 @@ export async function resetSandbox(ctx: Context): Promise<{ accounts: number; se
     if (seeded && !ctx.config.demo.key) {
       // A later start shows the demo key from this file (see startServer).
       fs.mkdirSync(ctx.config.dataDir, { recursive: true })
-      fs.writeFileSync(path.join(ctx.config.dataDir, 'demo-api-key'), seeded.key + '\n', { mode: 0o600 })
+      const keyFile = path.join(ctx.config.dataDir, 'demo-api-key')
+      fs.writeFileSync(keyFile, seeded.key + '\n', { mode: 0o600 })
+      fs.chmodSync(keyFile, 0o600)
     }
     return { accounts: await countAccounts(ctx.db), seed: 'demo', demo_key: seeded?.key ?? null }
   }
