@@ -185,6 +185,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     ops,
     async close() {
       await jobs.stop()
+      await services.dns.close()
       await database.close()
       if (redis) await redis.quit().catch(() => undefined)
     },

@@ -107,6 +107,13 @@ export const errors = {
   invalidDnsRecord: (record: string, problem: string) => bad(`Invalid DNS record ${record}: ${problem}`),
   /** A zone file import failed at one line. */
   invalidZoneFile: (line: number, problem: string) => bad(`Invalid zone file: line ${line}: ${problem}`),
+  /** A zone file import over the configured size (HOSTAPI_ZONE_MAX_BYTES). */
+  zoneFileTooLarge: (maxBytes: number) => new ApiError('payload_too_large', `Zone file too large: at most ${maxBytes} bytes`),
+  /** A zone import or record replace with more records than a zone may hold (HOSTAPI_ZONE_MAX_RECORDS). */
+  tooManyDnsRecords: (max: number) => bad(`Too many DNS records: at most ${max} per zone`),
+  /** Every zone worker is busy and the queue of large DNS changes is full (HOSTAPI_ZONE_QUEUE). */
+  zoneWorkBusy: (retryAfterSeconds: number) =>
+    new ApiError('unavailable', 'Too many large DNS changes in progress, try again shortly', undefined, { 'Retry-After': String(retryAfterSeconds) }),
 
   // Domains, DNS, domain profiles, availability and orders.
   noAccessToResource: () => bad('You have no access to this resource'),
