@@ -203,6 +203,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     ops,
     async close() {
       await jobs.stop()
+      await services.dns.close()
       await database.close()
       redisGuard?.close()
       if (redis) await redis.quit().catch(() => redis.disconnect())

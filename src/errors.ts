@@ -69,6 +69,8 @@ export class ApiError extends Error {
 }
 
 const bad = (text: string, fields?: FieldError[]) => new ApiError('bad_request', text, fields)
+/** A text quoting customer input, cut to 1,000 characters (a 10 MB value is not echoed back whole). */
+const clip = (text: string) => (text.length > 1000 ? `${text.slice(0, 999)}\u2026` : text)
 
 /** Factories for every error of the API, with the specification's own texts. */
 export const errors = {
@@ -104,9 +106,16 @@ export const errors = {
   idempotencyConflict: () => new ApiError('conflict', 'Idempotency key reused with a different request'),
 
   /** A DNS record failed validation; `record` names it (`TXT _acme-challenge.example.com`). */
-  invalidDnsRecord: (record: string, problem: string) => bad(`Invalid DNS record ${record}: ${problem}`),
+  invalidDnsRecord: (record: string, problem: string) => bad(clip(`Invalid DNS record ${record}: ${problem}`)),
   /** A zone file import failed at one line. */
-  invalidZoneFile: (line: number, problem: string) => bad(`Invalid zone file: line ${line}: ${problem}`),
+  invalidZoneFile: (line: number, problem: string) => bad(clip(`Invalid zone file: line ${line}: ${problem}`)),
+  /** A zone file import over the configured size (HOSTAPI_ZONE_MAX_BYTES). */
+  zoneFileTooLarge: (maxBytes: number) => new ApiError('payload_too_large', `Zone file too large: at most ${maxBytes} bytes`),
+  /** A zone import or record replace with more records than a zone may hold (HOSTAPI_ZONE_MAX_RECORDS). */
+  tooManyDnsRecords: (max: number) => bad(`Too many DNS records: at most ${max} per zone`),
+  /** Every zone worker is busy and the queue of large DNS changes is full (HOSTAPI_ZONE_QUEUE). */
+  zoneWorkBusy: (retryAfterSeconds: number) =>
+    new ApiError('unavailable', 'Too many large DNS changes in progress, try again shortly', undefined, { 'Retry-After': String(retryAfterSeconds) }),
 
   // Domains, DNS, domain profiles, availability and orders.
   noAccessToResource: () => bad('You have no access to this resource'),

@@ -31,7 +31,7 @@ describe('the single-file build (npm run build, then npm start)', () => {
     assert.ok(loadBundle(new URL('dist/src/cli/cli.bundle.json', `file://${root}`)), 'the fresh build is the one main.js runs')
     dataDir = tempDir()
     server = spawnServer(
-      { HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_DNS_PORT: '0', HOSTAPI_DEMO_KEY: KEY, HOSTAPI_JOBS: '0' },
+      { HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_DNS_PORT: '0', HOSTAPI_DEMO_KEY: KEY, HOSTAPI_JOBS: '0', HOSTAPI_ZONE_INLINE_BYTES: '0' },
       { script: path.join(root, 'dist/src/cli/main.js') },
     )
     const [, base] = await server.waitFor(/^hostapi listening on (\S+)/)
@@ -56,6 +56,14 @@ describe('the single-file build (npm run build, then npm start)', () => {
     const docs = await request(origin, 'GET', '/docs/')
     assert.equal(docs.status, 200)
     assert.match(docs.text, /<html/i)
+  })
+
+  it('parses a zone import in the worker thread (its own compiled file beside the bundle)', async () => {
+    const ok = await call('PUT', '/domains/demo-shop.nl/dns/zone?test=1', { zone: 'www 300 IN A 192.0.2.1\n' })
+    assert.deepEqual(ok.body, { status: 200, status_description: 'DNS successfully updated' })
+    const bad = await call('PUT', '/domains/demo-shop.nl/dns/zone?test=1', { zone: 'www 300 IN A 300.1.1.1\n' })
+    assert.equal(bad.body.status, 400)
+    assert.match(bad.body.status_description, /^Invalid zone file: line 1: /)
   })
 
   it('loads the packages kept outside the bundle when a request needs them', async () => {

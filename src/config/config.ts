@@ -53,6 +53,11 @@ export interface Config {
    * List's ICANN section); `privateSuffixes` are the operator's own suffixes below which names are registrable too.
    */
   domainNames: { privateSuffixes: string[] }
+  /**
+   * DNS zone imports and record replaces: the largest zone text (bytes) and record count per zone; inputs over
+   * the inline thresholds are parsed in a pool of `workers` threads with at most `queue` waiting (then 503).
+   */
+  zones: { maxBytes: number; maxRecords: number; inlineBytes: number; inlineRecords: number; workers: number; queue: number }
   /** The hypervisor behind the VPS area: the built-in simulator runs actions `simSpeed` times faster than real ones. */
   hypervisor: { driver: 'builtin'; simSpeed: number; shutdownTimeoutSeconds: number }
   /** Invoicing: VAT rate (percent), payment term, and the seller printed on invoices. */
@@ -253,6 +258,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     defaultNameservers: hostnames('HOSTAPI_DEFAULT_NAMESERVERS', 'ns1.hostapi.test,ns2.hostapi.test,ns3.hostapi.test'),
     registry: { taken: takenNames('HOSTAPI_REGISTRY_TAKEN', 'example.com,example.net,example.org=DEMO-TRANSFER-CODE') },
     domainNames: { privateSuffixes: suffixes('HOSTAPI_PRIVATE_SUFFIXES') },
+    zones: {
+      maxBytes: int('HOSTAPI_ZONE_MAX_BYTES', 10 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+      maxRecords: int('HOSTAPI_ZONE_MAX_RECORDS', 50_000, 1, 10_000_000),
+      inlineBytes: int('HOSTAPI_ZONE_INLINE_BYTES', 64 * 1024, 0, 256 * 1024 * 1024),
+      inlineRecords: int('HOSTAPI_ZONE_INLINE_RECORDS', 200, 0, 10_000_000),
+      workers: int('HOSTAPI_ZONE_WORKERS', 1, 1, 64),
+      queue: int('HOSTAPI_ZONE_QUEUE', 4, 0, 10_000),
+    },
     hypervisor: {
       driver: 'builtin',
       simSpeed: positive('HOSTAPI_SIM_SPEED', 1),

@@ -52,4 +52,4 @@ export const DeleteRecordBody = Type.Object({
 export const ZoneFile = Type.Object({ zone: Type.String({ description: 'BIND zone text' }) })
 
 /** `PUT /domains/{domain}/dns/zone`. */
-export const ImportZoneBody = Type.Object({ zone: Type.String({ maxLength: 8 * 1024 * 1024, description: 'BIND zone text' }) })
+export const ImportZoneBody = Type.Object({ zone: Type.String({ description: 'BIND zone text, at most HOSTAPI_ZONE_MAX_BYTES bytes (10 MiB by default)' }) })

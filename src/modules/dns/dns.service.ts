@@ -10,7 +10,8 @@ import type { ZonePublisher } from '../domains/zone-serial.js'
 import type { Nameserver } from '../nameservers/nameservers.js'
 import * as repo from './dns.repository.js'
 import { RECORD_TYPES, checkRecordSet, fqdnWithDot, normaliseRecord, type NormalisedRecord, type RecordInput } from './records.js'
-import { parseZone, renderZone, sortRecords } from './zone-file.js'
+import { renderZone, sortRecords } from './zone-file.js'
+import { ZoneWork } from './zone-work.js'
 
 /** A record as the API shows it: the name as FQDN with the trailing dot. */
 export interface RecordView {
@@ -35,6 +36,8 @@ export class DnsService {
     private readonly clock: Clock,
     private readonly domains: DomainsService,
     private readonly publish: ZonePublisher,
+    /** Parsing and validation of large inputs off the event loop, and the size limits of a zone. */
+    readonly work: ZoneWork = new ZoneWork(),
   ) {}
 
   async get(accountId: number, raw: string): Promise<{ domain: string; records: RecordView[] }> {
@@ -46,7 +49,7 @@ export class DnsService {
   /** Replaces every record of the zone with `input`, all or nothing. */
   async replace(accountId: number, raw: string, input: (Omit<RecordInput, 'name'> & { name?: string | null })[], opts: DryRun = {}): Promise<void> {
     const d = await this.domains.requireOwned(accountId, raw)
-    const records = checkRecordSet(d.name, input.map((r) => normaliseRecord(d.name, { ...r, name: r.name })))
+    const records = await this.work.records(d.name, input)
     if (opts.dryRun) return
     await this.replaceAll(d, records)
   }
@@ -108,9 +111,14 @@ export class DnsService {
   /** Replaces every record with those of a BIND zone text (its SOA and apex NS are ignored). */
   async importZone(accountId: number, raw: string, text: string, opts: DryRun = {}): Promise<void> {
     const d = await this.domains.requireOwned(accountId, raw)
-    const records = parseZone(d.name, text)
+    const records = await this.work.parse(d.name, text)
     if (opts.dryRun) return
     await this.replaceAll(d, records)
+  }
+
+  /** Stops the worker threads of large imports. */
+  close(): Promise<void> {
+    return this.work.close()
   }
 
   /** Adds records to a new domain's zone in the caller's transaction (the order processor fills it from a template). */

@@ -251,10 +251,10 @@ const KNOWN_OTHER_TYPES = new Set(['SOA', 'PTR', 'SPF', 'HINFO', 'NAPTR', 'LOC',
 /**
  * Parses BIND zone text for `zone` into normalised records. Handles `$ORIGIN`, `$TTL`, `@`, relative names,
  * a blank owner (= the previous owner), parentheses across lines, comments and quoted strings. The SOA and
- * apex NS records are ignored (they come from the domain). Any bad line throws 400
+ * apex NS records are ignored (they come from the domain). More than `maxRecords` records throw 400. Any bad line throws 400
  * `Invalid zone file: line N: …`. Exact duplicate records are dropped; a CNAME sharing its name is refused.
  */
-export function parseZone(zone: string, text: string): NormalisedRecord[] {
+export function parseZone(zone: string, text: string, opts: { maxRecords?: number } = {}): NormalisedRecord[] {
   const apex = normaliseZone(zone)
   const out: { r: NormalisedRecord; line: number }[] = []
   try {
@@ -336,6 +336,8 @@ export function parseZone(zone: string, text: string): NormalisedRecord[] {
         if (err instanceof ApiError) throw new ZoneProblem(e.line, err.message.replace(/^Invalid DNS record /, ''))
         throw err
       }
+      // Counted before duplicates are dropped: a zone that lists more records than the limit is refused early.
+      if (opts.maxRecords !== undefined && out.length > opts.maxRecords) throw errors.tooManyDnsRecords(opts.maxRecords)
     }
     return checkSetWithLines(out)
   } catch (err) {

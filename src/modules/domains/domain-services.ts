@@ -7,6 +7,7 @@ import type { RegistryDriver } from '../../drivers/registry/registry.js'
 import type { JobRunner } from '../../jobs/runner.js'
 import { ContactsService } from '../contacts/contacts.service.js'
 import { DnsTemplatesService } from '../dns-templates/dns-templates.service.js'
+import { ZoneWork } from '../dns/zone-work.js'
 import { DnsService } from '../dns/dns.service.js'
 import { DomainOrdersService } from '../domain-orders/domain-orders.service.js'
 import { ExtensionsService } from '../extensions/extensions.service.js'
@@ -55,7 +56,7 @@ export function createDomainServices(deps: {
   const extensions = new ExtensionsService(db)
   const names = new DomainNames(config.domainNames.privateSuffixes)
   const domains = new DomainsService(db, clock, jobs, registry, nameservers, contacts, publish, names)
-  const dns = new DnsService(db, clock, domains, publish)
+  const dns = new DnsService(db, clock, domains, publish, new ZoneWork(config.zones))
   const domainOrders = new DomainOrdersService(db, clock, jobs, registry, {
     orders: deps.orders, domains, dns, extensions, nameservers, contacts, dnsTemplates, publish,
   })

@@ -1,0 +1,95 @@
+// Parsing and validating a large zone import or record replace in worker threads (piscina), so that one
+// tenant's 10 MB zone does not hold the event loop every other tenant's requests wait on. Small inputs stay
+// inline: an ordinary request does not pay a thread hop.
+import fs from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import type { Piscina as PiscinaPool } from 'piscina'
+import { ApiError, errors } from '../../errors.js'
+import { lazyRequire } from '../../lazy-require.js'
+import type { NormalisedRecord } from './records.js'
+import { runZoneTask, type ZoneResult, type ZoneTask } from './zone.worker.js'
+
+export interface ZoneLimits {
+  /** The largest zone text accepted, in UTF-8 bytes (413 above). */
+  maxBytes: number
+  /** The most records a zone import or record replace may hold (400 above). */
+  maxRecords: number
+  /** Zone texts up to this many bytes are parsed inline. */
+  inlineBytes: number
+  /** Record lists up to this many records are validated inline. */
+  inlineRecords: number
+  /** Worker threads of the pool. */
+  workers: number
+  /** Tasks waiting for a worker at most; one more answers 503 with Retry-After. */
+  queue: number
+}
+
+export const DEFAULT_ZONE_LIMITS: ZoneLimits = {
+  maxBytes: 10 * 1024 * 1024, maxRecords: 50_000, inlineBytes: 64 * 1024, inlineRecords: 200, workers: 1, queue: 4,
+}
+
+const piscina = lazyRequire<typeof import('piscina')>('piscina')
+
+/**
+ * The worker module: beside this one, compiled (dist) or as TypeScript (tsx, whose loader the worker threads
+ * inherit through execArgv); from the single-file bundle in dist/src/cli, the compiled one in dist/src/modules/dns.
+ */
+function workerFile(): string {
+  const candidates = ['./zone.worker.js', './zone.worker.ts', '../modules/dns/zone.worker.js'].map((p) => new URL(p, import.meta.url))
+  const found = candidates.find((u) => fs.existsSync(fileURLToPath(u)))
+  if (!found) throw new Error(`the zone worker module is missing (looked for ${candidates.map((u) => u.pathname).join(', ')})`)
+  return found.href
+}
+
+/** Runs zone parsing and record-set validation inline or in the pool, within the limits. */
+export class ZoneWork {
+  private pool: PiscinaPool | null = null
+
+  constructor(readonly limits: ZoneLimits = DEFAULT_ZONE_LIMITS) {}
+
+  /** The records of a BIND zone text: 413 over maxBytes, 400 over maxRecords or for a bad line. */
+  async parse(zone: string, text: string): Promise<NormalisedRecord[]> {
+    // Cheap checks first: the length in UTF-16 units bounds the bytes from below (at most 3 bytes per unit).
+    if (text.length > this.limits.maxBytes || (text.length * 3 > this.limits.maxBytes && Buffer.byteLength(text) > this.limits.maxBytes)) {
+      throw errors.zoneFileTooLarge(this.limits.maxBytes)
+    }
+    const task: ZoneTask = { op: 'parse', zone, text, maxRecords: this.limits.maxRecords }
+    return text.length <= this.limits.inlineBytes ? runZoneTask(task) : this.run(task)
+  }
+
+  /** The validated record set of a replace: 400 over maxRecords or for a bad record. */
+  async records(zone: string, records: Extract<ZoneTask, { op: 'records' }>['records']): Promise<NormalisedRecord[]> {
+    if (records.length > this.limits.maxRecords) throw errors.tooManyDnsRecords(this.limits.maxRecords)
+    const task: ZoneTask = { op: 'records', zone, records }
+    return records.length <= this.limits.inlineRecords ? runZoneTask(task) : this.run(task)
+  }
+
+  /** Stops the worker threads (waiting tasks fail). */
+  async close(): Promise<void> {
+    const pool = this.pool
+    this.pool = null
+    await pool?.destroy()
+  }
+
+  private async run(task: ZoneTask): Promise<NormalisedRecord[]> {
+    const pool = (this.pool ??= new (piscina().Piscina)({
+      filename: workerFile(),
+      minThreads: 0,
+      maxThreads: this.limits.workers,
+      maxQueue: this.limits.queue,
+      // Idle threads end after a while; a burst of imports reuses them.
+      idleTimeout: 30_000,
+      // One thread holds one task: the memory of a parse is bounded by maxBytes, not by the number waiting.
+      concurrentTasksPerWorker: 1,
+    }))
+    let result: ZoneResult
+    try {
+      result = (await pool.run(task)) as ZoneResult
+    } catch (err) {
+      if (err instanceof Error && /queue is at limit|No task queue available/i.test(err.message)) throw errors.zoneWorkBusy(5)
+      throw err
+    }
+    if (!result.ok) throw new ApiError(result.kind, result.message)
+    return result.records
+  }
+}

@@ -1,0 +1,27 @@
+// The work of a large zone import or record replace, run in a worker thread of the zone pool (see zone-work.ts)
+// so it does not hold the event loop that every tenant's requests share. Errors come back as data: an ApiError
+// does not survive the structured clone between threads.
+import { ApiError, type ErrorKind } from '../../errors.js'
+import { checkRecordSet, normaliseRecord, type NormalisedRecord, type RecordInput } from './records.js'
+import { parseZone } from './zone-file.js'
+
+export type ZoneTask =
+  | { op: 'parse'; zone: string; text: string; maxRecords: number }
+  | { op: 'records'; zone: string; records: (Omit<RecordInput, 'name'> & { name?: string | null })[] }
+
+export type ZoneResult = { ok: true; records: NormalisedRecord[] } | { ok: false; kind: ErrorKind; message: string }
+
+/** Parses or validates inline (small inputs) or in a worker (large ones): a result, or an ApiError thrown. */
+export function runZoneTask(task: ZoneTask): NormalisedRecord[] {
+  if (task.op === 'parse') return parseZone(task.zone, task.text, { maxRecords: task.maxRecords })
+  return checkRecordSet(task.zone, task.records.map((r) => normaliseRecord(task.zone, { ...r, name: r.name })))
+}
+
+export default function zoneWorker(task: ZoneTask): ZoneResult {
+  try {
+    return { ok: true, records: runZoneTask(task) }
+  } catch (err) {
+    if (err instanceof ApiError) return { ok: false, kind: err.kind, message: err.message }
+    throw err
+  }
+}
