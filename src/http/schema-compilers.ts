@@ -10,10 +10,26 @@ type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaCont
 export type CompileAll = () => void
 
 /**
+ * Where `data` holds Infinity or NaN (`/a/0/b`), or null. Ajv coerces the strings `Infinity` and
+ * `-Infinity` of a query or path to numbers and then skips `minimum`/`maximum` for them, and JSON.parse
+ * reads `1e999` as Infinity: no number of the API is infinite, so a validated value must not be either.
+ */
+function nonFinite(data: unknown, at: string, depth = 0): string | null {
+  if (typeof data === 'number') return Number.isFinite(data) ? null : at
+  if (typeof data !== 'object' || data === null || depth > 64) return null
+  for (const [k, v] of Object.entries(data)) {
+    const found = nonFinite(v, `${at}/${k}`, depth + 1)
+    if (found !== null) return found
+  }
+  return null
+}
+
+/**
  * Fastify's own validator (Ajv, with Fastify's options and the shared schemas) and serializer
  * (fast-json-stringify) compilers, each route schema compiled on its first use instead of at `ready`:
  * hundreds of routes cost a start no compile time, a route's first request pays for its own.
- * A validator reads exactly like Ajv's: `.errors` and `.schemaEnv` are those of the compiled function.
+ * A validator reads exactly like Ajv's: `.errors` and `.schemaEnv` are those of the compiled function;
+ * it also refuses a non-finite number anywhere in the validated value (see nonFinite).
  * Fastify treats compilers given here as custom, so it compiles header schemas as written:
  * their property names must be lower-case.
  */
@@ -40,9 +56,18 @@ export function lazySchemaCompilers(): { compilersFactory: CompilersFactory; com
     const compiler = once(() => validatorPool(externalSchemas, options))
     return (route: Parameters<ReturnType<typeof validatorPool>>[0]) => {
       const compiled = once(() => compiler()(route) as Validate)
-      const validate = ((data: unknown, dataCxt?: unknown) => compiled()(data, dataCxt)) as Validate
+      let own: unknown[] | null = null
+      const validate = ((data: unknown, dataCxt?: unknown) => {
+        own = null
+        const valid = compiled()(data, dataCxt)
+        if (valid !== true) return valid
+        const at = nonFinite(data, '')
+        if (at === null) return true
+        own = [{ instancePath: at, schemaPath: '', keyword: 'type', params: {}, message: 'must be a finite number' }]
+        return false
+      }) as Validate
       Object.defineProperties(validate, {
-        errors: { get: () => compiled().errors },
+        errors: { get: () => own ?? compiled().errors },
         schemaEnv: { get: () => compiled().schemaEnv },
       })
       return validate

@@ -1,0 +1,110 @@
+import { Type, type TSchema } from 'typebox'
+import type { FastifyInstance, RouteOptions } from 'fastify'
+import { ADMIN_PREFIX, API_PREFIX } from './constants.js'
+import { ErrorBody } from './schemas.js'
+import { asArray } from './route-hooks.js'
+
+/**
+ * The error answers every operation declares, in its route schema and so in the OpenAPI documents:
+ * one helper for every module, applied to every route of the customer and admin APIs by
+ * `declareErrorResponses`. A route adds its own texts with `errorsFor(area, own)` in its `response`;
+ * whatever status it leaves out is filled in here.
+ */
+
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 502 | 503 | 504
+export type OwnTexts = Partial<Record<ErrorStatus, string[]>>
+
+/** An error answer in the customer OpenAPI document: the shared error body, described by the texts the route can answer. */
+export const ErrorAnswer = (texts: string[], note = '') =>
+  Type.Unsafe<{ status: number; status_description: string }>({
+    $ref: 'ErrorBody',
+    description: texts.map((t) => `\`${t}\``).join(', ') + note,
+  })
+
+/** The admin document has no components: its error answers carry the error body inline. */
+const InlineErrorAnswer = (texts: string[], note = '') => {
+  const { $id: _id, ...body } = ErrorBody as TSchema & { $id?: string }
+  return { ...body, description: texts.map((t) => `\`${t}\``).join(', ') + note } as TSchema
+}
+
+const FAULT = ' (sandbox fault injection can answer this status, with the text the fault sets)'
+const VALIDATION = '; validation errors name the field (`Missing <field>`, `Invalid <field>: …`) and list every problem in `errors`'
+
+/** Methods whose body is read: only these can answer 413. */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+interface Shape {
+  /** The route's permission area (customer API), for the 403 description. */
+  area?: string
+  admin?: boolean
+  /** The route reads a body. */
+  body?: boolean
+  /** The route takes an `Idempotency-Key`. */
+  idempotent?: boolean
+}
+
+function answers(shape: Shape, own: OwnTexts): Record<ErrorStatus, TSchema> {
+  const A = shape.admin ? InlineErrorAnswer : ErrorAnswer
+  const texts = (status: ErrorStatus, base: string[]) => [...base, ...(own[status] ?? [])]
+  const out = {
+    400: A(texts(400, ['Wrong request method', 'SSL connection is required', 'Invalid JSON body',
+      ...(shape.idempotent ? ['Invalid Idempotency-Key: 1 to 255 visible ASCII characters'] : [])]), VALIDATION),
+    401: A(texts(401, shape.admin
+      ? ['No valid admin token set']
+      : ['No valid API key set', 'API key has expired', 'Remote IP address is not found in the API key whitelist (<ip>)'])),
+    403: A(texts(403, ['Access denied']), shape.area && shape.area !== 'any' && shape.area !== 'public'
+      ? `: a sub-user without the \`${shape.area}\` permission` : FAULT),
+    404: A(texts(404, own[404] ? [] : ['Endpoint not found']), own[404] ? '' : FAULT),
+    409: A(texts(409, shape.idempotent ? ['Idempotency key reused with a different request'] : ['Conflict']), shape.idempotent ? '' : FAULT),
+    413: A(texts(413, ['Request body too large'])),
+    429: A(texts(429, ['Rate limit exceeded'])),
+    500: A(texts(500, ['Error'])),
+    502: A(texts(502, ['Bad gateway']), FAULT),
+    503: A(texts(503, ['Service unavailable']), FAULT),
+    504: A(texts(504, ['Gateway timeout']), FAULT),
+  } as Record<ErrorStatus, TSchema>
+  if (!shape.body) delete (out as Partial<Record<ErrorStatus, TSchema>>)[413]
+  return out
+}
+
+/**
+ * The error answers of a customer route with its own texts by status, to spread into `response`:
+ * `response: { 200: X, ...errorsFor('domains', { 404: ['Contact profile not found'] }) }`.
+ */
+export function errorsFor(area: string, own: OwnTexts = {}): Partial<Record<ErrorStatus, TSchema>> {
+  const all = answers({ area, body: true }, own)
+  // The 400 and the statuses the route names; declareErrorResponses adds the rest with the route's shape.
+  return Object.fromEntries(Object.entries(all).filter(([s]) => s === '400' || own[Number(s) as ErrorStatus]))
+}
+
+/** The extra 400 of paged lists. */
+export const PAGED = ['Page out of range']
+
+/** Every status a route of `method url` can answer besides its successes, as `declareErrorResponses` declares them. */
+export function declaredErrorStatuses(method: string): ErrorStatus[] {
+  return [400, 401, 403, 404, 409, ...(BODY_METHODS.has(method) ? [413 as const] : []), 429, 500, 502, 503, 504]
+}
+
+/**
+ * Adds to every customer and admin route the error answers it does not declare itself: the ones every
+ * route can give (transport, validation, authentication, permission, rate limit, body limit, `500 Error`)
+ * and the ones sandbox fault injection can give (404, 409, 502, 503, 504). Register before any plugin
+ * that reads route schemas (the OpenAPI generators, the admin document).
+ */
+export function declareErrorResponses(app: FastifyInstance): void {
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const customer = route.url.startsWith(API_PREFIX)
+    const admin = route.url.startsWith(ADMIN_PREFIX)
+    const schema = route.schema as { operationId?: string; response?: Record<string, unknown> } | undefined
+    if ((!customer && !admin) || !schema?.operationId) return
+    const methods = asArray(route.method)
+    const shape: Shape = {
+      area: route.config?.area,
+      admin,
+      body: methods.some((m) => BODY_METHODS.has(m)),
+      idempotent: route.config?.idempotent === true,
+    }
+    const response = (schema.response ??= {})
+    for (const [status, answer] of Object.entries(answers(shape, {}))) if (!(status in response)) response[status] = answer
+  })
+}
