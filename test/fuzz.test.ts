@@ -142,17 +142,42 @@ function plausible(s: Schema | undefined, depth = 0): unknown {
   }
 }
 
-/** A hostile value for a schema: the wrong type, an edge of its own type, or a mutated inner value. */
-function hostile(s: Schema | undefined, depth = 0): fc.Arbitrary<unknown> {
+/** Fragments spliced into a plausible string: separators, quotes, Unicode spaces and controls, lone surrogates. */
+const fragments = [
+  '\u0000', '\ud800', '\udc00', '\u3000', '\u00a0', '\u2028', '\u2029', '\u200b', '\ufeff', '\u0085', '\u1680', '\u2003', '\u000b',
+  '\u000c', '\t', '\n', '\r', '\r\n', ' ', ';', '"', "'", '\\', '(', ')', '.', '..', '@', '*', '$ORIGIN', '$INCLUDE /etc/passwd', '%',
+  'é', '😀', '\u0301', 'ǅ', 'İ', 'ß', '<', '>', '&', '\u001b[31m', 'x'.repeat(1000),
+]
+const splice = (base: string): fc.Arbitrary<string> =>
+  fc.oneof(
+    fc.tuple(fc.nat(base.length), fc.constantFrom(...fragments)).map(([i, f]) => base.slice(0, i) + f + base.slice(i)),
+    fc.tuple(fc.nat(base.length), fc.constantFrom(...fragments)).map(([i, f]) => base.slice(0, i) + f.repeat(50) + base.slice(i)),
+    fc.constantFrom(base.repeat(Math.ceil(100_001 / Math.max(1, base.length))), base.toUpperCase(), ` ${base} `, `${base}.`, base.slice(1)),
+  )
+
+/**
+ * A hostile value for a schema: the wrong type, an edge of its own type, or `base` (the value a client would
+ * send) mutated: a fragment spliced into a string, one element of an array or one property of an object changed.
+ */
+function hostile(s: Schema | undefined, depth = 0, base: unknown = plausible(s)): fc.Arbitrary<unknown> {
+  const alt = s?.anyOf ?? s?.oneOf
+  if (alt?.length && depth < 3) return fc.oneof(anyHostile, ...alt.filter((a) => typeOf(a) !== 'null').map((a) => hostile(a, depth + 1)))
   const t = s ? typeOf(s) : undefined
   const own: fc.Arbitrary<unknown>[] = [anyHostile]
   if (t === 'string' || t === undefined) own.push(hostileString)
+  if (typeof base === 'string') own.push(splice(base), splice(base))
   if (t === 'integer' || t === 'number') own.push(hostileNumber)
   if (s?.enum?.length) own.push(fc.constantFrom(...s.enum.map((v) => (typeof v === 'string' ? `${v} ` : v)), ...s.enum.map((v) => (typeof v === 'string' ? v.toUpperCase() : v))))
-  if (depth < 3 && t === 'object' && s?.properties) own.push(mutateObject(s, plausible(s) as Record<string, unknown>, depth + 1))
-  if (depth < 3 && t === 'array') {
+  if (depth < 4 && t === 'object' && s?.properties) {
+    const obj = base !== null && typeof base === 'object' && !Array.isArray(base) ? (base as Record<string, unknown>) : (plausible(s) as Record<string, unknown>)
+    own.push(mutateObject(s, obj, depth + 1), mutateObject(s, obj, depth + 1))
+  }
+  if (depth < 4 && t === 'array') {
+    const arr = Array.isArray(base) && base.length ? base : [plausible(s?.items)]
     own.push(fc.array(hostile(s?.items, depth + 1), { maxLength: 3 }))
-    own.push(fc.constant(Array.from({ length: 2000 }, () => plausible(s?.items))))
+    own.push(fc.nat(arr.length - 1).chain((i) => hostile(s?.items, depth + 1, arr[i]).map((v) => arr.map((x, j) => (j === i ? v : x)))))
+    own.push(fc.nat(arr.length - 1).chain((i) => hostile(s?.items, depth + 1, arr[i]).map((v) => arr.map((x, j) => (j === i ? v : x)))))
+    own.push(fc.constant(Array.from({ length: 2000 }, () => arr[0])))
   }
   return fc.oneof(...own)
 }
@@ -171,7 +196,7 @@ function mutateObject(s: Schema, base: Record<string, unknown>, depth = 0): fc.A
       fc.constantFrom(...names).chain((name) =>
         fc.oneof(
           fc.constant({ name, remove: true as const, value: undefined as unknown }),
-          hostile(s.properties?.[name], depth).map((value) => ({ name, remove: false as const, value })),
+          hostile(s.properties?.[name], depth, name in base ? base[name] : plausible(s.properties?.[name])).map((value) => ({ name, remove: false as const, value })),
         ),
       ).map(({ name, remove, value }) => {
         const out: Record<string, unknown> = { ...base }
@@ -346,6 +371,8 @@ function rawRequest(origin: string, method: string, path: string, headers: Recor
       })
     })
     req.on('error', reject)
+    // A safeguard, not an assertion on time: a request the server never answers is reported, not waited on forever.
+    req.setTimeout(60_000, () => req.destroy(new Error('no answer within 60 s')))
     if (payload !== undefined) req.write(payload)
     req.end()
   })

@@ -10,9 +10,9 @@ type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaCont
 export type CompileAll = () => void
 
 /**
- * Where `data` holds Infinity or NaN (`/a/0/b`), or null. Ajv coerces the strings `Infinity` and
- * `-Infinity` of a query or path to numbers and then skips `minimum`/`maximum` for them, and JSON.parse
- * reads `1e999` as Infinity: no number of the API is infinite, so a validated value must not be either.
+ * Where `data` holds Infinity or NaN (`/a/0/b`), or null. Ajv coerces the strings `Infinity`, `-Infinity`
+ * and `1e999` (in a query, a path or a JSON body) to numbers and then skips `minimum`/`maximum` for them:
+ * no number of the API is infinite, so a validated value must not be either.
  */
 function nonFinite(data: unknown, at: string, depth = 0): string | null {
   if (typeof data === 'number') return Number.isFinite(data) ? null : at
