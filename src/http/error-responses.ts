@@ -41,29 +41,43 @@ interface Shape {
   body?: boolean
   /** The route takes an `Idempotency-Key`. */
   idempotent?: boolean
+  /** The path names a resource. */
+  params?: boolean
+}
+
+/** Texts a whole permission area answers besides the common ones (the VPS area refuses a sub-user with a 400). */
+const AREA_TEXTS: Record<string, OwnTexts> = {
+  vps: { 400: ['No access to this VPS', 'No valid VPS ID provided'] },
+  domains: { 400: ['You have no access to this resource'] },
 }
 
 function answers(shape: Shape, own: OwnTexts): Record<ErrorStatus, TSchema> {
   const A = shape.admin ? InlineErrorAnswer : ErrorAnswer
-  const texts = (status: ErrorStatus, base: string[]) => [...base, ...(own[status] ?? [])]
+  const area = shape.area ?? ''
+  const texts = (status: ErrorStatus, base: string[]) => [...new Set([...base, ...(AREA_TEXTS[area]?.[status] ?? []), ...(own[status] ?? [])])]
+  // A sub-user without the route's permission: 403, except in the VPS area (400 `No access to this VPS`).
+  const permission = area !== '' && area !== 'any' && area !== 'public' && area !== 'vps'
   const out = {
     400: A(texts(400, ['Wrong request method', 'SSL connection is required', 'Invalid JSON body',
       ...(shape.idempotent ? ['Invalid Idempotency-Key: 1 to 255 visible ASCII characters'] : [])]), VALIDATION),
     401: A(texts(401, shape.admin
       ? ['No valid admin token set']
       : ['No valid API key set', 'API key has expired', 'Remote IP address is not found in the API key whitelist (<ip>)'])),
-    403: A(texts(403, ['Access denied']), shape.area && shape.area !== 'any' && shape.area !== 'public'
-      ? `: a sub-user without the \`${shape.area}\` permission` : FAULT),
-    404: A(texts(404, own[404] ? [] : ['Endpoint not found']), own[404] ? '' : FAULT),
-    409: A(texts(409, shape.idempotent ? ['Idempotency key reused with a different request'] : ['Conflict']), shape.idempotent ? '' : FAULT),
+    403: A(texts(403, ['Access denied']), permission ? `: a sub-user without the \`${area}\` permission` : FAULT),
+    404: A(texts(404, own[404] ? [] : ['Endpoint not found']), own[404] ? '' : shape.params
+      ? ' (sandbox fault injection), or the not-found text of the resource named in the path' : FAULT),
+    409: A(texts(409, shape.idempotent
+      ? ['Idempotency key reused with a different request', 'A request with this Idempotency-Key is still being processed']
+      : ['Conflict']), shape.idempotent ? '' : FAULT),
     413: A(texts(413, ['Request body too large'])),
     429: A(texts(429, ['Rate limit exceeded'])),
     500: A(texts(500, ['Error'])),
     502: A(texts(502, ['Bad gateway']), FAULT),
-    503: A(texts(503, ['Service unavailable']), FAULT),
+    503: A(texts(503, ['Service unavailable']), shape.admin ? ': the server is shutting down' : `${FAULT}, or the server is shutting down`),
     504: A(texts(504, ['Gateway timeout']), FAULT),
   } as Record<ErrorStatus, TSchema>
-  if (!shape.body) delete (out as Partial<Record<ErrorStatus, TSchema>>)[413]
+  const declared = new Set(errorStatuses(shape))
+  for (const status of Object.keys(out)) if (!declared.has(Number(status) as ErrorStatus)) delete (out as Partial<Record<ErrorStatus, TSchema>>)[Number(status) as ErrorStatus]
   return out
 }
 
@@ -80,9 +94,18 @@ export function errorsFor(area: string, own: OwnTexts = {}): Partial<Record<Erro
 /** The extra 400 of paged lists. */
 export const PAGED = ['Page out of range']
 
-/** Every status a route of `method url` can answer besides its successes, as `declareErrorResponses` declares them. */
-export function declaredErrorStatuses(method: string): ErrorStatus[] {
-  return [400, 401, 403, 404, 409, ...(BODY_METHODS.has(method) ? [413 as const] : []), 429, 500, 502, 503, 504]
+/**
+ * The error statuses a route can answer: the customer API every status sandbox fault injection can set
+ * (FAULT_STATUSES) besides its own; the admin API has no permissions, faults or drivers behind it.
+ */
+function errorStatuses(shape: { admin?: boolean; body?: boolean }): ErrorStatus[] {
+  const body = shape.body ? [413 as const] : []
+  return shape.admin ? [400, 401, 404, ...body, 429, 500, 503] : [400, 401, 403, 404, 409, ...body, 429, 500, 502, 503, 504]
+}
+
+/** Every error status a route of `method url` declares, as `declareErrorResponses` declares them. */
+export function declaredErrorStatuses(method: string, url: string): ErrorStatus[] {
+  return errorStatuses({ admin: url.startsWith(ADMIN_PREFIX), body: BODY_METHODS.has(method) })
 }
 
 /**
@@ -103,8 +126,10 @@ export function declareErrorResponses(app: FastifyInstance): void {
       admin,
       body: methods.some((m) => BODY_METHODS.has(m)),
       idempotent: route.config?.idempotent === true,
+      params: route.url.includes(':'),
     }
+    const paged = 'page' in ((schema as { querystring?: { properties?: object } }).querystring?.properties ?? {})
     const response = (schema.response ??= {})
-    for (const [status, answer] of Object.entries(answers(shape, {}))) if (!(status in response)) response[status] = answer
+    for (const [status, answer] of Object.entries(answers(shape, paged ? { 400: PAGED } : {}))) if (!(status in response)) response[status] = answer
   })
 }
