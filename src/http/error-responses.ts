@@ -30,6 +30,9 @@ const InlineErrorAnswer = (texts: string[], note = '') => {
 const FAULT = ' (sandbox fault injection can answer this status, with the text the fault sets)'
 const VALIDATION = '; validation errors name the field (`Missing <field>`, `Invalid <field>: …`) and list every problem in `errors`'
 
+/** Marks an answer made by errorsFor with the route's own texts for its status. */
+const OWN = Symbol('own error texts')
+
 /** Methods whose body is read: only these can answer 413. */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
@@ -58,13 +61,13 @@ function answers(shape: Shape, own: OwnTexts): Record<ErrorStatus, TSchema> {
   // A sub-user without the route's permission: 403, except in the VPS area (400 `No access to this VPS`).
   const permission = area !== '' && area !== 'any' && area !== 'public' && area !== 'vps'
   const out = {
-    400: A(texts(400, ['Wrong request method', 'SSL connection is required', 'Invalid JSON body',
+    400: A(texts(400, ['Wrong request method', 'SSL connection is required', ...(shape.body ? ['Invalid JSON body'] : []),
       ...(shape.idempotent ? ['Invalid Idempotency-Key: 1 to 255 visible ASCII characters'] : [])]), VALIDATION),
     401: A(texts(401, shape.admin
       ? ['No valid admin token set']
       : ['No valid API key set', 'API key has expired', 'Remote IP address is not found in the API key whitelist (<ip>)'])),
     403: A(texts(403, ['Access denied']), permission ? `: a sub-user without the \`${area}\` permission` : FAULT),
-    404: A(texts(404, own[404] ? [] : ['Endpoint not found']), own[404] ? '' : shape.params
+    404: A(texts(404, own[404] ? [] : ['Endpoint not found']), own[404] ? (shape.admin ? '' : '; sandbox fault injection can answer 404 too') : shape.params
       ? ' (sandbox fault injection), or the not-found text of the resource named in the path' : FAULT),
     409: A(texts(409, shape.idempotent
       ? ['Idempotency key reused with a different request', 'A request with this Idempotency-Key is still being processed']
@@ -86,9 +89,13 @@ function answers(shape: Shape, own: OwnTexts): Record<ErrorStatus, TSchema> {
  * `response: { 200: X, ...errorsFor('domains', { 404: ['Contact profile not found'] }) }`.
  */
 export function errorsFor(area: string, own: OwnTexts = {}): Partial<Record<ErrorStatus, TSchema>> {
-  const all = answers({ area, body: true }, own)
-  // The 400 and the statuses the route names; declareErrorResponses adds the rest with the route's shape.
-  return Object.fromEntries(Object.entries(all).filter(([s]) => s === '400' || own[Number(s) as ErrorStatus]))
+  const all = answers({ area, body: true, params: true }, own)
+  // Only the statuses the route names, marked with their own texts: declareErrorResponses renders them
+  // again with the route's shape (method, idempotency, paging) and adds the other statuses.
+  return Object.fromEntries(Object.entries(all).filter(([s]) => own[Number(s) as ErrorStatus]).map(([s, answer]) => {
+    Object.defineProperty(answer, OWN, { value: own[Number(s) as ErrorStatus], enumerable: false })
+    return [s, answer]
+  }))
 }
 
 /** The extra 400 of paged lists. */
@@ -129,7 +136,15 @@ export function declareErrorResponses(app: FastifyInstance): void {
       params: route.url.includes(':'),
     }
     const paged = 'page' in ((schema as { querystring?: { properties?: object } }).querystring?.properties ?? {})
+    const own: OwnTexts = paged ? { 400: [...PAGED] } : {}
     const response = (schema.response ??= {})
-    for (const [status, answer] of Object.entries(answers(shape, paged ? { 400: PAGED } : {}))) if (!(status in response)) response[status] = answer
+    for (const [status, answer] of Object.entries(response)) {
+      const texts = (answer as { [OWN]?: string[] })[OWN]
+      if (texts) own[Number(status) as ErrorStatus] = [...new Set([...(own[Number(status) as ErrorStatus] ?? []), ...texts])]
+    }
+    const all = answers(shape, own)
+    for (const [status, answer] of Object.entries(all)) {
+      if (!(status in response) || (response[status] as { [OWN]?: string[] })[OWN]) response[status] = answer
+    }
   })
 }
