@@ -5,7 +5,8 @@ import https from 'node:https'
 import fc from 'fast-check'
 import { Ajv, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
-import { startTestApp, type TestAccount, type TestApp, type Reply } from './helpers/app.js'
+import { dialects, startTestApp, type TestAccount, type TestApp, type Reply } from './helpers/app.js'
+import type { Dialect } from '../src/db/database.js'
 import { fixtures, type FixtureResult } from './helpers/fixtures.js'
 import { ADMIN_PREFIX, API_PREFIX } from '../src/http/constants.js'
 import { declaredErrorStatuses } from '../src/http/error-responses.js'
@@ -22,7 +23,8 @@ import type { RouteEntry } from '../src/http/route-table.js'
  *
  * FUZZ_RUNS=N sends about N requests in all (default: FUZZ_PER_OPERATION per operation);
  * FUZZ_SEED=S varies the seed (fixed by default, so `npm test` is repeatable); FUZZ_REPORT=file writes every
- * failing answer to that file; FUZZ_TRACE=file appends every request to that file before it is sent.
+ * failing answer to that file; FUZZ_ALL_DIALECTS=1 runs on PostgreSQL too; FUZZ_LOG=error shows
+ * the server's log; FUZZ_TRACE=file appends every request to that file before it is sent.
  */
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123)
@@ -76,6 +78,12 @@ const KNOWN: Known[] = [
       '(U+3000, U+00A0, U+2028, U+FEFF, \\v, \\f, …) never answers: the tokenizer loops, pushing empty tokens, and blocks the process',
     matches: (r, c) => r.method === 'PUT' && r.url.endsWith('/dns/zone') &&
       textsOf(c).some((x) => /[^\S \t\r\n]/.test(x)),
+  },
+  {
+    area: '(c) envelope for Node/Fastify-level errors',
+    issue: 'a path parameter longer than 100 characters is answered 414 by the router as ' +
+      '{"error":"Bad Request","code":"FST_ERR_MAX_PARAM_LENGTH",...}, not the envelope (414 is declared already)',
+    matches: (_r, c) => c.kind === 'param' && Object.values(c.params).some((v) => v.length > 100),
   },
   {
     area: '(c) page=1e20 on list operations',
@@ -405,103 +413,115 @@ function rawRequest(origin: string, method: string, path: string, headers: Recor
 
 // ---------------------------------------------------------------------------------------------------
 
-describe('HTTP fuzzing of every operation (sqlite)', () => {
-  let t: TestApp
-  let a: TestAccount
-  let victim: TestAccount
-  let adminToken: string
-  let routes: RouteEntry[]
+// SQLite by default; FUZZ_ALL_DIALECTS=1 adds PostgreSQL when HOSTAPI_TEST_PG_URL is set.
+const fuzzDialects: Dialect[] = process.env.FUZZ_ALL_DIALECTS ? dialects : ['sqlite']
+for (const dialect of fuzzDialects) {
+  describe(`HTTP fuzzing of every operation (${dialect})`, () => {
+    let t: TestApp
+    let a: TestAccount
+    let victim: TestAccount
+    let adminToken: string
+    let routes: RouteEntry[]
 
-  before(async () => {
-    t = await startTestApp('sqlite', { env: { HOSTAPI_RATE_LIMIT: '100000000' } })
-    a = await t.account('Fuzz B.V.')
-    victim = await t.account('Admin Target B.V.')
-    adminToken = (await t.ctx.services.admin.createToken('fuzz')).token
-    // HEAD is the GET operation without a body (the admin API answers it): fuzzing the GET covers it.
-    const all = t.server.app.routeTable.filter((r) => r.method !== 'HEAD' && r.operationId && (r.url.startsWith(API_PREFIX) || r.url.startsWith(ADMIN_PREFIX)))
-    // The customer API first, then the admin API (it suspends and changes the catalog).
-    routes = [...all.filter((r) => r.url.startsWith(API_PREFIX)), ...all.filter((r) => r.url.startsWith(ADMIN_PREFIX))]
-  })
-  after(() => t.close())
+    before(async () => {
+      // Sandbox mode, so the sandbox controls are fuzzed too (no fault is injected unless a fuzzed request sets one).
+      t = await startTestApp(dialect, { env: { HOSTAPI_RATE_LIMIT: '100000000', HOSTAPI_SANDBOX: '1', ...(process.env.FUZZ_LOG ? { HOSTAPI_LOG_LEVEL: process.env.FUZZ_LOG } : {}) } })
+      a = await t.account('Fuzz B.V.')
+      victim = await t.account('Admin Target B.V.')
+      adminToken = (await t.ctx.services.admin.createToken('fuzz')).token
+      // HEAD is the GET operation without a body (the admin API answers it): fuzzing the GET covers it.
+      const all = t.server.app.routeTable.filter((r) => r.method !== 'HEAD' && r.operationId && (r.url.startsWith(API_PREFIX) || r.url.startsWith(ADMIN_PREFIX)))
+      // The customer API first, then the admin API (it suspends and changes the catalog), the sandbox
+      // controls last and the sandbox reset (it deletes every account) at the very end.
+      const order = (r: RouteEntry) => (r.url.startsWith(API_PREFIX) ? 0 : r.operationId === 'sandboxReset' ? 3 : r.url.startsWith(`${ADMIN_PREFIX}/sandbox`) ? 2 : 1)
+      routes = [...all].sort((x, y) => order(x) - order(y))
+    })
+    after(() => t.close())
 
-  it('every operation declares every error status it can answer', () => {
-    // Sandbox fault injection can answer any of FAULT_STATUSES on any customer operation.
-    for (const status of FAULT_STATUSES) assert.ok(declaredErrorStatuses('GET', `${API_PREFIX}/whoami`).includes(status), `fault status ${status}`)
-    for (const r of routes) {
-      const declared = Object.keys(r.schema?.response ?? {})
-      for (const status of declaredErrorStatuses(r.method, r.url)) {
-        assert.ok(declared.includes(String(status)), `${r.method} ${r.url} does not declare ${status}`)
-      }
-    }
-  })
-
-  it('answers every hostile request with a declared envelope, never 5xx, and keeps answering', async (ctx) => {
-    const total = process.env.FUZZ_RUNS ? Number(process.env.FUZZ_RUNS) : undefined
-    const perOperation = total ? Math.max(2, Math.ceil(total / routes.length)) : FUZZ_PER_OPERATION
-    const seen = new Map<number, number>()
-    const failures: string[] = []
-    const counts = { requests: 0, fivexx: 0, nonEnvelope: 0, undeclared: 0, schema: 0, avoided: 0 }
-    const adminParams = (r: RouteEntry): Record<string, string> => {
-      const values: Record<string, string> = {
-        customer_number: String(victim.customerNumber), key: '1', id: '1', ticket_number: '1', invoice_nr: '1',
-        extension: 'fuzz', name: 'fuzz-name.nl',
-      }
-      const out: Record<string, string> = {}
-      for (const [, name] of r.url.matchAll(/:([A-Za-z_]+)/g)) out[name] = values[name] ?? '1'
-      return out
-    }
-
-    for (const [i, r] of routes.entries()) {
-      const skipped = SKIPPED.find((s) => s.method === r.method && s.url === r.url)
-      if (skipped) continue
-      const admin = r.url.startsWith(ADMIN_PREFIX)
-      const base: FixtureResult = admin ? { params: adminParams(r) } : r.fixture ? await fixtures[r.fixture](t, a, r) : { params: {} }
-      const validators = responseValidators(r)
-      for (const c of casesFor(r, base, perOperation, SEED + i)) {
-        if (KNOWN.some((k) => k.matches(r, c))) {
-          counts.avoided++
-          continue
+    it('every operation declares every error status it can answer', () => {
+      // Sandbox fault injection can answer any of FAULT_STATUSES on any customer operation.
+      for (const status of FAULT_STATUSES) assert.ok(declaredErrorStatuses('GET', `${API_PREFIX}/whoami`).includes(status), `fault status ${status}`)
+      for (const r of routes) {
+        const declared = Object.keys(r.schema?.response ?? {})
+        for (const status of declaredErrorStatuses(r.method, r.url)) {
+          assert.ok(declared.includes(String(status)), `${r.method} ${r.url} does not declare ${status}`)
         }
-        const path = r.url.replace(/:([A-Za-z_]+)/g, (_m, name: string) => (c.kind === 'param' ? c.params[name] : encodeURIComponent(c.params[name]))) + c.query
-        const auth: { key?: string; headers?: Record<string, string> } = c.noKey ? {} : admin ? { headers: { authorization: `Bearer ${adminToken}` } } : { key: a.key }
-        let reply: Reply
-        try {
-          const payload = c.raw !== undefined ? c.raw : c.body !== undefined ? JSON.stringify(c.body) : undefined
-          const headers: Record<string, string> = {
-            ...(auth.key ? { 'api-key': auth.key } : {}),
-            ...auth.headers,
-            ...(payload !== undefined ? { 'content-type': c.contentType ?? 'application/json' } : {}),
+      }
+    })
+
+    it('answers every hostile request with a declared envelope, never 5xx, and keeps answering', async (ctx) => {
+      const total = process.env.FUZZ_RUNS ? Number(process.env.FUZZ_RUNS) : undefined
+      const perOperation = total ? Math.max(2, Math.ceil(total / routes.length)) : FUZZ_PER_OPERATION
+      const seen = new Map<number, number>()
+      const failures: string[] = []
+      const counts = { requests: 0, fivexx: 0, nonEnvelope: 0, undeclared: 0, schema: 0, avoided: 0 }
+      const adminParams = (r: RouteEntry): Record<string, string> => {
+        const values: Record<string, string> = {
+          customer_number: String(victim.customerNumber), key: '1', id: '1', ticket_number: '1', invoice_nr: '1',
+          extension: 'fuzz', name: 'fuzz-name.nl',
+        }
+        const out: Record<string, string> = {}
+        for (const [, name] of r.url.matchAll(/:([A-Za-z_]+)/g)) out[name] = values[name] ?? '1'
+        return out
+      }
+
+      for (const [i, r] of routes.entries()) {
+        const skipped = SKIPPED.find((s) => s.method === r.method && s.url === r.url)
+        if (skipped) continue
+        const admin = r.url.startsWith(ADMIN_PREFIX)
+        const base: FixtureResult = admin ? { params: adminParams(r) } : r.fixture ? await fixtures[r.fixture](t, a, r) : { params: {} }
+        const validators = responseValidators(r)
+        for (const c of casesFor(r, base, perOperation, SEED + i)) {
+          if (KNOWN.some((k) => k.matches(r, c))) {
+            counts.avoided++
+            continue
           }
-          if (process.env.FUZZ_TRACE) fs.appendFileSync(process.env.FUZZ_TRACE, `${r.method} ${path.slice(0, 300)} ${String(payload ?? '').slice(0, 300)}\n`)
-          reply = await rawRequest(t.origin, r.method, path, headers, payload)
-        } catch (e) {
-          failures.push(`${r.method} ${r.url} [${c.note}]: request failed: ${(e as Error).message}`)
+          const path = r.url.replace(/:([A-Za-z_]+)/g, (_m, name: string) => (c.kind === 'param' ? c.params[name] : encodeURIComponent(c.params[name]))) + c.query
+          const auth: { key?: string; headers?: Record<string, string> } = c.noKey ? {} : admin ? { headers: { authorization: `Bearer ${adminToken}` } } : { key: a.key }
+          let reply: Reply
+          try {
+            const payload = c.raw !== undefined ? c.raw : c.body !== undefined ? JSON.stringify(c.body) : undefined
+            const headers: Record<string, string> = {
+              ...(auth.key ? { 'api-key': auth.key } : {}),
+              ...auth.headers,
+              ...(payload !== undefined ? { 'content-type': c.contentType ?? 'application/json' } : {}),
+            }
+            if (process.env.FUZZ_TRACE) fs.appendFileSync(process.env.FUZZ_TRACE, `${r.method} ${path.slice(0, 300)} ${String(payload ?? '').slice(0, 300)}\n`)
+            reply = await rawRequest(t.origin, r.method, path, headers, payload)
+          } catch (e) {
+            failures.push(`${r.method} ${r.url} [${c.note}]: request failed: ${(e as Error).message}`)
+            counts.requests++
+            continue
+          }
           counts.requests++
-          continue
+          seen.set(reply.status, (seen.get(reply.status) ?? 0) + 1)
+          const problems = problemsOf(r, validators, reply)
+          for (const p of problems) {
+            if (p.startsWith('5xx')) counts.fivexx++
+            else if (p.startsWith('non-envelope')) counts.nonEnvelope++
+            else if (p.startsWith('undeclared')) counts.undeclared++
+            else if (p.startsWith('schema')) counts.schema++
+          }
+          if (problems.length) {
+            const sent = c.raw !== undefined ? ` raw=${JSON.stringify(String(c.raw).slice(0, 80))}` : c.body !== undefined ? ` body=${JSON.stringify(c.body)?.slice(0, 200)}` : ''
+            failures.push(`${r.method} ${path.slice(0, 200)}${c.noKey ? ' (no key)' : ''}${sent} -> ${reply.status}: ${problems.join('; ')}`)
+          }
         }
-        counts.requests++
-        seen.set(reply.status, (seen.get(reply.status) ?? 0) + 1)
-        const problems = problemsOf(r, validators, reply)
-        for (const p of problems) {
-          if (p.startsWith('5xx')) counts.fivexx++
-          else if (p.startsWith('non-envelope')) counts.nonEnvelope++
-          else if (p.startsWith('undeclared')) counts.undeclared++
-          else if (p.startsWith('schema')) counts.schema++
+        if (r.url.startsWith(`${ADMIN_PREFIX}/sandbox`)) {
+          // Faults a fuzzed request injected, and the accounts a fuzzed reset deleted, must not fail the next check.
+          await t.request('DELETE', '/admin/v1/sandbox/faults', { headers: { authorization: `Bearer ${adminToken}` } })
+          if (r.operationId === 'sandboxReset') a = await t.account('Fuzz B.V.')
         }
-        if (problems.length) {
-          const sent = c.raw !== undefined ? ` raw=${JSON.stringify(String(c.raw).slice(0, 80))}` : c.body !== undefined ? ` body=${JSON.stringify(c.body)?.slice(0, 200)}` : ''
-          failures.push(`${r.method} ${path.slice(0, 200)}${c.noKey ? ' (no key)' : ''}${sent} -> ${reply.status}: ${problems.join('; ')}`)
-        }
+        const alive = await t.request('GET', '/api/v2/whoami', { key: a.key })
+        if (alive.status !== 200) failures.push(`GET /whoami answers ${alive.status} after ${r.method} ${r.url}: ${alive.text.slice(0, 200)}`)
       }
+      const statuses = [...seen.entries()].sort((x, y) => x[0] - y[0]).map(([s, n]) => `${s}:${n}`).join(' ')
+      ctx.diagnostic(`fuzz ${dialect} seed ${SEED}: ${counts.requests} requests over ${routes.length} operations (${SKIPPED.length} skipped, ${counts.avoided} known-issue cases avoided); ` +
+        `5xx ${counts.fivexx}, non-envelope ${counts.nonEnvelope}, undeclared ${counts.undeclared}, schema violations ${counts.schema}; statuses ${statuses}`)
+      if (process.env.FUZZ_REPORT) fs.writeFileSync(process.env.FUZZ_REPORT, failures.join('\n') + '\n')
       const alive = await t.request('GET', '/api/v2/whoami', { key: a.key })
-      if (alive.status !== 200) failures.push(`GET /whoami answers ${alive.status} after ${r.method} ${r.url}: ${alive.text.slice(0, 200)}`)
-    }
-    const statuses = [...seen.entries()].sort((x, y) => x[0] - y[0]).map(([s, n]) => `${s}:${n}`).join(' ')
-    ctx.diagnostic(`fuzz seed ${SEED}: ${counts.requests} requests over ${routes.length} operations (${SKIPPED.length} skipped, ${counts.avoided} known-issue cases avoided); ` +
-      `5xx ${counts.fivexx}, non-envelope ${counts.nonEnvelope}, undeclared ${counts.undeclared}, schema violations ${counts.schema}; statuses ${statuses}`)
-    if (process.env.FUZZ_REPORT) fs.writeFileSync(process.env.FUZZ_REPORT, failures.join('\n') + '\n')
-    const alive = await t.request('GET', '/api/v2/whoami', { key: a.key })
-    assert.equal(alive.status, 200, 'the server still answers GET /whoami')
-    assert.deepEqual(failures.slice(0, 60), [], `${failures.length} failing answers`)
+      assert.equal(alive.status, 200, 'the server still answers GET /whoami')
+      assert.deepEqual(failures.slice(0, 60), [], `${failures.length} failing answers`)
+    })
   })
-})
+}

@@ -11,7 +11,7 @@ import { asArray } from './route-hooks.js'
  * whatever status it leaves out is filled in here.
  */
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 502 | 503 | 504
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 414 | 429 | 500 | 502 | 503 | 504
 export type OwnTexts = Partial<Record<ErrorStatus, string[]>>
 
 /** An error answer in the customer OpenAPI document: the shared error body, described by the texts the route can answer. */
@@ -73,6 +73,7 @@ function answers(shape: Shape, own: OwnTexts): Record<ErrorStatus, TSchema> {
       ? ['Idempotency key reused with a different request', 'A request with this Idempotency-Key is still being processed']
       : ['Conflict']), shape.idempotent ? '' : FAULT),
     413: A(texts(413, ['Request body too large'])),
+    414: A(texts(414, []), 'A path parameter longer than 100 characters'),
     429: A(texts(429, ['Rate limit exceeded'])),
     500: A(texts(500, ['Error'])),
     502: A(texts(502, ['Bad gateway']), FAULT),
@@ -105,14 +106,17 @@ export const PAGED = ['Page out of range']
  * The error statuses a route can answer: the customer API every status sandbox fault injection can set
  * (FAULT_STATUSES) besides its own; the admin API has no permissions, faults or drivers behind it.
  */
-function errorStatuses(shape: { admin?: boolean; body?: boolean }): ErrorStatus[] {
+function errorStatuses(shape: { admin?: boolean; body?: boolean; params?: boolean }): ErrorStatus[] {
   const body = shape.body ? [413 as const] : []
-  return shape.admin ? [400, 401, 404, ...body, 429, 500, 503] : [400, 401, 403, 404, 409, ...body, 429, 500, 502, 503, 504]
+  const long = shape.params ? [414 as const] : []
+  return shape.admin
+    ? [400, 401, 404, ...body, ...long, 429, 500, 503]
+    : [400, 401, 403, 404, 409, ...body, ...long, 429, 500, 502, 503, 504]
 }
 
 /** Every error status a route of `method url` declares, as `declareErrorResponses` declares them. */
 export function declaredErrorStatuses(method: string, url: string): ErrorStatus[] {
-  return errorStatuses({ admin: url.startsWith(ADMIN_PREFIX), body: BODY_METHODS.has(method) })
+  return errorStatuses({ admin: url.startsWith(ADMIN_PREFIX), body: BODY_METHODS.has(method), params: url.includes(':') })
 }
 
 /**
