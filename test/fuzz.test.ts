@@ -254,6 +254,8 @@ export interface Case {
   raw?: string | Buffer
   contentType?: string
   noKey: boolean
+  /** An `Idempotency-Key` header (ordering routes store and replay answers by it). */
+  idempotencyKey?: string
   note: string
 }
 
@@ -337,7 +339,11 @@ function casesFor(r: RouteEntry, base: FixtureResult, count: number, seed: numbe
       return c
     })
   kinds.push(queryCase, queryCase)
-  const cases = [start('valid', 'fixture request', false), ...fc.sample(fc.oneof(...kinds), { seed, numRuns: Math.max(0, count - 1) })]
+  // A tenth of the requests with a body carry an Idempotency-Key: a few fixed ones (so a repeat with another
+  // body meets a stored answer) and hostile ones.
+  const idem = fc.option(fc.constantFrom('fuzz-key-1', 'fuzz-key-2', '', ' ', 'a'.repeat(256), 'a b', '\u00e9', 'x'.repeat(255)), { freq: 9 })
+  const all = fc.tuple(fc.oneof(...kinds), idem).map(([c, key]) => (hasBody && key !== null ? { ...c, idempotencyKey: key, note: `${c.note}, Idempotency-Key ${JSON.stringify(key.slice(0, 20))}` } : c))
+  const cases = [start('valid', 'fixture request', false), ...fc.sample(all, { seed, numRuns: Math.max(0, count - 1) })]
   return cases
 }
 
@@ -485,6 +491,7 @@ for (const dialect of fuzzDialects) {
               ...(auth.key ? { 'api-key': auth.key } : {}),
               ...auth.headers,
               ...(payload !== undefined ? { 'content-type': c.contentType ?? 'application/json' } : {}),
+              ...(c.idempotencyKey !== undefined ? { 'idempotency-key': c.idempotencyKey } : {}),
             }
             if (process.env.FUZZ_TRACE) fs.appendFileSync(process.env.FUZZ_TRACE, `${r.method} ${path.slice(0, 300)} ${String(payload ?? '').slice(0, 300)}\n`)
             reply = await rawRequest(t.origin, r.method, path, headers, payload)
