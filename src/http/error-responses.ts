@@ -67,8 +67,10 @@ function answers(shape: Shape, own: OwnTexts): Record<ErrorStatus, TSchema> {
       ? ['No valid admin token set']
       : ['No valid API key set', 'API key has expired', 'Remote IP address is not found in the API key whitelist (<ip>)'])),
     403: A(texts(403, ['Access denied']), permission ? `: a sub-user without the \`${area}\` permission` : FAULT),
-    404: A(texts(404, own[404] ? [] : ['Endpoint not found']), own[404] ? (shape.admin ? '' : '; sandbox fault injection can answer 404 too') : shape.params
-      ? ' (sandbox fault injection), or the not-found text of the resource named in the path' : FAULT),
+    404: A(texts(404, own[404] ? [] : ['Endpoint not found']), shape.admin
+      ? (shape.params && !own[404] ? ', or the not-found text of the resource named in the path' : '')
+      : own[404] ? '; sandbox fault injection can answer 404 too'
+        : shape.params ? ' (sandbox fault injection), or the not-found text of the resource named in the path' : FAULT),
     409: A(texts(409, shape.idempotent
       ? ['Idempotency key reused with a different request', 'A request with this Idempotency-Key is still being processed']
       : ['Conflict']), shape.idempotent ? '' : FAULT),
@@ -148,7 +150,9 @@ export function declareErrorResponses(app: FastifyInstance): void {
     }
     const all = answers(shape, own)
     for (const [status, answer] of Object.entries(all)) {
-      if (!(status in response) || (response[status] as { [OWN]?: string[] })[OWN]) response[status] = answer
+      // The bare ErrorBody some routes declare (the admin ones) is replaced by the described answer.
+      const declared = response[status] as { [OWN]?: string[] } | undefined
+      if (declared === undefined || declared === ErrorBody || declared[OWN]) response[status] = answer
     }
   })
 }
