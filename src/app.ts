@@ -19,6 +19,7 @@ import type { RouteEntry } from './http/route-table.js'
 import { lazySchemaCompilers, type CompileAll } from './http/schema-compilers.js'
 import { asArray } from './http/route-hooks.js'
 import { AuthThrottle } from './http/auth-throttle.js'
+import { declareErrorResponses } from './http/error-responses.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -61,6 +62,7 @@ function newFastify(ctx: Context, opts: AppOptions): FastifyInstance {
   app.decorate('services', ctx.services)
   app.decorate('routeTable', [] as RouteEntry[])
   app.decorate('compileSchemas', schemas.compileAll)
+  declareErrorResponses(app)
   return app
 }
 
@@ -81,6 +83,7 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
         operationId: (route.schema as { operationId?: string } | undefined)?.operationId,
         area: route.config?.area,
         fixture: route.config?.fixture,
+        schema: route.schema as RouteEntry['schema'],
       })
     }
     const operationId = (route.schema as { operationId?: string } | undefined)?.operationId

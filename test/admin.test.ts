@@ -620,6 +620,20 @@ forEachDialect((dialect) => {
       await adm('DELETE', '/sandbox/journal')
       assert.deepEqual((await adm('GET', '/sandbox/journal')).body.data.entries, [])
     })
+
+    it('journals a body nested thousands deep cut at depth 20, secrets below it included, and stays readable', async () => {
+      await adm('DELETE', '/sandbox/journal')
+      const rawBody = `{"name":${'['.repeat(5000)}${']'.repeat(5000)},"deep":${'{"a":'.repeat(25)}{"password":"hunter2"}${'}'.repeat(25)}}`
+      const sent = await t.request('POST', '/vps/ssh-keys', { key: SEED_KEY, rawBody, headers: { 'content-type': 'application/json' } })
+      assert.equal(sent.status, 400)
+      const j = await adm('GET', '/sandbox/journal')
+      assert.equal(j.status, 200, j.text)
+      assert.doesNotMatch(j.text, /hunter2/)
+      let name = j.body.data.entries[0].body.name
+      for (let depth = 1; depth <= 20; depth++) name = name[0]
+      assert.equal(name, '[nested too deep]')
+      await adm('DELETE', '/sandbox/journal')
+    })
   })
 
   describe(`seed files and a fixed admin token (${dialect})`, () => {

@@ -42,7 +42,7 @@ export function adminOpenapi(routes: DocumentedRoute[]): Record<string, unknown>
     for (const [status, schema] of Object.entries(r.schema.response ?? {})) {
       const isText = r.schema.operationId === 'adminMetrics' && status === '200'
       responses[status] = {
-        description: status === '200' ? 'Success' : 'Error',
+        description: status === '200' ? 'Success' : ((schema as { description?: string }).description ?? 'Error'),
         content: { [isText ? 'text/plain' : 'application/json']: { schema } },
       }
     }

@@ -8,6 +8,16 @@ export interface RouteEntry {
   area: RouteArea | undefined
   /** Names the test fixture that makes another account's resource for this route's path parameters. */
   fixture: string | undefined
+  /** The route's schema as registered (params, querystring, body, response by status), for generated tests. */
+  schema: RouteSchema | undefined
+}
+
+export interface RouteSchema {
+  operationId?: string
+  params?: unknown
+  querystring?: unknown
+  body?: unknown
+  response?: Record<string, unknown>
 }
 
 declare module 'fastify' {

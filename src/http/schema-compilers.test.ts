@@ -22,6 +22,24 @@ describe('lazy schema compilers', () => {
     }
   })
 
+  it('refuse a non-finite number that Ajv lets through (a coerced "Infinity", JSON\'s 1e999), naming where it is', () => {
+    const bounded = { type: 'object', properties: { n: { type: 'integer', minimum: 1, maximum: 100 }, list: { type: 'array', items: { type: 'number' } } } }
+    const build = (httpPart: string) => lazySchemaCompilers().compilersFactory.buildValidator!({}, ajvOptions as never)({ ...route, schema: bounded, httpPart } as never) as
+      ((d: unknown) => boolean) & { errors: { instancePath: string; message: string }[] | null }
+    const eager = AjvCompiler()({}, ajvOptions as never)({ ...route, schema: bounded } as never) as unknown as (d: unknown) => boolean
+    assert.equal(eager({ n: 'Infinity' }), true, 'Ajv itself accepts it (if this fails, Ajv fixed it)')
+    const query = build('querystring')
+    for (const n of ['Infinity', '-Infinity', '1e999']) {
+      assert.equal(query({ n }), false, n)
+      assert.deepEqual(query.errors?.map((e) => [e.instancePath, e.message]), [['/n', 'must be a finite number']])
+    }
+    const body = build('body')
+    assert.equal(body(JSON.parse('{"list":[1,1e999]}')), false)
+    assert.equal(body.errors?.[0].instancePath, '/list/1')
+    assert.equal(body({ n: 5, list: [1.5] }), true)
+    assert.equal(body.errors, null)
+  })
+
   it('compile nothing until a schema is used, and everything on compileAll', () => {
     const { compilersFactory, compileAll } = lazySchemaCompilers()
     let compiled = 0

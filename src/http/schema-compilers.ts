@@ -1,6 +1,7 @@
 import AjvCompiler from '@fastify/ajv-compiler'
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import type { FastifyServerOptions } from 'fastify'
+import { MAX_ID } from '../modules/account/ids.js'
 
 type Validate = ((data: unknown, dataCxt?: unknown) => unknown) & { errors?: unknown; schemaEnv?: unknown }
 type Serialize = (doc: unknown) => string
@@ -10,10 +11,35 @@ type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaCont
 export type CompileAll = () => void
 
 /**
+ * The first value of `data` no API input may hold, as an Ajv error, or null:
+ * - a non-finite number: Ajv coerces the strings `Infinity`, `-Infinity` and `1e999` (in a query, a path
+ *   or a JSON body) to numbers and then skips `minimum`/`maximum` for them;
+ * - a string (or key) with U+0000: PostgreSQL cannot store it in text and refuses the whole query;
+ * - in a path, a number above MAX_ID: path numbers name rows, and PostgreSQL refuses to compare an
+ *   `integer` column with a larger number.
+ */
+function refused(data: unknown, at: string, path: boolean, depth = 0): { at: string; message: string } | null {
+  if (typeof data === 'number') {
+    if (!Number.isFinite(data)) return { at, message: 'must be a finite number' }
+    return path && data > MAX_ID ? { at, message: `must be <= ${MAX_ID}` } : null
+  }
+  if (typeof data === 'string') return data.includes('\u0000') ? { at, message: 'must not contain the NUL character' } : null
+  if (typeof data !== 'object' || data === null || depth > 64) return null
+  for (const [k, v] of Object.entries(data)) {
+    if (k.includes('\u0000')) return { at, message: 'must not contain the NUL character' }
+    const found = refused(v, `${at}/${k}`, path, depth + 1)
+    if (found !== null) return found
+  }
+  return null
+}
+
+/**
  * Fastify's own validator (Ajv, with Fastify's options and the shared schemas) and serializer
  * (fast-json-stringify) compilers, each route schema compiled on its first use instead of at `ready`:
  * hundreds of routes cost a start no compile time, a route's first request pays for its own.
- * A validator reads exactly like Ajv's: `.errors` and `.schemaEnv` are those of the compiled function.
+ * A validator reads exactly like Ajv's: `.errors` and `.schemaEnv` are those of the compiled function;
+ * it also refuses what no API input may hold (see refused): a non-finite number, a NUL character, a path
+ * number above MAX_ID.
  * Fastify treats compilers given here as custom, so it compiles header schemas as written:
  * their property names must be lower-case.
  */
@@ -40,9 +66,18 @@ export function lazySchemaCompilers(): { compilersFactory: CompilersFactory; com
     const compiler = once(() => validatorPool(externalSchemas, options))
     return (route: Parameters<ReturnType<typeof validatorPool>>[0]) => {
       const compiled = once(() => compiler()(route) as Validate)
-      const validate = ((data: unknown, dataCxt?: unknown) => compiled()(data, dataCxt)) as Validate
+      let own: unknown[] | null = null
+      const validate = ((data: unknown, dataCxt?: unknown) => {
+        own = null
+        const valid = compiled()(data, dataCxt)
+        if (valid !== true) return valid
+        const found = refused(data, '', (route as unknown as { httpPart?: string }).httpPart === 'params')
+        if (found === null) return true
+        own = [{ instancePath: found.at, schemaPath: '', keyword: 'type', params: {}, message: found.message }]
+        return false
+      }) as Validate
       Object.defineProperties(validate, {
-        errors: { get: () => compiled().errors },
+        errors: { get: () => own ?? compiled().errors },
         schemaEnv: { get: () => compiled().schemaEnv },
       })
       return validate

@@ -13,9 +13,18 @@ export interface JournalEntry {
 
 const SECRET = /pass(word)?|secret|private_key|auth_code|transfer_code/i
 
-/** Replaces the values of secret-looking fields, so the journal never shows a password. */
+/** How deep the journal keeps a body; deeper values become TOO_DEEP. */
+const MAX_DEPTH = 20
+export const TOO_DEEP = '[nested too deep]'
+
+/**
+ * Replaces the values of secret-looking fields, so the journal never shows a password, and what is nested
+ * deeper than MAX_DEPTH: unchecked, it could hold a secret, and a body nested thousands deep (valid JSON)
+ * overflows the stack of JSON.stringify when the journal is read.
+ */
 export function redact(value: unknown, depth = 0): unknown {
-  if (depth > 20 || value === null || typeof value !== 'object') return value
+  if (value === null || typeof value !== 'object') return value
+  if (depth > MAX_DEPTH) return TOO_DEEP
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1))
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, SECRET.test(k) ? '[redacted]' : redact(v, depth + 1)]))
 }

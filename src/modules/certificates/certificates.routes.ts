@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
+import { errorsFor } from '../../http/error-responses.js'
 import { ok, pageOf } from '../../http/schemas.js'
 import { DryRunQuery, isDryRun } from '../../http/dry-run.js'
 import {
@@ -83,7 +84,7 @@ export const certificatesRoutes: FastifyPluginAsync = async (base) => {
       summary: 'Get a certificate',
       description: '`certificate` and `intermediate_certificate` (PEM) appear once `certificate_status` is `ACT`.',
       params: CertificateParams,
-      response: { 200: CertificateResponse },
+      response: { 200: CertificateResponse, ...errorsFor('certificates', { 404: ['Certificate not found'] }) },
     },
   }, async (req) => ok(await service().get(req.principal!.accountId, req.params.id)))
 
@@ -103,7 +104,7 @@ export const certificatesRoutes: FastifyPluginAsync = async (base) => {
       params: CertificateParams,
       querystring: DryRunQuery,
       body: RequestBody,
-      response: { 200: CertificateResponse },
+      response: { 200: CertificateResponse, ...errorsFor('certificates', { 404: ['Certificate not found'] }) },
     },
   }, async (req) => ok(await service().request(req.principal!.accountId, req.params.id, req.body, { dryRun: isDryRun(req.query) }), 'Certificate requested'))
 }

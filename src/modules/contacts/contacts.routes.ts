@@ -3,6 +3,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import { DryRunQuery, isDryRun } from '../../http/dry-run.js'
 import { Envelope, OkMessage, ok, okMessage } from '../../http/schemas.js'
 import { Contact, ContactBody, ContactIdParams, ContactList, contactExample } from './contacts.schemas.js'
+import { errorsFor } from '../../http/error-responses.js'
 
 /** Contact profiles: the owner, admin, tech and billing contacts of domains. */
 export const contactsRoutes: FastifyPluginAsync = async (base) => {
@@ -28,7 +29,7 @@ export const contactsRoutes: FastifyPluginAsync = async (base) => {
 
   app.get('/domains/contacts/:id', {
     config: { area: 'domains-profiles', fixture: 'contact' },
-    schema: { operationId: 'getContactProfile', tags, summary: 'Get a contact profile', params: ContactIdParams, response: { 200: Envelope(Contact, contactExample) } },
+    schema: { operationId: 'getContactProfile', tags, summary: 'Get a contact profile', params: ContactIdParams, response: { 200: Envelope(Contact, contactExample), ...errorsFor('domains-profiles', { 404: ['Contact profile not found'] }) } },
   }, async (req) => ok(await app.services.contacts.get(req.principal!.accountId, req.params.id)))
 
   app.put('/domains/contacts/:id', {
@@ -36,7 +37,7 @@ export const contactsRoutes: FastifyPluginAsync = async (base) => {
     schema: {
       operationId: 'updateContactProfile', tags, summary: 'Update a contact profile',
       description: 'Changes the fields given; the others stay.',
-      params: ContactIdParams, querystring: DryRunQuery, body: ContactBody, response: { 200: Envelope(Contact, contactExample) },
+      params: ContactIdParams, querystring: DryRunQuery, body: ContactBody, response: { 200: Envelope(Contact, contactExample), ...errorsFor('domains-profiles', { 404: ['Contact profile not found'] }) },
     },
   }, async (req) => ok(await app.services.contacts.update(req.principal!.accountId, req.params.id, req.body, { dryRun: isDryRun(req.query) })))
 
@@ -45,7 +46,7 @@ export const contactsRoutes: FastifyPluginAsync = async (base) => {
     schema: {
       operationId: 'deleteContactProfile', tags, summary: 'Delete a contact profile',
       description: 'A profile that a domain uses cannot be deleted (400).',
-      params: ContactIdParams, querystring: DryRunQuery, response: { 200: OkMessage },
+      params: ContactIdParams, querystring: DryRunQuery, response: { 200: OkMessage, ...errorsFor('domains-profiles', { 404: ['Contact profile not found'] }) },
     },
   }, async (req) => {
     await app.services.contacts.delete(req.principal!.accountId, req.params.id, { dryRun: isDryRun(req.query) })

@@ -4,6 +4,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import { DryRunQuery, isDryRun } from '../../http/dry-run.js'
 import { Envelope, OkMessage, ok, okMessage } from '../../http/schemas.js'
 import * as S from './vps.schemas.js'
+import { errorsFor } from '../../http/error-responses.js'
 
 const TAGS = ['VPS']
 const dry = (req: { query: unknown }) => ({ dryRun: isDryRun(req.query as { test?: string }) })
@@ -31,7 +32,7 @@ export const sshKeysRoutes: FastifyPluginAsync = async (base) => {
     config: { area: 'vps', fixture: 'vpsSshKey' },
     schema: {
       operationId: 'deleteSshKey', querystring: DryRunQuery, tags: TAGS, summary: 'Delete an SSH key', description: 'Unknown or another account\'s key → 404 `SSH key not found`.',
-      params: S.IdParams, response: { 200: OkMessage },
+      params: S.IdParams, response: { 200: OkMessage, ...errorsFor('vps', { 404: ['SSH key not found'] }) },
     },
   }, async (req) => {
     await app.services.vps.sshKeys.delete(req.principal!.accountId, req.params.id, dry(req))

@@ -4,6 +4,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import { DryRunQuery, isDryRun } from '../../http/dry-run.js'
 import { Envelope, OkMessage, ok, okMessage } from '../../http/schemas.js'
 import * as S from './vps.schemas.js'
+import { errorsFor } from '../../http/error-responses.js'
 
 const TAGS = ['VPS']
 const dry = (req: { query: unknown }) => ({ dryRun: isDryRun(req.query as { test?: string }) })
@@ -41,7 +42,7 @@ export const vpsNetworkRoutes: FastifyPluginAsync = async (base) => {
     config: { area: 'vps', fixture: 'vpsFloatingIp' },
     schema: {
       operationId: 'deleteFloatingIp', querystring: DryRunQuery, tags: TAGS, summary: 'Release a floating IP', description: 'An attached floating IP cannot be deleted: detach it first.',
-      params: S.IdParams, response: { 200: OkMessage },
+      params: S.IdParams, response: { 200: OkMessage, ...errorsFor('vps', { 404: ['Floating IP not found'] }) },
     },
   }, async (req) => {
     await app.services.vps.network.deleteFloatingIp(req.principal!.accountId, req.params.id, dry(req))

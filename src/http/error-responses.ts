@@ -1,0 +1,159 @@
+import { Type, type TSchema } from 'typebox'
+import type { FastifyInstance, RouteOptions } from 'fastify'
+import { ADMIN_PREFIX, API_PREFIX } from './constants.js'
+import { ErrorBody } from './schemas.js'
+import { asArray } from './route-hooks.js'
+
+/**
+ * The error answers every operation declares, in its route schema and so in the OpenAPI documents:
+ * one helper for every module, applied to every route of the customer and admin APIs by
+ * `declareErrorResponses`. A route adds its own texts with `errorsFor(area, own)` in its `response`;
+ * whatever status it leaves out is filled in here.
+ */
+
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 414 | 415 | 429 | 500 | 502 | 503 | 504
+export type OwnTexts = Partial<Record<ErrorStatus, string[]>>
+
+/** An error answer in the customer OpenAPI document: the shared error body, described by the texts the route can answer. */
+export const ErrorAnswer = (texts: string[], note = '') =>
+  Type.Unsafe<{ status: number; status_description: string }>({
+    $ref: 'ErrorBody',
+    description: texts.map((t) => `\`${t}\``).join(', ') + note,
+  })
+
+/** The admin document has no components: its error answers carry the error body inline. */
+const InlineErrorAnswer = (texts: string[], note = '') => {
+  const { $id: _id, ...body } = ErrorBody as TSchema & { $id?: string }
+  return { ...body, description: texts.map((t) => `\`${t}\``).join(', ') + note } as TSchema
+}
+
+const FAULT = ' (sandbox fault injection can answer this status, with the text the fault sets)'
+const VALIDATION = '; validation errors name the field (`Missing <field>`, `Invalid <field>: …`) and list every problem in `errors`'
+
+/** Marks an answer made by errorsFor with the route's own texts for its status. */
+const OWN = Symbol('own error texts')
+
+/** Methods whose body is read: only these can answer 413 and 415. */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+interface Shape {
+  /** The route's permission area (customer API), for the 403 description. */
+  area?: string
+  admin?: boolean
+  /** The route reads a body. */
+  body?: boolean
+  /** The route takes an `Idempotency-Key`. */
+  idempotent?: boolean
+  /** The path names a resource. */
+  params?: boolean
+}
+
+/** Texts a whole permission area answers besides the common ones (the VPS area refuses a sub-user with a 400). */
+const AREA_TEXTS: Record<string, OwnTexts> = {
+  vps: { 400: ['No access to this VPS', 'No valid VPS ID provided'] },
+  domains: { 400: ['You have no access to this resource'] },
+}
+
+function answers(shape: Shape, own: OwnTexts): Record<ErrorStatus, TSchema> {
+  const A = shape.admin ? InlineErrorAnswer : ErrorAnswer
+  const area = shape.area ?? ''
+  const texts = (status: ErrorStatus, base: string[]) => [...new Set([...base, ...(AREA_TEXTS[area]?.[status] ?? []), ...(own[status] ?? [])])]
+  // A sub-user without the route's permission: 403, except in the VPS area (400 `No access to this VPS`).
+  const permission = area !== '' && area !== 'any' && area !== 'public' && area !== 'vps'
+  const out = {
+    400: A(texts(400, ['Wrong request method', 'SSL connection is required', ...(shape.body ? ['Invalid JSON body'] : []),
+      ...(shape.idempotent ? ['Invalid Idempotency-Key: 1 to 255 visible ASCII characters'] : [])]), VALIDATION),
+    401: A(texts(401, shape.admin
+      ? ['No valid admin token set']
+      : ['No valid API key set', 'API key has expired', 'Remote IP address is not found in the API key whitelist (<ip>)'])),
+    403: A(texts(403, ['Access denied']), permission ? `: a sub-user without the \`${area}\` permission` : FAULT),
+    404: A(texts(404, own[404] ? [] : ['Endpoint not found']), shape.admin
+      ? (shape.params && !own[404] ? ', or the not-found text of the resource named in the path' : '')
+      : own[404] ? '; sandbox fault injection can answer 404 too'
+        : shape.params ? ' (sandbox fault injection), or the not-found text of the resource named in the path' : FAULT),
+    409: A(texts(409, shape.idempotent
+      ? ['Idempotency key reused with a different request', 'A request with this Idempotency-Key is still being processed']
+      : ['Conflict']), shape.idempotent ? '' : FAULT),
+    413: A(texts(413, ['Request body too large'])),
+    414: A(texts(414, ['URI too long: a path segment may have at most 254 characters']), ' (a domain name with its root dot fits)'),
+    415: A(texts(415, ['Unsupported Content-Encoding: …']), ' (send the body uncompressed)'),
+    429: A(texts(429, ['Rate limit exceeded'])),
+    500: A(texts(500, ['Error'])),
+    502: A(texts(502, ['Bad gateway']), FAULT),
+    503: A(texts(503, ['Service unavailable']), shape.admin ? ': the server is shutting down' : `${FAULT}, or the server is shutting down`),
+    504: A(texts(504, ['Gateway timeout']), FAULT),
+  } as Record<ErrorStatus, TSchema>
+  const declared = new Set(errorStatuses(shape))
+  for (const status of Object.keys(out)) if (!declared.has(Number(status) as ErrorStatus)) delete (out as Partial<Record<ErrorStatus, TSchema>>)[Number(status) as ErrorStatus]
+  return out
+}
+
+/**
+ * The error answers of a customer route with its own texts by status, to spread into `response`:
+ * `response: { 200: X, ...errorsFor('domains', { 404: ['Contact profile not found'] }) }`.
+ */
+export function errorsFor(area: string, own: OwnTexts = {}): Partial<Record<ErrorStatus, TSchema>> {
+  const all = answers({ area, body: true, params: true }, own)
+  // Only the statuses the route names, marked with their own texts: declareErrorResponses renders them
+  // again with the route's shape (method, idempotency, paging) and adds the other statuses.
+  return Object.fromEntries(Object.entries(all).filter(([s]) => own[Number(s) as ErrorStatus]).map(([s, answer]) => {
+    Object.defineProperty(answer, OWN, { value: own[Number(s) as ErrorStatus], enumerable: false })
+    return [s, answer]
+  }))
+}
+
+/** The extra 400 of paged lists. */
+export const PAGED = ['Page out of range']
+
+/**
+ * The error statuses a route can answer: the customer API every status sandbox fault injection can set
+ * (FAULT_STATUSES) besides its own; the admin API has no permissions, faults or drivers behind it.
+ */
+function errorStatuses(shape: { admin?: boolean; body?: boolean; params?: boolean }): ErrorStatus[] {
+  const body = shape.body ? [413 as const, 415 as const] : []
+  const long = shape.params ? [414 as const] : []
+  return shape.admin
+    ? [400, 401, 404, ...body, ...long, 429, 500, 503]
+    : [400, 401, 403, 404, 409, ...body, ...long, 429, 500, 502, 503, 504]
+}
+
+/** Every error status a route of `method url` declares, as `declareErrorResponses` declares them. */
+export function declaredErrorStatuses(method: string, url: string): ErrorStatus[] {
+  return errorStatuses({ admin: url.startsWith(ADMIN_PREFIX), body: BODY_METHODS.has(method), params: url.includes(':') })
+}
+
+/**
+ * Adds to every customer and admin route the error answers it does not declare itself: the ones every
+ * route can give (transport, validation, authentication, permission, rate limit, body limit, `500 Error`)
+ * and the ones sandbox fault injection can give (404, 409, 502, 503, 504). Register before any plugin
+ * that reads route schemas (the OpenAPI generators, the admin document).
+ */
+export function declareErrorResponses(app: FastifyInstance): void {
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const customer = route.url.startsWith(API_PREFIX)
+    const admin = route.url.startsWith(ADMIN_PREFIX)
+    const schema = route.schema as { operationId?: string; response?: Record<string, unknown> } | undefined
+    if ((!customer && !admin) || !schema?.operationId) return
+    const methods = asArray(route.method)
+    const shape: Shape = {
+      area: route.config?.area,
+      admin,
+      body: methods.some((m) => BODY_METHODS.has(m)),
+      idempotent: route.config?.idempotent === true,
+      params: route.url.includes(':'),
+    }
+    const paged = 'page' in ((schema as { querystring?: { properties?: object } }).querystring?.properties ?? {})
+    const own: OwnTexts = paged ? { 400: [...PAGED] } : {}
+    const response = (schema.response ??= {})
+    for (const [status, answer] of Object.entries(response)) {
+      const texts = (answer as { [OWN]?: string[] })[OWN]
+      if (texts) own[Number(status) as ErrorStatus] = [...new Set([...(own[Number(status) as ErrorStatus] ?? []), ...texts])]
+    }
+    const all = answers(shape, own)
+    for (const [status, answer] of Object.entries(all)) {
+      // The bare ErrorBody some routes declare (the admin ones) is replaced by the described answer.
+      const declared = response[status] as { [OWN]?: string[] } | undefined
+      if (declared === undefined || declared === ErrorBody || declared[OWN]) response[status] = answer
+    }
+  })
+}

@@ -1,0 +1,60 @@
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { dialects, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { makeDomain } from './helpers/fixtures/domains.js'
+
+// Found by the HTTP fuzz test: Ajv coerces the string `Infinity` (in a query, a path or a JSON body) to a number
+// and then skips minimum/maximum; in a page or limit it reached the database and answered 500.
+for (const dialect of dialects) {
+  describe(`input no field may hold is refused with a validation 400 (${dialect})`, () => {
+    let t: TestApp
+    let a: TestAccount
+    let adminToken: string
+    before(async () => {
+      t = await startTestApp(dialect)
+      a = await t.account()
+      adminToken = (await t.ctx.services.admin.createToken('test')).token
+    })
+    after(() => t.close())
+
+    it('answers 400 naming the field for Infinity, -Infinity and 1e999 in a query', async () => {
+      for (const [name, value] of [['limit', 'Infinity'], ['page', '-Infinity'], ['limit', '1e999'], ['page', 'Infinity']]) {
+        const r = await t.request('GET', `/affiliate/commissions?${name}=${value}`, { key: a.key })
+        assert.deepEqual(r.body, { status: 400, status_description: `Invalid ${name}: must be a finite number`, errors: [{ field: name, message: 'must be a finite number' }] }, `${name}=${value}`)
+        const admin = await t.request('GET', `/admin/v1/outbox?${name}=${value}`, { headers: { authorization: `Bearer ${adminToken}` } })
+        assert.equal(admin.status, 400, `admin outbox ${name}=${value}: ${admin.text}`)
+      }
+    })
+
+    it('answers 400 naming the field for "Infinity" given for a number in a JSON body (Ajv coerces it too)', async () => {
+      const domain = await makeDomain(t, a)
+      const r = await t.request('PATCH', `/domains/${domain}/dns`, { key: a.key, body: { record: { type: 'A', name: 'www', value: '192.0.2.1', ttl: 'Infinity' } } })
+      assert.deepEqual(r.body, { status: 400, status_description: 'Invalid record.ttl: must be a finite number', errors: [{ field: 'record.ttl', message: 'must be a finite number' }] })
+    })
+
+    // Found by the fuzz test on PostgreSQL: it refuses a NUL in text and an integer column compared with a larger number (500).
+    it('answers 400 for a path number above the largest row id', async () => {
+      for (const p of ['/certificates/99999999999999999999', '/domains/contacts/2147483648', '/domains/dns-templates/1e20']) {
+        const r = await t.request('GET', p, { key: a.key })
+        assert.deepEqual(r.body, { status: 400, status_description: 'Invalid id: must be <= 2147483647', errors: [{ field: 'id', message: 'must be <= 2147483647' }] }, p)
+      }
+      const admin = await t.request('GET', '/admin/v1/accounts/1e20', { headers: { authorization: `Bearer ${adminToken}` } })
+      assert.equal(admin.body.status_description, 'Invalid customer_number: must be <= 2147483647')
+    })
+
+    it('answers 400 for a NUL character in a path, a query or a body', async () => {
+      const path = await t.request('GET', '/domains/extensions/a%00b', { key: a.key })
+      assert.equal(path.body.status_description, 'Invalid extension: must not contain the NUL character', path.text)
+      const query = await t.request('GET', '/account/tickets?search=a%00b', { key: a.key })
+      assert.equal(query.body.status_description, 'Invalid search: must not contain the NUL character', query.text)
+      const body = await t.request('POST', '/domains/dns-templates', { key: a.key, body: { alias: 'a\u0000b', records: [] } })
+      assert.equal(body.body.status_description, 'Invalid alias: must not contain the NUL character', body.text)
+    })
+
+    it('still takes finite numbers, 1e2 included', async () => {
+      const r = await t.request('GET', '/affiliate/commissions?limit=1e2&page=1', { key: a.key })
+      assert.equal(r.status, 200, r.text)
+      assert.equal(r.body.data.pagination.limit, 100)
+    })
+  })
+}
