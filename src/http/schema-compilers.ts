@@ -14,7 +14,6 @@ export type CompileAll = () => void
  * The first value of `data` no API input may hold, as an Ajv error, or null:
  * - a non-finite number: Ajv coerces the strings `Infinity`, `-Infinity` and `1e999` (in a query, a path
  *   or a JSON body) to numbers and then skips `minimum`/`maximum` for them;
- * - a string (or key) with U+0000: PostgreSQL cannot store it in text and refuses the whole query;
  * - in a path, a number above MAX_ID: path numbers name rows, and PostgreSQL refuses to compare an
  *   `integer` column with a larger number.
  */
@@ -23,10 +22,8 @@ function refused(data: unknown, at: string, path: boolean, depth = 0): { at: str
     if (!Number.isFinite(data)) return { at, message: 'must be a finite number' }
     return path && data > MAX_ID ? { at, message: `must be <= ${MAX_ID}` } : null
   }
-  if (typeof data === 'string') return data.includes('\u0000') ? { at, message: 'must not contain the NUL character' } : null
   if (typeof data !== 'object' || data === null || depth > 64) return null
   for (const [k, v] of Object.entries(data)) {
-    if (k.includes('\u0000')) return { at, message: 'must not contain the NUL character' }
     const found = refused(v, `${at}/${k}`, path, depth + 1)
     if (found !== null) return found
   }
@@ -38,8 +35,8 @@ function refused(data: unknown, at: string, path: boolean, depth = 0): { at: str
  * (fast-json-stringify) compilers, each route schema compiled on its first use instead of at `ready`:
  * hundreds of routes cost a start no compile time, a route's first request pays for its own.
  * A validator reads exactly like Ajv's: `.errors` and `.schemaEnv` are those of the compiled function;
- * it also refuses what no API input may hold (see refused): a non-finite number, a NUL character, a path
- * number above MAX_ID.
+ * it also refuses what no API input may hold (see refused): a non-finite number, a path number above MAX_ID.
+ * (NUL is refused at the door, by the transport plugin.)
  * Fastify treats compilers given here as custom, so it compiles header schemas as written:
  * their property names must be lower-case.
  */
