@@ -1,4 +1,4 @@
-// `npx tsx bench/redis-outage.ts`: latency of authenticated requests while the Redis behind the shared limits fails.
+// `npm run bench:redis`: latency of authenticated requests while the Redis behind the shared limits fails.
 // Never part of `npm test`. Starts a redis-server of its own on a free loopback port and hostapi (from the sources, SQLite,
 // over HTTPS) against it, keeps BENCH_CONNECTIONS callers busy on GET /whoami, and moves through five phases of
 // BENCH_PHASE seconds: Redis up, Redis killed (SIGKILL: connections drop), Redis started again, Redis hung (SIGSTOP:

@@ -55,9 +55,10 @@ export interface Config {
   domainNames: { privateSuffixes: string[] }
   /**
    * DNS zone imports and record replaces: the largest zone text (bytes) and record count per zone; inputs over
-   * the inline thresholds are parsed in a pool of `workers` threads with at most `queue` waiting (then 503).
+   * the inline thresholds are parsed in a pool of `workers` threads with at most `queue` waiting (then 503) and at
+   * most `perAccount` running or waiting for one account (then 429).
    */
-  zones: { maxBytes: number; maxRecords: number; inlineBytes: number; inlineRecords: number; workers: number; queue: number }
+  zones: { maxBytes: number; maxRecords: number; inlineBytes: number; inlineRecords: number; workers: number; queue: number; perAccount: number }
   /** The hypervisor behind the VPS area: the built-in simulator runs actions `simSpeed` times faster than real ones. */
   hypervisor: { driver: 'builtin'; simSpeed: number; shutdownTimeoutSeconds: number }
   /** Invoicing: VAT rate (percent), payment term, and the seller printed on invoices. */
@@ -265,6 +266,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       inlineRecords: int('HOSTAPI_ZONE_INLINE_RECORDS', 200, 0, 10_000_000),
       workers: int('HOSTAPI_ZONE_WORKERS', 1, 1, 64),
       queue: int('HOSTAPI_ZONE_QUEUE', 4, 0, 10_000),
+      perAccount: int('HOSTAPI_ZONE_PER_ACCOUNT', 1, 1, 10_000),
     },
     hypervisor: {
       driver: 'builtin',

@@ -49,7 +49,7 @@ export class DnsService {
   /** Replaces every record of the zone with `input`, all or nothing. */
   async replace(accountId: number, raw: string, input: (Omit<RecordInput, 'name'> & { name?: string | null })[], opts: DryRun = {}): Promise<void> {
     const d = await this.domains.requireOwned(accountId, raw)
-    const records = await this.work.records(d.name, input)
+    const records = await this.work.records(accountId, d.name, input)
     if (opts.dryRun) return
     await this.replaceAll(d, records)
   }
@@ -111,7 +111,7 @@ export class DnsService {
   /** Replaces every record with those of a BIND zone text (its SOA and apex NS are ignored). */
   async importZone(accountId: number, raw: string, text: string, opts: DryRun = {}): Promise<void> {
     const d = await this.domains.requireOwned(accountId, raw)
-    const records = await this.work.parse(d.name, text)
+    const records = await this.work.parse(accountId, d.name, text)
     if (opts.dryRun) return
     await this.replaceAll(d, records)
   }

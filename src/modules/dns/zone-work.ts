@@ -22,10 +22,12 @@ export interface ZoneLimits {
   workers: number
   /** Tasks waiting for a worker at most; one more answers 503 with Retry-After. */
   queue: number
+  /** Large tasks one account may have running or waiting at once; one more answers 429 with Retry-After. */
+  perAccount: number
 }
 
 export const DEFAULT_ZONE_LIMITS: ZoneLimits = {
-  maxBytes: 10 * 1024 * 1024, maxRecords: 50_000, inlineBytes: 64 * 1024, inlineRecords: 200, workers: 1, queue: 4,
+  maxBytes: 10 * 1024 * 1024, maxRecords: 50_000, inlineBytes: 64 * 1024, inlineRecords: 200, workers: 1, queue: 4, perAccount: 1,
 }
 
 const piscina = lazyRequire<typeof import('piscina')>('piscina')
@@ -44,24 +46,26 @@ function workerFile(): string {
 /** Runs zone parsing and record-set validation inline or in the pool, within the limits. */
 export class ZoneWork {
   private pool: PiscinaPool | null = null
+  /** Large tasks running or waiting, per account: no account may take the whole queue. */
+  private readonly inFlight = new Map<number, number>()
 
   constructor(readonly limits: ZoneLimits = DEFAULT_ZONE_LIMITS) {}
 
   /** The records of a BIND zone text: 413 over maxBytes, 400 over maxRecords or for a bad line. */
-  async parse(zone: string, text: string): Promise<NormalisedRecord[]> {
+  async parse(accountId: number, zone: string, text: string): Promise<NormalisedRecord[]> {
     // Cheap checks first: the length in UTF-16 units bounds the bytes from below (at most 3 bytes per unit).
     if (text.length > this.limits.maxBytes || (text.length * 3 > this.limits.maxBytes && Buffer.byteLength(text) > this.limits.maxBytes)) {
       throw errors.zoneFileTooLarge(this.limits.maxBytes)
     }
     const task: ZoneTask = { op: 'parse', zone, text, maxRecords: this.limits.maxRecords }
-    return text.length <= this.limits.inlineBytes ? runZoneTask(task) : this.run(task)
+    return text.length <= this.limits.inlineBytes ? runZoneTask(task) : this.run(accountId, task)
   }
 
   /** The validated record set of a replace: 400 over maxRecords or for a bad record. */
-  async records(zone: string, records: Extract<ZoneTask, { op: 'records' }>['records']): Promise<NormalisedRecord[]> {
+  async records(accountId: number, zone: string, records: Extract<ZoneTask, { op: 'records' }>['records']): Promise<NormalisedRecord[]> {
     if (records.length > this.limits.maxRecords) throw errors.tooManyDnsRecords(this.limits.maxRecords)
     const task: ZoneTask = { op: 'records', zone, records }
-    return records.length <= this.limits.inlineRecords ? runZoneTask(task) : this.run(task)
+    return records.length <= this.limits.inlineRecords ? runZoneTask(task) : this.run(accountId, task)
   }
 
   /** Stops the worker threads (waiting tasks fail). */
@@ -71,7 +75,21 @@ export class ZoneWork {
     await pool?.destroy()
   }
 
-  private async run(task: ZoneTask): Promise<NormalisedRecord[]> {
+  /** Runs a large task in the pool, counted against the account while it runs or waits. */
+  private async run(accountId: number, task: ZoneTask): Promise<NormalisedRecord[]> {
+    const mine = this.inFlight.get(accountId) ?? 0
+    if (mine >= this.limits.perAccount) throw errors.rateLimited(5)
+    this.inFlight.set(accountId, mine + 1)
+    try {
+      return await this.runInPool(task)
+    } finally {
+      const left = (this.inFlight.get(accountId) ?? 1) - 1
+      if (left > 0) this.inFlight.set(accountId, left)
+      else this.inFlight.delete(accountId)
+    }
+  }
+
+  private async runInPool(task: ZoneTask): Promise<NormalisedRecord[]> {
     const pool = (this.pool ??= new (piscina().Piscina)({
       filename: workerFile(),
       minThreads: 0,
