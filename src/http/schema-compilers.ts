@@ -14,17 +14,18 @@ export type CompileAll = () => void
  * The first value of `data` no API input may hold, as an Ajv error, or null:
  * - a non-finite number: Ajv coerces the strings `Infinity`, `-Infinity` and `1e999` (in a query, a path
  *   or a JSON body) to numbers and then skips `minimum`/`maximum` for them;
- * - in a path, a number above MAX_ID: path numbers name rows, and PostgreSQL refuses to compare an
- *   `integer` column with a larger number.
+ * - a whole number beyond ±MAX_ID, anywhere: every whole number the API stores or looks up is a 32-bit `integer`
+ *   column, and PostgreSQL refuses to store or compare a larger one (the customer would see a 500).
  */
-function refused(data: unknown, at: string, path: boolean, depth = 0): { at: string; message: string } | null {
+function refused(data: unknown, at: string, depth = 0): { at: string; message: string } | null {
   if (typeof data === 'number') {
     if (!Number.isFinite(data)) return { at, message: 'must be a finite number' }
-    return path && data > MAX_ID ? { at, message: `must be <= ${MAX_ID}` } : null
+    if (Number.isInteger(data) && data > MAX_ID) return { at, message: `must be <= ${MAX_ID}` }
+    return Number.isInteger(data) && data < -MAX_ID ? { at, message: `must be >= ${-MAX_ID}` } : null
   }
   if (typeof data !== 'object' || data === null || depth > 64) return null
   for (const [k, v] of Object.entries(data)) {
-    const found = refused(v, `${at}/${k}`, path, depth + 1)
+    const found = refused(v, `${at}/${k}`, depth + 1)
     if (found !== null) return found
   }
   return null
@@ -35,7 +36,7 @@ function refused(data: unknown, at: string, path: boolean, depth = 0): { at: str
  * (fast-json-stringify) compilers, each route schema compiled on its first use instead of at `ready`:
  * hundreds of routes cost a start no compile time, a route's first request pays for its own.
  * A validator reads exactly like Ajv's: `.errors` and `.schemaEnv` are those of the compiled function;
- * it also refuses what no API input may hold (see refused): a non-finite number, a path number above MAX_ID.
+ * it also refuses what no API input may hold (see refused): a non-finite number, a whole number beyond ±MAX_ID.
  * (NUL is refused at the door, by the transport plugin.)
  * Fastify treats compilers given here as custom, so it compiles header schemas as written:
  * their property names must be lower-case.
@@ -68,7 +69,7 @@ export function lazySchemaCompilers(): { compilersFactory: CompilersFactory; com
         own = null
         const valid = compiled()(data, dataCxt)
         if (valid !== true) return valid
-        const found = refused(data, '', (route as unknown as { httpPart?: string }).httpPart === 'params')
+        const found = refused(data, '')
         if (found === null) return true
         own = [{ instancePath: found.at, schemaPath: '', keyword: 'type', params: {}, message: found.message }]
         return false
