@@ -25,6 +25,8 @@ function refused(data: unknown, at: string, depth = 0): { at: string; message: s
   }
   if (typeof data !== 'object' || data === null || depth > 64) return null
   for (const [k, v] of Object.entries(data)) {
+    // A page no list can reach is answered by the list itself, with the specification's `Page out of range`.
+    if (depth === 0 && k === 'page' && typeof v === 'number' && Number.isFinite(v)) continue
     const found = refused(v, `${at}/${k}`, depth + 1)
     if (found !== null) return found
   }
