@@ -2,6 +2,7 @@
 // (GET /domains/{d}/dns, one request at a time) alone, then while account A runs 10 MB zone imports (dry run
 // `?test=1` and real, alternating, two at once) in a loop. Target: B's p99 under load < idle p99 + 50 ms.
 // The server runs from the sources (tsx) on SQLite in a temporary directory; BENCH_ISOLATION_SECONDS sets each window.
+// The figures go to bench/isolation-results.json as well.
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import https from 'node:https'
@@ -113,6 +114,11 @@ try {
     process.stdout.write(`imports: ${imports.ok} answered 200, others ${JSON.stringify(Object.fromEntries(imports.other))}, mean ${fmt(avg)}\n`)
     const pass = loaded.p99 < idle.p99 + 50
     process.stdout.write(`target p99 under load < idle p99 + 50 ms: ${fmt(loaded.p99)} vs ${fmt(idle.p99 + 50)}: ${pass ? 'met' : 'NOT met'} (${os.availableParallelism()} cores, ${new Date().toISOString()})\n`)
+    const results = {
+      date: new Date().toISOString(), cores: os.availableParallelism(), seconds, writers, zoneBodyBytes: zone.length,
+      idle, loaded, imports: { ok: imports.ok, other: Object.fromEntries(imports.other), meanMs: avg }, targetMet: pass,
+    }
+    fs.writeFileSync(path.join(root, 'bench/isolation-results.json'), `${JSON.stringify(results, null, 2)}\n`)
   } finally {
     child.kill('SIGTERM')
   }

@@ -28,8 +28,11 @@ export const listRecordsAt = (db: Db, accountId: number, domainId: number, name:
 /** Adds records to a domain (its ownership checked by the caller in the same transaction). */
 export async function insertRecords(db: Db, domainId: number, records: NormalisedRecord[], now: string): Promise<void> {
   if (records.length === 0) return
-  // Chunked: a large zone import stays under the dialects' parameter limits.
+  // Chunked: a large zone import stays under the dialects' parameter limits. Between chunks the event loop gets
+  // a turn: better-sqlite3 is synchronous, and 50,000 rows in one go would hold every other request for hundreds
+  // of milliseconds. Safe inside a transaction: the connection stays with it, other queries wait for it to end.
   for (let i = 0; i < records.length; i += 500) {
+    if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve))
     await db
       .insertInto('dns_records')
       .values(records.slice(i, i + 500).map((r) => ({ domain_id: domainId, type: r.type, name: r.name, value: r.value, ttl: r.ttl, created_at: now })))
