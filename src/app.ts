@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyInstance, type FastifyPluginAsync } from 'fastify'
+import Fastify, { LogController, type FastifyInstance, type FastifyPluginAsync, type FastifyRequest } from 'fastify'
 import type { Context, Services } from './context.js'
 import { requestId, transportPlugin } from './http/plugins/transport.js'
 import { clientErrorHandler, errorsPlugin, frameworkErrors } from './http/plugins/errors.js'
@@ -90,7 +90,11 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
     if (operationId && route.url.startsWith(API_PREFIX)) ctx.ops.operations.add(operationId)
   })
 
-  await app.register(transportPlugin, { bodyLimit: config.bodyLimit })
+  // Bodies over the general limit (only a zone import takes them) are parsed in the zone worker pool, counted
+  // against the caller's account like the zone work itself.
+  const zoneWork = ctx.services.dns.work
+  const parseLarge = { largeBody: config.bodyLimit, parse: (req: FastifyRequest, text: string) => zoneWork.json(req.principal?.accountId ?? 0, text) }
+  await app.register(transportPlugin, { bodyLimit: config.bodyLimit, parseLarge })
   await app.register(errorsPlugin)
   await app.register(metricsPlugin, { metrics: ctx.ops.metrics })
   if (sandbox) await app.register(journalPlugin, { journal: sandbox.journal, clock: ctx.clock })

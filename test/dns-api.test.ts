@@ -226,6 +226,17 @@ forEachDialect((dialect) => {
       assert.equal(after.find((r) => r.name === `long.${d}.`)!.value.length, 600)
     })
 
+    it('reads a body over the general limit off the event loop with the same answers: bad JSON, NUL', async () => {
+      const d = await makeDomain(t, a)
+      const pad = 'x'.repeat(1024 * 1024 + 10)
+      const broken = await t.request('PUT', `/domains/${d}/dns/zone`, { key: a.key, rawBody: `{"zone": "; ${pad}\n"`, headers: { 'content-type': 'application/json' } })
+      assert.deepEqual(broken.body, { status: 400, status_description: 'Invalid JSON body' })
+      const nul = await t.request('PUT', `/domains/${d}/dns/zone`, { key: a.key, body: { zone: `; ${pad}\u0000\n` } })
+      assert.deepEqual(nul.body, { status: 400, status_description: 'Invalid JSON body: text must not contain NUL (\\u0000)' })
+      const fine = await t.request('PUT', `/domains/${d}/dns/zone?test=1`, { key: a.key, body: { zone: `; ${pad}\nwww IN A 192.0.2.1\n` } })
+      assert.deepEqual(fine.body, updated)
+    })
+
     it('imports a zone file larger than the general 1 MiB body limit', async () => {
       const d = await makeDomain(t, a)
       const lines = Array.from({ length: 3000 }, (_, i) => `host${i} 3600 IN TXT "${'x'.repeat(400)}" ; padding to make the file large`)

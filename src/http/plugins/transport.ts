@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import fp from 'fastify-plugin'
+import type { FastifyRequest } from 'fastify'
 import { errors } from '../../errors.js'
+import { parseJsonBody } from '../../lib/json-body.js'
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -19,14 +21,21 @@ const SECURITY_HEADERS: Record<string, string> = {
 const DOCS_HEADERS = SECURITY_HEADERS
 export const API_HEADERS: Record<string, string> = { ...SECURITY_HEADERS, 'content-security-policy': "default-src 'none'; frame-ancestors 'none'" }
 
-/** True when JSON text has a string with NUL in it: `\u0000` with its backslash not itself escaped. */
-const hasNul = (json: string) => json.includes('\\u0000') && /(?:^|[^\\])(?:\\\\)*\\u0000/.test(json)
+
+export interface TransportOptions {
+  bodyLimit: number
+  /**
+   * Parses a body of more than `largeBody` characters off the event loop (a worker thread), so that one tenant's
+   * 10 MB zone import does not hold every other request while JSON.parse runs; smaller bodies parse inline.
+   */
+  parseLarge?: { largeBody: number; parse(req: FastifyRequest, text: string): Promise<unknown> }
+}
 
 /**
  * The transport rules of every request: TLS required (or a trusted proxy that says https), the request
  * id echoed, security headers, and JSON bodies parsed whatever their Content-Type (DELETE included).
  */
-export const transportPlugin = fp(async (app, opts: { bodyLimit: number }) => {
+export const transportPlugin = fp(async (app, opts: TransportOptions) => {
   // While the server shuts down, requests still arriving on open connections get a 503 in the envelope
   // (Fastify's own return503OnClosing answer is not the envelope; it is off, see app.ts).
   let closing = false
@@ -56,15 +65,17 @@ export const transportPlugin = fp(async (app, opts: { bodyLimit: number }) => {
   })
 
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: opts.bodyLimit }, (_req, body, done) => {
-    const text = (body as string).trim()
-    if (text === '') return done(null, undefined)
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(text)
-    } catch {
-      return done(errors.invalidJson(), undefined)
+  const large = opts.parseLarge
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: opts.bodyLimit }, (req, body, done) => {
+    const text = body as string
+    if (large && text.length > large.largeBody) {
+      large.parse(req, text).then((parsed) => done(null, parsed), (err: Error) => done(err, undefined))
+      return
     }
-    done(hasNul(text) ? errors.nulInBody() : null, parsed)
+    try {
+      done(null, parseJsonBody(text))
+    } catch (err) {
+      done(err as Error, undefined)
+    }
   })
 })

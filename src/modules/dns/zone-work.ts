@@ -7,7 +7,7 @@ import type { Piscina as PiscinaPool } from 'piscina'
 import { ApiError, errors } from '../../errors.js'
 import { lazyRequire } from '../../lazy-require.js'
 import type { NormalisedRecord } from './records.js'
-import { runZoneTask, type ZoneResult, type ZoneTask } from './zone.worker.js'
+import { runZoneTask, type TaskValue, type ZoneResult, type ZoneTask } from './zone.worker.js'
 
 export interface ZoneLimits {
   /** The largest zone text accepted, in UTF-8 bytes (413 above). */
@@ -68,6 +68,11 @@ export class ZoneWork {
     return records.length <= this.limits.inlineRecords ? runZoneTask(task) : this.run(accountId, task)
   }
 
+  /** A large request body's JSON, parsed in the pool (the transport parses smaller ones inline). */
+  async json(accountId: number, text: string): Promise<unknown> {
+    return this.run(accountId, { op: 'json', text })
+  }
+
   /** Stops the worker threads (waiting tasks fail). */
   async close(): Promise<void> {
     const pool = this.pool
@@ -76,12 +81,12 @@ export class ZoneWork {
   }
 
   /** Runs a large task in the pool, counted against the account while it runs or waits. */
-  private async run(accountId: number, task: ZoneTask): Promise<NormalisedRecord[]> {
+  private async run<T extends ZoneTask>(accountId: number, task: T): Promise<TaskValue<T>> {
     const mine = this.inFlight.get(accountId) ?? 0
     if (mine >= this.limits.perAccount) throw errors.rateLimited(5)
     this.inFlight.set(accountId, mine + 1)
     try {
-      return await this.runInPool(task)
+      return (await this.runInPool(task)) as TaskValue<T>
     } finally {
       const left = (this.inFlight.get(accountId) ?? 1) - 1
       if (left > 0) this.inFlight.set(accountId, left)
@@ -89,7 +94,7 @@ export class ZoneWork {
     }
   }
 
-  private async runInPool(task: ZoneTask): Promise<NormalisedRecord[]> {
+  private async runInPool(task: ZoneTask): Promise<unknown> {
     const pool = (this.pool ??= new (piscina().Piscina)({
       filename: workerFile(),
       minThreads: 0,
@@ -108,6 +113,6 @@ export class ZoneWork {
       throw err
     }
     if (!result.ok) throw new ApiError(result.kind, result.message)
-    return result.records
+    return result.value
   }
 }
