@@ -1,7 +1,7 @@
 import { describe, it, after, before } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import { openapiDocument, serialiseOpenapi } from '../src/http/openapi-document.js'
+import { openapiDocument, serialiseOpenapi } from '../src/openapi-document.js'
 import { startTestApp, type TestApp } from './helpers/app.js'
 
 describe('OpenAPI document', () => {

@@ -1,5 +1,6 @@
-import { Type } from 'typebox'
+import { Type, type Static } from 'typebox'
 import { Envelope } from '../../http/schemas.js'
+import type { ProfileInput } from './profile.service.js'
 
 const Email = Type.String({ format: 'email', maxLength: 254 })
 const Text = (max: number, description?: string) => Type.String({ minLength: 1, maxLength: max, ...(description ? { description } : {}) })
@@ -65,6 +66,10 @@ export const UpdateProfileBody = Type.Object(
     examples: [{ ...profileExample, pending_email: undefined }],
   },
 )
+
+// The service's input type and this schema describe the same body: each must be assignable to the other.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+export const profileInputInStep: Same<Static<typeof UpdateProfileBody>, ProfileInput> = true
 
 /** The body of `POST /account/profile/confirm-email`. */
 export const ConfirmEmailBody = Type.Object({ token: Type.String({ minLength: 10, maxLength: 100 }) }, { additionalProperties: false })

@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
-import type { Static } from 'typebox'
 import type { Clock } from '../../clock.js'
 import { iso } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
@@ -8,7 +7,6 @@ import { errors } from '../../errors.js'
 import type { MailDriver } from '../../drivers/mail/mail.js'
 import type { AccountProfile } from './account.tables.js'
 import * as repo from './profile.repository.js'
-import type { UpdateProfileBody } from './profile.schemas.js'
 
 /** The profile as the API shows it: the stored fields less the bookkeeping ones. */
 export type ProfileView = Omit<
@@ -16,8 +14,25 @@ export type ProfileView = Omit<
   'id' | 'account_id' | 'pending_email_token_hash' | 'pending_email_expires_at' | 'default_paymethod_id' | 'updated_at'
 >
 
-/** The body of `PUT /account/profile/`: a full replace, except the optional fields. */
-export type ProfileInput = Static<typeof UpdateProfileBody>
+/**
+ * The body of `PUT /account/profile/`: a full replace, except the optional fields. The route's schema
+ * (UpdateProfileBody in profile.schemas.ts) checks the text; the type check keeps the two in step.
+ */
+export interface ProfileInput {
+  firstname: string
+  lastname: string
+  company?: string
+  address: string
+  house_number: string
+  zipcode: string
+  city: string
+  country_code: string
+  phone: string
+  phone_country_code: string
+  email: string
+  email_invoices?: string
+  company_vat_number?: string
+}
 
 const VERIFY_TTL_MS = 48 * 3600_000
 const hashToken = (t: string) => createHash('sha256').update(t).digest('hex')

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import { errors } from '../../errors.js'
-import { pageOf, pagination } from '../../http/schemas.js'
+import { pageOf, pagination } from '../../lib/paging.js'
 import type { TldPrice } from '../domains/domains.tables.js'
 import * as repo from './extensions.repository.js'
 

@@ -1,9 +1,9 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { loadConfig } from '../config/config.js'
-import { createContext } from '../context.js'
-import { buildApp } from '../app.js'
+import { loadConfig } from './config/config.js'
+import { createContext } from './context.js'
+import { buildApp } from './app.js'
 
 /** The OpenAPI document as the code defines it, built on a throw-away in-memory database. */
 export async function openapiDocument(): Promise<unknown> {
