@@ -399,8 +399,11 @@ export class BuiltinHypervisor implements HypervisorDriver {
     const created = new Date(row.created_at)
     const day = (d: Date) => Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate())
     const DAY = 86_400_000
-    const first = Math.max(day(created) + DAY, day(now) - (KEEP_INCREMENTALS - 1) * DAY)
-    for (let d = first; d <= day(now); d += DAY) {
+    // The newest nightly is today's once its hour has passed, else yesterday's: before that hour the
+    // last seven run up to yesterday, so a list never holds fewer than seven for the hour of the day.
+    const last = day(now) + NIGHTLY_HOUR_UTC * 3_600_000 <= now.getTime() ? day(now) : day(now) - DAY
+    const first = Math.max(day(created), last - (KEEP_INCREMENTALS - 1) * DAY)
+    for (let d = first; d <= last; d += DAY) {
       const at = new Date(d + NIGHTLY_HOUR_UTC * 3_600_000)
       if (at > now || at < created) continue
       const token = at.toISOString().slice(0, 10).replace(/-/g, '')

@@ -134,6 +134,14 @@ export function hypervisorContract(name: string, make: () => Promise<ContractSub
       const times = list.map((b) => b.createdAt.getTime())
       assert.deepEqual(times, [...times].sort((x, y) => y - x))
       assert.deepEqual((await d.listBackups(ref)).map((b) => b.key), list.map((b) => b.key))
+      // Seven at every hour of the day for a fresh instance, before the nightly hour too (a window of
+      // three hours or more always holds one of twelve points two hours apart).
+      for (let i = 0; i < 12; i++) {
+        s.advance(2 * 3_600_000)
+        const other = await created()
+        s.advance(10 * 86_400_000)
+        assert.equal((await d.listBackups(other)).filter((b) => b.type === 'incremental').length, 7, `at step ${i}`)
+      }
     })
 
     it('reserves, routes, unroutes and releases floating addresses', async () => {
