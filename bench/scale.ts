@@ -14,7 +14,7 @@ import { createContext } from '../src/context.js'
 import type { DB } from '../src/db/tables.js'
 import { permissionMap } from '../src/modules/iam/permissions.js'
 import { STATUS } from '../src/modules/domains/domains.service.js'
-import { nextSerial } from '../src/modules/domains/zone-serial.js'
+import { nextSerial } from '../src/lib/dns/zone-serial.js'
 import { scenarios, seedBenchmarkData, DEMO_KEY, type BenchData } from './scenarios.js'
 import { call, connections, dist, durationSeconds, load, root, waitForLine, warmupSeconds, type Figures } from './harness.js'
 

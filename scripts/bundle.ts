@@ -22,7 +22,7 @@ const manifestFile = path.join(cliDir, 'cli.bundle.json')
 /**
  * Loaded from node_modules at run time, not bundled: native code (better-sqlite3, pg-native), pdfkit (its
  * fonts are files beside its code, and it is loaded only when a request needs it), piscina (it starts its
- * worker threads from a file beside its code; the zone worker is dist/src/modules/dns/zone.worker.js), and the other packages
+ * worker threads from a file beside its code; the zone worker is dist/src/modules/domains/dns/zone.worker.js), and the other packages
  * loaded only when a request or a setting needs them (kept out so a start does not compile them).
  */
 const external = ['better-sqlite3', 'pg-native', 'pdfkit', 'piscina', '@peculiar/x509', 'reflect-metadata', 'sanitize-html', 'sshpk', 'ioredis', 'pg']

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { ManualClock } from '../src/clock.js'
-import { sanitiseMessage, htmlToText } from '../src/modules/account/sanitise.js'
+import { sanitiseMessage, htmlToText } from '../src/modules/account/tickets/sanitise.js'
 import type { OutboxMailDriver } from '../src/drivers/mail/builtin.js'
 import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 

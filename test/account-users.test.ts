@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { PERMISSIONS } from '../src/modules/iam/permissions.js'
-import { verifyPassword } from '../src/modules/account/passwords.js'
+import { verifyPassword } from '../src/modules/account/users/passwords.js'
 
 const newUser = (n: number, extra: Record<string, unknown> = {}) => ({
   email: `user${n}-${Math.random().toString(36).slice(2, 8)}@example.com`,

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { ManualClock, ymd } from '../src/clock.js'
-import { addYears } from '../src/modules/domains/domain-name.js'
+import { addYears } from '../src/lib/domain-name.js'
 import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { uniqueName } from './helpers/fixtures/domains.js'
 

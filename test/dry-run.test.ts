@@ -6,7 +6,7 @@ import { fixtures, type FixtureResult } from './helpers/fixtures.js'
 import { contactProfile, makeDomain, uniqueName } from './helpers/fixtures/domains.js'
 import { makeVps } from './helpers/fixtures/vps.js'
 import type { OutboxMailDriver } from '../src/drivers/mail/builtin.js'
-import type { RecordSelector } from '../src/modules/dns/dns.service.js'
+import type { RecordSelector } from '../src/modules/domains/dns/dns.service.js'
 import { API_PREFIX } from '../src/http/constants.js'
 import type { RouteEntry } from '../src/http/route-table.js'
 

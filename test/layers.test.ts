@@ -3,14 +3,14 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
 
-// The tree is built in one-way layers: lib <- db <- drivers/modules/jobs <- http <- app/server/cli.
+// The tree is built in one-way layers: lib <- db/ops <- drivers/modules/jobs <- http <- app/server/cli.
 // An import may point to its own layer or a lower one, never to a higher one. A module's routes and request/reply
 // schemas (*.routes.ts, *-routes.ts, *.schemas.ts) are its HTTP face and belong to the http layer; its services, rules and
 // repositories may not import them.
 const root = new URL('..', import.meta.url).pathname
 const src = path.join(root, 'src')
 
-const LAYER_NAMES = ['lib', 'db', 'drivers/modules', 'http', 'top'] as const
+const LAYER_NAMES = ['lib', 'db/ops', 'drivers/modules', 'http', 'top'] as const
 
 /** The layer of a file, by its path relative to src/. */
 export function layerOf(rel: string): number {
@@ -18,8 +18,9 @@ export function layerOf(rel: string): number {
   const base = p.slice(p.lastIndexOf('/') + 1)
   // Used everywhere and free of upward imports: the lowest layer. The configuration is pure (environment in, object out).
   if (p.startsWith('lib/') || p.startsWith('config/') || ['errors.ts', 'clock.ts', 'lazy-require.ts'].includes(p)) return 0
-  // The row types of a module's tables sit beside the module but describe the database.
-  if (p.startsWith('db/') || base.endsWith('.tables.ts')) return 1
+  // The row types of a module's tables sit beside the module but describe the database. Operating state (metrics,
+  // fault injection, the request journal) is used by the HTTP plugins and the admin routes alike.
+  if (p.startsWith('db/') || p.startsWith('ops/') || base.endsWith('.tables.ts')) return 1
   // The demo data of a module is loaded by the seeder of the composition root.
   if (base.endsWith('.seed.ts')) return 4
   if (p.startsWith('modules/') && /[.-]routes\.ts$|\.schemas\.ts$/.test(base)) return 3

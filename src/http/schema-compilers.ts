@@ -1,7 +1,7 @@
 import AjvCompiler from '@fastify/ajv-compiler'
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import type { FastifyServerOptions } from 'fastify'
-import { MAX_ID } from '../modules/account/ids.js'
+import { MAX_ID } from '../db/ids.js'
 
 type Validate = ((data: unknown, dataCxt?: unknown) => unknown) & { errors?: unknown; schemaEnv?: unknown }
 type Serialize = (doc: unknown) => string

@@ -1,7 +1,7 @@
 import { isIPv4, isIPv6 } from 'node:net'
 import type { Answer } from 'dns-packet'
-import { splitQuotedStrings, txtChunks } from '../../modules/dns/records.js'
-import { apexNameservers, soaFor, type Soa } from '../../modules/dns/zone-file.js'
+import { splitQuotedStrings, txtChunks } from '../../lib/dns/records.js'
+import { apexNameservers, soaFor, type Soa } from '../../lib/dns/zone-file.js'
 
 /** One record as the server answers it: type, TTL and the `dns-packet` rdata, prepared once per zone load. */
 export interface WireRecord {

@@ -7,7 +7,7 @@ import type { Db } from '../../db/database.js'
 import type { DnsDriver } from './dns.js'
 import { findServedZoneById, findServedZones, listZoneRecords, type ServedZoneRow } from './dns.repository.js'
 import { buildSnapshot, resolve, type ZoneSnapshot } from './authority.js'
-import { DomainNames } from '../../modules/domains/domain-name.js'
+import { DomainNames } from '../../lib/domain-name.js'
 
 /** Options of the built-in DNS server. */
 export interface BuiltinDnsOptions {

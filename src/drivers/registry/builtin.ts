@@ -4,7 +4,7 @@ import type { Clock } from '../../clock.js'
 import { iso, ymd } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
 import { isUniqueViolation } from '../../db/errors.js'
-import { addYears, parseDomainName } from '../../modules/domains/domain-name.js'
+import { addYears, parseDomainName } from '../../lib/domain-name.js'
 import type { RegistryCheck, RegistryDriver, RegistryResult } from './registry.js'
 
 /** An auth code: 16 characters of letters, digits and a few symbols, as registries hand them out. */

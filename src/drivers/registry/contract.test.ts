@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto'
 import { openDatabase, migrate, type Database } from '../../db/database.js'
 import { systemClock, ymd } from '../../clock.js'
 import { forEachDialect, freshDatabase, tempDir } from '../../../test/helpers/app.js'
-import { addYears } from '../../modules/domains/domain-name.js'
+import { addYears } from '../../lib/domain-name.js'
 import type { RegistryDriver } from './registry.js'
 import { BuiltinRegistry } from './builtin.js'
 

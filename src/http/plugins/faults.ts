@@ -1,8 +1,8 @@
 import fp from 'fastify-plugin'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { errors } from '../../errors.js'
-import type { FaultInjector } from '../../modules/admin/faults.js'
-import type { Metrics } from '../../modules/admin/metrics.js'
+import type { FaultInjector } from '../../ops/faults.js'
+import type { Metrics } from '../../ops/metrics.js'
 import { API_PREFIX } from '../constants.js'
 
 /**

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { Clock } from '../../clock.js'
-import type { RequestJournal } from '../../modules/admin/journal.js'
+import type { RequestJournal } from '../../ops/journal.js'
 import { API_PREFIX } from '../constants.js'
 
 /** Sandbox: keeps the last calls of the customer API (method, path, body, status) for the admin API to show. */

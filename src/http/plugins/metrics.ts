@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyRequest } from 'fastify'
-import type { Metrics } from '../../modules/admin/metrics.js'
+import type { Metrics } from '../../ops/metrics.js'
 
 /** The operation a request is counted under: the route's operationId, else its URL pattern, else `unmatched`. */
 export function operationOf(req: FastifyRequest): string {

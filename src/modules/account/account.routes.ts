@@ -1,9 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify'
-import { invoicesRoutes } from './invoices.routes.js'
-import { profileRoutes } from './profile.routes.js'
-import { paymethodsRoutes } from './paymethods.routes.js'
-import { usersRoutes } from './users.routes.js'
-import { ticketsRoutes } from './tickets.routes.js'
+import { invoicesRoutes } from './invoices/invoices.routes.js'
+import { profileRoutes } from './profile/profile.routes.js'
+import { paymethodsRoutes } from './paymethods/paymethods.routes.js'
+import { usersRoutes } from './users/users.routes.js'
+import { ticketsRoutes } from './tickets/tickets.routes.js'
 
 /** Every route of the account area. */
 export const accountRoutes: FastifyPluginAsync = async (app) => {

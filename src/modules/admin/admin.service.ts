@@ -12,7 +12,7 @@ import { isPermission, parsePermissions, permissionMap, type PermissionMap } fro
 import { findJob } from '../../jobs/jobs.repository.js'
 import * as repo from './admin.repository.js'
 import * as catalog from './catalog.repository.js'
-import { DomainNames } from '../domains/domain-name.js'
+import { DomainNames } from '../../lib/domain-name.js'
 
 /** Admin tokens start with this, so a token is recognisable in a config file (and never mistaken for an API key). */
 export const ADMIN_TOKEN_PREFIX = 'adm_'

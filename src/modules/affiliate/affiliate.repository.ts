@@ -1,6 +1,6 @@
 import type { Insertable, Updateable } from 'kysely'
 import type { Db } from '../../db/database.js'
-import { contains } from '../account/search.js'
+import { contains } from '../../db/search.js'
 import type { AffiliateCommissionsTable, AffiliatePaymentsTable } from './affiliate.tables.js'
 
 /** Affiliate commissions and payments. Every read takes the account id. */

@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { MAX_ID } from '../account/ids.js'
+import { MAX_ID } from '../../db/ids.js'
 import { Envelope, PageQuery, Pagination } from '../../http/schemas.js'
 
 /** The numeric id in the path. */

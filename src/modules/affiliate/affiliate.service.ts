@@ -4,7 +4,7 @@ import { iso, ymdhms } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
 import { errors } from '../../errors.js'
 import { pageOf, pagination } from '../../lib/paging.js'
-import { amount } from '../account/money.js'
+import { amount } from '../../lib/money.js'
 import type { AffiliateCommission, AffiliatePayment } from './affiliate.tables.js'
 import * as repo from './affiliate.repository.js'
 

@@ -1,5 +1,5 @@
 import { ApiError } from '../../errors.js'
-import type { DnsService } from '../dns/dns.service.js'
+import type { DnsService } from '../domains/dns/dns.service.js'
 import type { DomainsService } from '../domains/domains.service.js'
 import type { AccountDns } from './certificates.service.js'
 

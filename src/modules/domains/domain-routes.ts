@@ -1,10 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify'
-import { contactsRoutes } from '../contacts/contacts.routes.js'
-import { dnsTemplatesRoutes } from '../dns-templates/dns-templates.routes.js'
-import { dnsRoutes } from '../dns/dns.routes.js'
-import { domainOrdersRoutes } from '../domain-orders/domain-orders.routes.js'
-import { extensionsRoutes } from '../extensions/extensions.routes.js'
-import { nameserversRoutes } from '../nameservers/nameservers.routes.js'
+import { contactsRoutes } from './contacts/contacts.routes.js'
+import { dnsTemplatesRoutes } from './templates/dns-templates.routes.js'
+import { dnsRoutes } from './dns/dns.routes.js'
+import { domainOrdersRoutes } from './orders/domain-orders.routes.js'
+import { extensionsRoutes } from './extensions/extensions.routes.js'
+import { nameserversRoutes } from './nameservers/nameservers.routes.js'
 import { domainsRoutes } from './domains.routes.js'
 
 /** Every route of the domains area: domains, DNS, contact and nameserver profiles, DNS templates, extensions, availability and orders. */

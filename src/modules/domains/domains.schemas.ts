@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { Nullable } from './nullable.js'
+import { Nullable } from '../../lib/nullable.js'
 import { PageQuery, Pagination } from '../../http/schemas.js'
 
 /** Schemas of the domain routes. */

@@ -1,6 +1,6 @@
 import { ymd } from '../../clock.js'
 import type { DemoSeeder } from '../../seed/demo.js'
-import { addYears } from './domain-name.js'
+import { addYears } from '../../lib/domain-name.js'
 
 /**
  * Demo data of the domains area: a contact profile (default for every role), a nameserver profile, a DNS

@@ -1,0 +1,71 @@
+import type { Insertable, Updateable } from 'kysely'
+import type { Db } from '../../../db/database.js'
+import type { InvoiceLinesTable, InvoicesTable } from '../account.tables.js'
+import { contains } from '../../../db/search.js'
+
+/** Invoices and their lines. Every read takes the account id. */
+
+/** Inserts an invoice; returns its id. */
+export const insertInvoice = (db: Db, row: Insertable<InvoicesTable>) =>
+  db.insertInto('invoices').values(row).returning('id').executeTakeFirstOrThrow()
+
+/** Inserts the lines of an invoice. */
+export const insertLines = (db: Db, rows: Insertable<InvoiceLinesTable>[]) =>
+  db.insertInto('invoice_lines').values(rows).execute()
+
+/** Changes an invoice of the account. */
+export const updateInvoice = (db: Db, accountId: number, id: number, changes: Updateable<InvoicesTable>) =>
+  db.updateTable('invoices').set(changes).where('account_id', '=', accountId).where('id', '=', id).execute()
+
+const searchable = (db: Db, accountId: number, search: string | undefined) => {
+  let q = db.selectFrom('invoices').where('account_id', '=', accountId)
+  if (search) q = q.where(contains('invoice_nr', search))
+  return q
+}
+
+/** How many of the account's invoices match `search`. */
+export const countInvoices = async (db: Db, accountId: number, search?: string): Promise<number> => {
+  const row = await searchable(db, accountId, search).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+/** Newest first. */
+export const listInvoices = (db: Db, accountId: number, opts: { search?: string; limit: number; offset: number }) =>
+  searchable(db, accountId, opts.search)
+    .selectAll()
+    .orderBy('invoice_date', 'desc')
+    .orderBy('id', 'desc')
+    .limit(opts.limit)
+    .offset(opts.offset)
+    .execute()
+
+/** One invoice of the account by its number. */
+export const findInvoice = (db: Db, accountId: number, invoiceNr: string) =>
+  db.selectFrom('invoices').selectAll().where('account_id', '=', accountId).where('invoice_nr', '=', invoiceNr).executeTakeFirst()
+
+/** Open invoices of every account that have a payment with the driver, after `afterId` by id (the reconciliation job's batch). */
+export const openInvoicesWithPayment = (db: Db, afterId: number, limit: number) =>
+  db
+    .selectFrom('invoices')
+    .select(['id', 'account_id', 'invoice_nr', 'payment_reference'])
+    .where('status', '=', 'open')
+    .where('payment_reference', 'is not', null)
+    .where('id', '>', afterId)
+    .orderBy('id')
+    .limit(limit)
+    .execute()
+
+/** True when a job of this kind is in one of `statuses`. */
+export const jobPending = async (db: Db, kind: string, statuses: ('queued' | 'running')[]): Promise<boolean> =>
+  (await db.selectFrom('jobs').select('id').where('kind', '=', kind).where('status', 'in', statuses).executeTakeFirst()) !== undefined
+
+/** The lines of one of the account's invoices, in order. */
+export const linesOf = (db: Db, accountId: number, invoiceId: number) =>
+  db
+    .selectFrom('invoice_lines as l')
+    .innerJoin('invoices as i', 'i.id', 'l.invoice_id')
+    .selectAll('l')
+    .where('i.account_id', '=', accountId)
+    .where('l.invoice_id', '=', invoiceId)
+    .orderBy('l.position')
+    .execute()

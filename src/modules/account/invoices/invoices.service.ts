@@ -1,0 +1,280 @@
+import { randomBytes } from 'node:crypto'
+import type { Kysely } from 'kysely'
+import type { Clock } from '../../../clock.js'
+import { iso, ymd } from '../../../clock.js'
+import type { Config } from '../../../config/config.js'
+import type { DB } from '../../../db/tables.js'
+import { errors } from '../../../errors.js'
+import type { PaymentsDriver } from '../../../drivers/payments/payments.js'
+import type { MailDriver } from '../../../drivers/mail/mail.js'
+import type { JobRunner } from '../../../jobs/runner.js'
+import { pageOf, pagination } from '../../../lib/paging.js'
+import { findAccount } from '../../iam/iam.repository.js'
+import type { Invoice, InvoiceLine } from '../account.tables.js'
+import { amount, amountText, basisPoints, vatOf } from '../../../lib/money.js'
+import type { ProfileService } from '../profile/profile.service.js'
+import * as repo from './invoices.repository.js'
+import { renderInvoicePdf } from './invoice-pdf.js'
+
+/** One line of a new invoice; `amountCents` is the line total excluding VAT. */
+export interface NewInvoiceLine {
+  description: string
+  amountCents: number
+  /** Defaults to 1; the unit price is `amountCents / quantity`. */
+  quantity?: number
+}
+
+/** The customer as printed on an invoice, frozen when the invoice is made. */
+export interface InvoiceCustomer {
+  customer_number: number
+  name: string
+  company: string
+  address: string[]
+  country_code: string
+  vat_number: string
+  email: string
+}
+
+/** A row of `GET /account/invoices/`. */
+export interface InvoiceSummary {
+  id: number
+  invoice_date: string
+  invoice_nr: string
+  total_price: number
+  paid: boolean
+  payment_status: string
+  payment_url: string | null
+}
+
+/** `GET /account/invoices/{invoice_nr}`. */
+export interface InvoiceDetail extends InvoiceSummary {
+  due_date: string
+  order_id: number | null
+  currency: string
+  subtotal_price: number
+  vat_percentage: number
+  vat_price: number
+  lines: { description: string; quantity: number; unit_price: number; total_price: number }[]
+}
+
+/** The job that marks open invoices paid once the payments driver reports their payment paid. */
+export const RECONCILE_JOB = 'invoices.reconcile'
+const RECONCILE_EVERY_MS = 15 * 60_000
+const RECONCILE_BATCH = 200
+
+/** Invoices: made for orders (and by the operator), listed, shown and rendered as PDF. */
+export class InvoicesService {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock,
+    private readonly billing: Config['billing'],
+    private readonly payments: PaymentsDriver,
+    private readonly profiles: ProfileService,
+    private readonly mail: MailDriver,
+    private readonly jobs: JobRunner,
+  ) {
+    jobs.register(RECONCILE_JOB, async () => {
+      const result = await this.reconcilePayments()
+      if (result.checked > result.paid) await this.scheduleReconcile()
+      return result
+    })
+  }
+
+  /**
+   * Asks the payments driver about every open invoice's payment and marks the paid ones paid (payments
+   * settled by the provider, a webhook or an operator).
+   */
+  async reconcilePayments(): Promise<{ checked: number; paid: number }> {
+    let checked = 0
+    let paid = 0
+    for (let after = 0; ; ) {
+      const batch = await repo.openInvoicesWithPayment(this.db, after, RECONCILE_BATCH)
+      if (batch.length === 0) break
+      for (const inv of batch) {
+        checked++
+        const status = await this.payments.status(inv.payment_reference!).catch(() => null)
+        if (status === 'paid') {
+          await repo.updateInvoice(this.db, inv.account_id, inv.id, { status: 'paid', paid_at: iso(this.clock.now()) })
+          paid++
+        }
+      }
+      after = batch[batch.length - 1].id
+    }
+    return { checked, paid }
+  }
+
+  // Only a queued run counts: a running one may be finishing without seeing the newest payment.
+  private async scheduleReconcile(): Promise<void> {
+    if (await repo.jobPending(this.db, RECONCILE_JOB, ['queued'])) return
+    await this.jobs.enqueue(RECONCILE_JOB, null, { runAt: new Date(this.clock.now().getTime() + RECONCILE_EVERY_MS) })
+  }
+
+  /** The charger of the orders module: an open invoice for the order's lines, VAT added. Call it outside a transaction. */
+  async createForOrder(accountId: number, input: { orderId: number; lines: NewInvoiceLine[] }): Promise<{ invoiceNr: string }> {
+    return this.create(accountId, { orderId: input.orderId, lines: input.lines })
+  }
+
+  /** Makes an open invoice with VAT at the configured rate and opens its payment with the payments driver. */
+  async create(accountId: number, input: { orderId?: number | null; lines: NewInvoiceLine[]; date?: Date }): Promise<{ invoiceNr: string; id: number; totalCents: number }> {
+    if (input.lines.length === 0) throw new Error('An invoice needs at least one line')
+    for (const l of input.lines) {
+      if (!Number.isInteger(l.amountCents)) throw new Error(`Invoice line amount must be whole cents: ${l.description}`)
+      if (l.quantity !== undefined && (!Number.isInteger(l.quantity) || l.quantity < 1)) throw new Error('Invoice line quantity must be a positive integer')
+    }
+    const now = input.date ?? this.clock.now()
+    const customer = await this.customer(accountId)
+    const subtotal = input.lines.reduce((s, l) => s + l.amountCents, 0)
+    const bp = basisPoints(this.billing.vatPercent)
+    const vat = vatOf(subtotal, bp)
+    const total = subtotal + vat
+    const { id, invoiceNr } = await this.db.transaction().execute(async (trx) => {
+      // The number comes from the row id, so concurrent invoices never race for the same number.
+      const { id } = await repo.insertInvoice(trx, {
+        account_id: accountId,
+        invoice_nr: `pending-${randomBytes(8).toString('hex')}`,
+        order_id: input.orderId ?? null,
+        invoice_date: ymd(now),
+        due_date: ymd(new Date(now.getTime() + this.billing.dueDays * 86_400_000)),
+        currency: this.billing.currency,
+        subtotal_cents: subtotal,
+        vat_rate_bp: bp,
+        vat_cents: vat,
+        total_cents: total,
+        status: 'open',
+        paid_at: null,
+        payment_reference: null,
+        payment_url: null,
+        customer: JSON.stringify(customer),
+        created_at: iso(now),
+      })
+      const invoiceNr = `${now.getUTCFullYear()}-${String(id).padStart(6, '0')}`
+      await repo.updateInvoice(trx, accountId, id, { invoice_nr: invoiceNr })
+      await repo.insertLines(
+        trx,
+        input.lines.map((l, i) => {
+          const quantity = l.quantity ?? 1
+          return {
+            invoice_id: id,
+            position: i + 1,
+            description: l.description,
+            quantity,
+            unit_price_cents: Math.round(l.amountCents / quantity),
+            amount_cents: l.amountCents,
+          }
+        }),
+      )
+      return { id, invoiceNr }
+    })
+    let paymentUrl: string | null = null
+    if (total > 0) {
+      const payment = await this.payments.createPayment({ accountId, description: `Invoice ${invoiceNr}`, amountCents: total, currency: this.billing.currency })
+      paymentUrl = payment.paymentUrl
+      await repo.updateInvoice(this.db, accountId, id, { payment_reference: payment.reference, payment_url: payment.paymentUrl })
+      await this.scheduleReconcile()
+    } else {
+      await repo.updateInvoice(this.db, accountId, id, { status: 'paid', paid_at: iso(now) })
+    }
+    const due = ymd(new Date(now.getTime() + this.billing.dueDays * 86_400_000))
+    await this.mail.send({
+      to: customer.email,
+      accountId,
+      kind: 'invoice.created',
+      subject: `Invoice ${invoiceNr}`,
+      text:
+        `Dear ${customer.name || 'customer'},\n\nInvoice ${invoiceNr} of ${this.billing.seller.name} for ${this.billing.currency} ${amountText(total)} (VAT included) is ready.\n` +
+        (total > 0 ? `Please pay it before ${due}${paymentUrl ? `, for example online: ${paymentUrl}` : ''}.\n` : 'Nothing is due.\n') +
+        `Download it with GET /api/v2/account/invoices/${invoiceNr}/pdf.\n`,
+    })
+    return { invoiceNr, id, totalCents: total }
+  }
+
+  /** Marks an invoice paid (the operator's reconciliation) and settles its payment with the driver. */
+  async markPaid(accountId: number, invoiceNr: string): Promise<void> {
+    const inv = await repo.findInvoice(this.db, accountId, invoiceNr)
+    if (!inv) throw errors.invoiceNotFound()
+    if (inv.status === 'paid') return
+    if (inv.payment_reference) await this.payments.settle(inv.payment_reference)
+    await repo.updateInvoice(this.db, accountId, inv.id, { status: 'paid', paid_at: iso(this.clock.now()) })
+  }
+
+  async list(accountId: number, query: { page?: number; limit?: number; search?: string }) {
+    const page = pageOf(query)
+    const total = await repo.countInvoices(this.db, accountId, query.search)
+    const pag = pagination(page, total)
+    const rows = await repo.listInvoices(this.db, accountId, { search: query.search, limit: page.limit, offset: page.offset })
+    return { invoices: rows.map((r) => this.summary(r)), pagination: pag }
+  }
+
+  async get(accountId: number, invoiceNr: string): Promise<InvoiceDetail> {
+    const { invoice, lines } = await this.load(accountId, invoiceNr)
+    return this.detail(invoice, lines)
+  }
+
+  /** The invoice as a PDF document. */
+  async pdf(accountId: number, invoiceNr: string): Promise<Buffer> {
+    const { invoice, lines } = await this.load(accountId, invoiceNr)
+    return renderInvoicePdf({
+      invoice: this.detail(invoice, lines),
+      customer: JSON.parse(invoice.customer) as InvoiceCustomer,
+      seller: this.billing.seller,
+    })
+  }
+
+  private async load(accountId: number, invoiceNr: string): Promise<{ invoice: Invoice; lines: InvoiceLine[] }> {
+    const invoice = await repo.findInvoice(this.db, accountId, invoiceNr)
+    if (!invoice) throw errors.invoiceNotFound()
+    return { invoice, lines: await repo.linesOf(this.db, accountId, invoice.id) }
+  }
+
+  private async customer(accountId: number): Promise<InvoiceCustomer> {
+    const account = await findAccount(this.db, accountId)
+    if (!account) throw new Error(`No account ${accountId}`)
+    const p = await this.profiles.row(accountId)
+    const street = [p.address, p.house_number].filter(Boolean).join(' ')
+    const town = [p.zipcode, p.city].filter(Boolean).join('  ')
+    return {
+      customer_number: account.customer_number,
+      name: `${p.firstname} ${p.lastname}`.trim(),
+      company: p.company,
+      address: [street, town].filter(Boolean),
+      country_code: p.country_code,
+      vat_number: p.company_vat_number,
+      email: p.email_invoices || p.email,
+    }
+  }
+
+  private paymentStatus(inv: Invoice): string {
+    if (inv.status === 'open' && inv.due_date < ymd(this.clock.now())) return 'overdue'
+    return inv.status
+  }
+
+  private summary(inv: Invoice): InvoiceSummary {
+    return {
+      id: inv.id,
+      invoice_date: inv.invoice_date,
+      invoice_nr: inv.invoice_nr,
+      total_price: amount(inv.total_cents),
+      paid: inv.status === 'paid',
+      payment_status: this.paymentStatus(inv),
+      payment_url: inv.status === 'paid' || inv.status === 'cancelled' ? null : inv.payment_url,
+    }
+  }
+
+  private detail(inv: Invoice, lines: InvoiceLine[]): InvoiceDetail {
+    return {
+      ...this.summary(inv),
+      due_date: inv.due_date,
+      order_id: inv.order_id,
+      currency: inv.currency,
+      subtotal_price: amount(inv.subtotal_cents),
+      vat_percentage: inv.vat_rate_bp / 100,
+      vat_price: amount(inv.vat_cents),
+      lines: lines.map((l) => ({
+        description: l.description,
+        quantity: l.quantity,
+        unit_price: amount(l.unit_price_cents),
+        total_price: amount(l.amount_cents),
+      })),
+    }
+  }
+}

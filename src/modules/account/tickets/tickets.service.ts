@@ -1,0 +1,193 @@
+import { randomInt } from 'node:crypto'
+import type { Kysely } from 'kysely'
+import type { Clock } from '../../../clock.js'
+import { iso, ymdhms } from '../../../clock.js'
+import type { DB } from '../../../db/tables.js'
+import { errors } from '../../../errors.js'
+import type { MailDriver } from '../../../drivers/mail/mail.js'
+import { pageOf, pagination } from '../../../lib/paging.js'
+import type { Principal } from '../../iam/iam.service.js'
+import * as iamRepo from '../../iam/iam.repository.js'
+import type { Ticket, TicketMessage } from '../account.tables.js'
+import type { ProfileService } from '../profile/profile.service.js'
+import { htmlToText, isBlank, sanitiseMessage } from './sanitise.js'
+import * as repo from './tickets.repository.js'
+
+/** The departments a ticket can be opened for. */
+export const DEPARTMENTS = ['support', 'administration', 'sales', 'public_cloud', 'microsoft_365'] as const
+/** One of DEPARTMENTS. */
+export type Department = (typeof DEPARTMENTS)[number]
+
+const FIRST_TICKET_NUMBER = 100_000
+
+const time = (isoText: string) => ymdhms(new Date(isoText))
+
+/** Support tickets: customers open and answer them; the support side (operator, admin API) replies and closes. */
+export class TicketsService {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock,
+    private readonly mail: MailDriver,
+    private readonly profiles: ProfileService,
+    private readonly supportAddress: string,
+  ) {}
+
+  async list(accountId: number, query: { page?: number; limit?: number; search?: string }) {
+    const page = pageOf(query)
+    const total = await repo.countTickets(this.db, accountId, query.search)
+    const pag = pagination(page, total)
+    const rows = await repo.listTickets(this.db, accountId, { search: query.search, limit: page.limit, offset: page.offset })
+    return {
+      tickets: rows.map((t) => ({
+        ticket_number: t.ticket_number,
+        last_updated: time(t.last_updated),
+        subject: t.subject,
+        status: t.status,
+        creator: t.creator,
+        department: t.department,
+      })),
+      pagination: pag,
+    }
+  }
+
+  async get(accountId: number, ticketNumber: number) {
+    const ticket = await repo.findTicket(this.db, accountId, ticketNumber)
+    if (!ticket) throw errors.ticketNotFound()
+    return this.detail(ticket)
+  }
+
+  /** Opens a ticket with its first message and tells the customer and the support desk. */
+  async create(who: Principal, input: { subject: string; message: string; department: Department }, opts: { dryRun?: boolean } = {}) {
+    const body = this.body(input.message)
+    const user = await iamRepo.findUser(this.db, who.accountId, who.userId)
+    const author = user ? `${user.firstname} ${user.lastname}`.trim() : 'Customer'
+    const subject = input.subject.replace(/[\r\n\t]+/g, ' ').trim()
+    const now = iso(this.clock.now())
+    if (opts.dryRun) {
+      const ticket = { id: 0, account_id: who.accountId, ticket_number: 0, subject, department: input.department, status: 'open', creator: author, user_id: who.userId, last_updated: now, created_at: now }
+      return this.detail(ticket, [{ id: 0, ticket_id: 0, sender: 'user', author, body, created_at: now }])
+    }
+    const ticketNumber = await this.db.transaction().execute(async (trx) => {
+      const { id } = await repo.insertTicket(trx, {
+        account_id: who.accountId,
+        // A placeholder until the number derived from the row id is set, so concurrent tickets never race for a number.
+        ticket_number: -randomInt(1, 2 ** 31 - 1),
+        subject,
+        department: input.department,
+        status: 'open',
+        creator: author,
+        user_id: who.userId,
+        last_updated: now,
+        created_at: now,
+      })
+      const ticketNumber = FIRST_TICKET_NUMBER + id
+      await repo.updateTicket(trx, id, { ticket_number: ticketNumber })
+      await repo.insertMessage(trx, { ticket_id: id, sender: 'user', author, body, created_at: now })
+      return ticketNumber
+    })
+    const text = htmlToText(body)
+    await this.mail.send({
+      to: this.supportAddress,
+      accountId: who.accountId,
+      kind: 'ticket.created',
+      subject: `[Ticket #${ticketNumber}] ${subject}`,
+      text: `New ${input.department} ticket #${ticketNumber} from customer ${who.customerNumber} (${author}):\n\n${text}\n`,
+    })
+    if (user) {
+      await this.mail.send({
+        to: user.email,
+        accountId: who.accountId,
+        kind: 'ticket.created',
+        subject: `[Ticket #${ticketNumber}] ${subject}`,
+        text: `Hello ${user.firstname},\n\nWe received your ticket #${ticketNumber} and will answer it as soon as we can.\n\nYour message:\n\n${text}\n`,
+      })
+    }
+    return this.get(who.accountId, ticketNumber)
+  }
+
+  /** Adds the customer's reply; the ticket is open again and the support desk is told. */
+  async reply(who: Principal, ticketNumber: number, message: string, opts: { dryRun?: boolean } = {}) {
+    const ticket = await repo.findTicket(this.db, who.accountId, ticketNumber)
+    if (!ticket) throw errors.ticketNotFound()
+    if (ticket.status === 'closed') throw errors.ticketClosed()
+    const body = this.body(message)
+    const user = await iamRepo.findUser(this.db, who.accountId, who.userId)
+    const author = user ? `${user.firstname} ${user.lastname}`.trim() : 'Customer'
+    const now = iso(this.clock.now())
+    if (opts.dryRun) {
+      const thread = [...(await repo.messagesOf(this.db, ticket.account_id, ticket.id)), { id: 0, ticket_id: ticket.id, sender: 'user', author, body, created_at: now }]
+      return this.detail({ ...ticket, status: 'open', last_updated: now }, thread)
+    }
+    await this.db.transaction().execute(async (trx) => {
+      await repo.insertMessage(trx, { ticket_id: ticket.id, sender: 'user', author, body, created_at: now })
+      await repo.updateTicket(trx, ticket.id, { status: 'open', last_updated: now })
+    })
+    await this.mail.send({
+      to: this.supportAddress,
+      accountId: who.accountId,
+      kind: 'ticket.reply',
+      subject: `[Ticket #${ticketNumber}] ${ticket.subject}`,
+      text: `Customer ${who.customerNumber} (${author}) replied to ticket #${ticketNumber}:\n\n${htmlToText(body)}\n`,
+    })
+    return this.get(who.accountId, ticketNumber)
+  }
+
+  /** The support desk's answer (operator or admin API): the ticket becomes `answered` and the customer is mailed. */
+  async supportReply(ticketNumber: number, input: { author: string; message: string; close?: boolean }) {
+    const ticket = await repo.findTicketByNumber(this.db, ticketNumber)
+    if (!ticket) throw errors.ticketNotFound()
+    const body = this.body(input.message)
+    const now = iso(this.clock.now())
+    await this.db.transaction().execute(async (trx) => {
+      await repo.insertMessage(trx, { ticket_id: ticket.id, sender: 'support', author: input.author, body, created_at: now })
+      await repo.updateTicket(trx, ticket.id, { status: input.close ? 'closed' : 'answered', last_updated: now })
+    })
+    const to = await this.customerAddress(ticket)
+    await this.mail.send({
+      to,
+      accountId: ticket.account_id,
+      kind: 'ticket.answered',
+      subject: `[Ticket #${ticketNumber}] ${ticket.subject}`,
+      text: `${input.author} answered your ticket #${ticketNumber}:\n\n${htmlToText(body)}\n\nReply with POST /api/v2/account/tickets/${ticketNumber}/reply.\n`,
+    })
+    return this.get(ticket.account_id, ticketNumber)
+  }
+
+  /** Closes a ticket (support side). */
+  async close(ticketNumber: number): Promise<void> {
+    const ticket = await repo.findTicketByNumber(this.db, ticketNumber)
+    if (!ticket) throw errors.ticketNotFound()
+    await repo.updateTicket(this.db, ticket.id, { status: 'closed', last_updated: iso(this.clock.now()) })
+  }
+
+  private body(message: string): string {
+    const body = sanitiseMessage(message)
+    if (isBlank(body)) throw errors.emptyMessage()
+    return body
+  }
+
+  private async customerAddress(ticket: Ticket): Promise<string> {
+    const user = ticket.user_id === null ? undefined : await iamRepo.findUser(this.db, ticket.account_id, ticket.user_id)
+    return user?.email ?? (await this.profiles.row(ticket.account_id)).email
+  }
+
+  private async detail(ticket: Ticket, thread?: TicketMessage[]) {
+    const messages = thread ?? (await repo.messagesOf(this.db, ticket.account_id, ticket.id))
+    return {
+      ticket_number: ticket.ticket_number,
+      subject: ticket.subject,
+      status: ticket.status,
+      department: ticket.department,
+      creator: ticket.creator,
+      created: time(ticket.created_at),
+      last_updated: time(ticket.last_updated),
+      thread: messages.map((m: TicketMessage) => ({
+        created: time(m.created_at),
+        from: m.sender,
+        author: m.author,
+        // Sanitised again on the way out: rows written before a policy change are never served unsafe.
+        body: sanitiseMessage(m.body),
+      })),
+    }
+  }
+}

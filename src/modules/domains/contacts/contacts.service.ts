@@ -1,0 +1,161 @@
+import type { Kysely } from 'kysely'
+import type { Clock } from '../../../clock.js'
+import { iso } from '../../../clock.js'
+import type { DB } from '../../../db/tables.js'
+import { errors } from '../../../errors.js'
+import * as domainsRepo from '../domains.repository.js'
+import type { DryRun } from '../domains.service.js'
+import * as repo from './contacts.repository.js'
+
+/** The roles a contact profile can have on a domain. */
+export const ROLES = ['owner', 'admin', 'tech', 'billing'] as const
+/** One of ROLES. */
+export type Role = (typeof ROLES)[number]
+
+/** The fields of a contact profile, as the API takes and shows them. */
+export interface ContactFields {
+  company_name?: string
+  vat?: string
+  firstname: string
+  lastname: string
+  street: string
+  street_number: string
+  street_suffix?: string
+  zipcode: string
+  city: string
+  state?: string
+  country: string
+  email: string
+  phone_country: string
+  phone_area: string
+  phone_number: string
+  birth_date?: string
+  defaults: Record<Role, boolean>
+}
+
+/** A contact profile as the API shows it. */
+export interface ContactView {
+  id: number
+  name: string
+  profile: ContactFields
+}
+
+/** The body of create and update: every field optional on update. */
+export type ContactInput = { name?: string; profile?: Partial<Omit<ContactFields, 'defaults'>> & { defaults?: Partial<Record<Role, boolean>> } }
+
+const REQUIRED = ['firstname', 'lastname', 'street', 'street_number', 'zipcode', 'city', 'country', 'email', 'phone_country', 'phone_area', 'phone_number'] as const
+
+/** Contact profiles (the handles of a domain): owner, admin, tech and billing contacts. */
+export class ContactsService {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock,
+  ) {}
+
+  async list(accountId: number): Promise<ContactView[]> {
+    return (await repo.listContacts(this.db, accountId)).map(view)
+  }
+
+  async get(accountId: number, id: number): Promise<ContactView> {
+    const row = await repo.findContact(this.db, accountId, id)
+    if (!row) throw errors.contactNotFound()
+    return view(row)
+  }
+
+  /** A dry run answers id 0: the profile is not stored. */
+  async create(accountId: number, input: ContactInput, opts: DryRun = {}): Promise<ContactView> {
+    const profile = complete(input.profile ?? {}, null)
+    const name = input.name?.trim() || `${profile.firstname} ${profile.lastname}`
+    if (opts.dryRun) return { id: 0, name, profile }
+    const id = await this.db.transaction().execute(async (trx) => {
+      const { id } = await repo.insertContact(trx, { account_id: accountId, name, profile: JSON.stringify(profile), created_at: iso(this.clock.now()) })
+      await this.clearOtherDefaults(trx, accountId, id, profile.defaults)
+      return id
+    })
+    return { id, name, profile }
+  }
+
+  /** Changes the given fields; the others stay as they are. */
+  async update(accountId: number, id: number, input: ContactInput, opts: DryRun = {}): Promise<ContactView> {
+    const current = await this.get(accountId, id)
+    const profile = complete(input.profile ?? {}, current.profile)
+    const name = input.name?.trim() || current.name
+    if (opts.dryRun) return { id, name, profile }
+    await this.db.transaction().execute(async (trx) => {
+      await repo.updateContact(trx, accountId, id, { name, profile: JSON.stringify(profile), updated_at: iso(this.clock.now()) })
+      await this.clearOtherDefaults(trx, accountId, id, profile.defaults)
+    })
+    return { id, name, profile }
+  }
+
+  /** Deletes a profile no domain uses. */
+  async delete(accountId: number, id: number, opts: DryRun = {}): Promise<void> {
+    await this.get(accountId, id)
+    const domains = await domainsRepo.contactsOfDomains(this.db, accountId)
+    const inUse = domains.some((d) => Object.values(JSON.parse(d.contacts) as Record<string, unknown>).includes(id))
+    if (inUse) throw errors.contactInUse()
+    if (opts.dryRun) return
+    await repo.deleteContact(this.db, accountId, id)
+  }
+
+  /** The contacts of a new domain: the ids given, each role without one taking the account's default for it. */
+  async resolve(accountId: number, given: Partial<Record<Role, number | null>> = {}): Promise<Partial<Record<Role, number>>> {
+    const all = await repo.listContacts(this.db, accountId)
+    const out: Partial<Record<Role, number>> = {}
+    for (const role of ROLES) {
+      const id = given[role]
+      if (typeof id === 'number' && id > 0) {
+        if (!all.some((c) => c.id === id)) throw errors.contactNotFound()
+        out[role] = id
+      } else {
+        const def = all.find((c) => (JSON.parse(c.profile) as ContactFields).defaults?.[role])
+        if (def) out[role] = def.id
+      }
+    }
+    return out
+  }
+
+  /** The handles of a domain's contacts, by role. */
+  async handles(accountId: number, contacts: Partial<Record<Role, number>>) {
+    const all = await repo.listContacts(this.db, accountId)
+    const handle = (id: number | undefined) => {
+      const c = all.find((x) => x.id === id)
+      if (!c) return null
+      const p = JSON.parse(c.profile) as ContactFields
+      return { handle_id: c.id, name: c.name, type: p.company_name ? 'company' : 'person' }
+    }
+    return { owner: handle(contacts.owner), admin: handle(contacts.admin), tech: handle(contacts.tech), reseller: null, billing: handle(contacts.billing) }
+  }
+
+  private async clearOtherDefaults(trx: Parameters<typeof repo.listContacts>[0], accountId: number, id: number, defaults: Record<Role, boolean>) {
+    const roles = ROLES.filter((r) => defaults[r])
+    if (roles.length === 0) return
+    for (const other of await repo.listContacts(trx, accountId)) {
+      if (other.id === id) continue
+      const p = JSON.parse(other.profile) as ContactFields
+      if (!roles.some((r) => p.defaults?.[r])) continue
+      for (const r of roles) p.defaults[r] = false
+      await repo.updateContact(trx, accountId, other.id, { profile: JSON.stringify(p), updated_at: iso(this.clock.now()) })
+    }
+  }
+}
+
+function view(row: { id: number; name: string; profile: string }): ContactView {
+  return { id: row.id, name: row.name, profile: JSON.parse(row.profile) as ContactFields }
+}
+
+/** Merges `input` over `base` and checks every required field is there. */
+function complete(input: NonNullable<ContactInput['profile']>, base: ContactFields | null): ContactFields {
+  const merged = { ...(base ?? {}), ...stripUndefined(input) } as ContactFields
+  merged.defaults = { owner: false, admin: false, tech: false, billing: false, ...(base?.defaults ?? {}), ...stripUndefined(input.defaults ?? {}) }
+  for (const field of REQUIRED) {
+    const v = merged[field]
+    if (typeof v !== 'string' || v.trim() === '') throw errors.validation(`Missing profile.${field}`, [{ field: `profile.${field}`, message: 'is required' }])
+  }
+  merged.country = merged.country.toUpperCase()
+  return merged
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>
+}

@@ -1,0 +1,169 @@
+import type { Kysely } from 'kysely'
+import type { Clock } from '../../../clock.js'
+import { iso } from '../../../clock.js'
+import type { Db } from '../../../db/database.js'
+import type { DB } from '../../../db/tables.js'
+import { ApiError, errors } from '../../../errors.js'
+import type { DomainsService, DryRun } from '../domains.service.js'
+import type { Domain } from '../domains.tables.js'
+import type { ZonePublisher } from '../../../lib/dns/zone-serial.js'
+import type { Nameserver } from '../nameservers/nameservers.js'
+import * as repo from './dns.repository.js'
+import { RECORD_TYPES, checkRecordSet, fqdnWithDot, normaliseRecord, type NormalisedRecord, type RecordInput } from '../../../lib/dns/records.js'
+import { renderZone, sortRecords } from '../../../lib/dns/zone-file.js'
+import { ZoneWork } from './zone-work.js'
+
+/** A record as the API shows it: the name as FQDN with the trailing dot. */
+export interface RecordView {
+  type: string
+  name: string
+  value: string
+  ttl: number
+}
+
+/** The record-set key a PATCH or DELETE names: a type and an owner name. */
+export interface RecordSelector {
+  type: string
+  name?: string | null
+  value?: string | null
+  ttl?: number | null
+}
+
+/** The DNS records and zone file of a domain. Every change is atomic, raises the zone serial and republishes the zone. */
+export class DnsService {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock,
+    private readonly domains: DomainsService,
+    private readonly publish: ZonePublisher,
+    /** Parsing and validation of large inputs off the event loop, and the size limits of a zone. */
+    readonly work: ZoneWork = new ZoneWork(),
+  ) {}
+
+  async get(accountId: number, raw: string): Promise<{ domain: string; records: RecordView[] }> {
+    const d = await this.domains.requireOwned(accountId, raw)
+    const records = await repo.listRecords(this.db, accountId, d.id)
+    return { domain: d.name, records: sortRecords(d.name, records).map(view) }
+  }
+
+  /** Replaces every record of the zone with `input`, all or nothing. */
+  async replace(accountId: number, raw: string, input: (Omit<RecordInput, 'name'> & { name?: string | null })[], opts: DryRun = {}): Promise<void> {
+    const d = await this.domains.requireOwned(accountId, raw)
+    const records = await this.work.records(accountId, d.name, input)
+    if (opts.dryRun) return
+    await this.replaceAll(d, records)
+  }
+
+  /** Upsert of one record set: the (type, name) set becomes this one record; `value: null` deletes the set. */
+  async patch(accountId: number, raw: string, input: RecordSelector, opts: DryRun = {}): Promise<void> {
+    const d = await this.domains.requireOwned(accountId, raw)
+    const type = recordType(input.type)
+    if (input.value === null || input.value === undefined) {
+      if (input.value === undefined) throw errors.invalidDnsRecord(`${type} ${input.name || '@'}`, 'value is required (null deletes the record set)')
+      const name = ownerName(d.name, type, input.name)
+      if (opts.dryRun) return
+      await this.change(d, async (trx) => (await repo.deleteRecords(trx, accountId, d.id, type, name)) > 0)
+      return
+    }
+    const record = normaliseRecord(d.name, { type, name: input.name, value: input.value, ttl: input.ttl })
+    // The record-set rules (a CNAME alone at its name) concern one name: only the records there are read.
+    const checkAgainst = async (db: Db) => {
+      const current = await repo.listRecordsAt(db, accountId, d.id, record.name)
+      const others = current.filter((r) => r.type !== record.type)
+      checkRecordSet(d.name, [...others.map((r) => ({ ...r, type: r.type as NormalisedRecord['type'] })), record])
+    }
+    if (opts.dryRun) return checkAgainst(this.db)
+    await this.change(d, async (trx) => {
+      await checkAgainst(trx)
+      await repo.deleteRecords(trx, accountId, d.id, record.type, record.name)
+      await repo.insertRecords(trx, d.id, [record], iso(this.clock.now()))
+      return true
+    })
+  }
+
+  /** Deletes the records matching type, name and (when given) value; nothing matching is not an error. */
+  async remove(accountId: number, raw: string, input: RecordSelector, opts: DryRun = {}): Promise<void> {
+    const d = await this.domains.requireOwned(accountId, raw)
+    const type = recordType(input.type)
+    const name = ownerName(d.name, type, input.name)
+    let value: string | undefined
+    if (input.value !== undefined && input.value !== null) {
+      try {
+        value = normaliseRecord(d.name, { type, name: input.name, value: input.value }).value
+      } catch (err) {
+        // A value that is not valid for the type cannot be stored, so nothing matches it.
+        if (err instanceof ApiError) return
+        throw err
+      }
+    }
+    if (opts.dryRun) return
+    await this.change(d, async (trx) => (await repo.deleteRecords(trx, accountId, d.id, type, name, value)) > 0)
+  }
+
+  /** The zone as BIND text, SOA and apex NS included. */
+  async zoneFile(accountId: number, raw: string): Promise<string> {
+    const d = await this.domains.requireOwned(accountId, raw)
+    const records = await repo.listRecords(this.db, accountId, d.id)
+    return renderZone(d.name, { serial: d.zone_serial, nameservers: JSON.parse(d.nameservers) as Nameserver[] },
+      records.map((r) => ({ ...r, type: r.type as NormalisedRecord['type'] })))
+  }
+
+  /** Replaces every record with those of a BIND zone text (its SOA and apex NS are ignored). */
+  async importZone(accountId: number, raw: string, text: string, opts: DryRun = {}): Promise<void> {
+    const d = await this.domains.requireOwned(accountId, raw)
+    const records = await this.work.parse(accountId, d.name, text)
+    if (opts.dryRun) return
+    await this.replaceAll(d, records)
+  }
+
+  /** Stops the worker threads of large imports. */
+  close(): Promise<void> {
+    return this.work.close()
+  }
+
+  /** Adds records to a new domain's zone in the caller's transaction (the order processor fills it from a template). */
+  async fill(db: Db, domain: Domain, records: NormalisedRecord[]): Promise<void> {
+    await repo.insertRecords(db, domain.id, records, iso(this.clock.now()))
+  }
+
+  private async replaceAll(d: Domain, records: NormalisedRecord[]): Promise<void> {
+    await this.change(d, async (trx) => {
+      await repo.deleteAllRecords(trx, d.account_id, d.id)
+      await repo.insertRecords(trx, d.id, records, iso(this.clock.now()))
+      return true
+    })
+  }
+
+  /** Runs `work` in a transaction; when it changed the zone, raises the serial there and publishes afterwards. */
+  private async change(d: Domain, work: (trx: Db) => Promise<boolean>): Promise<void> {
+    const changed = await this.db.transaction().execute(async (trx) => {
+      const did = await work(trx)
+      if (did) await this.domains.bumpSerial(trx, d)
+      return did
+    })
+    if (changed) await this.publish(d.name)
+  }
+}
+
+function view(r: { type: string; name: string; value: string; ttl: number }): RecordView {
+  return { type: r.type, name: fqdnWithDot(r.name), value: r.value, ttl: r.ttl }
+}
+
+function recordType(raw: unknown): string {
+  const type = typeof raw === 'string' ? raw.trim().toUpperCase() : ''
+  if (!(RECORD_TYPES as readonly string[]).includes(type)) {
+    throw errors.invalidDnsRecord(type || '(no type)', type ? `unsupported type (use one of ${RECORD_TYPES.join(', ')})` : 'type is required')
+  }
+  return type
+}
+
+/** The stored owner name of `name` in `zone`, by the same rules as a record's name. */
+function ownerName(zone: string, type: string, name: string | null | undefined): string {
+  try {
+    // Any TXT value is valid at any name, so this checks the name alone.
+    return normaliseRecord(zone, { type: 'TXT', name, value: 'x' }).name
+  } catch (err) {
+    if (err instanceof ApiError) throw new ApiError(err.kind, err.message.replace(/^Invalid DNS record TXT /, `Invalid DNS record ${type} `))
+    throw err
+  }
+}
