@@ -1,5 +1,5 @@
 import type { AnyDb } from './helpers.js'
-import { withId } from './helpers.js'
+import { withId, withUserColumns } from './helpers.js'
 
 export async function up(db: AnyDb): Promise<void> {
   await withId(db, db.schema.createTable('accounts'))
@@ -9,18 +9,7 @@ export async function up(db: AnyDb): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .execute()
 
-  await withId(db, db.schema.createTable('users'))
-    .addColumn('account_id', 'integer', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
-    .addColumn('username', 'text', (c) => c.notNull().unique())
-    .addColumn('email', 'text', (c) => c.notNull())
-    .addColumn('firstname', 'text', (c) => c.notNull())
-    .addColumn('lastname', 'text', (c) => c.notNull())
-    .addColumn('password_hash', 'text')
-    .addColumn('is_main_user', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('two_factor', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('permissions', 'text', (c) => c.notNull())
-    .addColumn('created_at', 'text', (c) => c.notNull())
-    .execute()
+  await withUserColumns(withId(db, db.schema.createTable('users')), true).execute()
   await db.schema.createIndex('users_account_idx').on('users').column('account_id').execute()
 
   await withId(db, db.schema.createTable('api_keys'))

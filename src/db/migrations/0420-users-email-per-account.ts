@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { AnyDb } from './helpers.js'
-import { isPostgres, withId } from './helpers.js'
+import { isPostgres, withId, withUserColumns } from './helpers.js'
 
 /**
  * A user's e-mail address (its lower-cased `username`) is unique within its account, no longer across accounts:
@@ -33,18 +33,7 @@ async function rebuildSqlite(db: AnyDb, usernameUnique: boolean): Promise<void> 
   await sql`PRAGMA foreign_keys = OFF`.execute(db)
   try {
     await db.transaction().execute(async (trx) => {
-      await withId(trx, trx.schema.createTable('users_rebuilt'))
-        .addColumn('account_id', 'integer', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
-        .addColumn('username', 'text', (c) => (usernameUnique ? c.notNull().unique() : c.notNull()))
-        .addColumn('email', 'text', (c) => c.notNull())
-        .addColumn('firstname', 'text', (c) => c.notNull())
-        .addColumn('lastname', 'text', (c) => c.notNull())
-        .addColumn('password_hash', 'text')
-        .addColumn('is_main_user', 'integer', (c) => c.notNull().defaultTo(0))
-        .addColumn('two_factor', 'integer', (c) => c.notNull().defaultTo(0))
-        .addColumn('permissions', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .execute()
+      await withUserColumns(withId(trx, trx.schema.createTable('users_rebuilt')), usernameUnique).execute()
       const columns = ['id', 'account_id', 'username', 'email', 'firstname', 'lastname', 'password_hash', 'is_main_user', 'two_factor', 'permissions', 'created_at']
       await trx.insertInto('users_rebuilt').columns(columns).expression(trx.selectFrom('users').select(columns)).execute()
       // AUTOINCREMENT never reuses an id: the rebuilt table continues the old table's sequence.

@@ -12,3 +12,21 @@ export function withId<T extends string>(db: AnyDb, table: CreateTableBuilder<T,
     ? table.addColumn('id', 'serial', (c: ColumnDefinitionBuilder) => c.primaryKey())
     : table.addColumn('id', 'integer', (c: ColumnDefinitionBuilder) => c.primaryKey().autoIncrement())
 }
+
+/**
+ * The columns of the `users` table as migration 0001 created them; `usernameUnique` adds the global unique
+ * constraint on `username` that 0420 replaced by one per account. Shared by 0001 and 0420's SQLite rebuild.
+ */
+export function withUserColumns<T extends string>(table: CreateTableBuilder<T, 'id'>, usernameUnique: boolean) {
+  return table
+    .addColumn('account_id', 'integer', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+    .addColumn('username', 'text', (c) => (usernameUnique ? c.notNull().unique() : c.notNull()))
+    .addColumn('email', 'text', (c) => c.notNull())
+    .addColumn('firstname', 'text', (c) => c.notNull())
+    .addColumn('lastname', 'text', (c) => c.notNull())
+    .addColumn('password_hash', 'text')
+    .addColumn('is_main_user', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('two_factor', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('permissions', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+}
