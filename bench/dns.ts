@@ -13,6 +13,7 @@ import { loadConfig } from '../src/config/config.js'
 import { createContext } from '../src/context.js'
 import { migrate } from '../src/db/database.js'
 import { BuiltinDnsServer } from '../src/drivers/dns/builtin.js'
+import { zoneSourceOf } from '../src/modules/domains/dns/zone-source.js'
 
 const ZONE = 'bench.example'
 const QUERIES = [
@@ -149,7 +150,7 @@ async function main() {
       ])
       .execute()
 
-    const server = new BuiltinDnsServer(ctx.db, { host: '127.0.0.1', port: 0 }, log)
+    const server = new BuiltinDnsServer(zoneSourceOf(ctx.db), { host: '127.0.0.1', port: 0 }, log)
     await server.start()
     const port = server.address()!.port
     console.log(`built-in DNS server on 127.0.0.1:${port} (${config.database.dialect}), ${total} UDP queries, ${inflight} in flight`)
@@ -169,7 +170,7 @@ async function main() {
         await ctx.db.insertInto('dns_records').values(rec('TXT', name, `token-${i}`)).execute()
         const row = await ctx.db.selectFrom('domains').select('zone_serial').where('id', '=', id).executeTakeFirstOrThrow()
         await ctx.db.updateTable('domains').set({ zone_serial: row.zone_serial + 1 }).where('id', '=', id).execute()
-        if (mode === 'publish') await server.publish(ZONE)
+        if (mode === 'publish') await server.publish({ domain: ZONE, kind: 'records', names: [name] })
         for (;;) {
           const a = await ask(port, name, 'TXT')
           if ((a.answers ?? []).length > 0) break

@@ -26,6 +26,7 @@ import type { PaymentsDriver } from './drivers/payments/payments.js'
 import { LedgerPaymentsDriver } from './drivers/payments/builtin.js'
 import type { DnsDriver } from './drivers/dns/dns.js'
 import { BuiltinDnsServer } from './drivers/dns/builtin.js'
+import { zoneSourceOf } from './modules/domains/dns/zone-source.js'
 import { ProfileService } from './modules/account/profile/profile.service.js'
 import { InvoicesService } from './modules/account/invoices/invoices.service.js'
 import { PaymethodsService } from './modules/account/paymethods/paymethods.service.js'
@@ -148,7 +149,11 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     hypervisor: new BuiltinHypervisor(db, clock, { speed: config.hypervisor.simSpeed }),
     mail: new OutboxMailDriver(db, clock, config.mail.from),
     payments: new LedgerPaymentsDriver(db, clock, config.payments.baseUrl),
-    dns: new BuiltinDnsServer(db, { ...config.dns, privateSuffixes: config.domainNames.privateSuffixes }, log.child({ component: 'dns' })),
+    dns: new BuiltinDnsServer(
+      zoneSourceOf(db),
+      { ...config.dns, privateSuffixes: config.domainNames.privateSuffixes },
+      log.child({ component: 'dns' }),
+    ),
     ca,
   }
   const mail = new MailService(jobs, drivers.mail, log)
@@ -157,7 +162,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   const domainArea = createDomainServices({
     db, clock, jobs, config, log,
     registry: drivers.registry,
-    publish: (name) => drivers.dns.publish(name),
+    publish: (change) => drivers.dns.publish(change),
     orders: () => services.orders,
   })
   const accountDns = accountDnsOf(domainArea.domains, domainArea.dns)

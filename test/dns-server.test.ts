@@ -6,6 +6,7 @@ import { forEachDialect, startTestApp, type TestApp } from './helpers/app.js'
 import { addRecords, bumpSerial, dig, freePort, insertZone, queryTcp, queryUdp, txtOf, within } from './helpers/dns.js'
 import { openDatabase } from '../src/db/database.js'
 import { BuiltinDnsServer } from '../src/drivers/dns/builtin.js'
+import { zoneSourceOf } from '../src/modules/domains/dns/zone-source.js'
 
 const Z = 'example.nl'
 const SHA256 = 'ab'.repeat(32)
@@ -287,20 +288,21 @@ forEachDialect((dialect) => {
       await queryUdp(port, `published.${Z}`, 'A')
       await addRecords(t.ctx.db, domainId, [{ type: 'A', name: `published.${Z}`, value: '192.0.2.77' }])
       await bumpSerial(t.ctx.db, domainId)
-      await t.ctx.drivers.dns.publish(Z)
+      await t.ctx.drivers.dns.publish({ domain: Z, kind: 'records', names: [`published.${Z}`] })
       assert.deepEqual(dataOf(await queryUdp(port, `published.${Z}`, 'A'), 'A'), ['192.0.2.77'])
     })
 
     test('a second instance on the same database answers a change within one second', async () => {
       const second = openDatabase(t.config.database)
-      const other = new BuiltinDnsServer(second.db, { host: '127.0.0.1', port: 0 }, pino({ level: 'silent' }))
+      const silent = pino({ level: 'silent' })
+      const other = new BuiltinDnsServer(zoneSourceOf(second.db), { host: '127.0.0.1', port: 0 }, silent)
       await other.start()
       try {
         const otherPort = other.address()!.port
         assert.deepEqual(dataOf(await queryUdp(otherPort, Z, 'A'), 'A'), ['192.0.2.1'])
         await addRecords(t.ctx.db, domainId, [{ type: 'A', name: `second.${Z}`, value: '192.0.2.88' }])
         await bumpSerial(t.ctx.db, domainId)
-        await t.ctx.drivers.dns.publish(Z)
+        await t.ctx.drivers.dns.publish({ domain: Z, kind: 'records', names: [`second.${Z}`] })
         await within(1000, async () => dataOf(await queryUdp(otherPort, `second.${Z}`, 'A'), 'A').includes('192.0.2.88'))
         const newZone = 'newzone.nl'
         await queryUdp(otherPort, newZone, 'A')

@@ -2,6 +2,7 @@ import { isIPv4, isIPv6 } from 'node:net'
 import type { Answer } from 'dns-packet'
 import { splitQuotedStrings, txtChunks } from '../../lib/dns/records.js'
 import { apexNameservers, soaFor, type Soa } from '../../lib/dns/zone-file.js'
+import type { ServedZone, ZoneRecord } from './dns.js'
 
 /** One record as the server answers it: type, TTL and the `dns-packet` rdata, prepared once per zone load. */
 export interface WireRecord {
@@ -16,7 +17,7 @@ export interface ZoneSnapshot {
   /** The apex: lower case, no trailing dot. */
   name: string
   serial: number
-  /** The raw `domains.nameservers` the snapshot was built from (a change invalidates it). */
+  /** The raw nameservers JSON the snapshot was built from (a change invalidates it). */
   nameserversJson: string
   soa: Soa
   /** owner name → type → records (the apex SOA and NS included). */
@@ -67,17 +68,17 @@ export function wireData(type: string, value: string): unknown {
   }
 }
 
-/** Builds the snapshot of a zone from its domain row and stored records. Records that cannot be encoded are skipped. */
+/** Builds the snapshot of a served zone from its stored records. Records that cannot be encoded are skipped. */
 export function buildSnapshot(
-  row: { id: number; name: string; zone_serial: number; nameservers: string },
-  records: { type: string; name: string; value: string; ttl: number }[],
+  zone: ServedZone,
+  records: ZoneRecord[],
   onBadRecord: (r: { type: string; name: string; value: string }, err: unknown) => void = () => undefined,
 ): ZoneSnapshot {
-  const apex = row.name.toLowerCase()
+  const apex = zone.name.toLowerCase()
   type Ns = { hostname: string; ipv4?: unknown; ipv6?: unknown }
   let nameservers: Ns[] = []
   try {
-    const parsed: unknown = JSON.parse(row.nameservers)
+    const parsed: unknown = JSON.parse(zone.nameserversJson)
     if (Array.isArray(parsed)) {
       nameservers = parsed
         .map((n: unknown) => (typeof n === 'string' ? { hostname: n } : (n as Ns)))
@@ -86,7 +87,7 @@ export function buildSnapshot(
   } catch {
     nameservers = []
   }
-  const soa = soaFor(apex, { serial: row.zone_serial, nameservers })
+  const soa = soaFor(apex, { serial: zone.serial, nameservers })
   const rrsets = new Map<string, Map<string, WireRecord[]>>()
   const names = new Set<string>([apex])
   const add = (name: string, rec: WireRecord) => {
@@ -98,7 +99,9 @@ export function buildSnapshot(
     for (let n = name; n !== apex && n.length > apex.length; n = n.slice(n.indexOf('.') + 1)) names.add(n)
   }
   add(apex, { type: 'SOA', ttl: soa.ttl, data: soaData(soa) })
-  for (const ns of apexNameservers({ serial: row.zone_serial, nameservers })) add(apex, { type: 'NS', ttl: soa.ttl, data: noDot(ns) })
+  for (const ns of apexNameservers({ serial: zone.serial, nameservers })) {
+    add(apex, { type: 'NS', ttl: soa.ttl, data: noDot(ns) })
+  }
   const seen = new Set<string>()
   for (const r of records) {
     const name = r.name.toLowerCase()
@@ -123,7 +126,7 @@ export function buildSnapshot(
     if (typeof ns.ipv4 === 'string' && isIPv4(ns.ipv4) && !at?.has('A')) add(host, { type: 'A', ttl: soa.ttl, data: ns.ipv4 })
     if (typeof ns.ipv6 === 'string' && isIPv6(ns.ipv6) && !at?.has('AAAA')) add(host, { type: 'AAAA', ttl: soa.ttl, data: ns.ipv6 })
   }
-  return { id: row.id, name: apex, serial: row.zone_serial, nameserversJson: row.nameservers, soa, rrsets, names }
+  return { id: zone.id, name: apex, serial: zone.serial, nameserversJson: zone.nameserversJson, soa, rrsets, names }
 }
 
 function soaData(soa: Soa) {

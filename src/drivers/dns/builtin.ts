@@ -3,11 +3,10 @@ import net from 'node:net'
 import { performance } from 'node:perf_hooks'
 import dnsPacket, { type Answer, type Packet, type Question } from 'dns-packet'
 import type { Logger } from 'pino'
-import type { Db } from '../../db/database.js'
-import type { DnsDriver } from './dns.js'
-import { findServedZoneById, findServedZones, listZoneRecords, type ServedZoneRow } from './dns.repository.js'
+import type { DnsDriver, ServedZone, ZoneSource } from './dns.js'
 import { buildSnapshot, resolve, type ZoneSnapshot } from './authority.js'
 import { DomainNames } from '../../lib/domain-name.js'
+import type { ZoneChange } from '../../lib/dns/zone-serial.js'
 
 /** Options of the built-in DNS server. */
 export interface BuiltinDnsOptions {
@@ -15,7 +14,7 @@ export interface BuiltinDnsOptions {
   host: string
   /** The port; null switches the server off; 0 picks a free port (tests, benchmarks). */
   port: number | null
-  /** How long a zone read from the database is answered without checking its serial again (ms). */
+  /** How long a zone read from the zone source is answered without checking its serial again (ms). */
   staleMs?: number
   /** The operator's private suffixes (HOSTAPI_PRIVATE_SUFFIXES): names one label below them are zones too. */
   privateSuffixes?: readonly string[]
@@ -36,12 +35,14 @@ interface NameEntry {
 }
 
 /**
- * An authoritative DNS server over UDP and TCP answering from the `domains` and `dns_records` tables.
+ * An authoritative DNS server over UDP and TCP answering from the zones its `ZoneSource` gives (the DNS module's,
+ * over the database).
  * A name is answered only from the zone of its registrable domain (one label below its public suffix:
- * `mail.demo-shop.nl` from `demo-shop.nl`), so a row for a name above or below a registrable domain — which
+ * `mail.demo-shop.nl` from `demo-shop.nl`), so a zone for a name above or below a registrable domain — which
  * the API never creates, but bad data might hold — is never served and cannot take over another account's names.
- * Zones are cached and re-validated by `zone_serial` at most `staleMs` after they were read, so a change made
- * through another instance on the same database is answered within that time; `publish` drops a zone at once.
+ * Zones are cached and re-validated by their serial at most `staleMs` after they were read, so a change made
+ * through another instance on the same database is answered within that time; `publish` drops a zone at once,
+ * whatever kind of change it names.
  */
 export class BuiltinDnsServer implements DnsDriver {
   private udp: dgram.Socket | null = null
@@ -57,7 +58,7 @@ export class BuiltinDnsServer implements DnsDriver {
   private generation = 0
 
   constructor(
-    private readonly db: Db,
+    private readonly source: ZoneSource,
     private readonly opts: BuiltinDnsOptions,
     private readonly log: Logger,
   ) {
@@ -130,8 +131,9 @@ export class BuiltinDnsServer implements DnsDriver {
     if (tcp) await new Promise<void>((r) => tcp.close(() => r()))
   }
 
-  async publish(domain: string): Promise<void> {
-    const name = domain.trim().toLowerCase().replace(/\.$/, '')
+  async publish(change: ZoneChange): Promise<void> {
+    // Every kind is handled alike: the zone is read afresh on the next query (or found gone).
+    const name = change.domain.trim().toLowerCase().replace(/\.$/, '')
     this.generation++
     for (const [id, z] of this.zones) if (z.name === name) this.zones.delete(id)
     // Names below the domain may have been resolved to another zone or to none; forget them all.
@@ -163,8 +165,8 @@ export class BuiltinDnsServer implements DnsDriver {
 
   private async lookup(apex: string): Promise<ZoneSnapshot | null> {
     const generation = this.generation
-    // The name is unique in the table; should two rows ever carry it, the oldest one answers.
-    const [best] = await findServedZones(this.db, [apex])
+    // A zone's name is unique; should two zones ever carry it, the oldest one answers.
+    const [best] = await this.source.servedZones([apex])
     const checkedAt = performance.now()
     if (generation === this.generation) {
       if (this.names.size >= MAX_CACHED_NAMES) this.names.clear()
@@ -175,24 +177,23 @@ export class BuiltinDnsServer implements DnsDriver {
 
   private async reloadById(id: number): Promise<ZoneSnapshot | null> {
     const generation = this.generation
-    const row = await findServedZoneById(this.db, id)
-    if (!row) {
+    const zone = await this.source.servedZone(id)
+    if (!zone) {
       this.names.clear()
       return null
     }
-    return this.snapshotFor(row, generation)
+    return this.snapshotFor(zone, generation)
   }
 
-  private async snapshotFor(row: ServedZoneRow, generation: number): Promise<ZoneSnapshot> {
-    const cached = this.zones.get(row.id)
-    if (cached && cached.serial === row.zone_serial && cached.nameserversJson === row.nameservers && cached.name === row.name) {
-      return cached
-    }
-    const records = await listZoneRecords(this.db, row.id)
-    const snapshot = buildSnapshot(row, records, (r, err) =>
-      this.log.warn({ zone: row.name, record: r, err: String(err) }, 'DNS record skipped: cannot be encoded'),
+  private async snapshotFor(zone: ServedZone, generation: number): Promise<ZoneSnapshot> {
+    const cached = this.zones.get(zone.id)
+    const fresh = cached && cached.serial === zone.serial && cached.nameserversJson === zone.nameserversJson
+    if (fresh && cached.name === zone.name) return cached
+    const records = await this.source.zoneRecords(zone.id)
+    const snapshot = buildSnapshot(zone, records, (r, err) =>
+      this.log.warn({ zone: zone.name, record: r, err: String(err) }, 'DNS record skipped: cannot be encoded'),
     )
-    if (generation === this.generation) this.zones.set(row.id, snapshot)
+    if (generation === this.generation) this.zones.set(zone.id, snapshot)
     return snapshot
   }
 

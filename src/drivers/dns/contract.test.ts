@@ -1,99 +1,171 @@
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
+import type { Packet } from 'dns-packet'
 import pino from 'pino'
-import type { Db } from '../../db/database.js'
-import { forEachDialect, startTestApp, type TestApp } from '../../../test/helpers/app.js'
-import { addRecords, bumpSerial, insertZone, queryTcp, queryUdp } from '../../../test/helpers/dns.js'
-import type { DnsDriver } from './dns.js'
+import { queryTcp, queryUdp } from '../../../test/helpers/dns.js'
+import type { DnsDriver, ServedZone, ZoneRecord, ZoneSource } from './dns.js'
 import { BuiltinDnsServer } from './builtin.js'
 
-/** What every DNS driver must do; `make` builds a driver serving the given database on a free port. */
-function dnsDriverContract(label: string, make: (db: Db) => DnsDriver) {
-  forEachDialect((dialect) => {
-    describe(`DnsDriver contract: ${label} (${dialect})`, () => {
-      let t: TestApp
-      let driver: DnsDriver
-      let domainId: number
-      const zone = 'contract.nl'
+/** A test port: served zones held in memory, changed by the test as the DNS module changes its tables. */
+class MemoryZones implements ZoneSource {
+  private nextId = 1
+  private readonly zones = new Map<number, { zone: ServedZone; records: ZoneRecord[] }>()
 
-      before(async () => {
-        t = await startTestApp(dialect)
-        const account = await t.account()
-        domainId = await insertZone(t.ctx.db, account.accountId, zone, {
-          serial: 7,
-          records: [{ type: 'A', name: zone, value: '192.0.2.1' }],
-        })
-        driver = make(t.ctx.db)
-      })
-      after(async () => {
-        await driver?.stop()
-        await t?.close()
-      })
+  add(name: string, seed: { serial?: number; nameservers?: string[]; records?: Omit<ZoneRecord, 'ttl'>[] } = {}) {
+    const id = this.nextId++
+    const nameservers = seed.nameservers ?? ['ns1.hostapi.test', 'ns2.hostapi.test']
+    const nameserversJson = JSON.stringify(nameservers.map((hostname) => ({ hostname })))
+    const records = (seed.records ?? []).map((r) => ({ ...r, ttl: 3600 }))
+    this.zones.set(id, { zone: { id, name, serial: seed.serial ?? 1, nameserversJson }, records })
+    return id
+  }
 
-      test('not serving before start(); start() serves UDP and TCP on one port; a second start() changes nothing', async () => {
-        assert.equal(driver.address(), null)
-        await driver.start()
-        const addr = driver.address()
-        assert.ok(addr && addr.port > 0)
-        await driver.start()
-        assert.deepEqual(driver.address(), addr)
-        const udp = await queryUdp(addr.port, zone, 'SOA')
-        const tcp = await queryTcp(addr.port, zone, 'SOA')
-        for (const r of [udp, tcp]) {
-          assert.equal((r.answers![0] as unknown as { data: { serial: number } }).data.serial, 7)
-        }
-      })
+  addRecord(id: number, record: Omit<ZoneRecord, 'ttl'>) {
+    this.zones.get(id)!.records.push({ ...record, ttl: 3600 })
+    this.bump(id)
+  }
 
-      test('publish() after a committed change: the next answer has it', async () => {
-        const port = driver.address()!.port
-        await queryUdp(port, `new.${zone}`, 'A')
-        await addRecords(t.ctx.db, domainId, [{ type: 'A', name: `new.${zone}`, value: '192.0.2.2' }])
-        await bumpSerial(t.ctx.db, domainId)
-        await driver.publish(zone)
-        const r = await queryUdp(port, `new.${zone}`, 'A')
-        assert.deepEqual(r.answers!.map((a) => (a as unknown as { data: string }).data), ['192.0.2.2'])
-        const soa = await queryUdp(port, zone, 'SOA')
-        assert.equal((soa.answers![0] as unknown as { data: { serial: number } }).data.serial, 8)
-      })
+  setNameservers(id: number, hostnames: string[]) {
+    this.zones.get(id)!.zone.nameserversJson = JSON.stringify(hostnames.map((hostname) => ({ hostname })))
+    this.bump(id)
+  }
 
-      test('publish() of an unknown domain or in any case form does not throw', async () => {
-        await driver.publish('unknown-domain.example')
-        await driver.publish('CONTRACT.NL.')
-      })
+  remove(id: number) {
+    this.zones.delete(id)
+  }
 
-      test('stop() releases the port; a second stop() is fine; start() again serves again', async () => {
-        const port = driver.address()!.port
-        await driver.stop()
-        assert.equal(driver.address(), null)
-        await assert.rejects(queryUdp(port, zone, 'A', { timeoutMs: 300 }))
-        await driver.stop()
-        await driver.start()
-        const again = await queryUdp(driver.address()!.port, zone, 'A')
-        assert.equal(again.answers!.length, 1)
-      })
+  private bump(id: number) {
+    this.zones.get(id)!.zone.serial++
+  }
+
+  async servedZones(names: string[]): Promise<ServedZone[]> {
+    return [...this.zones.values()].filter((z) => names.includes(z.zone.name)).map((z) => ({ ...z.zone }))
+  }
+
+  async servedZone(id: number): Promise<ServedZone | undefined> {
+    const z = this.zones.get(id)
+    return z && { ...z.zone }
+  }
+
+  async zoneRecords(zoneId: number): Promise<ZoneRecord[]> {
+    return (this.zones.get(zoneId)?.records ?? []).map((r) => ({ ...r }))
+  }
+}
+
+const dataOf = (p: Packet, type: string) =>
+  (p.answers ?? []).filter((a) => a.type === type).map((a) => (a as unknown as { data: unknown }).data)
+const rcodeOf = (p: Packet) => (p as Packet & { rcode: string }).rcode
+const serialOf = (p: Packet) => (p.answers![0] as unknown as { data: { serial: number } }).data.serial
+
+/** What every DNS driver must do; `make` builds a driver serving the zones of `zones` on a free port. */
+function dnsDriverContract(label: string, make: (zones: ZoneSource) => DnsDriver) {
+  describe(`DnsDriver contract: ${label}`, () => {
+    const zones = new MemoryZones()
+    let driver: DnsDriver
+    let zoneId: number
+    const zone = 'contract.nl'
+
+    before(() => {
+      zoneId = zones.add(zone, { serial: 7, records: [{ type: 'A', name: zone, value: '192.0.2.1' }] })
+      driver = make(zones)
+    })
+    after(async () => {
+      await driver?.stop()
+    })
+
+    test('not serving before start(); start() serves UDP and TCP on one port; start() again is a no-op', async () => {
+      assert.equal(driver.address(), null)
+      await driver.start()
+      const addr = driver.address()
+      assert.ok(addr && addr.port > 0)
+      await driver.start()
+      assert.deepEqual(driver.address(), addr)
+      const udp = await queryUdp(addr.port, zone, 'SOA')
+      const tcp = await queryTcp(addr.port, zone, 'SOA')
+      for (const r of [udp, tcp]) assert.equal(serialOf(r), 7)
+    })
+
+    test('publish() of a records change naming the owner names: the next answer has it', async () => {
+      const port = driver.address()!.port
+      await queryUdp(port, `new.${zone}`, 'A')
+      zones.addRecord(zoneId, { type: 'A', name: `new.${zone}`, value: '192.0.2.2' })
+      await driver.publish({ domain: zone, kind: 'records', names: [`new.${zone}`] })
+      assert.deepEqual(dataOf(await queryUdp(port, `new.${zone}`, 'A'), 'A'), ['192.0.2.2'])
+      assert.equal(serialOf(await queryUdp(port, zone, 'SOA')), 8)
+    })
+
+    test('publish() of a records change without names: the next answer has it', async () => {
+      const port = driver.address()!.port
+      await queryUdp(port, `other.${zone}`, 'TXT')
+      zones.addRecord(zoneId, { type: 'TXT', name: `other.${zone}`, value: 'v=contract' })
+      await driver.publish({ domain: zone, kind: 'records' })
+      assert.deepEqual(dataOf(await queryUdp(port, `other.${zone}`, 'TXT'), 'TXT').map(String), ['v=contract'])
+    })
+
+    test('publish() of a zone change (nameservers): the next answer has the new apex NS and serial', async () => {
+      const port = driver.address()!.port
+      assert.deepEqual(dataOf(await queryUdp(port, zone, 'NS'), 'NS').sort(), ['ns1.hostapi.test', 'ns2.hostapi.test'])
+      zones.setNameservers(zoneId, ['ns.elsewhere.example', 'ns2.elsewhere.example'])
+      await driver.publish({ domain: zone, kind: 'zone' })
+      const ns = dataOf(await queryUdp(port, zone, 'NS'), 'NS').sort()
+      assert.deepEqual(ns, ['ns.elsewhere.example', 'ns2.elsewhere.example'])
+      assert.equal(serialOf(await queryUdp(port, zone, 'SOA')), 10)
+    })
+
+    test('publish() of a removal: the zone is no longer answered; served again once the port has it', async () => {
+      const port = driver.address()!.port
+      assert.equal(rcodeOf(await queryUdp(port, zone, 'A')), 'NOERROR')
+      zones.remove(zoneId)
+      await driver.publish({ domain: zone, kind: 'removed' })
+      assert.equal(rcodeOf(await queryUdp(port, zone, 'A')), 'REFUSED')
+      zoneId = zones.add(zone, { serial: 20, records: [{ type: 'A', name: zone, value: '192.0.2.3' }] })
+      await driver.publish({ domain: zone, kind: 'zone' })
+      assert.deepEqual(dataOf(await queryUdp(port, zone, 'A'), 'A'), ['192.0.2.3'])
+      assert.equal(serialOf(await queryUdp(port, zone, 'SOA')), 20)
+    })
+
+    test('publish() of an unknown domain or in any case form does not throw, whatever the kind', async () => {
+      for (const domain of ['unknown-domain.example', 'CONTRACT.NL.']) {
+        await driver.publish({ domain, kind: 'records', names: [`www.${domain}`] })
+        await driver.publish({ domain, kind: 'records' })
+        await driver.publish({ domain, kind: 'zone' })
+        await driver.publish({ domain, kind: 'removed' })
+      }
+    })
+
+    test('stop() releases the port; a second stop() is fine; start() again serves again', async () => {
+      const port = driver.address()!.port
+      await driver.stop()
+      assert.equal(driver.address(), null)
+      await assert.rejects(queryUdp(port, zone, 'A', { timeoutMs: 300 }))
+      await driver.stop()
+      await driver.start()
+      const again = await queryUdp(driver.address()!.port, zone, 'A')
+      assert.equal(again.answers!.length, 1)
     })
   })
 }
 
-dnsDriverContract('builtin', (db) => new BuiltinDnsServer(db, { host: '127.0.0.1', port: 0 }, pino({ level: 'silent' })))
+dnsDriverContract('builtin', (zones) =>
+  new BuiltinDnsServer(zones, { host: '127.0.0.1', port: 0 }, pino({ level: 'silent' })))
 
 describe('BuiltinDnsServer switched off (port null)', () => {
   test('start() does nothing, address() is null, publish() still resolves', async () => {
-    const off = new BuiltinDnsServer({} as Db, { host: '127.0.0.1', port: null }, pino({ level: 'silent' }))
+    const off = new BuiltinDnsServer(new MemoryZones(), { host: '127.0.0.1', port: null }, pino({ level: 'silent' }))
     await off.start()
     assert.equal(off.address(), null)
-    await off.publish('example.nl')
+    await off.publish({ domain: 'example.nl', kind: 'zone' })
     await off.stop()
   })
 })
 
 describe('BuiltinDnsServer on a port in use', () => {
   test('start() fails with a text naming the address and the settings', async () => {
-    const first = new BuiltinDnsServer({} as Db, { host: '127.0.0.1', port: 0 }, pino({ level: 'silent' }))
+    const first = new BuiltinDnsServer(new MemoryZones(), { host: '127.0.0.1', port: 0 }, pino({ level: 'silent' }))
     await first.start()
     try {
       const port = first.address()!.port
-      const second = new BuiltinDnsServer({} as Db, { host: '127.0.0.1', port }, pino({ level: 'silent' }))
+      const second = new BuiltinDnsServer(new MemoryZones(), { host: '127.0.0.1', port }, pino({ level: 'silent' }))
       await assert.rejects(second.start(), new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port} \\(HOSTAPI_DNS_HOST/HOSTAPI_DNS_PORT; port 0 switches it off\\): .*EADDRINUSE`))
       assert.equal(second.address(), null)
     } finally {

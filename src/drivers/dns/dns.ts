@@ -1,7 +1,9 @@
+import type { ZoneChange } from '../../lib/dns/zone-serial.js'
+
 /**
  * Serves the DNS zones of the domains hostapi manages. The built-in implementation is an authoritative
- * server over UDP and TCP that answers from the database; others may push zones to an external provider.
- * Every implementation passes `contract.test.ts`.
+ * server over UDP and TCP that answers from the zones a `ZoneSource` gives it; others may push zones to an
+ * external provider. Every implementation passes `contract.test.ts`.
  */
 export interface DnsDriver {
   /** Starts serving; resolves once queries are accepted (a no-op when the driver is switched off). */
@@ -9,13 +11,44 @@ export interface DnsDriver {
   /** Stops serving and releases every socket; safe to call twice or before `start()`. */
   stop(): Promise<void>
   /**
-   * Tells the server that the zone of `domain` changed (records, nameservers, status, serial), so the next
-   * answer reflects the change. Called after the change is committed; never throws for an unknown domain.
+   * Tells the server what changed in a zone (see `ZoneChange`: records at some names, the zone as a whole, or the
+   * zone removed), so the next answer reflects the change. Called after the change is committed; never throws
+   * for an unknown domain.
    */
-  publish(domain: string): Promise<void>
+  publish(change: ZoneChange): Promise<void>
   /** Where queries are answered (UDP and TCP on the same port), or null when not serving. */
   address(): { host: string; port: number } | null
 }
 
-/** The statuses of a domain whose zone is served. */
-export const SERVED_DOMAIN_STATUSES = ['active', 'pending_cancellation'] as const
+/** One zone that is served: what the SOA and apex NS records are built from. */
+export interface ServedZone {
+  /** Stable while the domain exists; a new domain of the same name gets another. */
+  id: number
+  /** The apex, as stored (lower case, no trailing dot). */
+  name: string
+  /** The SOA serial; it rises with every change of the zone, so an equal serial means an unchanged zone. */
+  serial: number
+  /** The domain's nameservers as stored: JSON, an array of `{ hostname, ipv4?, ipv6? }` (bad data is tolerated). */
+  nameserversJson: string
+}
+
+/** One stored record of a zone. */
+export interface ZoneRecord {
+  /** Upper case (`A`, `MX`, …). */
+  type: string
+  /** The owner name: fully qualified, lower case, no trailing dot. */
+  name: string
+  /** The value in presentation form, as stored. */
+  value: string
+  ttl: number
+}
+
+/** The port through which a DNS driver reads the zones it serves; the DNS module implements it. */
+export interface ZoneSource {
+  /** The served zones whose apex is one of `names`, oldest first (empty for no names). */
+  servedZones(names: string[]): Promise<ServedZone[]>
+  /** One served zone by id, or undefined when it is gone or no longer served. */
+  servedZone(id: number): Promise<ServedZone | undefined>
+  /** Every record of one zone, in insertion order (none for an unknown id). */
+  zoneRecords(zoneId: number): Promise<ZoneRecord[]>
+}

@@ -1,5 +1,35 @@
-/** Publishes a zone to the DNS servers after it changed (the DNS driver); a no-op when none is wired. */
-export type ZonePublisher = (domainName: string) => Promise<void>
+/**
+ * What changed in one zone, as the DNS servers are told after the change is committed. Every kind names the
+ * zone in `domain`: its apex, in stored form (lower case, no trailing dot); a driver still accepts any case
+ * form and a trailing dot.
+ */
+export type ZoneChange =
+  | {
+      domain: string
+      /** Records were added, changed or deleted; the zone's nameservers and status stayed as they were. */
+      kind: 'records'
+      /**
+       * The owner names whose records changed, in stored form (fully qualified, lower case, no trailing dot);
+       * absent when not known, and then any name of the zone may have changed.
+       */
+      names?: string[]
+    }
+  | {
+      domain: string
+      /**
+       * The zone as a whole changed: its nameservers, DNSSEC, status or serial, it started being served
+       * (a new domain), or all its records were replaced (a replace or zone import). Read it afresh.
+       */
+      kind: 'zone'
+    }
+  | {
+      domain: string
+      /** The domain is no longer served (it ended or was deleted): its zone should be dropped. */
+      kind: 'removed'
+    }
+
+/** Publishes a zone change to the DNS servers (the DNS driver); a no-op when none is wired. */
+export type ZonePublisher = (change: ZoneChange) => Promise<void>
 
 /**
  * The next SOA serial: the date-based form `YYYYMMDDnn` when that is higher, otherwise the old serial plus

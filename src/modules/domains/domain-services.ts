@@ -29,7 +29,7 @@ export interface DomainServices {
 }
 
 /**
- * Builds the domains area. `publish` tells the DNS servers a zone changed; its failures are logged, never
+ * Builds the domains area. `publish` tells the DNS servers what changed in a zone; its failures are logged, never
  * turned into a failed request, because the change itself is stored. `orders` is read when an order is placed.
  */
 export function createDomainServices(deps: {
@@ -43,11 +43,11 @@ export function createDomainServices(deps: {
   orders: () => OrdersService
 }): DomainServices {
   const { db, clock, jobs, config, registry } = deps
-  const publish: ZonePublisher = async (name) => {
+  const publish: ZonePublisher = async (change) => {
     try {
-      await deps.publish?.(name)
+      await deps.publish?.(change)
     } catch (err) {
-      deps.log.warn({ err, domain: name }, 'publishing the zone failed')
+      deps.log.warn({ err, domain: change.domain }, 'publishing the zone failed')
     }
   }
   const nameservers = new NameserversService(db, clock, config.defaultNameservers, publish)

@@ -199,7 +199,7 @@ export class DomainsService {
         updated_at: iso(now),
       })
     }
-    if (zoneChanged) await this.publish(d.name)
+    if (zoneChanged) await this.publish({ domain: d.name, kind: 'zone' })
     return this.view((await repo.findOwned(this.db, accountId, d.name))!)
   }
 
@@ -246,7 +246,7 @@ export class DomainsService {
     if (!d || d.status !== STATUS.pendingCancellation.status || !d.cancel_at || d.cancel_at > ymd(this.clock.now())) return { ended: false }
     await this.registry.cancel(d.name)
     await repo.deleteDomain(this.db, d.id)
-    await this.publish(d.name)
+    await this.publish({ domain: d.name, kind: 'removed' })
     return { ended: true }
   }
 

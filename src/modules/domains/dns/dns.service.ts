@@ -6,7 +6,7 @@ import type { DB } from '../../../db/tables.js'
 import { ApiError, errors } from '../../../errors.js'
 import type { DomainsService, DryRun } from '../domains.service.js'
 import type { Domain } from '../domains.tables.js'
-import type { ZonePublisher } from '../../../lib/dns/zone-serial.js'
+import type { ZoneChange, ZonePublisher } from '../../../lib/dns/zone-serial.js'
 import type { Nameserver } from '../nameservers/nameservers.js'
 import * as repo from './dns.repository.js'
 import { RECORD_TYPES, checkRecordSet, fqdnWithDot, normaliseRecord, type NormalisedRecord, type RecordInput } from '../../../lib/dns/records.js'
@@ -62,7 +62,7 @@ export class DnsService {
       if (input.value === undefined) throw errors.invalidDnsRecord(`${type} ${input.name || '@'}`, 'value is required (null deletes the record set)')
       const name = ownerName(d.name, type, input.name)
       if (opts.dryRun) return
-      await this.change(d, async (trx) => (await repo.deleteRecords(trx, accountId, d.id, type, name)) > 0)
+      await this.change(d, [name], async (trx) => (await repo.deleteRecords(trx, accountId, d.id, type, name)) > 0)
       return
     }
     const record = normaliseRecord(d.name, { type, name: input.name, value: input.value, ttl: input.ttl })
@@ -73,7 +73,7 @@ export class DnsService {
       checkRecordSet(d.name, [...others.map((r) => ({ ...r, type: r.type as NormalisedRecord['type'] })), record])
     }
     if (opts.dryRun) return checkAgainst(this.db)
-    await this.change(d, async (trx) => {
+    await this.change(d, [record.name], async (trx) => {
       await checkAgainst(trx)
       await repo.deleteRecords(trx, accountId, d.id, record.type, record.name)
       await repo.insertRecords(trx, d.id, [record], iso(this.clock.now()))
@@ -97,7 +97,7 @@ export class DnsService {
       }
     }
     if (opts.dryRun) return
-    await this.change(d, async (trx) => (await repo.deleteRecords(trx, accountId, d.id, type, name, value)) > 0)
+    await this.change(d, [name], async (trx) => (await repo.deleteRecords(trx, accountId, d.id, type, name, value)) > 0)
   }
 
   /** The zone as BIND text, SOA and apex NS included. */
@@ -127,21 +127,26 @@ export class DnsService {
   }
 
   private async replaceAll(d: Domain, records: NormalisedRecord[]): Promise<void> {
-    await this.change(d, async (trx) => {
+    await this.change(d, null, async (trx) => {
       await repo.deleteAllRecords(trx, d.account_id, d.id)
       await repo.insertRecords(trx, d.id, records, iso(this.clock.now()))
       return true
     })
   }
 
-  /** Runs `work` in a transaction; when it changed the zone, raises the serial there and publishes afterwards. */
-  private async change(d: Domain, work: (trx: Db) => Promise<boolean>): Promise<void> {
+  /**
+   * Runs `work` in a transaction; when it changed the zone, raises the serial there and publishes afterwards: the
+   * records at `names`, or (null) the whole zone when every record was replaced.
+   */
+  private async change(d: Domain, names: string[] | null, work: (trx: Db) => Promise<boolean>): Promise<void> {
     const changed = await this.db.transaction().execute(async (trx) => {
       const did = await work(trx)
       if (did) await this.domains.bumpSerial(trx, d)
       return did
     })
-    if (changed) await this.publish(d.name)
+    if (!changed) return
+    const what: ZoneChange = names ? { domain: d.name, kind: 'records', names } : { domain: d.name, kind: 'zone' }
+    await this.publish(what)
   }
 }
 

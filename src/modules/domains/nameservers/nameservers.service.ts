@@ -134,7 +134,7 @@ export class NameserversService {
       if (isUniqueViolation(err)) throw errors.nameserverAliasTaken()
       throw err
     }
-    for (const name of changed) await this.publish(name)
+    for (const name of changed) await this.publish({ domain: name, kind: 'zone' })
     return { alias, nameservers }
   }
 

@@ -252,7 +252,7 @@ export class DomainOrdersService implements OrderItemProcessor {
       await this.registry.cancel(item.name)
       throw err
     }
-    await this.deps.publish(item.name)
+    await this.deps.publish({ domain: item.name, kind: 'zone' })
     await this.scheduleRenewal(item.accountId, domainId, outcome.expiresOn)
     return { errors: [], result: { domain: item.name, domain_id: domainId } }
   }

@@ -1,0 +1,95 @@
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { forEachDialect, startTestApp, type TestAccount, type TestApp } from '../../../../test/helpers/app.js'
+import { insertZone } from '../../../../test/helpers/dns.js'
+import { makeDomain } from '../../../../test/helpers/fixtures/domains.js'
+import type { ZoneChange } from '../../../lib/dns/zone-serial.js'
+import { zoneSourceOf } from './zone-source.js'
+
+forEachDialect((dialect) => {
+  describe(`the DNS driver's zone port over the tables (${dialect})`, () => {
+    let t: TestApp
+    let accountId: number
+    before(async () => {
+      t = await startTestApp(dialect)
+      accountId = (await t.account()).accountId
+    })
+    after(() => t.close())
+
+    it('gives served zones by name (oldest first) and by id, with serial, nameservers and records', async () => {
+      const zones = zoneSourceOf(t.ctx.db)
+      const ns = [{ hostname: 'ns1.port.test' }]
+      const id = await insertZone(t.ctx.db, accountId, 'port-a.nl', {
+        serial: 42,
+        nameservers: ns,
+        records: [
+          { type: 'A', name: 'port-a.nl', value: '192.0.2.1', ttl: 300 },
+          { type: 'TXT', name: 'x.port-a.nl', value: 'one' },
+        ],
+      })
+      const pending = await insertZone(t.ctx.db, accountId, 'port-b.nl', { status: 'pending_cancellation' })
+      await insertZone(t.ctx.db, accountId, 'port-c.nl', { status: 'cancelled' })
+      const served = { id, name: 'port-a.nl', serial: 42, nameserversJson: JSON.stringify(ns) }
+      assert.deepEqual(await zones.servedZones(['port-a.nl']), [served])
+      const three = await zones.servedZones(['port-c.nl', 'port-b.nl', 'port-a.nl'])
+      assert.deepEqual(three.map((z) => z.id), [id, pending])
+      assert.deepEqual(await zones.servedZones([]), [])
+      assert.deepEqual(await zones.servedZone(id), served)
+      assert.equal((await zones.servedZone(pending))?.name, 'port-b.nl')
+      assert.deepEqual(await zones.zoneRecords(id), [
+        { type: 'A', name: 'port-a.nl', value: '192.0.2.1', ttl: 300 },
+        { type: 'TXT', name: 'x.port-a.nl', value: 'one', ttl: 3600 },
+      ])
+      await t.ctx.db.updateTable('domains').set({ status: 'cancelled' }).where('id', '=', id).execute()
+      assert.equal(await zones.servedZone(id), undefined)
+      assert.deepEqual(await zones.servedZones(['port-a.nl']), [])
+      assert.deepEqual(await zones.zoneRecords(-1), [])
+    })
+  })
+
+  describe(`zone changes told to the DNS driver (${dialect})`, () => {
+    let t: TestApp
+    let a: TestAccount
+    const told: ZoneChange[] = []
+    before(async () => {
+      t = await startTestApp(dialect)
+      a = await t.account()
+      const driver = t.ctx.drivers.dns
+      const publish = driver.publish.bind(driver)
+      driver.publish = async (change) => {
+        told.push(change)
+        await publish(change)
+      }
+    })
+    after(() => t.close())
+
+    it('record changes name their owners; a replace or nameservers change the zone; an end removes it', async () => {
+      const d = await makeDomain(t, a)
+      const dns = t.ctx.services.dns
+      told.length = 0
+      await dns.patch(a.accountId, d, { type: 'A', name: 'www', value: '192.0.2.1' })
+      await dns.remove(a.accountId, d, { type: 'A', name: 'www' })
+      await dns.remove(a.accountId, d, { type: 'A', name: 'www' })
+      await dns.patch(a.accountId, d, { type: 'TXT', name: '@', value: 'hello' })
+      await dns.patch(a.accountId, d, { type: 'TXT', name: '@', value: null })
+      await dns.replace(a.accountId, d, [{ type: 'A', name: 'www', value: '192.0.2.2' }])
+      await dns.importZone(a.accountId, d, 'www 300 IN A 192.0.2.3')
+      const nameservers = [{ hostname: 'ns1.elsewhere.example' }, { hostname: 'ns2.elsewhere.example' }]
+      await t.ctx.services.domains.update(a.accountId, d, { nameservers })
+      await t.ctx.services.domains.update(a.accountId, d, { tags: ['quiet'] })
+      const row = await t.ctx.db.updateTable('domains').set({ status: 'pending_cancellation', cancel_at: '2000-01-01' })
+        .where('name', '=', d).returning('id').executeTakeFirstOrThrow()
+      assert.deepEqual(await t.ctx.services.domains.endDomain(row.id), { ended: true })
+      assert.deepEqual(told, [
+        { domain: d, kind: 'records', names: [`www.${d}`] },
+        { domain: d, kind: 'records', names: [`www.${d}`] },
+        { domain: d, kind: 'records', names: [d] },
+        { domain: d, kind: 'records', names: [d] },
+        { domain: d, kind: 'zone' },
+        { domain: d, kind: 'zone' },
+        { domain: d, kind: 'zone' },
+        { domain: d, kind: 'removed' },
+      ])
+    })
+  })
+})
