@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { errorsFor } from '../../http/error-responses.js'
 import { ok, pageOf } from '../../http/schemas.js'
-import { DryRunQuery, isDryRun } from '../../http/dry-run.js'
+import { DryRunQuery, dry } from '../../http/dry-run.js'
 import {
   CertificateListQuery,
   CertificateListResponse,
@@ -58,7 +58,7 @@ export const certificatesRoutes: FastifyPluginAsync = async (base) => {
       response: { 200: OrderResponse },
     },
   }, async (req) => {
-    const { orderId } = await service().order(req.principal!.accountId, req.body, { dryRun: isDryRun(req.query) })
+    const { orderId } = await service().order(req.principal!.accountId, req.body, dry(req))
     return ok({ order_id: orderId })
   })
 
@@ -106,5 +106,6 @@ export const certificatesRoutes: FastifyPluginAsync = async (base) => {
       body: RequestBody,
       response: { 200: CertificateResponse, ...errorsFor('certificates', { 404: ['Certificate not found'] }) },
     },
-  }, async (req) => ok(await service().request(req.principal!.accountId, req.params.id, req.body, { dryRun: isDryRun(req.query) }), 'Certificate requested'))
+  }, async (req) =>
+    ok(await service().request(req.principal!.accountId, req.params.id, req.body, dry(req)), 'Certificate requested'))
 }

@@ -14,6 +14,7 @@ import { DomainNames, parseDomainName } from '../../lib/domain-name.js'
 import * as repo from './domains.repository.js'
 import type { Domain } from './domains.tables.js'
 import { nextSerial, type ZonePublisher } from '../../lib/dns/zone-serial.js'
+import type { DryRun } from '../../lib/dry-run.js'
 
 /** The job that ends a cancelled domain at its renewal date. */
 export const END_JOB = 'domains.end'
@@ -32,11 +33,6 @@ export interface DnssecKey {
   alg: number
   flags: number
   pubKey: string
-}
-
-/** `dryRun` (`?test=1`): every check runs and the answer is the usual one, but nothing is stored, queued or published. */
-export interface DryRun {
-  dryRun?: boolean
 }
 
 /** The body of `PUT /domains/{domain}`. */

@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
-import { DryRunQuery, isDryRun } from '../../http/dry-run.js'
+import { DryRunQuery, dry } from '../../http/dry-run.js'
 import { Envelope, ok } from '../../http/schemas.js'
 import { FixOrderBody, OrderDetail, OrderIdParams, OrderList } from './orders.schemas.js'
 import { orderTime, type OrderView } from './orders.service.js'
@@ -105,5 +105,6 @@ export const ordersRoutes: FastifyPluginAsync = async (base) => {
       body: FixOrderBody,
       response: { 200: Envelope(OrderDetail, { ...detailExample, status: 'open', services: [{ ...detailExample.services[0], status: 'pending', errors: [] }] }), ...errorsFor('order', { 404: ['Order not found'] }) },
     },
-  }, async (req) => ok(orderDetail(await app.services.orders.fix(req.principal!.accountId, req.params.order_id, req.body, { dryRun: isDryRun(req.query) }))))
+  }, async (req) =>
+    ok(orderDetail(await app.services.orders.fix(req.principal!.accountId, req.params.order_id, req.body, dry(req)))))
 }

@@ -1,13 +1,12 @@
 import { Type, type TSchema } from 'typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
-import { DryRunQuery, isDryRun } from '../../http/dry-run.js'
+import { DryRunQuery, dry } from '../../http/dry-run.js'
 import { Envelope, OkMessage, ok, okMessage } from '../../http/schemas.js'
 import * as S from './vps.schemas.js'
 import { errorsFor } from '../../http/error-responses.js'
 
 const TAGS = ['VPS']
-const dry = (req: { query: unknown }) => ({ dryRun: isDryRun(req.query as { test?: string }) })
 
 /** SSH keys of the account. */
 export const sshKeysRoutes: FastifyPluginAsync = async (base) => {

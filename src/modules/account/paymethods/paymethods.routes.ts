@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { ok } from '../../../http/schemas.js'
 import { errorsFor } from '../errors.schemas.js'
-import { DryRunQuery, isDryRun } from '../../../http/dry-run.js'
+import { DryRunQuery, dry } from '../../../http/dry-run.js'
 import { DefaultPaymethod, PaymethodList, SetDefaultPaymethodBody } from './paymethods.schemas.js'
 
 /** Payment methods and the default one. */
@@ -30,5 +30,5 @@ export const paymethodsRoutes: FastifyPluginAsync = async (base) => {
         }),
       },
     },
-  }, async (req) => ok(await app.services.paymethods.setDefault(req.principal!.accountId, req.body, { dryRun: isDryRun(req.query) })))
+  }, async (req) => ok(await app.services.paymethods.setDefault(req.principal!.accountId, req.body, dry(req))))
 }

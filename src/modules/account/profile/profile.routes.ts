@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { ok } from '../../../http/schemas.js'
 import { errorsFor } from '../errors.schemas.js'
-import { DryRunQuery, isDryRun } from '../../../http/dry-run.js'
+import { DryRunQuery, dry } from '../../../http/dry-run.js'
 import { ConfirmEmailBody, Profile, UpdateProfileBody } from './profile.schemas.js'
 
 /** The account holder's profile. */
@@ -29,7 +29,7 @@ export const profileRoutes: FastifyPluginAsync = async (base) => {
       response: { 200: Profile, ...errorsFor('account-profile', { 400: ['The company name cannot be changed through the API; contact support'] }) },
     },
   }, async (req) => {
-    const r = await app.services.profile.update(req.principal!.accountId, req.body, { dryRun: isDryRun(req.query) })
+    const r = await app.services.profile.update(req.principal!.accountId, req.body, dry(req))
     return ok(r.profile, r.verificationSent ? 'Profile updated; a verification code was sent to the new e-mail address' : 'Profile updated')
   })
 
@@ -43,5 +43,8 @@ export const profileRoutes: FastifyPluginAsync = async (base) => {
       body: ConfirmEmailBody,
       response: { 200: Profile, ...errorsFor('account-profile', { 400: ['Invalid or expired verification code'] }) },
     },
-  }, async (req) => ok(await app.services.profile.confirmEmail(req.principal!.accountId, req.body.token, { dryRun: isDryRun(req.query) }), 'E-mail address confirmed'))
+  }, async (req) => ok(
+    await app.services.profile.confirmEmail(req.principal!.accountId, req.body.token, dry(req)),
+    'E-mail address confirmed',
+  ))
 }

@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { ok } from '../../../http/schemas.js'
 import { errorsFor, PAGED } from '../errors.schemas.js'
-import { DryRunQuery, isDryRun } from '../../../http/dry-run.js'
+import { DryRunQuery, dry } from '../../../http/dry-run.js'
 import { CreateTicketBody, ReplyTicketBody, TicketDetail, TicketList, TicketListQuery, TicketParams } from './tickets.schemas.js'
 
 /** Support tickets of the account. */
@@ -37,7 +37,7 @@ export const ticketsRoutes: FastifyPluginAsync = async (base) => {
     config: { area: 'account-tickets' },
     schema: { operationId: 'createTicket', tags: ['Account'], summary: 'Open a support ticket', querystring: DryRunQuery, body: CreateTicketBody,
       response: { 200: TicketDetail, ...errorsFor('account-tickets', { 400: ['The message is empty once unsafe HTML is removed'] }) } },
-  }, async (req) => ok(await app.services.tickets.create(req.principal!, req.body, { dryRun: isDryRun(req.query) }), 'Ticket created'))
+  }, async (req) => ok(await app.services.tickets.create(req.principal!, req.body, dry(req)), 'Ticket created'))
 
   app.post('/account/tickets/:ticket_number/reply', {
     config: { area: 'account-tickets', fixture: 'ticketReply' },
@@ -50,5 +50,8 @@ export const ticketsRoutes: FastifyPluginAsync = async (base) => {
       body: ReplyTicketBody,
       response: { 200: TicketDetail, ...errorsFor('account-tickets', { 400: ['This ticket is closed; open a new ticket', 'The message is empty once unsafe HTML is removed'], 404: ['Ticket not found'] }) },
     },
-  }, async (req) => ok(await app.services.tickets.reply(req.principal!, req.params.ticket_number, req.body.message, { dryRun: isDryRun(req.query) }), 'Reply added'))
+  }, async (req) => ok(
+    await app.services.tickets.reply(req.principal!, req.params.ticket_number, req.body.message, dry(req)),
+    'Reply added',
+  ))
 }

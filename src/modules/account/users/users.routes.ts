@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { ok } from '../../../http/schemas.js'
 import { errorsFor, PAGED } from '../errors.schemas.js'
-import { DryRunQuery, isDryRun } from '../../../http/dry-run.js'
+import { DryRunQuery, dry } from '../../../http/dry-run.js'
 import { CreateUserBody, UpdateUserBody, UserDetail, UserList, UserListQuery, UserParams } from './users.schemas.js'
 
 /** Account users (the main user and sub-users) and their permissions. */
@@ -43,7 +43,7 @@ export const usersRoutes: FastifyPluginAsync = async (base) => {
         }),
       },
     },
-  }, async (req) => ok(await app.services.users.create(req.principal!, req.body, { dryRun: isDryRun(req.query) }), 'User created'))
+  }, async (req) => ok(await app.services.users.create(req.principal!, req.body, dry(req)), 'User created'))
 
   app.put('/account/users/:id', {
     config: { area: 'account-users', fixture: 'user' },
@@ -64,5 +64,6 @@ export const usersRoutes: FastifyPluginAsync = async (base) => {
         }),
       },
     },
-  }, async (req) => ok(await app.services.users.update(req.principal!, req.params.id, req.body, { dryRun: isDryRun(req.query) }), 'User updated'))
+  }, async (req) =>
+    ok(await app.services.users.update(req.principal!, req.params.id, req.body, dry(req)), 'User updated'))
 }

@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
-import { DryRunQuery, isDryRun } from '../../../http/dry-run.js'
+import { DryRunQuery, dry } from '../../../http/dry-run.js'
 import { Envelope, OkMessage, ok, okMessage } from '../../../http/schemas.js'
 import { Contact, ContactBody, ContactIdParams, ContactList, contactExample } from './contacts.schemas.js'
 import { errorsFor } from '../../../http/error-responses.js'
@@ -25,7 +25,7 @@ export const contactsRoutes: FastifyPluginAsync = async (base) => {
       body: ContactBody,
       response: { 200: Envelope(Contact, contactExample) },
     },
-  }, async (req) => ok(await app.services.contacts.create(req.principal!.accountId, req.body, { dryRun: isDryRun(req.query) })))
+  }, async (req) => ok(await app.services.contacts.create(req.principal!.accountId, req.body, dry(req))))
 
   app.get('/domains/contacts/:id', {
     config: { area: 'domains-profiles', fixture: 'contact' },
@@ -39,7 +39,7 @@ export const contactsRoutes: FastifyPluginAsync = async (base) => {
       description: 'Changes the fields given; the others stay.',
       params: ContactIdParams, querystring: DryRunQuery, body: ContactBody, response: { 200: Envelope(Contact, contactExample), ...errorsFor('domains-profiles', { 404: ['Contact profile not found'] }) },
     },
-  }, async (req) => ok(await app.services.contacts.update(req.principal!.accountId, req.params.id, req.body, { dryRun: isDryRun(req.query) })))
+  }, async (req) => ok(await app.services.contacts.update(req.principal!.accountId, req.params.id, req.body, dry(req))))
 
   app.delete('/domains/contacts/:id', {
     config: { area: 'domains-profiles', fixture: 'contact' },
@@ -49,7 +49,7 @@ export const contactsRoutes: FastifyPluginAsync = async (base) => {
       params: ContactIdParams, querystring: DryRunQuery, response: { 200: OkMessage, ...errorsFor('domains-profiles', { 404: ['Contact profile not found'] }) },
     },
   }, async (req) => {
-    await app.services.contacts.delete(req.principal!.accountId, req.params.id, { dryRun: isDryRun(req.query) })
+    await app.services.contacts.delete(req.principal!.accountId, req.params.id, dry(req))
     return okMessage('Contact profile deleted')
   })
 }

@@ -4,8 +4,8 @@ import { iso } from '../../../clock.js'
 import type { DB } from '../../../db/tables.js'
 import { errors } from '../../../errors.js'
 import * as domainsRepo from '../domains.repository.js'
-import type { DryRun } from '../domains.service.js'
 import * as repo from './contacts.repository.js'
+import type { DryRun } from '../../../lib/dry-run.js'
 
 /** The roles a contact profile can have on a domain. */
 export const ROLES = ['owner', 'admin', 'tech', 'billing'] as const

@@ -4,7 +4,7 @@ import { iso } from '../../../clock.js'
 import type { Db } from '../../../db/database.js'
 import type { DB } from '../../../db/tables.js'
 import { ApiError, errors } from '../../../errors.js'
-import type { DomainsService, DryRun } from '../domains.service.js'
+import type { DomainsService } from '../domains.service.js'
 import type { Domain } from '../domains.tables.js'
 import type { ZonePublisher } from '../../../lib/dns/zone-serial.js'
 import type { Nameserver } from '../nameservers/nameservers.js'
@@ -12,6 +12,7 @@ import * as repo from './dns.repository.js'
 import { RECORD_TYPES, checkRecordSet, fqdnWithDot, normaliseRecord, type NormalisedRecord, type RecordInput } from '../../../lib/dns/records.js'
 import { renderZone, sortRecords } from '../../../lib/dns/zone-file.js'
 import { ZoneWork } from './zone-work.js'
+import type { DryRun } from '../../../lib/dry-run.js'
 
 /** A record as the API shows it: the name as FQDN with the trailing dot. */
 export interface RecordView {

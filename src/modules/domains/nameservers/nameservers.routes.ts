@@ -2,7 +2,7 @@ import { Type } from 'typebox'
 import { Nullable } from '../../../lib/nullable.js'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
-import { DryRunQuery, isDryRun } from '../../../http/dry-run.js'
+import { DryRunQuery, dry } from '../../../http/dry-run.js'
 import { Envelope, OkMessage, ok, okMessage } from '../../../http/schemas.js'
 import { NameserverSchema } from '../domains.schemas.js'
 import { errorsFor } from '../../../http/error-responses.js'
@@ -53,7 +53,7 @@ export const nameserversRoutes: FastifyPluginAsync = async (base) => {
       operationId: 'createNameserverProfile', tags, summary: 'Create a nameserver profile',
       querystring: DryRunQuery, body: CreateBody, response: { 200: Envelope(Profile, example) },
     },
-  }, async (req) => ok(await app.services.nameservers.create(req.principal!.accountId, req.body, { dryRun: isDryRun(req.query) })))
+  }, async (req) => ok(await app.services.nameservers.create(req.principal!.accountId, req.body, dry(req))))
 
   app.get('/domains/nameservers/:alias', {
     config: { area: 'domains-nameservers', fixture: 'nameserverProfile' },
@@ -71,7 +71,8 @@ export const nameserversRoutes: FastifyPluginAsync = async (base) => {
       description: 'Changes the alias, the nameservers or the default flag; domains using the profile get the new nameservers. The built-in profile cannot be changed.',
       params: AliasParams, querystring: DryRunQuery, body: UpdateBody, response: { 200: Envelope(Profile, example), ...errorsFor('domains-nameservers', { 404: ['Nameservers name not found'] }) },
     },
-  }, async (req) => ok(await app.services.nameservers.update(req.principal!.accountId, req.params.alias, req.body, { dryRun: isDryRun(req.query) })))
+  }, async (req) =>
+    ok(await app.services.nameservers.update(req.principal!.accountId, req.params.alias, req.body, dry(req))))
 
   app.delete('/domains/nameservers/:alias', {
     config: { area: 'domains-nameservers', fixture: 'nameserverProfile' },
@@ -81,7 +82,7 @@ export const nameserversRoutes: FastifyPluginAsync = async (base) => {
       params: AliasParams, querystring: DryRunQuery, response: { 200: OkMessage, ...errorsFor('domains-nameservers', { 404: ['Nameservers name not found'] }) },
     },
   }, async (req) => {
-    await app.services.nameservers.delete(req.principal!.accountId, req.params.alias, { dryRun: isDryRun(req.query) })
+    await app.services.nameservers.delete(req.principal!.accountId, req.params.alias, dry(req))
     return okMessage('Nameserver profile deleted')
   })
 }

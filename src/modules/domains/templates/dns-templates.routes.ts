@@ -2,7 +2,7 @@ import { Type } from 'typebox'
 import { Nullable } from '../../../lib/nullable.js'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
-import { DryRunQuery, isDryRun } from '../../../http/dry-run.js'
+import { DryRunQuery, dry } from '../../../http/dry-run.js'
 import { Envelope, OkMessage, ok, okMessage } from '../../../http/schemas.js'
 import { errorsFor } from '../../../http/error-responses.js'
 
@@ -53,7 +53,7 @@ export const dnsTemplatesRoutes: FastifyPluginAsync = async (base) => {
       description: '`alias` is required. Record names are relative to the domain the template is applied to; values are checked as for DNS records. `?test=1` answers `id` 0 without storing the template.',
       querystring: DryRunQuery, body: Body, response: { 200: Envelope(Template, example) },
     },
-  }, async (req) => ok(await app.services.dnsTemplates.create(req.principal!.accountId, req.body, { dryRun: isDryRun(req.query) })))
+  }, async (req) => ok(await app.services.dnsTemplates.create(req.principal!.accountId, req.body, dry(req))))
 
   app.get('/domains/dns-templates/:id', {
     config: { area: 'domains-dns-templates', fixture: 'dnsTemplate' },
@@ -67,13 +67,14 @@ export const dnsTemplatesRoutes: FastifyPluginAsync = async (base) => {
       description: 'Changes the fields given; `records` replaces all records.',
       params: IdParams, querystring: DryRunQuery, body: Body, response: { 200: Envelope(Template, example), ...errorsFor('domains-dns-templates', { 404: ['DNS template not found'] }) },
     },
-  }, async (req) => ok(await app.services.dnsTemplates.update(req.principal!.accountId, req.params.id, req.body, { dryRun: isDryRun(req.query) })))
+  }, async (req) =>
+    ok(await app.services.dnsTemplates.update(req.principal!.accountId, req.params.id, req.body, dry(req))))
 
   app.delete('/domains/dns-templates/:id', {
     config: { area: 'domains-dns-templates', fixture: 'dnsTemplate' },
     schema: { operationId: 'deleteDnsTemplate', tags, summary: 'Delete a DNS template', params: IdParams, querystring: DryRunQuery, response: { 200: OkMessage, ...errorsFor('domains-dns-templates', { 404: ['DNS template not found'] }) } },
   }, async (req) => {
-    await app.services.dnsTemplates.delete(req.principal!.accountId, req.params.id, { dryRun: isDryRun(req.query) })
+    await app.services.dnsTemplates.delete(req.principal!.accountId, req.params.id, dry(req))
     return okMessage('DNS template deleted')
   })
 }

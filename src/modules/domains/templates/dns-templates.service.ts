@@ -4,8 +4,8 @@ import { iso } from '../../../clock.js'
 import type { DB } from '../../../db/tables.js'
 import { errors } from '../../../errors.js'
 import { checkRecordSet, normaliseRecord, type NormalisedRecord } from '../../../lib/dns/records.js'
-import type { DryRun } from '../domains.service.js'
 import * as repo from './dns-templates.repository.js'
+import type { DryRun } from '../../../lib/dry-run.js'
 
 /** A record of a template: the name relative to the zone it is applied to (empty = apex). */
 export interface TemplateRecord {
