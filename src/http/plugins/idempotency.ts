@@ -41,7 +41,7 @@ export const idempotencyPlugin = fp(async (app, opts: { service: IdempotencyServ
         const header = req.headers['idempotency-key']
         if (header === undefined || !req.principal || dry(req).dryRun) return
         const key = Array.isArray(header) ? header[0] : header
-        if (!KEY.test(key)) throw errors.badRequest('Invalid Idempotency-Key: 1 to 255 visible ASCII characters')
+        if (!KEY.test(key)) throw errors.invalidIdempotencyKey()
         const hash = IdempotencyService.hash(req.method, req.routeOptions.url ?? req.url, { params: req.params, query: req.query, body: req.body })
         const outcome = await opts.service.begin(req.principal.accountId, key, hash)
         if (outcome.kind === 'replay') {

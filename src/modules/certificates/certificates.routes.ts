@@ -15,6 +15,7 @@ import {
   ProductsResponse,
   RequestBody,
 } from './certificates.schemas.js'
+import { errors } from '../../errors.js'
 
 const tags = ['Certificates']
 
@@ -84,7 +85,7 @@ export const certificatesRoutes: FastifyPluginAsync = async (base) => {
       summary: 'Get a certificate',
       description: '`certificate` and `intermediate_certificate` (PEM) appear once `certificate_status` is `ACT`.',
       params: CertificateParams,
-      response: { 200: CertificateResponse, ...errorsFor('certificates', { 404: ['Certificate not found'] }) },
+      response: { 200: CertificateResponse, ...errorsFor('certificates', { 404: [errors.certificateNotFound()] }) },
     },
   }, async (req) => ok(await service().get(req.principal!.accountId, req.params.id)))
 
@@ -104,7 +105,7 @@ export const certificatesRoutes: FastifyPluginAsync = async (base) => {
       params: CertificateParams,
       querystring: DryRunQuery,
       body: RequestBody,
-      response: { 200: CertificateResponse, ...errorsFor('certificates', { 404: ['Certificate not found'] }) },
+      response: { 200: CertificateResponse, ...errorsFor('certificates', { 404: [errors.certificateNotFound()] }) },
     },
   }, async (req) =>
     ok(await service().request(req.principal!.accountId, req.params.id, req.body, dry(req)), 'Certificate requested'))

@@ -5,6 +5,7 @@ import { DryRunQuery, dry } from '../../http/dry-run.js'
 import { Envelope, OkMessage, ok, okMessage } from '../../http/schemas.js'
 import * as S from './vps.schemas.js'
 import { errorsFor } from '../../http/error-responses.js'
+import { errors } from '../../errors.js'
 
 const TAGS = ['VPS']
 
@@ -41,7 +42,7 @@ export const vpsNetworkRoutes: FastifyPluginAsync = async (base) => {
     config: { area: 'vps', fixture: 'vpsFloatingIp' },
     schema: {
       operationId: 'deleteFloatingIp', querystring: DryRunQuery, tags: TAGS, summary: 'Release a floating IP', description: 'An attached floating IP cannot be deleted: detach it first.',
-      params: S.IdParams, response: { 200: OkMessage, ...errorsFor('vps', { 404: ['Floating IP not found'] }) },
+      params: S.IdParams, response: { 200: OkMessage, ...errorsFor('vps', { 404: [errors.floatingIpNotFound()] }) },
     },
   }, async (req) => {
     await app.services.vps.network.deleteFloatingIp(req.principal!.accountId, req.params.id, dry(req))

@@ -51,7 +51,7 @@ export class ProfileService {
     const stored = await repo.findProfile(this.db, accountId)
     if (stored) return stored
     const src = await repo.profileSource(this.db, accountId)
-    if (!src) throw errors.notFound('Account not found')
+    if (!src) throw errors.accountNotFound()
     return {
       id: 0,
       account_id: accountId,

@@ -150,7 +150,7 @@ function complete(input: NonNullable<ContactInput['profile']>, base: ContactFiel
   merged.defaults = { owner: false, admin: false, tech: false, billing: false, ...(base?.defaults ?? {}), ...stripUndefined(input.defaults ?? {}) }
   for (const field of REQUIRED) {
     const v = merged[field]
-    if (typeof v !== 'string' || v.trim() === '') throw errors.validation(`Missing profile.${field}`, [{ field: `profile.${field}`, message: 'is required' }])
+    if (typeof v !== 'string' || v.trim() === '') throw errors.contactFieldMissing(field)
   }
   merged.country = merged.country.toUpperCase()
   return merged

@@ -60,7 +60,7 @@ export class DnsService {
     const d = await this.domains.requireOwned(accountId, raw)
     const type = recordType(input.type)
     if (input.value === null || input.value === undefined) {
-      if (input.value === undefined) throw errors.invalidDnsRecord(`${type} ${input.name || '@'}`, 'value is required (null deletes the record set)')
+      if (input.value === undefined) throw errors.dnsRecordValueRequired(`${type} ${input.name || '@'}`)
       const name = ownerName(d.name, type, input.name)
       if (opts.dryRun) return
       await this.change(d, async (trx) => (await repo.deleteRecords(trx, accountId, d.id, type, name)) > 0)
@@ -153,7 +153,7 @@ function view(r: { type: string; name: string; value: string; ttl: number }): Re
 function recordType(raw: unknown): string {
   const type = typeof raw === 'string' ? raw.trim().toUpperCase() : ''
   if (!(RECORD_TYPES as readonly string[]).includes(type)) {
-    throw errors.invalidDnsRecord(type || '(no type)', type ? `unsupported type (use one of ${RECORD_TYPES.join(', ')})` : 'type is required')
+    throw type ? errors.dnsRecordTypeUnsupported(type, RECORD_TYPES) : errors.dnsRecordTypeRequired()
   }
   return type
 }

@@ -142,8 +142,7 @@ export class DomainOrdersService implements OrderItemProcessor {
     const type = input.type ?? 'register'
     const period = input.period ?? 1
     if (period < tld.min_period || period > tld.max_period) {
-      throw errors.validation(`Invalid period: .${tld.extension} can be registered for ${tld.min_period} to ${tld.max_period} years`,
-        [{ field: 'period', message: `must be from ${tld.min_period} to ${tld.max_period}` }])
+      throw errors.invalidPeriod(tld.extension, tld.min_period, tld.max_period)
     }
     // References are checked now so a typo is a 400, and again when the order is processed.
     if (input.nameserver) await this.deps.nameservers.get(accountId, input.nameserver)
