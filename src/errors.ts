@@ -71,6 +71,9 @@ export class ApiError extends Error {
 const bad = (text: string, fields?: FieldError[]) => new ApiError('bad_request', text, fields)
 /** A text quoting customer input, cut to 1,000 characters (a 10 MB value is not echoed back whole). */
 const clip = (text: string) => (text.length > 1000 ? `${text.slice(0, 999)}\u2026` : text)
+const dnsRecord = (record: string, problem: string) => bad(clip(`Invalid DNS record ${record}: ${problem}`))
+const csr = (problem: string) => bad(`Invalid CSR: ${problem}`)
+const csrField = (field: string, problem: string) => bad(`Invalid ${field}: ${problem}`)
 
 /** Factories for every error of the API, with the specification's own texts. */
 export const errors = {
@@ -91,7 +94,8 @@ export const errors = {
   nulInUrl: () => bad('Invalid URL: NUL (%00) is not allowed'),
   nulInBody: () => bad('Invalid JSON body: text must not contain NUL (\\u0000)'),
   shuttingDown: () => new ApiError('unavailable', 'Service unavailable: the server is shutting down'),
-  malformedRequest: (detail?: string) => bad(detail ? `Malformed HTTP request: ${detail}` : 'Malformed HTTP request'),
+  malformedRequest: () => bad('Malformed HTTP request'),
+  unknownMethod: () => bad('Malformed HTTP request: unknown method'),
 
   noValidApiKey: () => new ApiError('unauthorized', 'No valid API key set'),
   apiKeyExpired: () => new ApiError('unauthorized', 'API key has expired'),
@@ -103,10 +107,27 @@ export const errors = {
     new ApiError('rate_limited', 'Rate limit exceeded', undefined, { 'retry-after': String(retryAfterSeconds) }),
 
   pageOutOfRange: () => bad('Page out of range'),
+  invalidPage: () =>
+    bad('Invalid page: must be an integer >= 1', [{ field: 'page', message: 'must be an integer >= 1' }]),
+  invalidLimit: (max: number) =>
+    bad(`Invalid limit: must be an integer from 1 to ${max}`,
+      [{ field: 'limit', message: `must be an integer from 1 to ${max}` }]),
+  invalidIdempotencyKey: () => bad('Invalid Idempotency-Key: 1 to 255 visible ASCII characters'),
   idempotencyConflict: () => new ApiError('conflict', 'Idempotency key reused with a different request'),
+  idempotencyInProgress: () => new ApiError('conflict', 'A request with this Idempotency-Key is still being processed'),
 
   /** A DNS record failed validation; `record` names it (`TXT _acme-challenge.example.com`). */
-  invalidDnsRecord: (record: string, problem: string) => bad(clip(`Invalid DNS record ${record}: ${problem}`)),
+  invalidDnsRecord: dnsRecord,
+  dnsRecordTypeRequired: () => dnsRecord('(no type)', 'type is required'),
+  dnsRecordTypeUnsupported: (type: string, types: readonly string[]) =>
+    dnsRecord(type, `unsupported type (use one of ${types.join(', ')})`),
+  /** A record selector of `PATCH /domains/{domain}/dns` without `value`; `record` names it (`TXT @`). */
+  dnsRecordValueRequired: (record: string) => dnsRecord(record, 'value is required (null deletes the record set)'),
+  cnameNotUnique: (name: string) => dnsRecord(`CNAME ${name}`, 'a name can have only one CNAME record'),
+  cnameNotAlone: (name: string, others: string[]) =>
+    dnsRecord(`CNAME ${name}`, `a CNAME must be the only record at its name (also has ${others.join(', ')})`),
+  dnsTemplateNameNotRelative: (record: string) =>
+    dnsRecord(record, 'template names are relative to the domain (use "" or "@" for the apex)'),
   /** A zone file import failed at one line. */
   invalidZoneFile: (line: number, problem: string) => bad(clip(`Invalid zone file: line ${line}: ${problem}`)),
   /** A zone file import over the configured size (HOSTAPI_ZONE_MAX_BYTES). */
@@ -130,17 +151,34 @@ export const errors = {
   nameserverXorProfile: () => bad('Set either nameserver (a profile alias) or nameservers, not both'),
   nameserverCount: () => bad('A domain needs 2 to 13 nameservers'),
   invalidNameserver: (host: string) => bad(`Invalid nameserver hostname: ${host}`),
+  invalidNameserverIpv4: (host: string, ip: string) => bad(`Invalid nameserver hostname: ${host} (ipv4 ${ip})`),
+  invalidNameserverIpv6: (host: string, ip: string) => bad(`Invalid nameserver hostname: ${host} (ipv6 ${ip})`),
   invalidTag: (tag: string) => bad(`Invalid tag "${tag}": use a-z, 0-9, dot, underscore and dash`),
-  invalidForwarder: (problem: string) => bad(`Invalid forwarder: ${problem}`),
-  invalidDnssec: (problem: string) => bad(`Invalid dnssec: ${problem}`),
+  forwarderType: () => bad('Invalid forwarder: type must be 301, 302 or 303'),
+  forwarderUrlRequired: () => bad('Invalid forwarder: url is required'),
+  forwarderUrl: () => bad('Invalid forwarder: url must be an http or https URL'),
+  dnssecFlags: () => bad('Invalid dnssec: flags must be 256 (ZSK) or 257 (KSK)'),
+  dnssecAlgorithm: (allowed: readonly number[]) => bad(`Invalid dnssec: alg must be one of ${allowed.join(', ')}`),
+  dnssecProtocol: () => bad('Invalid dnssec: protocol must be 3'),
+  dnssecPubKey: () => bad('Invalid dnssec: pubKey must be the base64 public key'),
   noNameserverAlias: () => bad('No nameserver alias set'),
   nameserversNotFound: () => new ApiError('not_found', 'Nameservers name not found'),
   nameserverAliasTaken: () => bad('A nameserver profile with this alias exists already'),
   nameserverProfileReadOnly: () => bad('The built-in nameserver profile cannot be changed or deleted'),
   invalidNameserverAlias: () => bad('Invalid alias: use 1 to 64 characters of a-z, 0-9, dot, underscore and dash'),
   contactNotFound: () => new ApiError('not_found', 'Contact profile not found'),
+  /** A contact profile without a required field, such as `profile.firstname`. */
+  contactFieldMissing: (field: string) =>
+    bad(`Missing profile.${field}`, [{ field: `profile.${field}`, message: 'is required' }]),
   contactInUse: () => bad('The contact profile is in use by a domain and cannot be deleted'),
   dnsTemplateNotFound: () => new ApiError('not_found', 'DNS template not found'),
+  dnsTemplateAliasMissing: () => bad('Missing alias', [{ field: 'alias', message: 'is required' }]),
+  dnsTemplateAliasEmpty: () =>
+    bad('Invalid alias: must not be empty', [{ field: 'alias', message: 'must not be empty' }]),
+  /** A registration period outside what the extension offers. */
+  invalidPeriod: (extension: string, min: number, max: number) =>
+    bad(`Invalid period: .${extension} can be registered for ${min} to ${max} years`,
+      [{ field: 'period', message: `must be from ${min} to ${max}` }]),
   domainNotAvailable: () => bad('This domain is not available for registration'),
   domainNotTransferable: () => bad('This domain is not registered elsewhere; order it with type register'),
   domainAlreadyOrdered: () => bad('This domain is already in an open order'),
@@ -151,13 +189,18 @@ export const errors = {
   cartItemNotFound: () => bad('The order has no service with this cart_id'),
   cartItemDone: () => bad('This service of the order is already delivered'),
 
-  // Account: profile, payment methods, invoices, users, tickets; affiliate.
+  // Account: profile, payment methods, invoices, users, API keys, tickets; affiliate.
+  accountNotFound: () => new ApiError('not_found', 'Account not found'),
   companyReadOnly: () => bad('The company name cannot be changed through the API; contact support'),
   invalidEmailToken: () => bad('Invalid or expired verification code'),
   paymethodChoice: () => bad('Set either default_paymethod_id (an id from the list of payment methods) or paymethod: bank_transfer'),
   unknownPaymethod: (id: string) => bad(`Unknown payment method: ${id}`),
   invoiceNotFound: () => new ApiError('not_found', 'Invoice not found'),
   userNotFound: () => new ApiError('not_found', 'User not found'),
+  apiKeyNotFound: () => new ApiError('not_found', 'API key not found'),
+  apiKeyAmbiguous: () => new ApiError('not_found', 'Several keys match; use the key id'),
+  apiKeyExists: () => bad('This API key exists already'),
+  invalidIpEntry: (entry: string) => bad(`Invalid IP address or CIDR range: ${entry}`),
   emailTaken: () => bad('A user with this e-mail address already exists'),
   passwordMismatch: () => bad('password and password_confirm do not match'),
   weakPassword: (problem: string) => bad(`The password is too weak: ${problem}`),
@@ -176,6 +219,7 @@ export const errors = {
   emptyMessage: () => bad('The message is empty once unsafe HTML is removed'),
   commissionNotFound: () => new ApiError('not_found', 'Commission not found'),
   affiliatePaymentNotFound: () => new ApiError('not_found', 'Payment not found'),
+  commissionPaidOut: () => bad('A paid-out commission cannot be rejected'),
 
   // VPS: instances, tasks, SSH keys, firewall, VPC and subnets, floating IPs.
   noValidVpsId: () => bad('No valid VPS ID provided'),
@@ -220,7 +264,16 @@ export const errors = {
   certificateDuration: (allowed: number[]) => bad(`Invalid duration: this product can be ordered for ${allowed.join(' or ')} year(s)`),
   certificateAlreadyRequested: () => bad('This certificate has already been requested'),
   certificatePackageEnded: () => bad('The period of this certificate package has ended'),
-  invalidCsr: (problem: string) => bad(`Invalid CSR: ${problem}`),
+  /** A CSR whose public key is refused; `problem` is the key check's own text. */
+  invalidCsr: csr,
+  csrUnreadable: () => csr('it is not a readable PKCS#10 request'),
+  csrNotPem: () => csr('expected a PEM block -----BEGIN CERTIFICATE REQUEST-----'),
+  csrSignature: () => csr('its signature does not verify'),
+  csrCommonNameNotDomain: (quotedName: string) => csr(`the common name ${quotedName} is not a domain name`),
+  csrNonDnsName: (type: string, value: string) =>
+    csr(`only DNS names can be certified, not ${type} ${value.slice(0, 100)}`),
+  csrNameNotDomain: (quotedName: string) => csr(`${quotedName} is not a domain name`),
+  csrNoName: () => csr('it names no domain (set the common name or a subjectAltName)'),
   csrTooManyNames: (max: number) => bad(`This product covers at most ${max} domain name(s)`),
   csrWildcardNotCovered: () => bad('This product does not cover wildcard names'),
   approverEmailRequired: () => bad('Missing approver_email: it is required for validation_method email'),
@@ -228,13 +281,15 @@ export const errors = {
   invalidCommonName: () => bad('Invalid common_name: must be a domain name such as www.example.com or *.example.com'),
   invalidCountry: () => bad('Invalid country: must be a two-letter ISO 3166 code such as NL'),
   invalidCsrEmail: () => bad('Invalid email: must be an e-mail address'),
-  invalidCsrField: (field: string, problem: string) => bad(`Invalid ${field}: ${problem}`),
+  csrFieldNotUnicode: (field: string) => csrField(field, 'it is not valid Unicode text (a lone UTF-16 surrogate)'),
+  csrFieldForbidden: (field: string) =>
+    csrField(field, 'control characters, bidi overrides and noncharacters are not allowed'),
+  csrFieldEmpty: (field: string) => csrField(field, 'must not be empty'),
+  csrFieldTooLong: (field: string, max: number) => csrField(field, `at most ${max} characters`),
   bitsOnlyForRsa: () => bad('bits applies to key_type rsa only'),
 
   // Operating: the admin API and sandbox mode.
   noValidAdminToken: () => new ApiError('unauthorized', 'No valid admin token set'),
-  adminAccountNotFound: () => new ApiError('not_found', 'Account not found'),
-  adminKeyNotFound: () => new ApiError('not_found', 'API key not found'),
   adminJobNotFound: () => new ApiError('not_found', 'Job not found'),
   adminJobNotRetryable: (status: string) => bad(`Only a failed job can be retried (this one is ${status})`),
   adminMessageNotFound: () => new ApiError('not_found', 'Message not found'),

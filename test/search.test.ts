@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { sql } from 'kysely'
 import fc from 'fast-check'
 import { forEachDialect, startTestApp, type TestApp } from './helpers/app.js'
-import { likeContains, MAX_SEARCH_BYTES } from '../src/db/like.js'
+import { likeContains, likeEndsWith, MAX_SEARCH_BYTES } from '../src/db/search.js'
 
 /** Stored names with every character LIKE treats specially, and some that are not. */
 const STORED = ['100%', '100 percent', 'a_b', 'axb', 'back\\slash', 'backslash', "it's", 'say "hi"', 'UPPER lower', 'mixed_%_\\', 'é-accent', '😀 smile', '', 'plain']
@@ -41,6 +41,18 @@ forEachDialect((dialect) => {
           assert.deepEqual(await find(search), expected, JSON.stringify(search))
         }),
         { seed: 20261123, numRuns: 150 },
+      )
+    })
+
+    it('matches exactly the names that end with a suffix, `%`, `_` and `\\` as themselves', async () => {
+      await fc.assert(
+        fc.asyncProperty(searchText.map((s) => s.toLowerCase()), async (suffix) => {
+          const rows = await t.ctx.db.selectFrom('like_probe' as never).select(sql<string>`name`.as('name'))
+            .where(likeEndsWith(sql`lower(name)`, suffix)).execute()
+          const expected = STORED.filter((s) => s.toLowerCase().endsWith(suffix)).sort()
+          assert.deepEqual(rows.map((r) => (r as { name: string }).name).sort(), expected, JSON.stringify(suffix))
+        }),
+        { seed: 20261123, numRuns: 100 },
       )
     })
 

@@ -31,7 +31,10 @@ export function presentedKey(req: FastifyRequest): string | undefined {
   const header = req.headers['api-key']
   const key = Array.isArray(header) ? header[0] : header
   if (key) return key.trim()
-  const auth = req.headers.authorization
-  if (auth && /^bearer\s+/i.test(auth)) return auth.replace(/^bearer\s+/i, '').trim()
-  return undefined
+  return bearerToken(req.headers.authorization)
+}
+
+/** The token of an `Authorization: Bearer <token>` header (scheme in any case); undefined for any other header. */
+export function bearerToken(header: string | undefined): string | undefined {
+  return header && /^bearer\s+/i.test(header) ? header.replace(/^bearer\s+/i, '').trim() : undefined
 }

@@ -1,6 +1,7 @@
 import { Type, type TSchema } from 'typebox'
 import type { FastifyInstance, RouteOptions } from 'fastify'
-import { ADMIN_PREFIX, API_PREFIX } from './constants.js'
+import { errors, type ApiError } from '../errors.js'
+import { ADMIN_PREFIX, API_PREFIX, MAX_PARAM_LENGTH } from './constants.js'
 import { ErrorBody } from './schemas.js'
 import { asArray } from './route-hooks.js'
 
@@ -13,6 +14,8 @@ import { asArray } from './route-hooks.js'
 
 export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 414 | 415 | 429 | 500 | 502 | 503 | 504
 export type OwnTexts = Partial<Record<ErrorStatus, string[]>>
+/** The errors a route answers besides the common ones, by status: `{ 404: [errors.ticketNotFound()] }`. */
+export type OwnErrors = Partial<Record<ErrorStatus, ApiError[]>>
 
 /** An error answer in the customer OpenAPI document: the shared error body, described by the texts the route can answer. */
 export const ErrorAnswer = (texts: string[], note = '') =>
@@ -28,6 +31,9 @@ const InlineErrorAnswer = (texts: string[], note = '') => {
 }
 
 const FAULT = ' (sandbox fault injection can answer this status, with the text the fault sets)'
+/** The texts of errors, for the answers below: the factories are the one source of every text. */
+const textsOf = (...answers: ApiError[]) => answers.map((e) => e.message)
+
 const VALIDATION = '; validation errors name the field (`Missing <field>`, `Invalid <field>: …`) and list every problem in `errors`'
 
 /** Marks an answer made by errorsFor with the route's own texts for its status. */
@@ -50,8 +56,8 @@ interface Shape {
 
 /** Texts a whole permission area answers besides the common ones (the VPS area refuses a sub-user with a 400). */
 const AREA_TEXTS: Record<string, OwnTexts> = {
-  vps: { 400: ['No access to this VPS', 'No valid VPS ID provided'] },
-  domains: { 400: ['You have no access to this resource'] },
+  vps: { 400: textsOf(errors.noAccessToVps(), errors.noValidVpsId()) },
+  domains: { 400: textsOf(errors.noAccessToResource()) },
 }
 
 function answers(shape: Shape, own: OwnTexts): Record<ErrorStatus, TSchema> {
@@ -61,27 +67,30 @@ function answers(shape: Shape, own: OwnTexts): Record<ErrorStatus, TSchema> {
   // A sub-user without the route's permission: 403, except in the VPS area (400 `No access to this VPS`).
   const permission = area !== '' && area !== 'any' && area !== 'public' && area !== 'vps'
   const out = {
-    400: A(texts(400, ['Wrong request method', 'SSL connection is required', ...(shape.body ? ['Invalid JSON body'] : []),
-      ...(shape.idempotent ? ['Invalid Idempotency-Key: 1 to 255 visible ASCII characters'] : [])]), VALIDATION),
+    400: A(texts(400, [...textsOf(errors.wrongMethod(), errors.sslRequired()),
+      ...(shape.body ? textsOf(errors.invalidJson()) : []),
+      ...(shape.idempotent ? textsOf(errors.invalidIdempotencyKey()) : [])]), VALIDATION),
     401: A(texts(401, shape.admin
-      ? ['No valid admin token set']
-      : ['No valid API key set', 'API key has expired', 'Remote IP address is not found in the API key whitelist (<ip>)'])),
-    403: A(texts(403, ['Access denied']), permission ? `: a sub-user without the \`${area}\` permission` : FAULT),
-    404: A(texts(404, own[404] ? [] : ['Endpoint not found']), shape.admin
+      ? textsOf(errors.noValidAdminToken())
+      : textsOf(errors.noValidApiKey(), errors.apiKeyExpired(), errors.ipNotWhitelisted('<ip>')))),
+    403: A(texts(403, textsOf(errors.accessDenied())),
+      permission ? `: a sub-user without the \`${area}\` permission` : FAULT),
+    404: A(texts(404, own[404] ? [] : textsOf(errors.endpointNotFound())), shape.admin
       ? (shape.params && !own[404] ? ', or the not-found text of the resource named in the path' : '')
       : own[404] ? '; sandbox fault injection can answer 404 too'
         : shape.params ? ' (sandbox fault injection), or the not-found text of the resource named in the path' : FAULT),
     409: A(texts(409, shape.idempotent
-      ? ['Idempotency key reused with a different request', 'A request with this Idempotency-Key is still being processed']
-      : ['Conflict']), shape.idempotent ? '' : FAULT),
-    413: A(texts(413, ['Request body too large'])),
-    414: A(texts(414, ['URI too long: a path segment may have at most 254 characters']), ' (a domain name with its root dot fits)'),
+      ? textsOf(errors.idempotencyConflict(), errors.idempotencyInProgress())
+      : textsOf(errors.injectedFault(409))), shape.idempotent ? '' : FAULT),
+    413: A(texts(413, textsOf(errors.bodyTooLarge()))),
+    414: A(texts(414, textsOf(errors.pathSegmentTooLong(MAX_PARAM_LENGTH))), ' (a domain name with its root dot fits)'),
     415: A(texts(415, ['Unsupported Content-Encoding: …']), ' (send the body uncompressed)'),
-    429: A(texts(429, ['Rate limit exceeded'])),
-    500: A(texts(500, ['Error'])),
-    502: A(texts(502, ['Bad gateway']), FAULT),
-    503: A(texts(503, ['Service unavailable']), shape.admin ? ': the server is shutting down' : `${FAULT}, or the server is shutting down`),
-    504: A(texts(504, ['Gateway timeout']), FAULT),
+    429: A(texts(429, textsOf(errors.rateLimited(1)))),
+    500: A(texts(500, textsOf(errors.internal()))),
+    502: A(texts(502, textsOf(errors.injectedFault(502))), FAULT),
+    503: A(texts(503, textsOf(errors.injectedFault(503))),
+      shape.admin ? ': the server is shutting down' : `${FAULT}, or the server is shutting down`),
+    504: A(texts(504, textsOf(errors.injectedFault(504))), FAULT),
   } as Record<ErrorStatus, TSchema>
   const declared = new Set(errorStatuses(shape))
   for (const status of Object.keys(out)) if (!declared.has(Number(status) as ErrorStatus)) delete (out as Partial<Record<ErrorStatus, TSchema>>)[Number(status) as ErrorStatus]
@@ -89,10 +98,11 @@ function answers(shape: Shape, own: OwnTexts): Record<ErrorStatus, TSchema> {
 }
 
 /**
- * The error answers of a customer route with its own texts by status, to spread into `response`:
- * `response: { 200: X, ...errorsFor('domains', { 404: ['Contact profile not found'] }) }`.
+ * The error answers of a customer route with its own errors by status, to spread into `response`:
+ * `response: { 200: X, ...errorsFor('domains', { 404: [errors.contactNotFound()] }) }`.
  */
-export function errorsFor(area: string, own: OwnTexts = {}): Partial<Record<ErrorStatus, TSchema>> {
+export function errorsFor(area: string, ownErrors: OwnErrors = {}): Partial<Record<ErrorStatus, TSchema>> {
+  const own: OwnTexts = Object.fromEntries(Object.entries(ownErrors).map(([s, list]) => [s, textsOf(...list)]))
   const all = answers({ area, body: true, params: true }, own)
   // Only the statuses the route names, marked with their own texts: declareErrorResponses renders them
   // again with the route's shape (method, idempotency, paging) and adds the other statuses.
@@ -103,7 +113,7 @@ export function errorsFor(area: string, own: OwnTexts = {}): Partial<Record<Erro
 }
 
 /** The extra 400 of paged lists. */
-export const PAGED = ['Page out of range']
+export const PAGED = [errors.pageOutOfRange()]
 
 /**
  * The error statuses a route can answer: the customer API every status sandbox fault injection can set
@@ -143,7 +153,7 @@ export function declareErrorResponses(app: FastifyInstance): void {
       params: route.url.includes(':'),
     }
     const paged = 'page' in ((schema as { querystring?: { properties?: object } }).querystring?.properties ?? {})
-    const own: OwnTexts = paged ? { 400: [...PAGED] } : {}
+    const own: OwnTexts = paged ? { 400: textsOf(...PAGED) } : {}
     const response = (schema.response ??= {})
     for (const [status, answer] of Object.entries(response)) {
       const texts = (answer as { [OWN]?: string[] })[OWN]

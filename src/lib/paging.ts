@@ -23,9 +23,9 @@ export interface Page {
 export function pageOf(query: { page?: number; limit?: number }): Page {
   const page = query.page ?? 1
   const limit = query.limit ?? DEFAULT_LIMIT
-  if (typeof page !== 'number' || !Number.isInteger(page) || page < 1) throw errors.validation('Invalid page: must be an integer >= 1', [{ field: 'page', message: 'must be an integer >= 1' }])
+  if (typeof page !== 'number' || !Number.isInteger(page) || page < 1) throw errors.invalidPage()
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-    throw errors.validation(`Invalid limit: must be an integer from 1 to ${MAX_LIMIT}`, [{ field: 'limit', message: `must be an integer from 1 to ${MAX_LIMIT}` }])
+    throw errors.invalidLimit(MAX_LIMIT)
   }
   if (page > MAX_PAGE) throw errors.pageOutOfRange()
   return { page, limit, offset: (page - 1) * limit }

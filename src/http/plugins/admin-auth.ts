@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import type { AdminService } from '../../modules/admin/admin.service.js'
 import { ADMIN_PREFIX } from '../constants.js'
 import type { AuthThrottle } from '../auth-throttle.js'
-import { callerIp } from '../caller.js'
+import { bearerToken, callerIp } from '../caller.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -13,11 +13,6 @@ declare module 'fastify' {
     /** The admin token that opened this admin request. */
     adminToken: { id: number; prefix: string } | null
   }
-}
-
-/** The admin token presented as `Authorization: Bearer <token>`. */
-function bearer(header: string | undefined): string | undefined {
-  return header && /^bearer\s+/i.test(header) ? header.replace(/^bearer\s+/i, '').trim() : undefined
 }
 
 /**
@@ -35,7 +30,7 @@ export const adminAuthPlugin = fp(async (app, opts: { admin: AdminService; throt
 
   app.addHook('onRequest', async (req) => {
     if (req.routeOptions.config?.admin !== true) return
-    const token = bearer(req.headers.authorization)
+    const token = bearerToken(req.headers.authorization)
     req.adminToken = await opts.throttle.guard(callerIp(req), !!token, () => opts.admin.authenticate(token))
   })
 })

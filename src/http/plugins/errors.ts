@@ -84,7 +84,7 @@ export function clientErrorOf(err: Error & { code?: string }): ApiError {
     case 'ERR_HTTP_HEADERS_TIMEOUT':
       return errors.requestTimeout()
     case 'HPE_INVALID_METHOD':
-      return errors.malformedRequest('unknown method')
+      return errors.unknownMethod()
     default:
       return errors.malformedRequest()
   }

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import type { onSendHookHandler } from 'fastify'
 import { errors } from '../../errors.js'
 import { IdempotencyService } from '../../modules/idempotency/idempotency.service.js'
-import { isDryRun } from '../dry-run.js'
+import { dry } from '../dry-run.js'
 import { asArray } from '../route-hooks.js'
 
 declare module 'fastify' {
@@ -39,9 +39,9 @@ export const idempotencyPlugin = fp(async (app, opts: { service: IdempotencyServ
     route.preHandler = [
       async (req, reply) => {
         const header = req.headers['idempotency-key']
-        if (header === undefined || !req.principal || isDryRun(req.query as { test?: string } | undefined)) return
+        if (header === undefined || !req.principal || dry(req).dryRun) return
         const key = Array.isArray(header) ? header[0] : header
-        if (!KEY.test(key)) throw errors.badRequest('Invalid Idempotency-Key: 1 to 255 visible ASCII characters')
+        if (!KEY.test(key)) throw errors.invalidIdempotencyKey()
         const hash = IdempotencyService.hash(req.method, req.routeOptions.url ?? req.url, { params: req.params, query: req.query, body: req.body })
         const outcome = await opts.service.begin(req.principal.accountId, key, hash)
         if (outcome.kind === 'replay') {

@@ -102,10 +102,10 @@ export function checkRecordSet(zone: string, records: NormalisedRecord[]): Norma
     if (r.type === 'CNAME') cnames.set(r.name, (cnames.get(r.name) ?? 0) + 1)
   }
   for (const [name, count] of cnames) {
-    if (count > 1) throw errors.invalidDnsRecord(`CNAME ${name}`, 'a name can have only one CNAME record')
+    if (count > 1) throw errors.cnameNotUnique(name)
     const others = [...byName.get(name)!].filter((t) => t !== 'CNAME')
     if (others.length) {
-      throw errors.invalidDnsRecord(`CNAME ${name}`, `a CNAME must be the only record at its name (also has ${others.join(', ')})`)
+      throw errors.cnameNotAlone(name, others)
     }
   }
   return out

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { Db } from '../../db/database.js'
-import { likeContains } from '../../db/like.js'
+import { likeContains } from '../../db/search.js'
 
 /** The operator's queries: admin tokens, and reads across accounts (the admin API sees every tenant). */
 

@@ -128,7 +128,7 @@ export class AdminService {
   /** The account with this customer number, or 404 `Account not found`. */
   async accountRow(customerNumber: number) {
     const row = await iamRepo.findAccountByCustomerNumber(this.db, customerNumber)
-    if (!row) throw errors.adminAccountNotFound()
+    if (!row) throw errors.accountNotFound()
     return row
   }
 

@@ -1,8 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { ok } from '../../http/schemas.js'
-import { errorsFor, PAGED } from '../account/errors.schemas.js'
+import { errorsFor, PAGED } from '../../http/error-responses.js'
 import { AffiliateListQuery, CommissionDetail, CommissionList, IdParams, PaymentDetail, PaymentList } from './affiliate.schemas.js'
+import { errors } from '../../errors.js'
 
 /** Affiliate commissions and payments. */
 export const affiliateRoutes: FastifyPluginAsync = async (base) => {
@@ -22,7 +23,9 @@ export const affiliateRoutes: FastifyPluginAsync = async (base) => {
 
   app.get('/affiliate/commissions/:id', {
     config: { area: 'account-affiliate', fixture: 'commission' },
-    schema: { operationId: 'getCommission', tags: ['Affiliate'], summary: 'Get an affiliate commission', params: IdParams, response: { 200: CommissionDetail, ...errorsFor('account-affiliate', { 404: ['Commission not found'] }) } },
+    schema: { operationId: 'getCommission', tags: ['Affiliate'], summary: 'Get an affiliate commission',
+      params: IdParams, response: { 200: CommissionDetail, ...errorsFor('account-affiliate',
+      { 404: [errors.commissionNotFound()] }) } },
   }, async (req) => ok(await app.services.affiliate.getCommission(req.principal!.accountId, req.params.id)))
 
   app.get('/affiliate/payments', {
@@ -39,6 +42,8 @@ export const affiliateRoutes: FastifyPluginAsync = async (base) => {
 
   app.get('/affiliate/payments/:id', {
     config: { area: 'account-affiliate', fixture: 'affiliatePayment' },
-    schema: { operationId: 'getAffiliatePayment', tags: ['Affiliate'], summary: 'Get an affiliate payment with its commissions', params: IdParams, response: { 200: PaymentDetail, ...errorsFor('account-affiliate', { 404: ['Payment not found'] }) } },
+    schema: { operationId: 'getAffiliatePayment', tags: ['Affiliate'],
+      summary: 'Get an affiliate payment with its commissions', params: IdParams, response: { 200: PaymentDetail,
+      ...errorsFor('account-affiliate', { 404: [errors.affiliatePaymentNotFound()] }) } },
   }, async (req) => ok(await app.services.affiliate.getPayment(req.principal!.accountId, req.params.id)))
 }

@@ -99,7 +99,7 @@ export class AffiliateService {
   async reject(accountId: number, id: number, reason: string): Promise<void> {
     const c = await repo.findCommission(this.db, accountId, id)
     if (!c) throw errors.commissionNotFound()
-    if (c.paidout) throw errors.badRequest('A paid-out commission cannot be rejected')
+    if (c.paidout) throw errors.commissionPaidOut()
     await repo.updateCommission(this.db, accountId, id, { approved: 0, rejected: 1, rejection_reason: reason })
   }
 

@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Updateable } from 'kysely'
 import type { Db } from '../../db/database.js'
-import { likeContains } from '../../db/like.js'
+import { likeContains } from '../../db/search.js'
 import type { Certificate, CertificateProduct, CertificatesTable, CertificateStatus } from './certificates.tables.js'
 
 /** A certificate with its product's name. */

@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { errorsFor } from '../../http/error-responses.js'
 import { ok, pageOf } from '../../http/schemas.js'
-import { DryRunQuery, isDryRun } from '../../http/dry-run.js'
+import { DryRunQuery, dry } from '../../http/dry-run.js'
 import {
   CertificateListQuery,
   CertificateListResponse,
@@ -15,6 +15,7 @@ import {
   ProductsResponse,
   RequestBody,
 } from './certificates.schemas.js'
+import { errors } from '../../errors.js'
 
 const tags = ['Certificates']
 
@@ -58,7 +59,7 @@ export const certificatesRoutes: FastifyPluginAsync = async (base) => {
       response: { 200: OrderResponse },
     },
   }, async (req) => {
-    const { orderId } = await service().order(req.principal!.accountId, req.body, { dryRun: isDryRun(req.query) })
+    const { orderId } = await service().order(req.principal!.accountId, req.body, dry(req))
     return ok({ order_id: orderId })
   })
 
@@ -84,7 +85,7 @@ export const certificatesRoutes: FastifyPluginAsync = async (base) => {
       summary: 'Get a certificate',
       description: '`certificate` and `intermediate_certificate` (PEM) appear once `certificate_status` is `ACT`.',
       params: CertificateParams,
-      response: { 200: CertificateResponse, ...errorsFor('certificates', { 404: ['Certificate not found'] }) },
+      response: { 200: CertificateResponse, ...errorsFor('certificates', { 404: [errors.certificateNotFound()] }) },
     },
   }, async (req) => ok(await service().get(req.principal!.accountId, req.params.id)))
 
@@ -104,7 +105,8 @@ export const certificatesRoutes: FastifyPluginAsync = async (base) => {
       params: CertificateParams,
       querystring: DryRunQuery,
       body: RequestBody,
-      response: { 200: CertificateResponse, ...errorsFor('certificates', { 404: ['Certificate not found'] }) },
+      response: { 200: CertificateResponse, ...errorsFor('certificates', { 404: [errors.certificateNotFound()] }) },
     },
-  }, async (req) => ok(await service().request(req.principal!.accountId, req.params.id, req.body, { dryRun: isDryRun(req.query) }), 'Certificate requested'))
+  }, async (req) =>
+    ok(await service().request(req.principal!.accountId, req.params.id, req.body, dry(req)), 'Certificate requested'))
 }

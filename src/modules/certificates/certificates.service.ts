@@ -13,6 +13,7 @@ import * as repo from './certificates.repository.js'
 import type { CertificateWithProduct } from './certificates.repository.js'
 import type { CertificateProduct } from './certificates.tables.js'
 import { generateCsr, parseCsr, type CsrInput, type GeneratedCsr } from './csr.js'
+import type { DryRun } from '../../lib/dry-run.js'
 
 /** What certificates need from DNS hosting: the account's zone of a name, and its TXT records. */
 export interface AccountDns {
@@ -89,7 +90,9 @@ export class CertificatesService {
   }
 
   /** Orders a certificate package; the order's job creates it. A dry run checks the order and answers order id 0. */
-  async order(accountId: number, input: { product_id: number; duration: number }, opts: { dryRun?: boolean } = {}): Promise<{ orderId: number }> {
+  async order(
+    accountId: number, input: { product_id: number; duration: number }, opts: DryRun = {},
+  ): Promise<{ orderId: number }> {
     const product = await repo.findProduct(this.db, input.product_id)
     if (!product || !product.active) throw errors.certificateProductNotFound()
     const durations = JSON.parse(product.durations) as number[]
@@ -157,7 +160,7 @@ export class CertificatesService {
    * current certificate stays until the new one replaces it.
    * A dry run checks everything and answers the certificate as it would be, storing and writing nothing.
    */
-  async request(accountId: number, id: number, input: RequestInput, opts: { dryRun?: boolean } = {}) {
+  async request(accountId: number, id: number, input: RequestInput, opts: DryRun = {}) {
     const row = await repo.findOwned(this.db, accountId, id)
     if (!row) throw errors.certificateNotFound()
     if (row.status === 'PEN') throw errors.certificateAlreadyRequested()

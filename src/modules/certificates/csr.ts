@@ -52,11 +52,11 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  * Unicode text, trimmed and in NFC, at most `max` characters; throws `Invalid <field>: …` otherwise.
  */
 export function subjectText(field: keyof typeof SUBJECT_MAX, value: string, required: boolean): string {
-  if (LONE_SURROGATE.test(value)) throw errors.invalidCsrField(field, 'it is not valid Unicode text (a lone UTF-16 surrogate)')
+  if (LONE_SURROGATE.test(value)) throw errors.csrFieldNotUnicode(field)
   const text = value.normalize('NFC').trim()
-  if (FORBIDDEN.test(text)) throw errors.invalidCsrField(field, 'control characters, bidi overrides and noncharacters are not allowed')
-  if (required && text === '') throw errors.invalidCsrField(field, 'must not be empty')
-  if ([...text].length > SUBJECT_MAX[field]) throw errors.invalidCsrField(field, `at most ${SUBJECT_MAX[field]} characters`)
+  if (FORBIDDEN.test(text)) throw errors.csrFieldForbidden(field)
+  if (required && text === '') throw errors.csrFieldEmpty(field)
+  if ([...text].length > SUBJECT_MAX[field]) throw errors.csrFieldTooLong(field, SUBJECT_MAX[field])
   return text
 }
 
@@ -112,14 +112,14 @@ export async function parseCsr(text: string): Promise<ParsedCsr> {
   } catch (err) {
     // The library decodes names and extensions on first use; a malformed one throws its own errors there.
     if (err instanceof ApiError) throw err
-    throw errors.invalidCsr('it is not a readable PKCS#10 request')
+    throw errors.csrUnreadable()
   }
 }
 
 async function readCsr(text: string): Promise<ParsedCsr> {
   const pem = text.trim().replace(/\r\n/g, '\n').replace(/-----(BEGIN|END) NEW CERTIFICATE REQUEST-----/g, '-----$1 CERTIFICATE REQUEST-----')
   if (!/^-----BEGIN CERTIFICATE REQUEST-----\n[\s\S]+\n-----END CERTIFICATE REQUEST-----$/.test(pem)) {
-    throw errors.invalidCsr('expected a PEM block -----BEGIN CERTIFICATE REQUEST-----')
+    throw errors.csrNotPem()
   }
   const x509 = await loadX509()
   let csr: X509.Pkcs10CertificateRequest
@@ -127,28 +127,28 @@ async function readCsr(text: string): Promise<ParsedCsr> {
     csr = new x509.Pkcs10CertificateRequest(pem)
     void csr.publicKey.algorithm
   } catch {
-    throw errors.invalidCsr('it is not a readable PKCS#10 request')
+    throw errors.csrUnreadable()
   }
   const keyProblem = publicKeyProblem(csr.publicKey.algorithm)
   if (keyProblem) throw errors.invalidCsr(keyProblem)
-  if (!(await csr.verify().catch(() => false))) throw errors.invalidCsr('its signature does not verify')
+  if (!(await csr.verify().catch(() => false))) throw errors.csrSignature()
 
   const cn = csr.subjectName.getField('CN')[0]?.trim().toLowerCase() ?? null
   const names: string[] = []
   if (cn !== null) {
-    if (!isCertificateName(cn)) throw errors.invalidCsr(`the common name ${quoted(cn)} is not a domain name`)
+    if (!isCertificateName(cn)) throw errors.csrCommonNameNotDomain(quoted(cn))
     names.push(cn)
   }
   const sanExt = csr.extensions.find((e) => e.type === SAN_OID)
   if (sanExt) {
     for (const general of new x509.SubjectAlternativeNameExtension(sanExt.rawData).names.toJSON()) {
-      if (general.type !== 'dns') throw errors.invalidCsr(`only DNS names can be certified, not ${general.type} ${String(general.value).slice(0, 100)}`)
+      if (general.type !== 'dns') throw errors.csrNonDnsName(general.type, String(general.value))
       const n = general.value.trim().toLowerCase()
-      if (!isCertificateName(n)) throw errors.invalidCsr(`${quoted(general.value)} is not a domain name`)
+      if (!isCertificateName(n)) throw errors.csrNameNotDomain(quoted(general.value))
       if (!names.includes(n)) names.push(n)
     }
   }
-  if (names.length === 0) throw errors.invalidCsr('it names no domain (set the common name or a subjectAltName)')
+  if (names.length === 0) throw errors.csrNoName()
   const alg = csr.publicKey.algorithm as Algorithm & { modulusLength?: number; namedCurve?: string }
   return {
     pem: pem + '\n',

@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Updateable } from 'kysely'
 import type { Db } from '../../db/database.js'
-import { likeContains } from '../../db/like.js'
+import { likeContains, likeEndsWith } from '../../db/search.js'
 import type { DomainsTable } from './domains.tables.js'
 
 /** Domains. Every read of account data takes the account id. */
@@ -73,7 +73,7 @@ export const findOverlapping = (db: Db, name: string) => {
     .select(['id', 'account_id', 'name'])
     .where((eb) => eb.or([
       eb('name', 'in', atOrAbove),
-      sql<boolean>`name like ${`%.${name.replace(/[\\%_]/g, (c) => `\\${c}`)}`} escape '\\'`,
+      likeEndsWith(sql.ref('name'), `.${name}`),
     ]))
     .orderBy('id')
     .execute()

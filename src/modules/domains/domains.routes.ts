@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
-import { DryRunQuery, isDryRun } from '../../http/dry-run.js'
+import { DryRunQuery, dry } from '../../http/dry-run.js'
 import { Envelope, OkMessage, ok, okMessage } from '../../http/schemas.js'
 import { AuthCode, CancelResult, DomainDetail, DomainList, DomainParams, ListDomainsQuery, UpdateDomainBody } from './domains.schemas.js'
 
@@ -61,7 +61,8 @@ export const domainsRoutes: FastifyPluginAsync = async (base) => {
       body: UpdateDomainBody,
       response: { 200: Envelope(DomainDetail, detailExample) },
     },
-  }, async (req) => ok(await app.services.domains.update(req.principal!.accountId, req.params.domain, req.body, { dryRun: isDryRun(req.query) })))
+  }, async (req) =>
+    ok(await app.services.domains.update(req.principal!.accountId, req.params.domain, req.body, dry(req))))
 
   app.delete('/domains/:domain', {
     config: { area: 'domains', fixture: 'domain' },
@@ -75,7 +76,8 @@ export const domainsRoutes: FastifyPluginAsync = async (base) => {
       response: { 200: Envelope(CancelResult, { cancellation_date: '2027-03-01' }) },
     },
   }, async (req) => {
-    const { cancellationDate } = await app.services.domains.cancel(req.principal!.accountId, req.params.domain, { dryRun: isDryRun(req.query) })
+    const { cancellationDate } =
+      await app.services.domains.cancel(req.principal!.accountId, req.params.domain, dry(req))
     return ok({ cancellation_date: cancellationDate }, 'Domain cancellation scheduled')
   })
 
@@ -91,7 +93,7 @@ export const domainsRoutes: FastifyPluginAsync = async (base) => {
       response: { 200: OkMessage },
     },
   }, async (req) => {
-    await app.services.domains.cancelDelete(req.principal!.accountId, req.params.domain, { dryRun: isDryRun(req.query) })
+    await app.services.domains.cancelDelete(req.principal!.accountId, req.params.domain, dry(req))
     return okMessage('Domain cancellation withdrawn')
   })
 

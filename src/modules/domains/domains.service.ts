@@ -14,6 +14,7 @@ import { DomainNames, parseDomainName } from '../../lib/domain-name.js'
 import * as repo from './domains.repository.js'
 import type { Domain } from './domains.tables.js'
 import { nextSerial, type ZonePublisher } from '../../lib/dns/zone-serial.js'
+import type { DryRun } from '../../lib/dry-run.js'
 
 /** The job that ends a cancelled domain at its renewal date. */
 export const END_JOB = 'domains.end'
@@ -32,11 +33,6 @@ export interface DnssecKey {
   alg: number
   flags: number
   pubKey: string
-}
-
-/** `dryRun` (`?test=1`): every check runs and the answer is the usual one, but nothing is stored, queued or published. */
-export interface DryRun {
-  dryRun?: boolean
 }
 
 /** The body of `PUT /domains/{domain}`. */
@@ -309,11 +305,11 @@ function flag(v: boolean | number | undefined): boolean {
 function dnssecKeys(input: NonNullable<DomainUpdate['dnssec']>): DnssecKey[] {
   if (!flag(input.enabled)) return []
   const { flags, alg, protocol, pubKey } = input
-  if (flags !== 256 && flags !== 257) throw errors.invalidDnssec('flags must be 256 (ZSK) or 257 (KSK)')
-  if (alg === undefined || !DNSSEC_ALGORITHMS.includes(alg)) throw errors.invalidDnssec(`alg must be one of ${DNSSEC_ALGORITHMS.join(', ')}`)
-  if (protocol !== undefined && protocol !== 3) throw errors.invalidDnssec('protocol must be 3')
+  if (flags !== 256 && flags !== 257) throw errors.dnssecFlags()
+  if (alg === undefined || !DNSSEC_ALGORITHMS.includes(alg)) throw errors.dnssecAlgorithm(DNSSEC_ALGORITHMS)
+  if (protocol !== undefined && protocol !== 3) throw errors.dnssecProtocol()
   const key = (pubKey ?? '').replace(/\s+/g, '')
-  if (key.length < 16 || !/^[A-Za-z0-9+/]+={0,2}$/.test(key)) throw errors.invalidDnssec('pubKey must be the base64 public key')
+  if (key.length < 16 || !/^[A-Za-z0-9+/]+={0,2}$/.test(key)) throw errors.dnssecPubKey()
   return [{ alg, flags, pubKey: key }]
 }
 
@@ -321,17 +317,17 @@ function forwarderOf(input: NonNullable<DomainUpdate['forwarder']>, current: { t
   const enabled = input.enabled === undefined ? (current ? 1 : 0) : flag(input.enabled) ? 1 : 0
   const type = input.type ?? current?.type ?? 301
   const url = input.url ?? current?.url
-  if (![301, 302, 303].includes(type)) throw errors.invalidForwarder('type must be 301, 302 or 303')
+  if (![301, 302, 303].includes(type)) throw errors.forwarderType()
   if (!url) {
-    if (enabled) throw errors.invalidForwarder('url is required')
+    if (enabled) throw errors.forwarderUrlRequired()
     return { enabled, forwarder: null }
   }
   let parsed: URL
   try {
     parsed = new URL(url)
   } catch {
-    throw errors.invalidForwarder('url must be an http or https URL')
+    throw errors.forwarderUrl()
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw errors.invalidForwarder('url must be an http or https URL')
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw errors.forwarderUrl()
   return { enabled, forwarder: { type, url: parsed.toString() } }
 }

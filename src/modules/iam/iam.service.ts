@@ -183,7 +183,7 @@ export class IamService {
   /** Creates an API key for a user of the account; the key is returned once and stored only as a hash. */
   async createKey(accountId: number, userId: number, input: NewKeyInput = {}): Promise<{ key: string; prefix: string; id: number }> {
     const user = await repo.findUser(this.db, accountId, userId)
-    if (!user) throw errors.notFound('User not found')
+    if (!user) throw errors.userNotFound()
     const allowed = this.normaliseWhitelist(input.allowedIps ?? [])
     const key = input.key ?? generateApiKey()
     try {
@@ -200,7 +200,7 @@ export class IamService {
       // No cache entry to clear: lookups of unknown keys are never cached.
       return { key, prefix: keyPrefix(key), id: row.id }
     } catch (err) {
-      if (isUniqueViolation(err)) throw errors.badRequest('This API key exists already')
+      if (isUniqueViolation(err)) throw errors.apiKeyExists()
       throw err
     }
   }
@@ -208,7 +208,7 @@ export class IamService {
   normaliseWhitelist(entries: string[]): string[] {
     return entries.map((e) => {
       const n = normaliseIpEntry(e)
-      if (n === null) throw errors.badRequest(`Invalid IP address or CIDR range: ${e}`)
+      if (n === null) throw errors.invalidIpEntry(e)
       return n
     })
   }
@@ -221,7 +221,7 @@ export class IamService {
   async findKey(accountId: number, ref: string) {
     const keys = await repo.listKeys(this.db, accountId)
     const matches = keys.filter((k) => k.prefix === ref || String(k.id) === ref)
-    if (matches.length !== 1) throw errors.notFound(matches.length ? 'Several keys match; use the key id' : 'API key not found')
+    if (matches.length !== 1) throw matches.length ? errors.apiKeyAmbiguous() : errors.apiKeyNotFound()
     return matches[0]
   }
 

@@ -37,7 +37,7 @@ export class IdempotencyService {
         await repo.remove(this.db, accountId, key)
       } else if (existing) {
         if (existing.request_hash !== requestHash) throw errors.idempotencyConflict()
-        if (existing.status === null) throw errors.conflict('A request with this Idempotency-Key is still being processed')
+        if (existing.status === null) throw errors.idempotencyInProgress()
         return { kind: 'replay', status: existing.status, contentType: existing.content_type ?? 'application/json; charset=utf-8', body: existing.body ?? '' }
       }
       try {
@@ -48,7 +48,7 @@ export class IdempotencyService {
         // Another request claimed the key between our read and insert: read again and answer as it says.
       }
     }
-    throw errors.conflict('A request with this Idempotency-Key is still being processed')
+    throw errors.idempotencyInProgress()
   }
 
   /** Stores the first response; a server error frees the key so the client may retry. */

@@ -1,10 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
-import { DryRunQuery, isDryRun } from '../../http/dry-run.js'
+import { DryRunQuery, dry } from '../../http/dry-run.js'
 import { Envelope, ok } from '../../http/schemas.js'
 import { FixOrderBody, OrderDetail, OrderIdParams, OrderList } from './orders.schemas.js'
 import { orderTime, type OrderView } from './orders.service.js'
 import { errorsFor } from '../../http/error-responses.js'
+import { errors } from '../../errors.js'
 
 const cents = (n: number) => Math.round(n) / 100
 
@@ -85,7 +86,7 @@ export const ordersRoutes: FastifyPluginAsync = async (base) => {
       summary: 'Get an order',
       description: 'Any order of the account, completed ones included. Another account\'s order answers 404 `Order not found`.',
       params: OrderIdParams,
-      response: { 200: Envelope(OrderDetail, detailExample), ...errorsFor('order', { 404: ['Order not found'] }) },
+      response: { 200: Envelope(OrderDetail, detailExample), ...errorsFor('order', { 404: [errors.orderNotFound()] }) },
     },
   }, async (req) => ok(orderDetail(await app.services.orders.get(req.principal!.accountId, req.params.order_id))))
 
@@ -103,7 +104,10 @@ export const ordersRoutes: FastifyPluginAsync = async (base) => {
       params: OrderIdParams,
       querystring: DryRunQuery,
       body: FixOrderBody,
-      response: { 200: Envelope(OrderDetail, { ...detailExample, status: 'open', services: [{ ...detailExample.services[0], status: 'pending', errors: [] }] }), ...errorsFor('order', { 404: ['Order not found'] }) },
+      response: { 200: Envelope(OrderDetail, { ...detailExample, status: 'open',
+        services: [{ ...detailExample.services[0], status: 'pending', errors: [] }] }), ...errorsFor('order',
+        { 404: [errors.orderNotFound()] }) },
     },
-  }, async (req) => ok(orderDetail(await app.services.orders.fix(req.principal!.accountId, req.params.order_id, req.body, { dryRun: isDryRun(req.query) }))))
+  }, async (req) =>
+    ok(orderDetail(await app.services.orders.fix(req.principal!.accountId, req.params.order_id, req.body, dry(req)))))
 }

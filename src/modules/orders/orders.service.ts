@@ -6,6 +6,7 @@ import { errors } from '../../errors.js'
 import type { JobRunner } from '../../jobs/runner.js'
 import * as repo from './orders.repository.js'
 import type { Order, OrderItem, OrderItemType } from './orders.tables.js'
+import type { DryRun } from '../../lib/dry-run.js'
 
 /** One error of an order item, as the specification shows it (`transfer_code`, …). */
 export interface OrderItemError {
@@ -174,7 +175,9 @@ export class OrdersService {
    * Applies a correction to one item of an open order and processes the order again. A dry run answers the
    * order as the correction would leave it before processing, without storing the correction or queueing the job.
    */
-  async fix(accountId: number, orderId: number, input: { cart_id: number } & Record<string, unknown>, opts: { dryRun?: boolean } = {}): Promise<OrderView> {
+  async fix(
+    accountId: number, orderId: number, input: { cart_id: number } & Record<string, unknown>, opts: DryRun = {},
+  ): Promise<OrderView> {
     const view = await this.get(accountId, orderId)
     if (view.order.status === 'completed') throw errors.orderCompleted()
     const item = view.items.find((i) => i.id === input.cart_id)

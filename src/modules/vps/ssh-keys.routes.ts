@@ -1,13 +1,13 @@
 import { Type, type TSchema } from 'typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
-import { DryRunQuery, isDryRun } from '../../http/dry-run.js'
+import { DryRunQuery, dry } from '../../http/dry-run.js'
 import { Envelope, OkMessage, ok, okMessage } from '../../http/schemas.js'
 import * as S from './vps.schemas.js'
 import { errorsFor } from '../../http/error-responses.js'
+import { errors } from '../../errors.js'
 
 const TAGS = ['VPS']
-const dry = (req: { query: unknown }) => ({ dryRun: isDryRun(req.query as { test?: string }) })
 
 /** SSH keys of the account. */
 export const sshKeysRoutes: FastifyPluginAsync = async (base) => {
@@ -32,7 +32,7 @@ export const sshKeysRoutes: FastifyPluginAsync = async (base) => {
     config: { area: 'vps', fixture: 'vpsSshKey' },
     schema: {
       operationId: 'deleteSshKey', querystring: DryRunQuery, tags: TAGS, summary: 'Delete an SSH key', description: 'Unknown or another account\'s key → 404 `SSH key not found`.',
-      params: S.IdParams, response: { 200: OkMessage, ...errorsFor('vps', { 404: ['SSH key not found'] }) },
+      params: S.IdParams, response: { 200: OkMessage, ...errorsFor('vps', { 404: [errors.sshKeyNotFound()] }) },
     },
   }, async (req) => {
     await app.services.vps.sshKeys.delete(req.principal!.accountId, req.params.id, dry(req))

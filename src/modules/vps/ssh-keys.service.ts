@@ -6,8 +6,9 @@ import type { DB } from '../../db/tables.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import { errors } from '../../errors.js'
 import * as repo from './vps.repository.js'
-import { isId, type DryRun } from './vps.common.js'
+import { isId } from './vps.common.js'
 import { lazyRequire } from '../../lazy-require.js'
+import type { DryRun } from '../../lib/dry-run.js'
 
 /** sshpk, loaded with the first key added, not at start. */
 const sshpk = lazyRequire<typeof SshPk>('sshpk')

@@ -1,13 +1,13 @@
 import { Type, type TSchema } from 'typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
-import { DryRunQuery, isDryRun } from '../../http/dry-run.js'
+import { DryRunQuery, dry } from '../../http/dry-run.js'
 import { Envelope, OkMessage, ok, okMessage } from '../../http/schemas.js'
 import * as S from './vps.schemas.js'
 import { errorsFor } from '../../http/error-responses.js'
+import { errors } from '../../errors.js'
 
 const TAGS = ['VPS']
-const dry = (req: { query: unknown }) => ({ dryRun: isDryRun(req.query as { test?: string }) })
 
 /** A VPS's firewall, VPC and subnets, and floating IPs. */
 export const vpsNetworkRoutes: FastifyPluginAsync = async (base) => {
@@ -42,7 +42,7 @@ export const vpsNetworkRoutes: FastifyPluginAsync = async (base) => {
     config: { area: 'vps', fixture: 'vpsFloatingIp' },
     schema: {
       operationId: 'deleteFloatingIp', querystring: DryRunQuery, tags: TAGS, summary: 'Release a floating IP', description: 'An attached floating IP cannot be deleted: detach it first.',
-      params: S.IdParams, response: { 200: OkMessage, ...errorsFor('vps', { 404: ['Floating IP not found'] }) },
+      params: S.IdParams, response: { 200: OkMessage, ...errorsFor('vps', { 404: [errors.floatingIpNotFound()] }) },
     },
   }, async (req) => {
     await app.services.vps.network.deleteFloatingIp(req.principal!.accountId, req.params.id, dry(req))

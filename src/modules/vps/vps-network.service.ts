@@ -6,9 +6,10 @@ import { isUniqueViolation } from '../../db/errors.js'
 import { errors } from '../../errors.js'
 import type { FirewallConfig, HypervisorDriver } from '../../drivers/hypervisor/hypervisor.js'
 import * as repo from './vps.repository.js'
-import { dmyhm, isId, ownedVps, viaDriver, type DryRun } from './vps.common.js'
+import { dmyhm, isId, ownedVps, viaDriver } from './vps.common.js'
 import { firstFreeAddress, normaliseFirewall, planSubnet, type FirewallRuleInput, type SubnetInput } from './network-rules.js'
 import { refusal } from './vps.state.js'
+import type { DryRun } from '../../lib/dry-run.js'
 
 /** A VPS's network: firewall, the account's VPC on its host with subnets, and floating IPs. */
 export class VpsNetworkService {

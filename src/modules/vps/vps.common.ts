@@ -5,11 +5,6 @@ import { HypervisorError } from '../../drivers/hypervisor/hypervisor.js'
 import * as repo from './vps.repository.js'
 import type { Vps } from './vps.tables.js'
 
-/** `dryRun` (`?test=1`): check everything and answer as usual, but store nothing, queue nothing and leave the hypervisor alone. */
-export interface DryRun {
-  dryRun?: boolean
-}
-
 /** A path id: digits only (anything else is no valid id). */
 export const isId = (raw: string): boolean => /^\d{1,15}$/.test(raw)
 

@@ -1,7 +1,7 @@
 import { Type, type TSchema } from 'typebox'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
-import { DryRunQuery, isDryRun } from '../../http/dry-run.js'
+import { DryRunQuery, dry } from '../../http/dry-run.js'
 import { Envelope, ok } from '../../http/schemas.js'
 import { sshKeysRoutes } from './ssh-keys.routes.js'
 import { vpsNetworkRoutes } from './vps-network.routes.js'
@@ -12,7 +12,6 @@ import {
 } from './vps.schemas.js'
 
 const TAGS = ['VPS']
-const dry = (req: { query: unknown }) => ({ dryRun: isDryRun(req.query as { test?: string }) })
 const DESCRIPTION_ACTION =
   'Queues a task and returns it; the VPS shows it in `tasks[]` and is locked (`vps_locked`) until it ends. ' +
   'Any action while locked → 400 `VPS is locked by a running task`; an action that does not fit the state → 400 naming why.'

@@ -1,8 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { ok } from '../../../http/schemas.js'
-import { errorsFor, PAGED } from '../errors.schemas.js'
+import { errorsFor, PAGED } from '../../../http/error-responses.js'
 import { PdfFile, InvoiceDetail, InvoiceList, InvoiceListQuery, InvoiceParams } from './invoices.schemas.js'
+import { errors } from '../../../errors.js'
 
 /** The account's invoices: list, one invoice, and its PDF. */
 export const invoicesRoutes: FastifyPluginAsync = async (base) => {
@@ -27,7 +28,7 @@ export const invoicesRoutes: FastifyPluginAsync = async (base) => {
       tags: ['Account'],
       summary: 'Get an invoice with its lines, VAT and totals',
       params: InvoiceParams,
-      response: { 200: InvoiceDetail, ...errorsFor('account-invoices', { 404: ['Invoice not found'] }) },
+      response: { 200: InvoiceDetail, ...errorsFor('account-invoices', { 404: [errors.invoiceNotFound()] }) },
     },
   }, async (req) => ok(await app.services.invoices.get(req.principal!.accountId, req.params.invoice_nr)))
 
@@ -39,7 +40,9 @@ export const invoicesRoutes: FastifyPluginAsync = async (base) => {
       summary: 'Download an invoice as PDF',
       description: 'Answers `application/pdf`; errors are JSON as everywhere else.',
       params: InvoiceParams,
-      response: { 200: { description: 'The invoice as a PDF document', content: { 'application/pdf': { schema: PdfFile } } }, ...errorsFor('account-invoices', { 404: ['Invoice not found'] }) },
+      response: { 200: { description: 'The invoice as a PDF document',
+        content: { 'application/pdf': { schema: PdfFile } } }, ...errorsFor('account-invoices',
+        { 404: [errors.invoiceNotFound()] }) },
     },
   }, async (req, reply) => {
     const pdf = await app.services.invoices.pdf(req.principal!.accountId, req.params.invoice_nr)

@@ -1,9 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { ok } from '../../../http/schemas.js'
-import { errorsFor } from '../errors.schemas.js'
-import { DryRunQuery, isDryRun } from '../../../http/dry-run.js'
+import { errorsFor } from '../../../http/error-responses.js'
+import { DryRunQuery, dry } from '../../../http/dry-run.js'
 import { DefaultPaymethod, PaymethodList, SetDefaultPaymethodBody } from './paymethods.schemas.js'
+import { errors } from '../../../errors.js'
 
 /** Payment methods and the default one. */
 export const paymethodsRoutes: FastifyPluginAsync = async (base) => {
@@ -26,9 +27,9 @@ export const paymethodsRoutes: FastifyPluginAsync = async (base) => {
       response: {
         200: DefaultPaymethod,
         ...errorsFor('account-paymethods', {
-          400: ['Set either default_paymethod_id (an id from the list of payment methods) or paymethod: bank_transfer', 'Unknown payment method: <id>'],
+          400: [errors.paymethodChoice(), errors.unknownPaymethod('<id>')],
         }),
       },
     },
-  }, async (req) => ok(await app.services.paymethods.setDefault(req.principal!.accountId, req.body, { dryRun: isDryRun(req.query) })))
+  }, async (req) => ok(await app.services.paymethods.setDefault(req.principal!.accountId, req.body, dry(req))))
 }

@@ -7,6 +7,7 @@ import type { PaymentMethodInput, PaymentsDriver } from '../../../drivers/paymen
 import type { ProfileService } from '../profile/profile.service.js'
 import * as repo from './paymethods.repository.js'
 import { MAX_ID } from '../../../db/ids.js'
+import type { DryRun } from '../../../lib/dry-run.js'
 
 /** The `paymethod` value (and `default`) for paying by bank transfer. */
 export const BANK_TRANSFER = 'bank_transfer'
@@ -42,7 +43,9 @@ export class PaymethodsService {
   }
 
   /** Chooses the default: a stored method by id, or bank transfer. */
-  async setDefault(accountId: number, input: { default_paymethod_id?: string | number; paymethod?: string }, opts: { dryRun?: boolean } = {}): Promise<DefaultPaymethod> {
+  async setDefault(
+    accountId: number, input: { default_paymethod_id?: string | number; paymethod?: string }, opts: DryRun = {},
+  ): Promise<DefaultPaymethod> {
     const byId = input.default_paymethod_id !== undefined && input.default_paymethod_id !== ''
     const byName = input.paymethod !== undefined
     if (byId === byName) throw errors.paymethodChoice()

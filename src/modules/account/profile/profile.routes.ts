@@ -1,9 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { ok } from '../../../http/schemas.js'
-import { errorsFor } from '../errors.schemas.js'
-import { DryRunQuery, isDryRun } from '../../../http/dry-run.js'
+import { errorsFor } from '../../../http/error-responses.js'
+import { DryRunQuery, dry } from '../../../http/dry-run.js'
 import { ConfirmEmailBody, Profile, UpdateProfileBody } from './profile.schemas.js'
+import { errors } from '../../../errors.js'
 
 /** The account holder's profile. */
 export const profileRoutes: FastifyPluginAsync = async (base) => {
@@ -26,10 +27,10 @@ export const profileRoutes: FastifyPluginAsync = async (base) => {
         'verification code is mailed to it; it takes effect once confirmed with `POST /account/profile/confirm-email`.',
       querystring: DryRunQuery,
       body: UpdateProfileBody,
-      response: { 200: Profile, ...errorsFor('account-profile', { 400: ['The company name cannot be changed through the API; contact support'] }) },
+      response: { 200: Profile, ...errorsFor('account-profile', { 400: [errors.companyReadOnly()] }) },
     },
   }, async (req) => {
-    const r = await app.services.profile.update(req.principal!.accountId, req.body, { dryRun: isDryRun(req.query) })
+    const r = await app.services.profile.update(req.principal!.accountId, req.body, dry(req))
     return ok(r.profile, r.verificationSent ? 'Profile updated; a verification code was sent to the new e-mail address' : 'Profile updated')
   })
 
@@ -41,7 +42,10 @@ export const profileRoutes: FastifyPluginAsync = async (base) => {
       summary: 'Confirm a new e-mail address with the mailed code',
       querystring: DryRunQuery,
       body: ConfirmEmailBody,
-      response: { 200: Profile, ...errorsFor('account-profile', { 400: ['Invalid or expired verification code'] }) },
+      response: { 200: Profile, ...errorsFor('account-profile', { 400: [errors.invalidEmailToken()] }) },
     },
-  }, async (req) => ok(await app.services.profile.confirmEmail(req.principal!.accountId, req.body.token, { dryRun: isDryRun(req.query) }), 'E-mail address confirmed'))
+  }, async (req) => ok(
+    await app.services.profile.confirmEmail(req.principal!.accountId, req.body.token, dry(req)),
+    'E-mail address confirmed',
+  ))
 }

@@ -7,6 +7,7 @@ import { errors } from '../../../errors.js'
 import type { MailDriver } from '../../../drivers/mail/mail.js'
 import type { AccountProfile } from '../account.tables.js'
 import * as repo from './profile.repository.js'
+import type { DryRun } from '../../../lib/dry-run.js'
 
 /** The profile as the API shows it: the stored fields less the bookkeeping ones. */
 export type ProfileView = Omit<
@@ -50,7 +51,7 @@ export class ProfileService {
     const stored = await repo.findProfile(this.db, accountId)
     if (stored) return stored
     const src = await repo.profileSource(this.db, accountId)
-    if (!src) throw errors.notFound('Account not found')
+    if (!src) throw errors.accountNotFound()
     return {
       id: 0,
       account_id: accountId,
@@ -80,7 +81,9 @@ export class ProfileService {
   }
 
   /** Replaces the profile. A new e-mail address is kept pending and a verification mail is sent to it. */
-  async update(accountId: number, input: ProfileInput, opts: { dryRun?: boolean } = {}): Promise<{ profile: ProfileView; verificationSent: boolean }> {
+  async update(
+    accountId: number, input: ProfileInput, opts: DryRun = {},
+  ): Promise<{ profile: ProfileView; verificationSent: boolean }> {
     const current = await this.row(accountId)
     if (input.company !== undefined && input.company.trim() !== current.company) throw errors.companyReadOnly()
     const now = this.clock.now()
@@ -138,7 +141,7 @@ export class ProfileService {
   }
 
   /** Confirms the account's pending e-mail change with the code from the verification mail. */
-  async confirmEmail(accountId: number, token: string, opts: { dryRun?: boolean } = {}): Promise<ProfileView> {
+  async confirmEmail(accountId: number, token: string, opts: DryRun = {}): Promise<ProfileView> {
     const row = await repo.findProfileByEmailToken(this.db, accountId, hashToken(token))
     if (!row || !row.pending_email || !row.pending_email_expires_at || row.pending_email_expires_at <= iso(this.clock.now())) {
       throw errors.invalidEmailToken()

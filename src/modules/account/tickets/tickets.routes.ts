@@ -1,9 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { ok } from '../../../http/schemas.js'
-import { errorsFor, PAGED } from '../errors.schemas.js'
-import { DryRunQuery, isDryRun } from '../../../http/dry-run.js'
+import { errorsFor, PAGED } from '../../../http/error-responses.js'
+import { DryRunQuery, dry } from '../../../http/dry-run.js'
 import { CreateTicketBody, ReplyTicketBody, TicketDetail, TicketList, TicketListQuery, TicketParams } from './tickets.schemas.js'
+import { errors } from '../../../errors.js'
 
 /** Support tickets of the account. */
 export const ticketsRoutes: FastifyPluginAsync = async (base) => {
@@ -29,15 +30,15 @@ export const ticketsRoutes: FastifyPluginAsync = async (base) => {
       summary: 'Get a support ticket with its thread',
       description: '403 `Access denied` without the `account-tickets` permission; 404 `Ticket not found`.',
       params: TicketParams,
-      response: { 200: TicketDetail, ...errorsFor('account-tickets', { 404: ['Ticket not found'] }) },
+      response: { 200: TicketDetail, ...errorsFor('account-tickets', { 404: [errors.ticketNotFound()] }) },
     },
   }, async (req) => ok(await app.services.tickets.get(req.principal!.accountId, req.params.ticket_number)))
 
   app.post('/account/tickets', {
     config: { area: 'account-tickets' },
     schema: { operationId: 'createTicket', tags: ['Account'], summary: 'Open a support ticket', querystring: DryRunQuery, body: CreateTicketBody,
-      response: { 200: TicketDetail, ...errorsFor('account-tickets', { 400: ['The message is empty once unsafe HTML is removed'] }) } },
-  }, async (req) => ok(await app.services.tickets.create(req.principal!, req.body, { dryRun: isDryRun(req.query) }), 'Ticket created'))
+      response: { 200: TicketDetail, ...errorsFor('account-tickets', { 400: [errors.emptyMessage()] }) } },
+  }, async (req) => ok(await app.services.tickets.create(req.principal!, req.body, dry(req)), 'Ticket created'))
 
   app.post('/account/tickets/:ticket_number/reply', {
     config: { area: 'account-tickets', fixture: 'ticketReply' },
@@ -48,7 +49,11 @@ export const ticketsRoutes: FastifyPluginAsync = async (base) => {
       params: TicketParams,
       querystring: DryRunQuery,
       body: ReplyTicketBody,
-      response: { 200: TicketDetail, ...errorsFor('account-tickets', { 400: ['This ticket is closed; open a new ticket', 'The message is empty once unsafe HTML is removed'], 404: ['Ticket not found'] }) },
+      response: { 200: TicketDetail, ...errorsFor('account-tickets', { 400: [errors.ticketClosed(),
+        errors.emptyMessage()], 404: [errors.ticketNotFound()] }) },
     },
-  }, async (req) => ok(await app.services.tickets.reply(req.principal!, req.params.ticket_number, req.body.message, { dryRun: isDryRun(req.query) }), 'Reply added'))
+  }, async (req) => ok(
+    await app.services.tickets.reply(req.principal!, req.params.ticket_number, req.body.message, dry(req)),
+    'Reply added',
+  ))
 }

@@ -12,6 +12,7 @@ import type { Ticket, TicketMessage } from '../account.tables.js'
 import type { ProfileService } from '../profile/profile.service.js'
 import { htmlToText, isBlank, sanitiseMessage } from './sanitise.js'
 import * as repo from './tickets.repository.js'
+import type { DryRun } from '../../../lib/dry-run.js'
 
 /** The departments a ticket can be opened for. */
 export const DEPARTMENTS = ['support', 'administration', 'sales', 'public_cloud', 'microsoft_365'] as const
@@ -57,7 +58,7 @@ export class TicketsService {
   }
 
   /** Opens a ticket with its first message and tells the customer and the support desk. */
-  async create(who: Principal, input: { subject: string; message: string; department: Department }, opts: { dryRun?: boolean } = {}) {
+  async create(who: Principal, input: { subject: string; message: string; department: Department }, opts: DryRun = {}) {
     const body = this.body(input.message)
     const user = await iamRepo.findUser(this.db, who.accountId, who.userId)
     const author = user ? `${user.firstname} ${user.lastname}`.trim() : 'Customer'
@@ -106,7 +107,7 @@ export class TicketsService {
   }
 
   /** Adds the customer's reply; the ticket is open again and the support desk is told. */
-  async reply(who: Principal, ticketNumber: number, message: string, opts: { dryRun?: boolean } = {}) {
+  async reply(who: Principal, ticketNumber: number, message: string, opts: DryRun = {}) {
     const ticket = await repo.findTicket(this.db, who.accountId, ticketNumber)
     if (!ticket) throw errors.ticketNotFound()
     if (ticket.status === 'closed') throw errors.ticketClosed()

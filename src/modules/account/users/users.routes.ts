@@ -1,9 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { ok } from '../../../http/schemas.js'
-import { errorsFor, PAGED } from '../errors.schemas.js'
-import { DryRunQuery, isDryRun } from '../../../http/dry-run.js'
+import { errorsFor, PAGED } from '../../../http/error-responses.js'
+import { DryRunQuery, dry } from '../../../http/dry-run.js'
 import { CreateUserBody, UpdateUserBody, UserDetail, UserList, UserListQuery, UserParams } from './users.schemas.js'
+import { errors } from '../../../errors.js'
 
 /** Account users (the main user and sub-users) and their permissions. */
 export const usersRoutes: FastifyPluginAsync = async (base) => {
@@ -23,7 +24,9 @@ export const usersRoutes: FastifyPluginAsync = async (base) => {
 
   app.get('/account/users/:id', {
     config: { area: 'account-users', fixture: 'user' },
-    schema: { operationId: 'getUser', tags: ['Account'], summary: 'Get an account user with permissions', params: UserParams, response: { 200: UserDetail, ...errorsFor('account-users', { 404: ['User not found'] }) } },
+    schema: { operationId: 'getUser', tags: ['Account'], summary: 'Get an account user with permissions',
+      params: UserParams, response: { 200: UserDetail, ...errorsFor('account-users',
+      { 404: [errors.userNotFound()] }) } },
   }, async (req) => ok(await app.services.users.get(req.principal!.accountId, req.params.id)))
 
   app.post('/account/users', {
@@ -38,12 +41,13 @@ export const usersRoutes: FastifyPluginAsync = async (base) => {
       response: {
         200: UserDetail,
         ...errorsFor('account-users', {
-          400: ['password and password_confirm do not match', 'The password is too weak: …', 'A user with this e-mail address already exists', 'You cannot grant a permission you do not have yourself: <name>', 'Invalid permissions.<name>: is not a known name'],
-          429: ['Rate limit exceeded: at most 10 new users per account per hour'],
+          400: [errors.passwordMismatch(), errors.weakPassword('…'), errors.emailTaken(),
+            errors.cannotGrantPermission('<name>'), errors.unknownPermission('<name>')],
+          429: [errors.tooManyNewUsers(1, 10)],
         }),
       },
     },
-  }, async (req) => ok(await app.services.users.create(req.principal!, req.body, { dryRun: isDryRun(req.query) }), 'User created'))
+  }, async (req) => ok(await app.services.users.create(req.principal!, req.body, dry(req)), 'User created'))
 
   app.put('/account/users/:id', {
     config: { area: 'account-users', fixture: 'user' },
@@ -58,11 +62,13 @@ export const usersRoutes: FastifyPluginAsync = async (base) => {
       response: {
         200: UserDetail,
         ...errorsFor('account-users', {
-          400: ['The permissions of the main user cannot be reduced', 'You cannot grant a permission you do not have yourself: <name>', 'You cannot revoke a permission you do not have yourself: <name>', 'Invalid permissions.<name>: is not a known name'],
-          403: ['Only the main user can change the main user'],
-          404: ['User not found'],
+          400: [errors.mainUserPermissions(), errors.cannotGrantPermission('<name>'),
+            errors.cannotRevokePermission('<name>'), errors.unknownPermission('<name>')],
+          403: [errors.mainUserChangedByMainUserOnly()],
+          404: [errors.userNotFound()],
         }),
       },
     },
-  }, async (req) => ok(await app.services.users.update(req.principal!, req.params.id, req.body, { dryRun: isDryRun(req.query) }), 'User updated'))
+  }, async (req) =>
+    ok(await app.services.users.update(req.principal!, req.params.id, req.body, dry(req)), 'User updated'))
 }

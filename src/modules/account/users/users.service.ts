@@ -9,6 +9,7 @@ import * as iamRepo from '../../iam/iam.repository.js'
 import { parsePermissions, PERMISSIONS, permissionMap, type PermissionMap } from '../../iam/permissions.js'
 import { hashPassword, passwordProblem } from './passwords.js'
 import * as repo from './users.repository.js'
+import type { DryRun } from '../../../lib/dry-run.js'
 
 /** An account user as the API shows it. */
 export interface UserView {
@@ -66,7 +67,7 @@ export class UsersService {
   }
 
   /** Creates a sub-user with a hashed password; at most `newUsersPerHour` per account per hour. */
-  async create(who: Principal, input: NewUserBody, opts: { dryRun?: boolean } = {}): Promise<UserView> {
+  async create(who: Principal, input: NewUserBody, opts: DryRun = {}): Promise<UserView> {
     if (input.password_confirm !== undefined && input.password_confirm !== input.password) throw errors.passwordMismatch()
     const weak = passwordProblem(input.password, input.email)
     if (weak) throw errors.weakPassword(weak)
@@ -109,7 +110,7 @@ export class UsersService {
    * Changes names and replaces the permission set; the main user keeps every permission and is changed only by
    * the main user. A sub-user changes (grants or revokes) only permissions it holds itself.
    */
-  async update(who: Principal, userId: number, input: UpdateUserBody, opts: { dryRun?: boolean } = {}): Promise<UserView> {
+  async update(who: Principal, userId: number, input: UpdateUserBody, opts: DryRun = {}): Promise<UserView> {
     const user = await iamRepo.findUser(this.db, who.accountId, userId)
     if (!user) throw errors.userNotFound()
     if (user.is_main_user === 1 && !who.isMainUser) throw errors.mainUserChangedByMainUserOnly()

@@ -1,9 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
-import { DryRunQuery, isDryRun } from '../../../http/dry-run.js'
+import { DryRunQuery, dry } from '../../../http/dry-run.js'
 import { Envelope, OkMessage, ok, okMessage } from '../../../http/schemas.js'
 import { Contact, ContactBody, ContactIdParams, ContactList, contactExample } from './contacts.schemas.js'
 import { errorsFor } from '../../../http/error-responses.js'
+import { errors } from '../../../errors.js'
 
 /** Contact profiles: the owner, admin, tech and billing contacts of domains. */
 export const contactsRoutes: FastifyPluginAsync = async (base) => {
@@ -25,11 +26,13 @@ export const contactsRoutes: FastifyPluginAsync = async (base) => {
       body: ContactBody,
       response: { 200: Envelope(Contact, contactExample) },
     },
-  }, async (req) => ok(await app.services.contacts.create(req.principal!.accountId, req.body, { dryRun: isDryRun(req.query) })))
+  }, async (req) => ok(await app.services.contacts.create(req.principal!.accountId, req.body, dry(req))))
 
   app.get('/domains/contacts/:id', {
     config: { area: 'domains-profiles', fixture: 'contact' },
-    schema: { operationId: 'getContactProfile', tags, summary: 'Get a contact profile', params: ContactIdParams, response: { 200: Envelope(Contact, contactExample), ...errorsFor('domains-profiles', { 404: ['Contact profile not found'] }) } },
+    schema: { operationId: 'getContactProfile', tags, summary: 'Get a contact profile', params: ContactIdParams,
+      response: { 200: Envelope(Contact, contactExample), ...errorsFor('domains-profiles',
+      { 404: [errors.contactNotFound()] }) } },
   }, async (req) => ok(await app.services.contacts.get(req.principal!.accountId, req.params.id)))
 
   app.put('/domains/contacts/:id', {
@@ -37,19 +40,21 @@ export const contactsRoutes: FastifyPluginAsync = async (base) => {
     schema: {
       operationId: 'updateContactProfile', tags, summary: 'Update a contact profile',
       description: 'Changes the fields given; the others stay.',
-      params: ContactIdParams, querystring: DryRunQuery, body: ContactBody, response: { 200: Envelope(Contact, contactExample), ...errorsFor('domains-profiles', { 404: ['Contact profile not found'] }) },
+      params: ContactIdParams, querystring: DryRunQuery, body: ContactBody, response: { 200: Envelope(Contact,
+        contactExample), ...errorsFor('domains-profiles', { 404: [errors.contactNotFound()] }) },
     },
-  }, async (req) => ok(await app.services.contacts.update(req.principal!.accountId, req.params.id, req.body, { dryRun: isDryRun(req.query) })))
+  }, async (req) => ok(await app.services.contacts.update(req.principal!.accountId, req.params.id, req.body, dry(req))))
 
   app.delete('/domains/contacts/:id', {
     config: { area: 'domains-profiles', fixture: 'contact' },
     schema: {
       operationId: 'deleteContactProfile', tags, summary: 'Delete a contact profile',
       description: 'A profile that a domain uses cannot be deleted (400).',
-      params: ContactIdParams, querystring: DryRunQuery, response: { 200: OkMessage, ...errorsFor('domains-profiles', { 404: ['Contact profile not found'] }) },
+      params: ContactIdParams, querystring: DryRunQuery, response: { 200: OkMessage, ...errorsFor('domains-profiles',
+        { 404: [errors.contactNotFound()] }) },
     },
   }, async (req) => {
-    await app.services.contacts.delete(req.principal!.accountId, req.params.id, { dryRun: isDryRun(req.query) })
+    await app.services.contacts.delete(req.principal!.accountId, req.params.id, dry(req))
     return okMessage('Contact profile deleted')
   })
 }

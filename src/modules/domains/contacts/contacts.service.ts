@@ -4,8 +4,8 @@ import { iso } from '../../../clock.js'
 import type { DB } from '../../../db/tables.js'
 import { errors } from '../../../errors.js'
 import * as domainsRepo from '../domains.repository.js'
-import type { DryRun } from '../domains.service.js'
 import * as repo from './contacts.repository.js'
+import type { DryRun } from '../../../lib/dry-run.js'
 
 /** The roles a contact profile can have on a domain. */
 export const ROLES = ['owner', 'admin', 'tech', 'billing'] as const
@@ -150,7 +150,7 @@ function complete(input: NonNullable<ContactInput['profile']>, base: ContactFiel
   merged.defaults = { owner: false, admin: false, tech: false, billing: false, ...(base?.defaults ?? {}), ...stripUndefined(input.defaults ?? {}) }
   for (const field of REQUIRED) {
     const v = merged[field]
-    if (typeof v !== 'string' || v.trim() === '') throw errors.validation(`Missing profile.${field}`, [{ field: `profile.${field}`, message: 'is required' }])
+    if (typeof v !== 'string' || v.trim() === '') throw errors.contactFieldMissing(field)
   }
   merged.country = merged.country.toUpperCase()
   return merged

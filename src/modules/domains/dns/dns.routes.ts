@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
-import { DryRunQuery, isDryRun } from '../../../http/dry-run.js'
+import { DryRunQuery, dry } from '../../../http/dry-run.js'
 import { Envelope, OkMessage, ok, okMessage } from '../../../http/schemas.js'
 import { DomainParams } from '../domains.schemas.js'
 import { DeleteRecordBody, DnsRecords, ImportZoneBody, PatchRecordBody, ReplaceRecordsBody, ZoneFile } from './dns.schemas.js'
@@ -49,7 +49,7 @@ export const dnsRoutes: FastifyPluginAsync = async (base) => {
       response: { 200: OkMessage },
     },
   }, async (req) => {
-    await app.services.dns.replace(req.principal!.accountId, req.params.domain, req.body.records, { dryRun: isDryRun(req.query) })
+    await app.services.dns.replace(req.principal!.accountId, req.params.domain, req.body.records, dry(req))
     return okMessage(DNS_UPDATED)
   })
 
@@ -67,7 +67,7 @@ export const dnsRoutes: FastifyPluginAsync = async (base) => {
       response: { 200: OkMessage },
     },
   }, async (req) => {
-    await app.services.dns.patch(req.principal!.accountId, req.params.domain, req.body.record, { dryRun: isDryRun(req.query) })
+    await app.services.dns.patch(req.principal!.accountId, req.params.domain, req.body.record, dry(req))
     return okMessage(DNS_UPDATED)
   })
 
@@ -85,7 +85,7 @@ export const dnsRoutes: FastifyPluginAsync = async (base) => {
       response: { 200: OkMessage },
     },
   }, async (req) => {
-    await app.services.dns.remove(req.principal!.accountId, req.params.domain, req.body.record, { dryRun: isDryRun(req.query) })
+    await app.services.dns.remove(req.principal!.accountId, req.params.domain, req.body.record, dry(req))
     return okMessage(DNS_UPDATED)
   })
 
@@ -121,7 +121,7 @@ export const dnsRoutes: FastifyPluginAsync = async (base) => {
       response: { 200: OkMessage },
     },
   }, async (req) => {
-    await app.services.dns.importZone(req.principal!.accountId, req.params.domain, req.body.zone, { dryRun: isDryRun(req.query) })
+    await app.services.dns.importZone(req.principal!.accountId, req.params.domain, req.body.zone, dry(req))
     return okMessage(DNS_UPDATED)
   })
 }

@@ -4,7 +4,7 @@ import { iso } from '../../../clock.js'
 import type { Db } from '../../../db/database.js'
 import type { DB } from '../../../db/tables.js'
 import { ApiError, errors } from '../../../errors.js'
-import type { DomainsService, DryRun } from '../domains.service.js'
+import type { DomainsService } from '../domains.service.js'
 import type { Domain } from '../domains.tables.js'
 import type { ZoneChange, ZonePublisher } from '../../../lib/dns/zone-serial.js'
 import type { Nameserver } from '../nameservers/nameservers.js'
@@ -12,6 +12,7 @@ import * as repo from './dns.repository.js'
 import { RECORD_TYPES, checkRecordSet, fqdnWithDot, normaliseRecord, type NormalisedRecord, type RecordInput } from '../../../lib/dns/records.js'
 import { renderZone, sortRecords } from '../../../lib/dns/zone-file.js'
 import { ZoneWork } from './zone-work.js'
+import type { DryRun } from '../../../lib/dry-run.js'
 
 /** A record as the API shows it: the name as FQDN with the trailing dot. */
 export interface RecordView {
@@ -59,7 +60,7 @@ export class DnsService {
     const d = await this.domains.requireOwned(accountId, raw)
     const type = recordType(input.type)
     if (input.value === null || input.value === undefined) {
-      if (input.value === undefined) throw errors.invalidDnsRecord(`${type} ${input.name || '@'}`, 'value is required (null deletes the record set)')
+      if (input.value === undefined) throw errors.dnsRecordValueRequired(`${type} ${input.name || '@'}`)
       const name = ownerName(d.name, type, input.name)
       if (opts.dryRun) return
       await this.change(d, [name], async (trx) => (await repo.deleteRecords(trx, accountId, d.id, type, name)) > 0)
@@ -157,7 +158,7 @@ function view(r: { type: string; name: string; value: string; ttl: number }): Re
 function recordType(raw: unknown): string {
   const type = typeof raw === 'string' ? raw.trim().toUpperCase() : ''
   if (!(RECORD_TYPES as readonly string[]).includes(type)) {
-    throw errors.invalidDnsRecord(type || '(no type)', type ? `unsupported type (use one of ${RECORD_TYPES.join(', ')})` : 'type is required')
+    throw type ? errors.dnsRecordTypeUnsupported(type, RECORD_TYPES) : errors.dnsRecordTypeRequired()
   }
   return type
 }

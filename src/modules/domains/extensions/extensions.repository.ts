@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { Db } from '../../../db/database.js'
-import { likeContains } from '../../../db/like.js'
+import { likeContains } from '../../../db/search.js'
 
 /** Extension (TLD) prices: the provider's price list, the same for every account. */
 

@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { Envelope, PageQuery, Pagination, ok } from '../../../http/schemas.js'
 import { errorsFor } from '../../../http/error-responses.js'
+import { errors } from '../../../errors.js'
 
 const Prices = {
   extension: Type.String({ description: 'The TLD, without the dot' }),
@@ -48,7 +49,8 @@ export const extensionsRoutes: FastifyPluginAsync = async (base) => {
       description: 'The extension written `com` or `.com`; 404 `Extension not found` when it is not offered.',
       params: Type.Object({ extension: Type.String({ maxLength: 63 }) }),
       response: {
-        200: Envelope(Extension, { ...com, min_period: 1, max_period: 10, supports_dnssec: true, supports_privacy: true, requires_auth_code: true }), ...errorsFor('domains', { 404: ['Extension not found'] })
+        200: Envelope(Extension, { ...com, min_period: 1, max_period: 10, supports_dnssec: true, supports_privacy: true,
+          requires_auth_code: true }), ...errorsFor('domains', { 404: [errors.extensionNotFound()] })
       },
     },
   }, async (req) => ok(await app.services.extensions.get(req.params.extension)))

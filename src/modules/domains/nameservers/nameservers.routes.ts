@@ -2,10 +2,11 @@ import { Type } from 'typebox'
 import { Nullable } from '../../../lib/nullable.js'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
-import { DryRunQuery, isDryRun } from '../../../http/dry-run.js'
+import { DryRunQuery, dry } from '../../../http/dry-run.js'
 import { Envelope, OkMessage, ok, okMessage } from '../../../http/schemas.js'
 import { NameserverSchema } from '../domains.schemas.js'
 import { errorsFor } from '../../../http/error-responses.js'
+import { errors } from '../../../errors.js'
 
 const Profile = Type.Object({ alias: Type.String(), nameservers: Type.Array(NameserverSchema) })
 const ProfileListItem = Type.Object({
@@ -53,14 +54,15 @@ export const nameserversRoutes: FastifyPluginAsync = async (base) => {
       operationId: 'createNameserverProfile', tags, summary: 'Create a nameserver profile',
       querystring: DryRunQuery, body: CreateBody, response: { 200: Envelope(Profile, example) },
     },
-  }, async (req) => ok(await app.services.nameservers.create(req.principal!.accountId, req.body, { dryRun: isDryRun(req.query) })))
+  }, async (req) => ok(await app.services.nameservers.create(req.principal!.accountId, req.body, dry(req))))
 
   app.get('/domains/nameservers/:alias', {
     config: { area: 'domains-nameservers', fixture: 'nameserverProfile' },
     schema: {
       operationId: 'getNameserverProfile', tags, summary: 'Get a nameserver profile',
       description: '400 `No nameserver alias set` for a blank alias; 404 `Nameservers name not found` for an unknown one.',
-      params: AliasParams, response: { 200: Envelope(Profile, example), ...errorsFor('domains-nameservers', { 404: ['Nameservers name not found'] }) },
+      params: AliasParams, response: { 200: Envelope(Profile, example), ...errorsFor('domains-nameservers',
+        { 404: [errors.nameserversNotFound()] }) },
     },
   }, async (req) => ok(await app.services.nameservers.get(req.principal!.accountId, req.params.alias)))
 
@@ -69,19 +71,22 @@ export const nameserversRoutes: FastifyPluginAsync = async (base) => {
     schema: {
       operationId: 'updateNameserverProfile', tags, summary: 'Update a nameserver profile',
       description: 'Changes the alias, the nameservers or the default flag; domains using the profile get the new nameservers. The built-in profile cannot be changed.',
-      params: AliasParams, querystring: DryRunQuery, body: UpdateBody, response: { 200: Envelope(Profile, example), ...errorsFor('domains-nameservers', { 404: ['Nameservers name not found'] }) },
+      params: AliasParams, querystring: DryRunQuery, body: UpdateBody, response: { 200: Envelope(Profile, example),
+        ...errorsFor('domains-nameservers', { 404: [errors.nameserversNotFound()] }) },
     },
-  }, async (req) => ok(await app.services.nameservers.update(req.principal!.accountId, req.params.alias, req.body, { dryRun: isDryRun(req.query) })))
+  }, async (req) =>
+    ok(await app.services.nameservers.update(req.principal!.accountId, req.params.alias, req.body, dry(req))))
 
   app.delete('/domains/nameservers/:alias', {
     config: { area: 'domains-nameservers', fixture: 'nameserverProfile' },
     schema: {
       operationId: 'deleteNameserverProfile', tags, summary: 'Delete a nameserver profile',
       description: 'Domains that used it keep their nameservers. The built-in profile cannot be deleted.',
-      params: AliasParams, querystring: DryRunQuery, response: { 200: OkMessage, ...errorsFor('domains-nameservers', { 404: ['Nameservers name not found'] }) },
+      params: AliasParams, querystring: DryRunQuery, response: { 200: OkMessage, ...errorsFor('domains-nameservers',
+        { 404: [errors.nameserversNotFound()] }) },
     },
   }, async (req) => {
-    await app.services.nameservers.delete(req.principal!.accountId, req.params.alias, { dryRun: isDryRun(req.query) })
+    await app.services.nameservers.delete(req.principal!.accountId, req.params.alias, dry(req))
     return okMessage('Nameserver profile deleted')
   })
 }

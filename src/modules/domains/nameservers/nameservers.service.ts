@@ -6,9 +6,9 @@ import { isUniqueViolation } from '../../../db/errors.js'
 import { errors } from '../../../errors.js'
 import * as domainsRepo from '../domains.repository.js'
 import { nextSerial, type ZonePublisher } from '../../../lib/dns/zone-serial.js'
-import type { DryRun } from '../domains.service.js'
 import * as repo from './nameservers.repository.js'
 import { managedDns, normaliseNameservers, type Nameserver, type NameserverInput } from './nameservers.js'
+import type { DryRun } from '../../../lib/dry-run.js'
 
 /** The alias of the provider's own nameservers, read-only, present in every account. */
 export const BUILTIN_ALIAS = 'default-mijnhost'

@@ -27,8 +27,8 @@ export function normaliseNameservers(input: NameserverInput[]): Nameserver[] {
     if (!hostname) throw errors.invalidNameserver(String(raw.hostname ?? ''))
     const ipv4 = (raw.ipv4 ?? '').trim()
     const ipv6 = (raw.ipv6 ?? '').trim()
-    if (ipv4 && !ipaddr.IPv4.isValidFourPartDecimal(ipv4)) throw errors.invalidNameserver(`${hostname} (ipv4 ${ipv4})`)
-    if (ipv6 && !ipaddr.IPv6.isValid(ipv6)) throw errors.invalidNameserver(`${hostname} (ipv6 ${ipv6})`)
+    if (ipv4 && !ipaddr.IPv4.isValidFourPartDecimal(ipv4)) throw errors.invalidNameserverIpv4(hostname, ipv4)
+    if (ipv6 && !ipaddr.IPv6.isValid(ipv6)) throw errors.invalidNameserverIpv6(hostname, ipv6)
     if (out.some((n) => n.hostname === hostname)) continue
     out.push({ hostname, ipv4, ipv6: ipv6 ? ipaddr.IPv6.parse(ipv6).toRFC5952String() : '' })
   }

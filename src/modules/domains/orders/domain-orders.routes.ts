@@ -3,7 +3,7 @@ import { Nullable } from '../../../lib/nullable.js'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { errors } from '../../../errors.js'
-import { DryRunQuery, isDryRun } from '../../../http/dry-run.js'
+import { DryRunQuery, dry } from '../../../http/dry-run.js'
 import { Envelope, ok } from '../../../http/schemas.js'
 
 const AvailabilityResult = Type.Object({
@@ -86,7 +86,7 @@ export const domainOrdersRoutes: FastifyPluginAsync = async (base) => {
       response: { 200: Envelope(Type.Object({ order_id: Type.Integer() }), { order_id: 1201 }) },
     },
   }, async (req) => {
-    const { orderId } = await app.services.domainOrders.order(req.principal!.accountId, req.body, { dryRun: isDryRun(req.query) })
+    const { orderId } = await app.services.domainOrders.order(req.principal!.accountId, req.body, dry(req))
     return ok({ order_id: orderId })
   })
 }

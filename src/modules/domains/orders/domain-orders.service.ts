@@ -15,6 +15,7 @@ import type { ExtensionsService } from '../extensions/extensions.service.js'
 import type { NameserversService } from '../nameservers/nameservers.service.js'
 import * as ordersRepo from '../../orders/orders.repository.js'
 import type { OrderItemError, OrderItemForProcessing, OrderItemProcessor, OrdersService } from '../../orders/orders.service.js'
+import type { DryRun } from '../../../lib/dry-run.js'
 
 /** The availability of a name, as `GET /domains/availability/{domain}` shows it. */
 export interface Availability {
@@ -131,7 +132,9 @@ export class DomainOrdersService implements OrderItemProcessor {
    * Validates a domain order, stores and charges it (unless `charge: false`); the domain is provisioned by the order job.
    * A dry run checks everything (the availability check included, it only reads) and answers order id 0.
    */
-  async order(accountId: number, input: DomainOrderInput, opts: { charge?: boolean; dryRun?: boolean } = {}): Promise<{ orderId: number }> {
+  async order(
+    accountId: number, input: DomainOrderInput, opts: DryRun & { charge?: boolean } = {},
+  ): Promise<{ orderId: number }> {
     const name = this.deps.domains.names.registrable(input.domain)
     if (!name) throw errors.invalidDomainName()
     const tld = await this.deps.extensions.forDomain(name)
@@ -139,8 +142,7 @@ export class DomainOrdersService implements OrderItemProcessor {
     const type = input.type ?? 'register'
     const period = input.period ?? 1
     if (period < tld.min_period || period > tld.max_period) {
-      throw errors.validation(`Invalid period: .${tld.extension} can be registered for ${tld.min_period} to ${tld.max_period} years`,
-        [{ field: 'period', message: `must be from ${tld.min_period} to ${tld.max_period}` }])
+      throw errors.invalidPeriod(tld.extension, tld.min_period, tld.max_period)
     }
     // References are checked now so a typo is a 400, and again when the order is processed.
     if (input.nameserver) await this.deps.nameservers.get(accountId, input.nameserver)

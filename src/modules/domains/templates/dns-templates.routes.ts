@@ -2,9 +2,10 @@ import { Type } from 'typebox'
 import { Nullable } from '../../../lib/nullable.js'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
-import { DryRunQuery, isDryRun } from '../../../http/dry-run.js'
+import { DryRunQuery, dry } from '../../../http/dry-run.js'
 import { Envelope, OkMessage, ok, okMessage } from '../../../http/schemas.js'
 import { errorsFor } from '../../../http/error-responses.js'
+import { errors } from '../../../errors.js'
 
 const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, description: 'DNS template id' }) })
 const Flag = Type.Union([Type.Boolean(), Type.Integer({ minimum: 0, maximum: 1 })])
@@ -53,11 +54,13 @@ export const dnsTemplatesRoutes: FastifyPluginAsync = async (base) => {
       description: '`alias` is required. Record names are relative to the domain the template is applied to; values are checked as for DNS records. `?test=1` answers `id` 0 without storing the template.',
       querystring: DryRunQuery, body: Body, response: { 200: Envelope(Template, example) },
     },
-  }, async (req) => ok(await app.services.dnsTemplates.create(req.principal!.accountId, req.body, { dryRun: isDryRun(req.query) })))
+  }, async (req) => ok(await app.services.dnsTemplates.create(req.principal!.accountId, req.body, dry(req))))
 
   app.get('/domains/dns-templates/:id', {
     config: { area: 'domains-dns-templates', fixture: 'dnsTemplate' },
-    schema: { operationId: 'getDnsTemplate', tags, summary: 'Get a DNS template', params: IdParams, response: { 200: Envelope(Template, example), ...errorsFor('domains-dns-templates', { 404: ['DNS template not found'] }) } },
+    schema: { operationId: 'getDnsTemplate', tags, summary: 'Get a DNS template', params: IdParams,
+      response: { 200: Envelope(Template, example), ...errorsFor('domains-dns-templates',
+      { 404: [errors.dnsTemplateNotFound()] }) } },
   }, async (req) => ok(await app.services.dnsTemplates.get(req.principal!.accountId, req.params.id)))
 
   app.put('/domains/dns-templates/:id', {
@@ -65,15 +68,19 @@ export const dnsTemplatesRoutes: FastifyPluginAsync = async (base) => {
     schema: {
       operationId: 'updateDnsTemplate', tags, summary: 'Update a DNS template',
       description: 'Changes the fields given; `records` replaces all records.',
-      params: IdParams, querystring: DryRunQuery, body: Body, response: { 200: Envelope(Template, example), ...errorsFor('domains-dns-templates', { 404: ['DNS template not found'] }) },
+      params: IdParams, querystring: DryRunQuery, body: Body, response: { 200: Envelope(Template, example),
+        ...errorsFor('domains-dns-templates', { 404: [errors.dnsTemplateNotFound()] }) },
     },
-  }, async (req) => ok(await app.services.dnsTemplates.update(req.principal!.accountId, req.params.id, req.body, { dryRun: isDryRun(req.query) })))
+  }, async (req) =>
+    ok(await app.services.dnsTemplates.update(req.principal!.accountId, req.params.id, req.body, dry(req))))
 
   app.delete('/domains/dns-templates/:id', {
     config: { area: 'domains-dns-templates', fixture: 'dnsTemplate' },
-    schema: { operationId: 'deleteDnsTemplate', tags, summary: 'Delete a DNS template', params: IdParams, querystring: DryRunQuery, response: { 200: OkMessage, ...errorsFor('domains-dns-templates', { 404: ['DNS template not found'] }) } },
+    schema: { operationId: 'deleteDnsTemplate', tags, summary: 'Delete a DNS template', params: IdParams,
+      querystring: DryRunQuery, response: { 200: OkMessage, ...errorsFor('domains-dns-templates',
+      { 404: [errors.dnsTemplateNotFound()] }) } },
   }, async (req) => {
-    await app.services.dnsTemplates.delete(req.principal!.accountId, req.params.id, { dryRun: isDryRun(req.query) })
+    await app.services.dnsTemplates.delete(req.principal!.accountId, req.params.id, dry(req))
     return okMessage('DNS template deleted')
   })
 }

@@ -4,8 +4,8 @@ import { iso } from '../../../clock.js'
 import type { DB } from '../../../db/tables.js'
 import { errors } from '../../../errors.js'
 import { checkRecordSet, normaliseRecord, type NormalisedRecord } from '../../../lib/dns/records.js'
-import type { DryRun } from '../domains.service.js'
 import * as repo from './dns-templates.repository.js'
+import type { DryRun } from '../../../lib/dry-run.js'
 
 /** A record of a template: the name relative to the zone it is applied to (empty = apex). */
 export interface TemplateRecord {
@@ -62,7 +62,7 @@ export class DnsTemplatesService {
   /** A dry run answers id 0: the template is not stored. */
   async create(accountId: number, input: TemplateInput, opts: DryRun = {}): Promise<TemplateView> {
     const alias = (input.alias ?? '').trim()
-    if (!alias) throw errors.validation('Missing alias', [{ field: 'alias', message: 'is required' }])
+    if (!alias) throw errors.dnsTemplateAliasMissing()
     const records = checkTemplateRecords(input.records ?? [])
     const isDefault = input.default ? 1 : 0
     if (opts.dryRun) return { id: 0, alias, default: isDefault, records }
@@ -77,7 +77,7 @@ export class DnsTemplatesService {
   async update(accountId: number, id: number, input: TemplateInput, opts: DryRun = {}): Promise<TemplateView> {
     const current = await this.get(accountId, id)
     const alias = input.alias === undefined ? current.alias : input.alias.trim()
-    if (!alias) throw errors.validation('Invalid alias: must not be empty', [{ field: 'alias', message: 'must not be empty' }])
+    if (!alias) throw errors.dnsTemplateAliasEmpty()
     const records = input.records === undefined ? current.records : checkTemplateRecords(input.records)
     const isDefault = input.default === undefined ? current.default : input.default ? 1 : 0
     if (opts.dryRun) return { id, alias, default: isDefault, records }
@@ -116,7 +116,7 @@ export function checkTemplateRecords(input: TemplateRecordInput[]): TemplateReco
     const name = (r.name ?? '').trim().toLowerCase()
     const type = String(r.type ?? '').trim().toUpperCase()
     if (name.endsWith('.') || name.endsWith('.' + STAND_IN)) {
-      throw errors.invalidDnsRecord(`${type} ${name}`, 'template names are relative to the domain (use "" or "@" for the apex)')
+      throw errors.dnsTemplateNameNotRelative(`${type} ${name}`)
     }
     const value = r.priority !== undefined && r.priority !== null && (type === 'MX' || type === 'SRV') ? `${r.priority} ${r.value}` : r.value
     const n = normaliseRecord(STAND_IN, { type, name, value, ttl: r.ttl })
