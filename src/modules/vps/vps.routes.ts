@@ -46,7 +46,7 @@ export const vpsRoutes: FastifyPluginAsync = async (base) => {
         products: [{ id: 'vps-m', name: 'VPS M', cpu: 2, memory_mb: 4096, disk_gb: 80, price: 9.99, locations: ['ams', 'rtm'], durations: [1, 3, 6, 12, 24] }],
       }),
     },
-  }, async () => ok({ products: vps().products() }))
+  }, async () => ok({ products: vps().ordering.products() }))
 
   app.post('/vps/order', {
     config: { area: 'order', idempotent: true },
@@ -61,7 +61,7 @@ export const vpsRoutes: FastifyPluginAsync = async (base) => {
     const accountId = req.principal!.accountId
     const input = { productId: req.body.product_id, imageId: req.body.image_id, hostname: req.body.hostname, location: req.body.location,
       sshKeyIds: req.body.ssh_key_ids, billingMonths: req.body.duration }
-    const checked = await vps().checkOrder(accountId, input)
+    const checked = await vps().ordering.checkOrder(accountId, input)
     if (dry(req).dryRun) return ok({ order_id: 0 })
     const { orderId } = await app.services.orders.createOrder(accountId, [{
       type: 'vps',
@@ -92,12 +92,12 @@ export const vpsRoutes: FastifyPluginAsync = async (base) => {
       operationId: 'cancelVps', querystring: DryRunQuery, tags: TAGS, summary: 'Cancel a VPS', description: 'The VPS keeps running until the end of its billing period (`cancellation_date`), then ends.',
       params: VpsIdParams, response: env(CancelResult, { id: 501, cancellation_date: '2026-04-10' }),
     },
-  }, async (req) => ok(await vps().cancel(req.principal!.accountId, req.params.id, dry(req)), 'Cancellation scheduled'))
+  }, async (req) => ok(await vps().lifecycle.cancel(req.principal!.accountId, req.params.id, dry(req)), 'Cancellation scheduled'))
 
   app.put('/vps/:id/cancel-delete', {
     config: { area: 'vps', fixture: 'vps' },
     schema: { operationId: 'cancelVpsDeletion', querystring: DryRunQuery, tags: TAGS, summary: 'Undo a pending cancellation', params: VpsIdParams, response: env(CancelResult, { id: 501, cancellation_date: null }) },
-  }, async (req) => ok(await vps().cancelDelete(req.principal!.accountId, req.params.id, dry(req)), 'Cancellation withdrawn'))
+  }, async (req) => ok(await vps().lifecycle.cancelDelete(req.principal!.accountId, req.params.id, dry(req)), 'Cancellation withdrawn'))
 
   for (const [action, summary] of [
     ['start', 'Start a VPS'], ['stop', 'Stop a VPS gracefully (ACPI; a guest that ignores it makes the task fail: use poweroff)'],
@@ -106,7 +106,7 @@ export const vpsRoutes: FastifyPluginAsync = async (base) => {
     app.post(`/vps/:id/${action}`, {
       config: { area: 'vps', fixture: 'vps' },
       schema: { operationId: `${action}Vps`, querystring: DryRunQuery, tags: TAGS, summary, description: DESCRIPTION_ACTION, params: VpsIdParams, response: env(TaskResult, { task: { ...taskExample, action } }) },
-    }, async (req) => ok({ task: await vps().power(req.principal!.accountId, req.params.id, action, dry(req)) }, 'Task queued'))
+    }, async (req) => ok({ task: await vps().tasks.power(req.principal!.accountId, req.params.id, action, dry(req)) }, 'Task queued'))
   }
 
   app.put('/vps/:id/rescue', {
@@ -117,7 +117,7 @@ export const vpsRoutes: FastifyPluginAsync = async (base) => {
       params: VpsIdParams, body: RescueBody,
       response: env(RescueResult, { task: { ...taskExample, action: 'rescue_on' }, rescue_password: 'q7RkP2mZx9TnW4vLc8Hd' }),
     },
-  }, async (req) => ok(await vps().rescue(req.principal!.accountId, req.params.id, req.body.enable, dry(req)), 'Task queued'))
+  }, async (req) => ok(await vps().lifecycle.rescue(req.principal!.accountId, req.params.id, req.body.enable, dry(req)), 'Task queued'))
 
   app.post('/vps/:id/reinstall', {
     config: { area: 'vps', fixture: 'vpsReinstall' },
@@ -126,7 +126,7 @@ export const vpsRoutes: FastifyPluginAsync = async (base) => {
       params: VpsIdParams, body: ReinstallBody,
       response: env(ReinstallResult, { task: { ...taskExample, action: 'reinstall' }, root_password: 'q7RkP2mZx9TnW4vLc8Hd' }),
     },
-  }, async (req) => ok(await vps().reinstall(req.principal!.accountId, req.params.id, req.body.image_id, req.body.ssh_key_ids, dry(req)), 'Task queued'))
+  }, async (req) => ok(await vps().lifecycle.reinstall(req.principal!.accountId, req.params.id, req.body.image_id, req.body.ssh_key_ids, dry(req)), 'Task queued'))
 
   app.post('/vps/:id/reset-password', {
     config: { area: 'vps', fixture: 'vps' },
@@ -134,12 +134,12 @@ export const vpsRoutes: FastifyPluginAsync = async (base) => {
       operationId: 'resetVpsPassword', querystring: DryRunQuery, tags: TAGS, summary: 'Reset the root password', description: 'The VPS must be running (not in rescue mode); the new password is returned only this once.',
       params: VpsIdParams, response: env(PasswordResult, { root_password: 'q7RkP2mZx9TnW4vLc8Hd' }),
     },
-  }, async (req) => ok(await vps().resetPassword(req.principal!.accountId, req.params.id, dry(req)), 'Root password reset'))
+  }, async (req) => ok(await vps().lifecycle.resetPassword(req.principal!.accountId, req.params.id, dry(req)), 'Root password reset'))
 
   app.put('/vps/:id/hostname', {
     config: { area: 'vps', fixture: 'vpsHostname' },
     schema: { operationId: 'setVpsHostname', querystring: DryRunQuery, tags: TAGS, summary: 'Change the hostname', params: VpsIdParams, body: HostnameBody, response: env(HostnameResult, { id: 501, hostname: 'web1.example.com' }) },
-  }, async (req) => ok(await vps().setHostname(req.principal!.accountId, req.params.id, req.body.hostname, dry(req)), 'Hostname changed'))
+  }, async (req) => ok(await vps().lifecycle.setHostname(req.principal!.accountId, req.params.id, req.body.hostname, dry(req)), 'Hostname changed'))
 
   app.get('/vps/:id/backups', {
     config: { area: 'vps', fixture: 'vps' },
@@ -149,17 +149,17 @@ export const vpsRoutes: FastifyPluginAsync = async (base) => {
       params: VpsIdParams, response: { 200: BackupList },
     },
   }, async (req) => {
-    const backups = await vps().listBackups(req.principal!.accountId, req.params.id)
+    const backups = await vps().backups.list(req.principal!.accountId, req.params.id)
     return { status: 200, status_description: 'Request successful', details: { backups, count: backups.length } }
   })
 
   app.post('/vps/:id/backups', {
     config: { area: 'vps', fixture: 'vps' },
     schema: { operationId: 'createVpsBackup', querystring: DryRunQuery, tags: TAGS, summary: 'Create a backup', description: `A \`manual\` backup appears when the task is done. ${DESCRIPTION_ACTION}`, params: VpsIdParams, response: env(TaskResult, { task: { ...taskExample, action: 'backup' } }) },
-  }, async (req) => ok({ task: await vps().createBackup(req.principal!.accountId, req.params.id, dry(req)) }, 'Task queued'))
+  }, async (req) => ok({ task: await vps().backups.create(req.principal!.accountId, req.params.id, dry(req)) }, 'Task queued'))
 
   app.patch('/vps/:id/backups', {
     config: { area: 'vps', fixture: 'vpsRestore' },
     schema: { operationId: 'restoreVpsBackup', querystring: DryRunQuery, tags: TAGS, summary: 'Restore a backup', description: DESCRIPTION_ACTION, params: VpsIdParams, body: RestoreBody, response: env(TaskResult, { task: { ...taskExample, action: 'restore' } }) },
-  }, async (req) => ok({ task: await vps().restoreBackup(req.principal!.accountId, req.params.id, req.body.key, req.body.type, dry(req)) }, 'Task queued'))
+  }, async (req) => ok({ task: await vps().backups.restore(req.principal!.accountId, req.params.id, req.body.key, req.body.type, dry(req)) }, 'Task queued'))
 }
