@@ -7,3 +7,7 @@ export const DryRunQuery = Type.Object({
 
 /** True when the query asks for a dry run. */
 export const isDryRun = (query: { test?: string } | undefined): boolean => query?.test === '1' || query?.test === 'true'
+
+/** The `{ dryRun }` option a service takes, read from a request whose query may ask for a dry run. */
+export const dryRunOf = (req: { query: { test?: string } | undefined }): { dryRun: boolean } =>
+  ({ dryRun: isDryRun(req.query) })

@@ -22,6 +22,12 @@ export const taskExample = { id: 812, action: 'start', status: 'queued', progres
 
 export const TaskResult = Type.Object({ task: Task })
 
+/** The description of every operation that queues a task: the lock and the state rules. */
+export const TASK_DESCRIPTION =
+  'Queues a task and returns it; the VPS shows it in `tasks[]` and is locked (`vps_locked`) until it ends. ' +
+  'Any action while locked → 400 `VPS is locked by a running task`; ' +
+  'an action that does not fit the state → 400 naming why.'
+
 const STATUS_DESCRIPTION =
   'running, stopped, rescue (running the rescue system), error (an install or restore failed: reinstall), terminated (cancelled and ended), ' +
   'or while a task holds the VPS: installing, starting, stopping, restarting, restoring'
