@@ -7,8 +7,8 @@ import {
   TASK_DESCRIPTION, VpsIdParams, taskExample,
 } from './vps.schemas.js'
 
-/** A VPS's life after ordering: cancellation and its undo, rescue mode, reinstall, root password and hostname. */
-export const vpsLifecycleRoutes: FastifyPluginAsync = async (base) => {
+/** Cancelling a VPS at the end of its billing period, and undoing it. */
+export const vpsCancellationRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const lifecycle = () => app.services.vps.lifecycle
 
@@ -34,6 +34,12 @@ export const vpsLifecycleRoutes: FastifyPluginAsync = async (base) => {
     const result = await lifecycle().cancelDelete(req.principal!.accountId, req.params.id, dryRunOf(req))
     return ok(result, 'Cancellation withdrawn')
   })
+}
+
+/** The VPS's system: rescue mode, reinstall, root password and hostname. */
+export const vpsSystemRoutes: FastifyPluginAsync = async (base) => {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>()
+  const lifecycle = () => app.services.vps.lifecycle
 
   app.put('/vps/:id/rescue', {
     config: { area: 'vps', fixture: 'vpsRescue' },

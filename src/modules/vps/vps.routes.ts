@@ -7,8 +7,8 @@ import {
   Image, ReverseDnsBody, VpsDetail, VpsIdParams, VpsListItem, vpsDetailExample, vpsListExample,
 } from './vps.schemas.js'
 
-/** VPS instances: the list, the OS images, one VPS's details and its reverse DNS. */
-export const vpsRoutes: FastifyPluginAsync = async (base) => {
+/** The account's VPS and the OS images they can run. */
+export const vpsListRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const vps = () => app.services.vps
 
@@ -31,6 +31,12 @@ export const vpsRoutes: FastifyPluginAsync = async (base) => {
       },
     },
   }, async () => ok({ images: await vps().images() }))
+}
+
+/** One VPS: its details and the reverse DNS of its addresses. */
+export const vpsRoutes: FastifyPluginAsync = async (base) => {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>()
+  const vps = () => app.services.vps
 
   app.get('/vps/:id', {
     config: { area: 'vps', fixture: 'vps' },
