@@ -188,7 +188,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   services.orders.registerProcessor('domain', services.domainOrders)
   services.orders.registerProcessor('certificate', { process: (item) => services.certificates.processOrderItem(item) })
   services.vps.registerJobs()
-  services.orders.registerProcessor('vps', { process: (item) => services.vps.processOrderItem(item) })
+  services.orders.registerProcessor('vps', { process: (item) => services.vps.ordering.processOrderItem(item) })
   return {
     config,
     db,

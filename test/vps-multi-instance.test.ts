@@ -2,7 +2,7 @@ import { after, before, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { describeWithEnv, type TestAccount, type TestApp } from './helpers/app.js'
 import { twoInstances } from './helpers/instances.js'
-import { TASK_JOB } from '../src/modules/vps/vps.service.js'
+import { TASK_JOB } from '../src/modules/vps/vps-tasks.service.js'
 
 // Two instances with their job runners on, on one PostgreSQL database: a power action queued through one runs exactly once.
 describeWithEnv(['HOSTAPI_TEST_PG_URL'], 'VPS tasks on two instances sharing PostgreSQL', () => {
@@ -29,7 +29,10 @@ describeWithEnv(['HOSTAPI_TEST_PG_URL'], 'VPS tasks on two instances sharing Pos
 
   it('runs each queued power action once, whichever instance claims it', async () => {
     const ids: number[] = []
-    for (let i = 0; i < 8; i++) ids.push((await one.ctx.services.vps.provision(a.accountId, { productId: 'vps-s', imageId: 'debian-12', hostname: `multi${i}.example.com`, location: 'ams' })).vpsId)
+    for (let i = 0; i < 8; i++) {
+      const input = { productId: 'vps-s', imageId: 'debian-12', hostname: `multi${i}.example.com`, location: 'ams' }
+      ids.push((await one.ctx.services.vps.ordering.provision(a.accountId, input)).vpsId)
+    }
     for (const id of ids) await waitFor(async () => ((await statusOf(two, id)).status === 'running' ? true : undefined), `VPS ${id} to run`)
 
     const tasks: number[] = []

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { ApiError } from '../src/errors.js'
 import { firstFreeAddress, isHostname, planSubnet } from '../src/modules/vps/network-rules.js'
 import { dmyhm } from '../src/modules/vps/vps.common.js'
-import { addMonths, periodEnd } from '../src/modules/vps/vps.service.js'
+import { addMonths, periodEnd } from '../src/modules/vps/vps-lifecycle.service.js'
 import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { makeVps } from './helpers/fixtures/vps.js'
 

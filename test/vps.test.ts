@@ -6,7 +6,7 @@ import { ManualClock } from '../src/clock.js'
 import type { BuiltinHypervisor } from '../src/drivers/hypervisor/builtin.js'
 import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { makeVps } from './helpers/fixtures/vps.js'
-import { addMonths } from '../src/modules/vps/vps.service.js'
+import { addMonths } from '../src/modules/vps/vps-lifecycle.service.js'
 
 const sshKey = (type: 'ed25519' | 'rsa' | 'ec', bits = 2048, comment = 'test') => {
   const { publicKey } = type === 'rsa'
@@ -291,7 +291,7 @@ forEachDialect((dialect) => {
         await req('DELETE', `/vps/${id}`)
         clock.advance(32 * 86_400_000)
         await req('POST', `/vps/${id}/backups`)
-        assert.deepEqual(await t.ctx.services.vps.expire(id), { expired: false })
+        assert.deepEqual(await t.ctx.services.vps.lifecycle.expire(id), { expired: false })
         assert.equal((await req('GET', `/vps/${id}`)).body.data.status, 'running')
         clock.advance(120_000)
         await drain()
@@ -323,7 +323,9 @@ forEachDialect((dialect) => {
         assert.equal(item.price_cents, 1999 * 12)
         assert.deepEqual(JSON.parse(item.result!), { vps_id: v.id })
         // Processing the item again (a retried order job) finds the VPS instead of making another.
-        const again = await t.ctx.services.vps.processOrderItem({ id: item.id, accountId: a.accountId, details: JSON.parse(item.details) })
+        const again = await t.ctx.services.vps.ordering.processOrderItem({
+          id: item.id, accountId: a.accountId, details: JSON.parse(item.details),
+        })
         assert.deepEqual(again, { errors: [], result: { vps_id: v.id } })
         const made = await t.ctx.db.selectFrom('vps').select('id').where('order_item_id', '=', item.id).execute()
         assert.equal(made.length, 1)

@@ -5,7 +5,9 @@ import { domainAreaRoutes } from '../modules/domains/domain-routes.js'
 import { certificatesRoutes } from '../modules/certificates/certificates.routes.js'
 import { accountRoutes } from '../modules/account/account.routes.js'
 import { affiliateRoutes } from '../modules/affiliate/affiliate.routes.js'
-import { vpsRoutes } from '../modules/vps/vps.routes.js'
+import { vpsAreaRoutes } from '../modules/vps/vps-routes.js'
 
 /** Every module's routes, mounted under the API prefix. */
-export const apiRoutes: readonly FastifyPluginAsync[] = [toolsRoutes, ordersRoutes, domainAreaRoutes, certificatesRoutes, accountRoutes, affiliateRoutes, vpsRoutes]
+export const apiRoutes: readonly FastifyPluginAsync[] = [
+  toolsRoutes, ordersRoutes, domainAreaRoutes, certificatesRoutes, accountRoutes, affiliateRoutes, vpsAreaRoutes,
+]

@@ -1,7 +1,6 @@
 import fp from 'fastify-plugin'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import { API_PREFIX } from '../constants.js'
 import { ErrorBody, Pagination } from '../schemas.js'
 
 /** The OpenAPI 3.1 document generated from the route schemas, and the docs page that renders it. */
@@ -33,7 +32,7 @@ export const openapiPlugin = fp(async (app) => {
   })
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true })
   app.get(
-    `${API_PREFIX}/openapi.json`,
+    '/api/v2/openapi.json',
     { config: { area: 'public', rateLimit: false }, schema: { hide: true } },
     async () => app.swagger(),
   )

@@ -22,17 +22,28 @@ export const taskExample = { id: 812, action: 'start', status: 'queued', progres
 
 export const TaskResult = Type.Object({ task: Task })
 
+/** The description of every operation that queues a task: the lock and the state rules. */
+export const TASK_DESCRIPTION =
+  'Queues a task and returns it; the VPS shows it in `tasks[]` and is locked (`vps_locked`) until it ends. ' +
+  'Any action while locked → 400 `VPS is locked by a running task`; ' +
+  'an action that does not fit the state → 400 naming why.'
+
 const STATUS_DESCRIPTION =
   'running, stopped, rescue (running the rescue system), error (an install or restore failed: reinstall), terminated (cancelled and ended), ' +
   'or while a task holds the VPS: installing, starting, stopping, restarting, restoring'
 
-export const VpsListItem = Type.Object({
+/** The fields a VPS shows first, in the list and in its details alike. */
+const vpsIdentity = {
   id: Type.Integer(),
   name: Type.String(),
   hostname: Type.String(),
   status: Type.String({ description: STATUS_DESCRIPTION }),
   product: Type.String(),
   location: Type.String(),
+}
+
+export const VpsListItem = Type.Object({
+  ...vpsIdentity,
   ipv4: Type.String(),
   ipv6: Type.String(),
   created: Type.String({ description: '`YYYY-MM-DD HH:MM`' }),
@@ -42,12 +53,7 @@ export const vpsListExample = {
 }
 
 export const VpsDetail = Type.Object({
-  id: Type.Integer(),
-  name: Type.String(),
-  hostname: Type.String(),
-  status: Type.String({ description: STATUS_DESCRIPTION }),
-  product: Type.String(),
-  location: Type.String(),
+  ...vpsIdentity,
   host: Type.String({ description: 'The hypervisor host; a VPC belongs to one host' }),
   specs: Type.Object({ cpu: Type.Integer(), memory_mb: Type.Integer(), disk_gb: Type.Integer() }),
   image: Type.Object({ id: Type.String(), name: Type.String() }),

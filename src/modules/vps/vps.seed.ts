@@ -17,12 +17,17 @@ export const seedVps: DemoSeeder = async (ctx, account) => {
   const id = account.accountId
   const key = await vps.sshKeys.add(id, 'demo laptop', DEMO_SSH_KEY)
 
-  const web = await vps.provision(id, { productId: 'vps-m', imageId: 'debian-12', hostname: 'web1.demo.example', location: 'ams', host: 'ams-hv01', sshKeyIds: [key.id] })
-  const db = await vps.provision(id, { productId: 'vps-s', imageId: 'ubuntu-24.04', hostname: 'db1.demo.example', location: 'ams', host: 'ams-hv01', sshKeyIds: [key.id] })
-  await vps.runTask(web.taskId)
-  await vps.runTask(db.taskId)
-  for (const v of [web.vpsId, db.vpsId]) await vps.runTask((await vps.createBackup(id, String(v))).id)
-  await vps.runTask((await vps.power(id, String(db.vpsId), 'stop')).id)
+  const place = { location: 'ams', host: 'ams-hv01', sshKeyIds: [key.id] }
+  const web = await vps.ordering.provision(id, {
+    productId: 'vps-m', imageId: 'debian-12', hostname: 'web1.demo.example', ...place,
+  })
+  const db = await vps.ordering.provision(id, {
+    productId: 'vps-s', imageId: 'ubuntu-24.04', hostname: 'db1.demo.example', ...place,
+  })
+  await vps.tasks.run(web.taskId)
+  await vps.tasks.run(db.taskId)
+  for (const v of [web.vpsId, db.vpsId]) await vps.tasks.run((await vps.backups.create(id, String(v))).id)
+  await vps.tasks.run((await vps.tasks.power(id, String(db.vpsId), 'stop')).id)
 
   await vps.network.setFirewall(id, String(web.vpsId), true, [
     { protocol: 'tcp', port: '22', source: '0.0.0.0/0', description: 'SSH' },
