@@ -3,7 +3,6 @@ import type { FastifySchema } from 'fastify'
 import swagger, { type FastifyDynamicSwaggerOptions, type SwaggerTransform } from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { ADMIN_PREFIX, API_PREFIX } from '../constants.js'
-import { ErrorBody, Pagination } from '../schemas.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -28,10 +27,8 @@ const generator = (openapi: Openapi, more: FastifyDynamicSwaggerOptions = {}): F
 const withoutAdminRoutes: SwaggerTransform = ({ schema, url }) =>
   ({ schema: url.startsWith(ADMIN_PREFIX) ? { ...schema, hide: true } : schema, url })
 
-/** The OpenAPI 3.1 document generated from the route schemas, and the docs page that renders it. */
+/** The customer API's OpenAPI 3.1 document generated from the route schemas, and the docs page that renders it. */
 export const openapiPlugin = fp(async (app) => {
-  app.addSchema(ErrorBody)
-  app.addSchema(Pagination)
   await app.register(swagger, generator({
     info: {
       title: 'Hosting Account API',
