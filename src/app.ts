@@ -20,6 +20,7 @@ import { lazySchemaCompilers, type CompileAll } from './http/schema-compilers.js
 import { asArray } from './http/route-hooks.js'
 import { AuthThrottle } from './http/auth-throttle.js'
 import { declareErrorResponses } from './http/error-responses.js'
+import { ErrorBody, Pagination } from './http/schemas.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -62,6 +63,9 @@ function newFastify(ctx: Context, opts: AppOptions): FastifyInstance {
   app.decorate('services', ctx.services)
   app.decorate('routeTable', [] as RouteEntry[])
   app.decorate('compileSchemas', schemas.compileAll)
+  // The error answers of both APIs refer to ErrorBody; both OpenAPI documents list these as components.
+  app.addSchema(ErrorBody)
+  app.addSchema(Pagination)
   declareErrorResponses(app)
   return app
 }

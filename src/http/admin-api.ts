@@ -8,9 +8,7 @@ import { adminRoutes } from '../modules/admin/admin.routes.js'
 import { sandboxRoutes } from '../modules/admin/sandbox.routes.js'
 import { operatorRoutes } from '../modules/admin/operator.routes.js'
 import { Health } from '../modules/admin/admin.schemas.js'
-import { adminOpenapi, type DocumentedRoute } from './admin-openapi.js'
-import { ADMIN_PREFIX } from './constants.js'
-import { asArray } from './route-hooks.js'
+import { adminOpenapiPlugin } from './plugins/openapi.js'
 import { AuthThrottle } from './auth-throttle.js'
 
 /**
@@ -18,18 +16,11 @@ import { AuthThrottle } from './auth-throttle.js'
  * sandbox controls in sandbox mode, and its own OpenAPI document (its routes are hidden from the customer one).
  */
 export const adminApi: FastifyPluginAsync = async (app) => {
-  const documented: DocumentedRoute[] = []
-  app.addHook('onRoute', (route) => {
-    route.schema = Object.assign(route.schema ?? {}, { hide: true })
-    for (const method of asArray(route.method)) {
-      documented.push({ method, url: route.url.slice(ADMIN_PREFIX.length), schema: route.schema as DocumentedRoute['schema'] })
-    }
-  })
   await app.register(adminAuthPlugin, { admin: app.services.admin, throttle: new AuthThrottle(app.ctx.counter, app.ctx.config.authFailures) })
+  await app.register(adminOpenapiPlugin)
   await app.register(adminRoutes)
   await app.register(operatorRoutes)
   if (app.ctx.ops.sandbox) await app.register(sandboxRoutes)
-  app.get('/openapi.json', { config: { admin: 'public' }, schema: { hide: true } }, async () => adminOpenapi(documented))
 }
 
 /**

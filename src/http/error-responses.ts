@@ -17,18 +17,12 @@ export type OwnTexts = Partial<Record<ErrorStatus, string[]>>
 /** The errors a route answers besides the common ones, by status: `{ 404: [errors.ticketNotFound()] }`. */
 export type OwnErrors = Partial<Record<ErrorStatus, ApiError[]>>
 
-/** An error answer in the customer OpenAPI document: the shared error body, described by the texts the route can answer. */
+/** An error answer in the OpenAPI documents: the shared error body, described by the texts the route can answer. */
 export const ErrorAnswer = (texts: string[], note = '') =>
   Type.Unsafe<{ status: number; status_description: string }>({
     $ref: 'ErrorBody',
     description: texts.map((t) => `\`${t}\``).join(', ') + note,
   })
-
-/** The admin document has no components: its error answers carry the error body inline. */
-const InlineErrorAnswer = (texts: string[], note = '') => {
-  const { $id: _id, ...body } = ErrorBody as TSchema & { $id?: string }
-  return { ...body, description: texts.map((t) => `\`${t}\``).join(', ') + note } as TSchema
-}
 
 const FAULT = ' (sandbox fault injection can answer this status, with the text the fault sets)'
 /** The texts of errors, for the answers below: the factories are the one source of every text. */
@@ -61,7 +55,7 @@ const AREA_TEXTS: Record<string, OwnTexts> = {
 }
 
 function answers(shape: Shape, own: OwnTexts): Record<ErrorStatus, TSchema> {
-  const A = shape.admin ? InlineErrorAnswer : ErrorAnswer
+  const A = ErrorAnswer
   const area = shape.area ?? ''
   const texts = (status: ErrorStatus, base: string[]) => [...new Set([...base, ...(AREA_TEXTS[area]?.[status] ?? []), ...(own[status] ?? [])])]
   // A sub-user without the route's permission: 403, except in the VPS area (400 `No access to this VPS`).
@@ -136,7 +130,7 @@ export function declaredErrorStatuses(method: string, url: string): ErrorStatus[
  * Adds to every customer and admin route the error answers it does not declare itself: the ones every
  * route can give (transport, validation, authentication, permission, rate limit, body limit, `500 Error`)
  * and the ones sandbox fault injection can give (404, 409, 502, 503, 504). Register before any plugin
- * that reads route schemas (the OpenAPI generators, the admin document).
+ * that reads route schemas (the OpenAPI generators).
  */
 export function declareErrorResponses(app: FastifyInstance): void {
   app.addHook('onRoute', (route: RouteOptions) => {
