@@ -138,11 +138,9 @@ export function toPowerDnsRRsets(
   const add = (name: string, type: string, ttl: number, content: string) => {
     const key = `${name} ${type}`
     const set = sets.get(key)
-    if (!set) sets.set(key, { name, type, ttl, records: [{ content, disabled: false }] })
-    else if (!set.records.some((r) => r.content === content)) {
-      set.records.push({ content, disabled: false })
-      set.ttl = Math.min(set.ttl, ttl)
-    }
+    if (!set) return void sets.set(key, { name, type, ttl, records: [{ content, disabled: false }] })
+    set.ttl = Math.min(set.ttl, ttl)
+    if (!set.records.some((r) => r.content === content)) set.records.push({ content, disabled: false })
   }
   const soaContent = [soa.mname, soa.rname, soa.serial >>> 0, soa.refresh, soa.retry, soa.expire, soa.minimum]
   add(`${apex}.`, 'SOA', soa.ttl, soaContent.join(' '))
