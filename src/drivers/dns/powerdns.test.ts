@@ -89,6 +89,8 @@ describe('toPowerDnsRRsets', () => {
       rec('CNAME', 'two.example.nl', 'a.example.com.'),
       rec('CNAME', 'two.example.nl', 'b.example.com.'),
       rec('A', 'ttl.example.nl', '192.0.2.1', Number.NaN),
+      rec('CNAME', 'example.nl', 'a.example.com.'),
+      rec('DS', 'example.nl.', `1 8 2 ${'ab'.repeat(32)}`),
     ], (r, reason) => skipped.push(`${r.type} ${r.name}: ${reason}`))
     assert.deepEqual(skipped, [
       'A www.other.nl: outside the zone',
@@ -97,6 +99,8 @@ describe('toPowerDnsRRsets', () => {
       'PTR p.example.nl: not a valid PTR value',
       'A sp ace.example.nl: not a valid owner name',
       'A ttl.example.nl: not a valid TTL',
+      'CNAME example.nl: no CNAME at the zone apex',
+      'DS example.nl.: no DS at the zone apex',
       'CNAME mixed.example.nl: a CNAME beside other data at its name',
       'CNAME two.example.nl: a second CNAME at its name',
     ])

@@ -153,6 +153,7 @@ export function toPowerDnsRRsets(
     if (name !== apex && !name.endsWith(`.${apex}`)) skip('outside the zone')
     else if (!isOwner(name)) skip('not a valid owner name')
     else if (name === apex && (r.type === 'NS' || r.type === 'SOA')) skip('the apex SOA and NS come from the domain')
+    else if (name === apex && (r.type === 'CNAME' || r.type === 'DS')) skip(`no ${r.type} at the zone apex`)
     else if (!Number.isInteger(r.ttl) || r.ttl < 0 || r.ttl > 2_147_483_647) skip('not a valid TTL')
     else {
       const content = typeof r.value === 'string' ? powerDnsContent(r.type, r.value) : null
@@ -331,7 +332,12 @@ export class PowerDnsDriver implements DnsDriver {
   }
 
   private zonePath(apex: string): string {
-    return `/zones/${encodeURIComponent(`${apex}.`)}`
+    // PowerDNS's zone id: the name with the dot, any byte but letters, digits, `.` and `-` written `=XX`.
+    const id = [...Buffer.from(`${apex}.`, 'utf8')]
+      .map((b) => String.fromCharCode(b))
+      .map((c) => (/[A-Za-z0-9.-]/.test(c) ? c : `=${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`))
+      .join('')
+    return `/zones/${encodeURIComponent(id)}`
   }
 
   /** PowerDNS's copy of a zone with its RRsets, or null when it has none. */
