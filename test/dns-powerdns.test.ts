@@ -4,8 +4,12 @@ import assert from 'node:assert/strict'
 import net from 'node:net'
 import type { Packet } from 'dns-packet'
 import pino from 'pino'
+import { ConfigError, loadConfig } from '../src/config/config.js'
+import { dnsDriverFor } from '../src/context.js'
+import { BuiltinDnsServer } from '../src/drivers/dns/builtin.js'
 import { DnsPushError, PowerDnsDriver, type PowerDnsRRset } from '../src/drivers/dns/powerdns.js'
-import { dig, queryUdp, txtOf } from './helpers/dns.js'
+import { startTestApp } from './helpers/app.js'
+import { dig, insertZone, queryUdp, txtOf } from './helpers/dns.js'
 import { MemoryZones } from './helpers/memory-zones.js'
 import { describeWithPowerDns, startPowerDns, type PowerDns } from './helpers/powerdns.js'
 
@@ -79,6 +83,12 @@ describeWithPowerDns('PowerDNS driver (a real pdns_server)', () => {
     await driver.publish({ domain: z, kind: 'zone' })
     // Something at another name that only a whole-zone push or resync would remove.
     await pdns.api('PATCH', `/zones/${z}.`, { rrsets: [replace(`foreign.${z}.`, 'A', '203.0.113.1')] })
+
+    // A records change for a zone PowerDNS lacks pushes the whole zone.
+    const late = 'late.nl'
+    zones.add(late, { records: [{ type: 'A', name: late, value: '192.0.2.3' }] })
+    await driver.publish({ domain: late, kind: 'records', names: [`www.${late}`] })
+    assert.deepEqual(dataOf(await q(late, 'A'), 'A'), ['192.0.2.3'])
 
     zones.addRecord(id, { type: 'A', name: `www.${z}`, value: '192.0.2.10' })
     zones.addRecord(id, { type: 'TXT', name: `www.${z}`, value: 'hello' })
@@ -247,6 +257,32 @@ describeWithPowerDns('PowerDNS driver (a real pdns_server)', () => {
     assert.deepEqual((await driver.resync()).filter((d) => d.zone !== 'records.nl'), [operator])
     assert.deepEqual(await driver.resync(), [operator])
   })
+
+  it('is what the app pushes its committed DNS changes through when HOSTAPI_DNS_DRIVER is powerdns', async () => {
+    const env = {
+      HOSTAPI_DNS_DRIVER: 'powerdns', HOSTAPI_POWERDNS_URL: pdns.url, HOSTAPI_POWERDNS_API_KEY: pdns.apiKey,
+    }
+    const t = await startTestApp('sqlite', { env })
+    try {
+      const owner = await t.account()
+      const z = 'through-the-api.nl'
+      await insertZone(t.ctx.db, owner.accountId, z, { records: [{ type: 'A', name: z, value: '192.0.2.1' }] })
+      const patched = await t.request('PATCH', `/api/v2/domains/${z}/dns`, {
+        key: owner.key, body: { record: { type: 'TXT', name: '_acme-challenge', value: 'token', ttl: 120 } },
+      })
+      assert.equal(patched.status, 200, patched.text)
+      assert.deepEqual(txtOf(await q(`_acme-challenge.${z}`, 'TXT')), ['token'])
+      assert.deepEqual(dataOf(await q(z, 'A'), 'A'), ['192.0.2.1'])
+      const put = await t.request('PUT', `/api/v2/domains/${z}/dns`, {
+        key: owner.key, body: { records: [{ type: 'A', name: 'www', value: '192.0.2.2', ttl: 3600 }] },
+      })
+      assert.equal(put.status, 200, put.text)
+      assert.deepEqual(dataOf(await q(`www.${z}`, 'A'), 'A'), ['192.0.2.2'])
+      assert.equal(rcodeOf(await q(`_acme-challenge.${z}`, 'TXT')), 'NXDOMAIN')
+    } finally {
+      await t.close()
+    }
+  })
 })
 
 describe('PowerDnsDriver without PowerDNS', () => {
@@ -258,5 +294,48 @@ describe('PowerDnsDriver without PowerDNS', () => {
     assert.deepEqual(d.address(), { host: '127.0.0.1', port: 53 })
     await d.stop()
     assert.equal(d.address(), null)
+  })
+})
+
+describe('DNS driver configuration', () => {
+  const powerdns = {
+    HOSTAPI_DNS_DRIVER: 'powerdns', HOSTAPI_POWERDNS_URL: 'http://127.0.0.1:8081', HOSTAPI_POWERDNS_API_KEY: 's3cret',
+  }
+
+  it('reads HOSTAPI_DNS_DRIVER (builtin by default) and the HOSTAPI_POWERDNS_* settings', () => {
+    assert.deepEqual(loadConfig({}).dnsDriver, { driver: 'builtin' })
+    assert.deepEqual(loadConfig({ HOSTAPI_DNS_DRIVER: 'builtin', HOSTAPI_POWERDNS_URL: 'nonsense' }).dnsDriver,
+      { driver: 'builtin' })
+    assert.deepEqual(loadConfig(powerdns).dnsDriver,
+      { driver: 'powerdns', url: 'http://127.0.0.1:8081', apiKey: 's3cret', serverId: 'localhost' })
+    const named = loadConfig({ ...powerdns, HOSTAPI_POWERDNS_SERVER_ID: 'pdns1' }).dnsDriver
+    assert.equal(named.driver === 'powerdns' && named.serverId, 'pdns1')
+  })
+
+  it('lists what is wrong with the other problems', () => {
+    const problems = (env: Record<string, string>) => {
+      try {
+        loadConfig(env)
+      } catch (err) {
+        if (err instanceof ConfigError) return err.problems
+        throw err
+      }
+      return []
+    }
+    assert.deepEqual(problems({ HOSTAPI_DNS_DRIVER: 'powerdns', HOSTAPI_PORT: 'x' }).sort(), [
+      'HOSTAPI_PORT must be an integer from 0 to 65535 (got "x")',
+      'HOSTAPI_POWERDNS_API_KEY must be set when HOSTAPI_DNS_DRIVER is powerdns',
+      'HOSTAPI_POWERDNS_URL must be set when HOSTAPI_DNS_DRIVER is powerdns',
+    ])
+    assert.deepEqual(problems({ ...powerdns, HOSTAPI_POWERDNS_URL: 'ftp://x' }),
+      ['HOSTAPI_POWERDNS_URL must be an http(s) URL (got "ftp://x")'])
+    assert.deepEqual(problems({ HOSTAPI_DNS_DRIVER: 'bind' }),
+      ['HOSTAPI_DNS_DRIVER must be builtin or powerdns (got "bind")'])
+  })
+
+  it('picks the driver the configuration names', () => {
+    const zones = new MemoryZones()
+    assert.ok(dnsDriverFor(loadConfig({}), zones, silent) instanceof BuiltinDnsServer)
+    assert.ok(dnsDriverFor(loadConfig(powerdns), zones, silent) instanceof PowerDnsDriver)
   })
 })

@@ -315,7 +315,8 @@ export class PowerDnsDriver implements DnsDriver {
       // PowerDNS would otherwise raise the serial on every API change, and it would drift from hostapi's.
       await this.request('PUT', this.zonePath(apex), { soa_edit_api: '' })
     }
-    const inScope = (s: { name: string; type: string }) => !names || s.type === 'SOA' || names.has(s.name)
+    // A zone just created gets everything, whatever names the change named.
+    const inScope = (s: { name: string; type: string }) => created || !names || s.type === 'SOA' || names.has(s.name)
     const have = new Map((current.rrsets ?? []).map((s) => [rrsetKey(s), s]))
     const wantedKeys = new Set(wanted.map(rrsetKey))
     const changes: RRsetChange[] = []
