@@ -151,6 +151,19 @@ describeWithPowerDns('PowerDNS driver (a real pdns_server)', () => {
     await driver.publish({ domain: 'never-served.example', kind: 'zone' })
   })
 
+  it('pushes of one zone run in turn: the last change made is the one PowerDNS ends with', async () => {
+    const z = 'in-turn.nl'
+    const id = zones.add(z)
+    const pushes: Promise<void>[] = []
+    for (let i = 1; i <= 8; i++) {
+      zones.setRecords(id, [{ type: 'A', name: `www.${z}`, value: `192.0.2.${i}` }])
+      pushes.push(driver.publish({ domain: z, kind: i % 2 ? 'zone' : 'records', names: [`www.${z}`] }))
+    }
+    await Promise.all(pushes)
+    assert.deepEqual(await contentOf(z, `www.${z}.`, 'A'), ['192.0.2.8'])
+    assert.equal(serialOf(await q(z, 'SOA')), zones.serial(id))
+  })
+
   it('serves a zone whose name PowerDNS writes otherwise in its zone id (an underscore)', async () => {
     const z = 'under_score.nl'
     const id = zones.add(z, { records: [{ type: 'A', name: z, value: '192.0.2.1' }] })

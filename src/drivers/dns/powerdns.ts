@@ -220,6 +220,8 @@ export class PowerDnsDriver implements DnsDriver {
   private readonly base: string
   private readonly timeoutMs: number
   private started = false
+  /** The last push queued per zone: pushes of one zone run one after the other. */
+  private readonly queues = new Map<string, Promise<unknown>>()
 
   constructor(
     private readonly opts: PowerDnsOptions,
@@ -253,12 +255,28 @@ export class PowerDnsDriver implements DnsDriver {
   async publish(change: ZoneChange): Promise<void> {
     const apex = apexOf(change.domain)
     if (apex === '') return
+    const names = change.kind === 'records' && change.names ? new Set(change.names.map((n) => `${apexOf(n)}.`)) : null
     // Every kind ends in PowerDNS matching the zone source, so a removal followed by a new domain of the same name
     // leaves the new zone served even if the two pushes cross.
-    const [served] = await this.source.servedZones([apex])
-    if (!served) return this.deleteZone(apex)
-    const names = change.kind === 'records' && change.names ? new Set(change.names.map((n) => `${apexOf(n)}.`)) : null
-    await this.sync(served, names)
+    await this.inTurn(apex, async () => {
+      const [served] = await this.source.servedZones([apex])
+      if (!served) await this.deleteZone(apex)
+      else await this.sync(served, names)
+    })
+  }
+
+  /**
+   * Runs `fn` after the pushes of the zone queued before it, so an older read of the zone source is never written
+   * over a newer one by this instance.
+   */
+  private inTurn<T>(apex: string, fn: () => Promise<T>): Promise<T> {
+    const run = (this.queues.get(apex) ?? Promise.resolve()).then(fn, fn)
+    const tail = run.catch(() => undefined)
+    this.queues.set(apex, tail)
+    void tail.then(() => {
+      if (this.queues.get(apex) === tail) this.queues.delete(apex)
+    })
+    return run
   }
 
   /**
@@ -272,19 +290,23 @@ export class PowerDnsDriver implements DnsDriver {
       : ((await this.request('GET', '/zones')) as PdnsZone[]).map((z) => apexOf(z.name))
     const drift: ZoneDrift[] = []
     for (const apex of apexes) {
-      const [served] = await this.source.servedZones([apex])
-      const current = await this.getZone(apex)
-      if (!served) {
-        if (!current) continue
-        drift.push({ zone: apex, missing: false, extra: true, differing: [] })
-        if (current.account === POWERDNS_ACCOUNT) await this.deleteZone(apex)
-        else this.log.warn({ zone: apex }, 'PowerDNS zone not served by hostapi (not created by hostapi: kept)')
-        continue
-      }
-      const differing = await this.sync(served, null, current)
-      if (!current || differing.length) drift.push({ zone: apex, missing: !current, extra: false, differing })
+      const found = await this.inTurn(apex, () => this.resyncZone(apex))
+      if (found) drift.push(found)
     }
     return drift
+  }
+
+  private async resyncZone(apex: string): Promise<ZoneDrift | null> {
+    const [served] = await this.source.servedZones([apex])
+    const current = await this.getZone(apex)
+    if (!served) {
+      if (!current) return null
+      if (current.account === POWERDNS_ACCOUNT) await this.deleteZone(apex)
+      else this.log.warn({ zone: apex }, 'PowerDNS zone not served by hostapi (not created by hostapi: kept)')
+      return { zone: apex, missing: false, extra: true, differing: [] }
+    }
+    const differing = await this.sync(served, null, current)
+    return !current || differing.length ? { zone: apex, missing: !current, extra: false, differing } : null
   }
 
   /**
