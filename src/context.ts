@@ -24,8 +24,9 @@ import type { MailDriver } from './drivers/mail/mail.js'
 import { OutboxMailDriver } from './drivers/mail/builtin.js'
 import type { PaymentsDriver } from './drivers/payments/payments.js'
 import { LedgerPaymentsDriver } from './drivers/payments/builtin.js'
-import type { DnsDriver } from './drivers/dns/dns.js'
+import type { DnsDriver, ZoneSource } from './drivers/dns/dns.js'
 import { BuiltinDnsServer } from './drivers/dns/builtin.js'
+import { PowerDnsDriver } from './drivers/dns/powerdns.js'
 import { zoneSourceOf } from './modules/domains/dns/zone-source.js'
 import { ProfileService } from './modules/account/profile/profile.service.js'
 import { InvoicesService } from './modules/account/invoices/invoices.service.js'
@@ -117,6 +118,15 @@ export interface Sandbox {
   journal: RequestJournal
 }
 
+/** The DNS driver HOSTAPI_DNS_DRIVER names, reading the zones it serves through `zones`. */
+export function dnsDriverFor(config: Config, zones: ZoneSource, log: Logger): DnsDriver {
+  const d = config.dnsDriver
+  if (d.driver === 'powerdns') {
+    return new PowerDnsDriver({ url: d.url, apiKey: d.apiKey, serverId: d.serverId }, zones, log)
+  }
+  return new BuiltinDnsServer(zones, { ...config.dns, privateSuffixes: config.domainNames.privateSuffixes }, log)
+}
+
 export interface ContextOptions {
   clock?: Clock
   log?: Logger
@@ -149,11 +159,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     hypervisor: new BuiltinHypervisor(db, clock, { speed: config.hypervisor.simSpeed }),
     mail: new OutboxMailDriver(db, clock, config.mail.from),
     payments: new LedgerPaymentsDriver(db, clock, config.payments.baseUrl),
-    dns: new BuiltinDnsServer(
-      zoneSourceOf(db),
-      { ...config.dns, privateSuffixes: config.domainNames.privateSuffixes },
-      log.child({ component: 'dns' }),
-    ),
+    dns: dnsDriverFor(config, zoneSourceOf(db), log.child({ component: 'dns' })),
     ca,
   }
   const mail = new MailService(jobs, drivers.mail, log)

@@ -17,6 +17,8 @@ export interface Config {
   demo: { enabled: boolean; key: string | null }
   /** The built-in authoritative DNS server: UDP and TCP on `host`:`port`; port null = off. */
   dns: { host: string; port: number | null }
+  /** Which DNS driver serves the zones: the built-in server (`dns`) or a PowerDNS pushed through its HTTP API. */
+  dnsDriver: DnsDriverConfig
   logLevel: string
   bodyLimit: number
   rateLimit: { perKeyPerMinute: number; availabilityPerMinute: number }
@@ -91,7 +93,30 @@ export class ConfigError extends Error {
   }
 }
 
+/** The DNS driver's settings (HOSTAPI_DNS_DRIVER and, for PowerDNS, HOSTAPI_POWERDNS_*). */
+export type DnsDriverConfig =
+  | { driver: 'builtin' }
+  | { driver: 'powerdns'; url: string; apiKey: string; serverId: string }
+
 type Env = Record<string, string | undefined>
+
+/** Reads the DNS driver's settings; each problem is added to `problems`. */
+function dnsDriverConfig(env: Env, problems: string[]): DnsDriverConfig {
+  const driver = env.HOSTAPI_DNS_DRIVER || 'builtin'
+  if (driver === 'builtin') return { driver }
+  if (driver !== 'powerdns') {
+    problems.push(`HOSTAPI_DNS_DRIVER must be builtin or powerdns (got "${driver}")`)
+    return { driver: 'builtin' }
+  }
+  const url = env.HOSTAPI_POWERDNS_URL || ''
+  const apiKey = env.HOSTAPI_POWERDNS_API_KEY || ''
+  if (!url) problems.push('HOSTAPI_POWERDNS_URL must be set when HOSTAPI_DNS_DRIVER is powerdns')
+  else if (!/^https?:\/\/[^\s/]+(\/\S*)?$/.test(url)) {
+    problems.push(`HOSTAPI_POWERDNS_URL must be an http(s) URL (got "${url}")`)
+  }
+  if (!apiKey) problems.push('HOSTAPI_POWERDNS_API_KEY must be set when HOSTAPI_DNS_DRIVER is powerdns')
+  return { driver, url, apiKey, serverId: env.HOSTAPI_POWERDNS_SERVER_ID || 'localhost' }
+}
 
 /** Reads every HOSTAPI_* variable (and DATABASE_URL, REDIS_URL); lists every problem at once. */
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
@@ -235,6 +260,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     demo: { enabled: demoEnabled, key: demoKey },
     logLevel: env.HOSTAPI_LOG_LEVEL || 'info',
     dns: dnsConfig(),
+    dnsDriver: dnsDriverConfig(env, problems),
     bodyLimit: int('HOSTAPI_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
     rateLimit: {
       perKeyPerMinute: int('HOSTAPI_RATE_LIMIT', 1200, 1, 1_000_000_000),

@@ -68,6 +68,26 @@ export function wireData(type: string, value: string): unknown {
   }
 }
 
+/** A served zone's nameserver as stored; the glue addresses are unchecked. */
+export interface ServedNameserver {
+  hostname: string
+  ipv4?: unknown
+  ipv6?: unknown
+}
+
+/** The nameservers of a served zone from its stored JSON; bad data gives none or is skipped. */
+export function servedNameservers(zone: ServedZone): ServedNameserver[] {
+  try {
+    const parsed: unknown = JSON.parse(zone.nameserversJson)
+    if (!Array.isArray(parsed)) return []
+    return parsed
+      .map((n: unknown) => (typeof n === 'string' ? { hostname: n } : (n as ServedNameserver)))
+      .filter((n): n is ServedNameserver => typeof n?.hostname === 'string' && n.hostname !== '')
+  } catch {
+    return []
+  }
+}
+
 /** Builds the snapshot of a served zone from its stored records. Records that cannot be encoded are skipped. */
 export function buildSnapshot(
   zone: ServedZone,
@@ -75,18 +95,7 @@ export function buildSnapshot(
   onBadRecord: (r: { type: string; name: string; value: string }, err: unknown) => void = () => undefined,
 ): ZoneSnapshot {
   const apex = zone.name.toLowerCase()
-  type Ns = { hostname: string; ipv4?: unknown; ipv6?: unknown }
-  let nameservers: Ns[] = []
-  try {
-    const parsed: unknown = JSON.parse(zone.nameserversJson)
-    if (Array.isArray(parsed)) {
-      nameservers = parsed
-        .map((n: unknown) => (typeof n === 'string' ? { hostname: n } : (n as Ns)))
-        .filter((n): n is Ns => typeof n?.hostname === 'string' && n.hostname !== '')
-    }
-  } catch {
-    nameservers = []
-  }
+  const nameservers = servedNameservers(zone)
   const soa = soaFor(apex, { serial: zone.serial, nameservers })
   const rrsets = new Map<string, Map<string, WireRecord[]>>()
   const names = new Set<string>([apex])

@@ -3,74 +3,45 @@ import assert from 'node:assert/strict'
 import type { Packet } from 'dns-packet'
 import pino from 'pino'
 import { queryTcp, queryUdp } from '../../../test/helpers/dns.js'
-import type { DnsDriver, ServedZone, ZoneRecord, ZoneSource } from './dns.js'
+import { MemoryZones } from '../../../test/helpers/memory-zones.js'
+import { describeWithPowerDns, startPowerDns } from '../../../test/helpers/powerdns.js'
+import type { DnsDriver, ZoneSource } from './dns.js'
 import { BuiltinDnsServer } from './builtin.js'
-
-/** A test port: served zones held in memory, changed by the test as the DNS module changes its tables. */
-class MemoryZones implements ZoneSource {
-  private nextId = 1
-  private readonly zones = new Map<number, { zone: ServedZone; records: ZoneRecord[] }>()
-
-  add(name: string, seed: { serial?: number; nameservers?: string[]; records?: Omit<ZoneRecord, 'ttl'>[] } = {}) {
-    const id = this.nextId++
-    const nameservers = seed.nameservers ?? ['ns1.hostapi.test', 'ns2.hostapi.test']
-    const nameserversJson = JSON.stringify(nameservers.map((hostname) => ({ hostname })))
-    const records = (seed.records ?? []).map((r) => ({ ...r, ttl: 3600 }))
-    this.zones.set(id, { zone: { id, name, serial: seed.serial ?? 1, nameserversJson }, records })
-    return id
-  }
-
-  addRecord(id: number, record: Omit<ZoneRecord, 'ttl'>) {
-    this.zones.get(id)!.records.push({ ...record, ttl: 3600 })
-    this.bump(id)
-  }
-
-  setNameservers(id: number, hostnames: string[]) {
-    this.zones.get(id)!.zone.nameserversJson = JSON.stringify(hostnames.map((hostname) => ({ hostname })))
-    this.bump(id)
-  }
-
-  remove(id: number) {
-    this.zones.delete(id)
-  }
-
-  private bump(id: number) {
-    this.zones.get(id)!.zone.serial++
-  }
-
-  async servedZones(names: string[]): Promise<ServedZone[]> {
-    return [...this.zones.values()].filter((z) => names.includes(z.zone.name)).map((z) => ({ ...z.zone }))
-  }
-
-  async servedZone(id: number): Promise<ServedZone | undefined> {
-    const z = this.zones.get(id)
-    return z && { ...z.zone }
-  }
-
-  async zoneRecords(zoneId: number): Promise<ZoneRecord[]> {
-    return (this.zones.get(zoneId)?.records ?? []).map((r) => ({ ...r }))
-  }
-}
+import { PowerDnsDriver } from './powerdns.js'
 
 const dataOf = (p: Packet, type: string) =>
   (p.answers ?? []).filter((a) => a.type === type).map((a) => (a as unknown as { data: unknown }).data)
 const rcodeOf = (p: Packet) => (p as Packet & { rcode: string }).rcode
 const serialOf = (p: Packet) => (p.answers![0] as unknown as { data: { serial: number } }).data.serial
 
-/** What every DNS driver must do; `make` builds a driver serving the zones of `zones` on a free port. */
-function dnsDriverContract(label: string, make: (zones: ZoneSource) => DnsDriver) {
+/** What a driver under test needs: the driver and, for one pushing to an external server, its teardown. */
+export interface DnsContractSubject {
+  driver: DnsDriver
+  /**
+   * The driver pushes zones to a server of its own process (PowerDNS): that server keeps answering after `stop()`,
+   * which only ends the driver's own work.
+   */
+  external?: boolean
+  close?(): Promise<void>
+}
+
+/** What every DNS driver must do; `make` builds a driver serving the zones of `zones`, answering on a free port. */
+export function dnsDriverContract(label: string, make: (zones: ZoneSource) => Promise<DnsContractSubject>) {
   describe(`DnsDriver contract: ${label}`, () => {
     const zones = new MemoryZones()
+    let subject: DnsContractSubject
     let driver: DnsDriver
     let zoneId: number
     const zone = 'contract.nl'
 
-    before(() => {
+    before(async () => {
       zoneId = zones.add(zone, { serial: 7, records: [{ type: 'A', name: zone, value: '192.0.2.1' }] })
-      driver = make(zones)
+      subject = await make(zones)
+      driver = subject.driver
     })
     after(async () => {
       await driver?.stop()
+      await subject?.close?.()
     })
 
     test('not serving before start(); start() serves UDP and TCP on one port; start() again is a no-op', async () => {
@@ -80,6 +51,8 @@ function dnsDriverContract(label: string, make: (zones: ZoneSource) => DnsDriver
       assert.ok(addr && addr.port > 0)
       await driver.start()
       assert.deepEqual(driver.address(), addr)
+      // As the DNS module tells the driver when a domain starts being served.
+      await driver.publish({ domain: zone, kind: 'zone' })
       const udp = await queryUdp(addr.port, zone, 'SOA')
       const tcp = await queryTcp(addr.port, zone, 'SOA')
       for (const r of [udp, tcp]) assert.equal(serialOf(r), 7)
@@ -133,11 +106,11 @@ function dnsDriverContract(label: string, make: (zones: ZoneSource) => DnsDriver
       }
     })
 
-    test('stop() releases the port; a second stop() is fine; start() again serves again', async () => {
+    test('stop() frees the port (an external server answers on); stop() twice is fine; start() serves', async () => {
       const port = driver.address()!.port
       await driver.stop()
       assert.equal(driver.address(), null)
-      await assert.rejects(queryUdp(port, zone, 'A', { timeoutMs: 300 }))
+      if (!subject.external) await assert.rejects(queryUdp(port, zone, 'A', { timeoutMs: 300 }))
       await driver.stop()
       await driver.start()
       const again = await queryUdp(driver.address()!.port, zone, 'A')
@@ -146,8 +119,18 @@ function dnsDriverContract(label: string, make: (zones: ZoneSource) => DnsDriver
   })
 }
 
-dnsDriverContract('builtin', (zones) =>
-  new BuiltinDnsServer(zones, { host: '127.0.0.1', port: 0 }, pino({ level: 'silent' })))
+dnsDriverContract('builtin', async (zones) => ({
+  driver: new BuiltinDnsServer(zones, { host: '127.0.0.1', port: 0 }, pino({ level: 'silent' })),
+}))
+
+describeWithPowerDns('DnsDriver contract: powerdns (a real pdns_server)', () => {
+  dnsDriverContract('powerdns', async (zones) => {
+    const pdns = await startPowerDns()
+    const opts = { url: pdns.url, apiKey: pdns.apiKey, dnsAddress: { host: '127.0.0.1', port: pdns.dnsPort } }
+    const driver = new PowerDnsDriver(opts, zones, pino({ level: 'silent' }))
+    return { driver, external: true, close: () => pdns.close() }
+  })
+})
 
 describe('BuiltinDnsServer switched off (port null)', () => {
   test('start() does nothing, address() is null, publish() still resolves', async () => {

@@ -13,7 +13,8 @@ export interface DnsDriver {
   /**
    * Tells the server what changed in a zone (see `ZoneChange`: records at some names, the zone as a whole, or the
    * zone removed), so the next answer reflects the change. Called after the change is committed; never throws
-   * for an unknown domain.
+   * for an unknown domain. A driver pushing to another server throws when that server cannot take the change
+   * (PowerDNS: `DnsPushError`); pushing the same change again later is safe.
    */
   publish(change: ZoneChange): Promise<void>
   /** Where queries are answered (UDP and TCP on the same port), or null when not serving. */

@@ -1,0 +1,354 @@
+// The PowerDNS driver against a real pdns_server (gsqlite3): pushes, removal, an outage and resync after drift.
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import net from 'node:net'
+import type { Packet } from 'dns-packet'
+import pino from 'pino'
+import { ConfigError, loadConfig } from '../src/config/config.js'
+import { dnsDriverFor } from '../src/context.js'
+import { BuiltinDnsServer } from '../src/drivers/dns/builtin.js'
+import { DnsPushError, PowerDnsDriver, type PowerDnsRRset } from '../src/drivers/dns/powerdns.js'
+import { startTestApp } from './helpers/app.js'
+import { dig, insertZone, queryUdp, txtOf } from './helpers/dns.js'
+import { MemoryZones } from './helpers/memory-zones.js'
+import { describeWithPowerDns, startPowerDns, type PowerDns } from './helpers/powerdns.js'
+
+const silent = pino({ level: 'silent' })
+const rcodeOf = (p: Packet) => (p as Packet & { rcode: string }).rcode
+const dataOf = (p: Packet, type: string) =>
+  (p.answers ?? []).filter((a) => a.type === type).map((a) => (a as unknown as { data: unknown }).data)
+/** An RRset change as an operator would send it straight to PowerDNS. */
+const replace = (name: string, type: string, content: string, ttl = 60) =>
+  ({ name, type, ttl, changetype: 'REPLACE', records: [{ content, disabled: false }] })
+const serialOf = (p: Packet) => (p.answers![0] as unknown as { data: { serial: number } }).data.serial
+
+describeWithPowerDns('PowerDNS driver (a real pdns_server)', () => {
+  let pdns: PowerDns
+  let zones: MemoryZones
+  let driver: PowerDnsDriver
+  const q = (name: string, type: string) => queryUdp(pdns.dnsPort, name, type)
+  const rrsets = async (zone: string) => {
+    const res = await pdns.api('GET', `/zones/${zone}.`)
+    assert.equal(res.status, 200)
+    return (res.body as { rrsets: PowerDnsRRset[] }).rrsets
+  }
+  const contentOf = async (zone: string, name: string, type: string) =>
+    (await rrsets(zone)).find((s) => s.name === name && s.type === type)?.records.map((r) => r.content).sort()
+
+  before(async () => {
+    pdns = await startPowerDns()
+    zones = new MemoryZones()
+    driver = new PowerDnsDriver({ url: pdns.url, apiKey: pdns.apiKey, timeoutMs: 2000 }, zones, silent)
+    await driver.start()
+  })
+  after(async () => {
+    await driver?.stop()
+    await pdns?.close()
+  })
+
+  it('pushes every record type in forms PowerDNS keeps as they are (resync then finds no drift)', async () => {
+    const z = 'every-type.nl'
+    zones.add(z, { serial: 2026112401, records: [
+      { type: 'A', name: z, value: '192.0.2.1' },
+      { type: 'AAAA', name: `www.${z}`, value: '2001:db8::1' },
+      { type: 'CNAME', name: `shop.${z}`, value: 'shops.example.com.' },
+      { type: 'MX', name: z, value: '10 mail.every-type.nl.' },
+      { type: 'MX', name: `nomail.${z}`, value: '0 .' },
+      { type: 'NS', name: `sub.${z}`, value: 'ns.other.example.' },
+      { type: 'DS', name: `sub.${z}`, value: `12345 8 2 ${'ef'.repeat(32)}` },
+      { type: 'SRV', name: `_sip._tcp.${z}`, value: '10 5 5060 sip.every-type.nl.' },
+      { type: 'TXT', name: z, value: 'v=spf1 "quoted" \\ é -all' },
+      { type: 'TXT', name: `long.${z}`, value: 'x'.repeat(300) },
+      { type: 'CAA', name: z, value: '0 iodef "mailto:a\\"b@every-type.nl"' },
+      { type: 'TLSA', name: `_443._tcp.${z}`, value: `3 1 1 ${'ab'.repeat(32)}` },
+      { type: 'SSHFP', name: `host.${z}`, value: `4 2 ${'cd'.repeat(32)}` },
+      { type: 'A', name: `*.${z}`, value: '192.0.2.9' },
+    ] })
+    await driver.publish({ domain: z, kind: 'zone' })
+    assert.equal(serialOf(await q(z, 'SOA')), 2026112401)
+    assert.deepEqual(dataOf(await q(z, 'A'), 'A'), ['192.0.2.1'])
+    assert.deepEqual(dataOf(await q(`anything.${z}`, 'A'), 'A'), ['192.0.2.9'])
+    assert.deepEqual(txtOf(await q(z, 'TXT')), ['v=spf1 "quoted" \\ é -all'])
+    assert.deepEqual(txtOf(await q(`long.${z}`, 'TXT')), ['x'.repeat(300)])
+    assert.match(await dig(pdns.dnsPort, '+short', `nomail.${z}`, 'MX'), /^0 \.$/m)
+    assert.match(await dig(pdns.dnsPort, '+short', `_sip._tcp.${z}`, 'SRV'), /^10 5 5060 sip\.every-type\.nl\.$/m)
+    const zone = (await pdns.api('GET', `/zones/${z}.`)).body as { account: string; kind: string; soa_edit_api: string }
+    assert.deepEqual([zone.account, zone.kind, zone.soa_edit_api], ['hostapi', 'Native', ''])
+    assert.deepEqual(await driver.resync([z]), [])
+  })
+
+  it('puts, changes and deletes records at the names a records change names, leaving other names alone', async () => {
+    const z = 'records.nl'
+    const id = zones.add(z, { serial: 1, records: [{ type: 'A', name: `keep.${z}`, value: '192.0.2.1' }] })
+    await driver.publish({ domain: z, kind: 'zone' })
+    // Something at another name that only a whole-zone push or resync would remove.
+    await pdns.api('PATCH', `/zones/${z}.`, { rrsets: [replace(`foreign.${z}.`, 'A', '203.0.113.1')] })
+
+    // A records change for a zone PowerDNS lacks pushes the whole zone.
+    const late = 'late.nl'
+    zones.add(late, { records: [{ type: 'A', name: late, value: '192.0.2.3' }] })
+    await driver.publish({ domain: late, kind: 'records', names: [`www.${late}`] })
+    assert.deepEqual(dataOf(await q(late, 'A'), 'A'), ['192.0.2.3'])
+
+    zones.addRecord(id, { type: 'A', name: `www.${z}`, value: '192.0.2.10' })
+    zones.addRecord(id, { type: 'TXT', name: `www.${z}`, value: 'hello' })
+    await driver.publish({ domain: z, kind: 'records', names: [`www.${z}`] })
+    assert.deepEqual(dataOf(await q(`www.${z}`, 'A'), 'A'), ['192.0.2.10'])
+    assert.deepEqual(txtOf(await q(`www.${z}`, 'TXT')), ['hello'])
+    assert.equal(serialOf(await q(z, 'SOA')), 3)
+
+    zones.deleteRecords(id, (r) => r.name === `www.${z}` && r.type === 'A')
+    zones.addRecord(id, { type: 'A', name: `www.${z}`, value: '192.0.2.11', ttl: 300 })
+    await driver.publish({ domain: z, kind: 'records', names: [`WWW.${z.toUpperCase()}.`] })
+    assert.deepEqual(await contentOf(z, `www.${z}.`, 'A'), ['192.0.2.11'])
+    assert.equal((await rrsets(z)).find((s) => s.name === `www.${z}.` && s.type === 'A')?.ttl, 300)
+
+    zones.deleteRecords(id, (r) => r.name === `www.${z}`)
+    await driver.publish({ domain: z, kind: 'records', names: [`www.${z}`] })
+    assert.equal(rcodeOf(await q(`www.${z}`, 'A')), 'NXDOMAIN')
+    assert.deepEqual(dataOf(await q(`keep.${z}`, 'A'), 'A'), ['192.0.2.1'])
+    assert.deepEqual(dataOf(await q(`foreign.${z}`, 'A'), 'A'), ['203.0.113.1'])
+    assert.equal(serialOf(await q(z, 'SOA')), zones.serial(id))
+  })
+
+  it('replaces the whole zone on a zone change (and on a records change without names)', async () => {
+    const z = 'replace.nl'
+    const id = zones.add(z, { records: [{ type: 'A', name: `old.${z}`, value: '192.0.2.1' }] })
+    await driver.publish({ domain: z, kind: 'records' })
+    assert.deepEqual(dataOf(await q(`old.${z}`, 'A'), 'A'), ['192.0.2.1'])
+    await pdns.api('PATCH', `/zones/${z}.`, { rrsets: [replace(`foreign.${z}.`, 'A', '203.0.113.1')] })
+    zones.setRecords(id, [
+      { type: 'A', name: `new.${z}`, value: '192.0.2.2' },
+      { type: 'MX', name: z, value: '5 mx.example.com.' },
+    ])
+    zones.setNameservers(id, ['ns1.elsewhere.example', 'ns2.elsewhere.example'])
+    await driver.publish({ domain: z, kind: 'zone' })
+    assert.deepEqual((await rrsets(z)).map((s) => `${s.name} ${s.type}`).sort(), [
+      `new.${z}. A`, `${z}. MX`, `${z}. NS`, `${z}. SOA`,
+    ])
+    assert.equal(rcodeOf(await q(`old.${z}`, 'A')), 'NXDOMAIN')
+    assert.deepEqual(dataOf(await q(z, 'NS'), 'NS').sort(), ['ns1.elsewhere.example', 'ns2.elsewhere.example'])
+    assert.equal(serialOf(await q(z, 'SOA')), zones.serial(id))
+  })
+
+  it('deletes the zone on removal or when no longer served, whatever the kind; an unknown one is fine', async () => {
+    const z = 'removed.nl'
+    const id = zones.add(z, { records: [{ type: 'A', name: z, value: '192.0.2.1' }] })
+    await driver.publish({ domain: z, kind: 'zone' })
+    assert.equal(rcodeOf(await q(z, 'A')), 'NOERROR')
+    zones.remove(id)
+    await driver.publish({ domain: z, kind: 'removed' })
+    assert.equal((await pdns.api('GET', `/zones/${z}.`)).status, 404)
+    assert.equal(rcodeOf(await q(z, 'A')), 'REFUSED')
+    await driver.publish({ domain: z, kind: 'removed' })
+
+    const gone = 'gone.nl'
+    const goneId = zones.add(gone)
+    await driver.publish({ domain: gone, kind: 'zone' })
+    zones.remove(goneId)
+    await driver.publish({ domain: gone, kind: 'records', names: [`www.${gone}`] })
+    assert.equal((await pdns.api('GET', `/zones/${gone}.`)).status, 404)
+    await driver.publish({ domain: 'never-served.example', kind: 'zone' })
+  })
+
+  it('pushes of one zone run in turn: the last change made is the one PowerDNS ends with', async () => {
+    const z = 'in-turn.nl'
+    const id = zones.add(z)
+    const pushes: Promise<void>[] = []
+    for (let i = 1; i <= 8; i++) {
+      zones.setRecords(id, [{ type: 'A', name: `www.${z}`, value: `192.0.2.${i}` }])
+      pushes.push(driver.publish({ domain: z, kind: i % 2 ? 'zone' : 'records', names: [`www.${z}`] }))
+    }
+    await Promise.all(pushes)
+    assert.deepEqual(await contentOf(z, `www.${z}.`, 'A'), ['192.0.2.8'])
+    assert.equal(serialOf(await q(z, 'SOA')), zones.serial(id))
+  })
+
+  it('serves a zone whose name PowerDNS writes otherwise in its zone id (an underscore)', async () => {
+    const z = 'under_score.nl'
+    const id = zones.add(z, { records: [{ type: 'A', name: z, value: '192.0.2.1' }] })
+    await driver.publish({ domain: z, kind: 'zone' })
+    zones.addRecord(id, { type: 'A', name: `www.${z}`, value: '192.0.2.2' })
+    await driver.publish({ domain: z, kind: 'records', names: [`www.${z}`] })
+    assert.deepEqual(dataOf(await q(`www.${z}`, 'A'), 'A'), ['192.0.2.2'])
+    assert.deepEqual(await driver.resync([z]), [])
+    zones.remove(id)
+    await driver.publish({ domain: z, kind: 'removed' })
+    assert.equal(rcodeOf(await q(z, 'A')), 'REFUSED')
+  })
+
+  it('throws DnsPushError quickly while PowerDNS is down (no API key in it); pushes once it is back', async () => {
+    const z = 'outage.nl'
+    const id = zones.add(z)
+    await driver.publish({ domain: z, kind: 'zone' })
+    await pdns.stop()
+    try {
+      zones.addRecord(id, { type: 'A', name: `www.${z}`, value: '192.0.2.7' })
+      const started = Date.now()
+      await assert.rejects(driver.publish({ domain: z, kind: 'records', names: [`www.${z}`] }), (err: unknown) => {
+        assert.ok(err instanceof DnsPushError)
+        assert.match(err.message, /^PowerDNS GET \/zones\/outage\.nl\.: PowerDNS at http:\/\/127\.0\.0\.1:\d+ cannot/)
+        assert.ok(!err.message.includes(pdns.apiKey))
+        return true
+      })
+      assert.ok(Date.now() - started < 1500, `took ${Date.now() - started} ms`)
+      await assert.rejects(driver.resync(), DnsPushError)
+    } finally {
+      await pdns.start()
+    }
+    await driver.publish({ domain: z, kind: 'records', names: [`www.${z}`] })
+    assert.deepEqual(dataOf(await q(`www.${z}`, 'A'), 'A'), ['192.0.2.7'])
+  })
+
+  it('throws DnsPushError on a refusal (a wrong key, a zone name refused) and on no answer', async () => {
+    const wrongKey = new PowerDnsDriver({ url: pdns.url, apiKey: 'not-the-key' }, zones, silent)
+    zones.add('wrong-key.nl')
+    await assert.rejects(wrongKey.publish({ domain: 'wrong-key.nl', kind: 'zone' }), (err: unknown) =>
+      err instanceof DnsPushError && err.status === 401 && !err.message.includes('not-the-key'))
+
+    const tooLong = `${'x'.repeat(64)}.nl`
+    zones.add(tooLong)
+    await assert.rejects(driver.publish({ domain: tooLong, kind: 'zone' }), (err: unknown) =>
+      err instanceof DnsPushError && err.status === 422
+        && /^PowerDNS GET \/zones\/x{64}\.nl\.: 422 Unable to parse DNS Name/.test(err.message))
+
+    const sockets = new Set<net.Socket>()
+    const mute = net.createServer((s) => sockets.add(s))
+    await new Promise<void>((r) => mute.listen(0, '127.0.0.1', r))
+    try {
+      const port = (mute.address() as net.AddressInfo).port
+      const slow = new PowerDnsDriver({ url: `http://127.0.0.1:${port}`, apiKey: 'k', timeoutMs: 200 }, zones, silent)
+      const timedOut = /cannot be reached \(no answer within 200 ms\)/
+      await assert.rejects(slow.publish({ domain: 'wrong-key.nl', kind: 'zone' }), timedOut)
+    } finally {
+      for (const s of sockets) s.destroy()
+      await new Promise((r) => mute.close(r))
+    }
+  })
+
+  it('resync reports and fixes drift: RRsets, a missing zone, extra zones (deleted if hostapi made them)', async () => {
+    const z = 'drift.nl'
+    zones.add(z, { records: [
+      { type: 'A', name: `www.${z}`, value: '192.0.2.1' },
+      { type: 'TXT', name: z, value: 'ok' },
+    ] })
+    await driver.publish({ domain: z, kind: 'zone' })
+    const missing = 'missing.nl'
+    zones.add(missing, { records: [{ type: 'A', name: missing, value: '192.0.2.5' }] })
+
+    await pdns.api('PATCH', `/zones/${z}.`, { rrsets: [
+      replace(`www.${z}.`, 'A', '203.0.113.66', 3600),
+      { name: `${z}.`, type: 'TXT', changetype: 'DELETE' },
+      replace(`extra.${z}.`, 'AAAA', '2001:db8::66'),
+    ] })
+    const soa = (zone: string) =>
+      replace(`${zone}.`, 'SOA', `ns1.example.com. hostmaster.${zone}. 1 10800 3600 1209600 300`)
+    for (const [name, account] of [['stale.nl', 'hostapi'], ['operator.nl', 'operator']] as const) {
+      const zone = { name: `${name}.`, kind: 'Native', account, nameservers: [], rrsets: [soa(name)] }
+      const made = await pdns.api('POST', '/zones', zone)
+      assert.equal(made.status, 201)
+    }
+    assert.deepEqual(dataOf(await q(`www.${z}`, 'A'), 'A'), ['203.0.113.66'])
+
+    const drift = await driver.resync([z, missing, 'stale.nl', 'operator.nl', 'unknown.nl'])
+    assert.deepEqual(drift, [
+      { zone: z, missing: false, extra: false, differing: [`www.${z}. A`, `${z}. TXT`, `extra.${z}. AAAA`] },
+      { zone: missing, missing: true, extra: false, differing: [] },
+      { zone: 'stale.nl', missing: false, extra: true, differing: [] },
+      { zone: 'operator.nl', missing: false, extra: true, differing: [] },
+    ])
+    assert.deepEqual(dataOf(await q(`www.${z}`, 'A'), 'A'), ['192.0.2.1'])
+    assert.deepEqual(txtOf(await q(z, 'TXT')), ['ok'])
+    assert.equal(rcodeOf(await q(`extra.${z}`, 'AAAA')), 'NXDOMAIN')
+    assert.deepEqual(dataOf(await q(missing, 'A'), 'A'), ['192.0.2.5'])
+    assert.equal((await pdns.api('GET', '/zones/stale.nl.')).status, 404)
+    assert.equal((await pdns.api('GET', '/zones/operator.nl.')).status, 200)
+
+    // Without names every PowerDNS zone is compared (the foreign RRset left in records.nl above is fixed too); the
+    // operator's zone, kept, is reported every time.
+    const operator = { zone: 'operator.nl', missing: false, extra: true, differing: [] }
+    assert.deepEqual((await driver.resync()).filter((d) => d.zone !== 'records.nl'), [operator])
+    assert.deepEqual(await driver.resync(), [operator])
+  })
+
+  it('is what the app pushes its committed DNS changes through when HOSTAPI_DNS_DRIVER is powerdns', async () => {
+    const env = {
+      HOSTAPI_DNS_DRIVER: 'powerdns', HOSTAPI_POWERDNS_URL: pdns.url, HOSTAPI_POWERDNS_API_KEY: pdns.apiKey,
+    }
+    const t = await startTestApp('sqlite', { env })
+    try {
+      const owner = await t.account()
+      const z = 'through-the-api.nl'
+      await insertZone(t.ctx.db, owner.accountId, z, { records: [{ type: 'A', name: z, value: '192.0.2.1' }] })
+      const patched = await t.request('PATCH', `/api/v2/domains/${z}/dns`, {
+        key: owner.key, body: { record: { type: 'TXT', name: '_acme-challenge', value: 'token', ttl: 120 } },
+      })
+      assert.equal(patched.status, 200, patched.text)
+      assert.deepEqual(txtOf(await q(`_acme-challenge.${z}`, 'TXT')), ['token'])
+      assert.deepEqual(dataOf(await q(z, 'A'), 'A'), ['192.0.2.1'])
+      const put = await t.request('PUT', `/api/v2/domains/${z}/dns`, {
+        key: owner.key, body: { records: [{ type: 'A', name: 'www', value: '192.0.2.2', ttl: 3600 }] },
+      })
+      assert.equal(put.status, 200, put.text)
+      assert.deepEqual(dataOf(await q(`www.${z}`, 'A'), 'A'), ['192.0.2.2'])
+      assert.equal(rcodeOf(await q(`_acme-challenge.${z}`, 'TXT')), 'NXDOMAIN')
+    } finally {
+      await t.close()
+    }
+  })
+})
+
+describe('PowerDnsDriver without PowerDNS', () => {
+  it('starts though the API does not answer; reports the configured DNS address only while started', async () => {
+    const d = new PowerDnsDriver({ url: 'http://127.0.0.1:9', apiKey: 'k', timeoutMs: 200,
+      dnsAddress: { host: '127.0.0.1', port: 53 } }, new MemoryZones(), silent)
+    assert.equal(d.address(), null)
+    await d.start()
+    assert.deepEqual(d.address(), { host: '127.0.0.1', port: 53 })
+    await d.stop()
+    assert.equal(d.address(), null)
+  })
+})
+
+describe('DNS driver configuration', () => {
+  const powerdns = {
+    HOSTAPI_DNS_DRIVER: 'powerdns', HOSTAPI_POWERDNS_URL: 'http://127.0.0.1:8081', HOSTAPI_POWERDNS_API_KEY: 's3cret',
+  }
+
+  it('reads HOSTAPI_DNS_DRIVER (builtin by default) and the HOSTAPI_POWERDNS_* settings', () => {
+    assert.deepEqual(loadConfig({}).dnsDriver, { driver: 'builtin' })
+    assert.deepEqual(loadConfig({ HOSTAPI_DNS_DRIVER: 'builtin', HOSTAPI_POWERDNS_URL: 'nonsense' }).dnsDriver,
+      { driver: 'builtin' })
+    assert.deepEqual(loadConfig(powerdns).dnsDriver,
+      { driver: 'powerdns', url: 'http://127.0.0.1:8081', apiKey: 's3cret', serverId: 'localhost' })
+    const named = loadConfig({ ...powerdns, HOSTAPI_POWERDNS_SERVER_ID: 'pdns1' }).dnsDriver
+    assert.equal(named.driver === 'powerdns' && named.serverId, 'pdns1')
+  })
+
+  it('lists what is wrong with the other problems', () => {
+    const problems = (env: Record<string, string>) => {
+      try {
+        loadConfig(env)
+      } catch (err) {
+        if (err instanceof ConfigError) return err.problems
+        throw err
+      }
+      return []
+    }
+    assert.deepEqual(problems({ HOSTAPI_DNS_DRIVER: 'powerdns', HOSTAPI_PORT: 'x' }).sort(), [
+      'HOSTAPI_PORT must be an integer from 0 to 65535 (got "x")',
+      'HOSTAPI_POWERDNS_API_KEY must be set when HOSTAPI_DNS_DRIVER is powerdns',
+      'HOSTAPI_POWERDNS_URL must be set when HOSTAPI_DNS_DRIVER is powerdns',
+    ])
+    assert.deepEqual(problems({ ...powerdns, HOSTAPI_POWERDNS_URL: 'ftp://x' }),
+      ['HOSTAPI_POWERDNS_URL must be an http(s) URL (got "ftp://x")'])
+    assert.deepEqual(problems({ HOSTAPI_DNS_DRIVER: 'bind' }),
+      ['HOSTAPI_DNS_DRIVER must be builtin or powerdns (got "bind")'])
+  })
+
+  it('picks the driver the configuration names', () => {
+    const zones = new MemoryZones()
+    assert.ok(dnsDriverFor(loadConfig({}), zones, silent) instanceof BuiltinDnsServer)
+    assert.ok(dnsDriverFor(loadConfig(powerdns), zones, silent) instanceof PowerDnsDriver)
+  })
+})
