@@ -10,7 +10,7 @@ import { RequestJournal } from './ops/journal.js'
 import { openDatabase, type Dialect } from './db/database.js'
 import type { DB } from './db/tables.js'
 import { JobRunner } from './jobs/runner.js'
-import { registerMaintenanceJobs } from './jobs/maintenance.js'
+import { Maintenance } from './jobs/maintenance.js'
 import { IamService } from './modules/iam/iam.service.js'
 import { IdempotencyService } from './modules/idempotency/idempotency.service.js'
 import { OrdersService } from './modules/orders/orders.service.js'
@@ -95,6 +95,8 @@ export interface Context {
   /** Fixed-window counters (rate limits, failed credentials): in Redis when configured, else in memory. */
   counter: WindowCounter
   jobs: JobRunner
+  /** Housekeeping jobs (the daily prune). */
+  maintenance: Maintenance
   drivers: Drivers
   services: Services
   ops: Ops
@@ -140,7 +142,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   const redisGuard = redis ? new RedisGuard(redis, config.redisGuard, log) : null
   const counter: WindowCounter = redisGuard ? new RedisWindowCounter(redisGuard, clock, config.redisPrefix) : new MemoryWindowCounter(clock)
   const jobs = new JobRunner(db, database.dialect, clock, log, config.jobs)
-  registerMaintenanceJobs(jobs, db, clock, 90)
+  const maintenance = new Maintenance(jobs, db, clock, 90)
   // The CA reads TXT records through the domains area, built below.
   const ca = new BuiltinCa(db, clock, txtLookup(() => accountDns), secrets.box)
   const drivers: Drivers = {
@@ -182,8 +184,18 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   services.orders.setCharger(services.invoices)
   services.orders.registerProcessor('domain', services.domainOrders)
   services.orders.registerProcessor('certificate', { process: (item) => services.certificates.processOrderItem(item) })
-  services.vps.registerJobs()
   services.orders.registerProcessor('vps', { process: (item) => services.vps.processOrderItem(item) })
+  for (const job of [
+    maintenance.pruneJob,
+    services.mail.sendJob,
+    services.orders.processJob,
+    services.invoices.reconcileJob,
+    services.domains.endJob,
+    services.domainOrders.renewJob,
+    services.certificates.issueJob,
+    services.vps.taskJob,
+    services.vps.expireJob,
+  ]) jobs.register(job)
   return {
     config,
     db,
@@ -198,6 +210,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     redisGuard,
     counter,
     jobs,
+    maintenance,
     drivers,
     services,
     ops,

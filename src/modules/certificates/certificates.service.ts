@@ -4,7 +4,8 @@ import type { Clock } from '../../clock.js'
 import { iso, ymd, ymdhms } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
 import { errors } from '../../errors.js'
-import type { JobRunner } from '../../jobs/runner.js'
+import { Type } from 'typebox'
+import { defineJob, type JobRunner } from '../../jobs/runner.js'
 import { CertificateRejected, type CertificateAuthority, type Challenge, type ValidationMethod } from '../../drivers/ca/ca.js'
 import { baseName } from '../../drivers/ca/names.js'
 import type { Page } from '../../lib/paging.js'
@@ -76,12 +77,14 @@ export class CertificatesService {
     private readonly orders: OrderPlacer,
     private readonly dns: () => AccountDns | null,
     private readonly log: Logger,
-  ) {
-    jobs.register(ISSUE_JOB, async ({ payload }) => {
-      const p = payload as { accountId: number; certificateId: number }
-      return this.validateAndIssue(p.accountId, p.certificateId)
-    })
-  }
+  ) {}
+
+  /** The job that checks a requested certificate's validation and issues it once it passes. */
+  readonly issueJob = defineJob({
+    name: ISSUE_JOB,
+    payload: Type.Object({ accountId: Type.Integer(), certificateId: Type.Integer() }),
+    handle: ({ accountId, certificateId }) => this.validateAndIssue(accountId, certificateId),
+  })
 
   /** The products that can be ordered. */
   async products(): Promise<ProductView[]> {
@@ -205,7 +208,7 @@ export class CertificatesService {
       await this.unpublishRecords(accountId, challenge, created)
       throw errors.certificateAlreadyRequested()
     }
-    await this.jobs.enqueue(ISSUE_JOB, { accountId, certificateId: id }, { accountId })
+    await this.jobs.enqueue(this.issueJob, { accountId, certificateId: id }, { accountId })
     return this.get(accountId, id)
   }
 
@@ -233,7 +236,8 @@ export class CertificatesService {
         status_message: validation.reason,
         updated_at: iso(now),
       })
-      await this.jobs.enqueue(ISSUE_JOB, { accountId, certificateId: id }, { accountId, runAt: new Date(now.getTime() + recheckDelay(checks)) })
+      const runAt = new Date(now.getTime() + recheckDelay(checks))
+      await this.jobs.enqueue(this.issueJob, { accountId, certificateId: id }, { accountId, runAt })
       return { status: 'PEN' }
     }
 

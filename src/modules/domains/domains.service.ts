@@ -4,7 +4,8 @@ import { iso, ymd } from '../../clock.js'
 import type { Db } from '../../db/database.js'
 import type { DB } from '../../db/tables.js'
 import { errors } from '../../errors.js'
-import type { JobRunner } from '../../jobs/runner.js'
+import { Type } from 'typebox'
+import { defineJob, type JobRunner } from '../../jobs/runner.js'
 import type { RegistryDriver } from '../../drivers/registry/registry.js'
 import { pageOf, pagination } from '../../lib/paging.js'
 import type { ContactsService, Role } from './contacts/contacts.service.js'
@@ -72,9 +73,14 @@ export class DomainsService {
     private readonly publish: ZonePublisher,
     /** The registrable-name rules (public suffixes, the operator's private ones). */
     readonly names: DomainNames = new DomainNames(),
-  ) {
-    jobs.register(END_JOB, async ({ payload }) => this.endDomain((payload as { domainId: number }).domainId))
-  }
+  ) {}
+
+  /** The job that ends a cancelled domain at its renewal date. */
+  readonly endJob = defineJob({
+    name: END_JOB,
+    payload: Type.Object({ domainId: Type.Integer() }),
+    handle: ({ domainId }) => this.endDomain(domainId),
+  })
 
   /** The domain `raw` of the account: 400 `Invalid domain name` for bad syntax, 400 `You have no access to this resource` otherwise. */
   async requireOwned(accountId: number, raw: string, db: Db = this.db): Promise<Domain> {
@@ -216,7 +222,7 @@ export class DomainsService {
       updated_at: iso(now),
     })
     const runAt = new Date(`${d.renewal_date}T00:00:00.000Z`)
-    await this.jobs.enqueue(END_JOB, { domainId: d.id }, { accountId, runAt: runAt > now ? runAt : now })
+    await this.jobs.enqueue(this.endJob, { domainId: d.id }, { accountId, runAt: runAt > now ? runAt : now })
     return { cancellationDate: d.renewal_date }
   }
 

@@ -3,7 +3,8 @@ import type { Clock } from '../../clock.js'
 import { iso, ymdhms } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
 import { errors } from '../../errors.js'
-import type { JobRunner } from '../../jobs/runner.js'
+import { Type } from 'typebox'
+import { defineJob, type JobRunner } from '../../jobs/runner.js'
 import * as repo from './orders.repository.js'
 import type { Order, OrderItem, OrderItemType } from './orders.tables.js'
 
@@ -71,9 +72,14 @@ export class OrdersService {
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
     private readonly jobs: JobRunner,
-  ) {
-    jobs.register(PROCESS_JOB, async ({ payload }) => this.processOrder((payload as { orderId: number }).orderId))
-  }
+  ) {}
+
+  /** The job that provisions the items of an order. */
+  readonly processJob = defineJob({
+    name: PROCESS_JOB,
+    payload: Type.Object({ orderId: Type.Integer() }),
+    handle: ({ orderId }) => this.processOrder(orderId),
+  })
 
   /** Registers the processor of one item type (one per type). */
   registerProcessor(type: string, processor: OrderItemProcessor): void {
@@ -121,7 +127,7 @@ export class OrdersService {
         lines: items.map((i) => ({ description: i.description ?? `${i.type} ${i.name}`, amountCents: i.priceCents })),
       })
     }
-    await this.jobs.enqueue(PROCESS_JOB, { orderId }, { accountId })
+    await this.jobs.enqueue(this.processJob, { orderId }, { accountId })
     return { orderId }
   }
 
@@ -192,7 +198,7 @@ export class OrdersService {
       await repo.updateItem(trx, item.id, { status: 'pending', errors: '[]', details: JSON.stringify(details), now })
       await repo.setOrderStatus(trx, orderId, 'open', now)
     })
-    await this.jobs.enqueue(PROCESS_JOB, { orderId }, { accountId })
+    await this.jobs.enqueue(this.processJob, { orderId }, { accountId })
     return this.get(accountId, orderId)
   }
 }

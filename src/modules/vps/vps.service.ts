@@ -4,7 +4,8 @@ import type { Clock } from '../../clock.js'
 import { iso, ymd, ymdhm } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
 import { ApiError, errors } from '../../errors.js'
-import type { JobRunner } from '../../jobs/runner.js'
+import { Type } from 'typebox'
+import { defineJob, type JobRunner } from '../../jobs/runner.js'
 import { HypervisorError, type HypervisorDriver, type Operation } from '../../drivers/hypervisor/hypervisor.js'
 import * as repo from './vps.repository.js'
 import type { Vps, VpsTask } from './vps.tables.js'
@@ -67,10 +68,11 @@ export class VpsService {
   /** Firewall, VPC, subnets and floating IPs. */
   readonly network: VpsNetworkService
 
-  /** Registers the task and expiry job handlers. */
-  registerJobs(): void {
-    this.jobs.register(TASK_JOB, async ({ payload, job, attempt }) => {
-      const { taskId } = payload as { taskId: number }
+  /** The job that runs one power, disk or provisioning task. */
+  readonly taskJob = defineJob({
+    name: TASK_JOB,
+    payload: Type.Object({ taskId: Type.Integer() }),
+    handle: async ({ taskId }, { job, attempt }) => {
       try {
         return await this.runTask(taskId)
       } catch (err) {
@@ -78,9 +80,15 @@ export class VpsService {
         if (attempt >= job.max_attempts) await this.abandonTask(taskId, err instanceof Error ? err.message : String(err))
         throw err
       }
-    })
-    this.jobs.register(EXPIRE_JOB, async ({ payload }) => this.expire((payload as { vpsId: number }).vpsId))
-  }
+    },
+  })
+
+  /** The job that ends a cancelled VPS at the end of its term. */
+  readonly expireJob = defineJob({
+    name: EXPIRE_JOB,
+    payload: Type.Object({ vpsId: Type.Integer() }),
+    handle: ({ vpsId }) => this.expire(vpsId),
+  })
 
   private now() {
     return this.clock.now()
@@ -226,7 +234,7 @@ export class VpsService {
     const date = ymd(end)
     if (opts.dryRun) return { id: v.id, cancellation_date: date }
     await repo.updateVps(this.db, accountId, v.id, { cancellation_date: date, updated_at: iso(this.now()) })
-    await this.jobs.enqueue(EXPIRE_JOB, { vpsId: v.id }, { accountId, runAt: end })
+    await this.jobs.enqueue(this.expireJob, { vpsId: v.id }, { accountId, runAt: end })
     return { id: v.id, cancellation_date: date }
   }
 
@@ -291,7 +299,10 @@ export class VpsService {
       if (!(await repo.holdVps(trx, v.account_id, v.id, t.id, TRANSITIONAL[action] ?? v.status, now))) throw errors.vpsLocked()
       return t
     })
-    const jobId = await this.jobs.enqueue(TASK_JOB, { taskId: task.id }, { accountId: v.account_id, maxAttempts: 3 })
+    const jobId = await this.jobs.enqueue(this.taskJob, { taskId: task.id }, {
+      accountId: v.account_id,
+      maxAttempts: 3,
+    })
     await repo.updateTask(this.db, task.id, { job_id: jobId })
     return taskView((await repo.findTask(this.db, task.id))!)
   }
@@ -386,7 +397,8 @@ export class VpsService {
     if (v.cancellation_date > ymd(this.now())) return { expired: false }
     // A task holds the VPS: look again in a minute rather than end it under the task.
     if (v.task_id !== null) {
-      await this.jobs.enqueue(EXPIRE_JOB, { vpsId }, { accountId: v.account_id, runAt: new Date(this.now().getTime() + 60_000) })
+      const runAt = new Date(this.now().getTime() + 60_000)
+      await this.jobs.enqueue(this.expireJob, { vpsId }, { accountId: v.account_id, runAt })
       return { expired: false }
     }
     for (const f of await repo.floatingIpsOfVps(this.db, v.account_id, v.id)) {
@@ -440,7 +452,7 @@ export class VpsService {
       await repo.holdVps(trx, accountId, v.id, t.id, 'installing', now)
       return { vpsId: v.id, taskId: t.id }
     })
-    const jobId = await this.jobs.enqueue(TASK_JOB, { taskId: ids.taskId }, { accountId, maxAttempts: 3 })
+    const jobId = await this.jobs.enqueue(this.taskJob, { taskId: ids.taskId }, { accountId, maxAttempts: 3 })
     await repo.updateTask(this.db, ids.taskId, { job_id: jobId })
     return ids
   }

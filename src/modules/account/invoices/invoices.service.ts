@@ -7,7 +7,8 @@ import type { DB } from '../../../db/tables.js'
 import { errors } from '../../../errors.js'
 import type { PaymentsDriver } from '../../../drivers/payments/payments.js'
 import type { MailDriver } from '../../../drivers/mail/mail.js'
-import type { JobRunner } from '../../../jobs/runner.js'
+import { Type } from 'typebox'
+import { defineJob, type JobRunner } from '../../../jobs/runner.js'
 import { pageOf, pagination } from '../../../lib/paging.js'
 import { findAccount } from '../../iam/iam.repository.js'
 import type { Invoice, InvoiceLine } from '../account.tables.js'
@@ -72,13 +73,18 @@ export class InvoicesService {
     private readonly profiles: ProfileService,
     private readonly mail: MailDriver,
     private readonly jobs: JobRunner,
-  ) {
-    jobs.register(RECONCILE_JOB, async () => {
+  ) {}
+
+  /** The job that reconciles open invoices with their payments, and queues the next run while some stay open. */
+  readonly reconcileJob = defineJob({
+    name: RECONCILE_JOB,
+    payload: Type.Null(),
+    handle: async () => {
       const result = await this.reconcilePayments()
       if (result.checked > result.paid) await this.scheduleReconcile()
       return result
-    })
-  }
+    },
+  })
 
   /**
    * Asks the payments driver about every open invoice's payment and marks the paid ones paid (payments
@@ -106,7 +112,8 @@ export class InvoicesService {
   // Only a queued run counts: a running one may be finishing without seeing the newest payment.
   private async scheduleReconcile(): Promise<void> {
     if (await repo.jobPending(this.db, RECONCILE_JOB, ['queued'])) return
-    await this.jobs.enqueue(RECONCILE_JOB, null, { runAt: new Date(this.clock.now().getTime() + RECONCILE_EVERY_MS) })
+    const runAt = new Date(this.clock.now().getTime() + RECONCILE_EVERY_MS)
+    await this.jobs.enqueue(this.reconcileJob, null, { runAt })
   }
 
   /** The charger of the orders module: an open invoice for the order's lines, VAT added. Call it outside a transaction. */

@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../../../clock.js'
 import { iso, ymd } from '../../../clock.js'
-import type { JobRunner } from '../../../jobs/runner.js'
+import { Type } from 'typebox'
+import { defineJob, type JobRunner } from '../../../jobs/runner.js'
 import type { DB } from '../../../db/tables.js'
 import { ApiError, errors } from '../../../errors.js'
 import type { RegistryCheck, RegistryDriver } from '../../../drivers/registry/registry.js'
@@ -77,13 +78,18 @@ export class DomainOrdersService implements OrderItemProcessor {
       dnsTemplates: DnsTemplatesService
       publish: ZonePublisher
     },
-  ) {
-    jobs.register(RENEW_JOB, async ({ payload }) => this.renewDue((payload as { domainId: number }).domainId))
-  }
+  ) {}
+
+  /** The job that renews a domain on its renewal date. */
+  readonly renewJob = defineJob({
+    name: RENEW_JOB,
+    payload: Type.Object({ domainId: Type.Integer() }),
+    handle: ({ domainId }) => this.renewDue(domainId),
+  })
 
   /** Queues the renewal of a domain for its renewal date. */
   async scheduleRenewal(accountId: number, domainId: number, renewalDate: string): Promise<void> {
-    await this.jobs.enqueue(RENEW_JOB, { domainId }, { accountId, runAt: new Date(`${renewalDate}T00:00:00.000Z`) })
+    await this.jobs.enqueue(this.renewJob, { domainId }, { accountId, runAt: new Date(`${renewalDate}T00:00:00.000Z`) })
   }
 
   /** The renewal job: an active domain whose renewal date has come is renewed for a year by a charged order. */
