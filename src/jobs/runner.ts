@@ -162,7 +162,7 @@ export class JobRunner {
   private async execute(job: Job): Promise<void> {
     const definition = this.definitions.get(job.kind)!
     try {
-      const payload: unknown = JSON.parse(job.payload)
+      const { payload } = repo.decodeJob(job)
       const problem = payloadProblem(definition.payload, payload)
       if (problem) throw new Error(`Invalid payload for job kind ${job.kind}: ${problem}`)
       const result = await definition.handle(payload, { job, attempt: job.attempts })

@@ -11,8 +11,7 @@ import { baseName } from '../../drivers/ca/names.js'
 import type { Page } from '../../lib/paging.js'
 import { pagination } from '../../lib/paging.js'
 import * as repo from './certificates.repository.js'
-import type { CertificateWithProduct } from './certificates.repository.js'
-import type { CertificateProduct } from './certificates.tables.js'
+import type { CertificateProduct, CertificateWithProduct } from './certificates.repository.js'
 import { generateCsr, parseCsr, type CsrInput, type GeneratedCsr } from './csr.js'
 
 /** What certificates need from DNS hosting: the account's zone of a name, and its TXT records. */
@@ -95,7 +94,7 @@ export class CertificatesService {
   async order(accountId: number, input: { product_id: number; duration: number }, opts: { dryRun?: boolean } = {}): Promise<{ orderId: number }> {
     const product = await repo.findProduct(this.db, input.product_id)
     if (!product || !product.active) throw errors.certificateProductNotFound()
-    const durations = JSON.parse(product.durations) as number[]
+    const { durations } = product
     if (!durations.includes(input.duration)) throw errors.certificateDuration(durations)
     if (opts.dryRun) return { orderId: 0 }
     return this.orders.createOrder(accountId, [
@@ -200,7 +199,7 @@ export class CertificatesService {
     }
     if (opts.dryRun) {
       const wouldCreate = autoSetup ? await this.hostedRecordNames(accountId, challenge) : []
-      return this.detail({ ...row, ...changes, dns_auto_setup: JSON.stringify(wouldCreate) })
+      return this.detail({ ...row, ...changes, domains: csr.names, challenge, dns_auto_setup: wouldCreate })
     }
     const created = autoSetup ? await this.publishRecords(accountId, challenge) : []
     const claimed = await repo.updateIfStatus(this.db, accountId, id, [row.status], { ...changes, dns_auto_setup: JSON.stringify(created) })
@@ -219,9 +218,7 @@ export class CertificatesService {
   async validateAndIssue(accountId: number, id: number): Promise<{ status: string }> {
     const row = await repo.findOwned(this.db, accountId, id)
     if (!row || row.status !== 'PEN' || !row.challenge || !row.csr) return { status: row?.status ?? 'missing' }
-    const challenge = JSON.parse(row.challenge) as Challenge
-    const names = JSON.parse(row.domains) as string[]
-    const created = JSON.parse(row.dns_auto_setup) as string[]
+    const { challenge, domains: names, dns_auto_setup: created } = row
     const now = this.clock.now()
     const checks = row.validation_checks + 1
 
@@ -359,7 +356,7 @@ export class CertificatesService {
       product_id: row.product_id,
       product: row.product_name,
       common_name: row.common_name,
-      domains: JSON.parse(row.domains) as string[],
+      domains: row.domains,
       requested: row.status !== 'NEW',
       certificate_status: row.status === 'ACT' && row.valid_until && new Date(row.valid_until) <= this.clock.now() ? 'EXP' : row.status,
       validation_method: row.validation_method,
@@ -371,8 +368,7 @@ export class CertificatesService {
   }
 
   private detail(row: CertificateWithProduct) {
-    const challenge = row.challenge ? (JSON.parse(row.challenge) as Challenge) : null
-    const created = JSON.parse(row.dns_auto_setup) as string[]
+    const { challenge, dns_auto_setup: created } = row
     return {
       ...this.listItem(row),
       duration: row.duration,
@@ -406,6 +402,6 @@ function productView(p: CertificateProduct): ProductView {
     validation: p.validation,
     max_domains: p.max_domains,
     wildcard: p.wildcard === 1,
-    prices: (JSON.parse(p.durations) as number[]).map((duration) => ({ duration, price: (p.price_cents * duration) / 100 })),
+    prices: p.durations.map((duration) => ({ duration, price: (p.price_cents * duration) / 100 })),
   }
 }

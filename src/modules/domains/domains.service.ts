@@ -13,7 +13,7 @@ import type { NameserversService } from './nameservers/nameservers.service.js'
 import { managedDns, normaliseNameservers, type Nameserver, type NameserverInput } from './nameservers/nameservers.js'
 import { DomainNames, parseDomainName } from '../../lib/domain-name.js'
 import * as repo from './domains.repository.js'
-import type { Domain } from './domains.tables.js'
+import { decodeDomain, type Domain } from './domains.repository.js'
 import { nextSerial, type ZonePublisher } from '../../lib/dns/zone-serial.js'
 
 /** The job that ends a cancelled domain at its renewal date. */
@@ -95,14 +95,14 @@ export class DomainsService {
   async list(accountId: number, query: { tags?: string; search?: string; page?: number; limit?: number }) {
     const wanted = (query.tags ?? '').split(',').map((t) => t.trim().toLowerCase()).filter(Boolean)
     let rows = await repo.listDomains(this.db, accountId, query.search?.trim() || undefined)
-    if (wanted.length) rows = rows.filter((d) => (JSON.parse(d.tags) as string[]).some((t) => wanted.includes(t)))
+    if (wanted.length) rows = rows.filter((d) => d.tags.some((t) => wanted.includes(t)))
     const items = rows.map((d) => ({
       id: d.id,
       domain: d.name,
       renewal_date: d.renewal_date,
       status: d.status,
       status_id: d.status_id,
-      tags: JSON.parse(d.tags) as string[],
+      tags: d.tags,
     }))
     if (query.page === undefined && query.limit === undefined) return { domains: items }
     const page = pageOf(query)
@@ -117,8 +117,7 @@ export class DomainsService {
   }
 
   async view(d: Domain) {
-    const contacts = JSON.parse(d.contacts) as Partial<Record<Role, number>>
-    const nameservers = JSON.parse(d.nameservers) as Nameserver[]
+    const { contacts, nameservers } = d
     const messages: string[] = []
     if (d.status === STATUS.pendingCancellation.status && d.cancel_at) messages.push(`Cancellation pending: the domain ends on ${d.cancel_at}`)
     if (!d.is_locked) messages.push('The domain is not locked against transfers')
@@ -129,14 +128,14 @@ export class DomainsService {
       status: d.status,
       status_id: d.status_id,
       cancellation_date: d.cancel_at,
-      tags: JSON.parse(d.tags) as string[],
+      tags: d.tags,
       nameserver_profile: d.nameserver_profile,
       nameservers: nameservers.map((n) => n.hostname),
       nameserver_details: nameservers,
       dnssec_enabled: d.dnssec_enabled,
       // Key numbers as strings: the API's generated clients declare them so.
-      dnssec_keys: (JSON.parse(d.dnssec_keys) as DnssecKey[]).map((k) => ({ alg: String(k.alg), flags: String(k.flags), pubKey: k.pubKey })),
-      forwarder: d.forwarder ? (JSON.parse(d.forwarder) as { type: number; url: string }) : null,
+      dnssec_keys: d.dnssec_keys.map((k) => ({ alg: String(k.alg), flags: String(k.flags), pubKey: k.pubKey })),
+      forwarder: d.forwarder,
       forwarder_enabled: d.forwarder_enabled === 1,
       forwarder_blocked_by_hosting: false,
       is_lockable: true,
@@ -176,7 +175,7 @@ export class DomainsService {
       zoneChanged = true
     }
     if (input.profile !== undefined) {
-      const current = JSON.parse(d.contacts) as Partial<Record<Role, number>>
+      const current = d.contacts
       const given = await this.contacts.resolve(accountId, Object.fromEntries(Object.entries(input.profile).filter(([, v]) => typeof v === 'number' && v > 0)))
       const next = { ...current }
       // A role given as 0 or null loses its contact; roles left out keep theirs.
@@ -187,7 +186,7 @@ export class DomainsService {
       changes.contacts = JSON.stringify(next)
     }
     if (input.forwarder !== undefined) {
-      const f = forwarderOf(input.forwarder, d.forwarder ? JSON.parse(d.forwarder) : null)
+      const f = forwarderOf(input.forwarder, d.forwarder)
       changes.forwarder = f.forwarder ? JSON.stringify(f.forwarder) : null
       changes.forwarder_enabled = f.enabled
     }
@@ -196,7 +195,7 @@ export class DomainsService {
       changes.tags = JSON.stringify([...new Set(input.tags)])
     }
 
-    if (opts.dryRun) return this.view({ ...d, ...changes })
+    if (opts.dryRun) return this.view({ ...d, ...decodeDomain(changes) })
     const now = this.clock.now()
     if (Object.keys(changes).length > 0) {
       await repo.updateDomain(this.db, accountId, d.id, {

@@ -98,7 +98,7 @@ export class IamService {
       lastTouch: row.last_used_at === null ? 0 : Date.parse(row.last_used_at),
       usable: row.revoked_at === null && row.account_status === 'active',
       expiresAt: row.expires_at === null ? null : Date.parse(row.expires_at),
-      allowed: JSON.parse(row.allowed_ips) as string[],
+      allowed: row.allowed_ips,
       principal: {
         accountId: row.account_id,
         customerNumber: row.customer_number,

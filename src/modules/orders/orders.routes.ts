@@ -8,9 +8,10 @@ import { errorsFor } from '../../http/error-responses.js'
 
 const cents = (n: number) => Math.round(n) / 100
 
-const templateOf = (type: string, details: string) => {
+const templateOf = (type: string, details: unknown) => {
   if (type !== 'domain') return {}
-  const id = (JSON.parse(details) as { dns_template_id?: number | null }).dns_template_id
+  const hasTemplate = typeof details === 'object' && details !== null && 'dns_template_id' in details
+  const id = hasTemplate ? details.dns_template_id : null
   return { dns_template_id: typeof id === 'number' ? id : 0 }
 }
 
@@ -22,7 +23,7 @@ const openOrder = ({ order, items }: OrderView) => ({
     type: i.type,
     name: i.name,
     ...templateOf(i.type, i.details),
-    errors: JSON.parse(i.errors),
+    errors: i.errors,
   })),
 })
 
@@ -39,8 +40,8 @@ const orderDetail = ({ order, items }: OrderView) => ({
     status: i.status,
     price: cents(i.price_cents),
     ...templateOf(i.type, i.details),
-    errors: JSON.parse(i.errors),
-    result: i.result === null ? null : JSON.parse(i.result),
+    errors: i.errors,
+    result: i.result,
   })),
 })
 

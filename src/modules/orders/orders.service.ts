@@ -6,7 +6,8 @@ import { errors } from '../../errors.js'
 import { Type } from 'typebox'
 import { defineJob, type JobRunner } from '../../jobs/runner.js'
 import * as repo from './orders.repository.js'
-import type { Order, OrderItem, OrderItemType } from './orders.tables.js'
+import type { Order, OrderItemType } from './orders.tables.js'
+import type { OrderItem } from './orders.repository.js'
 
 /** One error of an order item, as the specification shows it (`transfer_code`, …). */
 export interface OrderItemError {
@@ -146,7 +147,7 @@ export class OrdersService {
         accountId: item.account_id,
         type: item.type,
         name: item.name,
-        details: JSON.parse(item.details),
+        details: item.details,
       })
       const failed = outcome.errors.length > 0
       item.status = failed ? 'error' : 'done'
@@ -188,10 +189,10 @@ export class OrdersService {
     if (item.status === 'done') throw errors.cartItemDone()
     const { cart_id: _cartId, ...fix } = input
     const processor = this.processors.get(item.type)
-    const details = processor?.applyFix ? await processor.applyFix(accountId, JSON.parse(item.details), fix) : JSON.parse(item.details)
+    const details = processor?.applyFix ? await processor.applyFix(accountId, item.details, fix) : item.details
     const now = iso(this.clock.now())
     if (opts.dryRun) {
-      const fixed = { ...item, status: 'pending' as const, errors: '[]', details: JSON.stringify(details), updated_at: now }
+      const fixed = { ...item, status: 'pending' as const, errors: [], details, updated_at: now }
       return { order: { ...view.order, status: 'open' }, items: view.items.map((i) => (i.id === item.id ? fixed : i)) }
     }
     await this.db.transaction().execute(async (trx) => {

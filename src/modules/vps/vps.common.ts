@@ -3,7 +3,7 @@ import type { Db } from '../../db/database.js'
 import { errors } from '../../errors.js'
 import { HypervisorError } from '../../drivers/hypervisor/hypervisor.js'
 import * as repo from './vps.repository.js'
-import type { Vps } from './vps.tables.js'
+import type { Vps } from './vps.repository.js'
 
 /** `dryRun` (`?test=1`): check everything and answer as usual, but store nothing, queue nothing and leave the hypervisor alone. */
 export interface DryRun {

@@ -8,7 +8,7 @@ import { Type } from 'typebox'
 import { defineJob, type JobRunner } from '../../jobs/runner.js'
 import { HypervisorError, type HypervisorDriver, type Operation } from '../../drivers/hypervisor/hypervisor.js'
 import * as repo from './vps.repository.js'
-import type { Vps, VpsTask } from './vps.tables.js'
+import type { Vps, VpsTask } from './vps.repository.js'
 import { VPS_DURATIONS, VPS_PRODUCTS, findProduct } from './vps.catalog.js'
 import { isHostname } from './network-rules.js'
 import { newPassword, ownedVps, viaDriver, type DryRun } from './vps.common.js'
@@ -128,7 +128,7 @@ export class VpsService {
       repo.attachmentsOfVps(this.db, v.account_id, v.id),
       this.hypervisor.listImages(),
     ])
-    const reverse = JSON.parse(v.reverse_dns) as Record<string, string>
+    const reverse = v.reverse_dns
     const image = images.find((i) => i.id === v.image_id)
     return {
       id: v.id,
@@ -168,13 +168,13 @@ export class VpsService {
       if (name !== '' && (!isHostname(name) || !name.includes('.'))) throw errors.vpsInvalidReverse(e.ip)
       changes.push({ ip, reverse: name })
     }
-    const map = JSON.parse(v.reverse_dns) as Record<string, string>
+    const map = { ...v.reverse_dns }
     for (const c of changes) {
       if (!opts.dryRun) await viaDriver(() => this.hypervisor.setReverseDns(v.instance_ref, c.ip, c.reverse))
       if (c.reverse) map[c.ip] = c.reverse
       else delete map[c.ip]
     }
-    if (opts.dryRun) return this.describe({ ...v, reverse_dns: JSON.stringify(map) })
+    if (opts.dryRun) return this.describe({ ...v, reverse_dns: map })
     await repo.updateVps(this.db, accountId, v.id, { reverse_dns: JSON.stringify(map), updated_at: iso(this.now()) })
     return this.describe((await repo.findVps(this.db, accountId, v.id))!)
   }
@@ -335,7 +335,7 @@ export class VpsService {
   }
 
   private startOperation(vps: Vps, task: VpsTask): Promise<Operation> {
-    const p = JSON.parse(task.params) as Record<string, unknown>
+    const p = task.params
     const ref = vps.instance_ref
     switch (task.action as TaskAction) {
       case 'start': return this.hypervisor.start(ref)
@@ -357,7 +357,7 @@ export class VpsService {
    */
   private async endTask(task: VpsTask, outcome: 'done' | 'failed', error: string | null): Promise<{ status: string }> {
     const now = iso(this.now())
-    const { password: _p, sshKeys: _k, ...kept } = JSON.parse(task.params) as Record<string, unknown>
+    const { password: _p, sshKeys: _k, ...kept } = task.params
     const vps = await repo.findVpsForJob(this.db, task.vps_id)
     let status = task.previous_status
     let image: string | undefined
@@ -366,7 +366,7 @@ export class VpsService {
       if (action === 'start' || action === 'rescue_off' || action === 'reinstall' || action === 'create' || action === 'restore') status = 'running'
       else if (action === 'stop' || action === 'poweroff') status = 'stopped'
       else if (action === 'rescue_on') status = 'rescue'
-      if (action === 'reinstall') image = JSON.parse(task.params).imageId
+      if (action === 'reinstall') image = task.params.imageId as string
     } else if (['create', 'reinstall', 'restore'].includes(task.action)) {
       status = 'error'
     } else if (vps) {

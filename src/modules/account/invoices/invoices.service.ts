@@ -11,10 +11,11 @@ import { Type } from 'typebox'
 import { defineJob, type JobRunner } from '../../../jobs/runner.js'
 import { pageOf, pagination } from '../../../lib/paging.js'
 import { findAccount } from '../../iam/iam.repository.js'
-import type { Invoice, InvoiceLine } from '../account.tables.js'
+import type { InvoiceLine } from '../account.tables.js'
 import { amount, amountText, basisPoints, vatOf } from '../../../lib/money.js'
 import type { ProfileService } from '../profile/profile.service.js'
 import * as repo from './invoices.repository.js'
+import type { Invoice } from './invoices.repository.js'
 import { renderInvoicePdf } from './invoice-pdf.js'
 
 /** One line of a new invoice; `amountCents` is the line total excluding VAT. */
@@ -222,7 +223,7 @@ export class InvoicesService {
     const { invoice, lines } = await this.load(accountId, invoiceNr)
     return renderInvoicePdf({
       invoice: this.detail(invoice, lines),
-      customer: JSON.parse(invoice.customer) as InvoiceCustomer,
+      customer: invoice.customer,
       seller: this.billing.seller,
     })
   }
