@@ -156,6 +156,10 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   const mail = new MailService(jobs, drivers.mail, log)
   const profile = new ProfileService(db, clock, mail)
   const orders = new OrdersService(db, clock, jobs)
+  const iam = new IamService(db, clock, {
+    emptyWhitelistAllowsAll: config.emptyWhitelistAllowsAll,
+    authCacheMs: config.authCacheMs,
+  })
   const domainArea = createDomainServices({
     db, clock, jobs, config, log,
     registry: drivers.registry,
@@ -165,16 +169,16 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   const accountDns = accountDnsOf(domainArea.domains, domainArea.dns)
   const services: Services = {
     ...domainArea,
-    iam: new IamService(db, clock, { emptyWhitelistAllowsAll: config.emptyWhitelistAllowsAll, authCacheMs: config.authCacheMs }),
+    iam,
     admin: new AdminService(db, clock, () => services.iam, domainArea.domains.names),
     idempotency: new IdempotencyService(db, clock),
     orders,
     vps: new VpsService(db, clock, jobs, drivers.hypervisor, { shutdownTimeoutSeconds: config.hypervisor.shutdownTimeoutSeconds }),
     profile,
-    invoices: new InvoicesService(db, clock, config.billing, drivers.payments, profile, mail, jobs),
+    invoices: new InvoicesService(db, clock, config.billing, drivers.payments, profile, iam, mail, jobs),
     paymethods: new PaymethodsService(db, clock, drivers.payments, profile),
     users: new UsersService(db, clock, () => services.iam, { newUsersPerHour: 10 }),
-    tickets: new TicketsService(db, clock, mail, profile, config.mail.supportAddress),
+    tickets: new TicketsService(db, clock, mail, profile, iam, config.mail.supportAddress),
     affiliate: new AffiliateService(db, clock),
     mail,
     certificates: new CertificatesService(db, clock, jobs, drivers.ca, orders, () => accountDns, log),

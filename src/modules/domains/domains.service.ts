@@ -91,6 +91,28 @@ export class DomainsService {
     return domain
   }
 
+  /** The domain `name` (already normalised) when the account holds it; `db` may be a transaction. */
+  find(accountId: number, name: string, db: Db = this.db): Promise<Domain | undefined> {
+    return repo.findOwned(db, accountId, name)
+  }
+
+  /** A domain by id alone: only for jobs, which carry the id they were given. */
+  findForJob(domainId: number): Promise<Domain | undefined> {
+    return repo.findById(this.db, domainId)
+  }
+
+  /** Moves the renewal date of one of the account's domains (a renewal at the registry). */
+  async setRenewalDate(accountId: number, domainId: number, renewalDate: string): Promise<void> {
+    const changes = { renewal_date: renewalDate, updated_at: iso(this.clock.now()) }
+    await repo.updateDomain(this.db, accountId, domainId, changes)
+  }
+
+  /** True when one of the account's domains has this contact profile in any role. */
+  async usesContact(accountId: number, contactId: number): Promise<boolean> {
+    const domains = await repo.contactsOfDomains(this.db, accountId)
+    return domains.some((d) => Object.values(d.contacts).includes(contactId))
+  }
+
   /** The account's domains by id; `tags` keeps those with any of the tags; paged only when `page` or `limit` is given. */
   async list(accountId: number, query: { tags?: string; search?: string; page?: number; limit?: number }) {
     const wanted = (query.tags ?? '').split(',').map((t) => t.trim().toLowerCase()).filter(Boolean)

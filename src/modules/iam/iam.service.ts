@@ -217,6 +217,16 @@ export class IamService {
     return repo.listKeys(this.db, accountId)
   }
 
+  /** The account with this id, if it exists. */
+  findAccount(accountId: number) {
+    return repo.findAccount(this.db, accountId)
+  }
+
+  /** One user of the account, if it exists. */
+  findUser(accountId: number, userId: number) {
+    return repo.findUser(this.db, accountId, userId)
+  }
+
   /** Finds one key of the account by its visible prefix or id. */
   async findKey(accountId: number, ref: string) {
     const keys = await repo.listKeys(this.db, accountId)

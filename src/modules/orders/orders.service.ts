@@ -163,6 +163,11 @@ export class OrdersService {
     return { status }
   }
 
+  /** True when the account has an item of this type and name that is not done yet (an order in progress). */
+  async hasPendingItem(accountId: number, type: OrderItemType, name: string): Promise<boolean> {
+    return (await repo.findPendingByName(this.db, accountId, type, name)).length > 0
+  }
+
   /** The account's orders that are not completed, oldest first. */
   async listOpen(accountId: number): Promise<OrderView[]> {
     const orders = await repo.listOpenOrders(this.db, accountId)

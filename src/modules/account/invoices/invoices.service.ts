@@ -10,7 +10,7 @@ import type { MailDriver } from '../../../drivers/mail/mail.js'
 import { Type } from 'typebox'
 import { defineJob, type JobRunner } from '../../../jobs/runner.js'
 import { pageOf, pagination } from '../../../lib/paging.js'
-import { findAccount } from '../../iam/iam.repository.js'
+import type { IamService } from '../../iam/iam.service.js'
 import type { InvoiceLine } from '../account.tables.js'
 import { amount, amountText, basisPoints, vatOf } from '../../../lib/money.js'
 import type { ProfileService } from '../profile/profile.service.js'
@@ -72,6 +72,7 @@ export class InvoicesService {
     private readonly billing: Config['billing'],
     private readonly payments: PaymentsDriver,
     private readonly profiles: ProfileService,
+    private readonly iam: IamService,
     private readonly mail: MailDriver,
     private readonly jobs: JobRunner,
   ) {}
@@ -235,7 +236,7 @@ export class InvoicesService {
   }
 
   private async customer(accountId: number): Promise<InvoiceCustomer> {
-    const account = await findAccount(this.db, accountId)
+    const account = await this.iam.findAccount(accountId)
     if (!account) throw new Error(`No account ${accountId}`)
     const p = await this.profiles.row(accountId)
     const street = [p.address, p.house_number].filter(Boolean).join(' ')

@@ -3,8 +3,7 @@ import type { Clock } from '../../../clock.js'
 import { iso } from '../../../clock.js'
 import type { DB } from '../../../db/tables.js'
 import { errors } from '../../../errors.js'
-import * as domainsRepo from '../domains.repository.js'
-import type { DryRun } from '../domains.service.js'
+import type { DomainsService, DryRun } from '../domains.service.js'
 import * as repo from './contacts.repository.js'
 
 /** The roles a contact profile can have on a domain. */
@@ -50,6 +49,8 @@ export class ContactsService {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
+    /** Read when a profile is deleted (the domains service is built with this one). */
+    private readonly domains: () => DomainsService,
   ) {}
 
   async list(accountId: number): Promise<ContactView[]> {
@@ -91,9 +92,7 @@ export class ContactsService {
   /** Deletes a profile no domain uses. */
   async delete(accountId: number, id: number, opts: DryRun = {}): Promise<void> {
     await this.get(accountId, id)
-    const domains = await domainsRepo.contactsOfDomains(this.db, accountId)
-    const inUse = domains.some((d) => Object.values(d.contacts).includes(id))
-    if (inUse) throw errors.contactInUse()
+    if (await this.domains().usesContact(accountId, id)) throw errors.contactInUse()
     if (opts.dryRun) return
     await repo.deleteContact(this.db, accountId, id)
   }
