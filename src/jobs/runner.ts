@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Logger } from 'pino'
 import type { Static, TSchema } from 'typebox'
-import { Value } from 'typebox/value'
 import type { Clock } from '../clock.js'
 import { iso } from '../clock.js'
 import type { Dialect } from '../db/database.js'
@@ -30,8 +29,12 @@ export function defineJob<S extends TSchema>(definition: JobDefinition<S>): JobD
   return definition
 }
 
+// The value checker is loaded with the first job taken, not at start.
+let valueChecker: Promise<typeof import('typebox/value')> | null = null
+
 /** The first problem of a payload that does not match its schema, as `path: message`. */
-function payloadProblem(schema: TSchema, payload: unknown): string | null {
+async function payloadProblem(schema: TSchema, payload: unknown): Promise<string | null> {
+  const { Value } = await (valueChecker ??= import('typebox/value'))
   if (Value.Check(schema, payload)) return null
   const first = [...Value.Errors(schema, payload)][0]
   return first ? `${first.instancePath || '/'}: ${first.message}` : 'does not match its schema'
@@ -163,7 +166,7 @@ export class JobRunner {
     const definition = this.definitions.get(job.kind)!
     try {
       const { payload } = repo.decodeJob(job)
-      const problem = payloadProblem(definition.payload, payload)
+      const problem = await payloadProblem(definition.payload, payload)
       if (problem) throw new Error(`Invalid payload for job kind ${job.kind}: ${problem}`)
       const result = await definition.handle(payload, { job, attempt: job.attempts })
       await repo.finishJob(this.db, job.id, this.workerId, { status: 'done', result: JSON.stringify(result ?? null), now: iso(this.clock.now()) })
