@@ -10,7 +10,7 @@ import { RequestJournal } from './ops/journal.js'
 import { openDatabase, type Dialect } from './db/database.js'
 import type { DB } from './db/tables.js'
 import { JobRunner } from './jobs/runner.js'
-import { registerMaintenanceJobs } from './jobs/maintenance.js'
+import { Maintenance } from './jobs/maintenance.js'
 import { IamService } from './modules/iam/iam.service.js'
 import { IdempotencyService } from './modules/idempotency/idempotency.service.js'
 import { OrdersService } from './modules/orders/orders.service.js'
@@ -97,6 +97,8 @@ export interface Context {
   /** Fixed-window counters (rate limits, failed credentials): in Redis when configured, else in memory. */
   counter: WindowCounter
   jobs: JobRunner
+  /** Housekeeping jobs (the daily prune). */
+  maintenance: Maintenance
   drivers: Drivers
   services: Services
   ops: Ops
@@ -151,7 +153,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   const redisGuard = redis ? new RedisGuard(redis, config.redisGuard, log) : null
   const counter: WindowCounter = redisGuard ? new RedisWindowCounter(redisGuard, clock, config.redisPrefix) : new MemoryWindowCounter(clock)
   const jobs = new JobRunner(db, database.dialect, clock, log, config.jobs)
-  registerMaintenanceJobs(jobs, db, clock, 90)
+  const maintenance = new Maintenance(jobs, db, clock, 90)
   // The CA reads TXT records through the domains area, built below.
   const ca = new BuiltinCa(db, clock, txtLookup(() => accountDns), secrets.box)
   const drivers: Drivers = {
@@ -165,6 +167,10 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   const mail = new MailService(jobs, drivers.mail, log)
   const profile = new ProfileService(db, clock, mail)
   const orders = new OrdersService(db, clock, jobs)
+  const iam = new IamService(db, clock, {
+    emptyWhitelistAllowsAll: config.emptyWhitelistAllowsAll,
+    authCacheMs: config.authCacheMs,
+  })
   const domainArea = createDomainServices({
     db, clock, jobs, config, log,
     registry: drivers.registry,
@@ -174,16 +180,16 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   const accountDns = accountDnsOf(domainArea.domains, domainArea.dns)
   const services: Services = {
     ...domainArea,
-    iam: new IamService(db, clock, { emptyWhitelistAllowsAll: config.emptyWhitelistAllowsAll, authCacheMs: config.authCacheMs }),
+    iam,
     admin: new AdminService(db, clock, () => services.iam, domainArea.domains.names),
     idempotency: new IdempotencyService(db, clock),
     orders,
     vps: new VpsService(db, clock, jobs, drivers.hypervisor, { shutdownTimeoutSeconds: config.hypervisor.shutdownTimeoutSeconds }),
     profile,
-    invoices: new InvoicesService(db, clock, config.billing, drivers.payments, profile, mail, jobs),
+    invoices: new InvoicesService(db, clock, config.billing, drivers.payments, profile, iam, mail, jobs),
     paymethods: new PaymethodsService(db, clock, drivers.payments, profile),
     users: new UsersService(db, clock, () => services.iam, { newUsersPerHour: 10 }),
-    tickets: new TicketsService(db, clock, mail, profile, config.mail.supportAddress),
+    tickets: new TicketsService(db, clock, mail, profile, iam, config.mail.supportAddress),
     affiliate: new AffiliateService(db, clock),
     mail,
     certificates: new CertificatesService(db, clock, jobs, drivers.ca, orders, () => accountDns, log),
@@ -193,8 +199,18 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   services.orders.setCharger(services.invoices)
   services.orders.registerProcessor('domain', services.domainOrders)
   services.orders.registerProcessor('certificate', { process: (item) => services.certificates.processOrderItem(item) })
-  services.vps.registerJobs()
   services.orders.registerProcessor('vps', { process: (item) => services.vps.ordering.processOrderItem(item) })
+  for (const job of [
+    maintenance.pruneJob,
+    services.mail.sendJob,
+    services.orders.processJob,
+    services.invoices.reconcileJob,
+    services.domains.endJob,
+    services.domainOrders.renewJob,
+    services.certificates.issueJob,
+    services.vps.tasks.taskJob,
+    services.vps.lifecycle.expireJob,
+  ]) jobs.register(job)
   return {
     config,
     db,
@@ -209,6 +225,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     redisGuard,
     counter,
     jobs,
+    maintenance,
     drivers,
     services,
     ops,

@@ -15,7 +15,6 @@ import { loadTls } from './tls.js'
 import { hashApiKey } from './modules/iam/keys.js'
 import { findKeyForAuth } from './modules/iam/iam.repository.js'
 import { postgresInvalidationBus } from './modules/iam/auth-cache-bus.js'
-import { scheduleMaintenance } from './jobs/maintenance.js'
 
 /** What a caller may add to the context and the app: a clock, a logger, route modules of its own. */
 export type ServerOptions = ContextOptions & Pick<AppOptions, 'extraRoutes'>
@@ -98,7 +97,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     }
 
     if (config.jobs.enabled) {
-      await scheduleMaintenance(ctx.jobs, ctx.db)
+      await ctx.maintenance.schedule()
       ctx.jobs.start()
     }
 

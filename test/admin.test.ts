@@ -4,6 +4,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { generateKeyPairSync } from 'node:crypto'
 import sshpk from 'sshpk'
+import { Type } from 'typebox'
+import { defineJob } from '../src/jobs/runner.js'
 import { forEachDialect, request, startTestApp, tempDir, type TestAccount, type TestApp } from './helpers/app.js'
 
 const sshKey = () => {
@@ -185,12 +187,17 @@ forEachDialect((dialect) => {
 
     it('inspects jobs and retries a failed one', async () => {
       let calls = 0
-      t.ctx.jobs.register('test.flaky', async () => {
-        calls++
-        if (calls === 1) throw new Error('first attempt fails')
-        return { ok: true }
+      const flaky = defineJob({
+        name: 'test.flaky',
+        payload: Type.Object({ n: Type.Integer() }),
+        handle: async () => {
+          calls++
+          if (calls === 1) throw new Error('first attempt fails')
+          return { ok: true }
+        },
       })
-      const id = await t.ctx.jobs.enqueue('test.flaky', { n: 1 }, { accountId: a.accountId, maxAttempts: 1 })
+      t.ctx.jobs.register(flaky)
+      const id = await t.ctx.jobs.enqueue(flaky, { n: 1 }, { accountId: a.accountId, maxAttempts: 1 })
       await t.ctx.jobs.drain()
       const failed = await adm('GET', '/jobs?status=failed&kind=test.flaky')
       assert.equal(failed.status, 200, failed.text)
@@ -212,6 +219,25 @@ forEachDialect((dialect) => {
       assert.deepEqual((await adm('GET', '/jobs/999999')).body, { status: 404, status_description: 'Job not found' })
     })
 
+    it('fails a job whose payload does not match its schema, without running the handler', async () => {
+      let ran = 0
+      const strict = defineJob({
+        name: 'test.strict',
+        payload: Type.Object({ n: Type.Integer() }),
+        handle: async () => {
+          ran++
+        },
+      })
+      t.ctx.jobs.register(strict)
+      // @ts-expect-error the payload's type follows from the definition's schema
+      const id = await t.ctx.jobs.enqueue(strict, { n: 'one' }, { maxAttempts: 1 })
+      await t.ctx.jobs.drain()
+      const job = (await adm('GET', `/jobs/${id}`)).body.data
+      assert.equal(job.status, 'failed')
+      assert.equal(job.last_error, 'Invalid payload for job kind test.strict: /n: must be integer')
+      assert.equal(ran, 0)
+    })
+
     it('shows the mail outbox', async () => {
       await t.ctx.drivers.mail.send({ to: 'ann@tenant-a.test', subject: 'Hello', text: 'Body text', kind: 'test.hello', accountId: a.accountId })
       const list = await adm('GET', `/outbox?account=${a.customerNumber}&kind=test.hello`)
@@ -227,8 +253,9 @@ forEachDialect((dialect) => {
     })
 
     it('serves Prometheus metrics that parse, with requests per operation and status and the job queue', async () => {
-      t.ctx.jobs.register('test.metrics', async () => null)
-      await t.ctx.jobs.enqueue('test.metrics', null)
+      const metricsJob = defineJob({ name: 'test.metrics', payload: Type.Null(), handle: async () => null })
+      t.ctx.jobs.register(metricsJob)
+      await t.ctx.jobs.enqueue(metricsJob, null)
       await t.ctx.jobs.drain()
       await t.request('GET', '/whoami', { key: a.key })
       await t.request('GET', '/whoami')
@@ -521,10 +548,15 @@ forEachDialect((dialect) => {
       const before = await adm('GET', '/sandbox/clock')
       assert.equal(before.body.data.offset_seconds, 0)
       let ran = 0
-      t.ctx.jobs.register('test.later', async () => {
-        ran++
+      const later = defineJob({
+        name: 'test.later',
+        payload: Type.Null(),
+        handle: async () => {
+          ran++
+        },
       })
-      await t.ctx.jobs.enqueue('test.later', null, { runAt: new Date(t.ctx.clock.now().getTime() + 20 * 86_400_000) })
+      t.ctx.jobs.register(later)
+      await t.ctx.jobs.enqueue(later, null, { runAt: new Date(t.ctx.clock.now().getTime() + 20 * 86_400_000) })
       const moved = await adm('POST', '/sandbox/clock', { advance: '30d' })
       assert.equal(moved.status, 200, moved.text)
       assert.equal(moved.body.data.offset_seconds, 30 * 86400)

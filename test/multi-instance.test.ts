@@ -72,7 +72,8 @@ describeWithEnv(['HOSTAPI_TEST_PG_URL', 'HOSTAPI_TEST_REDIS_URL'], 'two instance
   it('share one job queue, and each job runs once', async () => {
     const before = await one.ctx.db.selectFrom('jobs').select('id').where('kind', '=', PRUNE_JOB).execute()
     const ids: number[] = []
-    for (let i = 0; i < 40; i++) ids.push(await (i % 2 ? two : one).ctx.jobs.enqueue(PRUNE_JOB, null))
+    const prune = one.ctx.maintenance.pruneJob
+    for (let i = 0; i < 40; i++) ids.push(await (i % 2 ? two : one).ctx.jobs.enqueue(prune, null))
     const deadline = Date.now() + 20_000
     let done: { id: number; status: string; attempts: number; locked_by: string | null }[] = []
     while (Date.now() < deadline) {

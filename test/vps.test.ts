@@ -220,7 +220,7 @@ forEachDialect((dialect) => {
         const d = (await req('GET', `/vps/${id}`)).body.data
         assert.deepEqual([d.status, d.image.id], ['running', 'rocky-9'])
         const inst = await hv().inspect(await refOf(id))
-        assert.deepEqual(JSON.parse(inst!.ssh_keys), [key.body.data.public_key])
+        assert.deepEqual(inst!.ssh_keys, [key.body.data.public_key])
       })
 
       it('resets the root password of a running VPS and refuses a stopped one', async () => {
@@ -254,7 +254,7 @@ forEachDialect((dialect) => {
         const r = await req('PUT', `/vps/${id}`, { 'ip-addresses': [{ ip: v4, reverse: 'mail.example.com' }, { ip: v6, reverse: 'mail6.example.com.' }] })
         assert.equal(r.status, 200)
         assert.deepEqual(r.body.data.ips.map((i: { reverse: string }) => i.reverse), ['mail.example.com', 'mail6.example.com'])
-        assert.equal(JSON.parse((await hv().inspect(await refOf(id)))!.reverse_dns)[v4], 'mail.example.com')
+        assert.equal((await hv().inspect(await refOf(id)))!.reverse_dns[v4], 'mail.example.com')
         assert.deepEqual((await req('PUT', `/vps/${id}`, { 'ip-addresses': [{ ip: '192.0.2.55', reverse: 'x.example.com' }] })).body,
           bad('IP address 192.0.2.55 does not belong to this VPS'))
         assert.deepEqual((await req('PUT', `/vps/${id}`, { 'ip-addresses': [{ ip: v4, reverse: 'not a name' }] })).body,
@@ -475,7 +475,7 @@ forEachDialect((dialect) => {
         ] }
         assert.deepEqual(r.body.data, expected)
         assert.deepEqual((await req('GET', `/vps/${id}/firewall`)).body.data, expected)
-        assert.deepEqual(JSON.parse((await hv().inspect(await refOf(id)))!.firewall), expected)
+        assert.deepEqual((await hv().inspect(await refOf(id)))!.firewall, expected)
         const many = Array.from({ length: 51 }, (_, i) => ({ protocol: 'tcp', port: String(1000 + i) }))
         assert.deepEqual((await req('PUT', `/vps/${id}/firewall`, { enabled: true, rules: many })).body, bad('A firewall can have at most 50 rules'))
         assert.equal((await req('PUT', `/vps/${id}/firewall`, { enabled: true, rules: many.slice(0, 50) })).status, 200)

@@ -131,7 +131,7 @@ export async function runAdmin(ctx: Context, argv: string[], out: Out, err: Out)
         out.write(['prefix', 'id', 'user', 'label', 'expires', 'whitelist', 'last_used', 'revoked'].join('\t') + '\n')
         for (const k of keys) {
           out.write(
-            [k.prefix, k.id, k.user_id, k.label || '-', k.expires_at ?? 'never', (JSON.parse(k.allowed_ips) as string[]).join(',') || 'any',
+            [k.prefix, k.id, k.user_id, k.label || '-', k.expires_at ?? 'never', k.allowed_ips.join(',') || 'any',
               k.last_used_at ? `${k.last_used_at} from ${k.last_used_ip}` : 'never', k.revoked_at ?? 'no'].join('\t') + '\n',
           )
         }

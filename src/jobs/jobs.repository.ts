@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { Db, Dialect } from '../db/database.js'
 import type { Job } from '../db/tables.js'
+import { jsonColumns, type Decoded } from '../db/json-columns.js'
 
 export const insertJob = (
   db: Db,
@@ -51,7 +52,23 @@ export const finishJob = (db: Db, id: number, worker: string, changes: { status:
     .where('locked_by', '=', worker)
     .executeTakeFirst()
 
-export const findJob = (db: Db, id: number) => db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst()
+/** The JSON columns of a job row, decoded. */
+export interface JobJson {
+  payload: unknown
+  result: unknown
+}
+
+/** A job row with its payload and result decoded. */
+export type DecodedJob = Decoded<Job, JobJson>
+
+/** Decodes the payload and result of (part of) a job row. */
+export const decodeJob = jsonColumns<JobJson>('payload', 'result')
+
+/** One job by id, decoded. */
+export const findJob = async (db: Db, id: number): Promise<DecodedJob | undefined> => {
+  const row = await db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst()
+  return row && decodeJob(row)
+}
 
 export const countByStatus = (db: Db) =>
   db.selectFrom('jobs').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('status').execute()

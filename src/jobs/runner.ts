@@ -1,20 +1,44 @@
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Logger } from 'pino'
+import type { Static, TSchema } from 'typebox'
 import type { Clock } from '../clock.js'
 import { iso } from '../clock.js'
 import type { Dialect } from '../db/database.js'
 import type { DB, Job } from '../db/tables.js'
 import * as repo from './jobs.repository.js'
 
-/** What a job handler sees. A handler throws to fail the attempt; the runner retries with backoff. */
+/** What a job handler sees besides its payload. */
 export interface JobContext {
   job: Job
-  payload: unknown
   attempt: number
 }
 
-export type JobHandler = (ctx: JobContext) => Promise<unknown>
+/**
+ * A kind of job: its name, the schema of its payload and the handler. The handler throws to fail the attempt;
+ * the runner retries with backoff.
+ */
+export interface JobDefinition<S extends TSchema = TSchema> {
+  readonly name: string
+  readonly payload: S
+  handle(payload: Static<S>, ctx: JobContext): Promise<unknown>
+}
+
+/** States a job definition; the payload's type follows from its schema. */
+export function defineJob<S extends TSchema>(definition: JobDefinition<S>): JobDefinition<S> {
+  return definition
+}
+
+// The value checker is loaded with the first job taken, not at start.
+let valueChecker: Promise<typeof import('typebox/value')> | null = null
+
+/** The first problem of a payload that does not match its schema, as `path: message`. */
+async function payloadProblem(schema: TSchema, payload: unknown): Promise<string | null> {
+  const { Value } = await (valueChecker ??= import('typebox/value'))
+  if (Value.Check(schema, payload)) return null
+  const first = [...Value.Errors(schema, payload)][0]
+  return first ? `${first.instancePath || '/'}: ${first.message}` : 'does not match its schema'
+}
 
 export interface EnqueueOptions {
   accountId?: number | null
@@ -33,7 +57,7 @@ const BACKOFF_MAX_MS = 5 * 60_000
  */
 export class JobRunner {
   readonly workerId = `${process.pid}-${randomUUID().slice(0, 8)}`
-  private readonly handlers = new Map<string, JobHandler>()
+  private readonly definitions = new Map<string, JobDefinition>()
   private timer: NodeJS.Timeout | null = null
   private running = new Set<Promise<void>>()
   private stopped = true
@@ -47,17 +71,22 @@ export class JobRunner {
     private readonly opts: { pollMs: number; concurrency: number },
   ) {}
 
-  /** Registers the handler for a kind of job (one per kind). */
-  register(kind: string, handler: JobHandler): void {
-    if (this.handlers.has(kind)) throw new Error(`A handler for job kind ${kind} exists already`)
-    this.handlers.set(kind, handler)
+  /** Registers a kind of job (one definition per name). */
+  register(definition: JobDefinition): void {
+    const { name } = definition
+    if (this.definitions.has(name)) throw new Error(`A handler for job kind ${name} exists already`)
+    this.definitions.set(name, definition)
   }
 
-  /** Queues a job; it runs on whichever instance claims it first. */
-  async enqueue(kind: string, payload: unknown, opts: EnqueueOptions = {}): Promise<number> {
+  /** Queues a job of a kind; it runs on whichever instance claims it first. */
+  async enqueue<S extends TSchema>(
+    definition: JobDefinition<S>,
+    payload: Static<S>,
+    opts: EnqueueOptions = {},
+  ): Promise<number> {
     const now = this.clock.now()
     const row = await repo.insertJob(this.db, {
-      kind,
+      kind: definition.name,
       account_id: opts.accountId ?? null,
       payload: JSON.stringify(payload ?? null),
       max_attempts: opts.maxAttempts ?? 5,
@@ -129,13 +158,17 @@ export class JobRunner {
 
   private async claim(): Promise<Job | undefined> {
     const now = this.clock.now()
-    return repo.claimNext(this.db, this.dialect, this.workerId, iso(now), iso(new Date(now.getTime() + LEASE_MS)), [...this.handlers.keys()])
+    const leaseEnd = iso(new Date(now.getTime() + LEASE_MS))
+    return repo.claimNext(this.db, this.dialect, this.workerId, iso(now), leaseEnd, [...this.definitions.keys()])
   }
 
   private async execute(job: Job): Promise<void> {
-    const handler = this.handlers.get(job.kind)!
+    const definition = this.definitions.get(job.kind)!
     try {
-      const result = await handler({ job, payload: JSON.parse(job.payload), attempt: job.attempts })
+      const { payload } = repo.decodeJob(job)
+      const problem = await payloadProblem(definition.payload, payload)
+      if (problem) throw new Error(`Invalid payload for job kind ${job.kind}: ${problem}`)
+      const result = await definition.handle(payload, { job, attempt: job.attempts })
       await repo.finishJob(this.db, job.id, this.workerId, { status: 'done', result: JSON.stringify(result ?? null), now: iso(this.clock.now()) })
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err)

@@ -18,6 +18,7 @@ import {
   type PrivateNetwork,
 } from './hypervisor.js'
 import type { HvInstance } from './builtin.tables.js'
+import { jsonColumns, type Decoded } from '../../db/json-columns.js'
 
 /** Realistic durations of the simulated actions, in milliseconds at speed 1. */
 export const SIM_DURATIONS_MS = {
@@ -59,6 +60,18 @@ const hash = (secret: string) => {
   return `${salt}:${createHash('sha256').update(salt + secret).digest('hex')}`
 }
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/** The JSON columns of a simulated instance, decoded. */
+interface InstanceJson {
+  ssh_keys: string[]
+  reverse_dns: Record<string, string>
+  firewall: FirewallConfig
+  networks: PrivateNetwork[]
+}
+/** A simulated instance with its JSON columns decoded. */
+export type Instance = Decoded<HvInstance, InstanceJson>
+const decodeInstance = jsonColumns<InstanceJson>('ssh_keys', 'reverse_dns', 'firewall', 'networks')
+const decodeOperation = jsonColumns<{ params: Record<string, unknown> }>('params')
 
 /** 198.18.0.0/15 (benchmarking space) for instances, from its start; floating addresses from 198.19.128.0. */
 function addressAt(base: number, n: number): string {
@@ -198,7 +211,7 @@ export class BuiltinHypervisor implements HypervisorDriver {
     const owned = ip === row.ipv4 || ip === row.ipv6 ||
       !!(await this.db.selectFrom('hv_floating_ips').select('id').where('ip', '=', ip).where('instance_id', '=', row.id).executeTakeFirst())
     if (!owned) throw new HypervisorError(`${ip} is not routed to this instance`)
-    const map = JSON.parse(row.reverse_dns) as Record<string, string>
+    const map = { ...row.reverse_dns }
     if (name) map[ip] = name
     else delete map[ip]
     await this.update(row.id, { reverse_dns: JSON.stringify(map) })
@@ -231,7 +244,7 @@ export class BuiltinHypervisor implements HypervisorDriver {
 
   async attachNetwork(ref: string, network: PrivateNetwork): Promise<void> {
     const row = await this.mustFind(ref)
-    const list = (JSON.parse(row.networks) as PrivateNetwork[]).filter((n) => n.networkId !== network.networkId)
+    const list = row.networks.filter((n) => n.networkId !== network.networkId)
     list.push(network)
     await this.update(row.id, { networks: JSON.stringify(list) })
   }
@@ -287,8 +300,8 @@ export class BuiltinHypervisor implements HypervisorDriver {
     })
   }
 
-  /** The raw simulated instance (tests and the admin side read it). */
-  async inspect(ref: string): Promise<HvInstance | undefined> {
+  /** The simulated instance, its JSON columns decoded (tests and the admin side read it). */
+  async inspect(ref: string): Promise<Instance | undefined> {
     return this.find(ref)
   }
 
@@ -301,13 +314,15 @@ export class BuiltinHypervisor implements HypervisorDriver {
     return [...candidates].sort((a, b) => load(a) - load(b))[0]
   }
 
-  private find(ref: string) {
+  private async find(ref: string): Promise<Instance | undefined> {
     const id = Number(ref)
-    if (!Number.isSafeInteger(id)) return Promise.resolve(undefined)
-    return this.db.selectFrom('hv_instances').selectAll().where('id', '=', id).where('destroyed', '=', 0).executeTakeFirst()
+    if (!Number.isSafeInteger(id)) return undefined
+    const row = await this.db.selectFrom('hv_instances').selectAll()
+      .where('id', '=', id).where('destroyed', '=', 0).executeTakeFirst()
+    return row && decodeInstance(row)
   }
 
-  private async mustFind(ref: string): Promise<HvInstance> {
+  private async mustFind(ref: string): Promise<Instance> {
     const row = await this.find(ref)
     if (!row) throw new HypervisorError(`Unknown instance ${ref}`)
     return row
@@ -347,7 +362,7 @@ export class BuiltinHypervisor implements HypervisorDriver {
         .set({ status: op.fails_with ? 'failed' : 'done', error: op.fails_with, finished_at: now })
         .where('id', '=', id).where('status', '=', 'running').executeTakeFirst()
       if (Number(claimed.numUpdatedRows) !== 1 || op.fails_with) return
-      const params = JSON.parse(op.params) as Record<string, unknown>
+      const { params } = decodeOperation(op)
       const set = (changes: Partial<Omit<HvInstance, 'id'>>) =>
         trx.updateTable('hv_instances').set({ ...changes, updated_at: now }).where('id', '=', op.instance_id).execute()
       switch (op.action) {
@@ -394,7 +409,7 @@ export class BuiltinHypervisor implements HypervisorDriver {
   }
 
   /** The nightly incremental backups since the instance was created, keeping the last seven. */
-  private async runNightlies(row: HvInstance): Promise<void> {
+  private async runNightlies(row: Instance): Promise<void> {
     const now = this.clock.now()
     const created = new Date(row.created_at)
     const day = (d: Date) => Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate())

@@ -130,8 +130,8 @@ export interface TicketMessagesTable {
 export type AccountProfile = Selectable<AccountProfilesTable>
 /** A stored payment method. */
 export type Paymethod = Selectable<PaymethodsTable>
-/** A stored invoice. */
-export type Invoice = Selectable<InvoicesTable>
+/** A stored invoice (its customer as JSON text; invoices.repository decodes it). */
+export type InvoiceRow = Selectable<InvoicesTable>
 /** A stored invoice line. */
 export type InvoiceLine = Selectable<InvoiceLinesTable>
 /** A stored ticket. */

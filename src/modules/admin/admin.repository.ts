@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { Db } from '../../db/database.js'
 import { likeContains } from '../../db/search.js'
+import { decodeJob } from '../../jobs/jobs.repository.js'
 
 /** The operator's queries: admin tokens, and reads across accounts (the admin API sees every tenant). */
 
@@ -109,8 +110,8 @@ export const countJobs = async (db: Db, f: JobFilter): Promise<number> =>
   Number((await jobsWhere(db, f).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
 
 /** Newest first. */
-export const listJobs = (db: Db, f: JobFilter, limit: number, offset: number) =>
-  jobsWhere(db, f).selectAll().orderBy('id', 'desc').limit(limit).offset(offset).execute()
+export const listJobs = async (db: Db, f: JobFilter, limit: number, offset: number) =>
+  (await jobsWhere(db, f).selectAll().orderBy('id', 'desc').limit(limit).offset(offset).execute()).map(decodeJob)
 
 /** Queues a failed job again with a fresh set of attempts; false when it is not (or no longer) failed. */
 export const requeueFailedJob = async (db: Db, id: number, now: string): Promise<boolean> => {

@@ -9,7 +9,7 @@ import type { IamService } from '../iam/iam.service.js'
 import * as iamRepo from '../iam/iam.repository.js'
 import { generateApiKey, hashApiKey } from '../iam/keys.js'
 import { isPermission, parsePermissions, permissionMap, type PermissionMap } from '../iam/permissions.js'
-import { findJob } from '../../jobs/jobs.repository.js'
+import { findJob, type DecodedJob } from '../../jobs/jobs.repository.js'
 import * as repo from './admin.repository.js'
 import * as catalog from './catalog.repository.js'
 import { DomainNames } from '../../lib/domain-name.js'
@@ -60,7 +60,7 @@ const keyView = (k: Awaited<ReturnType<typeof iamRepo.listKeys>>[number]) => ({
   user_id: k.user_id,
   label: k.label,
   expires_at: k.expires_at,
-  allowed_ips: JSON.parse(k.allowed_ips) as string[],
+  allowed_ips: k.allowed_ips,
   last_used_at: k.last_used_at,
   last_used_ip: k.last_used_ip,
   revoked_at: k.revoked_at,
@@ -378,7 +378,7 @@ export class AdminService {
   }
 }
 
-function jobView(j: { id: number; kind: string; account_id: number | null; payload: string; status: string; attempts: number; max_attempts: number; run_at: string; locked_by: string | null; last_error: string | null; result: string | null; created_at: string; updated_at: string; finished_at: string | null }) {
+function jobView(j: DecodedJob) {
   return {
     id: j.id,
     kind: j.kind,
@@ -389,8 +389,8 @@ function jobView(j: { id: number; kind: string; account_id: number | null; paylo
     run_at: j.run_at,
     worker: j.locked_by,
     last_error: j.last_error,
-    payload: JSON.parse(j.payload) as unknown,
-    result: j.result === null ? null : (JSON.parse(j.result) as unknown),
+    payload: j.payload,
+    result: j.result,
     created_at: j.created_at,
     updated_at: j.updated_at,
     finished_at: j.finished_at,

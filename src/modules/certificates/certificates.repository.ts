@@ -1,18 +1,49 @@
 import { sql, type Insertable, type Updateable } from 'kysely'
 import type { Db } from '../../db/database.js'
 import { likeContains } from '../../db/search.js'
-import type { Certificate, CertificateProduct, CertificatesTable, CertificateStatus } from './certificates.tables.js'
+import { jsonColumns, type Decoded } from '../../db/json-columns.js'
+import type { Challenge } from '../../drivers/ca/ca.js'
+import type {
+  CertificateProductRow,
+  CertificateRow,
+  CertificatesTable,
+  CertificateStatus,
+} from './certificates.tables.js'
 
+/** The JSON columns of a certificate product row, decoded. */
+export interface CertificateProductJson {
+  durations: number[]
+}
+
+/** The JSON columns of a certificate row, decoded. */
+export interface CertificateJson {
+  domains: string[]
+  challenge: Challenge | null
+  dns_auto_setup: string[]
+}
+
+/** A certificate product with its durations decoded. */
+export type CertificateProduct = Decoded<CertificateProductRow, CertificateProductJson>
+/** A certificate package with its JSON columns decoded. */
+export type Certificate = Decoded<CertificateRow, CertificateJson>
 /** A certificate with its product's name. */
 export type CertificateWithProduct = Certificate & { product_name: string }
 
+/** Decodes the durations of (part of) a certificate product row. */
+export const decodeProduct = jsonColumns<CertificateProductJson>('durations')
+/** Decodes the JSON columns of (part of) a certificate row. */
+export const decodeCertificate = jsonColumns<CertificateJson>('domains', 'challenge', 'dns_auto_setup')
+
 /** Products that can be ordered, by id. */
-export const listActiveProducts = (db: Db): Promise<CertificateProduct[]> =>
-  db.selectFrom('certificate_products').selectAll().where('active', '=', 1).orderBy('id').execute()
+export const listActiveProducts = async (db: Db): Promise<CertificateProduct[]> =>
+  (await db.selectFrom('certificate_products').selectAll().where('active', '=', 1).orderBy('id').execute())
+    .map(decodeProduct)
 
 /** One product, active or not. */
-export const findProduct = (db: Db, id: number): Promise<CertificateProduct | undefined> =>
-  db.selectFrom('certificate_products').selectAll().where('id', '=', id).executeTakeFirst()
+export const findProduct = async (db: Db, id: number): Promise<CertificateProduct | undefined> => {
+  const row = await db.selectFrom('certificate_products').selectAll().where('id', '=', id).executeTakeFirst()
+  return row && decodeProduct(row)
+}
 
 const withProduct = (db: Db) =>
   db
@@ -22,12 +53,28 @@ const withProduct = (db: Db) =>
     .select('certificate_products.name as product_name')
 
 /** One certificate of the account. */
-export const findOwned = (db: Db, accountId: number, id: number): Promise<CertificateWithProduct | undefined> =>
-  withProduct(db).where('certificates.account_id', '=', accountId).where('certificates.id', '=', id).executeTakeFirst()
+export const findOwned = async (db: Db, accountId: number, id: number): Promise<CertificateWithProduct | undefined> => {
+  const row = await withProduct(db)
+    .where('certificates.account_id', '=', accountId)
+    .where('certificates.id', '=', id)
+    .executeTakeFirst()
+  return row && decodeCertificate(row)
+}
 
 /** The package an order item created, if it exists already (a processing job that ran twice). */
-export const findByOrderItem = (db: Db, accountId: number, orderItemId: number): Promise<Certificate | undefined> =>
-  db.selectFrom('certificates').selectAll().where('account_id', '=', accountId).where('order_item_id', '=', orderItemId).executeTakeFirst()
+export const findByOrderItem = async (
+  db: Db,
+  accountId: number,
+  orderItemId: number,
+): Promise<Certificate | undefined> => {
+  const row = await db
+    .selectFrom('certificates')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('order_item_id', '=', orderItemId)
+    .executeTakeFirst()
+  return row && decodeCertificate(row)
+}
 
 /** A page of the account's certificates, newest first; `search` matches the names or the product, case-insensitively. */
 export async function listOwned(
@@ -45,7 +92,7 @@ export async function listOwned(
     .select((eb) => eb.fn.countAll<number>().as('total'))
     .executeTakeFirstOrThrow()
   const rows = await q.orderBy('certificates.id', 'desc').limit(opts.limit).offset(opts.offset).execute()
-  return { rows, total: Number(total) }
+  return { rows: rows.map(decodeCertificate), total: Number(total) }
 }
 
 /** Stores a new package and returns its id. */

@@ -4,14 +4,14 @@ import type { Clock } from '../../clock.js'
 import { iso, ymd, ymdhms } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
 import { errors } from '../../errors.js'
-import type { JobRunner } from '../../jobs/runner.js'
+import { Type } from 'typebox'
+import { defineJob, type JobRunner } from '../../jobs/runner.js'
 import { CertificateRejected, type CertificateAuthority, type Challenge, type ValidationMethod } from '../../drivers/ca/ca.js'
 import { baseName } from '../../drivers/ca/names.js'
 import type { Page } from '../../lib/paging.js'
 import { pagination } from '../../lib/paging.js'
 import * as repo from './certificates.repository.js'
-import type { CertificateWithProduct } from './certificates.repository.js'
-import type { CertificateProduct } from './certificates.tables.js'
+import type { CertificateProduct, CertificateWithProduct } from './certificates.repository.js'
 import { generateCsr, parseCsr, type CsrInput, type GeneratedCsr } from './csr.js'
 import type { DryRun } from '../../lib/dry-run.js'
 
@@ -77,12 +77,14 @@ export class CertificatesService {
     private readonly orders: OrderPlacer,
     private readonly dns: () => AccountDns | null,
     private readonly log: Logger,
-  ) {
-    jobs.register(ISSUE_JOB, async ({ payload }) => {
-      const p = payload as { accountId: number; certificateId: number }
-      return this.validateAndIssue(p.accountId, p.certificateId)
-    })
-  }
+  ) {}
+
+  /** The job that checks a requested certificate's validation and issues it once it passes. */
+  readonly issueJob = defineJob({
+    name: ISSUE_JOB,
+    payload: Type.Object({ accountId: Type.Integer(), certificateId: Type.Integer() }),
+    handle: ({ accountId, certificateId }) => this.validateAndIssue(accountId, certificateId),
+  })
 
   /** The products that can be ordered. */
   async products(): Promise<ProductView[]> {
@@ -95,7 +97,7 @@ export class CertificatesService {
   ): Promise<{ orderId: number }> {
     const product = await repo.findProduct(this.db, input.product_id)
     if (!product || !product.active) throw errors.certificateProductNotFound()
-    const durations = JSON.parse(product.durations) as number[]
+    const { durations } = product
     if (!durations.includes(input.duration)) throw errors.certificateDuration(durations)
     if (opts.dryRun) return { orderId: 0 }
     return this.orders.createOrder(accountId, [
@@ -200,7 +202,7 @@ export class CertificatesService {
     }
     if (opts.dryRun) {
       const wouldCreate = autoSetup ? await this.hostedRecordNames(accountId, challenge) : []
-      return this.detail({ ...row, ...changes, dns_auto_setup: JSON.stringify(wouldCreate) })
+      return this.detail({ ...row, ...changes, domains: csr.names, challenge, dns_auto_setup: wouldCreate })
     }
     const created = autoSetup ? await this.publishRecords(accountId, challenge) : []
     const claimed = await repo.updateIfStatus(this.db, accountId, id, [row.status], { ...changes, dns_auto_setup: JSON.stringify(created) })
@@ -208,7 +210,7 @@ export class CertificatesService {
       await this.unpublishRecords(accountId, challenge, created)
       throw errors.certificateAlreadyRequested()
     }
-    await this.jobs.enqueue(ISSUE_JOB, { accountId, certificateId: id }, { accountId })
+    await this.jobs.enqueue(this.issueJob, { accountId, certificateId: id }, { accountId })
     return this.get(accountId, id)
   }
 
@@ -219,9 +221,7 @@ export class CertificatesService {
   async validateAndIssue(accountId: number, id: number): Promise<{ status: string }> {
     const row = await repo.findOwned(this.db, accountId, id)
     if (!row || row.status !== 'PEN' || !row.challenge || !row.csr) return { status: row?.status ?? 'missing' }
-    const challenge = JSON.parse(row.challenge) as Challenge
-    const names = JSON.parse(row.domains) as string[]
-    const created = JSON.parse(row.dns_auto_setup) as string[]
+    const { challenge, domains: names, dns_auto_setup: created } = row
     const now = this.clock.now()
     const checks = row.validation_checks + 1
 
@@ -236,7 +236,8 @@ export class CertificatesService {
         status_message: validation.reason,
         updated_at: iso(now),
       })
-      await this.jobs.enqueue(ISSUE_JOB, { accountId, certificateId: id }, { accountId, runAt: new Date(now.getTime() + recheckDelay(checks)) })
+      const runAt = new Date(now.getTime() + recheckDelay(checks))
+      await this.jobs.enqueue(this.issueJob, { accountId, certificateId: id }, { accountId, runAt })
       return { status: 'PEN' }
     }
 
@@ -358,7 +359,7 @@ export class CertificatesService {
       product_id: row.product_id,
       product: row.product_name,
       common_name: row.common_name,
-      domains: JSON.parse(row.domains) as string[],
+      domains: row.domains,
       requested: row.status !== 'NEW',
       certificate_status: row.status === 'ACT' && row.valid_until && new Date(row.valid_until) <= this.clock.now() ? 'EXP' : row.status,
       validation_method: row.validation_method,
@@ -370,8 +371,7 @@ export class CertificatesService {
   }
 
   private detail(row: CertificateWithProduct) {
-    const challenge = row.challenge ? (JSON.parse(row.challenge) as Challenge) : null
-    const created = JSON.parse(row.dns_auto_setup) as string[]
+    const { challenge, dns_auto_setup: created } = row
     return {
       ...this.listItem(row),
       duration: row.duration,
@@ -405,6 +405,6 @@ function productView(p: CertificateProduct): ProductView {
     validation: p.validation,
     max_domains: p.max_domains,
     wildcard: p.wildcard === 1,
-    prices: (JSON.parse(p.durations) as number[]).map((duration) => ({ duration, price: (p.price_cents * duration) / 100 })),
+    prices: p.durations.map((duration) => ({ duration, price: (p.price_cents * duration) / 100 })),
   }
 }

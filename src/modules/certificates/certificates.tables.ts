@@ -71,5 +71,7 @@ export interface CertificatesTable {
   updated_at: string
 }
 
-export type CertificateProduct = Selectable<CertificateProductsTable>
-export type Certificate = Selectable<CertificatesTable>
+/** A certificate product as stored (its durations as JSON text; certificates.repository decodes them). */
+export type CertificateProductRow = Selectable<CertificateProductsTable>
+/** A certificate package as stored (its JSON columns as text; certificates.repository decodes them). */
+export type CertificateRow = Selectable<CertificatesTable>

@@ -51,7 +51,7 @@ export function createDomainServices(deps: {
     }
   }
   const nameservers = new NameserversService(db, clock, config.defaultNameservers, publish)
-  const contacts = new ContactsService(db, clock)
+  const contacts = new ContactsService(db, clock, (): DomainsService => domains)
   const dnsTemplates = new DnsTemplatesService(db, clock)
   const extensions = new ExtensionsService(db)
   const names = new DomainNames(config.domainNames.privateSuffixes)

@@ -1,30 +1,58 @@
 import { sql, type Insertable, type Updateable } from 'kysely'
 import type { Db } from '../../db/database.js'
 import { likeContains, likeEndsWith } from '../../db/search.js'
-import type { DomainsTable } from './domains.tables.js'
+import { jsonColumns, type Decoded } from '../../db/json-columns.js'
+import type { DomainRow, DomainsTable } from './domains.tables.js'
+import type { Role } from './contacts/contacts.service.js'
+import type { Nameserver } from './nameservers/nameservers.js'
+import type { DnssecKey } from './domains.service.js'
 
-/** Domains. Every read of account data takes the account id. */
+/** Domains. Every read of account data takes the account id; reads answer decoded rows. */
 
+/** The JSON columns of a domain row, decoded. */
+export interface DomainJson {
+  tags: string[]
+  nameservers: Nameserver[]
+  dnssec_keys: DnssecKey[]
+  forwarder: { type: number; url: string } | null
+  contacts: Partial<Record<Role, number>>
+}
+
+/** A domain row with its JSON columns decoded. */
+export type Domain = Decoded<DomainRow, DomainJson>
+
+/** Decodes the JSON columns of (part of) a domain row. */
+export const decodeDomain = jsonColumns<DomainJson>('tags', 'nameservers', 'dnssec_keys', 'forwarder', 'contacts')
 
 /**
  * The account's domains by id, optionally those whose name contains `search`: only the columns of the list,
  * since DNS clients read the whole list often and every column costs per row.
  */
-export const listDomains = (db: Db, accountId: number, search?: string) => {
+export const listDomains = async (db: Db, accountId: number, search?: string) => {
   let q = db
     .selectFrom('domains')
     .select(['id', 'name', 'renewal_date', 'status', 'status_id', 'tags'])
     .where('account_id', '=', accountId)
   if (search) q = q.where(likeContains(sql.ref('name'), search))
-  return q.orderBy('id').execute()
+  return (await q.orderBy('id').execute()).map(decodeDomain)
 }
 
 /** The domain `name` when the account holds it. */
-export const findOwned = (db: Db, accountId: number, name: string) =>
-  db.selectFrom('domains').selectAll().where('account_id', '=', accountId).where('name', '=', name).executeTakeFirst()
+export const findOwned = async (db: Db, accountId: number, name: string) => {
+  const row = await db
+    .selectFrom('domains')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('name', '=', name)
+    .executeTakeFirst()
+  return row && decodeDomain(row)
+}
 
 /** A domain by id alone: only for jobs, which carry the id they were given. */
-export const findById = (db: Db, id: number) => db.selectFrom('domains').selectAll().where('id', '=', id).executeTakeFirst()
+export const findById = async (db: Db, id: number) => {
+  const row = await db.selectFrom('domains').selectAll().where('id', '=', id).executeTakeFirst()
+  return row && decodeDomain(row)
+}
 
 /** Stores a new domain. */
 export const insertDomain = (db: Db, row: Insertable<DomainsTable>) =>
@@ -42,8 +70,9 @@ export const domainsUsingProfile = (db: Db, accountId: number, alias: string) =>
   db.selectFrom('domains').select(['id', 'name', 'zone_serial']).where('account_id', '=', accountId).where('nameserver_profile', '=', alias).execute()
 
 /** The contacts JSON of every domain of the account (to see whether a contact profile is in use). */
-export const contactsOfDomains = (db: Db, accountId: number) =>
-  db.selectFrom('domains').select(['id', 'contacts']).where('account_id', '=', accountId).execute()
+export const contactsOfDomains = async (db: Db, accountId: number) =>
+  (await db.selectFrom('domains').select(['id', 'contacts']).where('account_id', '=', accountId).execute())
+    .map(decodeDomain)
 
 /**
  * Raises the zone serial to `serial` or to the stored one plus one, whichever is higher, in one statement,

@@ -4,7 +4,8 @@ import { iso, ymd } from '../../clock.js'
 import type { Db } from '../../db/database.js'
 import type { DB } from '../../db/tables.js'
 import { errors } from '../../errors.js'
-import type { JobRunner } from '../../jobs/runner.js'
+import { Type } from 'typebox'
+import { defineJob, type JobRunner } from '../../jobs/runner.js'
 import type { RegistryDriver } from '../../drivers/registry/registry.js'
 import { pageOf, pagination } from '../../lib/paging.js'
 import type { ContactsService, Role } from './contacts/contacts.service.js'
@@ -12,7 +13,7 @@ import type { NameserversService } from './nameservers/nameservers.service.js'
 import { managedDns, normaliseNameservers, type Nameserver, type NameserverInput } from './nameservers/nameservers.js'
 import { DomainNames, parseDomainName } from '../../lib/domain-name.js'
 import * as repo from './domains.repository.js'
-import type { Domain } from './domains.tables.js'
+import { decodeDomain, type Domain } from './domains.repository.js'
 import { nextSerial, type ZonePublisher } from '../../lib/dns/zone-serial.js'
 import type { DryRun } from '../../lib/dry-run.js'
 
@@ -68,9 +69,14 @@ export class DomainsService {
     private readonly publish: ZonePublisher,
     /** The registrable-name rules (public suffixes, the operator's private ones). */
     readonly names: DomainNames = new DomainNames(),
-  ) {
-    jobs.register(END_JOB, async ({ payload }) => this.endDomain((payload as { domainId: number }).domainId))
-  }
+  ) {}
+
+  /** The job that ends a cancelled domain at its renewal date. */
+  readonly endJob = defineJob({
+    name: END_JOB,
+    payload: Type.Object({ domainId: Type.Integer() }),
+    handle: ({ domainId }) => this.endDomain(domainId),
+  })
 
   /** The domain `raw` of the account: 400 `Invalid domain name` for bad syntax, 400 `You have no access to this resource` otherwise. */
   async requireOwned(accountId: number, raw: string, db: Db = this.db): Promise<Domain> {
@@ -81,18 +87,40 @@ export class DomainsService {
     return domain
   }
 
+  /** The domain `name` (already normalised) when the account holds it; `db` may be a transaction. */
+  find(accountId: number, name: string, db: Db = this.db): Promise<Domain | undefined> {
+    return repo.findOwned(db, accountId, name)
+  }
+
+  /** A domain by id alone: only for jobs, which carry the id they were given. */
+  findForJob(domainId: number): Promise<Domain | undefined> {
+    return repo.findById(this.db, domainId)
+  }
+
+  /** Moves the renewal date of one of the account's domains (a renewal at the registry). */
+  async setRenewalDate(accountId: number, domainId: number, renewalDate: string): Promise<void> {
+    const changes = { renewal_date: renewalDate, updated_at: iso(this.clock.now()) }
+    await repo.updateDomain(this.db, accountId, domainId, changes)
+  }
+
+  /** True when one of the account's domains has this contact profile in any role. */
+  async usesContact(accountId: number, contactId: number): Promise<boolean> {
+    const domains = await repo.contactsOfDomains(this.db, accountId)
+    return domains.some((d) => Object.values(d.contacts).includes(contactId))
+  }
+
   /** The account's domains by id; `tags` keeps those with any of the tags; paged only when `page` or `limit` is given. */
   async list(accountId: number, query: { tags?: string; search?: string; page?: number; limit?: number }) {
     const wanted = (query.tags ?? '').split(',').map((t) => t.trim().toLowerCase()).filter(Boolean)
     let rows = await repo.listDomains(this.db, accountId, query.search?.trim() || undefined)
-    if (wanted.length) rows = rows.filter((d) => (JSON.parse(d.tags) as string[]).some((t) => wanted.includes(t)))
+    if (wanted.length) rows = rows.filter((d) => d.tags.some((t) => wanted.includes(t)))
     const items = rows.map((d) => ({
       id: d.id,
       domain: d.name,
       renewal_date: d.renewal_date,
       status: d.status,
       status_id: d.status_id,
-      tags: JSON.parse(d.tags) as string[],
+      tags: d.tags,
     }))
     if (query.page === undefined && query.limit === undefined) return { domains: items }
     const page = pageOf(query)
@@ -107,8 +135,7 @@ export class DomainsService {
   }
 
   async view(d: Domain) {
-    const contacts = JSON.parse(d.contacts) as Partial<Record<Role, number>>
-    const nameservers = JSON.parse(d.nameservers) as Nameserver[]
+    const { contacts, nameservers } = d
     const messages: string[] = []
     if (d.status === STATUS.pendingCancellation.status && d.cancel_at) messages.push(`Cancellation pending: the domain ends on ${d.cancel_at}`)
     if (!d.is_locked) messages.push('The domain is not locked against transfers')
@@ -119,14 +146,14 @@ export class DomainsService {
       status: d.status,
       status_id: d.status_id,
       cancellation_date: d.cancel_at,
-      tags: JSON.parse(d.tags) as string[],
+      tags: d.tags,
       nameserver_profile: d.nameserver_profile,
       nameservers: nameservers.map((n) => n.hostname),
       nameserver_details: nameservers,
       dnssec_enabled: d.dnssec_enabled,
       // Key numbers as strings: the API's generated clients declare them so.
-      dnssec_keys: (JSON.parse(d.dnssec_keys) as DnssecKey[]).map((k) => ({ alg: String(k.alg), flags: String(k.flags), pubKey: k.pubKey })),
-      forwarder: d.forwarder ? (JSON.parse(d.forwarder) as { type: number; url: string }) : null,
+      dnssec_keys: d.dnssec_keys.map((k) => ({ alg: String(k.alg), flags: String(k.flags), pubKey: k.pubKey })),
+      forwarder: d.forwarder,
       forwarder_enabled: d.forwarder_enabled === 1,
       forwarder_blocked_by_hosting: false,
       is_lockable: true,
@@ -166,7 +193,7 @@ export class DomainsService {
       zoneChanged = true
     }
     if (input.profile !== undefined) {
-      const current = JSON.parse(d.contacts) as Partial<Record<Role, number>>
+      const current = d.contacts
       const given = await this.contacts.resolve(accountId, Object.fromEntries(Object.entries(input.profile).filter(([, v]) => typeof v === 'number' && v > 0)))
       const next = { ...current }
       // A role given as 0 or null loses its contact; roles left out keep theirs.
@@ -177,7 +204,7 @@ export class DomainsService {
       changes.contacts = JSON.stringify(next)
     }
     if (input.forwarder !== undefined) {
-      const f = forwarderOf(input.forwarder, d.forwarder ? JSON.parse(d.forwarder) : null)
+      const f = forwarderOf(input.forwarder, d.forwarder)
       changes.forwarder = f.forwarder ? JSON.stringify(f.forwarder) : null
       changes.forwarder_enabled = f.enabled
     }
@@ -186,7 +213,7 @@ export class DomainsService {
       changes.tags = JSON.stringify([...new Set(input.tags)])
     }
 
-    if (opts.dryRun) return this.view({ ...d, ...changes })
+    if (opts.dryRun) return this.view({ ...d, ...decodeDomain(changes) })
     const now = this.clock.now()
     if (Object.keys(changes).length > 0) {
       await repo.updateDomain(this.db, accountId, d.id, {
@@ -212,7 +239,7 @@ export class DomainsService {
       updated_at: iso(now),
     })
     const runAt = new Date(`${d.renewal_date}T00:00:00.000Z`)
-    await this.jobs.enqueue(END_JOB, { domainId: d.id }, { accountId, runAt: runAt > now ? runAt : now })
+    await this.jobs.enqueue(this.endJob, { domainId: d.id }, { accountId, runAt: runAt > now ? runAt : now })
     return { cancellationDate: d.renewal_date }
   }
 

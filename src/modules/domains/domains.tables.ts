@@ -60,8 +60,8 @@ export interface DnsRecordsTable {
   created_at: string
 }
 
-/** A domain row. */
-export type Domain = Selectable<DomainsTable>
+/** A domain row as stored (its JSON columns as text; domains.repository decodes them). */
+export type DomainRow = Selectable<DomainsTable>
 /** A DNS record row. */
 export type DnsRecord = Selectable<DnsRecordsTable>
 

@@ -1,8 +1,17 @@
 import { CompiledQuery } from 'kysely'
 import type { Db } from '../../db/database.js'
 import type { ApiKeyUpdate, NewUser } from '../../db/tables.js'
+import { jsonColumns, type Decoded } from '../../db/json-columns.js'
 
-/** Accounts, users and API keys. Every read of account data takes the account id. */
+/** Accounts, users and API keys. Every read of account data takes the account id; key reads answer decoded rows. */
+
+/** The JSON columns of an API key row, decoded. */
+export interface ApiKeyJson {
+  allowed_ips: string[]
+}
+
+/** Decodes the whitelist of (part of) an API key row. */
+export const decodeKey = jsonColumns<ApiKeyJson>('allowed_ips')
 
 export const insertAccount = (db: Db, row: { customer_number: number; name: string; created_at: string }) =>
   db.insertInto('accounts').values({ ...row, status: 'active' }).returning(['id', 'customer_number']).executeTakeFirstOrThrow()
@@ -63,23 +72,28 @@ const compiledAuth = new WeakMap<Db, string>()
  * The authentication lookup: one indexed query on the key hash, with the user and account it belongs to.
  * It runs on every request, so its SQL is built once per database handle and only the parameter changes.
  */
-export async function findKeyForAuth(db: Db, keyHash: string): Promise<AuthRow | undefined> {
+export async function findKeyForAuth(db: Db, keyHash: string): Promise<Decoded<AuthRow, ApiKeyJson> | undefined> {
   let text = compiledAuth.get(db)
   if (text === undefined) {
     text = authQuery(db, keyHash).compile().sql
     compiledAuth.set(db, text)
   }
   const result = await db.executeQuery<AuthRow>(CompiledQuery.raw(text, [keyHash]))
-  return result.rows[0]
+  return result.rows[0] && decodeKey(result.rows[0])
 }
 
-export const listKeys = (db: Db, accountId: number) =>
-  db
-    .selectFrom('api_keys')
-    .select(['id', 'user_id', 'prefix', 'label', 'expires_at', 'allowed_ips', 'last_used_at', 'last_used_ip', 'revoked_at', 'created_at'])
-    .where('account_id', '=', accountId)
-    .orderBy('id')
-    .execute()
+export const listKeys = async (db: Db, accountId: number) =>
+  (
+    await db
+      .selectFrom('api_keys')
+      .select([
+        'id', 'user_id', 'prefix', 'label', 'expires_at', 'allowed_ips', 'last_used_at', 'last_used_ip', 'revoked_at',
+        'created_at',
+      ])
+      .where('account_id', '=', accountId)
+      .orderBy('id')
+      .execute()
+  ).map(decodeKey)
 
 export const findKeysByPrefix = (db: Db, prefix: string) =>
   db.selectFrom('api_keys').select(['id', 'account_id', 'prefix', 'revoked_at']).where('prefix', '=', prefix).execute()

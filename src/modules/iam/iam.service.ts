@@ -98,7 +98,7 @@ export class IamService {
       lastTouch: row.last_used_at === null ? 0 : Date.parse(row.last_used_at),
       usable: row.revoked_at === null && row.account_status === 'active',
       expiresAt: row.expires_at === null ? null : Date.parse(row.expires_at),
-      allowed: JSON.parse(row.allowed_ips) as string[],
+      allowed: row.allowed_ips,
       principal: {
         accountId: row.account_id,
         customerNumber: row.customer_number,
@@ -215,6 +215,16 @@ export class IamService {
 
   listKeys(accountId: number) {
     return repo.listKeys(this.db, accountId)
+  }
+
+  /** The account with this id, if it exists. */
+  findAccount(accountId: number) {
+    return repo.findAccount(this.db, accountId)
+  }
+
+  /** One user of the account, if it exists. */
+  findUser(accountId: number, userId: number) {
+    return repo.findUser(this.db, accountId, userId)
   }
 
   /** Finds one key of the account by its visible prefix or id. */

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino'
-import type { JobRunner } from '../../jobs/runner.js'
+import { Type } from 'typebox'
+import { defineJob, type JobRunner } from '../../jobs/runner.js'
 import { checkMessage, MailRejected, type MailDriver, type MailMessage } from '../../drivers/mail/mail.js'
 
 /** The job kind that hands one queued message to the mail driver. */
@@ -12,27 +13,39 @@ export const MAIL_JOB = 'mail.send'
 export class MailService implements MailDriver {
   constructor(
     private readonly jobs: JobRunner,
-    driver: MailDriver,
-    log: Logger,
-  ) {
-    jobs.register(MAIL_JOB, async ({ payload }) => {
+    private readonly driver: MailDriver,
+    private readonly log: Logger,
+  ) {}
+
+  /** The job that hands one queued message to the mail driver. */
+  readonly sendJob = defineJob({
+    name: MAIL_JOB,
+    payload: Type.Object({
+      to: Type.String(),
+      subject: Type.String(),
+      text: Type.String(),
+      html: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+      kind: Type.String(),
+      accountId: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+    }),
+    handle: async (message) => {
       try {
-        return await driver.send(payload as MailMessage)
+        return await this.driver.send(message)
       } catch (err) {
         // A message the driver will never accept is dropped, not retried.
         if (err instanceof MailRejected) {
-          log.warn({ err: err.message }, 'mail rejected by the driver')
+          this.log.warn({ err: err.message }, 'mail rejected by the driver')
           return { rejected: err.message }
         }
         throw err
       }
-    })
-  }
+    },
+  })
 
   /** Queues one message; throws MailRejected at once for a message no driver could send. */
   async send(message: MailMessage): Promise<{ id: string }> {
     checkMessage(message)
-    const id = await this.jobs.enqueue(MAIL_JOB, message, { accountId: message.accountId ?? null })
+    const id = await this.jobs.enqueue(this.sendJob, message, { accountId: message.accountId ?? null })
     return { id: `job-${id}` }
   }
 }

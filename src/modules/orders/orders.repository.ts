@@ -1,8 +1,23 @@
 import type { Insertable } from 'kysely'
 import type { Db } from '../../db/database.js'
-import type { OrderItemsTable, OrderItemStatus, OrderStatus } from './orders.tables.js'
+import { jsonColumns, type Decoded } from '../../db/json-columns.js'
+import type { OrderItemRow, OrderItemsTable, OrderItemStatus, OrderStatus } from './orders.tables.js'
+import type { OrderItemError } from './orders.service.js'
 
-/** Orders and their items. Every read of account data takes the account id. */
+/** Orders and their items. Every read of account data takes the account id; item reads answer decoded rows. */
+
+/** The JSON columns of an order item row, decoded. */
+export interface OrderItemJson {
+  details: unknown
+  errors: OrderItemError[]
+  result: unknown
+}
+
+/** An order item row with its JSON columns decoded. */
+export type OrderItem = Decoded<OrderItemRow, OrderItemJson>
+
+/** Decodes the JSON columns of (part of) an order item row. */
+export const decodeOrderItem = jsonColumns<OrderItemJson>('details', 'errors', 'result')
 
 /** Stores a new order. */
 export const insertOrder = (db: Db, row: { account_id: number; status: OrderStatus; total_cents: number; created_at: string }) =>
@@ -25,10 +40,17 @@ export const listOpenOrders = (db: Db, accountId: number) =>
   db.selectFrom('orders').selectAll().where('account_id', '=', accountId).where('status', '!=', 'completed').orderBy('id').execute()
 
 /** The items of the account's orders `orderIds`, by id. */
-export const itemsOf = (db: Db, accountId: number, orderIds: number[]) =>
-  orderIds.length === 0
-    ? Promise.resolve([])
-    : db.selectFrom('order_items').selectAll().where('account_id', '=', accountId).where('order_id', 'in', orderIds).orderBy('id').execute()
+export const itemsOf = async (db: Db, accountId: number, orderIds: number[]): Promise<OrderItem[]> => {
+  if (orderIds.length === 0) return []
+  const rows = await db
+    .selectFrom('order_items')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('order_id', 'in', orderIds)
+    .orderBy('id')
+    .execute()
+  return rows.map(decodeOrderItem)
+}
 
 /** Sets the status of an order (the completion time with `completed`). */
 export const setOrderStatus = (db: Db, orderId: number, status: OrderStatus, now: string) =>

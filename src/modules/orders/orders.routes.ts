@@ -9,9 +9,10 @@ import { errors } from '../../errors.js'
 
 const cents = (n: number) => Math.round(n) / 100
 
-const templateOf = (type: string, details: string) => {
+const templateOf = (type: string, details: unknown) => {
   if (type !== 'domain') return {}
-  const id = (JSON.parse(details) as { dns_template_id?: number | null }).dns_template_id
+  const hasTemplate = typeof details === 'object' && details !== null && 'dns_template_id' in details
+  const id = hasTemplate ? details.dns_template_id : null
   return { dns_template_id: typeof id === 'number' ? id : 0 }
 }
 
@@ -23,7 +24,7 @@ const openOrder = ({ order, items }: OrderView) => ({
     type: i.type,
     name: i.name,
     ...templateOf(i.type, i.details),
-    errors: JSON.parse(i.errors),
+    errors: i.errors,
   })),
 })
 
@@ -40,8 +41,8 @@ const orderDetail = ({ order, items }: OrderView) => ({
     status: i.status,
     price: cents(i.price_cents),
     ...templateOf(i.type, i.details),
-    errors: JSON.parse(i.errors),
-    result: i.result === null ? null : JSON.parse(i.result),
+    errors: i.errors,
+    result: i.result,
   })),
 })
 

@@ -3,9 +3,11 @@ import type { Clock } from '../../clock.js'
 import { iso, ymdhms } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
 import { errors } from '../../errors.js'
-import type { JobRunner } from '../../jobs/runner.js'
+import { Type } from 'typebox'
+import { defineJob, type JobRunner } from '../../jobs/runner.js'
 import * as repo from './orders.repository.js'
-import type { Order, OrderItem, OrderItemType } from './orders.tables.js'
+import type { Order, OrderItemType } from './orders.tables.js'
+import type { OrderItem } from './orders.repository.js'
 import type { DryRun } from '../../lib/dry-run.js'
 
 /** One error of an order item, as the specification shows it (`transfer_code`, …). */
@@ -72,9 +74,14 @@ export class OrdersService {
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
     private readonly jobs: JobRunner,
-  ) {
-    jobs.register(PROCESS_JOB, async ({ payload }) => this.processOrder((payload as { orderId: number }).orderId))
-  }
+  ) {}
+
+  /** The job that provisions the items of an order. */
+  readonly processJob = defineJob({
+    name: PROCESS_JOB,
+    payload: Type.Object({ orderId: Type.Integer() }),
+    handle: ({ orderId }) => this.processOrder(orderId),
+  })
 
   /** Registers the processor of one item type (one per type). */
   registerProcessor(type: string, processor: OrderItemProcessor): void {
@@ -122,7 +129,7 @@ export class OrdersService {
         lines: items.map((i) => ({ description: i.description ?? `${i.type} ${i.name}`, amountCents: i.priceCents })),
       })
     }
-    await this.jobs.enqueue(PROCESS_JOB, { orderId }, { accountId })
+    await this.jobs.enqueue(this.processJob, { orderId }, { accountId })
     return { orderId }
   }
 
@@ -141,7 +148,7 @@ export class OrdersService {
         accountId: item.account_id,
         type: item.type,
         name: item.name,
-        details: JSON.parse(item.details),
+        details: item.details,
       })
       const failed = outcome.errors.length > 0
       item.status = failed ? 'error' : 'done'
@@ -155,6 +162,11 @@ export class OrdersService {
     const status = items.some((i) => i.status === 'error') ? 'error' : 'completed'
     await repo.setOrderStatus(this.db, orderId, status, iso(this.clock.now()))
     return { status }
+  }
+
+  /** True when the account has an item of this type and name that is not done yet (an order in progress). */
+  async hasPendingItem(accountId: number, type: OrderItemType, name: string): Promise<boolean> {
+    return (await repo.findPendingByName(this.db, accountId, type, name)).length > 0
   }
 
   /** The account's orders that are not completed, oldest first. */
@@ -185,17 +197,17 @@ export class OrdersService {
     if (item.status === 'done') throw errors.cartItemDone()
     const { cart_id: _cartId, ...fix } = input
     const processor = this.processors.get(item.type)
-    const details = processor?.applyFix ? await processor.applyFix(accountId, JSON.parse(item.details), fix) : JSON.parse(item.details)
+    const details = processor?.applyFix ? await processor.applyFix(accountId, item.details, fix) : item.details
     const now = iso(this.clock.now())
     if (opts.dryRun) {
-      const fixed = { ...item, status: 'pending' as const, errors: '[]', details: JSON.stringify(details), updated_at: now }
+      const fixed = { ...item, status: 'pending' as const, errors: [], details, updated_at: now }
       return { order: { ...view.order, status: 'open' }, items: view.items.map((i) => (i.id === item.id ? fixed : i)) }
     }
     await this.db.transaction().execute(async (trx) => {
       await repo.updateItem(trx, item.id, { status: 'pending', errors: '[]', details: JSON.stringify(details), now })
       await repo.setOrderStatus(trx, orderId, 'open', now)
     })
-    await this.jobs.enqueue(PROCESS_JOB, { orderId }, { accountId })
+    await this.jobs.enqueue(this.processJob, { orderId }, { accountId })
     return this.get(accountId, orderId)
   }
 }

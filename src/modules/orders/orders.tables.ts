@@ -47,5 +47,5 @@ export interface OrderItemsTable {
 
 /** An order row. */
 export type Order = Selectable<OrdersTable>
-/** An order item row. */
-export type OrderItem = Selectable<OrderItemsTable>
+/** An order item row as stored (its JSON columns as text; orders.repository decodes them). */
+export type OrderItemRow = Selectable<OrderItemsTable>

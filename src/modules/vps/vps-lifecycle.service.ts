@@ -3,7 +3,8 @@ import type { Clock } from '../../clock.js'
 import { iso, ymd } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
 import { errors } from '../../errors.js'
-import type { JobRunner } from '../../jobs/runner.js'
+import { Type } from 'typebox'
+import { defineJob, type JobRunner } from '../../jobs/runner.js'
 import type { HypervisorDriver } from '../../drivers/hypervisor/hypervisor.js'
 import * as repo from './vps.repository.js'
 import { isHostname } from './network-rules.js'
@@ -27,10 +28,12 @@ export class VpsLifecycleService {
     private readonly sshKeys: SshKeysService,
   ) {}
 
-  /** Registers the expiry job's handler. */
-  registerJob(): void {
-    this.jobs.register(EXPIRE_JOB, async ({ payload }) => this.expire((payload as { vpsId: number }).vpsId))
-  }
+  /** The job that ends a cancelled VPS at the end of its term. */
+  readonly expireJob = defineJob({
+    name: EXPIRE_JOB,
+    payload: Type.Object({ vpsId: Type.Integer() }),
+    handle: ({ vpsId }) => this.expire(vpsId),
+  })
 
   private now() {
     return this.clock.now()
@@ -85,7 +88,7 @@ export class VpsLifecycleService {
     const date = ymd(end)
     if (opts.dryRun) return { id: v.id, cancellation_date: date }
     await repo.updateVps(this.db, accountId, v.id, { cancellation_date: date, updated_at: iso(this.now()) })
-    await this.jobs.enqueue(EXPIRE_JOB, { vpsId: v.id }, { accountId, runAt: end })
+    await this.jobs.enqueue(this.expireJob, { vpsId: v.id }, { accountId, runAt: end })
     return { id: v.id, cancellation_date: date }
   }
 
@@ -107,7 +110,7 @@ export class VpsLifecycleService {
     // A task holds the VPS: look again in a minute rather than end it under the task.
     if (v.task_id !== null) {
       const runAt = new Date(this.now().getTime() + 60_000)
-      await this.jobs.enqueue(EXPIRE_JOB, { vpsId }, { accountId: v.account_id, runAt })
+      await this.jobs.enqueue(this.expireJob, { vpsId }, { accountId: v.account_id, runAt })
       return { expired: false }
     }
     for (const f of await repo.floatingIpsOfVps(this.db, v.account_id, v.id)) {

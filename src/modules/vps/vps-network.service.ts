@@ -23,7 +23,7 @@ export class VpsNetworkService {
 
   async getFirewall(accountId: number, rawId: string): Promise<FirewallConfig> {
     const v = await ownedVps(this.db, accountId, rawId)
-    return JSON.parse(v.firewall) as FirewallConfig
+    return v.firewall
   }
 
   async setFirewall(accountId: number, rawId: string, enabled: boolean, rules: FirewallRuleInput[], opts: DryRun = {}): Promise<FirewallConfig> {

@@ -3,10 +3,11 @@ import type { Clock } from '../../clock.js'
 import { iso, ymdhm } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
 import { errors } from '../../errors.js'
-import type { JobRunner } from '../../jobs/runner.js'
+import { Type } from 'typebox'
+import { defineJob, type JobRunner } from '../../jobs/runner.js'
 import { HypervisorError, type HypervisorDriver, type Operation } from '../../drivers/hypervisor/hypervisor.js'
 import * as repo from './vps.repository.js'
-import type { Vps, VpsTask } from './vps.tables.js'
+import type { Vps, VpsTask } from './vps.repository.js'
 import { ownedVps } from './vps.common.js'
 import type { DryRun } from '../../lib/dry-run.js'
 import { TRANSITIONAL, refusal, type TaskAction, type VpsAction } from './vps.state.js'
@@ -46,10 +47,11 @@ export class VpsTasks {
     private readonly opts: { shutdownTimeoutSeconds: number },
   ) {}
 
-  /** Registers the task job's handler. */
-  registerJob(): void {
-    this.jobs.register(TASK_JOB, async ({ payload, job, attempt }) => {
-      const { taskId } = payload as { taskId: number }
+  /** The job that runs one power, disk or provisioning task. */
+  readonly taskJob = defineJob({
+    name: TASK_JOB,
+    payload: Type.Object({ taskId: Type.Integer() }),
+    handle: async ({ taskId }, { job, attempt }) => {
       try {
         return await this.run(taskId)
       } catch (err) {
@@ -58,8 +60,8 @@ export class VpsTasks {
         if (attempt >= job.max_attempts) await this.abandon(taskId, err instanceof Error ? err.message : String(err))
         throw err
       }
-    })
-  }
+    },
+  })
 
   private now() {
     return this.clock.now()
@@ -100,7 +102,7 @@ export class VpsTasks {
 
   /** Queues the job that runs a recorded task, and notes the job on the task. */
   async enqueue(accountId: number, taskId: number): Promise<void> {
-    const jobId = await this.jobs.enqueue(TASK_JOB, { taskId }, { accountId, maxAttempts: 3 })
+    const jobId = await this.jobs.enqueue(this.taskJob, { taskId }, { accountId, maxAttempts: 3 })
     await repo.updateTask(this.db, taskId, { job_id: jobId })
   }
 
@@ -132,7 +134,7 @@ export class VpsTasks {
   }
 
   private startOperation(vps: Vps, task: VpsTask): Promise<Operation> {
-    const p = JSON.parse(task.params) as Record<string, unknown>
+    const p = task.params
     const ref = vps.instance_ref
     switch (task.action as TaskAction) {
       case 'start': return this.hypervisor.start(ref)
@@ -157,7 +159,7 @@ export class VpsTasks {
    */
   private async end(task: VpsTask, outcome: 'done' | 'failed', error: string | null): Promise<{ status: string }> {
     const now = iso(this.now())
-    const { password: _p, sshKeys: _k, ...kept } = JSON.parse(task.params) as Record<string, unknown>
+    const { password: _p, sshKeys: _k, ...kept } = task.params
     const vps = await repo.findVpsForJob(this.db, task.vps_id)
     let status = task.previous_status
     let image: string | undefined
@@ -167,7 +169,7 @@ export class VpsTasks {
         || action === 'restore') status = 'running'
       else if (action === 'stop' || action === 'poweroff') status = 'stopped'
       else if (action === 'rescue_on') status = 'rescue'
-      if (action === 'reinstall') image = JSON.parse(task.params).imageId
+      if (action === 'reinstall') image = task.params.imageId as string
     } else if (['create', 'reinstall', 'restore'].includes(task.action)) {
       status = 'error'
     } else if (vps) {

@@ -3,7 +3,7 @@ import type { Db } from '../../db/database.js'
 import { errors } from '../../errors.js'
 import { HypervisorError } from '../../drivers/hypervisor/hypervisor.js'
 import * as repo from './vps.repository.js'
-import type { Vps } from './vps.tables.js'
+import type { Vps } from './vps.repository.js'
 
 /** A path id: digits only (anything else is no valid id). */
 export const isId = (raw: string): boolean => /^\d{1,15}$/.test(raw)

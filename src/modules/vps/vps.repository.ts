@@ -1,21 +1,50 @@
 import type { Insertable, Updateable } from 'kysely'
 import type { Db } from '../../db/database.js'
-import type { VpsTable, VpsTasksTable } from './vps.tables.js'
+import { jsonColumns, type Decoded } from '../../db/json-columns.js'
+import type { FirewallConfig } from '../../drivers/hypervisor/hypervisor.js'
+import type { VpsRow, VpsTable, VpsTaskRow, VpsTasksTable } from './vps.tables.js'
 
-// Instances
+/** The JSON columns of a VPS row, decoded. */
+export interface VpsJson {
+  firewall: FirewallConfig
+  reverse_dns: Record<string, string>
+}
 
-export const listVps = (db: Db, accountId: number) =>
-  db.selectFrom('vps').selectAll().where('account_id', '=', accountId).orderBy('id').execute()
+/** The JSON columns of a VPS task row, decoded. */
+export interface VpsTaskJson {
+  params: Record<string, unknown>
+}
 
-export const findVps = (db: Db, accountId: number, id: number) =>
-  db.selectFrom('vps').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
+/** A VPS with its JSON columns decoded. */
+export type Vps = Decoded<VpsRow, VpsJson>
+/** A VPS task with its params decoded. */
+export type VpsTask = Decoded<VpsTaskRow, VpsTaskJson>
+
+/** Decodes the JSON columns of (part of) a VPS row. */
+export const decodeVps = jsonColumns<VpsJson>('firewall', 'reverse_dns')
+/** Decodes the params of (part of) a VPS task row. */
+export const decodeTask = jsonColumns<VpsTaskJson>('params')
+
+// Instances; reads answer decoded rows.
+
+export const listVps = async (db: Db, accountId: number) =>
+  (await db.selectFrom('vps').selectAll().where('account_id', '=', accountId).orderBy('id').execute()).map(decodeVps)
+
+export const findVps = async (db: Db, accountId: number, id: number) => {
+  const row = await db.selectFrom('vps').selectAll()
+    .where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
+  return row && decodeVps(row)
+}
 
 /** The VPS provisioned for an order item, if any. */
 export const findVpsByOrderItem = (db: Db, accountId: number, orderItemId: number) =>
   db.selectFrom('vps').select(['id']).where('account_id', '=', accountId).where('order_item_id', '=', orderItemId).executeTakeFirst()
 
 /** A VPS by id for the job handlers, which act for whichever account owns it. */
-export const findVpsForJob = (db: Db, id: number) => db.selectFrom('vps').selectAll().where('id', '=', id).executeTakeFirst()
+export const findVpsForJob = async (db: Db, id: number) => {
+  const row = await db.selectFrom('vps').selectAll().where('id', '=', id).executeTakeFirst()
+  return row && decodeVps(row)
+}
 
 export const insertVps = (db: Db, row: Insertable<VpsTable>) => db.insertInto('vps').values(row).returning('id').executeTakeFirstOrThrow()
 
@@ -38,7 +67,10 @@ export const releaseVps = (db: Db, id: number, taskId: number, changes: Updateab
 export const insertTask = (db: Db, row: Insertable<VpsTasksTable>) =>
   db.insertInto('vps_tasks').values(row).returning('id').executeTakeFirstOrThrow()
 
-export const findTask = (db: Db, id: number) => db.selectFrom('vps_tasks').selectAll().where('id', '=', id).executeTakeFirst()
+export const findTask = async (db: Db, id: number) => {
+  const row = await db.selectFrom('vps_tasks').selectAll().where('id', '=', id).executeTakeFirst()
+  return row && decodeTask(row)
+}
 
 export const updateTask = (db: Db, id: number, changes: Updateable<VpsTasksTable>) =>
   db.updateTable('vps_tasks').set(changes).where('id', '=', id).executeTakeFirst()
@@ -60,10 +92,18 @@ export async function endTask(db: Db, id: number, changes: { status: 'done' | 'f
 }
 
 /** Queued and running tasks of these VPS, oldest first. */
-export const openTasks = (db: Db, accountId: number, vpsIds: number[]) =>
-  vpsIds.length === 0
-    ? Promise.resolve([])
-    : db.selectFrom('vps_tasks').selectAll().where('account_id', '=', accountId).where('vps_id', 'in', vpsIds).where('status', 'in', ['queued', 'running']).orderBy('id').execute()
+export const openTasks = async (db: Db, accountId: number, vpsIds: number[]): Promise<VpsTask[]> => {
+  if (vpsIds.length === 0) return []
+  const rows = await db
+    .selectFrom('vps_tasks')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('vps_id', 'in', vpsIds)
+    .where('status', 'in', ['queued', 'running'])
+    .orderBy('id')
+    .execute()
+  return rows.map(decodeTask)
+}
 
 // SSH keys
 

@@ -7,7 +7,7 @@ import { errors } from '../../errors.js'
 import type { JobRunner } from '../../jobs/runner.js'
 import type { HypervisorDriver } from '../../drivers/hypervisor/hypervisor.js'
 import * as repo from './vps.repository.js'
-import type { Vps } from './vps.tables.js'
+import type { Vps } from './vps.repository.js'
 import { isHostname } from './network-rules.js'
 import { ownedVps, viaDriver } from './vps.common.js'
 import type { DryRun } from '../../lib/dry-run.js'
@@ -71,11 +71,6 @@ export class VpsService {
   /** Products, order checks and provisioning. */
   readonly ordering: VpsOrderingService
 
-  /** Registers the task and expiry job handlers. */
-  registerJobs(): void {
-    this.tasks.registerJob()
-    this.lifecycle.registerJob()
-  }
 
   /** The account's VPS, in short. */
   async list(accountId: number) {
@@ -106,7 +101,7 @@ export class VpsService {
       repo.attachmentsOfVps(this.db, v.account_id, v.id),
       this.hypervisor.listImages(),
     ])
-    const reverse = JSON.parse(v.reverse_dns) as Record<string, string>
+    const reverse = v.reverse_dns
     const image = images.find((i) => i.id === v.image_id)
     return {
       ...identity(v),
@@ -143,13 +138,13 @@ export class VpsService {
       if (name !== '' && (!isHostname(name) || !name.includes('.'))) throw errors.vpsInvalidReverse(e.ip)
       changes.push({ ip, reverse: name })
     }
-    const map = JSON.parse(v.reverse_dns) as Record<string, string>
+    const map = { ...v.reverse_dns }
     for (const c of changes) {
       if (!opts.dryRun) await viaDriver(() => this.hypervisor.setReverseDns(v.instance_ref, c.ip, c.reverse))
       if (c.reverse) map[c.ip] = c.reverse
       else delete map[c.ip]
     }
-    if (opts.dryRun) return this.describe({ ...v, reverse_dns: JSON.stringify(map) })
+    if (opts.dryRun) return this.describe({ ...v, reverse_dns: map })
     const changed = { reverse_dns: JSON.stringify(map), updated_at: iso(this.clock.now()) }
     await repo.updateVps(this.db, accountId, v.id, changed)
     return this.describe((await repo.findVps(this.db, accountId, v.id))!)

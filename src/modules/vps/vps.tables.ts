@@ -119,8 +119,10 @@ export interface VpsFloatingIpsTable {
   created_at: string
 }
 
-export type Vps = Selectable<VpsTable>
-export type VpsTask = Selectable<VpsTasksTable>
+/** A VPS as stored (its JSON columns as text; vps.repository decodes them). */
+export type VpsRow = Selectable<VpsTable>
+/** A VPS task as stored (its params as JSON text; vps.repository decodes them). */
+export type VpsTaskRow = Selectable<VpsTasksTable>
 export type VpsSshKey = Selectable<VpsSshKeysTable>
 export type VpsVpc = Selectable<VpsVpcsTable>
 export type VpsSubnet = Selectable<VpsSubnetsTable>

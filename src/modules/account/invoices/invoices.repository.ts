@@ -1,9 +1,22 @@
 import type { Insertable, Updateable } from 'kysely'
 import type { Db } from '../../../db/database.js'
-import type { InvoiceLinesTable, InvoicesTable } from '../account.tables.js'
+import type { InvoiceLinesTable, InvoiceRow, InvoicesTable } from '../account.tables.js'
 import { contains } from '../../../db/search.js'
+import { jsonColumns, type Decoded } from '../../../db/json-columns.js'
+import type { InvoiceCustomer } from './invoices.service.js'
 
-/** Invoices and their lines. Every read takes the account id. */
+/** Invoices and their lines. Every read takes the account id; invoice reads answer decoded rows. */
+
+/** The JSON columns of an invoice row, decoded. */
+export interface InvoiceJson {
+  customer: InvoiceCustomer
+}
+
+/** An invoice with its customer decoded. */
+export type Invoice = Decoded<InvoiceRow, InvoiceJson>
+
+/** Decodes the customer of (part of) an invoice row. */
+export const decodeInvoice = jsonColumns<InvoiceJson>('customer')
 
 /** Inserts an invoice; returns its id. */
 export const insertInvoice = (db: Db, row: Insertable<InvoicesTable>) =>
@@ -30,18 +43,31 @@ export const countInvoices = async (db: Db, accountId: number, search?: string):
 }
 
 /** Newest first. */
-export const listInvoices = (db: Db, accountId: number, opts: { search?: string; limit: number; offset: number }) =>
-  searchable(db, accountId, opts.search)
-    .selectAll()
-    .orderBy('invoice_date', 'desc')
-    .orderBy('id', 'desc')
-    .limit(opts.limit)
-    .offset(opts.offset)
-    .execute()
+export const listInvoices = async (
+  db: Db,
+  accountId: number,
+  opts: { search?: string; limit: number; offset: number },
+): Promise<Invoice[]> =>
+  (
+    await searchable(db, accountId, opts.search)
+      .selectAll()
+      .orderBy('invoice_date', 'desc')
+      .orderBy('id', 'desc')
+      .limit(opts.limit)
+      .offset(opts.offset)
+      .execute()
+  ).map(decodeInvoice)
 
 /** One invoice of the account by its number. */
-export const findInvoice = (db: Db, accountId: number, invoiceNr: string) =>
-  db.selectFrom('invoices').selectAll().where('account_id', '=', accountId).where('invoice_nr', '=', invoiceNr).executeTakeFirst()
+export const findInvoice = async (db: Db, accountId: number, invoiceNr: string) => {
+  const row = await db
+    .selectFrom('invoices')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('invoice_nr', '=', invoiceNr)
+    .executeTakeFirst()
+  return row && decodeInvoice(row)
+}
 
 /** Open invoices of every account that have a payment with the driver, after `afterId` by id (the reconciliation job's batch). */
 export const openInvoicesWithPayment = (db: Db, afterId: number, limit: number) =>

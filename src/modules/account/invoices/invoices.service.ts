@@ -7,13 +7,15 @@ import type { DB } from '../../../db/tables.js'
 import { errors } from '../../../errors.js'
 import type { PaymentsDriver } from '../../../drivers/payments/payments.js'
 import type { MailDriver } from '../../../drivers/mail/mail.js'
-import type { JobRunner } from '../../../jobs/runner.js'
+import { Type } from 'typebox'
+import { defineJob, type JobRunner } from '../../../jobs/runner.js'
 import { pageOf, pagination } from '../../../lib/paging.js'
-import { findAccount } from '../../iam/iam.repository.js'
-import type { Invoice, InvoiceLine } from '../account.tables.js'
+import type { IamService } from '../../iam/iam.service.js'
+import type { InvoiceLine } from '../account.tables.js'
 import { amount, amountText, basisPoints, vatOf } from '../../../lib/money.js'
 import type { ProfileService } from '../profile/profile.service.js'
 import * as repo from './invoices.repository.js'
+import type { Invoice } from './invoices.repository.js'
 import { renderInvoicePdf } from './invoice-pdf.js'
 
 /** One line of a new invoice; `amountCents` is the line total excluding VAT. */
@@ -70,15 +72,21 @@ export class InvoicesService {
     private readonly billing: Config['billing'],
     private readonly payments: PaymentsDriver,
     private readonly profiles: ProfileService,
+    private readonly iam: IamService,
     private readonly mail: MailDriver,
     private readonly jobs: JobRunner,
-  ) {
-    jobs.register(RECONCILE_JOB, async () => {
+  ) {}
+
+  /** The job that reconciles open invoices with their payments, and queues the next run while some stay open. */
+  readonly reconcileJob = defineJob({
+    name: RECONCILE_JOB,
+    payload: Type.Null(),
+    handle: async () => {
       const result = await this.reconcilePayments()
       if (result.checked > result.paid) await this.scheduleReconcile()
       return result
-    })
-  }
+    },
+  })
 
   /**
    * Asks the payments driver about every open invoice's payment and marks the paid ones paid (payments
@@ -106,7 +114,8 @@ export class InvoicesService {
   // Only a queued run counts: a running one may be finishing without seeing the newest payment.
   private async scheduleReconcile(): Promise<void> {
     if (await repo.jobPending(this.db, RECONCILE_JOB, ['queued'])) return
-    await this.jobs.enqueue(RECONCILE_JOB, null, { runAt: new Date(this.clock.now().getTime() + RECONCILE_EVERY_MS) })
+    const runAt = new Date(this.clock.now().getTime() + RECONCILE_EVERY_MS)
+    await this.jobs.enqueue(this.reconcileJob, null, { runAt })
   }
 
   /** The charger of the orders module: an open invoice for the order's lines, VAT added. Call it outside a transaction. */
@@ -215,7 +224,7 @@ export class InvoicesService {
     const { invoice, lines } = await this.load(accountId, invoiceNr)
     return renderInvoicePdf({
       invoice: this.detail(invoice, lines),
-      customer: JSON.parse(invoice.customer) as InvoiceCustomer,
+      customer: invoice.customer,
       seller: this.billing.seller,
     })
   }
@@ -227,7 +236,7 @@ export class InvoicesService {
   }
 
   private async customer(accountId: number): Promise<InvoiceCustomer> {
-    const account = await findAccount(this.db, accountId)
+    const account = await this.iam.findAccount(accountId)
     if (!account) throw new Error(`No account ${accountId}`)
     const p = await this.profiles.row(accountId)
     const street = [p.address, p.house_number].filter(Boolean).join(' ')

@@ -6,8 +6,7 @@ import type { DB } from '../../../db/tables.js'
 import { errors } from '../../../errors.js'
 import type { MailDriver } from '../../../drivers/mail/mail.js'
 import { pageOf, pagination } from '../../../lib/paging.js'
-import type { Principal } from '../../iam/iam.service.js'
-import * as iamRepo from '../../iam/iam.repository.js'
+import type { IamService, Principal } from '../../iam/iam.service.js'
 import type { Ticket, TicketMessage } from '../account.tables.js'
 import type { ProfileService } from '../profile/profile.service.js'
 import { htmlToText, isBlank, sanitiseMessage } from './sanitise.js'
@@ -30,6 +29,7 @@ export class TicketsService {
     private readonly clock: Clock,
     private readonly mail: MailDriver,
     private readonly profiles: ProfileService,
+    private readonly iam: IamService,
     private readonly supportAddress: string,
   ) {}
 
@@ -60,7 +60,7 @@ export class TicketsService {
   /** Opens a ticket with its first message and tells the customer and the support desk. */
   async create(who: Principal, input: { subject: string; message: string; department: Department }, opts: DryRun = {}) {
     const body = this.body(input.message)
-    const user = await iamRepo.findUser(this.db, who.accountId, who.userId)
+    const user = await this.iam.findUser(who.accountId, who.userId)
     const author = user ? `${user.firstname} ${user.lastname}`.trim() : 'Customer'
     const subject = input.subject.replace(/[\r\n\t]+/g, ' ').trim()
     const now = iso(this.clock.now())
@@ -112,7 +112,7 @@ export class TicketsService {
     if (!ticket) throw errors.ticketNotFound()
     if (ticket.status === 'closed') throw errors.ticketClosed()
     const body = this.body(message)
-    const user = await iamRepo.findUser(this.db, who.accountId, who.userId)
+    const user = await this.iam.findUser(who.accountId, who.userId)
     const author = user ? `${user.firstname} ${user.lastname}`.trim() : 'Customer'
     const now = iso(this.clock.now())
     if (opts.dryRun) {
@@ -168,7 +168,7 @@ export class TicketsService {
   }
 
   private async customerAddress(ticket: Ticket): Promise<string> {
-    const user = ticket.user_id === null ? undefined : await iamRepo.findUser(this.db, ticket.account_id, ticket.user_id)
+    const user = ticket.user_id === null ? undefined : await this.iam.findUser(ticket.account_id, ticket.user_id)
     return user?.email ?? (await this.profiles.row(ticket.account_id)).email
   }
 

@@ -5,7 +5,6 @@ import type { DB, User } from '../../../db/tables.js'
 import { errors } from '../../../errors.js'
 import { pageOf, pagination } from '../../../lib/paging.js'
 import { IamService, type Principal } from '../../iam/iam.service.js'
-import * as iamRepo from '../../iam/iam.repository.js'
 import { parsePermissions, PERMISSIONS, permissionMap, type PermissionMap } from '../../iam/permissions.js'
 import { hashPassword, passwordProblem } from './passwords.js'
 import * as repo from './users.repository.js'
@@ -61,7 +60,7 @@ export class UsersService {
   }
 
   async get(accountId: number, userId: number): Promise<UserView> {
-    const user = await iamRepo.findUser(this.db, accountId, userId)
+    const user = await this.iam().findUser(accountId, userId)
     if (!user) throw errors.userNotFound()
     return view(user)
   }
@@ -111,7 +110,7 @@ export class UsersService {
    * the main user. A sub-user changes (grants or revokes) only permissions it holds itself.
    */
   async update(who: Principal, userId: number, input: UpdateUserBody, opts: DryRun = {}): Promise<UserView> {
-    const user = await iamRepo.findUser(this.db, who.accountId, userId)
+    const user = await this.iam().findUser(who.accountId, userId)
     if (!user) throw errors.userNotFound()
     if (user.is_main_user === 1 && !who.isMainUser) throw errors.mainUserChangedByMainUserOnly()
     const changes: { firstname?: string; lastname?: string; permissions?: string } = {}

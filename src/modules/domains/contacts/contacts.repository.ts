@@ -1,14 +1,27 @@
 import type { Db } from '../../../db/database.js'
+import { jsonColumns } from '../../../db/json-columns.js'
+import type { ContactFields } from './contacts.service.js'
 
-/** Contact profiles. Every function takes the account id. */
+/** Contact profiles. Every function takes the account id; reads answer decoded rows. */
+
+/** Decodes the profile of (part of) a contact profile row. */
+export const decodeContact = jsonColumns<{ profile: ContactFields }>('profile')
 
 /** The account's contact profiles, oldest first. */
-export const listContacts = (db: Db, accountId: number) =>
-  db.selectFrom('contact_profiles').selectAll().where('account_id', '=', accountId).orderBy('id').execute()
+export const listContacts = async (db: Db, accountId: number) =>
+  (await db.selectFrom('contact_profiles').selectAll().where('account_id', '=', accountId).orderBy('id').execute())
+    .map(decodeContact)
 
 /** One contact profile of the account. */
-export const findContact = (db: Db, accountId: number, id: number) =>
-  db.selectFrom('contact_profiles').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
+export const findContact = async (db: Db, accountId: number, id: number) => {
+  const row = await db
+    .selectFrom('contact_profiles')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .executeTakeFirst()
+  return row && decodeContact(row)
+}
 
 /** Stores a new contact profile. */
 export const insertContact = (db: Db, row: { account_id: number; name: string; profile: string; created_at: string }) =>

@@ -3,7 +3,7 @@ import type { Clock } from '../../../clock.js'
 import { iso } from '../../../clock.js'
 import type { DB } from '../../../db/tables.js'
 import { errors } from '../../../errors.js'
-import * as domainsRepo from '../domains.repository.js'
+import type { DomainsService } from '../domains.service.js'
 import * as repo from './contacts.repository.js'
 import type { DryRun } from '../../../lib/dry-run.js'
 
@@ -50,6 +50,8 @@ export class ContactsService {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
+    /** Read when a profile is deleted (the domains service is built with this one). */
+    private readonly domains: () => DomainsService,
   ) {}
 
   async list(accountId: number): Promise<ContactView[]> {
@@ -91,9 +93,7 @@ export class ContactsService {
   /** Deletes a profile no domain uses. */
   async delete(accountId: number, id: number, opts: DryRun = {}): Promise<void> {
     await this.get(accountId, id)
-    const domains = await domainsRepo.contactsOfDomains(this.db, accountId)
-    const inUse = domains.some((d) => Object.values(JSON.parse(d.contacts) as Record<string, unknown>).includes(id))
-    if (inUse) throw errors.contactInUse()
+    if (await this.domains().usesContact(accountId, id)) throw errors.contactInUse()
     if (opts.dryRun) return
     await repo.deleteContact(this.db, accountId, id)
   }
@@ -108,7 +108,7 @@ export class ContactsService {
         if (!all.some((c) => c.id === id)) throw errors.contactNotFound()
         out[role] = id
       } else {
-        const def = all.find((c) => (JSON.parse(c.profile) as ContactFields).defaults?.[role])
+        const def = all.find((c) => c.profile.defaults?.[role])
         if (def) out[role] = def.id
       }
     }
@@ -121,8 +121,7 @@ export class ContactsService {
     const handle = (id: number | undefined) => {
       const c = all.find((x) => x.id === id)
       if (!c) return null
-      const p = JSON.parse(c.profile) as ContactFields
-      return { handle_id: c.id, name: c.name, type: p.company_name ? 'company' : 'person' }
+      return { handle_id: c.id, name: c.name, type: c.profile.company_name ? 'company' : 'person' }
     }
     return { owner: handle(contacts.owner), admin: handle(contacts.admin), tech: handle(contacts.tech), reseller: null, billing: handle(contacts.billing) }
   }
@@ -132,7 +131,7 @@ export class ContactsService {
     if (roles.length === 0) return
     for (const other of await repo.listContacts(trx, accountId)) {
       if (other.id === id) continue
-      const p = JSON.parse(other.profile) as ContactFields
+      const p = other.profile
       if (!roles.some((r) => p.defaults?.[r])) continue
       for (const r of roles) p.defaults[r] = false
       await repo.updateContact(trx, accountId, other.id, { profile: JSON.stringify(p), updated_at: iso(this.clock.now()) })
@@ -140,8 +139,8 @@ export class ContactsService {
   }
 }
 
-function view(row: { id: number; name: string; profile: string }): ContactView {
-  return { id: row.id, name: row.name, profile: JSON.parse(row.profile) as ContactFields }
+function view(row: { id: number; name: string; profile: ContactFields }): ContactView {
+  return { id: row.id, name: row.name, profile: row.profile }
 }
 
 /** Merges `input` over `base` and checks every required field is there. */

@@ -5,7 +5,7 @@ import type { Db } from '../../../db/database.js'
 import type { DB } from '../../../db/tables.js'
 import { ApiError, errors } from '../../../errors.js'
 import type { DomainsService } from '../domains.service.js'
-import type { Domain } from '../domains.tables.js'
+import type { Domain } from '../domains.repository.js'
 import type { ZoneChange, ZonePublisher } from '../../../lib/dns/zone-serial.js'
 import type { Nameserver } from '../nameservers/nameservers.js'
 import * as repo from './dns.repository.js'
@@ -105,7 +105,7 @@ export class DnsService {
   async zoneFile(accountId: number, raw: string): Promise<string> {
     const d = await this.domains.requireOwned(accountId, raw)
     const records = await repo.listRecords(this.db, accountId, d.id)
-    return renderZone(d.name, { serial: d.zone_serial, nameservers: JSON.parse(d.nameservers) as Nameserver[] },
+    return renderZone(d.name, { serial: d.zone_serial, nameservers: d.nameservers },
       records.map((r) => ({ ...r, type: r.type as NormalisedRecord['type'] })))
   }
 

@@ -1,20 +1,40 @@
 import type { Insertable, Updateable } from 'kysely'
 import type { Db } from '../../../db/database.js'
+import { jsonColumns } from '../../../db/json-columns.js'
 import type { NameserverProfilesTable } from '../domains.tables.js'
+import type { Nameserver } from './nameservers.js'
 
-/** Nameserver profiles. Every function takes the account id. */
+/** Nameserver profiles. Every function takes the account id; reads answer decoded rows. */
+
+/** Decodes the nameservers of (part of) a nameserver profile row. */
+export const decodeProfile = jsonColumns<{ nameservers: Nameserver[] }>('nameservers')
 
 /** The account's nameserver profiles, oldest first. */
-export const listProfiles = (db: Db, accountId: number) =>
-  db.selectFrom('nameserver_profiles').selectAll().where('account_id', '=', accountId).orderBy('id').execute()
+export const listProfiles = async (db: Db, accountId: number) =>
+  (await db.selectFrom('nameserver_profiles').selectAll().where('account_id', '=', accountId).orderBy('id').execute())
+    .map(decodeProfile)
 
 /** One nameserver profile of the account by alias. */
-export const findProfile = (db: Db, accountId: number, alias: string) =>
-  db.selectFrom('nameserver_profiles').selectAll().where('account_id', '=', accountId).where('alias', '=', alias).executeTakeFirst()
+export const findProfile = async (db: Db, accountId: number, alias: string) => {
+  const row = await db
+    .selectFrom('nameserver_profiles')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('alias', '=', alias)
+    .executeTakeFirst()
+  return row && decodeProfile(row)
+}
 
 /** The account's default nameserver profile, if it marked one. */
-export const findDefaultProfile = (db: Db, accountId: number) =>
-  db.selectFrom('nameserver_profiles').selectAll().where('account_id', '=', accountId).where('is_default', '=', 1).executeTakeFirst()
+export const findDefaultProfile = async (db: Db, accountId: number) => {
+  const row = await db
+    .selectFrom('nameserver_profiles')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('is_default', '=', 1)
+    .executeTakeFirst()
+  return row && decodeProfile(row)
+}
 
 /** Stores a new nameserver profile. */
 export const insertProfile = (db: Db, row: Insertable<NameserverProfilesTable>) =>

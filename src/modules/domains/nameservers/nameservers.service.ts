@@ -50,7 +50,7 @@ export class NameserversService {
     const hasDefault = own.some((p) => p.is_default === 1)
     return [
       { ...this.builtin(), default: hasDefault ? 0 : 1, readonly: 1 },
-      ...own.map((p) => ({ alias: p.alias, nameservers: JSON.parse(p.nameservers) as Nameserver[], default: p.is_default, readonly: 0 })),
+      ...own.map((p) => ({ alias: p.alias, nameservers: p.nameservers, default: p.is_default, readonly: 0 })),
     ]
   }
 
@@ -61,14 +61,14 @@ export class NameserversService {
     if (alias === BUILTIN_ALIAS) return this.builtin()
     const row = await repo.findProfile(this.db, accountId, alias)
     if (!row) throw errors.nameserversNotFound()
-    return { alias: row.alias, nameservers: JSON.parse(row.nameservers) as Nameserver[] }
+    return { alias: row.alias, nameservers: row.nameservers }
   }
 
   /** The profile an order or domain uses: the named one, else the account's default, else the built-in one. */
   async resolve(accountId: number, alias: string | null | undefined): Promise<{ alias: string; nameservers: Nameserver[] }> {
     if (alias) return this.get(accountId, alias)
     const def = await repo.findDefaultProfile(this.db, accountId)
-    return def ? { alias: def.alias, nameservers: JSON.parse(def.nameservers) as Nameserver[] } : this.builtin()
+    return def ? { alias: def.alias, nameservers: def.nameservers } : this.builtin()
   }
 
   async create(accountId: number, input: NameserverProfileInput, opts: DryRun = {}): Promise<{ alias: string; nameservers: Nameserver[] }> {
@@ -102,7 +102,7 @@ export class NameserversService {
   async update(accountId: number, rawAlias: string, input: NameserverProfileInput, opts: DryRun = {}): Promise<{ alias: string; nameservers: Nameserver[] }> {
     const current = await this.own(accountId, rawAlias)
     const alias = input.alias === undefined ? current.alias : this.checkAlias(input.alias)
-    const nameservers = input.nameservers === undefined ? (JSON.parse(current.nameservers) as Nameserver[]) : normaliseNameservers(input.nameservers)
+    const nameservers = input.nameservers === undefined ? current.nameservers : normaliseNameservers(input.nameservers)
     if (opts.dryRun) {
       if (alias !== current.alias && (await repo.findProfile(this.db, accountId, alias))) throw errors.nameserverAliasTaken()
       return { alias, nameservers }

@@ -1,19 +1,18 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../../../clock.js'
-import { iso, ymd } from '../../../clock.js'
-import type { JobRunner } from '../../../jobs/runner.js'
+import { ymd } from '../../../clock.js'
+import { Type } from 'typebox'
+import { defineJob, type JobRunner } from '../../../jobs/runner.js'
 import type { DB } from '../../../db/tables.js'
 import { ApiError, errors } from '../../../errors.js'
 import type { RegistryCheck, RegistryDriver } from '../../../drivers/registry/registry.js'
 import type { ContactsService, Role } from '../contacts/contacts.service.js'
 import type { DnsService } from '../dns/dns.service.js'
 import type { DnsTemplatesService } from '../templates/dns-templates.service.js'
-import * as domainsRepo from '../domains.repository.js'
 import { STATUS, type DomainsService } from '../domains.service.js'
 import type { ZonePublisher } from '../../../lib/dns/zone-serial.js'
 import type { ExtensionsService } from '../extensions/extensions.service.js'
 import type { NameserversService } from '../nameservers/nameservers.service.js'
-import * as ordersRepo from '../../orders/orders.repository.js'
 import type { OrderItemError, OrderItemForProcessing, OrderItemProcessor, OrdersService } from '../../orders/orders.service.js'
 import type { DryRun } from '../../../lib/dry-run.js'
 
@@ -78,18 +77,23 @@ export class DomainOrdersService implements OrderItemProcessor {
       dnsTemplates: DnsTemplatesService
       publish: ZonePublisher
     },
-  ) {
-    jobs.register(RENEW_JOB, async ({ payload }) => this.renewDue((payload as { domainId: number }).domainId))
-  }
+  ) {}
+
+  /** The job that renews a domain on its renewal date. */
+  readonly renewJob = defineJob({
+    name: RENEW_JOB,
+    payload: Type.Object({ domainId: Type.Integer() }),
+    handle: ({ domainId }) => this.renewDue(domainId),
+  })
 
   /** Queues the renewal of a domain for its renewal date. */
   async scheduleRenewal(accountId: number, domainId: number, renewalDate: string): Promise<void> {
-    await this.jobs.enqueue(RENEW_JOB, { domainId }, { accountId, runAt: new Date(`${renewalDate}T00:00:00.000Z`) })
+    await this.jobs.enqueue(this.renewJob, { domainId }, { accountId, runAt: new Date(`${renewalDate}T00:00:00.000Z`) })
   }
 
   /** The renewal job: an active domain whose renewal date has come is renewed for a year by a charged order. */
   async renewDue(domainId: number): Promise<{ orderId: number | null }> {
-    const d = await domainsRepo.findById(this.db, domainId)
+    const d = await this.deps.domains.findForJob(domainId)
     // A cancelled domain ends instead; one renewed otherwise has its own job for the new date.
     if (!d || d.status !== STATUS.active.status || d.renewal_date > ymd(this.clock.now())) return { orderId: null }
     const tld = await this.deps.extensions.forDomain(d.name)
@@ -168,7 +172,7 @@ export class DomainOrdersService implements OrderItemProcessor {
     }
     // Only the account's own open order blocks a second one: another account's open or failed order holds
     // nothing (the name is taken when a domain is created), and answering it would tell who ordered what.
-    if ((await ordersRepo.findPendingByName(this.db, accountId, 'domain', name)).length > 0) throw errors.domainAlreadyOrdered()
+    if (await this.deps.orders().hasPendingItem(accountId, 'domain', name)) throw errors.domainAlreadyOrdered()
     if (opts.dryRun) return { orderId: 0 }
 
     const details: DomainItemDetails = {
@@ -192,7 +196,7 @@ export class DomainOrdersService implements OrderItemProcessor {
   async process(item: OrderItemForProcessing): Promise<{ errors: OrderItemError[]; result?: unknown }> {
     if ((item.details as RenewalDetails).type === 'renew') return this.renew(item)
     const d = item.details as DomainItemDetails
-    const existing = await domainsRepo.findOwned(this.db, item.accountId, item.name)
+    const existing = await this.deps.domains.find(item.accountId, item.name)
     if (existing) return { errors: [], result: { domain: existing.name, domain_id: existing.id } }
 
     // Checked again now: the name may have become invalid (an order from before the registrable-name rule) or
@@ -245,7 +249,7 @@ export class DomainOrdersService implements OrderItemProcessor {
           nameservers: ns.nameservers,
           contacts,
         })
-        const domain = (await domainsRepo.findOwned(trx, item.accountId, item.name))!
+        const domain = (await this.deps.domains.find(item.accountId, item.name, trx))!
         await this.deps.dns.fill(trx, domain, records)
         return id
       })
@@ -262,11 +266,11 @@ export class DomainOrdersService implements OrderItemProcessor {
   /** Renews a domain at the registry and moves its renewal date; a second run for the same date does nothing. */
   private async renew(item: OrderItemForProcessing): Promise<{ errors: OrderItemError[]; result?: unknown }> {
     const details = item.details as RenewalDetails
-    const d = await domainsRepo.findOwned(this.db, item.accountId, item.name)
+    const d = await this.deps.domains.find(item.accountId, item.name)
     if (!d) return { errors: [{ code: 'domain', description: 'The domain is no longer in the account' }] }
     if (d.renewal_date !== details.from) return { errors: [], result: { domain: d.name, renewal_date: d.renewal_date } }
     const { expiresOn } = await this.registry.renew(d.name, details.period)
-    await domainsRepo.updateDomain(this.db, item.accountId, d.id, { renewal_date: expiresOn, updated_at: iso(this.clock.now()) })
+    await this.deps.domains.setRenewalDate(item.accountId, d.id, expiresOn)
     await this.scheduleRenewal(item.accountId, d.id, expiresOn)
     return { errors: [], result: { domain: d.name, renewal_date: expiresOn } }
   }

@@ -1,14 +1,27 @@
 import type { Db } from '../../../db/database.js'
+import { jsonColumns } from '../../../db/json-columns.js'
+import type { TemplateRecord } from './dns-templates.service.js'
 
-/** DNS templates. Every function takes the account id. */
+/** DNS templates. Every function takes the account id; reads answer decoded rows. */
+
+/** Decodes the records of (part of) a DNS template row. */
+export const decodeTemplate = jsonColumns<{ records: TemplateRecord[] }>('records')
 
 /** The account's DNS templates, oldest first. */
-export const listTemplates = (db: Db, accountId: number) =>
-  db.selectFrom('dns_templates').selectAll().where('account_id', '=', accountId).orderBy('id').execute()
+export const listTemplates = async (db: Db, accountId: number) =>
+  (await db.selectFrom('dns_templates').selectAll().where('account_id', '=', accountId).orderBy('id').execute())
+    .map(decodeTemplate)
 
 /** One DNS template of the account. */
-export const findTemplate = (db: Db, accountId: number, id: number) =>
-  db.selectFrom('dns_templates').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
+export const findTemplate = async (db: Db, accountId: number, id: number) => {
+  const row = await db
+    .selectFrom('dns_templates')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .executeTakeFirst()
+  return row && decodeTemplate(row)
+}
 
 /** Stores a new DNS template. */
 export const insertTemplate = (db: Db, row: { account_id: number; alias: string; is_default: number; records: string; created_at: string }) =>

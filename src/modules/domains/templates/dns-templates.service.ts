@@ -56,7 +56,7 @@ export class DnsTemplatesService {
   async get(accountId: number, id: number): Promise<TemplateView> {
     const row = await repo.findTemplate(this.db, accountId, id)
     if (!row) throw errors.dnsTemplateNotFound()
-    return { id: row.id, alias: row.alias, default: row.is_default, records: JSON.parse(row.records) as TemplateRecord[] }
+    return { id: row.id, alias: row.alias, default: row.is_default, records: row.records }
   }
 
   /** A dry run answers id 0: the template is not stored. */
