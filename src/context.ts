@@ -27,6 +27,7 @@ import { LedgerPaymentsDriver } from './drivers/payments/builtin.js'
 import type { DnsDriver, ZoneSource } from './drivers/dns/dns.js'
 import { BuiltinDnsServer } from './drivers/dns/builtin.js'
 import { PowerDnsDriver } from './drivers/dns/powerdns.js'
+import { ZoneDelivery } from './modules/domains/dns/zone-delivery.js'
 import { zoneSourceOf } from './modules/domains/dns/zone-source.js'
 import { ProfileService } from './modules/account/profile/profile.service.js'
 import { InvoicesService } from './modules/account/invoices/invoices.service.js'
@@ -74,6 +75,8 @@ export interface Services extends DomainServices {
   certificates: CertificatesService
   /** Secrets at rest: the start-up key check and the key rotation. */
   secrets: SecretsService
+  /** Committed zone changes on their way to the DNS driver (through the job queue for a pushing one). */
+  zoneDelivery: ZoneDelivery
 }
 
 /** The composition root: configuration, database, clock, logger, job runner and services. */
@@ -171,10 +174,11 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     emptyWhitelistAllowsAll: config.emptyWhitelistAllowsAll,
     authCacheMs: config.authCacheMs,
   })
+  const zoneDelivery = new ZoneDelivery(jobs, drivers.dns, log.child({ component: 'dns' }))
   const domainArea = createDomainServices({
     db, clock, jobs, config, log,
     registry: drivers.registry,
-    publish: (change) => drivers.dns.publish(change),
+    publish: (change) => zoneDelivery.publish(change),
     orders: () => services.orders,
   })
   const accountDns = accountDnsOf(domainArea.domains, domainArea.dns)
@@ -194,6 +198,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     mail,
     certificates: new CertificatesService(db, clock, jobs, drivers.ca, orders, () => accountDns, log),
     secrets: new SecretsService(db, clock, secrets.box, [ca]),
+    zoneDelivery,
   }
   ops.metrics.setSources({ jobCounts: () => services.admin.jobCounts() })
   services.orders.setCharger(services.invoices)
@@ -210,6 +215,8 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     services.certificates.issueJob,
     services.vps.tasks.taskJob,
     services.vps.lifecycle.expireJob,
+    zoneDelivery.pushJob,
+    zoneDelivery.resyncJob,
   ]) jobs.register(job)
   return {
     config,

@@ -298,6 +298,7 @@ export const errors = {
   adminInvalidDuration: () => bad('Invalid advance: use a number and a unit, such as 30d, 12h, 15m or 45s'),
   adminInvalidTime: (field: string) => bad(`Invalid ${field}: use YYYY-MM-DD or an ISO 8601 time`),
   adminNothingToPay: () => bad('There is no approved, unpaid commission to pay out'),
+  dnsResyncUnsupported: () => bad('The DNS driver serves the zones from the database itself: there is nothing to resync'),
   /** An answer injected by sandbox fault injection; `status` is one of FAULT_STATUSES. */
   injectedFault: (status: FaultStatus, text?: string) => new ApiError(faultKinds[status], text ?? defaultFaultText[status]),
 

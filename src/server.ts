@@ -98,6 +98,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
 
     if (config.jobs.enabled) {
       await ctx.maintenance.schedule()
+      await ctx.services.zoneDelivery.scheduleResync()
       ctx.jobs.start()
     }
 

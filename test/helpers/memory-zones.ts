@@ -69,4 +69,8 @@ export class MemoryZones implements ZoneSource {
   async zoneRecords(zoneId: number): Promise<ZoneRecord[]> {
     return (this.zones.get(zoneId)?.records ?? []).map((r) => ({ ...r }))
   }
+
+  async servedZoneNames(): Promise<string[]> {
+    return [...this.zones.values()].map((z) => z.zone.name)
+  }
 }

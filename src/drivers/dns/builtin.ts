@@ -45,6 +45,7 @@ interface NameEntry {
  * whatever kind of change it names.
  */
 export class BuiltinDnsServer implements DnsDriver {
+  readonly pushes = false
   private udp: dgram.Socket | null = null
   private tcp: net.Server | null = null
   private readonly sockets = new Set<net.Socket>()

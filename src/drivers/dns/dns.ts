@@ -19,6 +19,30 @@ export interface DnsDriver {
   publish(change: ZoneChange): Promise<void>
   /** Where queries are answered (UDP and TCP on the same port), or null when not serving. */
   address(): { host: string; port: number } | null
+  /**
+   * True when `publish()` sends the change to another server, which may be down: the DNS module then delivers
+   * changes through the job queue, retried with backoff until they land. False when it only reads local state.
+   */
+  readonly pushes: boolean
+  /**
+   * Compares the zones the other server holds (all, or those named) with the zone source, fixes the drift and
+   * reports it; absent on a driver that serves straight from the zone source and so cannot drift.
+   */
+  resync?(names?: string[]): Promise<ZoneDrift[]>
+}
+
+/** The drift between a pushing driver's server and hostapi found for one zone by `resync()`. */
+export interface ZoneDrift {
+  /** The apex (lower case, no trailing dot). */
+  zone: string
+  /** hostapi serves the zone and the server did not have it. */
+  missing: boolean
+  /** The server had the zone and hostapi does not serve it (deleted only when hostapi created it). */
+  extra: boolean
+  /** The RRsets (`name TYPE`, name with trailing dot) the server had otherwise than hostapi, or not at all. */
+  differing: string[]
+  /** Why the zone could not be compared or fixed (the server refused or did not answer); absent when it was. */
+  error?: string
 }
 
 /** One zone that is served: what the SOA and apex NS records are built from. */
@@ -52,4 +76,6 @@ export interface ZoneSource {
   servedZone(id: number): Promise<ServedZone | undefined>
   /** Every record of one zone, in insertion order (none for an unknown id). */
   zoneRecords(zoneId: number): Promise<ZoneRecord[]>
+  /** The apex of every served zone, oldest first. */
+  servedZoneNames(): Promise<string[]>
 }

@@ -1,7 +1,7 @@
 import { isIPv4 } from 'node:net'
 import ipaddr from 'ipaddr.js'
 import type { Logger } from 'pino'
-import type { DnsDriver, ServedZone, ZoneRecord, ZoneSource } from './dns.js'
+import type { DnsDriver, ServedZone, ZoneDrift, ZoneRecord, ZoneSource } from './dns.js'
 import { servedNameservers } from './authority.js'
 import { escapeQuoted, txtChunks } from '../../lib/dns/records.js'
 import { apexNameservers, soaFor } from '../../lib/dns/zone-file.js'
@@ -40,18 +40,6 @@ export interface PowerDnsRRset {
   type: string
   ttl: number
   records: { content: string; disabled: boolean }[]
-}
-
-/** The drift between PowerDNS and hostapi found for one zone by `resync()`. */
-export interface ZoneDrift {
-  /** The apex (lower case, no trailing dot). */
-  zone: string
-  /** hostapi serves the zone and PowerDNS did not have it. */
-  missing: boolean
-  /** PowerDNS had the zone and hostapi does not serve it (deleted only when hostapi created it). */
-  extra: boolean
-  /** The RRsets (`name TYPE`, name with trailing dot) PowerDNS had otherwise than hostapi, or not at all. */
-  differing: string[]
 }
 
 /** Marks the zones hostapi created in PowerDNS (its `account`): only those are deleted as extra by `resync()`. */
@@ -217,6 +205,7 @@ type RRsetChange =
  * copy, and changes only the RRsets that differ. Failures throw `DnsPushError`; nothing is retried here.
  */
 export class PowerDnsDriver implements DnsDriver {
+  readonly pushes = true
   private readonly base: string
   private readonly timeoutMs: number
   private started = false
@@ -285,13 +274,25 @@ export class PowerDnsDriver implements DnsDriver {
    * no longer serves deleted when hostapi created them (others are only reported).
    */
   async resync(names?: string[]): Promise<ZoneDrift[]> {
+    // Without names: every zone PowerDNS holds (extra ones are found) and every zone hostapi serves (missing ones).
     const apexes = names
       ? [...new Set(names.map(apexOf).filter(Boolean))]
-      : ((await this.request('GET', '/zones')) as PdnsZone[]).map((z) => apexOf(z.name))
+      : [
+          ...new Set([
+            ...((await this.request('GET', '/zones')) as PdnsZone[]).map((z) => apexOf(z.name)),
+            ...(await this.source.servedZoneNames()),
+          ]),
+        ]
     const drift: ZoneDrift[] = []
     for (const apex of apexes) {
-      const found = await this.inTurn(apex, () => this.resyncZone(apex))
-      if (found) drift.push(found)
+      // One zone PowerDNS refuses must not keep the others from being fixed: it is reported with its error.
+      try {
+        const found = await this.inTurn(apex, () => this.resyncZone(apex))
+        if (found) drift.push(found)
+      } catch (err) {
+        if (!(err instanceof DnsPushError)) throw err
+        drift.push({ zone: apex, missing: false, extra: false, differing: [], error: err.message })
+      }
     }
     return drift
   }

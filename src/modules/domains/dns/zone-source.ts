@@ -39,11 +39,23 @@ function listZoneRecords(db: Db, domainId: number) {
     .execute()
 }
 
+/** The name of every served domain, oldest first. */
+async function listServedZoneNames(db: Db): Promise<string[]> {
+  const rows = await db
+    .selectFrom('domains')
+    .select('name')
+    .where('status', 'in', [...SERVED_DOMAIN_STATUSES])
+    .orderBy('id')
+    .execute()
+  return rows.map((r) => r.name)
+}
+
 /** The zone port of the DNS driver, over the `domains` and `dns_records` tables. */
 export function zoneSourceOf(db: Db): ZoneSource {
   return {
     servedZones: (names) => findServedZones(db, names),
     servedZone: (id) => findServedZoneById(db, id),
     zoneRecords: (zoneId) => listZoneRecords(db, zoneId),
+    servedZoneNames: () => listServedZoneNames(db),
   }
 }
