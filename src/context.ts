@@ -7,6 +7,7 @@ import { AdminService } from './modules/admin/admin.service.js'
 import { Metrics } from './ops/metrics.js'
 import { FaultInjector } from './ops/faults.js'
 import { RequestJournal } from './ops/journal.js'
+import type { Sandbox } from './ops/sandbox.js'
 import { openDatabase, type Dialect } from './db/database.js'
 import type { DB } from './db/tables.js'
 import { JobRunner } from './jobs/runner.js'
@@ -43,6 +44,7 @@ import { MemoryWindowCounter, RedisWindowCounter, type WindowCounter } from './d
 import { SecretsService } from './modules/secrets/secrets.service.js'
 import { prepareDataDir } from './data-dir.js'
 import { loadSecretKeys, type SecretKeys } from './secret-key.js'
+import { resetSandbox } from './seed/sandbox-reset.js'
 
 /** The providers behind interfaces; the built-in ones work on one machine. */
 export interface Drivers {
@@ -109,13 +111,6 @@ export interface Ops {
   sandbox: Sandbox | null
 }
 
-/** Sandbox mode (HOSTAPI_SANDBOX): `clock` is the context's clock. */
-export interface Sandbox {
-  clock: ManualClock
-  faults: FaultInjector
-  journal: RequestJournal
-}
-
 export interface ContextOptions {
   clock?: Clock
   log?: Logger
@@ -129,7 +124,12 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   const ops: Ops = {
     metrics: new Metrics(),
     operations: new Set(),
-    sandbox: sandboxClock ? { clock: sandboxClock, faults: new FaultInjector(), journal: new RequestJournal(config.sandbox.journalSize) } : null,
+    sandbox: sandboxClock ? {
+      clock: sandboxClock,
+      faults: new FaultInjector(),
+      journal: new RequestJournal(config.sandbox.journalSize),
+      reset: () => resetSandbox(context),
+    } : null,
   }
   // Before anything is written there: the data directory owner-only, the secret key loaded or generated.
   prepareDataDir(config, log)
@@ -184,7 +184,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   services.orders.registerProcessor('certificate', { process: (item) => services.certificates.processOrderItem(item) })
   services.vps.registerJobs()
   services.orders.registerProcessor('vps', { process: (item) => services.vps.processOrderItem(item) })
-  return {
+  const context: Context = {
     config,
     db,
     dialect: database.dialect,
@@ -209,4 +209,5 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
       if (redis) await redis.quit().catch(() => redis.disconnect())
     },
   }
+  return context
 }

@@ -1,16 +1,15 @@
 import fs from 'node:fs'
 import http from 'node:http'
-import path from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { ConfigError, type Config } from './config/config.js'
 import { SecretBoxError } from './lib/secret-box.js'
 import { buildAdminApp, buildApp, type AppOptions } from './app.js'
-import { seedFileIfEmpty } from './modules/admin/sandbox.js'
 import { ADMIN_PREFIX } from './http/constants.js'
 import { clientErrorHandler } from './http/plugins/errors.js'
 import { createContext, type Context, type ContextOptions } from './context.js'
 import { migrate } from './db/database.js'
-import { seedDemoIfEmpty } from './seed/demo.js'
+import { demoKeyFile, keepDemoKey, seedDemoIfEmpty } from './seed/demo.js'
+import { seedFileIfEmpty } from './seed/seed-file.js'
 import { loadTls } from './tls.js'
 import { hashApiKey } from './modules/iam/keys.js'
 import { findKeyForAuth } from './modules/iam/iam.repository.js'
@@ -146,14 +145,10 @@ async function verifySecrets(ctx: Context): Promise<void> {
  * data directory so a later start can show it again; a fixed HOSTAPI_DEMO_KEY is always shown.
  */
 async function demoKeyFor(ctx: Context): Promise<string | null> {
-  const keyFile = path.join(ctx.config.dataDir, 'demo-api-key')
+  const keyFile = demoKeyFile(ctx.config)
   const seeded = await seedDemoIfEmpty(ctx)
   if (seeded) {
-    if (!ctx.config.demo.key) {
-      fs.mkdirSync(ctx.config.dataDir, { recursive: true })
-      fs.writeFileSync(keyFile, seeded.key + '\n', { mode: 0o600 })
-      fs.chmodSync(keyFile, 0o600)
-    }
+    if (!ctx.config.demo.key) keepDemoKey(ctx.config, seeded.key)
     return seeded.key
   }
   const candidate = ctx.config.demo.key ?? (fs.existsSync(keyFile) ? fs.readFileSync(keyFile, 'utf8').trim() : null)

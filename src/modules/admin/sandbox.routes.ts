@@ -3,7 +3,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import { errors } from '../../errors.js'
 import { ErrorBody, OkMessage, ok, okMessage } from '../../http/schemas.js'
 import * as S from './admin.schemas.js'
-import { clockState, moveClock, resetSandbox, sandboxOf } from './sandbox.js'
+import { clockState, moveClock } from './sandbox.js'
 
 const tags = ['Sandbox']
 const errorsOf = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody }
@@ -13,24 +13,25 @@ const admin = { admin: true } as const
 export const sandboxRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const ctx = app.ctx
-  const sandbox = sandboxOf(ctx)
+  const sandbox = ctx.ops.sandbox
+  if (!sandbox) throw errors.endpointNotFound()
 
   app.post('/sandbox/reset', {
     config: admin,
     schema: { operationId: 'sandboxReset', tags, summary: 'Delete all account data and load the seed again; reset the clock, faults and journal', response: { 200: S.ResetReply, ...errorsOf } },
-  }, async () => ok(await resetSandbox(ctx), 'Sandbox reset'))
+  }, async () => ok(await sandbox.reset(), 'Sandbox reset'))
 
   app.get('/sandbox/clock', {
     config: admin,
     schema: { operationId: 'sandboxGetClock', tags, summary: 'The sandbox time', response: { 200: S.ClockReply, ...errorsOf } },
-  }, async () => ok(clockState(ctx)))
+  }, async () => ok(clockState(sandbox)))
 
   app.post('/sandbox/clock', {
     config: admin,
     schema: { operationId: 'sandboxMoveClock', tags, summary: 'Move the sandbox clock (advance or to); jobs that become due run before the answer', body: S.ClockBody, response: { 200: S.ClockReply, ...errorsOf } },
   }, async (req) => {
     if ((req.body.advance === undefined) === (req.body.to === undefined)) throw errors.badRequest('Set either advance or to')
-    return ok(await moveClock(ctx, req.body))
+    return ok(await moveClock(sandbox, ctx.jobs, req.body))
   })
 
   app.get('/sandbox/faults', {
