@@ -4,6 +4,9 @@ import type { Kysely } from 'kysely'
 import type { Config } from './config/config.js'
 import { ManualClock, systemClock, type Clock } from './clock.js'
 import { AdminService } from './modules/admin/admin.service.js'
+import { AdminAccountsService } from './modules/admin/admin-accounts.service.js'
+import { AdminActivityService } from './modules/admin/activity.service.js'
+import { CatalogService } from './modules/admin/catalog.service.js'
 import { Metrics } from './ops/metrics.js'
 import { FaultInjector } from './ops/faults.js'
 import { RequestJournal } from './ops/journal.js'
@@ -59,7 +62,11 @@ export interface Drivers {
 /** Every service of the application, built once per process. */
 export interface Services extends DomainServices {
   iam: IamService
+  /** Admin tokens; the operator's accounts, catalogue and activity follow. */
   admin: AdminService
+  adminAccounts: AdminAccountsService
+  adminCatalog: CatalogService
+  adminActivity: AdminActivityService
   idempotency: IdempotencyService
   orders: OrdersService
   vps: VpsService
@@ -164,7 +171,10 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   const services: Services = {
     ...domainArea,
     iam: new IamService(db, clock, { emptyWhitelistAllowsAll: config.emptyWhitelistAllowsAll, authCacheMs: config.authCacheMs }),
-    admin: new AdminService(db, clock, () => services.iam, domainArea.domains.names),
+    admin: new AdminService(db, clock),
+    adminAccounts: new AdminAccountsService(db, () => services.iam),
+    adminCatalog: new CatalogService(db, clock, domainArea.domains.names),
+    adminActivity: new AdminActivityService(db, clock),
     idempotency: new IdempotencyService(db, clock),
     orders,
     vps: new VpsService(db, clock, jobs, drivers.hypervisor, { shutdownTimeoutSeconds: config.hypervisor.shutdownTimeoutSeconds }),
@@ -178,7 +188,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     certificates: new CertificatesService(db, clock, jobs, drivers.ca, orders, () => accountDns, log),
     secrets: new SecretsService(db, clock, secrets.box, [ca]),
   }
-  ops.metrics.setSources({ jobCounts: () => services.admin.jobCounts() })
+  ops.metrics.setSources({ jobCounts: () => services.adminActivity.jobCounts() })
   services.orders.setCharger(services.invoices)
   services.orders.registerProcessor('domain', services.domainOrders)
   services.orders.registerProcessor('certificate', { process: (item) => services.certificates.processOrderItem(item) })

@@ -4,7 +4,7 @@ import { ApiError } from '../errors.js'
 import { SecretBoxError } from '../lib/secret-box.js'
 import * as repo from '../modules/iam/iam.repository.js'
 import { PERMISSIONS } from '../modules/iam/permissions.js'
-import { permissionsOf } from '../modules/admin/admin.service.js'
+import { permissionsOf } from '../modules/admin/admin-input.js'
 
 export class AdminUsageError extends Error {}
 
@@ -159,7 +159,7 @@ export async function runAdmin(ctx: Context, argv: string[], out: Out, err: Out)
       case 'account suspend':
       case 'account unsuspend': {
         const acc = await account()
-        await ctx.services.admin.setSuspended(acc.customer_number, action === 'suspend')
+        await ctx.services.adminAccounts.setSuspended(acc.customer_number, action === 'suspend')
         err.write(`${action === 'suspend' ? 'suspended' : 'active'}\n`)
         return 0
       }

@@ -26,8 +26,7 @@ export const adminApi: FastifyPluginAsync = async (app) => {
     }
   })
   await app.register(adminAuthPlugin, { admin: app.services.admin, throttle: new AuthThrottle(app.ctx.counter, app.ctx.config.authFailures) })
-  await app.register(adminRoutes)
-  await app.register(operatorRoutes)
+  for (const routes of [...adminRoutes, ...operatorRoutes]) await app.register(routes)
   if (app.ctx.ops.sandbox) await app.register(sandboxRoutes)
   app.get('/openapi.json', { config: { admin: 'public' }, schema: { hide: true } }, async () => adminOpenapi(documented))
 }

@@ -18,17 +18,28 @@ export const sandboxRoutes: FastifyPluginAsync = async (base) => {
 
   app.post('/sandbox/reset', {
     config: admin,
-    schema: { operationId: 'sandboxReset', tags, summary: 'Delete all account data and load the seed again; reset the clock, faults and journal', response: { 200: S.ResetReply, ...adminErrors } },
+    schema: {
+      operationId: 'sandboxReset', tags,
+      summary: 'Delete all account data and load the seed again; reset the clock, faults and journal',
+      response: { 200: S.ResetReply, ...adminErrors },
+    },
   }, async () => ok(await sandbox.reset(), 'Sandbox reset'))
 
   app.get('/sandbox/clock', {
     config: admin,
-    schema: { operationId: 'sandboxGetClock', tags, summary: 'The sandbox time', response: { 200: S.ClockReply, ...adminErrors } },
+    schema: {
+      operationId: 'sandboxGetClock', tags, summary: 'The sandbox time',
+      response: { 200: S.ClockReply, ...adminErrors },
+    },
   }, async () => ok(clockState(sandbox)))
 
   app.post('/sandbox/clock', {
     config: admin,
-    schema: { operationId: 'sandboxMoveClock', tags, summary: 'Move the sandbox clock (advance or to); jobs that become due run before the answer', body: S.ClockBody, response: { 200: S.ClockReply, ...adminErrors } },
+    schema: {
+      operationId: 'sandboxMoveClock', tags,
+      summary: 'Move the sandbox clock (advance or to); jobs that become due run before the answer', body: S.ClockBody,
+      response: { 200: S.ClockReply, ...adminErrors },
+    },
   }, async (req) => {
     if ((req.body.advance === undefined) === (req.body.to === undefined)) throw errors.badRequest('Set either advance or to')
     return ok(await moveClock(sandbox, ctx.jobs, req.body))
@@ -36,12 +47,18 @@ export const sandboxRoutes: FastifyPluginAsync = async (base) => {
 
   app.get('/sandbox/faults', {
     config: admin,
-    schema: { operationId: 'sandboxListFaults', tags, summary: 'List the injected faults', response: { 200: S.FaultsReply, ...adminErrors } },
+    schema: {
+      operationId: 'sandboxListFaults', tags, summary: 'List the injected faults',
+      response: { 200: S.FaultsReply, ...adminErrors },
+    },
   }, async () => ok({ faults: sandbox.faults.list() }))
 
   app.post('/sandbox/faults', {
     config: admin,
-    schema: { operationId: 'sandboxAddFault', tags, summary: 'Inject a fault into calls of one customer operation', body: S.FaultBody, response: { 200: S.FaultReply, ...adminErrors } },
+    schema: {
+      operationId: 'sandboxAddFault', tags, summary: 'Inject a fault into calls of one customer operation',
+      body: S.FaultBody, response: { 200: S.FaultReply, ...adminErrors },
+    },
   }, async (req) => {
     if (!ctx.ops.operations.has(req.body.operation)) throw errors.adminUnknownOperation(req.body.operation)
     return ok(sandbox.faults.add(req.body), 'Fault added')
@@ -49,7 +66,10 @@ export const sandboxRoutes: FastifyPluginAsync = async (base) => {
 
   app.delete('/sandbox/faults', {
     config: admin,
-    schema: { operationId: 'sandboxClearFaults', tags, summary: 'Remove every fault', response: { 200: OkMessage, ...adminErrors } },
+    schema: {
+      operationId: 'sandboxClearFaults', tags, summary: 'Remove every fault',
+      response: { 200: OkMessage, ...adminErrors },
+    },
   }, async () => {
     sandbox.faults.clear()
     return okMessage('Faults removed')
@@ -57,7 +77,10 @@ export const sandboxRoutes: FastifyPluginAsync = async (base) => {
 
   app.delete('/sandbox/faults/:id', {
     config: admin,
-    schema: { operationId: 'sandboxRemoveFault', tags, summary: 'Remove one fault', params: S.IdParams, response: { 200: OkMessage, ...adminErrors } },
+    schema: {
+      operationId: 'sandboxRemoveFault', tags, summary: 'Remove one fault', params: S.IdParams,
+      response: { 200: OkMessage, ...adminErrors },
+    },
   }, async (req) => {
     if (!sandbox.faults.remove(req.params.id)) throw errors.adminFaultNotFound()
     return okMessage('Fault removed')
@@ -65,12 +88,19 @@ export const sandboxRoutes: FastifyPluginAsync = async (base) => {
 
   app.get('/sandbox/journal', {
     config: admin,
-    schema: { operationId: 'sandboxJournal', tags, summary: 'The last calls of the customer API (method, path, body, status), oldest first', querystring: S.JournalQuery, response: { 200: S.JournalReply, ...adminErrors } },
+    schema: {
+      operationId: 'sandboxJournal', tags,
+      summary: 'The last calls of the customer API (method, path, body, status), oldest first',
+      querystring: S.JournalQuery, response: { 200: S.JournalReply, ...adminErrors },
+    },
   }, async (req) => ok({ entries: sandbox.journal.list(req.query.limit) }))
 
   app.delete('/sandbox/journal', {
     config: admin,
-    schema: { operationId: 'sandboxClearJournal', tags, summary: 'Empty the request journal', response: { 200: OkMessage, ...adminErrors } },
+    schema: {
+      operationId: 'sandboxClearJournal', tags, summary: 'Empty the request journal',
+      response: { 200: OkMessage, ...adminErrors },
+    },
   }, async () => {
     sandbox.journal.clear()
     return okMessage('Journal cleared')
