@@ -27,7 +27,7 @@ export const adminApi: FastifyPluginAsync = async (app) => {
   })
   await app.register(adminAuthPlugin, { admin: app.services.admin, throttle: new AuthThrottle(app.ctx.counter, app.ctx.config.authFailures) })
   for (const routes of [...adminRoutes, ...operatorRoutes]) await app.register(routes)
-  if (app.ctx.ops.sandbox) await app.register(sandboxRoutes)
+  if (app.ctx.ops.sandbox) for (const routes of sandboxRoutes) await app.register(routes)
   app.get('/openapi.json', { config: { admin: 'public' }, schema: { hide: true } }, async () => adminOpenapi(documented))
 }
 

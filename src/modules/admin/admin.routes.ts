@@ -8,7 +8,7 @@ import * as S from './admin.schemas.js'
 const tags = (t: string) => [t]
 const admin = { admin: true } as const
 
-/** The operator's routes for accounts, their users and API keys. */
+/** The operator's routes for accounts: list, create, get, suspend and unsuspend. */
 export const adminAccountRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const svc = app.services.adminAccounts
@@ -61,7 +61,12 @@ export const adminAccountRoutes: FastifyPluginAsync = async (base) => {
       params: S.CustomerNumberParams, response: { 200: S.AccountReply, ...adminErrors },
     },
   }, async (req) => ok(await svc.setSuspended(req.params.customer_number, false), 'Account unsuspended'))
+}
 
+/** Sub-users and API keys of an account. */
+export const adminKeyRoutes: FastifyPluginAsync = async (base) => {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>()
+  const svc = app.services.adminAccounts
   app.post('/accounts/:customer_number/users', {
     config: admin,
     schema: {
@@ -192,4 +197,4 @@ export const adminActivityRoutes: FastifyPluginAsync = async (base) => {
 }
 
 /** The operator's routes of this file, in the order the admin document lists them. */
-export const adminRoutes: readonly FastifyPluginAsync[] = [adminAccountRoutes, adminActivityRoutes]
+export const adminRoutes: readonly FastifyPluginAsync[] = [adminAccountRoutes, adminKeyRoutes, adminActivityRoutes]

@@ -21,7 +21,7 @@ const ExtensionsReply = Envelope(Type.Object({ extensions: Type.Array(ExtensionP
 const accountIdOf = (app: FastifyInstance) => async (customerNumber: number) =>
   (await app.services.adminAccounts.accountRow(customerNumber)).id
 
-/** The catalogue: the extensions on offer with their prices, premium names, reserved names. */
+/** The catalogue: the extensions on offer with their prices and terms. */
 export const adminCatalogRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const s = app.services
@@ -58,7 +58,12 @@ export const adminCatalogRoutes: FastifyPluginAsync = async (base) => {
     await s.adminCatalog.deleteExtension(req.params.extension)
     return okMessage('Extension removed')
   })
+}
 
+/** The names the built-in registry treats apart: premium names with their prices, reserved names. */
+export const adminNameRoutes: FastifyPluginAsync = async (base) => {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>()
+  const s = app.services
   app.get('/premium-names', {
     config: admin,
     schema: {
@@ -296,5 +301,5 @@ export const adminVpsRoutes: FastifyPluginAsync = async (base) => {
  * invoices, the VPS catalogue.
  */
 export const operatorRoutes: readonly FastifyPluginAsync[] = [
-  adminCatalogRoutes, adminSupportRoutes, adminAffiliateRoutes, adminBillingRoutes, adminVpsRoutes,
+  adminCatalogRoutes, adminNameRoutes, adminSupportRoutes, adminAffiliateRoutes, adminBillingRoutes, adminVpsRoutes,
 ]

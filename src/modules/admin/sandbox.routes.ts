@@ -1,20 +1,25 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import { errors } from '../../errors.js'
 import { OkMessage, ok, okMessage } from '../../http/schemas.js'
 import { adminErrors } from '../../http/error-responses.js'
+import type { Sandbox } from '../../ops/sandbox.js'
 import * as S from './admin.schemas.js'
 import { clockState, moveClock } from './sandbox.js'
 
 const tags = ['Sandbox']
 const admin = { admin: true } as const
 
-/** Sandbox controls (registered only in sandbox mode): reset to the seed, the clock, fault injection, the request journal. */
-export const sandboxRoutes: FastifyPluginAsync = async (base) => {
+/** The sandbox of the context; these routes are registered only in sandbox mode. */
+function sandboxOf(app: FastifyInstance): Sandbox {
+  if (!app.ctx.ops.sandbox) throw errors.endpointNotFound()
+  return app.ctx.ops.sandbox
+}
+
+/** Reset to the seed, and the sandbox clock. */
+export const sandboxClockRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
-  const ctx = app.ctx
-  const sandbox = ctx.ops.sandbox
-  if (!sandbox) throw errors.endpointNotFound()
+  const sandbox = sandboxOf(app)
 
   app.post('/sandbox/reset', {
     config: admin,
@@ -42,8 +47,14 @@ export const sandboxRoutes: FastifyPluginAsync = async (base) => {
     },
   }, async (req) => {
     if ((req.body.advance === undefined) === (req.body.to === undefined)) throw errors.badRequest('Set either advance or to')
-    return ok(await moveClock(sandbox, ctx.jobs, req.body))
+    return ok(await moveClock(sandbox, app.ctx.jobs, req.body))
   })
+}
+
+/** Fault injection into calls of the customer API. */
+export const sandboxFaultRoutes: FastifyPluginAsync = async (base) => {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>()
+  const sandbox = sandboxOf(app)
 
   app.get('/sandbox/faults', {
     config: admin,
@@ -60,7 +71,7 @@ export const sandboxRoutes: FastifyPluginAsync = async (base) => {
       body: S.FaultBody, response: { 200: S.FaultReply, ...adminErrors },
     },
   }, async (req) => {
-    if (!ctx.ops.operations.has(req.body.operation)) throw errors.adminUnknownOperation(req.body.operation)
+    if (!app.ctx.ops.operations.has(req.body.operation)) throw errors.adminUnknownOperation(req.body.operation)
     return ok(sandbox.faults.add(req.body), 'Fault added')
   })
 
@@ -85,6 +96,12 @@ export const sandboxRoutes: FastifyPluginAsync = async (base) => {
     if (!sandbox.faults.remove(req.params.id)) throw errors.adminFaultNotFound()
     return okMessage('Fault removed')
   })
+}
+
+/** The request journal: the last calls of the customer API. */
+export const sandboxJournalRoutes: FastifyPluginAsync = async (base) => {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>()
+  const sandbox = sandboxOf(app)
 
   app.get('/sandbox/journal', {
     config: admin,
@@ -106,3 +123,8 @@ export const sandboxRoutes: FastifyPluginAsync = async (base) => {
     return okMessage('Journal cleared')
   })
 }
+
+/** Sandbox controls (registered only in sandbox mode): reset to the seed, the clock, faults, the request journal. */
+export const sandboxRoutes: readonly FastifyPluginAsync[] = [
+  sandboxClockRoutes, sandboxFaultRoutes, sandboxJournalRoutes,
+]
