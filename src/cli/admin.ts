@@ -172,9 +172,10 @@ const keyList: Command = async ({ ctx, out, account }) => {
   out.write(['prefix', 'id', 'user', 'label', 'expires', 'whitelist', 'last_used', 'revoked'].join('\t') + '\n')
   for (const k of keys) {
     const whitelist = (JSON.parse(k.allowed_ips) as string[]).join(',') || 'any'
+    const revoked = k.revoked_at ?? 'no'
     const lastUsed = k.last_used_at ? `${k.last_used_at} from ${k.last_used_ip}` : 'never'
-    const expires = k.expires_at ?? 'never'
-    out.write([k.prefix, k.id, k.user_id, k.label || '-', expires, whitelist, lastUsed, k.revoked_at ?? 'no'].join('\t') + '\n')
+    const row = [k.prefix, k.id, k.user_id, k.label || '-', k.expires_at ?? 'never', whitelist, lastUsed, revoked]
+    out.write(row.join('\t') + '\n')
   }
 }
 
