@@ -4,9 +4,13 @@ import type { Kysely } from 'kysely'
 import type { Config } from './config/config.js'
 import { ManualClock, systemClock, type Clock } from './clock.js'
 import { AdminService } from './modules/admin/admin.service.js'
+import { AdminAccountsService } from './modules/admin/admin-accounts.service.js'
+import { AdminActivityService } from './modules/admin/activity.service.js'
+import { CatalogService } from './modules/admin/catalog.service.js'
 import { Metrics } from './ops/metrics.js'
 import { FaultInjector } from './ops/faults.js'
 import { RequestJournal } from './ops/journal.js'
+import type { Sandbox } from './ops/sandbox.js'
 import { openDatabase, type Dialect } from './db/database.js'
 import type { DB } from './db/tables.js'
 import { JobRunner } from './jobs/runner.js'
@@ -46,6 +50,7 @@ import { MemoryWindowCounter, RedisWindowCounter, type WindowCounter } from './d
 import { SecretsService } from './modules/secrets/secrets.service.js'
 import { prepareDataDir } from './data-dir.js'
 import { loadSecretKeys, type SecretKeys } from './secret-key.js'
+import { resetSandbox } from './seed/sandbox-reset.js'
 
 /** The providers behind interfaces; the built-in ones work on one machine. */
 export interface Drivers {
@@ -60,7 +65,11 @@ export interface Drivers {
 /** Every service of the application, built once per process. */
 export interface Services extends DomainServices {
   iam: IamService
+  /** Admin tokens; the operator's accounts, catalogue and activity follow. */
   admin: AdminService
+  adminAccounts: AdminAccountsService
+  adminCatalog: CatalogService
+  adminActivity: AdminActivityService
   idempotency: IdempotencyService
   orders: OrdersService
   vps: VpsService
@@ -116,13 +125,6 @@ export interface Ops {
   sandbox: Sandbox | null
 }
 
-/** Sandbox mode (HOSTAPI_SANDBOX): `clock` is the context's clock. */
-export interface Sandbox {
-  clock: ManualClock
-  faults: FaultInjector
-  journal: RequestJournal
-}
-
 /** The DNS driver HOSTAPI_DNS_DRIVER names, reading the zones it serves through `zones`. */
 export function dnsDriverFor(config: Config, zones: ZoneSource, log: Logger): DnsDriver {
   const d = config.dnsDriver
@@ -145,7 +147,12 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   const ops: Ops = {
     metrics: new Metrics(),
     operations: new Set(),
-    sandbox: sandboxClock ? { clock: sandboxClock, faults: new FaultInjector(), journal: new RequestJournal(config.sandbox.journalSize) } : null,
+    sandbox: sandboxClock ? {
+      clock: sandboxClock,
+      faults: new FaultInjector(),
+      journal: new RequestJournal(config.sandbox.journalSize),
+      reset: () => resetSandbox(context),
+    } : null,
   }
   // Before anything is written there: the data directory owner-only, the secret key loaded or generated.
   prepareDataDir(config, log)
@@ -185,7 +192,10 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   const services: Services = {
     ...domainArea,
     iam,
-    admin: new AdminService(db, clock, () => services.iam, domainArea.domains.names),
+    admin: new AdminService(db, clock),
+    adminAccounts: new AdminAccountsService(db, () => services.iam),
+    adminCatalog: new CatalogService(db, clock, domainArea.domains.names),
+    adminActivity: new AdminActivityService(db, clock),
     idempotency: new IdempotencyService(db, clock),
     orders,
     vps: new VpsService(db, clock, jobs, drivers.hypervisor, { shutdownTimeoutSeconds: config.hypervisor.shutdownTimeoutSeconds }),
@@ -200,7 +210,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     secrets: new SecretsService(db, clock, secrets.box, [ca]),
     zoneDelivery,
   }
-  ops.metrics.setSources({ jobCounts: () => services.admin.jobCounts() })
+  ops.metrics.setSources({ jobCounts: () => services.adminActivity.jobCounts() })
   services.orders.setCharger(services.invoices)
   services.orders.registerProcessor('domain', services.domainOrders)
   services.orders.registerProcessor('certificate', { process: (item) => services.certificates.processOrderItem(item) })
@@ -218,7 +228,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     zoneDelivery.pushJob,
     zoneDelivery.resyncJob,
   ]) jobs.register(job)
-  return {
+  const context: Context = {
     config,
     db,
     dialect: database.dialect,
@@ -244,4 +254,5 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
       if (redis) await redis.quit().catch(() => redis.disconnect())
     },
   }
+  return context
 }

@@ -1,16 +1,15 @@
 import fs from 'node:fs'
 import http from 'node:http'
-import path from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { ConfigError, type Config } from './config/config.js'
 import { SecretBoxError } from './lib/secret-box.js'
 import { buildAdminApp, buildApp, type AppOptions } from './app.js'
-import { seedFileIfEmpty } from './modules/admin/sandbox.js'
 import { ADMIN_PREFIX } from './http/constants.js'
 import { clientErrorHandler } from './http/plugins/errors.js'
 import { createContext, type Context, type ContextOptions } from './context.js'
 import { migrate } from './db/database.js'
-import { seedDemoIfEmpty } from './seed/demo.js'
+import { demoKeyFile, keepDemoKey, seedDemoIfEmpty } from './seed/demo.js'
+import { seedFileIfEmpty } from './seed/seed-file.js'
 import { loadTls } from './tls.js'
 import { hashApiKey } from './modules/iam/keys.js'
 import { findKeyForAuth } from './modules/iam/iam.repository.js'
@@ -37,17 +36,7 @@ export interface RunningServer {
 export async function startServer(config: Config, opts: ServerOptions = {}): Promise<RunningServer> {
   const ctx = createContext(config, opts)
   try {
-    await migrate(ctx.db, ctx.dbSchema)
-    await verifySecrets(ctx)
-    if (config.database.dialect === 'postgres') {
-      const database = config.database
-      await ctx.services.iam.useInvalidationBus((onChange) => postgresInvalidationBus(ctx.db, database, onChange, ctx.log))
-    }
-    // A seed file, when given, describes the data of an empty database (the demo data then stays out).
-    await seedFileIfEmpty(ctx)
-    // The first requests count in Redis rather than in memory; an unreachable Redis delays the start by a second at most.
-    await ctx.redisGuard?.whenReady(1000)
-    if (config.admin.token) await ctx.services.admin.ensureToken(config.admin.token, 'HOSTAPI_ADMIN_TOKEN')
+    await prepare(ctx)
     const demoKey = config.demo.enabled ? await demoKeyFor(ctx) : null
     const tls = await loadTls(config)
     const app = await buildApp(ctx, { https: tls, extraRoutes: opts.extraRoutes })
@@ -63,29 +52,13 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     if (config.admin.port !== null) {
       adminApp = await buildAdminApp(ctx, { https: tls })
       try {
-        await adminApp.listen({ host: config.host, port: config.admin.port })
+        adminUrl = await listenAdmin(adminApp, config, config.admin.port, host)
       } catch (err) {
         await app.close()
         throw err
       }
-      const a = adminApp.server.address()
-      adminUrl = `https://${host === '0.0.0.0' || host === '[::]' ? 'localhost' : host}:${typeof a === 'object' && a ? a.port : config.admin.port}${ADMIN_PREFIX}`
     }
-
-    // The plain-HTTP listener goes through the same app: a trusted proxy that says https is served,
-    // anything else gets `400 SSL connection is required`.
-    let plain: http.Server | null = null
-    let httpUrl: string | null = null
-    if (config.httpPort !== null) {
-      plain = http.createServer((req, res) => app.routing(req, res))
-      plain.on('clientError', clientErrorHandler)
-      await new Promise<void>((resolve, reject) => {
-        plain!.once('error', reject)
-        plain!.listen(config.httpPort!, config.host, () => resolve())
-      })
-      const a = plain.address()
-      httpUrl = `http://${host}:${typeof a === 'object' && a ? a.port : config.httpPort}`
-    }
+    const { plain, httpUrl } = await listenPlain(app, config, host)
 
     try {
       await ctx.drivers.dns.start()
@@ -124,6 +97,51 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
 }
 
 /**
+ * Readies the database before anything is served: migrations, the secret key check, the auth-cache
+ * invalidation bus (PostgreSQL), the seed file, Redis, and the fixed admin token.
+ */
+async function prepare(ctx: Context): Promise<void> {
+  const { config } = ctx
+  await migrate(ctx.db, ctx.dbSchema)
+  await verifySecrets(ctx)
+  if (config.database.dialect === 'postgres') {
+    const database = config.database
+    await ctx.services.iam.useInvalidationBus((onChange) =>
+      postgresInvalidationBus(ctx.db, database, onChange, ctx.log))
+  }
+  // A seed file, when given, describes the data of an empty database (the demo data then stays out).
+  await seedFileIfEmpty(ctx)
+  // The first requests count in Redis rather than in memory; an unreachable Redis delays the start by a second at most.
+  await ctx.redisGuard?.whenReady(1000)
+  if (config.admin.token) await ctx.services.admin.ensureToken(config.admin.token, 'HOSTAPI_ADMIN_TOKEN')
+}
+
+/** Starts the admin API on its own port; returns its base URL. */
+async function listenAdmin(adminApp: FastifyInstance, config: Config, port: number, host: string): Promise<string> {
+  await adminApp.listen({ host: config.host, port })
+  const a = adminApp.server.address()
+  const shown = host === '0.0.0.0' || host === '[::]' ? 'localhost' : host
+  return `https://${shown}:${typeof a === 'object' && a ? a.port : port}${ADMIN_PREFIX}`
+}
+
+/**
+ * The plain-HTTP listener, when HOSTAPI_HTTP_PORT is set. It goes through the same app: a trusted proxy that
+ * says https is served, anything else gets `400 SSL connection is required`.
+ */
+async function listenPlain(app: FastifyInstance, config: Config, host: string) {
+  if (config.httpPort === null) return { plain: null, httpUrl: null }
+  const port = config.httpPort
+  const plain = http.createServer((req, res) => app.routing(req, res))
+  plain.on('clientError', clientErrorHandler)
+  await new Promise<void>((resolve, reject) => {
+    plain.once('error', reject)
+    plain.listen(port, config.host, () => resolve())
+  })
+  const a = plain.address()
+  return { plain, httpUrl: `http://${host}:${typeof a === 'object' && a ? a.port : port}` }
+}
+
+/**
  * Checks that the secret key opens what the database holds, before anything is served, and seals secrets stored
  * in plaintext by an earlier version. A wrong key stops the start with a ConfigError naming the key's source.
  */
@@ -146,14 +164,10 @@ async function verifySecrets(ctx: Context): Promise<void> {
  * data directory so a later start can show it again; a fixed HOSTAPI_DEMO_KEY is always shown.
  */
 async function demoKeyFor(ctx: Context): Promise<string | null> {
-  const keyFile = path.join(ctx.config.dataDir, 'demo-api-key')
+  const keyFile = demoKeyFile(ctx.config)
   const seeded = await seedDemoIfEmpty(ctx)
   if (seeded) {
-    if (!ctx.config.demo.key) {
-      fs.mkdirSync(ctx.config.dataDir, { recursive: true })
-      fs.writeFileSync(keyFile, seeded.key + '\n', { mode: 0o600 })
-      fs.chmodSync(keyFile, 0o600)
-    }
+    if (!ctx.config.demo.key) keepDemoKey(ctx.config, seeded.key)
     return seeded.key
   }
   const candidate = ctx.config.demo.key ?? (fs.existsSync(keyFile) ? fs.readFileSync(keyFile, 'utf8').trim() : null)

@@ -9,7 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { ApiError } from '../src/errors.js'
 import { ymd } from '../src/clock.js'
-import { readSeedFile, SeedFileError } from '../src/modules/admin/seed-file.js'
+import { readSeedFile, SeedFileError } from '../src/seed/seed-file.js'
 
 const dataOf = (p: Packet, type: string) => (p.answers ?? []).filter((a) => a.type === type).map((a) => (a as Answer & { data: unknown }).data)
 const rcodeOf = (p: Packet) => (p as Packet & { rcode: string }).rcode

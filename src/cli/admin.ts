@@ -4,7 +4,7 @@ import { ApiError } from '../errors.js'
 import { SecretBoxError } from '../lib/secret-box.js'
 import * as repo from '../modules/iam/iam.repository.js'
 import { PERMISSIONS } from '../modules/iam/permissions.js'
-import { permissionsOf } from '../modules/admin/admin.service.js'
+import { permissionsOf } from '../modules/admin/admin-input.js'
 
 export class AdminUsageError extends Error {}
 
@@ -50,6 +50,27 @@ const OPTIONS = {
   'allow-ip': { type: 'string', multiple: true },
 } as const
 
+type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K] extends { multiple: true } ? string[] : string }
+type AccountRow = NonNullable<Awaited<ReturnType<typeof repo.findAccountByCustomerNumber>>>
+
+/** One parsed admin command line, with the helpers the commands share. */
+interface Invocation {
+  ctx: Context
+  action: string | undefined
+  v: Values
+  positionals: string[]
+  out: Out
+  err: Out
+  /** The value of a required option, or a usage error. */
+  need(name: keyof typeof OPTIONS): string
+  /** The account named by `--account`, or a usage error. */
+  account(): Promise<AccountRow>
+  /** The one key named by prefix or id, or a usage error. */
+  ref(): string
+}
+
+type Command = (c: Invocation) => Promise<void>
+
 /** Runs one admin command; returns the exit code. Output meant for scripts goes to `out`, alone. */
 export async function runAdmin(ctx: Context, argv: string[], out: Out, err: Out): Promise<number> {
   const [area, action, ...rest] = argv
@@ -64,7 +85,6 @@ export async function runAdmin(ctx: Context, argv: string[], out: Out, err: Out)
     throw new AdminUsageError(`${(e as Error).message}\n\n${HELP}`)
   }
   const { values: v, positionals } = parsed
-  const iam = ctx.services.iam
   const need = (name: keyof typeof OPTIONS): string => {
     const value = v[name]
     if (typeof value !== 'string' || value === '') throw new AdminUsageError(`--${name} is required\n\n${HELP}`)
@@ -81,114 +101,11 @@ export async function runAdmin(ctx: Context, argv: string[], out: Out, err: Out)
     return positionals[0]
   }
 
+  const command = COMMANDS.get(`${area} ${action}`)
+  if (!command) throw new AdminUsageError(`Unknown admin command: ${area} ${action ?? ''}\n\n${HELP}`)
   try {
-    switch (`${area} ${action}`) {
-      case 'account create': {
-        const email = need('email')
-        const created = await iam.createAccount({
-          name: need('name'),
-          email,
-          firstname: v.firstname ?? '',
-          lastname: v.lastname ?? '',
-        })
-        out.write(`${created.customerNumber}\n`)
-        return 0
-      }
-      case 'user create': {
-        const acc = await account()
-        const permissions = permissionsOf(v.permission ?? [])
-        const id = await iam.createSubUser(acc.id, { email: need('email'), firstname: v.firstname ?? '', lastname: v.lastname ?? '', permissions })
-        out.write(`${id}\n`)
-        return 0
-      }
-      case 'key create': {
-        let accountId: number
-        let userId: number
-        if (v.user) {
-          const user = await repo.findUserById(ctx.db, Number(v.user))
-          if (!user) throw new AdminUsageError(`No user with id ${v.user}`)
-          if (v.account && (await account()).id !== user.account_id) throw new AdminUsageError('That user is not in that account')
-          accountId = user.account_id
-          userId = user.id
-        } else {
-          const acc = await account()
-          const main = await repo.findMainUser(ctx.db, acc.id)
-          if (!main) throw new AdminUsageError('The account has no main user')
-          accountId = acc.id
-          userId = main.id
-        }
-        const created = await iam.createKey(accountId, userId, {
-          label: v.label,
-          expiresAt: v.expires ? parseDate(v.expires) : null,
-          allowedIps: v['allow-ip'] ?? [],
-        })
-        out.write(`${created.key}\n`)
-        return 0
-      }
-      case 'key list': {
-        const acc = await account()
-        const keys = await iam.listKeys(acc.id)
-        out.write(['prefix', 'id', 'user', 'label', 'expires', 'whitelist', 'last_used', 'revoked'].join('\t') + '\n')
-        for (const k of keys) {
-          out.write(
-            [k.prefix, k.id, k.user_id, k.label || '-', k.expires_at ?? 'never', k.allowed_ips.join(',') || 'any',
-              k.last_used_at ? `${k.last_used_at} from ${k.last_used_ip}` : 'never', k.revoked_at ?? 'no'].join('\t') + '\n',
-          )
-        }
-        return 0
-      }
-      case 'key revoke': {
-        const acc = await account()
-        await iam.revokeKey(acc.id, ref())
-        err.write('revoked\n')
-        return 0
-      }
-      case 'key whitelist': {
-        const acc = await account()
-        const list = await iam.setWhitelist(acc.id, ref(), v['allow-ip'] ?? [])
-        err.write(`whitelist: ${list.join(', ') || 'any address'}\n`)
-        return 0
-      }
-      case 'key expiry': {
-        const acc = await account()
-        const expires = need('expires')
-        await iam.setExpiry(acc.id, ref(), expires === 'never' ? null : parseDate(expires))
-        err.write(`expiry: ${expires}\n`)
-        return 0
-      }
-      case 'account suspend':
-      case 'account unsuspend': {
-        const acc = await account()
-        await ctx.services.admin.setSuspended(acc.customer_number, action === 'suspend')
-        err.write(`${action === 'suspend' ? 'suspended' : 'active'}\n`)
-        return 0
-      }
-      case 'token create': {
-        const created = await ctx.services.admin.createToken(v.label ?? '')
-        out.write(`${created.token}\n`)
-        return 0
-      }
-      case 'token list': {
-        out.write(['prefix', 'id', 'label', 'created', 'last_used', 'revoked'].join('\t') + '\n')
-        for (const t of await ctx.services.admin.listTokens()) {
-          out.write([t.prefix, t.id, t.label || '-', t.created_at, t.last_used_at ?? 'never', t.revoked_at ?? 'no'].join('\t') + '\n')
-        }
-        return 0
-      }
-      case 'token revoke': {
-        if (positionals.length !== 1) throw new AdminUsageError(`Name one token by its prefix or id\n\n${HELP}`)
-        await ctx.services.admin.revokeToken(positionals[0])
-        err.write('revoked\n')
-        return 0
-      }
-      case 'secrets rotate': {
-        const rewritten = await ctx.services.secrets.rotate()
-        err.write(`re-sealed ${rewritten} stored record(s) with the secret key ${ctx.secrets.box.currentKeyId}\n`)
-        return 0
-      }
-      default:
-        throw new AdminUsageError(`Unknown admin command: ${area} ${action ?? ''}\n\n${HELP}`)
-    }
+    await command({ ctx, action, v, positionals, out, err, need, account, ref })
+    return 0
   } catch (e) {
     if (e instanceof ApiError || e instanceof SecretBoxError) {
       err.write(`${e.message}\n`)
@@ -197,6 +114,130 @@ export async function runAdmin(ctx: Context, argv: string[], out: Out, err: Out)
     throw e
   }
 }
+
+const accountCreate: Command = async ({ ctx, v, out, need }) => {
+  const email = need('email')
+  const created = await ctx.services.iam.createAccount({
+    name: need('name'),
+    email,
+    firstname: v.firstname ?? '',
+    lastname: v.lastname ?? '',
+  })
+  out.write(`${created.customerNumber}\n`)
+}
+
+const accountSuspend: Command = async ({ ctx, action, err, account }) => {
+  const acc = await account()
+  await ctx.services.adminAccounts.setSuspended(acc.customer_number, action === 'suspend')
+  err.write(`${action === 'suspend' ? 'suspended' : 'active'}\n`)
+}
+
+const userCreate: Command = async ({ ctx, v, out, need, account }) => {
+  const acc = await account()
+  const permissions = permissionsOf(v.permission ?? [])
+  const user = { email: need('email'), firstname: v.firstname ?? '', lastname: v.lastname ?? '', permissions }
+  const id = await ctx.services.iam.createSubUser(acc.id, user)
+  out.write(`${id}\n`)
+}
+
+const keyCreate: Command = async ({ ctx, v, out, account }) => {
+  let accountId: number
+  let userId: number
+  if (v.user) {
+    const user = await repo.findUserById(ctx.db, Number(v.user))
+    if (!user) throw new AdminUsageError(`No user with id ${v.user}`)
+    if (v.account && (await account()).id !== user.account_id) {
+      throw new AdminUsageError('That user is not in that account')
+    }
+    accountId = user.account_id
+    userId = user.id
+  } else {
+    const acc = await account()
+    const main = await repo.findMainUser(ctx.db, acc.id)
+    if (!main) throw new AdminUsageError('The account has no main user')
+    accountId = acc.id
+    userId = main.id
+  }
+  const created = await ctx.services.iam.createKey(accountId, userId, {
+    label: v.label,
+    expiresAt: v.expires ? parseDate(v.expires) : null,
+    allowedIps: v['allow-ip'] ?? [],
+  })
+  out.write(`${created.key}\n`)
+}
+
+const keyList: Command = async ({ ctx, out, account }) => {
+  const acc = await account()
+  const keys = await ctx.services.iam.listKeys(acc.id)
+  out.write(['prefix', 'id', 'user', 'label', 'expires', 'whitelist', 'last_used', 'revoked'].join('\t') + '\n')
+  for (const k of keys) {
+    const whitelist = k.allowed_ips.join(',') || 'any'
+    const revoked = k.revoked_at ?? 'no'
+    const lastUsed = k.last_used_at ? `${k.last_used_at} from ${k.last_used_ip}` : 'never'
+    const row = [k.prefix, k.id, k.user_id, k.label || '-', k.expires_at ?? 'never', whitelist, lastUsed, revoked]
+    out.write(row.join('\t') + '\n')
+  }
+}
+
+const keyRevoke: Command = async ({ ctx, err, account, ref }) => {
+  const acc = await account()
+  await ctx.services.iam.revokeKey(acc.id, ref())
+  err.write('revoked\n')
+}
+
+const keyWhitelist: Command = async ({ ctx, v, err, account, ref }) => {
+  const acc = await account()
+  const list = await ctx.services.iam.setWhitelist(acc.id, ref(), v['allow-ip'] ?? [])
+  err.write(`whitelist: ${list.join(', ') || 'any address'}\n`)
+}
+
+const keyExpiry: Command = async ({ ctx, err, need, account, ref }) => {
+  const acc = await account()
+  const expires = need('expires')
+  await ctx.services.iam.setExpiry(acc.id, ref(), expires === 'never' ? null : parseDate(expires))
+  err.write(`expiry: ${expires}\n`)
+}
+
+const tokenCreate: Command = async ({ ctx, v, out }) => {
+  const created = await ctx.services.admin.createToken(v.label ?? '')
+  out.write(`${created.token}\n`)
+}
+
+const tokenList: Command = async ({ ctx, out }) => {
+  out.write(['prefix', 'id', 'label', 'created', 'last_used', 'revoked'].join('\t') + '\n')
+  for (const t of await ctx.services.admin.listTokens()) {
+    const row = [t.prefix, t.id, t.label || '-', t.created_at, t.last_used_at ?? 'never', t.revoked_at ?? 'no']
+    out.write(row.join('\t') + '\n')
+  }
+}
+
+const tokenRevoke: Command = async ({ ctx, positionals, err }) => {
+  if (positionals.length !== 1) throw new AdminUsageError(`Name one token by its prefix or id\n\n${HELP}`)
+  await ctx.services.admin.revokeToken(positionals[0])
+  err.write('revoked\n')
+}
+
+const secretsRotate: Command = async ({ ctx, err }) => {
+  const rewritten = await ctx.services.secrets.rotate()
+  err.write(`re-sealed ${rewritten} stored record(s) with the secret key ${ctx.secrets.box.currentKeyId}\n`)
+}
+
+/** Every admin command by `<area> <action>`, as HELP lists them. */
+const COMMANDS = new Map<string, Command>([
+  ['account create', accountCreate],
+  ['user create', userCreate],
+  ['key create', keyCreate],
+  ['key list', keyList],
+  ['key revoke', keyRevoke],
+  ['key whitelist', keyWhitelist],
+  ['key expiry', keyExpiry],
+  ['account suspend', accountSuspend],
+  ['account unsuspend', accountSuspend],
+  ['token create', tokenCreate],
+  ['token list', tokenList],
+  ['token revoke', tokenRevoke],
+  ['secrets rotate', secretsRotate],
+])
 
 function parseDate(text: string): Date {
   const d = new Date(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text)

@@ -1,6 +1,7 @@
 import path from 'node:path'
 import ipaddr from 'ipaddr.js'
 import { parseSecretKey } from '../lib/secret-box.js'
+import { EnvReader, type Env } from './env-reader.js'
 
 /** The validated, frozen configuration of one hostapi process. Only this module reads the environment. */
 export interface Config {
@@ -93,122 +94,63 @@ export class ConfigError extends Error {
   }
 }
 
-/** The DNS driver's settings (HOSTAPI_DNS_DRIVER and, for PowerDNS, HOSTAPI_POWERDNS_*). */
-export type DnsDriverConfig =
-  | { driver: 'builtin' }
-  | { driver: 'powerdns'; url: string; apiKey: string; serverId: string }
-
-type Env = Record<string, string | undefined>
-
-/** Reads the DNS driver's settings; each problem is added to `problems`. */
-function dnsDriverConfig(env: Env, problems: string[]): DnsDriverConfig {
-  const driver = env.HOSTAPI_DNS_DRIVER || 'builtin'
-  if (driver === 'builtin') return { driver }
-  if (driver !== 'powerdns') {
-    problems.push(`HOSTAPI_DNS_DRIVER must be builtin or powerdns (got "${driver}")`)
-    return { driver: 'builtin' }
-  }
-  const url = env.HOSTAPI_POWERDNS_URL || ''
-  const apiKey = env.HOSTAPI_POWERDNS_API_KEY || ''
-  if (!url) problems.push('HOSTAPI_POWERDNS_URL must be set when HOSTAPI_DNS_DRIVER is powerdns')
-  else if (!/^https?:\/\/[^\s/]+(\/\S*)?$/.test(url)) {
-    problems.push(`HOSTAPI_POWERDNS_URL must be an http(s) URL (got "${url}")`)
-  }
-  if (!apiKey) problems.push('HOSTAPI_POWERDNS_API_KEY must be set when HOSTAPI_DNS_DRIVER is powerdns')
-  return { driver, url, apiKey, serverId: env.HOSTAPI_POWERDNS_SERVER_ID || 'localhost' }
-}
-
 /** Reads every HOSTAPI_* variable (and DATABASE_URL, REDIS_URL); lists every problem at once. */
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
-  const problems: string[] = []
-  const int = (name: string, def: number, min: number, max: number): number => {
-    const raw = env[name]
-    if (raw === undefined || raw === '') return def
-    const n = Number(raw)
-    if (!Number.isInteger(n) || n < min || n > max) {
-      problems.push(`${name} must be an integer from ${min} to ${max} (got "${raw}")`)
-      return def
-    }
-    return n
+  const r = new EnvReader(env)
+  // In the order of Config, so problems are listed in that order too.
+  const listeners = listenerConfig(r)
+  const storage = storageConfig(r, listeners.dataDir)
+  const demo = demoConfig(r)
+  const config: Config = {
+    ...listeners,
+    ...storage,
+    demo,
+    logLevel: env.HOSTAPI_LOG_LEVEL || 'info',
+    dns: dnsConfig(r),
+    dnsDriver: dnsDriverConfig(r),
+    bodyLimit: r.int('HOSTAPI_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    ...limitConfig(r),
+    jobs: {
+      enabled: r.bool('HOSTAPI_JOBS', true),
+      pollMs: r.int('HOSTAPI_JOB_POLL_MS', 500, 10, 60_000),
+      concurrency: r.int('HOSTAPI_JOB_CONCURRENCY', 4, 1, 64),
+    },
+    ...domainConfig(r),
+    zones: zoneConfig(r),
+    ...providerConfig(r),
+    ...operatorConfig(r, demo.enabled),
+    ...overrides,
   }
-  const bool = (name: string, def: boolean): boolean => {
-    const raw = env[name]
-    if (raw === undefined || raw === '') return def
-    if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true
-    if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false
-    problems.push(`${name} must be 1/0, true/false, yes/no or on/off (got "${raw}")`)
-    return def
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
+    r.problem('HOSTAPI_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent')
   }
-  const percent = (name: string, def: number): number => {
-    const raw = env[name]
-    if (raw === undefined || raw === '') return def
-    const n = Number(raw)
-    if (!/^\d{1,3}(\.\d{1,2})?$/.test(raw) || n > 100) {
-      problems.push(`${name} must be a percentage from 0 to 100 with at most two decimals (got "${raw}")`)
-      return def
-    }
-    return n
-  }
-  const email = (name: string, def: string): string => {
-    const raw = env[name]
-    if (raw === undefined || raw === '') return def
-    if (!/^[^\s@]+@[^\s@]+$/.test(raw)) problems.push(`${name} must be an e-mail address (got "${raw}")`)
-    return raw
-  }
-  const httpUrl = (name: string, def: string): string => {
-    const raw = env[name]
-    if (raw === undefined || raw === '') return def
-    if (!/^https?:\/\/[^\s/]+(\/\S*)?$/.test(raw)) problems.push(`${name} must be an http(s) URL (got "${raw}")`)
-    return raw
-  }
-  const positive = (name: string, def: number): number => {
-    const raw = env[name]
-    if (raw === undefined || raw === '') return def
-    const n = Number(raw)
-    if (!Number.isFinite(n) || n <= 0 || n > 1e9) {
-      problems.push(`${name} must be a number above 0 and at most 1000000000 (got "${raw}")`)
-      return def
-    }
-    return n
-  }
-  const list = (name: string): string[] =>
-    (env[name] ?? '').split(',').map((s) => s.trim()).filter(Boolean)
+  if (r.problems.length) throw new ConfigError(r.problems)
+  return Object.freeze(config)
+}
 
-  const HOST = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,62}$/
-  const hostnames = (name: string, def: string): string[] => {
-    const hosts = (env[name] || def).split(',').map((s) => s.trim().toLowerCase().replace(/\.$/, '')).filter(Boolean)
-    for (const h of hosts) if (!HOST.test(h)) problems.push(`${name}: "${h}" is not a hostname`)
-    if (hosts.length < 2 || hosts.length > 13) problems.push(`${name} must list 2 to 13 nameservers`)
-    return hosts
-  }
-  // `name` or `name=AUTHCODE`, comma separated.
-  const takenNames = (name: string, def: string) =>
-    (env[name] ?? def).split(',').map((s) => s.trim()).filter(Boolean).map((entry) => {
-      const [n, code] = entry.split('=', 2) as [string, string | undefined]
-      const host = n.trim().toLowerCase().replace(/\.$/, '')
-      if (!HOST.test(host)) problems.push(`${name}: "${n}" is not a domain name`)
-      return { name: host, authCode: code?.trim() || null }
-    })
+type Listeners = 'host' | 'port' | 'httpPort' | 'dataDir' | 'tls' | 'trustedProxies'
 
-  // Domain suffixes (one label or more, A-labels), comma separated; a leading or trailing dot is ignored.
-  const SUFFIX = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/
-  const suffixes = (name: string): string[] =>
-    list(name).map((s) => s.toLowerCase().replace(/^\.|\.$/g, '')).filter((s) => {
-      if (!SUFFIX.test(s)) problems.push(`${name}: "${s}" is not a domain suffix`)
-      return SUFFIX.test(s)
-    })
-
-  const dataDir = path.resolve(env.HOSTAPI_DATA_DIR || './data')
+/** Where the server listens and keeps its files: addresses, ports, data directory, TLS, trusted proxies. */
+function listenerConfig(r: EnvReader): Pick<Config, Listeners> {
+  const { env } = r
+  const port = r.int('HOSTAPI_PORT', 8443, 0, 65535)
+  const httpPort = r.int('HOSTAPI_HTTP_PORT', 0, 0, 65535)
   const certFile = env.HOSTAPI_TLS_CERT || null
   const keyFile = env.HOSTAPI_TLS_KEY || null
-  if ((certFile === null) !== (keyFile === null)) problems.push('HOSTAPI_TLS_CERT and HOSTAPI_TLS_KEY must be set together')
-
-  const trustedProxies = list('HOSTAPI_TRUSTED_PROXIES')
-  for (const p of trustedProxies) {
-    const ok = p.includes('/') ? safe(() => ipaddr.parseCIDR(p)) : ipaddr.isValid(p)
-    if (!ok) problems.push(`HOSTAPI_TRUSTED_PROXIES: "${p}" is not an IP address or CIDR range`)
+  if ((certFile === null) !== (keyFile === null)) r.problem('HOSTAPI_TLS_CERT and HOSTAPI_TLS_KEY must be set together')
+  return {
+    host: env.HOSTAPI_HOST || '127.0.0.1',
+    port,
+    httpPort: env.HOSTAPI_HTTP_PORT ? httpPort : null,
+    dataDir: path.resolve(env.HOSTAPI_DATA_DIR || './data'),
+    tls: { certFile, keyFile, names: r.list('HOSTAPI_TLS_NAMES') },
+    trustedProxies: r.addresses('HOSTAPI_TRUSTED_PROXIES'),
   }
+}
 
+/** The database (SQLite in the data directory unless DATABASE_URL says otherwise) and the optional Redis. */
+function storageConfig(r: EnvReader, dataDir: string): Pick<Config, 'database' | 'redisUrl' | 'redisPrefix'> {
+  const { env } = r
   const dbUrl = env.DATABASE_URL || ''
   let database: Config['database']
   if (dbUrl.startsWith('postgres://') || dbUrl.startsWith('postgresql://')) {
@@ -217,91 +159,114 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     const file = dbUrl.startsWith('sqlite:') ? dbUrl.slice('sqlite:'.length) : path.join(dataDir, 'hostapi.db')
     database = { dialect: 'sqlite', file: file === ':memory:' ? file : path.resolve(file) }
   } else {
-    problems.push('DATABASE_URL must start with postgres://, postgresql:// or sqlite:')
+    r.problem('DATABASE_URL must start with postgres://, postgresql:// or sqlite:')
     database = { dialect: 'sqlite', file: path.join(dataDir, 'hostapi.db') }
   }
-
   const redisUrl = env.REDIS_URL || null
-  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) problems.push('REDIS_URL must start with redis:// or rediss://')
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) r.problem('REDIS_URL must start with redis:// or rediss://')
+  return { database, redisUrl, redisPrefix: env.HOSTAPI_REDIS_PREFIX || 'hostapi:' }
+}
 
-  const demoKey = env.HOSTAPI_DEMO_KEY || null
-  if (demoKey !== null && !/^[A-Za-z0-9_\-]{16,128}$/.test(demoKey)) {
-    problems.push('HOSTAPI_DEMO_KEY must be 16 to 128 characters of A-Z, a-z, 0-9, _ and -')
+/** The demo account, on unless HOSTAPI_DEMO turns it off, with a fixed key when HOSTAPI_DEMO_KEY is set. */
+function demoConfig(r: EnvReader): Config['demo'] {
+  const key = r.env.HOSTAPI_DEMO_KEY || null
+  if (key !== null && !/^[A-Za-z0-9_\-]{16,128}$/.test(key)) {
+    r.problem('HOSTAPI_DEMO_KEY must be 16 to 128 characters of A-Z, a-z, 0-9, _ and -')
   }
+  return { enabled: r.bool('HOSTAPI_DEMO', true), key }
+}
 
-  const httpPort = int('HOSTAPI_HTTP_PORT', 0, 0, 65535)
-  const dnsConfig = (): Config['dns'] => {
-    const host = env.HOSTAPI_DNS_HOST || '127.0.0.1'
-    if (!ipaddr.isValid(host)) problems.push(`HOSTAPI_DNS_HOST must be an IP address (got "${host}")`)
-    const port = int('HOSTAPI_DNS_PORT', 5353, 0, 65535)
-    return { host, port: port === 0 ? null : port }
+/** The built-in DNS server's address; port 0 turns it off. */
+function dnsConfig(r: EnvReader): Config['dns'] {
+  const host = r.env.HOSTAPI_DNS_HOST || '127.0.0.1'
+  if (!ipaddr.isValid(host)) r.problem(`HOSTAPI_DNS_HOST must be an IP address (got "${host}")`)
+  const port = r.int('HOSTAPI_DNS_PORT', 5353, 0, 65535)
+  return { host, port: port === 0 ? null : port }
+}
+
+/** The DNS driver's settings (HOSTAPI_DNS_DRIVER and, for PowerDNS, HOSTAPI_POWERDNS_*). */
+export type DnsDriverConfig =
+  | { driver: 'builtin' }
+  | { driver: 'powerdns'; url: string; apiKey: string; serverId: string }
+
+/** The DNS driver: the built-in server, or PowerDNS through its HTTP API. */
+function dnsDriverConfig(r: EnvReader): DnsDriverConfig {
+  const env = r.env
+  const driver = env.HOSTAPI_DNS_DRIVER || 'builtin'
+  if (driver === 'builtin') return { driver }
+  if (driver !== 'powerdns') {
+    r.problem(`HOSTAPI_DNS_DRIVER must be builtin or powerdns (got "${driver}")`)
+    return { driver: 'builtin' }
   }
-  const demoEnabled = bool('HOSTAPI_DEMO', true)
-  const adminToken = env.HOSTAPI_ADMIN_TOKEN || null
-  if (adminToken !== null && !/^adm_[A-Za-z0-9_-]{16,128}$/.test(adminToken)) {
-    problems.push('HOSTAPI_ADMIN_TOKEN must be adm_ followed by 16 to 128 characters of A-Z, a-z, 0-9, _ and -')
-  }
-  const secretKey = env.HOSTAPI_SECRET_KEY || null
-  const secretKeyFile = env.HOSTAPI_SECRET_KEY_FILE ? path.resolve(env.HOSTAPI_SECRET_KEY_FILE) : null
-  const previousKeys = list('HOSTAPI_SECRET_KEY_PREVIOUS')
-  if (secretKey !== null && secretKeyFile !== null) problems.push('Set HOSTAPI_SECRET_KEY or HOSTAPI_SECRET_KEY_FILE, not both')
-  if (secretKey !== null && !parseSecretKey(secretKey)) problems.push('HOSTAPI_SECRET_KEY must be 32 bytes as 64 hex digits or as base64')
-  if (previousKeys.some((k) => !parseSecretKey(k))) problems.push('HOSTAPI_SECRET_KEY_PREVIOUS must list keys of 32 bytes as 64 hex digits or as base64')
-  const config: Config = {
-    host: env.HOSTAPI_HOST || '127.0.0.1',
-    port: int('HOSTAPI_PORT', 8443, 0, 65535),
-    httpPort: env.HOSTAPI_HTTP_PORT ? httpPort : null,
-    dataDir,
-    tls: { certFile, keyFile, names: list('HOSTAPI_TLS_NAMES') },
-    trustedProxies,
-    database,
-    redisUrl,
-    redisPrefix: env.HOSTAPI_REDIS_PREFIX || 'hostapi:',
-    demo: { enabled: demoEnabled, key: demoKey },
-    logLevel: env.HOSTAPI_LOG_LEVEL || 'info',
-    dns: dnsConfig(),
-    dnsDriver: dnsDriverConfig(env, problems),
-    bodyLimit: int('HOSTAPI_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
+  const url = env.HOSTAPI_POWERDNS_URL || ''
+  const apiKey = env.HOSTAPI_POWERDNS_API_KEY || ''
+  if (!url) r.problem('HOSTAPI_POWERDNS_URL must be set when HOSTAPI_DNS_DRIVER is powerdns')
+  else if (!/^https?:\/\/[^\s/]+(\/\S*)?$/.test(url)) r.problem(`HOSTAPI_POWERDNS_URL must be an http(s) URL (got "${url}")`)
+  if (!apiKey) r.problem('HOSTAPI_POWERDNS_API_KEY must be set when HOSTAPI_DNS_DRIVER is powerdns')
+  return { driver, url, apiKey, serverId: env.HOSTAPI_POWERDNS_SERVER_ID || 'localhost' }
+}
+
+type Limits = 'rateLimit' | 'authFailures' | 'redisGuard' | 'emptyWhitelistAllowsAll' | 'authCacheMs'
+  | 'responseCacheMb'
+
+/** Rate limits, the failed-credential throttle, the Redis guard, key lookups and the response cache. */
+function limitConfig(r: EnvReader): Pick<Config, Limits> {
+  return {
     rateLimit: {
-      perKeyPerMinute: int('HOSTAPI_RATE_LIMIT', 1200, 1, 1_000_000_000),
-      availabilityPerMinute: int('HOSTAPI_AVAILABILITY_RATE_LIMIT', 60, 1, 1_000_000),
+      perKeyPerMinute: r.int('HOSTAPI_RATE_LIMIT', 1200, 1, 1_000_000_000),
+      availabilityPerMinute: r.int('HOSTAPI_AVAILABILITY_RATE_LIMIT', 60, 1, 1_000_000),
     },
     authFailures: {
-      limit: int('HOSTAPI_AUTH_FAIL_LIMIT', 20, 0, 1_000_000),
-      windowSeconds: int('HOSTAPI_AUTH_FAIL_WINDOW', 300, 1, 86_400),
+      limit: r.int('HOSTAPI_AUTH_FAIL_LIMIT', 20, 0, 1_000_000),
+      windowSeconds: r.int('HOSTAPI_AUTH_FAIL_WINDOW', 300, 1, 86_400),
     },
     redisGuard: {
-      timeoutMs: int('HOSTAPI_REDIS_TIMEOUT_MS', 50, 5, 10_000),
-      retryMs: int('HOSTAPI_REDIS_RETRY_MS', 2000, 100, 600_000),
+      timeoutMs: r.int('HOSTAPI_REDIS_TIMEOUT_MS', 50, 5, 10_000),
+      retryMs: r.int('HOSTAPI_REDIS_RETRY_MS', 2000, 100, 600_000),
     },
-    emptyWhitelistAllowsAll: bool('HOSTAPI_EMPTY_WHITELIST_ALLOWS_ALL', true),
-    authCacheMs: int('HOSTAPI_AUTH_CACHE_MS', 1000, 0, 60_000),
-    responseCacheMb: int('HOSTAPI_RESPONSE_CACHE_MB', 64, 0, 65_536),
-    jobs: {
-      enabled: bool('HOSTAPI_JOBS', true),
-      pollMs: int('HOSTAPI_JOB_POLL_MS', 500, 10, 60_000),
-      concurrency: int('HOSTAPI_JOB_CONCURRENCY', 4, 1, 64),
-    },
-    defaultNameservers: hostnames('HOSTAPI_DEFAULT_NAMESERVERS', 'ns1.hostapi.test,ns2.hostapi.test,ns3.hostapi.test'),
-    registry: { taken: takenNames('HOSTAPI_REGISTRY_TAKEN', 'example.com,example.net,example.org=DEMO-TRANSFER-CODE') },
-    domainNames: { privateSuffixes: suffixes('HOSTAPI_PRIVATE_SUFFIXES') },
-    zones: {
-      maxBytes: int('HOSTAPI_ZONE_MAX_BYTES', 10 * 1024 * 1024, 1024, 256 * 1024 * 1024),
-      maxRecords: int('HOSTAPI_ZONE_MAX_RECORDS', 50_000, 1, 10_000_000),
-      inlineBytes: int('HOSTAPI_ZONE_INLINE_BYTES', 64 * 1024, 0, 256 * 1024 * 1024),
-      inlineRecords: int('HOSTAPI_ZONE_INLINE_RECORDS', 200, 0, 10_000_000),
-      workers: int('HOSTAPI_ZONE_WORKERS', 1, 1, 64),
-      queue: int('HOSTAPI_ZONE_QUEUE', 4, 0, 10_000),
-      perAccount: int('HOSTAPI_ZONE_PER_ACCOUNT', 1, 1, 10_000),
-    },
+    emptyWhitelistAllowsAll: r.bool('HOSTAPI_EMPTY_WHITELIST_ALLOWS_ALL', true),
+    authCacheMs: r.int('HOSTAPI_AUTH_CACHE_MS', 1000, 0, 60_000),
+    responseCacheMb: r.int('HOSTAPI_RESPONSE_CACHE_MB', 64, 0, 65_536),
+  }
+}
+
+const DEFAULT_NAMESERVERS = 'ns1.hostapi.test,ns2.hostapi.test,ns3.hostapi.test'
+const TAKEN_NAMES = 'example.com,example.net,example.org=DEMO-TRANSFER-CODE'
+
+/** Domain names: the provider's nameservers, names taken at the built-in registry, the operator's own suffixes. */
+function domainConfig(r: EnvReader): Pick<Config, 'defaultNameservers' | 'registry' | 'domainNames'> {
+  return {
+    defaultNameservers: r.hostnames('HOSTAPI_DEFAULT_NAMESERVERS', DEFAULT_NAMESERVERS),
+    registry: { taken: r.takenNames('HOSTAPI_REGISTRY_TAKEN', TAKEN_NAMES) },
+    domainNames: { privateSuffixes: r.suffixes('HOSTAPI_PRIVATE_SUFFIXES') },
+  }
+}
+
+/** Zone size limits and the zone worker pool. */
+function zoneConfig(r: EnvReader): Config['zones'] {
+  return {
+    maxBytes: r.int('HOSTAPI_ZONE_MAX_BYTES', 10 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+    maxRecords: r.int('HOSTAPI_ZONE_MAX_RECORDS', 50_000, 1, 10_000_000),
+    inlineBytes: r.int('HOSTAPI_ZONE_INLINE_BYTES', 64 * 1024, 0, 256 * 1024 * 1024),
+    inlineRecords: r.int('HOSTAPI_ZONE_INLINE_RECORDS', 200, 0, 10_000_000),
+    workers: r.int('HOSTAPI_ZONE_WORKERS', 1, 1, 64),
+    queue: r.int('HOSTAPI_ZONE_QUEUE', 4, 0, 10_000),
+    perAccount: r.int('HOSTAPI_ZONE_PER_ACCOUNT', 1, 1, 10_000),
+  }
+}
+
+/** The providers behind the areas: the hypervisor, invoicing, mail and payments. */
+function providerConfig(r: EnvReader): Pick<Config, 'hypervisor' | 'billing' | 'mail' | 'payments'> {
+  const { env } = r
+  return {
     hypervisor: {
       driver: 'builtin',
-      simSpeed: positive('HOSTAPI_SIM_SPEED', 1),
-      shutdownTimeoutSeconds: int('HOSTAPI_VPS_SHUTDOWN_TIMEOUT', 120, 1, 3600),
+      simSpeed: r.positive('HOSTAPI_SIM_SPEED', 1),
+      shutdownTimeoutSeconds: r.int('HOSTAPI_VPS_SHUTDOWN_TIMEOUT', 120, 1, 3600),
     },
     billing: {
-      vatPercent: percent('HOSTAPI_VAT_PERCENT', 21),
-      dueDays: int('HOSTAPI_INVOICE_DUE_DAYS', 14, 0, 365),
+      vatPercent: r.percent('HOSTAPI_VAT_PERCENT', 21),
+      dueDays: r.int('HOSTAPI_INVOICE_DUE_DAYS', 14, 0, 365),
       currency: 'EUR',
       seller: {
         name: env.HOSTAPI_SELLER_NAME || 'hostapi',
@@ -311,32 +276,45 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       },
     },
     mail: {
-      from: email('HOSTAPI_MAIL_FROM', 'hostapi@localhost.localdomain'),
-      supportAddress: email('HOSTAPI_SUPPORT_EMAIL', 'support@localhost.localdomain'),
+      from: r.email('HOSTAPI_MAIL_FROM', 'hostapi@localhost.localdomain'),
+      supportAddress: r.email('HOSTAPI_SUPPORT_EMAIL', 'support@localhost.localdomain'),
     },
-    payments: { baseUrl: httpUrl('HOSTAPI_PAYMENT_URL', 'https://localhost:8443/pay') },
-    admin: { port: env.HOSTAPI_ADMIN_PORT ? int('HOSTAPI_ADMIN_PORT', 0, 0, 65535) : null, token: adminToken },
-    sandbox: {
-      // On with the demo unless set; HOSTAPI_DEMO=0 alone turns it off.
-      enabled: bool('HOSTAPI_SANDBOX', demoEnabled),
-      seedFile: env.HOSTAPI_SEED_FILE ? path.resolve(env.HOSTAPI_SEED_FILE) : null,
-      journalSize: int('HOSTAPI_JOURNAL_SIZE', 200, 1, 100_000),
-    },
-    secrets: { key: secretKey, keyFile: secretKeyFile, previous: previousKeys },
-    ...overrides,
+    payments: { baseUrl: r.httpUrl('HOSTAPI_PAYMENT_URL', 'https://localhost:8443/pay') },
   }
-  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
-    problems.push('HOSTAPI_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent')
-  }
-  if (problems.length) throw new ConfigError(problems)
-  return Object.freeze(config)
 }
 
-function safe(fn: () => unknown): boolean {
-  try {
-    fn()
-    return true
-  } catch {
-    return false
+/** The operator's controls: the admin API, sandbox mode and the secret key. */
+function operatorConfig(r: EnvReader, demoEnabled: boolean): Pick<Config, 'admin' | 'sandbox' | 'secrets'> {
+  const { env } = r
+  const adminPort = env.HOSTAPI_ADMIN_PORT ? r.int('HOSTAPI_ADMIN_PORT', 0, 0, 65535) : null
+  const adminToken = env.HOSTAPI_ADMIN_TOKEN || null
+  if (adminToken !== null && !/^adm_[A-Za-z0-9_-]{16,128}$/.test(adminToken)) {
+    r.problem('HOSTAPI_ADMIN_TOKEN must be adm_ followed by 16 to 128 characters of A-Z, a-z, 0-9, _ and -')
   }
+  return {
+    admin: { port: adminPort, token: adminToken },
+    sandbox: {
+      // On with the demo unless set; HOSTAPI_DEMO=0 alone turns it off.
+      enabled: r.bool('HOSTAPI_SANDBOX', demoEnabled),
+      seedFile: env.HOSTAPI_SEED_FILE ? path.resolve(env.HOSTAPI_SEED_FILE) : null,
+      journalSize: r.int('HOSTAPI_JOURNAL_SIZE', 200, 1, 100_000),
+    },
+    secrets: secretKeyConfig(r),
+  }
+}
+
+/** The secret key: given, in a file, or (neither) generated in the data directory; previous keys during a rotation. */
+function secretKeyConfig(r: EnvReader): Config['secrets'] {
+  const { env } = r
+  const key = env.HOSTAPI_SECRET_KEY || null
+  const keyFile = env.HOSTAPI_SECRET_KEY_FILE ? path.resolve(env.HOSTAPI_SECRET_KEY_FILE) : null
+  const previous = r.list('HOSTAPI_SECRET_KEY_PREVIOUS')
+  if (key !== null && keyFile !== null) r.problem('Set HOSTAPI_SECRET_KEY or HOSTAPI_SECRET_KEY_FILE, not both')
+  if (key !== null && !parseSecretKey(key)) {
+    r.problem('HOSTAPI_SECRET_KEY must be 32 bytes as 64 hex digits or as base64')
+  }
+  if (previous.some((k) => !parseSecretKey(k))) {
+    r.problem('HOSTAPI_SECRET_KEY_PREVIOUS must list keys of 32 bytes as 64 hex digits or as base64')
+  }
+  return { key, keyFile, previous }
 }

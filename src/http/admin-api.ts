@@ -18,9 +18,8 @@ import { AuthThrottle } from './auth-throttle.js'
 export const adminApi: FastifyPluginAsync = async (app) => {
   await app.register(adminAuthPlugin, { admin: app.services.admin, throttle: new AuthThrottle(app.ctx.counter, app.ctx.config.authFailures) })
   await app.register(adminOpenapiPlugin)
-  await app.register(adminRoutes)
-  await app.register(operatorRoutes)
-  if (app.ctx.ops.sandbox) await app.register(sandboxRoutes)
+  for (const routes of [...adminRoutes, ...operatorRoutes]) await app.register(routes)
+  if (app.ctx.ops.sandbox) for (const routes of sandboxRoutes) await app.register(routes)
 }
 
 /**

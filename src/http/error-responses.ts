@@ -106,6 +106,13 @@ export function errorsFor(area: string, ownErrors: OwnErrors = {}): Partial<Reco
   }))
 }
 
+/**
+ * The error answers of every admin route, to spread into `response`: `response: { 200: X, ...adminErrors }`.
+ * declareErrorResponses describes them with the admin texts (inline, the admin document has no components)
+ * and adds the other statuses an admin route can answer.
+ */
+export const adminErrors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody }
+
 /** The extra 400 of paged lists. */
 export const PAGED = [errors.pageOutOfRange()]
 

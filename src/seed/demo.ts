@@ -1,3 +1,6 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import type { Config } from '../config/config.js'
 import type { Context } from '../context.js'
 import * as iam from '../modules/iam/iam.repository.js'
 import { seedCertificates } from '../modules/certificates/certificates.seed.js'
@@ -39,4 +42,15 @@ export async function seedDemoIfEmpty(ctx: Context): Promise<{ key: string; subU
   const sub = await service.createKey(account.accountId, subUserId, { label: 'demo sub-user (domains only)' })
   for (const seed of demoSeeders) await seed(ctx, account)
   return { key: main.key, subUserKey: sub.key, customerNumber: account.customerNumber }
+}
+
+/** The file in the data directory that keeps a generated demo key, so a later start can show it again. */
+export const demoKeyFile = (config: Config): string => path.join(config.dataDir, 'demo-api-key')
+
+/** Writes a generated demo key to demoKeyFile, readable by the owner only. */
+export function keepDemoKey(config: Config, key: string): void {
+  fs.mkdirSync(config.dataDir, { recursive: true })
+  const keyFile = demoKeyFile(config)
+  fs.writeFileSync(keyFile, key + '\n', { mode: 0o600 })
+  fs.chmodSync(keyFile, 0o600)
 }

@@ -240,50 +240,66 @@ function normaliseValue(zone: string, type: RecordType, name: string, raw: strin
     }
     case 'TXT':
       return txtValue(value)
-    case 'CAA': {
-      const m = /^(\d{1,3})\s+([A-Za-z0-9]+)\s+(.*)$/s.exec(value)
-      if (!m) problem('value must be "<flags> <tag> \\"<value>\\""')
-      const flags = Number(m![1])
-      if (flags > 255) problem('flags must be an integer from 0 to 255')
-      const tag = m![2]!.toLowerCase()
-      if (tag.length > 15) problem('tag is longer than 15 characters')
-      let v = m![3]!.trim()
-      if (v.length >= 2 && v.startsWith('"') && v.endsWith('"')) v = unescapeQuoted(v.slice(1, -1))
-      if (v === '' && tag !== 'issue' && tag !== 'issuewild') problem('value is required')
-      if (/[\x00-\x1f\x7f]/.test(v)) problem('value contains control characters')
-      return `${flags} ${tag} "${escapeQuoted(v)}"`
-    }
-    case 'TLSA': {
-      const f = fields(value)
-      if (f.length < 4) problem('value must be "<usage> <selector> <matching type> <hex data>"')
-      const usage = u16(f[0], 'usage', 255)
-      const selector = u16(f[1], 'selector', 255)
-      const mtype = u16(f[2], 'matching type', 255)
-      if (usage > 3) problem('usage must be 0, 1, 2 or 3')
-      if (selector > 1) problem('selector must be 0 or 1')
-      if (mtype > 2) problem('matching type must be 0, 1 or 2')
-      return `${usage} ${selector} ${mtype} ${hex(f.slice(3), 'certificate data', { 1: 64, 2: 128 }, mtype)}`
-    }
-    case 'SSHFP': {
-      const f = fields(value)
-      if (f.length < 3) problem('value must be "<algorithm> <fingerprint type> <hex fingerprint>"')
-      const alg = u16(f[0], 'algorithm', 255)
-      const fpType = u16(f[1], 'fingerprint type', 255)
-      if (![1, 2, 3, 4, 6].includes(alg)) problem('algorithm must be 1 (RSA), 2 (DSA), 3 (ECDSA), 4 (Ed25519) or 6 (Ed448)')
-      if (![1, 2].includes(fpType)) problem('fingerprint type must be 1 (SHA-1) or 2 (SHA-256)')
-      return `${alg} ${fpType} ${hex(f.slice(2), 'fingerprint', { 1: 40, 2: 64 }, fpType)}`
-    }
-    case 'DS': {
-      if (name === zone) problem('a DS record is not allowed at the zone apex (it belongs in the parent zone)')
-      const f = fields(value)
-      if (f.length < 4) problem('value must be "<key tag> <algorithm> <digest type> <hex digest>"')
-      const keyTag = u16(f[0], 'key tag')
-      const alg = u16(f[1], 'algorithm', 255)
-      const digestType = u16(f[2], 'digest type', 255)
-      if (![1, 2, 4].includes(digestType)) problem('digest type must be 1 (SHA-1), 2 (SHA-256) or 4 (SHA-384)')
-      return `${keyTag} ${alg} ${digestType} ${hex(f.slice(3), 'digest', { 1: 40, 2: 64, 4: 96 }, digestType)}`
-    }
+    case 'CAA':
+      return caaValue(value)
+    case 'TLSA':
+      return tlsaValue(value)
+    case 'SSHFP':
+      return sshfpValue(value)
+    case 'DS':
+      return dsValue(zone, name, value)
   }
+}
+
+/** `<flags> <tag> "<value>"`: flags up to 255, a tag of up to 15 characters, the value quoted. */
+function caaValue(value: string): string {
+  const m = /^(\d{1,3})\s+([A-Za-z0-9]+)\s+(.*)$/s.exec(value)
+  if (!m) problem('value must be "<flags> <tag> \\"<value>\\""')
+  const flags = Number(m![1])
+  if (flags > 255) problem('flags must be an integer from 0 to 255')
+  const tag = m![2]!.toLowerCase()
+  if (tag.length > 15) problem('tag is longer than 15 characters')
+  let v = m![3]!.trim()
+  if (v.length >= 2 && v.startsWith('"') && v.endsWith('"')) v = unescapeQuoted(v.slice(1, -1))
+  if (v === '' && tag !== 'issue' && tag !== 'issuewild') problem('value is required')
+  if (/[\x00-\x1f\x7f]/.test(v)) problem('value contains control characters')
+  return `${flags} ${tag} "${escapeQuoted(v)}"`
+}
+
+/** `<usage> <selector> <matching type> <hex data>`, the data as long as its matching type says. */
+function tlsaValue(value: string): string {
+  const f = fields(value)
+  if (f.length < 4) problem('value must be "<usage> <selector> <matching type> <hex data>"')
+  const usage = u16(f[0], 'usage', 255)
+  const selector = u16(f[1], 'selector', 255)
+  const mtype = u16(f[2], 'matching type', 255)
+  if (usage > 3) problem('usage must be 0, 1, 2 or 3')
+  if (selector > 1) problem('selector must be 0 or 1')
+  if (mtype > 2) problem('matching type must be 0, 1 or 2')
+  return `${usage} ${selector} ${mtype} ${hex(f.slice(3), 'certificate data', { 1: 64, 2: 128 }, mtype)}`
+}
+
+/** `<algorithm> <fingerprint type> <hex fingerprint>`, the fingerprint as long as its type says. */
+function sshfpValue(value: string): string {
+  const f = fields(value)
+  if (f.length < 3) problem('value must be "<algorithm> <fingerprint type> <hex fingerprint>"')
+  const alg = u16(f[0], 'algorithm', 255)
+  const fpType = u16(f[1], 'fingerprint type', 255)
+  if (![1, 2, 3, 4, 6].includes(alg)) problem('algorithm must be 1 (RSA), 2 (DSA), 3 (ECDSA), 4 (Ed25519) or 6 (Ed448)')
+  if (![1, 2].includes(fpType)) problem('fingerprint type must be 1 (SHA-1) or 2 (SHA-256)')
+  return `${alg} ${fpType} ${hex(f.slice(2), 'fingerprint', { 1: 40, 2: 64 }, fpType)}`
+}
+
+/** `<key tag> <algorithm> <digest type> <hex digest>`, never at the zone apex. */
+function dsValue(zone: string, name: string, value: string): string {
+  if (name === zone) problem('a DS record is not allowed at the zone apex (it belongs in the parent zone)')
+  const f = fields(value)
+  if (f.length < 4) problem('value must be "<key tag> <algorithm> <digest type> <hex digest>"')
+  const keyTag = u16(f[0], 'key tag')
+  const alg = u16(f[1], 'algorithm', 255)
+  const digestType = u16(f[2], 'digest type', 255)
+  if (![1, 2, 4].includes(digestType)) problem('digest type must be 1 (SHA-1), 2 (SHA-256) or 4 (SHA-384)')
+  return `${keyTag} ${alg} ${digestType} ${hex(f.slice(3), 'digest', { 1: 40, 2: 64, 4: 96 }, digestType)}`
 }
 
 /**

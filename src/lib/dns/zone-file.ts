@@ -191,46 +191,52 @@ function tokenize(text: string): Entry[] {
       i++
       continue
     }
-    if (c === '"') {
-      const start = i
-      const startLine = line
-      i++
-      let out = ''
-      while (i < text.length && text[i] !== '"') {
-        if (text[i] === '\n') throw new ZoneProblem(startLine, 'unterminated quoted string')
-        if (text[i] === '\\' && i + 1 < text.length) {
-          out += text[i]! + text[i + 1]!
-          i += 2
-          continue
-        }
-        out += text[i]
-        i++
-      }
-      if (i >= text.length) throw new ZoneProblem(startLine, 'unterminated quoted string')
-      i++
-      const raw = text.slice(start, i)
-      current().tokens.push({ text: splitQuotedStrings(raw) ?? out, raw, quoted: true })
-      continue
-    }
-    let out = ''
-    const start = i
-    // Only the zone-file delimiters end a word; any other character (Unicode spaces included) is part of it
-    // and refused by the record rules, so every pass of the outer loop consumes at least one character.
-    while (i < text.length && !WORD_END.has(text[i]!)) {
-      if (text[i] === '\\' && i + 1 < text.length && text[i + 1] !== '\n') {
-        const d = /^\d{3}/.exec(text.slice(i + 1, i + 4))
-        out += d ? String.fromCharCode(Number(d[0])) : text[i + 1]
-        i += d ? 4 : 2
-        continue
-      }
-      out += text[i]
-      i++
-    }
-    current().tokens.push({ text: out, raw: text.slice(start, i), quoted: false })
+    const read = c === '"' ? readQuoted(text, i, line) : readWord(text, i)
+    current().tokens.push(read.token)
+    i = read.end
   }
   if (depth > 0) throw new ZoneProblem(parenLine, 'unbalanced "(" (no closing parenthesis)')
   finish()
   return entries
+}
+
+/** The quoted string starting at `start` (on `line`), as one token, and the index after its closing quote. */
+function readQuoted(text: string, start: number, line: number): { token: Token; end: number } {
+  let i = start + 1
+  let out = ''
+  while (i < text.length && text[i] !== '"') {
+    if (text[i] === '\n') throw new ZoneProblem(line, 'unterminated quoted string')
+    if (text[i] === '\\' && i + 1 < text.length) {
+      out += text[i]! + text[i + 1]!
+      i += 2
+      continue
+    }
+    out += text[i]
+    i++
+  }
+  if (i >= text.length) throw new ZoneProblem(line, 'unterminated quoted string')
+  i++
+  const raw = text.slice(start, i)
+  return { token: { text: splitQuotedStrings(raw) ?? out, raw, quoted: true }, end: i }
+}
+
+/** The unquoted word starting at `start`, `\X` and `\DDD` escapes resolved, and the index after it. */
+function readWord(text: string, start: number): { token: Token; end: number } {
+  let i = start
+  let out = ''
+  // Only the zone-file delimiters end a word; any other character (Unicode spaces included) is part of it
+  // and refused by the record rules, so every pass of the outer loop consumes at least one character.
+  while (i < text.length && !WORD_END.has(text[i]!)) {
+    if (text[i] === '\\' && i + 1 < text.length && text[i + 1] !== '\n') {
+      const d = /^\d{3}/.exec(text.slice(i + 1, i + 4))
+      out += d ? String.fromCharCode(Number(d[0])) : text[i + 1]
+      i += d ? 4 : 2
+      continue
+    }
+    out += text[i]
+    i++
+  }
+  return { token: { text: out, raw: text.slice(start, i), quoted: false }, end: i }
 }
 
 const TTL_UNITS: Record<string, number> = { w: 604800, d: 86400, h: 3600, m: 60, s: 1 }
@@ -298,19 +304,9 @@ export function parseZone(zone: string, text: string, opts: { maxRecords?: numbe
         owner = absolute(first.text.toLowerCase(), e.line)
         i = 1
       }
-      let ttl: number | null = null
-      for (let k = 0; k < 2 && i < toks.length; k++) {
-        const t = toks[i]!
-        if (t.quoted) break
-        const asTtl: number | null = ttl === null ? parseTtl(t.text) : null
-        if (asTtl !== null) {
-          ttl = asTtl
-          i++
-        } else if (CLASSES.has(t.text.toUpperCase())) {
-          if (t.text.toUpperCase() !== 'IN') throw new ZoneProblem(e.line, `class ${t.text.toUpperCase()} is not supported (only IN)`)
-          i++
-        } else break
-      }
+      const read = readTtlAndClass(toks, i, e.line)
+      const ttl = read.ttl
+      i = read.next
       const typeTok = toks[i]
       if (!typeTok || typeTok.quoted) throw new ZoneProblem(e.line, 'missing record type')
       const type = typeTok.text.toUpperCase()
@@ -344,6 +340,26 @@ export function parseZone(zone: string, text: string, opts: { maxRecords?: numbe
     if (err instanceof ZoneProblem) throw errors.invalidZoneFile(err.line, err.message)
     throw err
   }
+}
+
+/** The optional TTL and class (in either order) from token `start` on; `next` is the index of the type. */
+function readTtlAndClass(toks: Token[], start: number, line: number): { ttl: number | null; next: number } {
+  let i = start
+  let ttl: number | null = null
+  for (let k = 0; k < 2 && i < toks.length; k++) {
+    const t = toks[i]!
+    if (t.quoted) break
+    const asTtl: number | null = ttl === null ? parseTtl(t.text) : null
+    if (asTtl !== null) {
+      ttl = asTtl
+      i++
+    } else if (CLASSES.has(t.text.toUpperCase())) {
+      const cls = t.text.toUpperCase()
+      if (cls !== 'IN') throw new ZoneProblem(line, `class ${cls} is not supported (only IN)`)
+      i++
+    } else break
+  }
+  return { ttl, next: i }
 }
 
 /** Joins the rdata tokens of one record into the value form `normaliseRecord` reads, hostnames made absolute. */

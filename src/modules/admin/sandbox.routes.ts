@@ -1,54 +1,86 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import { errors } from '../../errors.js'
-import { ErrorBody, OkMessage, ok, okMessage } from '../../http/schemas.js'
+import { OkMessage, ok, okMessage } from '../../http/schemas.js'
+import { adminErrors } from '../../http/error-responses.js'
+import type { Sandbox } from '../../ops/sandbox.js'
 import * as S from './admin.schemas.js'
-import { clockState, moveClock, resetSandbox, sandboxOf } from './sandbox.js'
+import { clockState, moveClock } from './sandbox.js'
 
 const tags = ['Sandbox']
-const errorsOf = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody }
 const admin = { admin: true } as const
 
-/** Sandbox controls (registered only in sandbox mode): reset to the seed, the clock, fault injection, the request journal. */
-export const sandboxRoutes: FastifyPluginAsync = async (base) => {
+/** The sandbox of the context; these routes are registered only in sandbox mode. */
+function sandboxOf(app: FastifyInstance): Sandbox {
+  if (!app.ctx.ops.sandbox) throw errors.endpointNotFound()
+  return app.ctx.ops.sandbox
+}
+
+/** Reset to the seed, and the sandbox clock. */
+export const sandboxClockRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
-  const ctx = app.ctx
-  const sandbox = sandboxOf(ctx)
+  const sandbox = sandboxOf(app)
 
   app.post('/sandbox/reset', {
     config: admin,
-    schema: { operationId: 'sandboxReset', tags, summary: 'Delete all account data and load the seed again; reset the clock, faults and journal', response: { 200: S.ResetReply, ...errorsOf } },
-  }, async () => ok(await resetSandbox(ctx), 'Sandbox reset'))
+    schema: {
+      operationId: 'sandboxReset', tags,
+      summary: 'Delete all account data and load the seed again; reset the clock, faults and journal',
+      response: { 200: S.ResetReply, ...adminErrors },
+    },
+  }, async () => ok(await sandbox.reset(), 'Sandbox reset'))
 
   app.get('/sandbox/clock', {
     config: admin,
-    schema: { operationId: 'sandboxGetClock', tags, summary: 'The sandbox time', response: { 200: S.ClockReply, ...errorsOf } },
-  }, async () => ok(clockState(ctx)))
+    schema: {
+      operationId: 'sandboxGetClock', tags, summary: 'The sandbox time',
+      response: { 200: S.ClockReply, ...adminErrors },
+    },
+  }, async () => ok(clockState(sandbox)))
 
   app.post('/sandbox/clock', {
     config: admin,
-    schema: { operationId: 'sandboxMoveClock', tags, summary: 'Move the sandbox clock (advance or to); jobs that become due run before the answer', body: S.ClockBody, response: { 200: S.ClockReply, ...errorsOf } },
+    schema: {
+      operationId: 'sandboxMoveClock', tags,
+      summary: 'Move the sandbox clock (advance or to); jobs that become due run before the answer', body: S.ClockBody,
+      response: { 200: S.ClockReply, ...adminErrors },
+    },
   }, async (req) => {
     if ((req.body.advance === undefined) === (req.body.to === undefined)) throw errors.badRequest('Set either advance or to')
-    return ok(await moveClock(ctx, req.body))
+    return ok(await moveClock(sandbox, app.ctx.jobs, req.body))
   })
+}
+
+/** Fault injection into calls of the customer API. */
+export const sandboxFaultRoutes: FastifyPluginAsync = async (base) => {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>()
+  const sandbox = sandboxOf(app)
 
   app.get('/sandbox/faults', {
     config: admin,
-    schema: { operationId: 'sandboxListFaults', tags, summary: 'List the injected faults', response: { 200: S.FaultsReply, ...errorsOf } },
+    schema: {
+      operationId: 'sandboxListFaults', tags, summary: 'List the injected faults',
+      response: { 200: S.FaultsReply, ...adminErrors },
+    },
   }, async () => ok({ faults: sandbox.faults.list() }))
 
   app.post('/sandbox/faults', {
     config: admin,
-    schema: { operationId: 'sandboxAddFault', tags, summary: 'Inject a fault into calls of one customer operation', body: S.FaultBody, response: { 200: S.FaultReply, ...errorsOf } },
+    schema: {
+      operationId: 'sandboxAddFault', tags, summary: 'Inject a fault into calls of one customer operation',
+      body: S.FaultBody, response: { 200: S.FaultReply, ...adminErrors },
+    },
   }, async (req) => {
-    if (!ctx.ops.operations.has(req.body.operation)) throw errors.adminUnknownOperation(req.body.operation)
+    if (!app.ctx.ops.operations.has(req.body.operation)) throw errors.adminUnknownOperation(req.body.operation)
     return ok(sandbox.faults.add(req.body), 'Fault added')
   })
 
   app.delete('/sandbox/faults', {
     config: admin,
-    schema: { operationId: 'sandboxClearFaults', tags, summary: 'Remove every fault', response: { 200: OkMessage, ...errorsOf } },
+    schema: {
+      operationId: 'sandboxClearFaults', tags, summary: 'Remove every fault',
+      response: { 200: OkMessage, ...adminErrors },
+    },
   }, async () => {
     sandbox.faults.clear()
     return okMessage('Faults removed')
@@ -56,22 +88,43 @@ export const sandboxRoutes: FastifyPluginAsync = async (base) => {
 
   app.delete('/sandbox/faults/:id', {
     config: admin,
-    schema: { operationId: 'sandboxRemoveFault', tags, summary: 'Remove one fault', params: S.IdParams, response: { 200: OkMessage, ...errorsOf } },
+    schema: {
+      operationId: 'sandboxRemoveFault', tags, summary: 'Remove one fault', params: S.IdParams,
+      response: { 200: OkMessage, ...adminErrors },
+    },
   }, async (req) => {
     if (!sandbox.faults.remove(req.params.id)) throw errors.adminFaultNotFound()
     return okMessage('Fault removed')
   })
+}
+
+/** The request journal: the last calls of the customer API. */
+export const sandboxJournalRoutes: FastifyPluginAsync = async (base) => {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>()
+  const sandbox = sandboxOf(app)
 
   app.get('/sandbox/journal', {
     config: admin,
-    schema: { operationId: 'sandboxJournal', tags, summary: 'The last calls of the customer API (method, path, body, status), oldest first', querystring: S.JournalQuery, response: { 200: S.JournalReply, ...errorsOf } },
+    schema: {
+      operationId: 'sandboxJournal', tags,
+      summary: 'The last calls of the customer API (method, path, body, status), oldest first',
+      querystring: S.JournalQuery, response: { 200: S.JournalReply, ...adminErrors },
+    },
   }, async (req) => ok({ entries: sandbox.journal.list(req.query.limit) }))
 
   app.delete('/sandbox/journal', {
     config: admin,
-    schema: { operationId: 'sandboxClearJournal', tags, summary: 'Empty the request journal', response: { 200: OkMessage, ...errorsOf } },
+    schema: {
+      operationId: 'sandboxClearJournal', tags, summary: 'Empty the request journal',
+      response: { 200: OkMessage, ...adminErrors },
+    },
   }, async () => {
     sandbox.journal.clear()
     return okMessage('Journal cleared')
   })
 }
+
+/** Sandbox controls (registered only in sandbox mode): reset to the seed, the clock, faults, the request journal. */
+export const sandboxRoutes: readonly FastifyPluginAsync[] = [
+  sandboxClockRoutes, sandboxFaultRoutes, sandboxJournalRoutes,
+]

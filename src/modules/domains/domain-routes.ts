@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { contactsRoutes } from './contacts/contacts.routes.js'
 import { dnsTemplatesRoutes } from './templates/dns-templates.routes.js'
-import { dnsRoutes } from './dns/dns.routes.js'
+import { dnsRoutes, zoneFileRoutes } from './dns/dns.routes.js'
 import { domainOrdersRoutes } from './orders/domain-orders.routes.js'
 import { extensionsRoutes } from './extensions/extensions.routes.js'
 import { nameserversRoutes } from './nameservers/nameservers.routes.js'
@@ -9,7 +9,9 @@ import { domainsRoutes } from './domains.routes.js'
 
 /** Every route of the domains area: domains, DNS, contact and nameserver profiles, DNS templates, extensions, availability and orders. */
 export const domainAreaRoutes: FastifyPluginAsync = async (app) => {
-  for (const routes of [domainsRoutes, dnsRoutes, contactsRoutes, nameserversRoutes, dnsTemplatesRoutes, extensionsRoutes, domainOrdersRoutes]) {
-    await app.register(routes)
-  }
+  const areas = [
+    domainsRoutes, dnsRoutes, zoneFileRoutes, contactsRoutes, nameserversRoutes, dnsTemplatesRoutes, extensionsRoutes,
+    domainOrdersRoutes,
+  ]
+  for (const routes of areas) await app.register(routes)
 }

@@ -19,7 +19,7 @@ const recordsExample = {
   ],
 }
 
-/** The DNS records of a domain and its zone file. */
+/** The DNS records of a domain: read, replaced, added to and removed one by one. */
 export const dnsRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
 
@@ -88,6 +88,11 @@ export const dnsRoutes: FastifyPluginAsync = async (base) => {
     await app.services.dns.remove(req.principal!.accountId, req.params.domain, req.body.record, dry(req))
     return okMessage(DNS_UPDATED)
   })
+}
+
+/** The zone file of a domain: exported as BIND text, and imported in place of every record. */
+export const zoneFileRoutes: FastifyPluginAsync = async (base) => {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>()
 
   app.get('/domains/:domain/dns/zone', {
     config: { area: 'domains', fixture: 'domain', cache: true },

@@ -1,12 +1,13 @@
 import fs from 'node:fs'
 import { Type, type Static } from 'typebox'
-import type { Context } from '../../context.js'
-import { ymd } from '../../clock.js'
-import { ApiError } from '../../errors.js'
-import { DomainNames } from '../../lib/domain-name.js'
-import { permissionsOf, parseTime } from './admin.service.js'
-import { setAccountStatus } from './admin.repository.js'
-import { seedDemoData } from '../../seed/demo.js'
+import type { Context } from '../context.js'
+import { ymd } from '../clock.js'
+import { ApiError } from '../errors.js'
+import { DomainNames } from '../lib/domain-name.js'
+import { permissionsOf, parseTime } from '../modules/admin/admin-input.js'
+import { setAccountStatus } from '../modules/admin/admin.repository.js'
+import { countAccounts } from '../modules/iam/iam.repository.js'
+import { seedDemoData } from './demo.js'
 
 const SeedKey = Type.Object(
   {
@@ -117,6 +118,15 @@ export async function readSeedFile(file: string, names: DomainNames = new Domain
   if (data.accounts.filter((a) => a.demo_data).length > 1) problems.push('demo_data: at most one account can have the demo data')
   if (problems.length) throw new SeedFileError(file, problems)
   return data
+}
+
+/** Loads HOSTAPI_SEED_FILE when the database has no account yet; returns the number of accounts created. */
+export async function seedFileIfEmpty(ctx: Context): Promise<number> {
+  const file = ctx.config.sandbox.seedFile
+  if (!file) return 0
+  const spec = await readSeedFile(file, ctx.services.domains.names)
+  if ((await countAccounts(ctx.db)) > 0) return 0
+  return applySeed(ctx, spec, file)
 }
 
 /** Creates what the seed describes; returns the number of accounts created. A rule broken by the data (a bad record) throws. */

@@ -1,0 +1,126 @@
+import type { Kysely } from 'kysely'
+import type { Clock } from '../../clock.js'
+import { iso } from '../../clock.js'
+import type { DB } from '../../db/tables.js'
+import { errors } from '../../errors.js'
+import { pageOf, pagination } from '../../lib/paging.js'
+import * as iamRepo from '../iam/iam.repository.js'
+import { findJob, type DecodedJob } from '../../jobs/jobs.repository.js'
+import * as repo from './admin.repository.js'
+import { parseTime, type PageInput } from './admin-input.js'
+
+/** What happened across tenants, for the operator: the audit log, the job queue and the mail outbox. */
+export class AdminActivityService {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The audit log, newest first; `account` is a customer number (an unknown one matches nothing). */
+  async audit(query: PageInput & { account?: number; key_prefix?: string; path?: string; status?: number; from?: string; to?: string }) {
+    const page = pageOf(query)
+    const filter: repo.AuditFilter = {
+      keyPrefix: query.key_prefix,
+      path: query.path,
+      status: query.status,
+      from: query.from ? iso(parseTime(query.from, 'from')) : undefined,
+      to: query.to ? iso(parseTime(query.to, 'to')) : undefined,
+    }
+    if (query.account !== undefined) filter.accountId = (await iamRepo.findAccountByCustomerNumber(this.db, query.account))?.id ?? -1
+    const total = await repo.countAudit(this.db, filter)
+    const pag = pagination(page, total)
+    const rows = await repo.listAudit(this.db, filter, page.limit, page.offset)
+    return {
+      entries: rows.map((r) => ({
+        id: r.id,
+        customer_number: r.customer_number ?? null,
+        user_id: r.user_id,
+        key_prefix: r.key_prefix,
+        ip: r.ip,
+        method: r.method,
+        path: r.path,
+        status: r.status,
+        request_id: r.request_id,
+        created_at: r.created_at,
+      })),
+      pagination: pag,
+    }
+  }
+
+  async jobs(query: PageInput & { status?: string; kind?: string; account?: number }) {
+    const page = pageOf(query)
+    const filter: repo.JobFilter = { status: query.status, kind: query.kind }
+    if (query.account !== undefined) filter.accountId = (await iamRepo.findAccountByCustomerNumber(this.db, query.account))?.id ?? -1
+    const total = await repo.countJobs(this.db, filter)
+    const pag = pagination(page, total)
+    const rows = await repo.listJobs(this.db, filter, page.limit, page.offset)
+    return { jobs: rows.map(jobView), pagination: pag }
+  }
+
+  async job(id: number) {
+    const row = await findJob(this.db, id)
+    if (!row) throw errors.adminJobNotFound()
+    return jobView(row)
+  }
+
+  /** Queues a failed job again with fresh attempts. */
+  async retryJob(id: number) {
+    const job = await this.job(id)
+    if (!(await repo.requeueFailedJob(this.db, id, iso(this.clock.now())))) throw errors.adminJobNotRetryable(job.status)
+    return this.job(id)
+  }
+
+  async outbox(query: PageInput & { account?: number; recipient?: string; kind?: string }) {
+    const page = pageOf(query)
+    const filter: repo.OutboxFilter = { recipient: query.recipient, kind: query.kind }
+    if (query.account !== undefined) filter.accountId = (await iamRepo.findAccountByCustomerNumber(this.db, query.account))?.id ?? -1
+    const total = await repo.countOutbox(this.db, filter)
+    const pag = pagination(page, total)
+    const rows = await repo.listOutbox(this.db, filter, page.limit, page.offset)
+    return { messages: rows.map(messageView), pagination: pag }
+  }
+
+  async message(id: number) {
+    const row = await repo.findOutboxMessage(this.db, id)
+    if (!row) throw errors.adminMessageNotFound()
+    return messageView(row)
+  }
+
+  /** Jobs per kind and status (for the metrics). */
+  jobCounts() {
+    return repo.jobCounts(this.db)
+  }
+}
+
+function jobView(j: DecodedJob) {
+  return {
+    id: j.id,
+    kind: j.kind,
+    account_id: j.account_id,
+    status: j.status,
+    attempts: j.attempts,
+    max_attempts: j.max_attempts,
+    run_at: j.run_at,
+    worker: j.locked_by,
+    last_error: j.last_error,
+    payload: j.payload,
+    result: j.result,
+    created_at: j.created_at,
+    updated_at: j.updated_at,
+    finished_at: j.finished_at,
+  }
+}
+
+function messageView(m: { id: number; account_id: number | null; kind: string; sender: string; recipient: string; subject: string; text_body: string; html_body: string | null; created_at: string }) {
+  return {
+    id: m.id,
+    account_id: m.account_id,
+    kind: m.kind,
+    from: m.sender,
+    to: m.recipient,
+    subject: m.subject,
+    text_body: m.text_body,
+    html_body: m.html_body,
+    created_at: m.created_at,
+  }
+}

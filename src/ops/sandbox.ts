@@ -1,0 +1,19 @@
+import type { ManualClock } from '../clock.js'
+import type { FaultInjector } from './faults.js'
+import type { RequestJournal } from './journal.js'
+
+/** What a sandbox reset loaded: the accounts created, from the seed file, the demo or nothing, and a new demo key. */
+export interface SandboxReset {
+  accounts: number
+  seed: 'file' | 'demo' | 'empty'
+  demo_key: string | null
+}
+
+/** Sandbox mode (HOSTAPI_SANDBOX): `clock` is the context's clock. */
+export interface Sandbox {
+  clock: ManualClock
+  faults: FaultInjector
+  journal: RequestJournal
+  /** Deletes all account data and loads the seed again; the composition root supplies it. */
+  reset(): Promise<SandboxReset>
+}
