@@ -11,6 +11,7 @@ import type { ZoneDrift } from '../src/drivers/dns/dns.js'
 import { DnsPushError, PowerDnsDriver, type PowerDnsRRset } from '../src/drivers/dns/powerdns.js'
 import { ManualClock } from '../src/clock.js'
 import { DNS_PUSH_JOB } from '../src/modules/domains/dns/zone-delivery.js'
+import { runAdmin } from '../src/cli/admin.js'
 import { startTestApp } from './helpers/app.js'
 import { dig, insertZone, queryUdp, txtOf } from './helpers/dns.js'
 import { MemoryZones } from './helpers/memory-zones.js'
@@ -340,6 +341,22 @@ describeWithPowerDns('PowerDNS driver (a real pdns_server)', () => {
       assert.equal(await t.ctx.jobs.drain(), 1)
       assert.deepEqual((await pushes()).map((j) => j.status), ['done'])
       assert.deepEqual(dataOf(await q(`www.${z}`, 'A'), 'A'), ['192.0.2.9'])
+
+      // Drift made behind hostapi's back is reported and fixed by the admin command and the admin API.
+      await pdns.api('PATCH', `/zones/${z}.`, { rrsets: [replace(`www.${z}.`, 'A', '203.0.113.1')] })
+      const out: string[] = []
+      const sink = { write: (text: string) => out.push(text) }
+      assert.equal(await runAdmin(t.ctx, ['dns', 'resync', '--domain', z], sink, sink), 0)
+      assert.deepEqual(out, [`${z}\tdiffering: www.${z}. A\n`])
+      assert.deepEqual(dataOf(await q(`www.${z}`, 'A'), 'A'), ['192.0.2.9'])
+      await pdns.api('PATCH', `/zones/${z}.`, { rrsets: [{ name: `${z}.`, type: 'A', changetype: 'DELETE' }] })
+      const token = (await t.ctx.services.admin.createToken('dns')).token
+      const resync = await t.request('POST', '/admin/v1/dns/resync', {
+        headers: { authorization: `Bearer ${token}` }, body: { domains: [z] },
+      })
+      assert.equal(resync.status, 200, resync.text)
+      assert.deepEqual(resync.body.data.drift, [{ zone: z, missing: false, extra: false, differing: [`${z}. A`] }])
+      assert.deepEqual(dataOf(await q(z, 'A'), 'A'), ['192.0.2.1'])
     } finally {
       await t.close()
     }

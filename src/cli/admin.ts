@@ -32,6 +32,9 @@ const HELP = `Usage: hostapi admin <command> [options]
       Creates an admin token for the admin API (Authorization: Bearer); prints the token alone, once.
   token list
   token revoke TOKEN_PREFIX|TOKEN_ID
+  dns resync [--domain NAME]...
+      Rebuilds the DNS driver's zones (PowerDNS) from the database, all or those named; prints one line per zone
+      that had drifted: zone, then what was missing, extra, differing or failed.
   secrets rotate
       Re-seals every secret stored in the database with HOSTAPI_SECRET_KEY (or HOSTAPI_SECRET_KEY_FILE),
       opening those sealed before with a key in HOSTAPI_SECRET_KEY_PREVIOUS.
@@ -48,6 +51,7 @@ const OPTIONS = {
   label: { type: 'string' },
   expires: { type: 'string' },
   'allow-ip': { type: 'string', multiple: true },
+  domain: { type: 'string', multiple: true },
 } as const
 
 type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K] extends { multiple: true } ? string[] : string }
@@ -222,6 +226,13 @@ const secretsRotate: Command = async ({ ctx, err }) => {
   err.write(`re-sealed ${rewritten} stored record(s) with the secret key ${ctx.secrets.box.currentKeyId}\n`)
 }
 
+const dnsResync: Command = async ({ ctx, v, out }) => {
+  for (const d of await ctx.services.zoneDelivery.resync(v.domain)) {
+    const what = d.error ? `failed: ${d.error}` : d.missing ? 'missing' : d.extra ? 'extra' : `differing: ${d.differing.join(', ')}`
+    out.write(`${d.zone}\t${what}\n`)
+  }
+}
+
 /** Every admin command by `<area> <action>`, as HELP lists them. */
 const COMMANDS = new Map<string, Command>([
   ['account create', accountCreate],
@@ -236,6 +247,7 @@ const COMMANDS = new Map<string, Command>([
   ['token create', tokenCreate],
   ['token list', tokenList],
   ['token revoke', tokenRevoke],
+  ['dns resync', dnsResync],
   ['secrets rotate', secretsRotate],
 ])
 

@@ -167,6 +167,15 @@ export const adminActivityRoutes: FastifyPluginAsync = async (base) => {
     },
   }, async () => ok({ jobs_run: await app.ctx.jobs.drain() }))
 
+  app.post('/dns/resync', {
+    config: admin,
+    schema: {
+      operationId: 'adminResyncDns', tags: tags('DNS'),
+      summary: 'Rebuild the DNS driver\'s zones (PowerDNS) from the database, all or those named, and report the drift',
+      body: S.DnsResyncBody, response: { 200: S.DnsResyncReply, ...adminErrors },
+    },
+  }, async (req) => ok({ drift: await app.ctx.services.zoneDelivery.resync(req.body.domains) }))
+
   app.get('/outbox', {
     config: admin,
     schema: {

@@ -381,3 +381,21 @@ export const ReservedReply = Envelope(Reserved, reservedExample)
 export const ReservedListReply = Envelope(Type.Object({ reserved_names: Type.Array(Reserved) }), { reserved_names: [reservedExample] })
 
 export const RunJobsReply = Envelope(Type.Object({ jobs_run: Type.Integer() }), { jobs_run: 3 })
+
+export const DnsResyncBody = Type.Object({
+  domains: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 253 }), {
+    maxItems: 1000, description: 'The zones to rebuild; all of them when absent',
+  })),
+})
+
+const ZoneDrift = Type.Object({
+  zone: Type.String(),
+  missing: Type.Boolean({ description: 'hostapi serves the zone and the DNS server did not have it' }),
+  extra: Type.Boolean({ description: 'The server had a zone hostapi does not serve (deleted if hostapi made it)' }),
+  differing: Type.Array(Type.String(), { description: 'The RRsets (`name TYPE`) the server had otherwise' }),
+  error: Type.Optional(Type.String({ description: 'Why the zone could not be compared or fixed' })),
+})
+
+export const DnsResyncReply = Envelope(Type.Object({ drift: Type.Array(ZoneDrift) }), {
+  drift: [{ zone: 'example.nl', missing: false, extra: false, differing: ['www.example.nl. A'] }],
+})
