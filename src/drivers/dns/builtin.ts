@@ -74,6 +74,7 @@ export class BuiltinDnsServer implements DnsDriver {
   /** Raised by every publish(): a read that began before it must not fill the cache with what it saw. */
   private generation = 0
   private readonly acl: TransferAcl
+  private readonly transfersOn: boolean
   private readonly tsigKey: TsigKey | null
   private readonly notifier: ZoneNotifier | null
 
@@ -86,6 +87,7 @@ export class BuiltinDnsServer implements DnsDriver {
     this.domainNames = new DomainNames(opts.privateSuffixes ?? [])
     const transfer = opts.transfer ?? { secondaries: [], tsigKey: null }
     this.acl = new TransferAcl(transfer.secondaries)
+    this.transfersOn = transfer.secondaries.length > 0
     const key = transfer.tsigKey
     this.tsigKey = key ? { name: key.name, secret: Buffer.from(key.secret, 'base64') } : null
     const notified = transfer.secondaries.filter((s) => s.notifyPort !== null)
@@ -269,6 +271,8 @@ export class BuiltinDnsServer implements DnsDriver {
    */
   async respond(msg: Buffer, transport: 'udp' | 'tcp', from: string | undefined): Promise<Buffer[]> {
     if (msg.length < 12 || msg.readUInt16BE(2) & 0x8000) return []
+    // Without secondaries every message is answered as it always was (transfers REFUSED, TSIG ignored).
+    if (!this.transfersOn) return asList(await this.handle(msg, transport))
     const qtype = questionType(msg)
     const isTransfer = qtype === QTYPE_AXFR || qtype === QTYPE_IXFR
     // Without a key, TSIG on a query is ignored as it always was; a transfer is checked either way.
