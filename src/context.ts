@@ -131,7 +131,8 @@ export function dnsDriverFor(config: Config, zones: ZoneSource, log: Logger): Dn
   if (d.driver === 'powerdns') {
     return new PowerDnsDriver({ url: d.url, apiKey: d.apiKey, serverId: d.serverId }, zones, log)
   }
-  return new BuiltinDnsServer(zones, { ...config.dns, privateSuffixes: config.domainNames.privateSuffixes }, log)
+  const opts = { ...config.dns, privateSuffixes: config.domainNames.privateSuffixes, transfer: config.dnsTransfer }
+  return new BuiltinDnsServer(zones, opts, log)
 }
 
 export interface ContextOptions {

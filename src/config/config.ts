@@ -2,6 +2,7 @@ import path from 'node:path'
 import ipaddr from 'ipaddr.js'
 import { parseSecretKey } from '../lib/secret-box.js'
 import { EnvReader, type Env } from './env-reader.js'
+import { parseTsigKey } from '../lib/dns/tsig.js'
 
 /** The validated, frozen configuration of one hostapi process. Only this module reads the environment. */
 export interface Config {
@@ -20,6 +21,8 @@ export interface Config {
   dns: { host: string; port: number | null }
   /** Which DNS driver serves the zones: the built-in server (`dns`) or a PowerDNS pushed through its HTTP API. */
   dnsDriver: DnsDriverConfig
+  /** The built-in DNS server as a hidden primary: zone transfers to and NOTIFY of its secondaries. */
+  dnsTransfer: DnsTransferConfig
   logLevel: string
   bodyLimit: number
   rateLimit: { perKeyPerMinute: number; availabilityPerMinute: number }
@@ -94,6 +97,71 @@ export class ConfigError extends Error {
   }
 }
 
+/** A secondary of the built-in DNS server: it may transfer zones, and is sent NOTIFY when it is one address. */
+export interface DnsSecondary {
+  /** The address, or the first address of the range, as given (IPv4 or IPv6). */
+  address: string
+  /** The CIDR prefix length: 32 or 128 for one address. */
+  prefixLength: number
+  /** The UDP port NOTIFY goes to; null for a range, which is never notified. */
+  notifyPort: number | null
+}
+
+/** Zone transfers (AXFR, IXFR) and NOTIFY of the built-in DNS server; no secondaries: no transfers. */
+export interface DnsTransferConfig {
+  secondaries: DnsSecondary[]
+  /** The TSIG key (hmac-sha256) every transfer must be signed with, and NOTIFY is signed with; null: none. */
+  tsigKey: { name: string; secret: string } | null
+}
+
+/** Reads HOSTAPI_DNS_SECONDARIES, HOSTAPI_DNS_TSIG_KEY and HOSTAPI_DNS_NOTIFY_PORT; every problem is recorded. */
+function dnsTransferConfig(r: EnvReader): DnsTransferConfig {
+  const env = r.env
+  const rawPort = env.HOSTAPI_DNS_NOTIFY_PORT || '53'
+  const port = (raw: string, what: string): number => {
+    const n = Number(raw)
+    if (/^\d{1,5}$/.test(raw) && n >= 1 && n <= 65535) return n
+    r.problem(`${what} must be a port from 1 to 65535 (got "${raw}")`)
+    return 53
+  }
+  const notifyPort = port(rawPort, 'HOSTAPI_DNS_NOTIFY_PORT')
+  const secondaries: DnsSecondary[] = []
+  for (const entry of (env.HOSTAPI_DNS_SECONDARIES ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+    // ip, ip/prefix, ipv4:port, [ipv6]:port
+    const m = /^\[([^\]]+)\](?::(\d*))?$/.exec(entry) ?? /^([^:/]+):(\d*)$/.exec(entry)
+    const ip = m ? m[1]! : entry
+    const what = `HOSTAPI_DNS_SECONDARIES: "${entry}"`
+    if (ip.includes('/')) {
+      try {
+        const [addr, prefixLength] = ipaddr.parseCIDR(ip)
+        const single = prefixLength === (addr.kind() === 'ipv4' ? 32 : 128)
+        secondaries.push({ address: addr.toString(), prefixLength, notifyPort: single ? notifyPort : null })
+      } catch {
+        r.problem(`${what} is not an IP address, CIDR range or address:port`)
+      }
+      continue
+    }
+    if (!ipaddr.IPv4.isValidFourPartDecimal(ip) && !ipaddr.IPv6.isValid(ip)) {
+      r.problem(`${what} is not an IP address, CIDR range or address:port`)
+      continue
+    }
+    const addr = ipaddr.parse(ip)
+    const p = m?.[2] !== undefined ? port(m[2], what) : notifyPort
+    secondaries.push({ address: addr.toString(), prefixLength: addr.kind() === 'ipv4' ? 32 : 128, notifyPort: p })
+  }
+  let tsigKey: DnsTransferConfig['tsigKey'] = null
+  if (env.HOSTAPI_DNS_TSIG_KEY) {
+    const key = parseTsigKey(env.HOSTAPI_DNS_TSIG_KEY)
+    if (!key) r.problem('HOSTAPI_DNS_TSIG_KEY must be name:base64secret (hmac-sha256), e.g. transfer.key:c2VjcmV0')
+    else tsigKey = { name: key.name, secret: key.secret.toString('base64') }
+  }
+  if (tsigKey && !secondaries.length) r.problem('HOSTAPI_DNS_TSIG_KEY is set but HOSTAPI_DNS_SECONDARIES is empty')
+  if (secondaries.length && (env.HOSTAPI_DNS_DRIVER || 'builtin') !== 'builtin') {
+    r.problem('HOSTAPI_DNS_SECONDARIES applies to the built-in DNS server only (HOSTAPI_DNS_DRIVER=builtin)')
+  }
+  return { secondaries, tsigKey }
+}
+
 /** Reads every HOSTAPI_* variable (and DATABASE_URL, REDIS_URL); lists every problem at once. */
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const r = new EnvReader(env)
@@ -108,6 +176,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     logLevel: env.HOSTAPI_LOG_LEVEL || 'info',
     dns: dnsConfig(r),
     dnsDriver: dnsDriverConfig(r),
+    dnsTransfer: dnsTransferConfig(r),
     bodyLimit: r.int('HOSTAPI_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
     ...limitConfig(r),
     jobs: {

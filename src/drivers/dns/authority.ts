@@ -152,6 +152,19 @@ function soaData(soa: Soa) {
 
 const rr = (name: string, r: WireRecord): Answer => ({ name, type: r.type, class: 'IN', ttl: r.ttl, data: r.data }) as Answer
 
+/** Every record of a zone in transfer order (RFC 5936 §2.2): the SOA, every other record, the SOA again. */
+export function transferRecords(zone: ZoneSnapshot): Answer[] {
+  const soa = rr(zone.name, zone.rrsets.get(zone.name)!.get('SOA')![0]!)
+  const out: Answer[] = [soa]
+  for (const [name, byType] of zone.rrsets) {
+    for (const [type, list] of byType) {
+      if (!(type === 'SOA' && name === zone.name)) out.push(...list.map((r) => rr(name, r)))
+    }
+  }
+  out.push(soa)
+  return out
+}
+
 /** The SOA for a negative answer, with the negative-caching TTL (RFC 2308). */
 function negativeSoa(zone: ZoneSnapshot): Answer {
   const soa = zone.rrsets.get(zone.name)!.get('SOA')![0]!

@@ -4,9 +4,17 @@ import { performance } from 'node:perf_hooks'
 import dnsPacket, { type Answer, type Packet, type Question } from 'dns-packet'
 import type { Logger } from 'pino'
 import type { DnsDriver, ServedZone, ZoneSource } from './dns.js'
-import { buildSnapshot, resolve, type ZoneSnapshot } from './authority.js'
+import { buildSnapshot, resolve, transferRecords, type ZoneSnapshot } from './authority.js'
+import { ZoneNotifier } from './notify.js'
+import {
+  QTYPE_AXFR, QTYPE_IXFR, TCP_MESSAGE_MAX, TransferAcl, ixfrClientSerial, questionType, serialNewer, transferMessages,
+} from './transfer.js'
+import type { DnsTransferConfig } from '../../config/config.js'
 import { DomainNames } from '../../lib/domain-name.js'
 import type { ZoneChange } from '../../lib/dns/zone-serial.js'
+import {
+  TSIG_ERROR, badTimeOtherData, signTsig, tsigLength, verifyTsig, type TsigCheck, type TsigKey,
+} from '../../lib/dns/tsig.js'
 
 /** Options of the built-in DNS server. */
 export interface BuiltinDnsOptions {
@@ -18,9 +26,13 @@ export interface BuiltinDnsOptions {
   staleMs?: number
   /** The operator's private suffixes (HOSTAPI_PRIVATE_SUFFIXES): names one label below them are zones too. */
   privateSuffixes?: readonly string[]
+  /** Zone transfers to and NOTIFY of secondaries (HOSTAPI_DNS_SECONDARIES, HOSTAPI_DNS_TSIG_KEY); none by default. */
+  transfer?: DnsTransferConfig
+  /** How long each NOTIFY attempt waits for an answer (ms); one entry per attempt. */
+  notifyTimeoutsMs?: number[]
 }
 
-const RCODE = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5 } as const
+const RCODE = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5, NOTAUTH: 9 } as const
 type Rcode = keyof typeof RCODE
 const OPCODE_QUERY = 0
 /** The EDNS buffer size we offer and honour at most (the DNS Flag Day 2020 value). */
@@ -43,6 +55,11 @@ interface NameEntry {
  * Zones are cached and re-validated by their serial at most `staleMs` after they were read, so a change made
  * through another instance on the same database is answered within that time; `publish` drops a zone at once,
  * whatever kind of change it names.
+ *
+ * As a hidden primary it answers AXFR, and IXFR with the whole zone (RFC 1995 §4), over TCP to the secondaries'
+ * addresses, and sends them NOTIFY after each published change. With a TSIG key a transfer must be signed with it:
+ * unsigned ones are REFUSED, badly signed ones NOTAUTH with the TSIG error (BADKEY, BADSIG, BADTIME; RFC 8945 §5.2),
+ * and every message of the transfer is signed. A query signed with the key is answered signed.
  */
 export class BuiltinDnsServer implements DnsDriver {
   readonly pushes = false
@@ -57,6 +74,10 @@ export class BuiltinDnsServer implements DnsDriver {
   private readonly loading = new Map<string, Promise<ZoneSnapshot | null>>()
   /** Raised by every publish(): a read that began before it must not fill the cache with what it saw. */
   private generation = 0
+  private readonly acl: TransferAcl
+  private readonly transfersOn: boolean
+  private readonly tsigKey: TsigKey | null
+  private readonly notifier: ZoneNotifier | null
 
   constructor(
     private readonly source: ZoneSource,
@@ -65,6 +86,14 @@ export class BuiltinDnsServer implements DnsDriver {
   ) {
     this.staleMs = opts.staleMs ?? 500
     this.domainNames = new DomainNames(opts.privateSuffixes ?? [])
+    const transfer = opts.transfer ?? { secondaries: [], tsigKey: null }
+    this.acl = new TransferAcl(transfer.secondaries)
+    this.transfersOn = transfer.secondaries.length > 0
+    const key = transfer.tsigKey
+    this.tsigKey = key ? { name: key.name, secret: Buffer.from(key.secret, 'base64') } : null
+    const notified = transfer.secondaries.filter((s) => s.notifyPort !== null)
+    const targets = notified.map((s) => ({ host: s.address, port: s.notifyPort! }))
+    this.notifier = targets.length ? new ZoneNotifier(targets, this.tsigKey, log, opts.notifyTimeoutsMs) : null
   }
 
   address() {
@@ -102,8 +131,8 @@ export class BuiltinDnsServer implements DnsDriver {
     })
     udp.on('error', (err) => this.log.warn({ err: err.message }, 'DNS UDP socket error'))
     udp.on('message', (msg, rinfo) => {
-      void this.handle(msg, 'udp').then((reply) => {
-        if (reply && this.udp === udp) udp.send(reply, rinfo.port, rinfo.address)
+      void this.respond(msg, 'udp', rinfo.address).then((replies) => {
+        for (const reply of replies) if (this.udp === udp) udp.send(reply, rinfo.port, rinfo.address)
       })
     })
     const actualPort = udp.address().port
@@ -126,6 +155,7 @@ export class BuiltinDnsServer implements DnsDriver {
     this.udp = null
     this.tcp = null
     this.bound = null
+    this.notifier?.stop()
     if (udp) await new Promise<void>((r) => udp.close(() => r())).catch(() => undefined)
     for (const s of this.sockets) s.destroy()
     this.sockets.clear()
@@ -139,6 +169,18 @@ export class BuiltinDnsServer implements DnsDriver {
     for (const [id, z] of this.zones) if (z.name === name) this.zones.delete(id)
     // Names below the domain may have been resolved to another zone or to none; forget them all.
     this.names.clear()
+    if (this.notifier && this.bound && change.kind !== 'removed') void this.notifyChange(name)
+  }
+
+  /** Reads the changed zone afresh and notifies the secondaries of its serial; never throws (logged). */
+  private async notifyChange(name: string): Promise<void> {
+    try {
+      const zone = await this.zoneFor(name)
+      if (!zone || zone.name !== name || !this.bound) return
+      this.notifier?.notify(zone.name, transferRecords(zone)[0]!)
+    } catch (err) {
+      this.log.warn({ zone: name, err: String(err) }, 'DNS NOTIFY skipped: the zone cannot be read')
+    }
   }
 
   /** Reads the zone for `qname` (the served domain that is its registrable domain), from the cache when fresh enough. */
@@ -212,18 +254,111 @@ export class BuiltinDnsServer implements DnsDriver {
         if (buffered.length < 2 + len) break
         const msg = buffered.subarray(2, 2 + len)
         buffered = buffered.subarray(2 + len)
-        void this.handle(msg, 'tcp').then((reply) => {
-          if (!reply || socket.destroyed) return
-          const prefix = Buffer.alloc(2)
-          prefix.writeUInt16BE(reply.length)
-          socket.write(Buffer.concat([prefix, reply]))
+        void this.respond(msg, 'tcp', socket.remoteAddress).then((replies) => {
+          for (const reply of replies) {
+            if (socket.destroyed) return
+            const prefix = Buffer.alloc(2)
+            prefix.writeUInt16BE(reply.length)
+            socket.write(Buffer.concat([prefix, reply]))
+          }
         })
       }
     })
   }
 
+  /**
+   * Answers one DNS message from `from`: a zone transfer with its messages, a signed query signed, any other as
+   * `handle` does; none when it must be dropped.
+   */
+  async respond(msg: Buffer, transport: 'udp' | 'tcp', from: string | undefined): Promise<Buffer[]> {
+    if (msg.length < 12 || msg.readUInt16BE(2) & 0x8000) return []
+    // Without secondaries every message is answered as it always was (transfers REFUSED, TSIG ignored).
+    if (!this.transfersOn) return asList(await this.handle(msg, transport))
+    const qtype = questionType(msg)
+    const isTransfer = qtype === QTYPE_AXFR || qtype === QTYPE_IXFR
+    // Without a key, TSIG on a query is ignored as it always was; a transfer is checked either way.
+    if (!isTransfer && !this.tsigKey) return asList(await this.handle(msg, transport))
+    const now = Math.floor(Date.now() / 1000)
+    const check = verifyTsig(msg, this.tsigKey, { now })
+    if (check.status === 'malformed') return [errorReply(msg, 'FORMERR')]
+    if (check.status === 'error') {
+      const fields = { client: from, tsig: check.error, key: check.record.keyName }
+      this.log.warn(fields, 'DNS request with a bad TSIG refused')
+      return asList(this.tsigError(msg, check, now))
+    }
+    const requestMac = check.status === 'ok' ? check.mac : null
+    if (isTransfer) return this.transfer(msg, transport, from, requestMac, now)
+    const reply = await this.handle(msg, transport, requestMac ? tsigLength(this.tsigKey!) : 0)
+    if (!reply || !requestMac) return asList(reply)
+    return [signTsig(reply, this.tsigKey!, { now, requestMac }).message]
+  }
+
+  /** NOTAUTH with the TSIG error: unsigned for BADKEY and BADSIG, signed for BADTIME (RFC 8945 §5.3.2). */
+  private tsigError(msg: Buffer, check: Extract<TsigCheck, { status: 'error' }>, now: number): Buffer | null {
+    const reply = errorReply(msg, 'NOTAUTH')
+    const error = TSIG_ERROR[check.error]
+    const key = this.tsigKey ?? { name: check.record.keyName, secret: Buffer.alloc(0) }
+    if (check.error !== 'BADTIME') return signTsig(reply, key, { now, error, unsigned: true }).message
+    const otherData = badTimeOtherData(now)
+    const timeSigned = check.record.timeSigned
+    return signTsig(reply, key, { now, error, requestMac: check.mac, timeSigned, otherData }).message
+  }
+
+  /** AXFR, or IXFR answered by the whole zone or by the SOA alone when the client is current (RFC 1995 §4). */
+  private async transfer(
+    msg: Buffer,
+    transport: 'udp' | 'tcp',
+    from: string | undefined,
+    requestMac: Buffer | null,
+    now: number,
+  ): Promise<Buffer[]> {
+    const sign = (messages: Buffer[]): Buffer[] => {
+      if (!requestMac || !this.tsigKey) return messages
+      let prior = requestMac
+      return messages.map((m, i) => {
+        const signed = signTsig(m, this.tsigKey!, i === 0 ? { now, requestMac } : { now, priorMac: prior })
+        prior = signed.mac
+        return signed.message
+      })
+    }
+    const refuse = (rcode: Rcode, why: string): Buffer[] => {
+      // Anyone may try a transfer; only a refused secondary points to a configuration to fix.
+      const level = this.acl.allows(from) ? 'warn' : 'debug'
+      this.log[level]({ client: from, transport, why }, 'DNS zone transfer refused')
+      return sign([errorReply(msg, rcode)])
+    }
+    let query: Packet
+    try {
+      query = dnsPacket.decode(msg)
+    } catch {
+      return refuse('FORMERR', 'unreadable request')
+    }
+    if (transport === 'udp') return refuse('REFUSED', 'over UDP')
+    if (!this.acl.allows(from)) return refuse('REFUSED', 'client not in HOSTAPI_DNS_SECONDARIES')
+    if (this.tsigKey && !requestMac) return refuse('REFUSED', 'not signed with HOSTAPI_DNS_TSIG_KEY')
+    const question = query.questions![0]!
+    const qname = question.name.toLowerCase().replace(/\.$/, '')
+    let zone: ZoneSnapshot | null
+    try {
+      zone = await this.zoneFor(qname)
+    } catch (err) {
+      this.log.error({ err: String(err), qname }, 'DNS zone transfer failed')
+      return sign([errorReply(msg, 'SERVFAIL')])
+    }
+    if (!zone || zone.name !== qname) return refuse('REFUSED', `zone ${qname} not served`)
+    const records = transferRecords(zone)
+    const clientSerial = question.type === 'IXFR' ? ixfrClientSerial(query) : null
+    const current = clientSerial !== null && !serialNewer(zone.serial, clientSerial)
+    const limit = TCP_MESSAGE_MAX - (requestMac ? tsigLength(this.tsigKey!) : 0)
+    const messages = transferMessages(query.id ?? 0, question, current ? [records[0]!] : records, limit)
+    const sent = current ? 1 : records.length - 1
+    const fields = { zone: zone.name, serial: zone.serial, client: from, type: question.type, records: sent }
+    this.log.info({ ...fields, messages: messages.length }, 'DNS zone transfer')
+    return sign(messages)
+  }
+
   /** Answers one DNS message; null when it must be dropped (not a query, unreadable header). */
-  async handle(msg: Buffer, transport: 'udp' | 'tcp'): Promise<Buffer | null> {
+  async handle(msg: Buffer, transport: 'udp' | 'tcp', reserve = 0): Promise<Buffer | null> {
     if (msg.length < 12) return null
     const id = msg.readUInt16BE(0)
     const rawFlags = msg.readUInt16BE(2)
@@ -258,7 +393,7 @@ export class BuiltinDnsServer implements DnsDriver {
     const finish = (rcode: Rcode, aa: boolean, truncated = false): Buffer => {
       reply.flags = rd | (aa ? dnsPacket.AUTHORITATIVE_ANSWER : 0) | (truncated ? dnsPacket.TRUNCATED_RESPONSE : 0) | RCODE[rcode]
       if (opt) reply.additionals = [...(reply.additionals ?? []), opt]
-      return encodeFitting(reply, transport === 'tcp' ? 65535 : udpLimit(edns?.udpPayloadSize))
+      return encodeFitting(reply, (transport === 'tcp' ? 65535 : udpLimit(edns?.udpPayloadSize)) - reserve)
     }
     if (opts.length > 1) return finish('FORMERR', false)
     if (edns && (edns.ednsVersion ?? 0) > 0) {
@@ -307,6 +442,20 @@ function encodeFitting(reply: Packet & { questions: Question[] }, limit: number)
     authorities: [],
     additionals: opt,
   })
+}
+
+const asList = (reply: Buffer | null): Buffer[] => (reply ? [reply] : [])
+
+/** An answer to a readable request with its question and `rcode` only (no EDNS). */
+function errorReply(msg: Buffer, rcode: Rcode): Buffer {
+  const id = msg.readUInt16BE(0)
+  const opcode = (msg.readUInt16BE(2) >> 11) & 0xf
+  try {
+    const questions = dnsPacket.decode(msg).questions ?? []
+    return dnsPacket.encode({ id, type: 'response', flags: (opcode << 11) | RCODE[rcode], questions })
+  } catch {
+    return headerOnly(id, opcode, 0, rcode === 'NOTAUTH' ? 'FORMERR' : rcode)
+  }
 }
 
 function headerOnly(id: number, opcode: number, rd: number, rcode: Rcode): Buffer {

@@ -1,0 +1,119 @@
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { describe, it } from 'node:test'
+import { freePort, queryUdp } from './dns.js'
+
+const KNOTD_PATHS = ['/usr/sbin/knotd', '/usr/bin/knotd']
+const knotd = () => KNOTD_PATHS.find((p) => fs.existsSync(p))
+
+/** Why a real Knot DNS cannot be started here, or false when it can. */
+export function knotMissing(): string | false {
+  return knotd() ? false : 'knotd not installed'
+}
+
+/** describe(name, fn) when knotd can run; otherwise a skipped test of that name giving the reason. */
+export function describeWithKnot(name: string, fn: () => void): void {
+  const reason = knotMissing()
+  // node:test counts skipped tests in its summary but not skipped suites.
+  if (reason) it(name, { skip: reason }, () => undefined)
+  else describe(name, fn)
+}
+
+/** What the secondary is set up with. */
+export interface KnotOptions {
+  /** The zones it serves as a secondary. */
+  zones: string[]
+  /** The primary (hostapi's built-in server) on 127.0.0.1. */
+  primaryPort: number
+  /** A TSIG key (hmac-sha256) for transfers from and NOTIFY by the primary. */
+  tsig?: { name: string; secret: string }
+  /** Its port on 127.0.0.1 (default: a free one). */
+  port?: number
+}
+
+/** A knotd of a test: a secondary on 127.0.0.1, with its configuration and storage in a temporary directory. */
+export interface Knot {
+  /** Its DNS port (UDP and TCP) on 127.0.0.1. */
+  port: number
+  /** What it has logged so far. */
+  output(): string
+  /** Stops the process and removes its directory. */
+  close(): Promise<void>
+}
+
+/** Starts knotd as a secondary of the primary; resolves once it answers queries (not once it holds the zones). */
+export async function startKnot(opts: KnotOptions): Promise<Knot> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostapi-knot-'))
+  const port = opts.port ?? (await freePort())
+  const key = opts.tsig ? `    key: ${opts.tsig.name}\n` : ''
+  fs.writeFileSync(path.join(dir, 'knot.conf'), [
+    'server:',
+    `    listen: 127.0.0.1@${port}`,
+    `    rundir: ${dir}`,
+    'log:',
+    '  - target: stderr',
+    '    any: info',
+    'database:',
+    `    storage: ${dir}`,
+    ...(opts.tsig
+      ? ['key:', `  - id: ${opts.tsig.name}`, '    algorithm: hmac-sha256', `    secret: ${opts.tsig.secret}`]
+      : []),
+    'remote:',
+    '  - id: primary',
+    `    address: 127.0.0.1@${opts.primaryPort}`,
+    key.trimEnd(),
+    'acl:',
+    '  - id: notify_from_primary',
+    '    address: 127.0.0.1',
+    key.trimEnd(),
+    '    action: notify',
+    'template:',
+    '  - id: default',
+    `    storage: ${dir}`,
+    '    master: primary',
+    '    acl: notify_from_primary',
+    '    zonefile-sync: -1',
+    '    zonefile-load: none',
+    '    journal-content: none',
+    'zone:',
+    ...opts.zones.map((z) => `  - domain: ${z}`),
+    '',
+  ].filter((l) => l !== '').join('\n') + '\n')
+  let output = ''
+  const conf = path.join(dir, 'knot.conf')
+  const child: ChildProcess = spawn(knotd()!, ['-c', conf], { stdio: ['ignore', 'pipe', 'pipe'] })
+  child.stdout!.on('data', (d) => (output += d))
+  child.stderr!.on('data', (d) => (output += d))
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return
+    const exited = new Promise((r) => child.once('exit', r))
+    child.kill('SIGTERM')
+    const killer = setTimeout(() => child.kill('SIGKILL'), 5000)
+    await exited
+    clearTimeout(killer)
+  }
+  const deadline = Date.now() + 15_000
+  for (;;) {
+    if (child.exitCode !== null) {
+      fs.rmSync(dir, { recursive: true, force: true })
+      throw new Error(`knotd exited (${child.exitCode}):\n${output}`)
+    }
+    if (await queryUdp(port, 'ready.invalid', 'SOA', { timeoutMs: 200 }).then(() => true, () => false)) break
+    if (Date.now() > deadline) {
+      await stop()
+      fs.rmSync(dir, { recursive: true, force: true })
+      throw new Error(`knotd did not answer within 15 s:\n${output}`)
+    }
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  return {
+    port,
+    output: () => output,
+    async close() {
+      await stop()
+      fs.rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
