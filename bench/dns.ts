@@ -26,7 +26,16 @@ const QUERIES = [
   [`_sip._tcp.${ZONE}`, 'SRV'],
 ] as const
 
-interface LoadResult { sent: number; answered: number; lost: number; seconds: number; qps: number; p50: number; p99: number; max: number }
+interface LoadResult {
+  sent: number
+  answered: number
+  lost: number
+  seconds: number
+  qps: number
+  p50: number
+  p99: number
+  max: number
+}
 
 /** The load generator, run in its own process: `total` queries over one UDP socket, `inflight` at a time. */
 async function generate(port: number, total: number, inflight: number): Promise<LoadResult> {
@@ -69,17 +78,34 @@ async function generate(port: number, total: number, inflight: number): Promise<
   sock.close()
   latencies.sort((a, b) => a - b)
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? NaN
-  return { sent, answered: latencies.length, lost, seconds, qps: latencies.length / seconds, p50: pct(0.5), p99: pct(0.99), max: latencies.at(-1) ?? NaN }
+  return {
+    sent,
+    answered: latencies.length,
+    lost,
+    seconds,
+    qps: latencies.length / seconds,
+    p50: pct(0.5),
+    p99: pct(0.99),
+    max: latencies.at(-1) ?? NaN,
+  }
 }
 
 function runLoad(port: number, total: number, inflight: number): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...process.execArgv, new URL(import.meta.url).pathname, 'load', String(port), String(total), String(inflight)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
+    const child = spawn(
+      process.execPath,
+      [...process.execArgv, new URL(import.meta.url).pathname, 'load', String(port), String(total), String(inflight)],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    )
     let out = ''
     child.stdout.on('data', (c) => (out += c))
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!)) : reject(new Error(`load generator exited ${code}`))))
+    child.on('exit', (code) =>
+      code === 0
+        ? resolve(JSON.parse(out.trim().split('\n').pop()!))
+        : reject(new Error(`load generator exited ${code}`)),
+    )
   })
 }
 
@@ -95,7 +121,11 @@ function ask(port: number, name: string, type: string): Promise<dnsPacket.Packet
       sock.close()
       resolve(dnsPacket.decode(m))
     })
-    sock.send(dnsPacket.encode({ id: 1, type: 'query', questions: [{ name, type: type as dnsPacket.RecordType }] }), port, '127.0.0.1')
+    sock.send(
+      dnsPacket.encode({ id: 1, type: 'query', questions: [{ name, type: type as dnsPacket.RecordType }] }),
+      port,
+      '127.0.0.1',
+    )
   })
 }
 
@@ -123,20 +153,47 @@ async function main() {
   const log = pino({ level: 'warn' })
   try {
     await migrate(ctx.db, ctx.dbSchema)
-    const { accountId } = await ctx.services.iam.createAccount({ name: 'Bench B.V.', email: `bench-${Date.now()}@example.com`, firstname: 'B', lastname: 'B' })
+    const { accountId } = await ctx.services.iam.createAccount({
+      name: 'Bench B.V.',
+      email: `bench-${Date.now()}@example.com`,
+      firstname: 'B',
+      lastname: 'B',
+    })
     const now = new Date().toISOString()
     await ctx.db.deleteFrom('domains').where('name', '=', ZONE).execute()
     const { id } = await ctx.db
       .insertInto('domains')
       .values({
-        account_id: accountId, name: ZONE, status: 'active', status_id: 1, renewal_date: '2030-01-01', tags: '[]',
-        nameservers: JSON.stringify([{ hostname: 'ns1.hostapi.test' }, { hostname: 'ns2.hostapi.test' }]), nameserver_profile: null,
-        is_locked: 0, dnssec_enabled: 0, dnssec_keys: '[]', forwarder: null, forwarder_enabled: 0, managed_dns: 1, contacts: '{}',
-        cancel_at: null, zone_serial: 1, created_at: now, updated_at: now,
+        account_id: accountId,
+        name: ZONE,
+        status: 'active',
+        status_id: 1,
+        renewal_date: '2030-01-01',
+        tags: '[]',
+        nameservers: JSON.stringify([{ hostname: 'ns1.hostapi.test' }, { hostname: 'ns2.hostapi.test' }]),
+        nameserver_profile: null,
+        is_locked: 0,
+        dnssec_enabled: 0,
+        dnssec_keys: '[]',
+        forwarder: null,
+        forwarder_enabled: 0,
+        managed_dns: 1,
+        contacts: '{}',
+        cancel_at: null,
+        zone_serial: 1,
+        created_at: now,
+        updated_at: now,
       })
       .returning('id')
       .executeTakeFirstOrThrow()
-    const rec = (type: string, name: string, value: string) => ({ domain_id: id, type, name, value, ttl: 300, created_at: now })
+    const rec = (type: string, name: string, value: string) => ({
+      domain_id: id,
+      type,
+      name,
+      value,
+      ttl: 300,
+      created_at: now,
+    })
     await ctx.db
       .insertInto('dns_records')
       .values([
@@ -153,10 +210,14 @@ async function main() {
     const server = new BuiltinDnsServer(zoneSourceOf(ctx.db), { host: '127.0.0.1', port: 0 }, log)
     await server.start()
     const port = server.address()!.port
-    console.log(`built-in DNS server on 127.0.0.1:${port} (${config.database.dialect}), ${total} UDP queries, ${inflight} in flight`)
+    console.log(
+      `built-in DNS server on 127.0.0.1:${port} (${config.database.dialect}), ${total} UDP queries, ${inflight} in flight`,
+    )
     await runLoad(port, Math.min(2000, total), inflight)
     const r = await runLoad(port, total, inflight)
-    console.log(`queries/s: ${r.qps.toFixed(0)}   p50: ${r.p50.toFixed(3)} ms   p99: ${r.p99.toFixed(3)} ms   max: ${r.max.toFixed(3)} ms   answered ${r.answered}/${r.sent}, lost ${r.lost}`)
+    console.log(
+      `queries/s: ${r.qps.toFixed(0)}   p50: ${r.p50.toFixed(3)} ms   p99: ${r.p99.toFixed(3)} ms   max: ${r.max.toFixed(3)} ms   answered ${r.answered}/${r.sent}, lost ${r.lost}`,
+    )
 
     // Write → answer: the name is asked first (a cached NXDOMAIN, as when a validator looked too early), then a TXT
     // record is inserted and the serial bumped; polled every 2 ms until served.
@@ -167,9 +228,20 @@ async function main() {
         const name = `_acme-challenge${i}-${mode === 'publish' ? 'p' : 'n'}.${ZONE}`
         await ask(port, name, 'TXT')
         const t0 = performance.now()
-        await ctx.db.insertInto('dns_records').values(rec('TXT', name, `token-${i}`)).execute()
-        const row = await ctx.db.selectFrom('domains').select('zone_serial').where('id', '=', id).executeTakeFirstOrThrow()
-        await ctx.db.updateTable('domains').set({ zone_serial: row.zone_serial + 1 }).where('id', '=', id).execute()
+        await ctx.db
+          .insertInto('dns_records')
+          .values(rec('TXT', name, `token-${i}`))
+          .execute()
+        const row = await ctx.db
+          .selectFrom('domains')
+          .select('zone_serial')
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow()
+        await ctx.db
+          .updateTable('domains')
+          .set({ zone_serial: row.zone_serial + 1 })
+          .where('id', '=', id)
+          .execute()
         if (mode === 'publish') await server.publish({ domain: ZONE, kind: 'records', names: [name] })
         for (;;) {
           const a = await ask(port, name, 'TXT')
@@ -181,7 +253,9 @@ async function main() {
         await new Promise((res) => setTimeout(res, 37))
       }
       times.sort((a, b) => a - b)
-      console.log(`write → served (${mode}): median ${times[rounds >> 1]!.toFixed(1)} ms, max ${times.at(-1)!.toFixed(1)} ms over ${rounds} writes`)
+      console.log(
+        `write → served (${mode}): median ${times[rounds >> 1]!.toFixed(1)} ms, max ${times.at(-1)!.toFixed(1)} ms over ${rounds} writes`,
+      )
     }
     await server.stop()
   } finally {
@@ -192,7 +266,9 @@ async function main() {
 }
 
 if (process.argv[2] === 'load') {
-  generate(Number(process.argv[3]), Number(process.argv[4]), Number(process.argv[5])).then((r) => console.log(JSON.stringify(r)))
+  generate(Number(process.argv[3]), Number(process.argv[4]), Number(process.argv[5])).then((r) =>
+    console.log(JSON.stringify(r)),
+  )
 } else {
   main().catch((err) => {
     console.error(err)

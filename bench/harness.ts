@@ -8,14 +8,22 @@ import readline from 'node:readline'
 
 // Runs from bench/ (tsx) or dist/bench/ (compiled): the root is where package.json is.
 const here = path.dirname(new URL(import.meta.url).pathname)
-export const root = fs.existsSync(path.join(here, '..', 'package.json')) ? path.resolve(here, '..') : path.resolve(here, '..', '..')
+export const root = fs.existsSync(path.join(here, '..', 'package.json'))
+  ? path.resolve(here, '..')
+  : path.resolve(here, '..', '..')
 /** A file of the compiled tree, by its path relative to the root. */
 export const dist = (p: string) => path.join(root, 'dist', p)
 export const connections = Number(process.env.BENCH_CONNECTIONS ?? 50)
 export const durationSeconds = Number(process.env.BENCH_DURATION ?? 10)
 export const warmupSeconds = Number(process.env.BENCH_WARMUP ?? 3)
 
-export interface Figures { requests: number; rps: number; p50: number; p99: number; errors: number }
+export interface Figures {
+  requests: number
+  rps: number
+  p50: number
+  p99: number
+  errors: number
+}
 
 /** The first line of the child's stdout matching `pattern`. */
 export function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 60_000): Promise<RegExpMatchArray> {
@@ -35,14 +43,27 @@ export function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 60
 }
 
 /** One request; the server's certificate is not checked. */
-export function call(url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
+export function call(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
   const lib = url.startsWith('https:') ? https : http
   return new Promise((resolve, reject) => {
-    const req = lib.request(url, { method, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, rejectUnauthorized: false }, (res) => {
-      let text = ''
-      res.on('data', (c) => (text += c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }))
-    })
+    const req = lib.request(
+      url,
+      {
+        method,
+        headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) },
+        rejectUnauthorized: false,
+      },
+      (res) => {
+        let text = ''
+        res.on('data', (c) => (text += c))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }))
+      },
+    )
     req.on('error', reject)
     req.end(body)
   })
@@ -50,8 +71,19 @@ export function call(url: string, method: string, headers: Record<string, string
 
 /** Load on one URL with autocannon in a process of its own (dist/bench/load.js): a warm-up, then the measured window. */
 export function load(url: string, method: string, headers: Record<string, string>, body?: string): Figures {
-  const job = { url, method, headers: body ? { ...headers, 'content-type': 'application/json' } : headers, body, connections, warmupSeconds, durationSeconds }
-  const out = execFileSync(process.execPath, [dist('bench/load.js'), JSON.stringify(job)], { encoding: 'utf8', maxBuffer: 1 << 20 })
+  const job = {
+    url,
+    method,
+    headers: body ? { ...headers, 'content-type': 'application/json' } : headers,
+    body,
+    connections,
+    warmupSeconds,
+    durationSeconds,
+  }
+  const out = execFileSync(process.execPath, [dist('bench/load.js'), JSON.stringify(job)], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 20,
+  })
   return JSON.parse(out.trim().split('\n').pop()!)
 }
 

@@ -24,11 +24,19 @@ const agent = new https.Agent({ keepAlive: true, rejectUnauthorized: false })
 
 function send(url: string, method: string, key: string, body?: string): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = https.request(url, { method, agent, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) } }, (res) => {
-      let text = ''
-      res.on('data', (c) => (text += c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }))
-    })
+    const req = https.request(
+      url,
+      {
+        method,
+        agent,
+        headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      },
+      (res) => {
+        let text = ''
+        res.on('data', (c) => (text += c))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }))
+      },
+    )
     req.on('error', reject)
     req.end(body)
   })
@@ -48,7 +56,11 @@ function bigZone(bytes: number): string {
 
 const p = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
 
-async function reader(url: string, key: string, untilMs: number): Promise<{ n: number; p50: number; p99: number; max: number; errors: number }> {
+async function reader(
+  url: string,
+  key: string,
+  untilMs: number,
+): Promise<{ n: number; p50: number; p99: number; max: number; errors: number }> {
   const times: number[] = []
   let errors = 0
   while (Date.now() < untilMs) {
@@ -62,19 +74,49 @@ async function reader(url: string, key: string, untilMs: number): Promise<{ n: n
 }
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostapi-isolation-'))
-const env = { ...process.env, HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_DNS_PORT: '0', HOSTAPI_DEMO_KEY: KEY_A, HOSTAPI_LOG_LEVEL: 'warn', HOSTAPI_JOBS: '0', HOSTAPI_RATE_LIMIT: '1000000000', DATABASE_URL: `sqlite:${path.join(dataDir, 'hostapi.db')}` }
+const env = {
+  ...process.env,
+  HOSTAPI_DATA_DIR: dataDir,
+  HOSTAPI_PORT: '0',
+  HOSTAPI_DNS_PORT: '0',
+  HOSTAPI_DEMO_KEY: KEY_A,
+  HOSTAPI_LOG_LEVEL: 'warn',
+  HOSTAPI_JOBS: '0',
+  HOSTAPI_RATE_LIMIT: '1000000000',
+  DATABASE_URL: `sqlite:${path.join(dataDir, 'hostapi.db')}`,
+}
 try {
   const ctx = createContext(loadConfig({ ...env, HOSTAPI_LOG_LEVEL: 'silent' }))
   await migrate(ctx.db, ctx.dbSchema)
   await seedDemoIfEmpty(ctx)
-  const b = await ctx.services.iam.createAccount({ name: 'Tenant B', email: 'b@example.com', firstname: 'B', lastname: 'Tenant' })
+  const b = await ctx.services.iam.createAccount({
+    name: 'Tenant B',
+    email: 'b@example.com',
+    firstname: 'B',
+    lastname: 'Tenant',
+  })
   const keyB = (await ctx.services.iam.createKey(b.accountId, b.userId, { label: 'bench' })).key
   const domainB = 'tenant-b-isolation.nl'
-  await ctx.services.domains.create(ctx.db, { accountId: b.accountId, name: domainB, renewalDate: '2030-01-01', nameserverProfile: null, nameservers: [], contacts: {} })
-  await ctx.services.dns.replace(b.accountId, domainB, Array.from({ length: 20 }, (_, i) => ({ type: 'A', name: `h${i}`, value: `192.0.2.${i}` })))
+  await ctx.services.domains.create(ctx.db, {
+    accountId: b.accountId,
+    name: domainB,
+    renewalDate: '2030-01-01',
+    nameserverProfile: null,
+    nameservers: [],
+    contacts: {},
+  })
+  await ctx.services.dns.replace(
+    b.accountId,
+    domainB,
+    Array.from({ length: 20 }, (_, i) => ({ type: 'A', name: `h${i}`, value: `192.0.2.${i}` })),
+  )
   await ctx.close()
 
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli/main.ts'), 'serve'], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli/main.ts'), 'serve'], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
   try {
     const [, base] = await waitForLine(child, /^hostapi listening on (\S+)/)
     const readUrl = `${base}/domains/${domainB}/dns`
@@ -109,16 +151,34 @@ try {
     const rows = [
       ['phase', 'requests', 'p50', 'p99', 'max', 'errors'],
       ['idle', String(idle.n), fmt(idle.p50), fmt(idle.p99), fmt(idle.max), String(idle.errors)],
-      ['under 10 MB imports', String(loaded.n), fmt(loaded.p50), fmt(loaded.p99), fmt(loaded.max), String(loaded.errors)],
+      [
+        'under 10 MB imports',
+        String(loaded.n),
+        fmt(loaded.p50),
+        fmt(loaded.p99),
+        fmt(loaded.max),
+        String(loaded.errors),
+      ],
     ]
     for (const r of rows) process.stdout.write(`${r.map((c, i) => (i ? c.padStart(12) : c.padEnd(22))).join('')}\n`)
     const avg = imports.ms.reduce((a, b) => a + b, 0) / Math.max(1, imports.ms.length)
-    process.stdout.write(`imports: ${imports.ok} answered 200, others ${JSON.stringify(Object.fromEntries(imports.other))}, mean ${fmt(avg)}\n`)
+    process.stdout.write(
+      `imports: ${imports.ok} answered 200, others ${JSON.stringify(Object.fromEntries(imports.other))}, mean ${fmt(avg)}\n`,
+    )
     const pass = loaded.p99 < idle.p99 + 50
-    process.stdout.write(`target p99 under load < idle p99 + 50 ms: ${fmt(loaded.p99)} vs ${fmt(idle.p99 + 50)}: ${pass ? 'met' : 'NOT met'} (${os.availableParallelism()} cores, ${new Date().toISOString()})\n`)
+    process.stdout.write(
+      `target p99 under load < idle p99 + 50 ms: ${fmt(loaded.p99)} vs ${fmt(idle.p99 + 50)}: ${pass ? 'met' : 'NOT met'} (${os.availableParallelism()} cores, ${new Date().toISOString()})\n`,
+    )
     const results = {
-      date: new Date().toISOString(), cores: os.availableParallelism(), seconds, writers, zoneBodyBytes: zone.length,
-      idle, loaded, imports: { ok: imports.ok, other: Object.fromEntries(imports.other), meanMs: avg }, targetMet: pass,
+      date: new Date().toISOString(),
+      cores: os.availableParallelism(),
+      seconds,
+      writers,
+      zoneBodyBytes: zone.length,
+      idle,
+      loaded,
+      imports: { ok: imports.ok, other: Object.fromEntries(imports.other), meanMs: avg },
+      targetMet: pass,
     }
     fs.writeFileSync(path.join(root, 'bench/isolation-results.json'), `${JSON.stringify(results, null, 2)}\n`)
   } finally {

@@ -13,7 +13,14 @@ interface LoadJob {
 }
 
 const job = JSON.parse(process.argv[2]) as LoadJob
-const base = { url: job.url, method: job.method as 'GET', headers: job.headers, body: job.body, connections: job.connections, pipelining: 1 }
+const base = {
+  url: job.url,
+  method: job.method as 'GET',
+  headers: job.headers,
+  body: job.body,
+  connections: job.connections,
+  pipelining: 1,
+}
 if (job.warmupSeconds > 0) await autocannon({ ...base, duration: job.warmupSeconds })
 const r = await autocannon({ ...base, duration: job.durationSeconds })
 process.stdout.write(

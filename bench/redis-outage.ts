@@ -17,11 +17,16 @@ const phaseSeconds = Number(process.env.BENCH_PHASE ?? 5)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16)
 
 function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  )
   return waitForLine(child, /Ready to accept connections/).then(() => child)
 }
 
-const pct = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]! : NaN)
+const pct = (xs: number[], p: number) =>
+  xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]! : NaN
 const ms = (x: number) => x.toFixed(1)
 
 async function main() {
@@ -30,8 +35,15 @@ async function main() {
   let redis = await startRedis(redisPort)
   const server = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli/main.ts'), 'serve'], {
     env: {
-      PATH: process.env.PATH ?? '', HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_DEMO_KEY: DEMO_KEY, HOSTAPI_LOG_LEVEL: 'error',
-      HOSTAPI_RATE_LIMIT: '1000000000', HOSTAPI_DNS_PORT: '0', HOSTAPI_JOBS: '0', REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+      PATH: process.env.PATH ?? '',
+      HOSTAPI_DATA_DIR: dataDir,
+      HOSTAPI_PORT: '0',
+      HOSTAPI_DEMO_KEY: DEMO_KEY,
+      HOSTAPI_LOG_LEVEL: 'error',
+      HOSTAPI_RATE_LIMIT: '1000000000',
+      HOSTAPI_DNS_PORT: '0',
+      HOSTAPI_JOBS: '0',
+      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   })

@@ -11,13 +11,27 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { scenarios, seedBenchmarkData, DEMO_KEY } from './scenarios.js'
-import { call, connections, dist, durationSeconds, freePort, load, root, waitForLine, warmupSeconds, type Figures } from './harness.js'
+import {
+  call,
+  connections,
+  dist,
+  durationSeconds,
+  freePort,
+  load,
+  root,
+  waitForLine,
+  warmupSeconds,
+  type Figures,
+} from './harness.js'
 
 /** Response headers Node's HTTP server writes on its own. */
 const NODE_WRITES = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding'])
 const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null
 
-interface Result extends Figures { scenario: string; server: string }
+interface Result extends Figures {
+  scenario: string
+  server: string
+}
 
 const progress = (text: string) => process.stderr.write(`bench: ${text}\n`)
 
@@ -51,11 +65,20 @@ async function main() {
   const pg = process.env.DATABASE_URL?.startsWith('postgres')
   const schema = pg ? `bench_${process.pid}` : null
   const serverEnv = {
-    ...process.env, HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_DEMO_KEY: DEMO_KEY, HOSTAPI_LOG_LEVEL: 'warn',
-    HOSTAPI_RATE_LIMIT: '1000000000', HOSTAPI_DNS_PORT: '0', ...(schema ? { HOSTAPI_DB_SCHEMA: schema } : {}),
+    ...process.env,
+    HOSTAPI_DATA_DIR: dataDir,
+    HOSTAPI_PORT: '0',
+    HOSTAPI_DEMO_KEY: DEMO_KEY,
+    HOSTAPI_LOG_LEVEL: 'warn',
+    HOSTAPI_RATE_LIMIT: '1000000000',
+    HOSTAPI_DNS_PORT: '0',
+    ...(schema ? { HOSTAPI_DB_SCHEMA: schema } : {}),
   }
   const startHostapi = (port = 0) =>
-    spawn(process.execPath, [dist('src/cli/main.js'), 'serve'], { env: { ...serverEnv, HOSTAPI_PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] })
+    spawn(process.execPath, [dist('src/cli/main.js'), 'serve'], {
+      env: { ...serverEnv, HOSTAPI_PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
   let cold: { hostapi: number; prism: number } | null = null
   try {
     progress('seeding')
@@ -83,20 +106,43 @@ async function main() {
       fs.writeFileSync(bodyFile, sample.text)
       // The references answer the same bytes: hostapi's headers too, but those Node writes itself.
       const headersFile = path.join(dataDir, 'headers.json')
-      fs.writeFileSync(headersFile, JSON.stringify(Object.fromEntries(Object.entries(sample.headers).filter(([name]) => !NODE_WRITES.has(name)))))
+      fs.writeFileSync(
+        headersFile,
+        JSON.stringify(Object.fromEntries(Object.entries(sample.headers).filter(([name]) => !NODE_WRITES.has(name)))),
+      )
       progress(`${s.name}: ${label}`)
       results.push({ scenario: s.name, server: label, ...load(url, s.method, auth, s.body) })
-      for (const [name, file] of [['bare Fastify', 'bench/servers/bare-fastify.js'], ['ceiling (node:https)', 'bench/servers/ceiling.js']] as const) {
-        const ref = spawn(process.execPath, [dist(file)], { env: { ...process.env, BENCH_CERT: cert, BENCH_KEY: key, BENCH_BODY_FILE: bodyFile, BENCH_HEADERS_FILE: headersFile }, stdio: ['ignore', 'pipe', 'inherit'] })
+      for (const [name, file] of [
+        ['bare Fastify', 'bench/servers/bare-fastify.js'],
+        ['ceiling (node:https)', 'bench/servers/ceiling.js'],
+      ] as const) {
+        const ref = spawn(process.execPath, [dist(file)], {
+          env: {
+            ...process.env,
+            BENCH_CERT: cert,
+            BENCH_KEY: key,
+            BENCH_BODY_FILE: bodyFile,
+            BENCH_HEADERS_FILE: headersFile,
+          },
+          stdio: ['ignore', 'pipe', 'inherit'],
+        })
         children.push(ref)
         const [, port] = await waitForLine(ref, /^ready (\d+)/)
         progress(`${s.name}: ${name}`)
-        results.push({ scenario: s.name, server: name, ...load(`https://127.0.0.1:${port}/api/v2${s.path}`, s.method, {}, s.body) })
+        results.push({
+          scenario: s.name,
+          server: name,
+          ...load(`https://127.0.0.1:${port}/api/v2${s.path}`, s.method, {}, s.body),
+        })
         ref.kill('SIGTERM')
       }
       progress(`${s.name}: Prism`)
       // Prism answers 400 to a path with a trailing slash; it gets the same request without it.
-      results.push({ scenario: s.name, server: 'Prism (HTTP)', ...load(`${prismBase}/api/v2${s.path.replace(/\/(\?|$)/, '$1')}`, s.method, auth, s.body) })
+      results.push({
+        scenario: s.name,
+        server: 'Prism (HTTP)',
+        ...load(`${prismBase}/api/v2${s.path.replace(/\/(\?|$)/, '$1')}`, s.method, auth, s.body),
+      })
     }
 
     hostapi.kill('SIGTERM')
@@ -124,21 +170,39 @@ async function main() {
   }
   if (process.env.BENCH_SKIP_SCALE !== '1') {
     process.stdout.write('\nScale (npm run bench:scale):\n')
-    execFileSync(process.execPath, [dist('bench/scale.js')], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, BENCH_NO_BUILD: '1' } })
+    execFileSync(process.execPath, [dist('bench/scale.js')], {
+      cwd: root,
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, BENCH_NO_BUILD: '1' },
+    })
   }
 }
 
 function startPrism(port: number, stdio: 'ignore' | ['ignore', 'pipe', 'inherit']): ChildProcess {
-  return spawn(path.join(root, 'node_modules/.bin/prism'), ['mock', path.join(root, 'openapi.json'), '-h', '127.0.0.1', '-p', String(port)], { stdio })
+  return spawn(
+    path.join(root, 'node_modules/.bin/prism'),
+    ['mock', path.join(root, 'openapi.json'), '-h', '127.0.0.1', '-p', String(port)],
+    { stdio },
+  )
 }
 
 function report(results: Result[], cold: { hostapi: number; prism: number } | null) {
-  const rows = results.map((r) => [r.scenario, r.server, r.rps.toFixed(0), `${r.p50} ms`, `${r.p99} ms`, String(r.errors)])
+  const rows = results.map((r) => [
+    r.scenario,
+    r.server,
+    r.rps.toFixed(0),
+    `${r.p50} ms`,
+    `${r.p99} ms`,
+    String(r.errors),
+  ])
   const header = ['scenario', 'server', 'req/s', 'p50', 'p99', 'errors']
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)))
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ')
   const out: string[] = []
-  out.push(`${connections} connections, ${warmupSeconds} s warm-up, ${durationSeconds} s measured, ${os.cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`, '')
+  out.push(
+    `${connections} connections, ${warmupSeconds} s warm-up, ${durationSeconds} s measured, ${os.cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`,
+    '',
+  )
   out.push(line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line), '')
   const ratios: Record<string, Record<string, number>> = {}
   for (const scenario of new Set(results.map((r) => r.scenario))) {
@@ -146,7 +210,11 @@ function report(results: Result[], cold: { hostapi: number; prism: number } | nu
     const of = (name: string) => results.find((r) => r.scenario === scenario && r.server.startsWith(name))?.rps
     ratios[scenario] = {}
     const parts: string[] = []
-    for (const [key, name] of [['bare_fastify', 'bare Fastify'], ['ceiling', 'ceiling'], ['prism', 'Prism']] as const) {
+    for (const [key, name] of [
+      ['bare_fastify', 'bare Fastify'],
+      ['ceiling', 'ceiling'],
+      ['prism', 'Prism'],
+    ] as const) {
       const rps = of(name)
       if (rps) {
         ratios[scenario][key] = h.rps / rps
@@ -155,10 +223,29 @@ function report(results: Result[], cold: { hostapi: number; prism: number } | nu
     }
     out.push(`${scenario}: hostapi = ${parts.join(', ')}`)
   }
-  if (cold) out.push('', `cold start (spawn to first authenticated 200, median of ${process.env.BENCH_COLD_RUNS ?? 5}): hostapi ${cold.hostapi.toFixed(0)} ms, Prism ${cold.prism.toFixed(0)} ms`)
+  if (cold)
+    out.push(
+      '',
+      `cold start (spawn to first authenticated 200, median of ${process.env.BENCH_COLD_RUNS ?? 5}): hostapi ${cold.hostapi.toFixed(0)} ms, Prism ${cold.prism.toFixed(0)} ms`,
+    )
   process.stdout.write(`\n${out.join('\n')}\n`)
-  fs.writeFileSync(path.join(root, 'bench', 'results.json'),
-    JSON.stringify({ date: new Date().toISOString(), cores: os.cpus().length, connections, warmupSeconds, durationSeconds, results, ratios, coldStartMs: cold }, null, 2) + '\n')
+  fs.writeFileSync(
+    path.join(root, 'bench', 'results.json'),
+    JSON.stringify(
+      {
+        date: new Date().toISOString(),
+        cores: os.cpus().length,
+        connections,
+        warmupSeconds,
+        durationSeconds,
+        results,
+        ratios,
+        coldStartMs: cold,
+      },
+      null,
+      2,
+    ) + '\n',
+  )
 }
 
 await main()

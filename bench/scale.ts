@@ -16,7 +16,17 @@ import { permissionMap } from '../src/modules/iam/permissions.js'
 import { STATUS } from '../src/modules/domains/domains.service.js'
 import { nextSerial } from '../src/lib/dns/zone-serial.js'
 import { scenarios, seedBenchmarkData, DEMO_KEY, type BenchData } from './scenarios.js'
-import { call, connections, dist, durationSeconds, load, root, waitForLine, warmupSeconds, type Figures } from './harness.js'
+import {
+  call,
+  connections,
+  dist,
+  durationSeconds,
+  load,
+  root,
+  waitForLine,
+  warmupSeconds,
+  type Figures,
+} from './harness.js'
 
 /** Totals of the large data set, the small data set included. */
 const ACCOUNTS = 10_000
@@ -33,21 +43,55 @@ const pg = process.env.DATABASE_URL?.startsWith('postgres') ?? false
 
 type Size = 'small' | 'large'
 type Mode = 'cached' | 'uncached'
-interface DataSet { size: Size; dataDir: string; schema: string | null; data: BenchData; seedSeconds: number; counts: Counts }
-interface Counts { accounts: number; domains: number; records: number }
-interface Row { scenario: string; mode: Mode; small: Figures; large: Figures; ratio: number }
+interface DataSet {
+  size: Size
+  dataDir: string
+  schema: string | null
+  data: BenchData
+  seedSeconds: number
+  counts: Counts
+}
+interface Counts {
+  accounts: number
+  domains: number
+  records: number
+}
+interface Row {
+  scenario: string
+  mode: Mode
+  small: Figures
+  large: Figures
+  ratio: number
+}
 
 const countOf = async (db: Kysely<DB>, table: 'accounts' | 'domains' | 'dns_records') =>
-  Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
+  Number(
+    (
+      await db
+        .selectFrom(table)
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  )
 
 async function countAll(db: Kysely<DB>): Promise<Counts> {
-  return { accounts: await countOf(db, 'accounts'), domains: await countOf(db, 'domains'), records: await countOf(db, 'dns_records') }
+  return {
+    accounts: await countOf(db, 'accounts'),
+    domains: await countOf(db, 'domains'),
+    records: await countOf(db, 'dns_records'),
+  }
 }
 
 function serverEnv(dataDir: string, schema: string | null): NodeJS.ProcessEnv {
   return {
-    ...process.env, HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_DEMO_KEY: DEMO_KEY, HOSTAPI_LOG_LEVEL: 'warn',
-    HOSTAPI_RATE_LIMIT: '1000000000', HOSTAPI_DNS_PORT: '0', ...(schema ? { HOSTAPI_DB_SCHEMA: schema } : {}),
+    ...process.env,
+    HOSTAPI_DATA_DIR: dataDir,
+    HOSTAPI_PORT: '0',
+    HOSTAPI_DEMO_KEY: DEMO_KEY,
+    HOSTAPI_LOG_LEVEL: 'warn',
+    HOSTAPI_RATE_LIMIT: '1000000000',
+    HOSTAPI_DNS_PORT: '0',
+    ...(schema ? { HOSTAPI_DB_SCHEMA: schema } : {}),
   }
 }
 
@@ -65,7 +109,13 @@ function* chunks<T>(rows: Iterable<T>, size: number): Generator<T[]> {
 }
 
 /** Runs `insert` on every batch of `rows`, TRANSACTION rows to a transaction, with progress on stderr. */
-async function bulk<T>(db: Kysely<DB>, what: string, total: number, rows: Iterable<T>, insert: (trx: Transaction<DB>, batch: T[]) => Promise<void>): Promise<void> {
+async function bulk<T>(
+  db: Kysely<DB>,
+  what: string,
+  total: number,
+  rows: Iterable<T>,
+  insert: (trx: Transaction<DB>, batch: T[]) => Promise<void>,
+): Promise<void> {
   let done = 0
   for (const group of chunks(rows, TRANSACTION)) {
     await db.transaction().execute(async (trx) => {
@@ -116,44 +166,89 @@ async function fill(env: NodeJS.ProcessEnv): Promise<Counts> {
     const renewalDate = `${now.getUTCFullYear() + 1}-06-01`
 
     const accounts = ACCOUNTS - (await count('accounts'))
-    const max = await db.selectFrom('accounts').select((eb) => eb.fn.max('customer_number').as('max')).executeTakeFirstOrThrow()
+    const max = await db
+      .selectFrom('accounts')
+      .select((eb) => eb.fn.max('customer_number').as('max'))
+      .executeTakeFirstOrThrow()
     const firstNumber = Number(max.max) + 1
     const accountIds: number[] = []
-    await bulk(db, 'accounts', accounts, Array.from({ length: accounts }, (_, i) => firstNumber + i), async (trx, numbers) => {
-      const rows = await trx
-        .insertInto('accounts')
-        .values(numbers.map((n) => ({ customer_number: n, name: `Customer ${n} B.V.`, status: 'active' as const, created_at: at })))
-        .returning(['id', 'customer_number'])
-        .execute()
-      const byNumber = new Map(rows.map((r) => [Number(r.customer_number), r.id]))
-      const ids = numbers.map((n) => byNumber.get(n)!)
-      accountIds.push(...ids)
-      await trx
-        .insertInto('users')
-        .values(numbers.map((n, i) => ({
-          account_id: ids[i], username: `customer${n}@scale.example`, email: `customer${n}@scale.example`, firstname: 'Customer', lastname: String(n),
-          password_hash: null, is_main_user: 1, two_factor: 0, permissions, created_at: at,
-        })))
-        .execute()
-    })
+    await bulk(
+      db,
+      'accounts',
+      accounts,
+      Array.from({ length: accounts }, (_, i) => firstNumber + i),
+      async (trx, numbers) => {
+        const rows = await trx
+          .insertInto('accounts')
+          .values(
+            numbers.map((n) => ({
+              customer_number: n,
+              name: `Customer ${n} B.V.`,
+              status: 'active' as const,
+              created_at: at,
+            })),
+          )
+          .returning(['id', 'customer_number'])
+          .execute()
+        const byNumber = new Map(rows.map((r) => [Number(r.customer_number), r.id]))
+        const ids = numbers.map((n) => byNumber.get(n)!)
+        accountIds.push(...ids)
+        await trx
+          .insertInto('users')
+          .values(
+            numbers.map((n, i) => ({
+              account_id: ids[i],
+              username: `customer${n}@scale.example`,
+              email: `customer${n}@scale.example`,
+              firstname: 'Customer',
+              lastname: String(n),
+              password_hash: null,
+              is_main_user: 1,
+              two_factor: 0,
+              permissions,
+              created_at: at,
+            })),
+          )
+          .execute()
+      },
+    )
 
     const domains = DOMAINS_TOTAL - (await count('domains'))
     const tlds = ['nl', 'com', 'eu', 'net', 'org', 'be', 'de']
     function* domainRows() {
       let n = 0
       for (const [k, accountId] of accountIds.entries()) {
-        for (let j = 0; j < share(domains, accountIds.length, k); j++, n++) yield { accountId, name: `site-${String(n).padStart(6, '0')}.${tlds[n % tlds.length]}` }
+        for (let j = 0; j < share(domains, accountIds.length, k); j++, n++)
+          yield { accountId, name: `site-${String(n).padStart(6, '0')}.${tlds[n % tlds.length]}` }
       }
     }
     const domainIds: { id: number; name: string }[] = []
     await bulk(db, 'domains', domains, domainRows(), async (trx, batch) => {
       const rows = await trx
         .insertInto('domains')
-        .values(batch.map((d) => ({
-          account_id: d.accountId, name: d.name, status: STATUS.active.status, status_id: STATUS.active.id, renewal_date: renewalDate, tags: '[]',
-          nameservers, nameserver_profile: builtin.alias, is_locked: 1, dnssec_enabled: 0, dnssec_keys: '[]', forwarder: null, forwarder_enabled: 0,
-          managed_dns: 1, contacts: '{}', cancel_at: null, zone_serial: serial, created_at: at, updated_at: at,
-        })))
+        .values(
+          batch.map((d) => ({
+            account_id: d.accountId,
+            name: d.name,
+            status: STATUS.active.status,
+            status_id: STATUS.active.id,
+            renewal_date: renewalDate,
+            tags: '[]',
+            nameservers,
+            nameserver_profile: builtin.alias,
+            is_locked: 1,
+            dnssec_enabled: 0,
+            dnssec_keys: '[]',
+            forwarder: null,
+            forwarder_enabled: 0,
+            managed_dns: 1,
+            contacts: '{}',
+            cancel_at: null,
+            zone_serial: serial,
+            created_at: at,
+            updated_at: at,
+          })),
+        )
         .returning(['id', 'name'])
         .execute()
       const byName = new Map(rows.map((r) => [r.name, r.id]))
@@ -163,7 +258,8 @@ async function fill(env: NodeJS.ProcessEnv): Promise<Counts> {
     const records = RECORDS_TOTAL - (await count('dns_records'))
     function* recordRows() {
       for (const [k, d] of domainIds.entries()) {
-        for (const r of zoneRecords(d.name, k, share(records, domainIds.length, k))) yield { domain_id: d.id, ...r, ttl: 3600, created_at: at }
+        for (const r of zoneRecords(d.name, k, share(records, domainIds.length, k)))
+          yield { domain_id: d.id, ...r, ttl: 3600, created_at: at }
       }
     }
     await bulk(db, 'dns_records', records, recordRows(), async (trx, batch) => {
@@ -173,7 +269,9 @@ async function fill(env: NodeJS.ProcessEnv): Promise<Counts> {
     progress('ANALYZE')
     if (ctx.config.database.dialect === 'postgres') {
       // The tables of this schema only: the database may hold other schemas.
-      const { rows } = await sql<{ tablename: string }>`select tablename from pg_tables where schemaname = current_schema()`.execute(db)
+      const { rows } = await sql<{
+        tablename: string
+      }>`select tablename from pg_tables where schemaname = current_schema()`.execute(db)
       await sql.raw(`analyze ${rows.map((r) => `"${r.tablename}"`).join(', ')}`).execute(db)
     } else {
       await sql`analyze`.execute(db)
@@ -202,7 +300,9 @@ async function seed(size: Size): Promise<DataSet> {
   const data = await seedBenchmarkData(env, schema)
   const c = size === 'large' ? await fill(env) : await countIn(env)
   const seedSeconds = (performance.now() - t0) / 1000
-  progress(`${size} data set: ${c.accounts.toLocaleString('en')} accounts, ${c.domains.toLocaleString('en')} domains, ${c.records.toLocaleString('en')} DNS records, seeded in ${seedSeconds.toFixed(1)} s`)
+  progress(
+    `${size} data set: ${c.accounts.toLocaleString('en')} accounts, ${c.domains.toLocaleString('en')} domains, ${c.records.toLocaleString('en')} DNS records, seeded in ${seedSeconds.toFixed(1)} s`,
+  )
   return { size, dataDir, schema, data, seedSeconds, counts: c }
 }
 
@@ -211,7 +311,10 @@ async function measure(set: DataSet, mode: Mode, children: ChildProcess[]): Prom
   const env = serverEnv(set.dataDir, set.schema)
   if (mode === 'uncached') env.HOSTAPI_RESPONSE_CACHE_MB = '0'
   else delete env.HOSTAPI_RESPONSE_CACHE_MB
-  const server = spawn(process.execPath, [dist('src/cli/main.js'), 'serve'], { env, stdio: ['ignore', 'pipe', 'inherit'] })
+  const server = spawn(process.execPath, [dist('src/cli/main.js'), 'serve'], {
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
   children.push(server)
   const out = new Map<string, Figures>()
   try {
@@ -223,7 +326,9 @@ async function measure(set: DataSet, mode: Mode, children: ChildProcess[]): Prom
         // Says whether the server is gone or only the connection.
         await new Promise((r) => setTimeout(r, 200))
         const gone = server.exitCode ?? server.signalCode
-        throw new Error(`${s.name} (${set.size}, ${mode}): ${err.message}${gone === null ? '' : `; hostapi exited: ${gone}`}`)
+        throw new Error(
+          `${s.name} (${set.size}, ${mode}): ${err.message}${gone === null ? '' : `; hostapi exited: ${gone}`}`,
+        )
       })
       if (sample.status !== 200) throw new Error(`${s.name}: ${sample.status} ${sample.text.slice(0, 200)}`)
       progress(`${s.name}: ${set.size}, ${mode}`)
@@ -231,12 +336,15 @@ async function measure(set: DataSet, mode: Mode, children: ChildProcess[]): Prom
     }
   } finally {
     server.kill('SIGTERM')
-    await new Promise((r) => (server.exitCode === null && server.signalCode === null ? server.once('exit', r) : r(null)))
+    await new Promise((r) =>
+      server.exitCode === null && server.signalCode === null ? server.once('exit', r) : r(null),
+    )
   }
   return out
 }
 
-const readScenarios = (data: BenchData) => scenarios(data).filter((s) => s.method === 'GET' && (!only || only.test(s.name)))
+const readScenarios = (data: BenchData) =>
+  scenarios(data).filter((s) => s.method === 'GET' && (!only || only.test(s.name)))
 
 async function dropSchema(schema: string): Promise<void> {
   const client = new pgLib.Client({ connectionString: process.env.DATABASE_URL })
@@ -246,7 +354,8 @@ async function dropSchema(schema: string): Promise<void> {
 }
 
 async function main() {
-  if (process.env.BENCH_NO_BUILD !== '1') execFileSync('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: root, stdio: 'inherit' })
+  if (process.env.BENCH_NO_BUILD !== '1')
+    execFileSync('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: root, stdio: 'inherit' })
   const sets: DataSet[] = []
   const children: ChildProcess[] = []
   const figures = new Map<string, Map<string, Figures>>()
@@ -254,7 +363,8 @@ async function main() {
     for (const size of ['small', 'large'] as const) {
       const set = await seed(size)
       sets.push(set)
-      for (const mode of ['cached', 'uncached'] as const) figures.set(`${size} ${mode}`, await measure(set, mode, children))
+      for (const mode of ['cached', 'uncached'] as const)
+        figures.set(`${size} ${mode}`, await measure(set, mode, children))
     }
   } finally {
     for (const c of children) c.kill('SIGKILL')
@@ -278,32 +388,60 @@ function report(rows: Row[], sets: DataSet[]) {
   const [small, large] = sets
   const header = ['scenario', 'mode', 'small req/s', '1M req/s', 'small/1M', 'p99 small', 'p99 1M', 'errors']
   const cells = rows.map((r) => [
-    r.scenario, r.mode, r.small.rps.toFixed(0), r.large.rps.toFixed(0), `${r.ratio.toFixed(2)}×`, `${r.small.p99} ms`, `${r.large.p99} ms`,
+    r.scenario,
+    r.mode,
+    r.small.rps.toFixed(0),
+    r.large.rps.toFixed(0),
+    `${r.ratio.toFixed(2)}×`,
+    `${r.small.p99} ms`,
+    `${r.large.p99} ms`,
     `${r.small.errors}/${r.large.errors}`,
   ])
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)))
-  const line = (c: string[]) => c.map((x, i) => x.padEnd(widths[i])).join('  ').trimEnd()
-  const size = (c: Counts) => `${c.accounts.toLocaleString('en')} accounts, ${c.domains.toLocaleString('en')} domains, ${c.records.toLocaleString('en')} DNS records`
+  const line = (c: string[]) =>
+    c
+      .map((x, i) => x.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd()
+  const size = (c: Counts) =>
+    `${c.accounts.toLocaleString('en')} accounts, ${c.domains.toLocaleString('en')} domains, ${c.records.toLocaleString('en')} DNS records`
   const out = [
     `${pg ? 'PostgreSQL' : 'SQLite'}, ${connections} connections, ${warmupSeconds} s warm-up, ${durationSeconds} s measured, ${os.cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`,
     `small: ${size(small.counts)} (seeded in ${small.seedSeconds.toFixed(1)} s)`,
     `1M:    ${size(large.counts)} (seeded in ${large.seedSeconds.toFixed(1)} s)`,
     '',
-    line(header), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line), '',
+    line(header),
+    line(widths.map((w) => '-'.repeat(w))),
+    ...cells.map(line),
+    '',
   ]
   const within: Record<string, boolean> = {}
   for (const scenario of new Set(rows.map((r) => r.scenario))) {
     const of = rows.filter((r) => r.scenario === scenario)
     within[scenario] = of.every((r) => r.ratio <= 2)
-    out.push(`${scenario}: ${within[scenario] ? 'within' : 'NOT within'} 2× at 1M records (${of.map((r) => `${r.mode} ${r.ratio.toFixed(2)}×`).join(', ')})`)
+    out.push(
+      `${scenario}: ${within[scenario] ? 'within' : 'NOT within'} 2× at 1M records (${of.map((r) => `${r.mode} ${r.ratio.toFixed(2)}×`).join(', ')})`,
+    )
   }
   process.stdout.write(`\n${out.join('\n')}\n`)
-  fs.writeFileSync(path.join(root, 'bench', 'scale-results.json'),
-    JSON.stringify({
-      date: new Date().toISOString(), database: pg ? 'postgres' : 'sqlite', cores: os.cpus().length, connections, warmupSeconds, durationSeconds,
-      dataSets: Object.fromEntries(sets.map((s) => [s.size, { ...s.counts, seedSeconds: s.seedSeconds }])),
-      results: rows, withinTwoTimes: within,
-    }, null, 2) + '\n')
+  fs.writeFileSync(
+    path.join(root, 'bench', 'scale-results.json'),
+    JSON.stringify(
+      {
+        date: new Date().toISOString(),
+        database: pg ? 'postgres' : 'sqlite',
+        cores: os.cpus().length,
+        connections,
+        warmupSeconds,
+        durationSeconds,
+        dataSets: Object.fromEntries(sets.map((s) => [s.size, { ...s.counts, seedSeconds: s.seedSeconds }])),
+        results: rows,
+        withinTwoTimes: within,
+      },
+      null,
+      2,
+    ) + '\n',
+  )
 }
 
 await main()

@@ -50,14 +50,28 @@ export async function seedBenchmarkData(env: NodeJS.ProcessEnv, schema: string |
     let bigZone = ''
     for (let i = existing; i < DOMAINS; i++) {
       const name = `bench-${String(i).padStart(3, '0')}.nl`
-      await domains.create(ctx.db, { accountId: who.accountId, name, renewalDate, nameserverProfile: null, nameservers: [], contacts: {} })
-      await dns.replace(who.accountId, name, [{ type: 'A', name: '', value: '192.0.2.1' }, { type: 'A', name: 'www', value: '192.0.2.1' }])
+      await domains.create(ctx.db, {
+        accountId: who.accountId,
+        name,
+        renewalDate,
+        nameserverProfile: null,
+        nameservers: [],
+        contacts: {},
+      })
+      await dns.replace(who.accountId, name, [
+        { type: 'A', name: '', value: '192.0.2.1' },
+        { type: 'A', name: 'www', value: '192.0.2.1' },
+      ])
       bigZone ||= name
     }
     const records = Array.from({ length: RECORDS }, (_, i) =>
-      i % 2 ? { type: 'A', name: `host${i}`, value: `192.0.2.${i % 250}`, ttl: 3600 } : { type: 'TXT', name: `txt${i}`, value: `record ${i}`, ttl: 3600 })
+      i % 2
+        ? { type: 'A', name: `host${i}`, value: `192.0.2.${i % 250}`, ttl: 3600 }
+        : { type: 'TXT', name: `txt${i}`, value: `record ${i}`, ttl: 3600 },
+    )
     await dns.replace(who.accountId, bigZone, records)
-    for (let i = 0; i < TICKETS; i++) await tickets.create(who, { subject: `Benchmark ticket ${i}`, message: '<p>Hello</p>', department: 'support' })
+    for (let i = 0; i < TICKETS; i++)
+      await tickets.create(who, { subject: `Benchmark ticket ${i}`, message: '<p>Hello</p>', department: 'support' })
     const vps = await ctx.services.vps.list(who.accountId)
     if (!vps.length) throw new Error('the demo data has no VPS')
     return { customerNumber: seeded.customerNumber, bigZone, vpsId: vps[0].id }

@@ -13,7 +13,9 @@ import { fileEntry, wrapBundle, type BundleManifest } from '../src/cli/bundle.js
 
 // Runs from scripts/ (tsx) or dist/scripts/ (compiled): the root is where package.json is.
 const here = path.dirname(new URL(import.meta.url).pathname)
-const root = fs.existsSync(path.join(here, '..', 'package.json')) ? path.resolve(here, '..') : path.resolve(here, '..', '..')
+const root = fs.existsSync(path.join(here, '..', 'package.json'))
+  ? path.resolve(here, '..')
+  : path.resolve(here, '..', '..')
 const cliDir = path.join(root, 'dist', 'src', 'cli')
 const entry = path.join(cliDir, 'cli.js')
 const outfile = path.join(cliDir, 'cli.bundle.cjs')
@@ -25,7 +27,18 @@ const manifestFile = path.join(cliDir, 'cli.bundle.json')
  * worker threads from a file beside its code; the zone worker is dist/src/modules/domains/dns/zone.worker.js), and the other packages
  * loaded only when a request or a setting needs them (kept out so a start does not compile them).
  */
-const external = ['better-sqlite3', 'pg-native', 'pdfkit', 'piscina', '@peculiar/x509', 'reflect-metadata', 'sanitize-html', 'sshpk', 'ioredis', 'pg']
+const external = [
+  'better-sqlite3',
+  'pg-native',
+  'pdfkit',
+  'piscina',
+  '@peculiar/x509',
+  'reflect-metadata',
+  'sanitize-html',
+  'sshpk',
+  'ioredis',
+  'pg',
+]
 
 /**
  * A module in the bundle that reads files beside its own code (the docs page's assets, for one) gets its own
@@ -82,7 +95,8 @@ const result = await build({
 let source = fs.readFileSync(outfile, 'utf8')
 let encoding: BundleManifest['encoding'] = 'utf8'
 const ascii = source.replace(/[^\x00-\x7f]/g, '?')
-const minified = (text: string) => transformSync(text, { minifyWhitespace: true, legalComments: 'none', charset: 'ascii' }).code
+const minified = (text: string) =>
+  transformSync(text, { minifyWhitespace: true, legalComments: 'none', charset: 'ascii' }).code
 if (ascii === source || minified(ascii) === minified(source)) {
   source = ascii
   encoding = 'latin1'
@@ -93,22 +107,38 @@ const cache = `cli.bundle.${id}.cache`
 // A first code cache from compiling alone; the training run below replaces it with a fuller one.
 fs.writeFileSync(path.join(cliDir, cache), new vm.Script(wrapBundle(source), { filename: outfile }).createCachedData())
 
-if (/\bimport\(/.test(source.replace(/\/\/.*|\/\*[\s\S]*?\*\//g, ''))) throw new Error('the bundle must not use import()')
+if (/\bimport\(/.test(source.replace(/\/\/.*|\/\*[\s\S]*?\*\//g, '')))
+  throw new Error('the bundle must not use import()')
 
 const inputs = Object.keys(result.metafile.inputs).map((p) => path.resolve(root, p))
 // A package is represented by its package.json (an install or update rewrites it), the project's own modules each.
 const packageOf = (file: string) => /^(.*[\\/]node_modules[\\/](?:@[^\\/]+[\\/])?[^\\/]+)[\\/]/.exec(file)?.[1]
 const packages = new Set(inputs.map(packageOf).filter((p) => p !== undefined))
-const watched = [outfile, ...inputs.filter((file) => !packageOf(file)), ...[...packages].map((p) => path.join(p, 'package.json'))]
-const manifest: BundleManifest = { id, bundle: path.basename(outfile), encoding, cache, files: watched.map((file) => fileEntry(cliDir, file)) }
+const watched = [
+  outfile,
+  ...inputs.filter((file) => !packageOf(file)),
+  ...[...packages].map((p) => path.join(p, 'package.json')),
+]
+const manifest: BundleManifest = {
+  id,
+  bundle: path.basename(outfile),
+  encoding,
+  cache,
+  files: watched.map((file) => fileEntry(cliDir, file)),
+}
 fs.writeFileSync(manifestFile, JSON.stringify(manifest))
-process.stdout.write(`${path.relative(root, outfile)}: ${inputs.length} files from ${packages.size} packages, ${(source.length / 1e6).toFixed(1)} MB\n`)
+process.stdout.write(
+  `${path.relative(root, outfile)}: ${inputs.length} files from ${packages.size} packages, ${(source.length / 1e6).toFixed(1)} MB\n`,
+)
 
 // The training: a start on an existing database and one answer, whose compiled functions go into the code cache.
 const trainDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostapi-train-'))
 try {
   for (const mode of ['seed', 'train']) {
-    const run = spawnSync(process.execPath, [path.join(root, 'dist', 'scripts', 'train-bundle.js'), trainDir, mode], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 120_000 })
+    const run = spawnSync(process.execPath, [path.join(root, 'dist', 'scripts', 'train-bundle.js'), trainDir, mode], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      timeout: 120_000,
+    })
     if (run.status !== 0) {
       process.stderr.write('code cache training failed; the bundle keeps the cache of its compilation alone\n')
       break

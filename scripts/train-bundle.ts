@@ -9,7 +9,9 @@ import { pathToFileURL } from 'node:url'
 import { loadBundle } from '../src/cli/bundle.js'
 
 const here = path.dirname(new URL(import.meta.url).pathname)
-const root = fs.existsSync(path.join(here, '..', 'package.json')) ? path.resolve(here, '..') : path.resolve(here, '..', '..')
+const root = fs.existsSync(path.join(here, '..', 'package.json'))
+  ? path.resolve(here, '..')
+  : path.resolve(here, '..', '..')
 const cliDir = path.join(root, 'dist', 'src', 'cli')
 const bundle = loadBundle(pathToFileURL(path.join(cliDir, 'cli.bundle.json')))
 if (!bundle) throw new Error('no current bundle to train')
@@ -17,10 +19,16 @@ if (!bundle) throw new Error('no current bundle to train')
 const [dataDir, mode] = process.argv.slice(2)
 if (!dataDir || (mode !== 'seed' && mode !== 'train')) throw new Error('usage: train-bundle.js <data dir> seed|train')
 const key = 'codeCacheTrainingKey0001'
-for (const name of Object.keys(process.env)) if (/^(HOSTAPI_|DATABASE_URL$|REDIS_URL$)/.test(name)) delete process.env[name]
+for (const name of Object.keys(process.env))
+  if (/^(HOSTAPI_|DATABASE_URL$|REDIS_URL$)/.test(name)) delete process.env[name]
 Object.assign(process.env, {
-  HOSTAPI_DATA_DIR: dataDir, HOSTAPI_HOST: '127.0.0.1', HOSTAPI_PORT: '0', HOSTAPI_DNS_PORT: '0', HOSTAPI_DEMO_KEY: key,
-  HOSTAPI_JOBS: '0', HOSTAPI_LOG_LEVEL: 'warn',
+  HOSTAPI_DATA_DIR: dataDir,
+  HOSTAPI_HOST: '127.0.0.1',
+  HOSTAPI_PORT: '0',
+  HOSTAPI_DNS_PORT: '0',
+  HOSTAPI_DEMO_KEY: key,
+  HOSTAPI_JOBS: '0',
+  HOSTAPI_LOG_LEVEL: 'warn',
 })
 process.argv = [process.argv[0], path.join(cliDir, 'main.js'), 'serve']
 

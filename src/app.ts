@@ -97,18 +97,27 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   // Bodies over the general limit (only a zone import takes them) are parsed in the zone worker pool, counted
   // against the caller's account like the zone work itself.
   const zoneWork = ctx.services.dns.work
-  const parseLarge = { largeBody: config.bodyLimit, parse: (req: FastifyRequest, text: string) => zoneWork.json(req.principal?.accountId ?? 0, text) }
+  const parseLarge = {
+    largeBody: config.bodyLimit,
+    parse: (req: FastifyRequest, text: string) => zoneWork.json(req.principal?.accountId ?? 0, text),
+  }
   await app.register(transportPlugin, { bodyLimit: config.bodyLimit, parseLarge })
   await app.register(errorsPlugin)
   await app.register(metricsPlugin, { metrics: ctx.ops.metrics })
   if (sandbox) await app.register(journalPlugin, { journal: sandbox.journal, clock: ctx.clock })
-  await app.register(authPlugin, { iam: ctx.services.iam, throttle: new AuthThrottle(ctx.counter, config.authFailures) })
+  await app.register(authPlugin, {
+    iam: ctx.services.iam,
+    throttle: new AuthThrottle(ctx.counter, config.authFailures),
+  })
   await app.register(rateLimitPlugin, { perKeyPerMinute: config.rateLimit.perKeyPerMinute, counter: ctx.counter })
   if (sandbox) await app.register(faultsPlugin, { faults: sandbox.faults, metrics: ctx.ops.metrics })
   await app.register(auditPlugin, { db: ctx.db, clock: ctx.clock })
   await app.register(idempotencyPlugin, { service: ctx.services.idempotency })
   await app.register(durabilityPlugin, { durable: ctx.durable })
-  await app.register(responseCachePlugin, { dataVersion: ctx.dataVersion, maxBytes: config.responseCacheMb * 1024 * 1024 })
+  await app.register(responseCachePlugin, {
+    dataVersion: ctx.dataVersion,
+    maxBytes: config.responseCacheMb * 1024 * 1024,
+  })
   await app.register(openapiPlugin)
   for (const routes of [...apiRoutes, ...(opts.extraRoutes ?? [])]) await app.register(routes, { prefix: API_PREFIX })
   await app.register(healthRoutes)

@@ -143,17 +143,23 @@ export interface ContextOptions {
 export function createContext(config: Config, opts: ContextOptions = {}): Context {
   const log = opts.log ?? pino({ level: config.logLevel })
   // In sandbox mode the clock is one the admin API can move; a clock given by the caller becomes its base.
-  const sandboxClock = config.sandbox.enabled ? (opts.clock instanceof ManualClock ? opts.clock : new ManualClock(opts.clock ?? systemClock)) : null
+  const sandboxClock = config.sandbox.enabled
+    ? opts.clock instanceof ManualClock
+      ? opts.clock
+      : new ManualClock(opts.clock ?? systemClock)
+    : null
   const clock = sandboxClock ?? opts.clock ?? systemClock
   const ops: Ops = {
     metrics: new Metrics(),
     operations: new Set(),
-    sandbox: sandboxClock ? {
-      clock: sandboxClock,
-      faults: new FaultInjector(),
-      journal: new RequestJournal(config.sandbox.journalSize),
-      reset: () => resetSandbox(context),
-    } : null,
+    sandbox: sandboxClock
+      ? {
+          clock: sandboxClock,
+          faults: new FaultInjector(),
+          journal: new RequestJournal(config.sandbox.journalSize),
+          reset: () => resetSandbox(context),
+        }
+      : null,
   }
   // Before anything is written there: the data directory owner-only, the secret key loaded or generated.
   prepareDataDir(config, log)
@@ -162,11 +168,18 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   const db = database.db
   const redis = config.redisUrl ? openRedis(config.redisUrl, config.redisGuard, log) : null
   const redisGuard = redis ? new RedisGuard(redis, config.redisGuard, log) : null
-  const counter: WindowCounter = redisGuard ? new RedisWindowCounter(redisGuard, clock, config.redisPrefix) : new MemoryWindowCounter(clock)
+  const counter: WindowCounter = redisGuard
+    ? new RedisWindowCounter(redisGuard, clock, config.redisPrefix)
+    : new MemoryWindowCounter(clock)
   const jobs = new JobRunner(db, database.dialect, clock, log, config.jobs)
   const maintenance = new Maintenance(jobs, db, clock, 90)
   // The CA reads TXT records through the domains area, built below.
-  const ca = new BuiltinCa(db, clock, txtLookup(() => accountDns), secrets.box)
+  const ca = new BuiltinCa(
+    db,
+    clock,
+    txtLookup(() => accountDns),
+    secrets.box,
+  )
   const drivers: Drivers = {
     registry: new BuiltinRegistry(db, clock, config.registry.taken),
     hypervisor: new BuiltinHypervisor(db, clock, { speed: config.hypervisor.simSpeed }),
@@ -184,7 +197,11 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   })
   const zoneDelivery = new ZoneDelivery(jobs, drivers.dns, log.child({ component: 'dns' }))
   const domainArea = createDomainServices({
-    db, clock, jobs, config, log,
+    db,
+    clock,
+    jobs,
+    config,
+    log,
     registry: drivers.registry,
     publish: (change) => zoneDelivery.publish(change),
     orders: () => services.orders,
@@ -199,7 +216,9 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     adminActivity: new AdminActivityService(db, clock),
     idempotency: new IdempotencyService(db, clock),
     orders,
-    vps: new VpsService(db, clock, jobs, drivers.hypervisor, { shutdownTimeoutSeconds: config.hypervisor.shutdownTimeoutSeconds }),
+    vps: new VpsService(db, clock, jobs, drivers.hypervisor, {
+      shutdownTimeoutSeconds: config.hypervisor.shutdownTimeoutSeconds,
+    }),
     profile,
     invoices: new InvoicesService(db, clock, config.billing, drivers.payments, profile, iam, mail, jobs),
     paymethods: new PaymethodsService(db, clock, drivers.payments, profile),
@@ -228,7 +247,8 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     services.vps.lifecycle.expireJob,
     zoneDelivery.pushJob,
     zoneDelivery.resyncJob,
-  ]) jobs.register(job)
+  ])
+    jobs.register(job)
   const context: Context = {
     config,
     db,

@@ -20,7 +20,10 @@ export function prepareDataDir(config: Config, log: Logger): void {
   if (!fs.existsSync(dir)) {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
   } else if (fs.statSync(dir).mode & 0o077) {
-    log.warn({ dataDir: dir, mode: octal(fs.statSync(dir).mode) }, 'the data directory is open to group or others; make it owner-only (chmod 700)')
+    log.warn(
+      { dataDir: dir, mode: octal(fs.statSync(dir).mode) },
+      'the data directory is open to group or others; make it owner-only (chmod 700)',
+    )
   }
   const files: string[] = SECRET_FILES.map((f) => path.join(dir, f))
   if (config.database.dialect === 'sqlite' && config.database.file !== ':memory:') {
@@ -48,7 +51,8 @@ export function makeOwnerOnly(file: string, log?: Logger): void {
 function warnIfOpen(file: string, name: string, log: Logger): void {
   try {
     const mode = fs.statSync(file).mode
-    if (mode & 0o077) log.warn({ file, mode: octal(mode) }, `${name} is readable by group or others; make it owner-only (chmod 600)`)
+    if (mode & 0o077)
+      log.warn({ file, mode: octal(mode) }, `${name} is readable by group or others; make it owner-only (chmod 600)`)
   } catch {
     // A missing file is reported where it is read.
   }

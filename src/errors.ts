@@ -19,7 +19,6 @@ export type ErrorKind =
   | 'unavailable'
   | 'gateway_timeout'
 
-
 const statusOf: Record<ErrorKind, number> = {
   bad_request: 400,
   unauthorized: 401,
@@ -42,12 +41,28 @@ const statusOf: Record<ErrorKind, number> = {
 export const FAULT_STATUSES = [400, 401, 403, 404, 409, 429, 500, 502, 503, 504] as const
 export type FaultStatus = (typeof FAULT_STATUSES)[number]
 const faultKinds: Record<FaultStatus, ErrorKind> = {
-  400: 'bad_request', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 409: 'conflict',
-  429: 'rate_limited', 500: 'internal', 502: 'bad_gateway', 503: 'unavailable', 504: 'gateway_timeout',
+  400: 'bad_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'conflict',
+  429: 'rate_limited',
+  500: 'internal',
+  502: 'bad_gateway',
+  503: 'unavailable',
+  504: 'gateway_timeout',
 }
 const defaultFaultText: Record<FaultStatus, string> = {
-  400: 'Bad request', 401: 'No valid API key set', 403: 'Access denied', 404: 'Endpoint not found', 409: 'Conflict',
-  429: 'Rate limit exceeded', 500: 'Error', 502: 'Bad gateway', 503: 'Service unavailable', 504: 'Gateway timeout',
+  400: 'Bad request',
+  401: 'No valid API key set',
+  403: 'Access denied',
+  404: 'Endpoint not found',
+  409: 'Conflict',
+  429: 'Rate limit exceeded',
+  500: 'Error',
+  502: 'Bad gateway',
+  503: 'Service unavailable',
+  504: 'Gateway timeout',
 }
 
 export interface FieldError {
@@ -84,11 +99,17 @@ export const errors = {
   validation: (text: string, fields: FieldError[]) => bad(text, fields),
   bodyTooLarge: () => new ApiError('payload_too_large', 'Request body too large'),
   invalidUrl: () => bad('Invalid URL: a path has a malformed percent-encoding (%XX) or is not UTF-8'),
-  pathSegmentTooLong: (max: number) => new ApiError('uri_too_long', `URI too long: a path segment may have at most ${max} characters`),
+  pathSegmentTooLong: (max: number) =>
+    new ApiError('uri_too_long', `URI too long: a path segment may have at most ${max} characters`),
   unsupportedEncoding: (encoding: string) =>
-    new ApiError('unsupported_media_type', `Unsupported Content-Encoding: ${encoding.slice(0, 40)} (send the body uncompressed)`, undefined, {
-      'accept-encoding': 'identity',
-    }),
+    new ApiError(
+      'unsupported_media_type',
+      `Unsupported Content-Encoding: ${encoding.slice(0, 40)} (send the body uncompressed)`,
+      undefined,
+      {
+        'accept-encoding': 'identity',
+      },
+    ),
   headersTooLarge: () => new ApiError('headers_too_large', 'Request headers too large'),
   requestTimeout: () => new ApiError('request_timeout', 'Request timeout: the request was not received in time'),
   nulInUrl: () => bad('Invalid URL: NUL (%00) is not allowed'),
@@ -110,8 +131,9 @@ export const errors = {
   invalidPage: () =>
     bad('Invalid page: must be an integer >= 1', [{ field: 'page', message: 'must be an integer >= 1' }]),
   invalidLimit: (max: number) =>
-    bad(`Invalid limit: must be an integer from 1 to ${max}`,
-      [{ field: 'limit', message: `must be an integer from 1 to ${max}` }]),
+    bad(`Invalid limit: must be an integer from 1 to ${max}`, [
+      { field: 'limit', message: `must be an integer from 1 to ${max}` },
+    ]),
   invalidIdempotencyKey: () => bad('Invalid Idempotency-Key: 1 to 255 visible ASCII characters'),
   idempotencyConflict: () => new ApiError('conflict', 'Idempotency key reused with a different request'),
   idempotencyInProgress: () => new ApiError('conflict', 'A request with this Idempotency-Key is still being processed'),
@@ -131,12 +153,15 @@ export const errors = {
   /** A zone file import failed at one line. */
   invalidZoneFile: (line: number, problem: string) => bad(clip(`Invalid zone file: line ${line}: ${problem}`)),
   /** A zone file import over the configured size (HOSTAPI_ZONE_MAX_BYTES). */
-  zoneFileTooLarge: (maxBytes: number) => new ApiError('payload_too_large', `Zone file too large: at most ${maxBytes} bytes`),
+  zoneFileTooLarge: (maxBytes: number) =>
+    new ApiError('payload_too_large', `Zone file too large: at most ${maxBytes} bytes`),
   /** A zone import or record replace with more records than a zone may hold (HOSTAPI_ZONE_MAX_RECORDS). */
   tooManyDnsRecords: (max: number) => bad(`Too many DNS records: at most ${max} per zone`),
   /** Every zone worker is busy and the queue of large DNS changes is full (HOSTAPI_ZONE_QUEUE). */
   zoneWorkBusy: (retryAfterSeconds: number) =>
-    new ApiError('unavailable', 'Too many large DNS changes in progress, try again shortly', undefined, { 'Retry-After': String(retryAfterSeconds) }),
+    new ApiError('unavailable', 'Too many large DNS changes in progress, try again shortly', undefined, {
+      'Retry-After': String(retryAfterSeconds),
+    }),
 
   // Domains, DNS, domain profiles, availability and orders.
   noAccessToResource: () => bad('You have no access to this resource'),
@@ -177,8 +202,9 @@ export const errors = {
     bad('Invalid alias: must not be empty', [{ field: 'alias', message: 'must not be empty' }]),
   /** A registration period outside what the extension offers. */
   invalidPeriod: (extension: string, min: number, max: number) =>
-    bad(`Invalid period: .${extension} can be registered for ${min} to ${max} years`,
-      [{ field: 'period', message: `must be from ${min} to ${max}` }]),
+    bad(`Invalid period: .${extension} can be registered for ${min} to ${max} years`, [
+      { field: 'period', message: `must be from ${min} to ${max}` },
+    ]),
   domainNotAvailable: () => bad('This domain is not available for registration'),
   domainNotTransferable: () => bad('This domain is not registered elsewhere; order it with type register'),
   domainAlreadyOrdered: () => bad('This domain is already in an open order'),
@@ -193,7 +219,8 @@ export const errors = {
   accountNotFound: () => new ApiError('not_found', 'Account not found'),
   companyReadOnly: () => bad('The company name cannot be changed through the API; contact support'),
   invalidEmailToken: () => bad('Invalid or expired verification code'),
-  paymethodChoice: () => bad('Set either default_paymethod_id (an id from the list of payment methods) or paymethod: bank_transfer'),
+  paymethodChoice: () =>
+    bad('Set either default_paymethod_id (an id from the list of payment methods) or paymethod: bank_transfer'),
   unknownPaymethod: (id: string) => bad(`Unknown payment method: ${id}`),
   invoiceNotFound: () => new ApiError('not_found', 'Invoice not found'),
   userNotFound: () => new ApiError('not_found', 'User not found'),
@@ -213,7 +240,9 @@ export const errors = {
   cannotRevokePermission: (name: string) => bad(`You cannot revoke a permission you do not have yourself: ${name}`),
   mainUserChangedByMainUserOnly: () => new ApiError('forbidden', 'Only the main user can change the main user'),
   unknownPermission: (name: string) =>
-    bad(`Invalid permissions.${name}: is not a known name`, [{ field: `permissions.${name}`, message: 'is not a known name' }]),
+    bad(`Invalid permissions.${name}: is not a known name`, [
+      { field: `permissions.${name}`, message: 'is not a known name' },
+    ]),
   ticketNotFound: () => new ApiError('not_found', 'Ticket not found'),
   ticketClosed: () => bad('This ticket is closed; open a new ticket'),
   emptyMessage: () => bad('The message is empty once unsafe HTML is removed'),
@@ -234,12 +263,17 @@ export const errors = {
   vpsInvalidDuration: (allowed: readonly number[]) => bad(`Invalid duration: one of ${allowed.join(', ')} months`),
   vpsMissingName: () => bad('Missing name'),
   floatingIpUnknownLocation: (allowed: string[]) => bad(`Invalid location: one of ${allowed.join(', ')}`),
-  vpsInvalidHostname: () => bad('Invalid hostname: labels of letters, digits and hyphens, at most 63 characters each and 253 in all (RFC 1123)'),
-  vpsInvalidReverse: (ip: string) => bad(`Invalid reverse name for ${ip}: must be a hostname such as server.example.com`),
+  vpsInvalidHostname: () =>
+    bad(
+      'Invalid hostname: labels of letters, digits and hyphens, at most 63 characters each and 253 in all (RFC 1123)',
+    ),
+  vpsInvalidReverse: (ip: string) =>
+    bad(`Invalid reverse name for ${ip}: must be a hostname such as server.example.com`),
   vpsIpNotOwned: (ip: string) => bad(`IP address ${ip} does not belong to this VPS`),
   vpsBackupNotFound: () => bad('Backup not found: use a key from GET /vps/{id}/backups'),
   sshKeyUnknown: (id: number) => bad(`Unknown SSH key id ${id}: see GET /vps/ssh-keys`),
-  sshKeyInvalid: () => bad('Invalid public_key: expected one line in OpenSSH format, such as "ssh-ed25519 AAAA… comment"'),
+  sshKeyInvalid: () =>
+    bad('Invalid public_key: expected one line in OpenSSH format, such as "ssh-ed25519 AAAA… comment"'),
   sshKeyType: () => bad('Unsupported key type: use ssh-ed25519, ecdsa-sha2-nistp256/384/521 or ssh-rsa'),
   sshKeyTooShort: () => bad('RSA keys must have at least 2048 bits'),
   sshKeyDuplicate: () => bad('This SSH key has been added already'),
@@ -261,7 +295,8 @@ export const errors = {
   // Certificates.
   certificateNotFound: () => new ApiError('not_found', 'Certificate not found'),
   certificateProductNotFound: () => bad('Unknown certificate product'),
-  certificateDuration: (allowed: number[]) => bad(`Invalid duration: this product can be ordered for ${allowed.join(' or ')} year(s)`),
+  certificateDuration: (allowed: number[]) =>
+    bad(`Invalid duration: this product can be ordered for ${allowed.join(' or ')} year(s)`),
   certificateAlreadyRequested: () => bad('This certificate has already been requested'),
   certificatePackageEnded: () => bad('The period of this certificate package has ended'),
   /** A CSR whose public key is refused; `problem` is the key check's own text. */
@@ -294,13 +329,16 @@ export const errors = {
   adminJobNotRetryable: (status: string) => bad(`Only a failed job can be retried (this one is ${status})`),
   adminMessageNotFound: () => new ApiError('not_found', 'Message not found'),
   adminFaultNotFound: () => new ApiError('not_found', 'Fault not found'),
-  adminUnknownOperation: (operation: string) => bad(`Unknown operation: ${operation} (use an operationId of the customer API)`),
+  adminUnknownOperation: (operation: string) =>
+    bad(`Unknown operation: ${operation} (use an operationId of the customer API)`),
   adminInvalidDuration: () => bad('Invalid advance: use a number and a unit, such as 30d, 12h, 15m or 45s'),
   adminInvalidTime: (field: string) => bad(`Invalid ${field}: use YYYY-MM-DD or an ISO 8601 time`),
   adminNothingToPay: () => bad('There is no approved, unpaid commission to pay out'),
-  dnsResyncUnsupported: () => bad('The DNS driver serves the zones from the database itself: there is nothing to resync'),
+  dnsResyncUnsupported: () =>
+    bad('The DNS driver serves the zones from the database itself: there is nothing to resync'),
   /** An answer injected by sandbox fault injection; `status` is one of FAULT_STATUSES. */
-  injectedFault: (status: FaultStatus, text?: string) => new ApiError(faultKinds[status], text ?? defaultFaultText[status]),
+  injectedFault: (status: FaultStatus, text?: string) =>
+    new ApiError(faultKinds[status], text ?? defaultFaultText[status]),
 
   badRequest: bad,
   notFound: (text: string) => new ApiError('not_found', text),

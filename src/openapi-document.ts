@@ -8,7 +8,14 @@ import { buildApp } from './app.js'
 /** The OpenAPI document as the code defines it, built on a throw-away in-memory database. */
 export async function openapiDocument(): Promise<unknown> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostapi-openapi-'))
-  const ctx = createContext(loadConfig({ HOSTAPI_DATA_DIR: dataDir, DATABASE_URL: 'sqlite::memory:', HOSTAPI_LOG_LEVEL: 'silent', HOSTAPI_JOBS: '0' }))
+  const ctx = createContext(
+    loadConfig({
+      HOSTAPI_DATA_DIR: dataDir,
+      DATABASE_URL: 'sqlite::memory:',
+      HOSTAPI_LOG_LEVEL: 'silent',
+      HOSTAPI_JOBS: '0',
+    }),
+  )
   try {
     const app = await buildApp(ctx)
     const doc = app.swagger()

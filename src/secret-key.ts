@@ -18,7 +18,8 @@ export interface SecretKeys {
  */
 export function loadSecretKeys(config: Config, log: Logger): SecretKeys {
   const previous = config.secrets.previous.map((k) => parseSecretKey(k)!)
-  if (config.secrets.key) return { box: new SecretBox(parseSecretKey(config.secrets.key)!, previous), source: 'HOSTAPI_SECRET_KEY' }
+  if (config.secrets.key)
+    return { box: new SecretBox(parseSecretKey(config.secrets.key)!, previous), source: 'HOSTAPI_SECRET_KEY' }
   if (config.secrets.keyFile) {
     const source = `HOSTAPI_SECRET_KEY_FILE (${config.secrets.keyFile})`
     return { box: new SecretBox(readKeyFile(config.secrets.keyFile, source), previous), source }
@@ -31,7 +32,9 @@ export function loadSecretKeys(config: Config, log: Logger): SecretKeys {
       log.warn(
         { file, shared: config.database.dialect === 'postgres' },
         'generated the secret key that encrypts secrets at rest: back it up with the database' +
-          (config.database.dialect === 'postgres' ? '; every instance on this database needs the same key (HOSTAPI_SECRET_KEY or HOSTAPI_SECRET_KEY_FILE)' : ''),
+          (config.database.dialect === 'postgres'
+            ? '; every instance on this database needs the same key (HOSTAPI_SECRET_KEY or HOSTAPI_SECRET_KEY_FILE)'
+            : ''),
       )
     } catch (err) {
       // Another process sharing the data directory wrote it first.
@@ -46,7 +49,9 @@ function readKeyFile(file: string, source: string): Buffer {
   try {
     text = fs.readFileSync(file, 'utf8')
   } catch (err) {
-    throw new ConfigError([`${source}: cannot read the secret key (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`])
+    throw new ConfigError([
+      `${source}: cannot read the secret key (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    ])
   }
   const key = parseSecretKey(text)
   if (!key) throw new ConfigError([`${source} must hold a key of 32 bytes as 64 hex digits or as base64`])

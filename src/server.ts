@@ -107,7 +107,8 @@ async function prepare(ctx: Context): Promise<void> {
   if (config.database.dialect === 'postgres') {
     const database = config.database
     await ctx.services.iam.useInvalidationBus((onChange) =>
-      postgresInvalidationBus(ctx.db, database, onChange, ctx.log))
+      postgresInvalidationBus(ctx.db, database, onChange, ctx.log),
+    )
   }
   // A seed file, when given, describes the data of an empty database (the demo data then stays out).
   await seedFileIfEmpty(ctx)

@@ -13,7 +13,10 @@ export interface TlsMaterial {
 }
 
 const toPem = (der: ArrayBuffer, label: string) =>
-  `-----BEGIN ${label}-----\n${Buffer.from(der).toString('base64').match(/.{1,64}/g)!.join('\n')}\n-----END ${label}-----\n`
+  `-----BEGIN ${label}-----\n${Buffer.from(der)
+    .toString('base64')
+    .match(/.{1,64}/g)!
+    .join('\n')}\n-----END ${label}-----\n`
 
 /** A self-signed ECDSA P-256 certificate for `names` (DNS names and IP addresses), valid for ten years. */
 export async function generateSelfSigned(names: string[]): Promise<{ key: string; cert: string }> {
@@ -22,7 +25,9 @@ export async function generateSelfSigned(names: string[]): Promise<{ key: string
   const keys = (await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as CryptoKeyPair
   const now = new Date()
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: Buffer.from(webcrypto.getRandomValues(new Uint8Array(16))).toString('hex').replace(/^[89a-f]/, '1'),
+    serialNumber: Buffer.from(webcrypto.getRandomValues(new Uint8Array(16)))
+      .toString('hex')
+      .replace(/^[89a-f]/, '1'),
     name: 'CN=hostapi self-signed',
     notBefore: new Date(now.getTime() - 60_000),
     notAfter: new Date(now.getTime() + 3650 * 86_400_000),
@@ -47,14 +52,23 @@ export async function generateSelfSigned(names: string[]): Promise<{ key: string
  */
 export async function loadTls(config: Config): Promise<TlsMaterial> {
   if (config.tls.certFile && config.tls.keyFile) {
-    return { cert: fs.readFileSync(config.tls.certFile, 'utf8'), key: fs.readFileSync(config.tls.keyFile, 'utf8'), source: config.tls.certFile }
+    return {
+      cert: fs.readFileSync(config.tls.certFile, 'utf8'),
+      key: fs.readFileSync(config.tls.keyFile, 'utf8'),
+      source: config.tls.certFile,
+    }
   }
   const names = ['localhost', '127.0.0.1', '::1', ...config.tls.names]
   const certFile = path.join(config.dataDir, 'tls-cert.pem')
   const keyFile = path.join(config.dataDir, 'tls-key.pem')
   const namesFile = path.join(config.dataDir, 'tls-names.json')
   const wanted = JSON.stringify(names)
-  if (fs.existsSync(certFile) && fs.existsSync(keyFile) && fs.existsSync(namesFile) && fs.readFileSync(namesFile, 'utf8') === wanted) {
+  if (
+    fs.existsSync(certFile) &&
+    fs.existsSync(keyFile) &&
+    fs.existsSync(namesFile) &&
+    fs.readFileSync(namesFile, 'utf8') === wanted
+  ) {
     return { cert: fs.readFileSync(certFile, 'utf8'), key: fs.readFileSync(keyFile, 'utf8'), source: certFile }
   }
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 })

@@ -26,8 +26,15 @@ describe('account area configuration', () => {
       HOSTAPI_PAYMENT_URL: 'https://pay.hosting.example/p',
     })
     assert.deepEqual(c.billing, {
-      vatPercent: 9.5, dueDays: 30, currency: 'EUR',
-      seller: { name: 'Hosting B.V.', address: ['Dam 1', '1012 JS Amsterdam'], vatNumber: 'NL000099998B57', iban: 'NL91ABNA0417164300' },
+      vatPercent: 9.5,
+      dueDays: 30,
+      currency: 'EUR',
+      seller: {
+        name: 'Hosting B.V.',
+        address: ['Dam 1', '1012 JS Amsterdam'],
+        vatNumber: 'NL000099998B57',
+        iban: 'NL91ABNA0417164300',
+      },
     })
     assert.deepEqual(c.mail, { from: 'billing@hosting.example', supportAddress: 'desk@hosting.example' })
     assert.equal(c.payments.baseUrl, 'https://pay.hosting.example/p')
@@ -35,16 +42,31 @@ describe('account area configuration', () => {
 
   it('lists every bad value at once', () => {
     assert.throws(
-      () => loadConfig({ HOSTAPI_VAT_PERCENT: '121', HOSTAPI_INVOICE_DUE_DAYS: '-1', HOSTAPI_MAIL_FROM: 'nobody', HOSTAPI_SUPPORT_EMAIL: 'a b@c' }),
+      () =>
+        loadConfig({
+          HOSTAPI_VAT_PERCENT: '121',
+          HOSTAPI_INVOICE_DUE_DAYS: '-1',
+          HOSTAPI_MAIL_FROM: 'nobody',
+          HOSTAPI_SUPPORT_EMAIL: 'a b@c',
+        }),
       (e: unknown) => {
         assert.ok(e instanceof ConfigError)
         const text = e.problems.join('\n')
-        for (const name of ['HOSTAPI_VAT_PERCENT', 'HOSTAPI_INVOICE_DUE_DAYS', 'HOSTAPI_MAIL_FROM', 'HOSTAPI_SUPPORT_EMAIL']) assert.match(text, new RegExp(name))
+        for (const name of [
+          'HOSTAPI_VAT_PERCENT',
+          'HOSTAPI_INVOICE_DUE_DAYS',
+          'HOSTAPI_MAIL_FROM',
+          'HOSTAPI_SUPPORT_EMAIL',
+        ])
+          assert.match(text, new RegExp(name))
         return true
       },
     )
     assert.throws(() => loadConfig({ HOSTAPI_VAT_PERCENT: '21.123' }), ConfigError)
     assert.throws(() => loadConfig({ HOSTAPI_VAT_PERCENT: 'abc' }), ConfigError)
-    assert.throws(() => loadConfig({ HOSTAPI_PAYMENT_URL: 'pay.example.com/x' }), /HOSTAPI_PAYMENT_URL must be an http\(s\) URL/)
+    assert.throws(
+      () => loadConfig({ HOSTAPI_PAYMENT_URL: 'pay.example.com/x' }),
+      /HOSTAPI_PAYMENT_URL must be an http\(s\) URL/,
+    )
   })
 })

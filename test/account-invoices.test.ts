@@ -19,7 +19,9 @@ forEachDialect((dialect) => {
     let a: TestAccount
     let b: TestAccount
     before(async () => {
-      t = await startTestApp(dialect, { env: { HOSTAPI_SELLER_NAME: 'Hosting Seller B.V.', HOSTAPI_SELLER_IBAN: 'NL91ABNA0417164300' } })
+      t = await startTestApp(dialect, {
+        env: { HOSTAPI_SELLER_NAME: 'Hosting Seller B.V.', HOSTAPI_SELLER_IBAN: 'NL91ABNA0417164300' },
+      })
       a = await t.account('Invoice Customer B.V.')
       b = await t.account('Other B.V.')
     })
@@ -28,7 +30,13 @@ forEachDialect((dialect) => {
     it('placing an order makes an open invoice with 21% VAT and a payment link', async () => {
       ensureTestProcessor(t)
       const { orderId } = await t.ctx.services.orders.createOrder(a.accountId, [
-        { type: 'hosting', name: 'Webhosting Basic', details: {}, priceCents: 499, description: 'Webhosting Basic (1 month)' },
+        {
+          type: 'hosting',
+          name: 'Webhosting Basic',
+          details: {},
+          priceCents: 499,
+          description: 'Webhosting Basic (1 month)',
+        },
         { type: 'hosting', name: 'Webhosting Pro', details: {}, priceCents: 1000 },
       ])
       const list = await t.request('GET', '/account/invoices/', { key: a.key })
@@ -40,7 +48,15 @@ forEachDialect((dialect) => {
       assert.equal(row.paid, false)
       assert.equal(row.payment_status, 'open')
       assert.match(row.payment_url, /^https:\/\/.+\/pay_[0-9a-f]+$/)
-      assert.deepEqual(Object.keys(row).sort(), ['id', 'invoice_date', 'invoice_nr', 'paid', 'payment_status', 'payment_url', 'total_price'])
+      assert.deepEqual(Object.keys(row).sort(), [
+        'id',
+        'invoice_date',
+        'invoice_nr',
+        'paid',
+        'payment_status',
+        'payment_url',
+        'total_price',
+      ])
 
       const detail = await t.request('GET', `/account/invoices/${row.invoice_nr}`, { key: a.key })
       assert.equal(detail.status, 200)
@@ -61,12 +77,26 @@ forEachDialect((dialect) => {
 
     it('serves a real PDF of the invoice with its number, dates, total, lines and the customer address', async () => {
       const profile = (await t.request('GET', '/account/profile', { key: a.key })).body.data
-      const put = await t.request('PUT', '/account/profile', { key: a.key, body: {
-        ...profile, firstname: 'Łukasz', address: 'Keizersgracht', house_number: '100', zipcode: '1015 AA', city: 'Amsterdam', country_code: 'NL', phone: '201234567', phone_country_code: '+31',
-      } })
+      const put = await t.request('PUT', '/account/profile', {
+        key: a.key,
+        body: {
+          ...profile,
+          firstname: 'Łukasz',
+          address: 'Keizersgracht',
+          house_number: '100',
+          zipcode: '1015 AA',
+          city: 'Amsterdam',
+          country_code: 'NL',
+          phone: '201234567',
+          phone_country_code: '+31',
+        },
+      })
       assert.equal(put.status, 200)
       const { invoiceNr } = await t.ctx.services.invoices.create(a.accountId, {
-        lines: [{ description: 'Domain registration example.nl', amountCents: 999 }, { description: 'SSL certificate', amountCents: 2500, quantity: 2 }],
+        lines: [
+          { description: 'Domain registration example.nl', amountCents: 999 },
+          { description: 'SSL certificate', amountCents: 2500, quantity: 2 },
+        ],
       })
       const r = await t.request('GET', `/account/invoices/${invoiceNr}/pdf`, { key: a.key })
       assert.equal(r.status, 200)
@@ -92,9 +122,15 @@ forEachDialect((dialect) => {
       assert.ok(text.includes('NL91ABNA0417164300'), 'where to pay')
     })
 
-    it('answers 404 Invoice not found for a missing invoice and for another account\'s, also for the PDF', async () => {
-      const { invoiceNr } = await t.ctx.services.invoices.create(b.accountId, { lines: [{ description: 'x', amountCents: 100 }] })
-      for (const p of ['/account/invoices/2026-999999', `/account/invoices/${invoiceNr}`, `/account/invoices/${invoiceNr}/pdf`]) {
+    it("answers 404 Invoice not found for a missing invoice and for another account's, also for the PDF", async () => {
+      const { invoiceNr } = await t.ctx.services.invoices.create(b.accountId, {
+        lines: [{ description: 'x', amountCents: 100 }],
+      })
+      for (const p of [
+        '/account/invoices/2026-999999',
+        `/account/invoices/${invoiceNr}`,
+        `/account/invoices/${invoiceNr}/pdf`,
+      ]) {
         const r = await t.request('GET', p, { key: a.key })
         assert.equal(r.status, 404, p)
         assert.deepEqual(r.body, { status: 404, status_description: 'Invoice not found' })
@@ -106,16 +142,32 @@ forEachDialect((dialect) => {
     it('pages and searches, newest first, and refuses a page past the end', async () => {
       const c = await t.account()
       const made: string[] = []
-      for (let i = 0; i < 5; i++) made.push((await t.ctx.services.invoices.create(c.accountId, { lines: [{ description: `L${i}`, amountCents: 100 * (i + 1) }] })).invoiceNr)
+      for (let i = 0; i < 5; i++)
+        made.push(
+          (
+            await t.ctx.services.invoices.create(c.accountId, {
+              lines: [{ description: `L${i}`, amountCents: 100 * (i + 1) }],
+            })
+          ).invoiceNr,
+        )
       const p1 = await t.request('GET', '/account/invoices?limit=2', { key: c.key })
       assert.deepEqual(p1.body.data.pagination, { page: 1, limit: 2, total: 5, total_pages: 3 })
-      assert.deepEqual(p1.body.data.invoices.map((x: { invoice_nr: string }) => x.invoice_nr), [made[4], made[3]])
+      assert.deepEqual(
+        p1.body.data.invoices.map((x: { invoice_nr: string }) => x.invoice_nr),
+        [made[4], made[3]],
+      )
       const p3 = await t.request('GET', '/account/invoices?limit=2&page=3', { key: c.key })
-      assert.deepEqual(p3.body.data.invoices.map((x: { invoice_nr: string }) => x.invoice_nr), [made[0]])
+      assert.deepEqual(
+        p3.body.data.invoices.map((x: { invoice_nr: string }) => x.invoice_nr),
+        [made[0]],
+      )
       const beyond = await t.request('GET', '/account/invoices?limit=2&page=4', { key: c.key })
       assert.deepEqual(beyond.body, { status: 400, status_description: 'Page out of range' })
       const search = await t.request('GET', `/account/invoices?search=${made[2].slice(-3)}`, { key: c.key })
-      assert.deepEqual(search.body.data.invoices.map((x: { invoice_nr: string }) => x.invoice_nr), [made[2]])
+      assert.deepEqual(
+        search.body.data.invoices.map((x: { invoice_nr: string }) => x.invoice_nr),
+        [made[2]],
+      )
       const none = await t.request('GET', '/account/invoices?search=zz%25', { key: c.key })
       assert.deepEqual(none.body.data, { invoices: [], pagination: { page: 1, limit: 25, total: 0, total_pages: 0 } })
       const badLimit = await t.request('GET', '/account/invoices?limit=500', { key: c.key })
@@ -124,7 +176,9 @@ forEachDialect((dialect) => {
     })
 
     it('shows an invoice as paid once the operator settles it, and its payment as paid', async () => {
-      const { invoiceNr } = await t.ctx.services.invoices.create(a.accountId, { lines: [{ description: 'To be paid', amountCents: 1000 }] })
+      const { invoiceNr } = await t.ctx.services.invoices.create(a.accountId, {
+        lines: [{ description: 'To be paid', amountCents: 1000 }],
+      })
       const before = await t.request('GET', `/account/invoices/${invoiceNr}`, { key: a.key })
       const reference = String(before.body.data.payment_url).split('/').pop()!
       assert.equal(await t.ctx.drivers.payments.status(reference), 'open')
@@ -141,10 +195,21 @@ forEachDialect((dialect) => {
     it('mails a new invoice to the invoice address of the profile, through the job queue', async () => {
       const c = await t.account('Mailed B.V.')
       const profile = (await t.request('GET', '/account/profile', { key: c.key })).body.data
-      await t.request('PUT', '/account/profile', { key: c.key, body: {
-        ...profile, address: 'Dam', house_number: '1', zipcode: '1012 JS', city: 'Amsterdam', phone: '201234567', email_invoices: 'billing@mailed.example',
-      } })
-      const { invoiceNr } = await t.ctx.services.invoices.create(c.accountId, { lines: [{ description: 'Hosting', amountCents: 1000 }] })
+      await t.request('PUT', '/account/profile', {
+        key: c.key,
+        body: {
+          ...profile,
+          address: 'Dam',
+          house_number: '1',
+          zipcode: '1012 JS',
+          city: 'Amsterdam',
+          phone: '201234567',
+          email_invoices: 'billing@mailed.example',
+        },
+      })
+      const { invoiceNr } = await t.ctx.services.invoices.create(c.accountId, {
+        lines: [{ description: 'Hosting', amountCents: 1000 }],
+      })
       await t.ctx.jobs.drain()
       const outbox = t.ctx.drivers.mail as OutboxMailDriver
       const [m] = await outbox.list({ to: 'billing@mailed.example' })
@@ -158,7 +223,10 @@ forEachDialect((dialect) => {
       const sub = await t.subUser(a, { 'account-invoices': true })
       assert.equal((await t.request('GET', '/account/invoices', { key: sub.key })).status, 200)
       const denied = await t.subUser(a, { 'account-profile': true })
-      assert.deepEqual((await t.request('GET', '/account/invoices', { key: denied.key })).body, { status: 403, status_description: 'Access denied' })
+      assert.deepEqual((await t.request('GET', '/account/invoices', { key: denied.key })).body, {
+        status: 403,
+        status_description: 'Access denied',
+      })
     })
   })
 })
@@ -177,10 +245,16 @@ describe('payment reconciliation', () => {
     const t = await startTestApp('sqlite', { clock })
     try {
       const a = await t.account()
-      const one = await t.ctx.services.invoices.create(a.accountId, { lines: [{ description: 'one', amountCents: 1000 }] })
-      const two = await t.ctx.services.invoices.create(a.accountId, { lines: [{ description: 'two', amountCents: 2000 }] })
+      const one = await t.ctx.services.invoices.create(a.accountId, {
+        lines: [{ description: 'one', amountCents: 1000 }],
+      })
+      const two = await t.ctx.services.invoices.create(a.accountId, {
+        lines: [{ description: 'two', amountCents: 2000 }],
+      })
       const get = async (nr: string) => (await t.request('GET', `/account/invoices/${nr}`, { key: a.key })).body.data
-      const reference = String((await get(one.invoiceNr)).payment_url).split('/').pop()!
+      const reference = String((await get(one.invoiceNr)).payment_url)
+        .split('/')
+        .pop()!
       // The provider settles the payment (a webhook, a bank statement): the invoice follows at the next reconciliation.
       await t.ctx.drivers.payments.settle(reference)
       await t.ctx.jobs.drain()
@@ -190,14 +264,26 @@ describe('payment reconciliation', () => {
       assert.equal((await get(one.invoiceNr)).paid, true)
       assert.equal((await get(one.invoiceNr)).payment_status, 'paid')
       assert.equal((await get(two.invoiceNr)).paid, false)
-      const queued = await t.ctx.db.selectFrom('jobs').select('run_at').where('kind', '=', 'invoices.reconcile').where('status', '=', 'queued').execute()
+      const queued = await t.ctx.db
+        .selectFrom('jobs')
+        .select('run_at')
+        .where('kind', '=', 'invoices.reconcile')
+        .where('status', '=', 'queued')
+        .execute()
       assert.equal(queued.length, 1, 'the next run is queued while an invoice is open')
-      const ref2 = String((await get(two.invoiceNr)).payment_url).split('/').pop()!
+      const ref2 = String((await get(two.invoiceNr)).payment_url)
+        .split('/')
+        .pop()!
       await t.ctx.drivers.payments.settle(ref2)
       clock.advance(16 * 60_000)
       await t.ctx.jobs.drain()
       assert.equal((await get(two.invoiceNr)).paid, true)
-      const left = await t.ctx.db.selectFrom('jobs').select('id').where('kind', '=', 'invoices.reconcile').where('status', '=', 'queued').execute()
+      const left = await t.ctx.db
+        .selectFrom('jobs')
+        .select('id')
+        .where('kind', '=', 'invoices.reconcile')
+        .where('status', '=', 'queued')
+        .execute()
       assert.equal(left.length, 0, 'nothing left to check')
     } finally {
       await t.close()
@@ -210,7 +296,10 @@ describe('invoices with a configured VAT rate', () => {
     const t = await startTestApp('sqlite', { env: { HOSTAPI_VAT_PERCENT: '9' } })
     try {
       const a = await t.account()
-      const { invoiceNr } = await t.ctx.services.invoices.createForOrder(a.accountId, { orderId: 7, lines: [{ description: 'x', amountCents: 1050 }] })
+      const { invoiceNr } = await t.ctx.services.invoices.createForOrder(a.accountId, {
+        orderId: 7,
+        lines: [{ description: 'x', amountCents: 1050 }],
+      })
       const d = (await t.request('GET', `/account/invoices/${invoiceNr}`, { key: a.key })).body.data
       assert.equal(d.vat_percentage, 9)
       assert.equal(d.vat_price, 0.95) // 94.5 cents rounds half up

@@ -35,15 +35,34 @@ forEachDialect((dialect) => {
       assert.equal(p.firstname, 'Owner')
       assert.match(p.email, /@example\.com$/)
       assert.equal(p.pending_email, null)
-      assert.deepEqual(Object.keys(p).sort(), ['address', 'city', 'company', 'company_vat_number', 'country_code', 'email', 'email_invoices',
-        'firstname', 'house_number', 'lastname', 'pending_email', 'phone', 'phone_country_code', 'zipcode'])
+      assert.deepEqual(Object.keys(p).sort(), [
+        'address',
+        'city',
+        'company',
+        'company_vat_number',
+        'country_code',
+        'email',
+        'email_invoices',
+        'firstname',
+        'house_number',
+        'lastname',
+        'pending_email',
+        'phone',
+        'phone_country_code',
+        'zipcode',
+      ])
     })
 
     it('replaces the profile, normalising codes, and keeps optional fields when omitted', async () => {
       const current = (await t.request('GET', '/account/profile', { key: a.key })).body.data
       const put = await t.request('PUT', '/account/profile', {
         key: a.key,
-        body: { ...fullProfile, email: current.email, email_invoices: 'facturen@example.nl', company_vat_number: 'nl 123456789b01' },
+        body: {
+          ...fullProfile,
+          email: current.email,
+          email_invoices: 'facturen@example.nl',
+          company_vat_number: 'nl 123456789b01',
+        },
       })
       assert.equal(put.status, 200)
       assert.equal(put.body.status_description, 'Profile updated')
@@ -54,7 +73,10 @@ forEachDialect((dialect) => {
       assert.equal(put.body.data.company, 'Jansen Hosting B.V.')
 
       // A client that sends back what it read (company and pending_email included) is accepted.
-      const again = await t.request('PUT', '/account/profile', { key: a.key, body: { ...put.body.data, city: 'Utrecht', email_invoices: undefined, company_vat_number: undefined } })
+      const again = await t.request('PUT', '/account/profile', {
+        key: a.key,
+        body: { ...put.body.data, city: 'Utrecht', email_invoices: undefined, company_vat_number: undefined },
+      })
       assert.equal(again.status, 200)
       assert.equal(again.body.data.city, 'Utrecht')
       assert.equal(again.body.data.email_invoices, 'facturen@example.nl')
@@ -64,14 +86,29 @@ forEachDialect((dialect) => {
 
     it('refuses a change of the read-only company, missing fields and bad values with clear texts', async () => {
       const email = (await t.request('GET', '/account/profile', { key: a.key })).body.data.email
-      const company = await t.request('PUT', '/account/profile', { key: a.key, body: { ...fullProfile, email, company: 'Other B.V.' } })
-      assert.deepEqual(company.body, { status: 400, status_description: 'The company name cannot be changed through the API; contact support' })
+      const company = await t.request('PUT', '/account/profile', {
+        key: a.key,
+        body: { ...fullProfile, email, company: 'Other B.V.' },
+      })
+      assert.deepEqual(company.body, {
+        status: 400,
+        status_description: 'The company name cannot be changed through the API; contact support',
+      })
       const { city: _c, ...noCity } = fullProfile
       const missing = await t.request('PUT', '/account/profile', { key: a.key, body: { ...noCity, email } })
       assert.equal(missing.status, 400)
       assert.equal(missing.body.status_description, 'Missing city')
-      for (const [field, value] of [['country_code', 'NLD'], ['phone_country_code', '0031'], ['email', 'not-an-email'], ['email_invoices', 'x@'], ['company_vat_number', '123']]) {
-        const r = await t.request('PUT', '/account/profile', { key: a.key, body: { ...fullProfile, email, [field]: value } })
+      for (const [field, value] of [
+        ['country_code', 'NLD'],
+        ['phone_country_code', '0031'],
+        ['email', 'not-an-email'],
+        ['email_invoices', 'x@'],
+        ['company_vat_number', '123'],
+      ]) {
+        const r = await t.request('PUT', '/account/profile', {
+          key: a.key,
+          body: { ...fullProfile, email, [field]: value },
+        })
         assert.equal(r.status, 400, field)
         assert.match(r.body.status_description, new RegExp(field), field)
       }
@@ -79,9 +116,15 @@ forEachDialect((dialect) => {
 
     it('keeps a new e-mail address pending, mails a code to it, and switches once the code is confirmed', async () => {
       const before = (await t.request('GET', '/account/profile', { key: a.key })).body.data
-      const put = await t.request('PUT', '/account/profile', { key: a.key, body: { ...fullProfile, email: 'new-address@example.org' } })
+      const put = await t.request('PUT', '/account/profile', {
+        key: a.key,
+        body: { ...fullProfile, email: 'new-address@example.org' },
+      })
       assert.equal(put.status, 200)
-      assert.equal(put.body.status_description, 'Profile updated; a verification code was sent to the new e-mail address')
+      assert.equal(
+        put.body.status_description,
+        'Profile updated; a verification code was sent to the new e-mail address',
+      )
       assert.equal(put.body.data.email, before.email)
       assert.equal(put.body.data.pending_email, 'new-address@example.org')
 
@@ -97,9 +140,15 @@ forEachDialect((dialect) => {
       assert.ok(!notice.text_body.includes(code), 'the old address never sees the code')
 
       const other = await t.account()
-      const foreign = await t.request('POST', '/account/profile/confirm-email', { key: other.key, body: { token: code } })
+      const foreign = await t.request('POST', '/account/profile/confirm-email', {
+        key: other.key,
+        body: { token: code },
+      })
       assert.deepEqual(foreign.body, { status: 400, status_description: 'Invalid or expired verification code' })
-      const wrong = await t.request('POST', '/account/profile/confirm-email', { key: a.key, body: { token: 'x'.repeat(32) } })
+      const wrong = await t.request('POST', '/account/profile/confirm-email', {
+        key: a.key,
+        body: { token: 'x'.repeat(32) },
+      })
       assert.equal(wrong.status, 400)
 
       const ok = await t.request('POST', '/account/profile/confirm-email', { key: a.key, body: { token: code } })
@@ -115,11 +164,23 @@ forEachDialect((dialect) => {
       const empty = await t.request('GET', '/account/paymethods/', { key: b.key })
       assert.deepEqual(empty.body.data, { default: 'bank_transfer', default_paymethod_id: '', paymethods: [] })
 
-      const card = await t.ctx.services.paymethods.add(b.accountId, { type: 'creditcard', holder: 'J. Jansen', account: '4111111111114242', expires: '2029-04' })
-      const debit = await t.ctx.services.paymethods.add(b.accountId, { type: 'directdebit', holder: 'Jansen B.V.', account: 'NL91ABNA0417164300' })
+      const card = await t.ctx.services.paymethods.add(b.accountId, {
+        type: 'creditcard',
+        holder: 'J. Jansen',
+        account: '4111111111114242',
+        expires: '2029-04',
+      })
+      const debit = await t.ctx.services.paymethods.add(b.accountId, {
+        type: 'directdebit',
+        holder: 'Jansen B.V.',
+        account: 'NL91ABNA0417164300',
+      })
       const list = (await t.request('GET', '/account/paymethods', { key: b.key })).body.data
       assert.equal(list.default, 'bank_transfer')
-      assert.deepEqual(list.paymethods.map((m: { id: string }) => m.id), [card, debit])
+      assert.deepEqual(
+        list.paymethods.map((m: { id: string }) => m.id),
+        [card, debit],
+      )
       assert.equal(list.paymethods[0].type, 'creditcard')
       assert.equal(list.paymethods[0].description, 'Credit card •••• 4242')
       assert.equal(list.paymethods[0].expires, '2029-04')
@@ -130,27 +191,52 @@ forEachDialect((dialect) => {
       assert.deepEqual(set.body.data, { default: 'directdebit', default_paymethod_id: debit })
       const after = (await t.request('GET', '/account/paymethods', { key: b.key })).body.data
       assert.equal(after.default_paymethod_id, debit)
-      assert.deepEqual(after.paymethods.map((m: { is_default: boolean }) => m.is_default), [false, true])
+      assert.deepEqual(
+        after.paymethods.map((m: { is_default: boolean }) => m.is_default),
+        [false, true],
+      )
 
       // An integer id is accepted too; bank transfer switches back.
-      const asNumber = await t.request('PUT', '/account/paymethods', { key: b.key, body: { default_paymethod_id: Number(card) } })
+      const asNumber = await t.request('PUT', '/account/paymethods', {
+        key: b.key,
+        body: { default_paymethod_id: Number(card) },
+      })
       assert.deepEqual(asNumber.body.data, { default: 'creditcard', default_paymethod_id: card })
       const bank = await t.request('PUT', '/account/paymethods', { key: b.key, body: { paymethod: 'bank_transfer' } })
-      assert.deepEqual(bank.body, { status: 200, status_description: 'Request successful', data: { default: 'bank_transfer', default_paymethod_id: '' } })
+      assert.deepEqual(bank.body, {
+        status: 200,
+        status_description: 'Request successful',
+        data: { default: 'bank_transfer', default_paymethod_id: '' },
+      })
     })
 
-    it('refuses an unknown id, another account\'s method, both or neither choice, and other paymethod values', async () => {
+    it("refuses an unknown id, another account's method, both or neither choice, and other paymethod values", async () => {
       const b = await t.account()
       const c = await t.account()
-      const foreign = await t.ctx.services.paymethods.add(c.accountId, { type: 'paypal', holder: 'C', account: 'c@example.com' })
+      const foreign = await t.ctx.services.paymethods.add(c.accountId, {
+        type: 'paypal',
+        holder: 'C',
+        account: 'c@example.com',
+      })
       for (const id of ['999999', foreign, 'abc']) {
         const r = await t.request('PUT', '/account/paymethods', { key: b.key, body: { default_paymethod_id: id } })
         assert.deepEqual(r.body, { status: 400, status_description: `Unknown payment method: ${id}` })
       }
-      const choice = 'Set either default_paymethod_id (an id from the list of payment methods) or paymethod: bank_transfer'
-      assert.deepEqual((await t.request('PUT', '/account/paymethods', { key: b.key, body: {} })).body, { status: 400, status_description: choice })
-      assert.deepEqual((await t.request('PUT', '/account/paymethods', { key: b.key, body: { default_paymethod_id: foreign, paymethod: 'bank_transfer' } })).body,
-        { status: 400, status_description: choice })
+      const choice =
+        'Set either default_paymethod_id (an id from the list of payment methods) or paymethod: bank_transfer'
+      assert.deepEqual((await t.request('PUT', '/account/paymethods', { key: b.key, body: {} })).body, {
+        status: 400,
+        status_description: choice,
+      })
+      assert.deepEqual(
+        (
+          await t.request('PUT', '/account/paymethods', {
+            key: b.key,
+            body: { default_paymethod_id: foreign, paymethod: 'bank_transfer' },
+          })
+        ).body,
+        { status: 400, status_description: choice },
+      )
       const other = await t.request('PUT', '/account/paymethods', { key: b.key, body: { paymethod: 'cash' } })
       assert.equal(other.status, 400)
       assert.match(other.body.status_description, /paymethod/)
@@ -160,13 +246,26 @@ forEachDialect((dialect) => {
     it('stores the first profile once when several changes race', async () => {
       const c = await t.account('Race B.V.')
       const email = (await t.request('GET', '/account/profile', { key: c.key })).body.data.email
-      const pm = await t.ctx.services.paymethods.add(c.accountId, { type: 'creditcard', holder: 'R', account: '4111111111111111' })
+      const pm = await t.ctx.services.paymethods.add(c.accountId, {
+        type: 'creditcard',
+        holder: 'R',
+        account: '4111111111111111',
+      })
       const answers = await Promise.all([
-        ...['Amsterdam', 'Utrecht', 'Delft', 'Leiden'].map((city) => t.request('PUT', '/account/profile', { key: c.key, body: { ...fullProfile, city, email } })),
+        ...['Amsterdam', 'Utrecht', 'Delft', 'Leiden'].map((city) =>
+          t.request('PUT', '/account/profile', { key: c.key, body: { ...fullProfile, city, email } }),
+        ),
         t.request('PUT', '/account/paymethods', { key: c.key, body: { default_paymethod_id: pm } }),
       ])
-      assert.deepEqual(answers.map((r) => r.status), [200, 200, 200, 200, 200])
-      const rows = await t.ctx.db.selectFrom('account_profiles').select('city').where('account_id', '=', c.accountId).execute()
+      assert.deepEqual(
+        answers.map((r) => r.status),
+        [200, 200, 200, 200, 200],
+      )
+      const rows = await t.ctx.db
+        .selectFrom('account_profiles')
+        .select('city')
+        .where('account_id', '=', c.accountId)
+        .execute()
       assert.equal(rows.length, 1)
       assert.equal((await t.request('GET', '/account/paymethods', { key: c.key })).body.data.default_paymethod_id, pm)
     })
@@ -177,7 +276,10 @@ forEachDialect((dialect) => {
       assert.equal((await t.request('GET', '/account/paymethods', { key: prof.key })).status, 403)
       const pay = await t.subUser(a, { 'account-paymethods': true })
       assert.equal((await t.request('GET', '/account/paymethods', { key: pay.key })).status, 200)
-      assert.deepEqual((await t.request('PUT', '/account/profile', { key: pay.key, body: fullProfile })).body, { status: 403, status_description: 'Access denied' })
+      assert.deepEqual((await t.request('PUT', '/account/profile', { key: pay.key, body: fullProfile })).body, {
+        status: 403,
+        status_description: 'Access denied',
+      })
     })
   })
 })

@@ -12,7 +12,10 @@ const HOSTILE: [string, string][] = [
   ['javascript: link', '<a href="javascript:alert(1)">click</a>'],
   ['mixed-case javascript: link', '<a href="JaVaScRiPt:alert(1)">click</a>'],
   ['entity-encoded javascript: link', '<a href="jav&#x09;ascript:alert(1)">click</a>'],
-  ['data-URI image', '<img src="data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==">Pic'],
+  [
+    'data-URI image',
+    '<img src="data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==">Pic',
+  ],
   ['data-URI link', '<a href="data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==">open</a>'],
   ['svg onload', '<svg onload="alert(1)"><circle r="1"/></svg>Shape'],
   ['iframe', '<iframe src="https://evil.example/"></iframe>Frame'],
@@ -32,11 +35,19 @@ describe('ticket message sanitiser', () => {
     it(`removes ${label}`, () => assertSafe(sanitiseMessage(input), label))
   }
   it('keeps harmless formatting and safe links, marked nofollow', () => {
-    const out = sanitiseMessage('<p>Hello <strong>there</strong></p><ul><li>one</li></ul><a href="https://docs.example.com/x?a=1&b=2">docs</a>')
-    assert.equal(out, '<p>Hello <strong>there</strong></p><ul><li>one</li></ul><a href="https://docs.example.com/x?a=1&amp;b=2" rel="noopener noreferrer nofollow">docs</a>')
+    const out = sanitiseMessage(
+      '<p>Hello <strong>there</strong></p><ul><li>one</li></ul><a href="https://docs.example.com/x?a=1&b=2">docs</a>',
+    )
+    assert.equal(
+      out,
+      '<p>Hello <strong>there</strong></p><ul><li>one</li></ul><a href="https://docs.example.com/x?a=1&amp;b=2" rel="noopener noreferrer nofollow">docs</a>',
+    )
   })
   it('escapes plain text and keeps its line breaks', () => {
-    assert.equal(sanitiseMessage('if a < b && c > d\nthen "x"'), 'if a &lt; b &amp;&amp; c &gt; d<br />then &quot;x&quot;')
+    assert.equal(
+      sanitiseMessage('if a < b && c > d\nthen "x"'),
+      'if a &lt; b &amp;&amp; c &gt; d<br />then &quot;x&quot;',
+    )
     assert.equal(htmlToText(sanitiseMessage('line 1\nline <2>')), 'line 1\nline <2>')
   })
 })
@@ -69,14 +80,26 @@ forEachDialect((dialect) => {
       assert.equal(d.department, 'public_cloud')
       assert.match(d.created, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/)
       assert.equal(d.thread.length, 1)
-      assert.deepEqual(d.thread[0], { created: d.created, from: 'user', author: 'Owner ' + d.creator.split(' ')[1], body: 'example.nl does not resolve.<br />Since 9:00.' })
+      assert.deepEqual(d.thread[0], {
+        created: d.created,
+        from: 'user',
+        author: 'Owner ' + d.creator.split(' ')[1],
+        body: 'example.nl does not resolve.<br />Since 9:00.',
+      })
 
       await t.ctx.jobs.drain()
-      const desk = (await outbox.list({ to: 'desk@hosting.example' })).find((m) => m.subject.includes(`#${d.ticket_number}`))!
+      const desk = (await outbox.list({ to: 'desk@hosting.example' })).find((m) =>
+        m.subject.includes(`#${d.ticket_number}`),
+      )!
       assert.equal(desk.kind, 'ticket.created')
       assert.match(desk.text_body, /example\.nl does not resolve\.\nSince 9:00\./)
       assert.match(desk.text_body, new RegExp(String(a.customerNumber)))
-      const customerMail = (await outbox.list()).find((m) => m.kind === 'ticket.created' && m.recipient !== 'desk@hosting.example' && m.subject.includes(`#${d.ticket_number}`))
+      const customerMail = (await outbox.list()).find(
+        (m) =>
+          m.kind === 'ticket.created' &&
+          m.recipient !== 'desk@hosting.example' &&
+          m.subject.includes(`#${d.ticket_number}`),
+      )
       assert.ok(customerMail, 'the customer gets a confirmation')
 
       const got = await t.request('GET', `/account/tickets/${d.ticket_number}`, { key: a.key })
@@ -88,18 +111,38 @@ forEachDialect((dialect) => {
         const r = await open(a.key, `Hostile: ${label}`, input)
         assert.equal(r.status, 200, label)
         assertSafe(r.body.data.thread[0].body, label)
-        const row = await t.ctx.db.selectFrom('ticket_messages as m').innerJoin('tickets as t', 't.id', 'm.ticket_id')
-          .select('m.body').where('t.ticket_number', '=', r.body.data.ticket_number).executeTakeFirstOrThrow()
+        const row = await t.ctx.db
+          .selectFrom('ticket_messages as m')
+          .innerJoin('tickets as t', 't.id', 'm.ticket_id')
+          .select('m.body')
+          .where('t.ticket_number', '=', r.body.data.ticket_number)
+          .executeTakeFirstOrThrow()
         assertSafe(row.body, `${label} (stored)`)
       }
       const only = await open(a.key, 'Only an image', '<img src="data:image/png;base64,AAAA"><script>x()</script>')
-      assert.deepEqual(only.body, { status: 400, status_description: 'The message is empty once unsafe HTML is removed' })
+      assert.deepEqual(only.body, {
+        status: 400,
+        status_description: 'The message is empty once unsafe HTML is removed',
+      })
     })
 
     it('sanitises on the way out too (rows stored by older versions)', async () => {
       const r = await open(a.key, 'Legacy')
-      const ticket = await t.ctx.db.selectFrom('tickets').select('id').where('ticket_number', '=', r.body.data.ticket_number).executeTakeFirstOrThrow()
-      await t.ctx.db.insertInto('ticket_messages').values({ ticket_id: ticket.id, sender: 'support', author: 'Old', body: '<p>Hi<img src=x onerror=alert(1)></p>', created_at: clock.now().toISOString() }).execute()
+      const ticket = await t.ctx.db
+        .selectFrom('tickets')
+        .select('id')
+        .where('ticket_number', '=', r.body.data.ticket_number)
+        .executeTakeFirstOrThrow()
+      await t.ctx.db
+        .insertInto('ticket_messages')
+        .values({
+          ticket_id: ticket.id,
+          sender: 'support',
+          author: 'Old',
+          body: '<p>Hi<img src=x onerror=alert(1)></p>',
+          created_at: clock.now().toISOString(),
+        })
+        .execute()
       const got = await t.request('GET', `/account/tickets/${r.body.data.ticket_number}`, { key: a.key })
       assert.equal(got.body.data.thread[1].body, '<p>Hi</p>')
     })
@@ -114,31 +157,60 @@ forEachDialect((dialect) => {
       clock.advance(60_000)
       await t.request('POST', `/account/tickets/${numbers[0]}/reply`, { key: c.key, body: { message: 'Any news?' } })
       const list = await t.request('GET', '/account/tickets', { key: c.key })
-      assert.deepEqual(list.body.data.tickets.map((x: { ticket_number: number }) => x.ticket_number), [numbers[0], numbers[2], numbers[1]])
+      assert.deepEqual(
+        list.body.data.tickets.map((x: { ticket_number: number }) => x.ticket_number),
+        [numbers[0], numbers[2], numbers[1]],
+      )
       const row = list.body.data.tickets[0]
-      assert.deepEqual(Object.keys(row).sort(), ['creator', 'department', 'last_updated', 'status', 'subject', 'ticket_number'])
+      assert.deepEqual(Object.keys(row).sort(), [
+        'creator',
+        'department',
+        'last_updated',
+        'status',
+        'subject',
+        'ticket_number',
+      ])
       assert.match(row.last_updated, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/)
       assert.deepEqual(list.body.data.pagination, { page: 1, limit: 25, total: 3, total_pages: 1 })
 
       const paged = await t.request('GET', '/account/tickets?limit=2&page=2', { key: c.key })
-      assert.deepEqual(paged.body.data.tickets.map((x: { ticket_number: number }) => x.ticket_number), [numbers[1]])
-      assert.deepEqual((await t.request('GET', '/account/tickets?limit=2&page=3', { key: c.key })).body, { status: 400, status_description: 'Page out of range' })
+      assert.deepEqual(
+        paged.body.data.tickets.map((x: { ticket_number: number }) => x.ticket_number),
+        [numbers[1]],
+      )
+      assert.deepEqual((await t.request('GET', '/account/tickets?limit=2&page=3', { key: c.key })).body, {
+        status: 400,
+        status_description: 'Page out of range',
+      })
 
       const bySubject = await t.request('GET', '/account/tickets?search=vps', { key: c.key })
-      assert.deepEqual(bySubject.body.data.tickets.map((x: { ticket_number: number }) => x.ticket_number), [numbers[1]])
+      assert.deepEqual(
+        bySubject.body.data.tickets.map((x: { ticket_number: number }) => x.ticket_number),
+        [numbers[1]],
+      )
       const byNumber = await t.request('GET', `/account/tickets?search=${String(numbers[2]).slice(-4)}`, { key: c.key })
       assert.ok(byNumber.body.data.tickets.some((x: { ticket_number: number }) => x.ticket_number === numbers[2]))
-      assert.ok(byNumber.body.data.tickets.every((x: { ticket_number: number; subject: string }) => String(x.ticket_number).includes(String(numbers[2]).slice(-4))))
+      assert.ok(
+        byNumber.body.data.tickets.every((x: { ticket_number: number; subject: string }) =>
+          String(x.ticket_number).includes(String(numbers[2]).slice(-4)),
+        ),
+      )
       const none = await t.request('GET', '/account/tickets?search=%25', { key: c.key })
       assert.equal(none.body.data.pagination.total, 0)
     })
 
-    it('answers 404 Ticket not found for a missing ticket and another account\'s, 403 Access denied without account-tickets', async () => {
+    it("answers 404 Ticket not found for a missing ticket and another account's, 403 Access denied without account-tickets", async () => {
       const b = await t.account()
       const theirs = (await open(b.key, 'Private')).body.data.ticket_number
       for (const n of [999999999, theirs]) {
-        assert.deepEqual((await t.request('GET', `/account/tickets/${n}`, { key: a.key })).body, { status: 404, status_description: 'Ticket not found' })
-        assert.deepEqual((await t.request('POST', `/account/tickets/${n}/reply`, { key: a.key, body: { message: 'x' } })).body, { status: 404, status_description: 'Ticket not found' })
+        assert.deepEqual((await t.request('GET', `/account/tickets/${n}`, { key: a.key })).body, {
+          status: 404,
+          status_description: 'Ticket not found',
+        })
+        assert.deepEqual(
+          (await t.request('POST', `/account/tickets/${n}/reply`, { key: a.key, body: { message: 'x' } })).body,
+          { status: 404, status_description: 'Ticket not found' },
+        )
       }
       const mine = (await open(a.key, 'Mine')).body.data.ticket_number
       const noTickets = await t.subUser(a, { 'account-invoices': true })
@@ -152,23 +224,39 @@ forEachDialect((dialect) => {
     it('threads customer replies and support answers, mails both ways, and refuses replies to a closed ticket', async () => {
       const n = (await open(a.key, 'Thread')).body.data.ticket_number
       clock.advance(1000)
-      const answered = await t.ctx.services.tickets.supportReply(n, { author: 'Support desk', message: '<p>Fixed, <a href="https://status.example">see status</a>.</p>' })
+      const answered = await t.ctx.services.tickets.supportReply(n, {
+        author: 'Support desk',
+        message: '<p>Fixed, <a href="https://status.example">see status</a>.</p>',
+      })
       assert.equal(answered.status, 'answered')
       await t.ctx.jobs.drain()
       const customer = (await outbox.list()).find((m) => m.kind === 'ticket.answered' && m.subject.includes(`#${n}`))!
       assert.match(customer.text_body, /Fixed, see status\./)
       clock.advance(1000)
-      const reply = await t.request('POST', `/account/tickets/${n}/reply`, { key: a.key, body: { message: 'Thanks <b>a lot</b>' } })
+      const reply = await t.request('POST', `/account/tickets/${n}/reply`, {
+        key: a.key,
+        body: { message: 'Thanks <b>a lot</b>' },
+      })
       assert.equal(reply.status, 200)
       assert.equal(reply.body.status_description, 'Reply added')
       assert.equal(reply.body.data.status, 'open')
-      assert.deepEqual(reply.body.data.thread.map((m: { from: string }) => m.from), ['user', 'support', 'user'])
+      assert.deepEqual(
+        reply.body.data.thread.map((m: { from: string }) => m.from),
+        ['user', 'support', 'user'],
+      )
       assert.equal(reply.body.data.thread[1].author, 'Support desk')
       assert.equal(reply.body.data.thread[2].body, 'Thanks <b>a lot</b>')
       await t.ctx.jobs.drain()
-      assert.ok((await outbox.list({ to: 'desk@hosting.example' })).some((m) => m.kind === 'ticket.reply' && m.subject.includes(`#${n}`)))
+      assert.ok(
+        (await outbox.list({ to: 'desk@hosting.example' })).some(
+          (m) => m.kind === 'ticket.reply' && m.subject.includes(`#${n}`),
+        ),
+      )
       await t.ctx.services.tickets.close(n)
-      const closed = await t.request('POST', `/account/tickets/${n}/reply`, { key: a.key, body: { message: 'One more' } })
+      const closed = await t.request('POST', `/account/tickets/${n}/reply`, {
+        key: a.key,
+        body: { message: 'One more' },
+      })
       assert.deepEqual(closed.body, { status: 400, status_description: 'This ticket is closed; open a new ticket' })
     })
 
@@ -176,12 +264,21 @@ forEachDialect((dialect) => {
       const dept = await open(a.key, 'x', 'y', 'legal')
       assert.equal(dept.status, 400)
       assert.match(dept.body.status_description, /department/)
-      const noSubject = await t.request('POST', '/account/tickets', { key: a.key, body: { message: 'y', department: 'sales' } })
+      const noSubject = await t.request('POST', '/account/tickets', {
+        key: a.key,
+        body: { message: 'y', department: 'sales' },
+      })
       assert.deepEqual(noSubject.body.status_description, 'Missing subject')
-      const empty = await t.request('POST', '/account/tickets', { key: a.key, body: { subject: 's', message: '', department: 'sales' } })
+      const empty = await t.request('POST', '/account/tickets', {
+        key: a.key,
+        body: { subject: 's', message: '', department: 'sales' },
+      })
       assert.equal(empty.status, 400)
       const n = (await open(a.key, 'Validation')).body.data.ticket_number
-      assert.equal((await t.request('POST', `/account/tickets/${n}/reply`, { key: a.key, body: {} })).body.status_description, 'Missing message')
+      assert.equal(
+        (await t.request('POST', `/account/tickets/${n}/reply`, { key: a.key, body: {} })).body.status_description,
+        'Missing message',
+      )
       assert.equal((await t.request('GET', '/account/tickets/abc', { key: a.key })).status, 400)
     })
   })

@@ -23,7 +23,10 @@ forEachDialect((dialect) => {
     after(() => t.close())
 
     it('creates a sub-user with a hashed password and the given permissions (others false)', async () => {
-      const body = newUser(1, { password_confirm: 'correct horse battery staple', permissions: { domains: true, 'account-invoices': true } })
+      const body = newUser(1, {
+        password_confirm: 'correct horse battery staple',
+        permissions: { domains: true, 'account-invoices': true },
+      })
       const r = await t.request('POST', '/account/users/', { key: a.key, body })
       assert.equal(r.status, 200)
       assert.equal(r.body.status_description, 'User created')
@@ -47,24 +50,39 @@ forEachDialect((dialect) => {
     })
 
     it('refuses mismatched confirmation, weak passwords, a bad e-mail and a taken e-mail with clear texts', async () => {
-      const mismatch = await t.request('POST', '/account/users', { key: a.key, body: newUser(2, { password_confirm: 'something else entirely' }) })
+      const mismatch = await t.request('POST', '/account/users', {
+        key: a.key,
+        body: newUser(2, { password_confirm: 'something else entirely' }),
+      })
       assert.deepEqual(mismatch.body, { status: 400, status_description: 'password and password_confirm do not match' })
       const short = await t.request('POST', '/account/users', { key: a.key, body: newUser(3, { password: 'short' }) })
-      assert.deepEqual(short.body, { status: 400, status_description: 'The password is too weak: use at least 10 characters' })
+      assert.deepEqual(short.body, {
+        status: 400,
+        status_description: 'The password is too weak: use at least 10 characters',
+      })
       const email = await t.request('POST', '/account/users', { key: a.key, body: newUser(4, { email: 'nope' }) })
       assert.equal(email.status, 400)
       assert.match(email.body.status_description, /email/)
-      const missing = await t.request('POST', '/account/users', { key: a.key, body: { email: 'x@example.com', firstname: 'A', lastname: 'B' } })
+      const missing = await t.request('POST', '/account/users', {
+        key: a.key,
+        body: { email: 'x@example.com', firstname: 'A', lastname: 'B' },
+      })
       assert.deepEqual(missing.body.status_description, 'Missing password')
-      const badPerm = await t.request('POST', '/account/users', { key: a.key, body: newUser(5, { permissions: { domains: 'yes' } }) })
+      const badPerm = await t.request('POST', '/account/users', {
+        key: a.key,
+        body: newUser(5, { permissions: { domains: 'yes' } }),
+      })
       assert.equal(badPerm.status, 400)
       const first = newUser(6)
       assert.equal((await t.request('POST', '/account/users', { key: a.key, body: first })).status, 200)
-      const dup = await t.request('POST', '/account/users', { key: a.key, body: { ...first, email: first.email.toUpperCase() } })
+      const dup = await t.request('POST', '/account/users', {
+        key: a.key,
+        body: { ...first, email: first.email.toUpperCase() },
+      })
       assert.deepEqual(dup.body, { status: 400, status_description: 'A user with this e-mail address already exists' })
     })
 
-    it('keeps e-mail addresses unique per account: another account\'s address is no answer of its own', async () => {
+    it("keeps e-mail addresses unique per account: another account's address is no answer of its own", async () => {
       const b = await t.account()
       const c = await t.account()
       const theirs = newUser(40)
@@ -79,15 +97,24 @@ forEachDialect((dialect) => {
         assert.equal(mine.status, 200, mine.text)
         assert.equal(mine.body.data.email, email)
         // Within one account the address stays unique (in any case).
-        const again = await t.request('POST', '/account/users', { key: c.key, body: { ...newUser(42), email: email.toLowerCase() } })
-        assert.deepEqual(again.body, { status: 400, status_description: 'A user with this e-mail address already exists' })
+        const again = await t.request('POST', '/account/users', {
+          key: c.key,
+          body: { ...newUser(42), email: email.toLowerCase() },
+        })
+        assert.deepEqual(again.body, {
+          status: 400,
+          status_description: 'A user with this e-mail address already exists',
+        })
       }
       // Account B's users are untouched and its key still works.
       const list = await t.request('GET', '/account/users', { key: b.key })
-      assert.deepEqual(list.body.data.users.map((u: { email: string }) => u.email), [bMain, theirs.email])
+      assert.deepEqual(
+        list.body.data.users.map((u: { email: string }) => u.email),
+        [bMain, theirs.email],
+      )
     })
 
-    it('answers 404 User not found for a missing user and another account\'s user', async () => {
+    it("answers 404 User not found for a missing user and another account's user", async () => {
       const b = await t.account()
       const other = await t.subUser(b, {})
       for (const id of [999999, other.userId, b.userId]) {
@@ -105,7 +132,11 @@ forEachDialect((dialect) => {
 
     it('lists users paged, the main user first, with search', async () => {
       const c = await t.account()
-      for (let i = 0; i < 3; i++) await t.request('POST', '/account/users', { key: c.key, body: newUser(10 + i, { firstname: i === 1 ? 'Zoë' : 'Plain' }) })
+      for (let i = 0; i < 3; i++)
+        await t.request('POST', '/account/users', {
+          key: c.key,
+          body: newUser(10 + i, { firstname: i === 1 ? 'Zoë' : 'Plain' }),
+        })
       const all = await t.request('GET', '/account/users?limit=2', { key: c.key })
       assert.deepEqual(all.body.data.pagination, { page: 1, limit: 2, total: 4, total_pages: 2 })
       assert.equal(all.body.data.users[0].is_main_user, true)
@@ -113,12 +144,18 @@ forEachDialect((dialect) => {
       for (const p of PERMISSIONS) assert.equal(all.body.data.users[0].permissions[p], true)
       const p2 = await t.request('GET', '/account/users?limit=2&page=2', { key: c.key })
       assert.equal(p2.body.data.users.length, 2)
-      assert.deepEqual((await t.request('GET', '/account/users?limit=2&page=3', { key: c.key })).body, { status: 400, status_description: 'Page out of range' })
+      assert.deepEqual((await t.request('GET', '/account/users?limit=2&page=3', { key: c.key })).body, {
+        status: 400,
+        status_description: 'Page out of range',
+      })
       const found = await t.request('GET', '/account/users?search=zo', { key: c.key })
-      assert.deepEqual(found.body.data.users.map((u: { firstname: string }) => u.firstname), ['Zoë'])
+      assert.deepEqual(
+        found.body.data.users.map((u: { firstname: string }) => u.firstname),
+        ['Zoë'],
+      )
     })
 
-    it('replaces a sub-user\'s permissions (left-out names become false), effective at once on its keys', async () => {
+    it("replaces a sub-user's permissions (left-out names become false), effective at once on its keys", async () => {
       const sub = await t.subUser(a, { domains: true })
       assert.equal((await t.request('GET', '/account/invoices', { key: sub.key })).status, 403)
       const r = await t.request('PUT', `/account/users/${sub.userId}`, {
@@ -137,12 +174,15 @@ forEachDialect((dialect) => {
       // Names only: permissions stay.
       const names = await t.request('PUT', `/account/users/${sub.userId}`, { key: a.key, body: { lastname: 'Only' } })
       assert.equal(names.body.data.permissions['account-invoices'], true)
-      const known = await t.request('PUT', `/account/users/${sub.userId}`, { key: a.key, body: { permissions: { domains: true } } })
+      const known = await t.request('PUT', `/account/users/${sub.userId}`, {
+        key: a.key,
+        body: { permissions: { domains: true } },
+      })
       assert.equal(known.body.data.permissions['account-invoices'], false)
       assert.equal(known.body.data.permissions.domains, true)
     })
 
-    it('accepts only the specification\'s permission names: unknown names, __proto__ and constructor are a 400 and nothing is stored', async () => {
+    it("accepts only the specification's permission names: unknown names, __proto__ and constructor are a 400 and nothing is stored", async () => {
       const sub = await t.subUser(a, { domains: true })
       const before = (await t.request('GET', `/account/users/${sub.userId}`, { key: a.key })).body.data
       // Raw JSON, so `__proto__` is an own key of the body as a client sends it.
@@ -157,7 +197,11 @@ forEachDialect((dialect) => {
         const put = await t.request('PUT', `/account/users/${sub.userId}`, { key: a.key, rawBody: raw, headers })
         assert.equal(put.status, 400, raw)
         assert.equal(put.body.status_description, `Invalid permissions.${name}: is not a known name`, raw)
-        const create = await t.request('POST', '/account/users', { key: a.key, rawBody: `${JSON.stringify(newUser(30)).slice(0, -1)},${raw.slice(1)}`, headers })
+        const create = await t.request('POST', '/account/users', {
+          key: a.key,
+          rawBody: `${JSON.stringify(newUser(30)).slice(0, -1)},${raw.slice(1)}`,
+          headers,
+        })
         assert.equal(create.status, 400, raw)
         assert.equal(create.body.status_description, `Invalid permissions.${name}: is not a known name`, raw)
       }
@@ -167,10 +211,19 @@ forEachDialect((dialect) => {
       assert.equal((await t.request('GET', '/vps', { key: sub.key })).body.status_description, 'No access to this VPS')
     })
 
-    it('never reduces the main user\'s permissions', async () => {
-      const reduce = await t.request('PUT', `/account/users/${a.userId}`, { key: a.key, body: { permissions: { domains: false } } })
-      assert.deepEqual(reduce.body, { status: 400, status_description: 'The permissions of the main user cannot be reduced' })
-      const partial = await t.request('PUT', `/account/users/${a.userId}`, { key: a.key, body: { permissions: { domains: true } } })
+    it("never reduces the main user's permissions", async () => {
+      const reduce = await t.request('PUT', `/account/users/${a.userId}`, {
+        key: a.key,
+        body: { permissions: { domains: false } },
+      })
+      assert.deepEqual(reduce.body, {
+        status: 400,
+        status_description: 'The permissions of the main user cannot be reduced',
+      })
+      const partial = await t.request('PUT', `/account/users/${a.userId}`, {
+        key: a.key,
+        body: { permissions: { domains: true } },
+      })
       assert.equal(partial.status, 200)
       for (const p of PERMISSIONS) assert.equal(partial.body.data.permissions[p], true, p)
       assert.equal(partial.body.data.is_main_user, true)
@@ -182,7 +235,11 @@ forEachDialect((dialect) => {
       const before = (await t.request('GET', `/account/users/${a.userId}`, { key: a.key })).body.data
       for (const body of [{ firstname: 'Mallory' }, { lastname: 'Taken' }, { permissions: { domains: true } }]) {
         const res = await t.request('PUT', `/account/users/${a.userId}`, { key: manager.key, body })
-        assert.deepEqual(res.body, { status: 403, status_description: 'Only the main user can change the main user' }, JSON.stringify(body))
+        assert.deepEqual(
+          res.body,
+          { status: 403, status_description: 'Only the main user can change the main user' },
+          JSON.stringify(body),
+        )
         assert.equal(res.status, 403)
         const dry = await t.request('PUT', `/account/users/${a.userId}?test=1`, { key: manager.key, body })
         assert.equal(dry.status, 403)
@@ -196,16 +253,30 @@ forEachDialect((dialect) => {
       const manager = await t.subUser(a, { 'account-users': true, domains: true })
       const other = await t.subUser(a, { vps: true, domains: true, 'account-invoices': true })
       // Revoking vps (which the manager lacks) is refused, whatever else the request does.
-      for (const permissions of [{}, { domains: true, 'account-invoices': true }, { vps: false, domains: true, 'account-invoices': true }]) {
-        const res = await t.request('PUT', `/account/users/${other.userId}`, { key: manager.key, body: { permissions } })
-        assert.deepEqual(res.body, { status: 400, status_description: 'You cannot revoke a permission you do not have yourself: vps' }, JSON.stringify(permissions))
+      for (const permissions of [
+        {},
+        { domains: true, 'account-invoices': true },
+        { vps: false, domains: true, 'account-invoices': true },
+      ]) {
+        const res = await t.request('PUT', `/account/users/${other.userId}`, {
+          key: manager.key,
+          body: { permissions },
+        })
+        assert.deepEqual(
+          res.body,
+          { status: 400, status_description: 'You cannot revoke a permission you do not have yourself: vps' },
+          JSON.stringify(permissions),
+        )
         assert.equal(res.status, 400)
       }
       const still = (await t.request('GET', `/account/users/${other.userId}`, { key: a.key })).body.data.permissions
       assert.equal(still.vps, true)
       assert.equal(still['account-invoices'], true)
       // What the manager holds it may take away, leaving the rest as it is.
-      const away = await t.request('PUT', `/account/users/${other.userId}`, { key: manager.key, body: { permissions: { vps: true, 'account-invoices': true } } })
+      const away = await t.request('PUT', `/account/users/${other.userId}`, {
+        key: manager.key,
+        body: { permissions: { vps: true, 'account-invoices': true } },
+      })
       assert.equal(away.status, 200, away.text)
       assert.equal(away.body.data.permissions.domains, false)
       assert.equal(away.body.data.permissions.vps, true)
@@ -217,17 +288,35 @@ forEachDialect((dialect) => {
 
     it('lets a sub-user with account-users manage users, but not grant what it lacks', async () => {
       const manager = await t.subUser(a, { 'account-users': true, domains: true })
-      const ok = await t.request('POST', '/account/users', { key: manager.key, body: newUser(20, { permissions: { domains: true } }) })
+      const ok = await t.request('POST', '/account/users', {
+        key: manager.key,
+        body: newUser(20, { permissions: { domains: true } }),
+      })
       assert.equal(ok.status, 200)
-      const grant = await t.request('POST', '/account/users', { key: manager.key, body: newUser(21, { permissions: { vps: true } }) })
-      assert.deepEqual(grant.body, { status: 400, status_description: 'You cannot grant a permission you do not have yourself: vps' })
-      const self = await t.request('PUT', `/account/users/${manager.userId}`, { key: manager.key, body: { permissions: { 'account-users': true, 'account-invoices': true } } })
+      const grant = await t.request('POST', '/account/users', {
+        key: manager.key,
+        body: newUser(21, { permissions: { vps: true } }),
+      })
+      assert.deepEqual(grant.body, {
+        status: 400,
+        status_description: 'You cannot grant a permission you do not have yourself: vps',
+      })
+      const self = await t.request('PUT', `/account/users/${manager.userId}`, {
+        key: manager.key,
+        body: { permissions: { 'account-users': true, 'account-invoices': true } },
+      })
       assert.equal(self.status, 400)
       // Taking permissions away is allowed.
-      const away = await t.request('PUT', `/account/users/${ok.body.data.id}`, { key: manager.key, body: { permissions: {} } })
+      const away = await t.request('PUT', `/account/users/${ok.body.data.id}`, {
+        key: manager.key,
+        body: { permissions: {} },
+      })
       assert.equal(away.body.data.permissions.domains, false)
       const denied = await t.subUser(a, { domains: true })
-      assert.deepEqual((await t.request('GET', '/account/users', { key: denied.key })).body, { status: 403, status_description: 'Access denied' })
+      assert.deepEqual((await t.request('GET', '/account/users', { key: denied.key })).body, {
+        status: 403,
+        status_description: 'Access denied',
+      })
     })
 
     it('creates at most 10 users per account per hour, then answers 429 with Retry-After', async () => {
@@ -238,7 +327,10 @@ forEachDialect((dialect) => {
       }
       const over = await t.request('POST', '/account/users', { key: d.key, body: newUser(111) })
       assert.equal(over.status, 429)
-      assert.deepEqual(over.body, { status: 429, status_description: 'Rate limit exceeded: at most 10 new users per account per hour' })
+      assert.deepEqual(over.body, {
+        status: 429,
+        status_description: 'Rate limit exceeded: at most 10 new users per account per hour',
+      })
       const retry = Number(over.headers['retry-after'])
       assert.ok(retry > 3000 && retry <= 3600, String(retry))
       // Another account has its own budget.
@@ -248,7 +340,11 @@ forEachDialect((dialect) => {
 
     it('keeps the limit under concurrent requests', async () => {
       const f = await t.account()
-      const answers = await Promise.all(Array.from({ length: 14 }, (_, i) => t.request('POST', '/account/users', { key: f.key, body: newUser(200 + i) })))
+      const answers = await Promise.all(
+        Array.from({ length: 14 }, (_, i) =>
+          t.request('POST', '/account/users', { key: f.key, body: newUser(200 + i) }),
+        ),
+      )
       assert.equal(answers.filter((r) => r.status === 200).length, 10)
       assert.equal(answers.filter((r) => r.status === 429).length, 4)
       const list = await t.request('GET', '/account/users?limit=100', { key: f.key })

@@ -12,7 +12,7 @@ forEachDialect((dialect) => {
       t.request(method, `/admin/v1${p}`, { body, headers: { authorization: `Bearer ${tok}` } })
 
     before(async () => {
-      ({ t, token, a } = await startAdminTestApp(dialect))
+      ;({ t, token, a } = await startAdminTestApp(dialect))
     })
     after(() => t.close())
 
@@ -21,32 +21,69 @@ forEachDialect((dialect) => {
       assert.equal(set.status, 200, set.text)
       assert.equal(set.body.data.register_price, '8.50')
       const seen = await t.request('GET', '/domains/extensions/com', { key: a.key })
-      assert.deepEqual([seen.body.data.register_price, seen.body.data.renew_price, seen.body.data.transfer_price], ['8.50', '11.00', '7.25'])
+      assert.deepEqual(
+        [seen.body.data.register_price, seen.body.data.renew_price, seen.body.data.transfer_price],
+        ['8.50', '11.00', '7.25'],
+      )
 
-      const added = await adm('PUT', '/extensions/example', { register_price: 1, renew_price: 2, transfer_price: 3, max_period: 5, supports_privacy: true })
+      const added = await adm('PUT', '/extensions/example', {
+        register_price: 1,
+        renew_price: 2,
+        transfer_price: 3,
+        max_period: 5,
+        supports_privacy: true,
+      })
       assert.equal(added.body.data.max_period, 5)
       assert.equal((await t.request('GET', '/domains/extensions/example', { key: a.key })).status, 200)
       assert.equal((await adm('DELETE', '/extensions/example')).status, 200)
-      assert.deepEqual((await t.request('GET', '/domains/extensions/example', { key: a.key })).body, { status: 404, status_description: 'Extension not found' })
-      assert.equal((await adm('PUT', '/extensions/bad_ext', { register_price: 1, renew_price: 1, transfer_price: 1 })).status, 400)
+      assert.deepEqual((await t.request('GET', '/domains/extensions/example', { key: a.key })).body, {
+        status: 404,
+        status_description: 'Extension not found',
+      })
+      assert.equal(
+        (await adm('PUT', '/extensions/bad_ext', { register_price: 1, renew_price: 1, transfer_price: 1 })).status,
+        400,
+      )
 
       const premium = await adm('PUT', '/premium-names/gold.com', { register_price: 2500, renew_price: 29.99 })
       assert.deepEqual(premium.body.data, { name: 'gold.com', register_price: 2500, renew_price: 29.99 })
       const avail = await t.request('GET', '/domains/availability/gold.com', { key: a.key })
       assert.equal(avail.body.data.is_premium, true)
-      assert.ok((await adm('GET', '/premium-names')).body.data.premium_names.some((p: { name: string }) => p.name === 'gold.com'))
+      assert.ok(
+        (await adm('GET', '/premium-names')).body.data.premium_names.some(
+          (p: { name: string }) => p.name === 'gold.com',
+        ),
+      )
       await adm('DELETE', '/premium-names/gold.com')
-      assert.equal((await t.request('GET', '/domains/availability/gold.com', { key: a.key })).body.data.is_premium, false)
-      assert.deepEqual((await adm('DELETE', '/premium-names/gold.com')).body, { status: 404, status_description: 'Premium name not found' })
+      assert.equal(
+        (await t.request('GET', '/domains/availability/gold.com', { key: a.key })).body.data.is_premium,
+        false,
+      )
+      assert.deepEqual((await adm('DELETE', '/premium-names/gold.com')).body, {
+        status: 404,
+        status_description: 'Premium name not found',
+      })
 
       const reserved = await adm('PUT', '/reserved-names/kept-name.nl', { reason: 'Registry policy' })
       assert.equal(reserved.status, 200, reserved.text)
       assert.equal(reserved.body.data.reason, 'Registry policy')
-      assert.equal((await t.request('GET', '/domains/availability/kept-name.nl', { key: a.key })).body.data.status, 'unavailable')
-      assert.deepEqual((await adm('GET', '/reserved-names')).body.data.reserved_names.map((r: { name: string }) => r.name), ['kept-name.nl'])
+      assert.equal(
+        (await t.request('GET', '/domains/availability/kept-name.nl', { key: a.key })).body.data.status,
+        'unavailable',
+      )
+      assert.deepEqual(
+        (await adm('GET', '/reserved-names')).body.data.reserved_names.map((r: { name: string }) => r.name),
+        ['kept-name.nl'],
+      )
       assert.equal((await adm('DELETE', '/reserved-names/kept-name.nl')).status, 200)
-      assert.equal((await t.request('GET', '/domains/availability/kept-name.nl', { key: a.key })).body.data.status, 'available')
-      assert.deepEqual((await adm('DELETE', '/reserved-names/kept-name.nl')).body, { status: 404, status_description: 'Reserved name not found' })
+      assert.equal(
+        (await t.request('GET', '/domains/availability/kept-name.nl', { key: a.key })).body.data.status,
+        'available',
+      )
+      assert.deepEqual((await adm('DELETE', '/reserved-names/kept-name.nl')).body, {
+        status: 404,
+        status_description: 'Reserved name not found',
+      })
       assert.equal((await adm('PUT', '/reserved-names/not a name', {})).status, 400)
     })
 

@@ -17,21 +17,28 @@ forEachDialect((dialect) => {
       await p.remove()
     })
     const admin = (...args: string[]) => runAdminCli(p.env, ...args)
-    const adm = (token: string, p: string) => t.request('GET', `/admin/v1${p}`, { headers: { authorization: `Bearer ${token}` } })
+    const adm = (token: string, p: string) =>
+      t.request('GET', `/admin/v1${p}`, { headers: { authorization: `Bearer ${token}` } })
 
     it('creates an admin token (printed alone, once), lists and revokes it', async () => {
       const created = await admin('token', 'create', '--label', 'ops')
       assert.match(created.out, /^adm_[A-Za-z0-9]{40}\n$/, 'the token alone on stdout')
       const token = created.out.trim()
       assert.equal((await adm(token, '/accounts')).status, 200)
-      assert.deepEqual((await t.request('GET', '/whoami', { key: token })).body, { status: 401, status_description: 'No valid API key set' })
+      assert.deepEqual((await t.request('GET', '/whoami', { key: token })).body, {
+        status: 401,
+        status_description: 'No valid API key set',
+      })
 
       const list = (await admin('token', 'list')).out
       const row = list.split('\n').find((l) => l.startsWith(token.slice(0, 12)))!
       assert.ok(row.includes('\tops\t') && !list.includes(token), row)
 
       await admin('token', 'revoke', token.slice(0, 12))
-      assert.deepEqual((await adm(token, '/accounts')).body, { status: 401, status_description: 'No valid admin token set' })
+      assert.deepEqual((await adm(token, '/accounts')).body, {
+        status: 401,
+        status_description: 'No valid admin token set',
+      })
       await assert.rejects(admin('token', 'revoke', 'adm_nothing'), (e: { stderr: string; code: number }) => {
         assert.equal(e.code, 1)
         assert.match(e.stderr, /Admin token not found/)
@@ -40,11 +47,16 @@ forEachDialect((dialect) => {
     })
 
     it('suspends and unsuspends an account', async () => {
-      const customer = (await admin('account', 'create', '--name', 'Acme', '--email', 'cli-suspend@acme.test')).out.trim()
+      const customer = (
+        await admin('account', 'create', '--name', 'Acme', '--email', 'cli-suspend@acme.test')
+      ).out.trim()
       const key = (await admin('key', 'create', '--account', customer)).out.trim()
       assert.equal((await t.request('GET', '/whoami', { key })).status, 200)
       await admin('account', 'suspend', '--account', customer)
-      assert.deepEqual((await t.request('GET', '/whoami', { key })).body, { status: 401, status_description: 'No valid API key set' })
+      assert.deepEqual((await t.request('GET', '/whoami', { key })).body, {
+        status: 401,
+        status_description: 'No valid API key set',
+      })
       await admin('account', 'unsuspend', '--account', customer)
       assert.equal((await t.request('GET', '/whoami', { key })).status, 200)
     })

@@ -20,33 +20,38 @@ forEachDialect((dialect) => {
     before(async () => {
       dir = tempDir()
       const seed = path.join(dir, 'seed.yaml')
-      fs.writeFileSync(seed, [
-        'accounts:',
-        '  - name: Acme B.V.',
-        '    email: owner@acme-sandbox.nl',
-        '    keys:',
-        `      - key: ${SEED_KEY}`,
-        '        label: ci',
-        '    users:',
-        '      - email: dns@acme-sandbox.nl',
-        '        permissions: [domains]',
-        '        keys:',
-        `          - key: ${SUB_KEY}`,
-        '    domains:',
-        '      - name: acme-sandbox.nl',
-        '        renewal_date: "2030-01-15"',
-        '        tags: [prod]',
-        '        records:',
-        '          - { type: A, name: "@", value: 192.0.2.10 }',
-        '          - { type: TXT, name: _acme-challenge, value: token, ttl: 60 }',
-        '  - name: Suspended Ltd',
-        '    email: gone@suspended.test',
-        '    status: suspended',
-        '    keys:',
-        '      - key: sandbox-suspended-key-000000000003',
-        '',
-      ].join('\n'))
-      t = await startTestApp(dialect, { env: { HOSTAPI_SANDBOX: '1', HOSTAPI_SEED_FILE: seed, HOSTAPI_JOURNAL_SIZE: '5' } })
+      fs.writeFileSync(
+        seed,
+        [
+          'accounts:',
+          '  - name: Acme B.V.',
+          '    email: owner@acme-sandbox.nl',
+          '    keys:',
+          `      - key: ${SEED_KEY}`,
+          '        label: ci',
+          '    users:',
+          '      - email: dns@acme-sandbox.nl',
+          '        permissions: [domains]',
+          '        keys:',
+          `          - key: ${SUB_KEY}`,
+          '    domains:',
+          '      - name: acme-sandbox.nl',
+          '        renewal_date: "2030-01-15"',
+          '        tags: [prod]',
+          '        records:',
+          '          - { type: A, name: "@", value: 192.0.2.10 }',
+          '          - { type: TXT, name: _acme-challenge, value: token, ttl: 60 }',
+          '  - name: Suspended Ltd',
+          '    email: gone@suspended.test',
+          '    status: suspended',
+          '    keys:',
+          '      - key: sandbox-suspended-key-000000000003',
+          '',
+        ].join('\n'),
+      )
+      t = await startTestApp(dialect, {
+        env: { HOSTAPI_SANDBOX: '1', HOSTAPI_SEED_FILE: seed, HOSTAPI_JOURNAL_SIZE: '5' },
+      })
       token = (await t.ctx.services.admin.createToken()).token
     })
     after(async () => {
@@ -58,7 +63,12 @@ forEachDialect((dialect) => {
       const d = await t.request('GET', '/domains/acme-sandbox.nl', { key: SEED_KEY })
       if (d.status !== 200) return d.body
       const dns = await t.request('GET', '/domains/acme-sandbox.nl/dns', { key: SEED_KEY })
-      return { renewal_date: d.body.data.renewal_date, tags: d.body.data.tags, is_locked: Boolean(d.body.data.is_locked), records: dns.body.data.records }
+      return {
+        renewal_date: d.body.data.renewal_date,
+        tags: d.body.data.tags,
+        is_locked: Boolean(d.body.data.is_locked),
+        records: dns.body.data.records,
+      }
     }
 
     it('loads the seed file on an empty database: fixed keys, sub-users, suspended accounts, domains with records', async () => {
@@ -66,7 +76,10 @@ forEachDialect((dialect) => {
       assert.equal(who.status, 200)
       assert.equal(who.body.data.customer_number, 100001)
       assert.equal((await t.request('GET', '/whoami', { key: SUB_KEY })).status, 200)
-      assert.deepEqual((await t.request('GET', '/vps/ssh-keys', { key: SUB_KEY })).body, { status: 400, status_description: 'No access to this VPS' })
+      assert.deepEqual((await t.request('GET', '/vps/ssh-keys', { key: SUB_KEY })).body, {
+        status: 400,
+        status_description: 'No access to this VPS',
+      })
       assert.deepEqual((await t.request('GET', '/whoami', { key: 'sandbox-suspended-key-000000000003' })).body, NO_KEY)
       assert.deepEqual(await seededDomain(), {
         renewal_date: '2030-01-15',
@@ -83,16 +96,27 @@ forEachDialect((dialect) => {
     })
 
     it('resets to the seed after changes through the customer API', async () => {
-      assert.equal((await t.request('POST', '/vps/ssh-keys', { key: SEED_KEY, body: { name: 'laptop', public_key: sshKey() } })).status, 200)
+      assert.equal(
+        (await t.request('POST', '/vps/ssh-keys', { key: SEED_KEY, body: { name: 'laptop', public_key: sshKey() } }))
+          .status,
+        200,
+      )
       assert.equal((await t.request('GET', '/vps/ssh-keys', { key: SEED_KEY })).body.data.ssh_keys.length, 1)
       const extra = await adm('POST', '/accounts', { name: 'Late Ltd', email: 'late@late.test', key: {} })
       const lateKey = extra.body.data.api_key
       assert.equal((await t.request('GET', '/whoami', { key: lateKey })).status, 200)
-      assert.equal((await t.request('PUT', '/domains/acme-sandbox.nl/dns', { key: SEED_KEY, body: { records: [] } })).status, 200)
+      assert.equal(
+        (await t.request('PUT', '/domains/acme-sandbox.nl/dns', { key: SEED_KEY, body: { records: [] } })).status,
+        200,
+      )
 
       const reset = await adm('POST', '/sandbox/reset')
       assert.equal(reset.status, 200, reset.text)
-      assert.deepEqual(reset.body, { status: 200, status_description: 'Sandbox reset', data: { accounts: 2, seed: 'file', demo_key: null } })
+      assert.deepEqual(reset.body, {
+        status: 200,
+        status_description: 'Sandbox reset',
+        data: { accounts: 2, seed: 'file', demo_key: null },
+      })
 
       assert.deepEqual((await t.request('GET', '/whoami', { key: lateKey })).body, NO_KEY)
       const who = await t.request('GET', '/whoami', { key: SEED_KEY })
@@ -100,7 +124,10 @@ forEachDialect((dialect) => {
       assert.deepEqual((await t.request('GET', '/vps/ssh-keys', { key: SEED_KEY })).body.data.ssh_keys, [])
       assert.equal((await seededDomain()).records.length, 2)
       const accounts = await adm('GET', '/accounts')
-      assert.deepEqual(accounts.body.data.accounts.map((x: { name: string }) => x.name), ['Acme B.V.', 'Suspended Ltd'])
+      assert.deepEqual(
+        accounts.body.data.accounts.map((x: { name: string }) => x.name),
+        ['Acme B.V.', 'Suspended Ltd'],
+      )
     })
 
     it('moves the clock, runs the jobs that became due, and puts it back on reset', async () => {
@@ -122,18 +149,31 @@ forEachDialect((dialect) => {
       assert.equal(moved.body.data.jobs_run, 1)
       assert.equal(ran, 1)
       assert.ok(Math.abs(Date.parse(moved.body.data.now) - (Date.now() + 30 * 86_400_000)) < 60_000)
-      assert.ok(Math.abs(t.ctx.clock.now().getTime() - Date.parse(moved.body.data.now)) < 60_000, 'the context clock moved')
+      assert.ok(
+        Math.abs(t.ctx.clock.now().getTime() - Date.parse(moved.body.data.now)) < 60_000,
+        'the context clock moved',
+      )
 
       // Keys that expire inside the skipped time are expired now.
-      const soon = await adm('POST', '/accounts/100001/keys', { expires_at: new Date(Date.now() + 86_400_000).toISOString() })
-      assert.deepEqual((await t.request('GET', '/whoami', { key: soon.body.data.key })).body, { status: 401, status_description: 'API key has expired' })
+      const soon = await adm('POST', '/accounts/100001/keys', {
+        expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+      })
+      assert.deepEqual((await t.request('GET', '/whoami', { key: soon.body.data.key })).body, {
+        status: 401,
+        status_description: 'API key has expired',
+      })
 
       const to = await adm('POST', '/sandbox/clock', { to: '2031-06-01' })
       const drift = Date.parse(to.body.data.now) - Date.parse('2031-06-01T00:00:00Z')
       assert.ok(drift >= 0 && drift < 5000, 'the sandbox clock keeps running from the time it was set to')
-      assert.deepEqual((await adm('POST', '/sandbox/clock', { advance: 'a month' })).body,
-        { status: 400, status_description: 'Invalid advance: use a number and a unit, such as 30d, 12h, 15m or 45s' })
-      assert.deepEqual((await adm('POST', '/sandbox/clock', {})).body, { status: 400, status_description: 'Set either advance or to' })
+      assert.deepEqual((await adm('POST', '/sandbox/clock', { advance: 'a month' })).body, {
+        status: 400,
+        status_description: 'Invalid advance: use a number and a unit, such as 30d, 12h, 15m or 45s',
+      })
+      assert.deepEqual((await adm('POST', '/sandbox/clock', {})).body, {
+        status: 400,
+        status_description: 'Set either advance or to',
+      })
 
       await adm('POST', '/sandbox/reset')
       assert.equal((await adm('GET', '/sandbox/clock')).body.data.offset_seconds, 0)
@@ -142,7 +182,11 @@ forEachDialect((dialect) => {
     it('ends a cancelled domain when the clock passes its renewal date', async () => {
       const cancel = await t.request('DELETE', '/domains/acme-sandbox.nl', { key: SEED_KEY })
       assert.equal(cancel.status, 200, cancel.text)
-      assert.equal((await t.request('GET', '/domains/acme-sandbox.nl', { key: SEED_KEY })).status, 200, 'still there until the renewal date')
+      assert.equal(
+        (await t.request('GET', '/domains/acme-sandbox.nl', { key: SEED_KEY })).status,
+        200,
+        'still there until the renewal date',
+      )
       const early = await adm('POST', '/sandbox/clock', { to: '2030-01-14T12:00:00Z' })
       assert.equal(early.body.data.jobs_run, 0)
       assert.equal((await t.request('GET', '/domains/acme-sandbox.nl', { key: SEED_KEY })).status, 200)
@@ -150,7 +194,10 @@ forEachDialect((dialect) => {
       assert.equal(moved.body.data.jobs_run, 1)
       const gone = await t.request('GET', '/domains/acme-sandbox.nl', { key: SEED_KEY })
       assert.deepEqual(gone.body, { status: 400, status_description: 'You have no access to this resource' })
-      assert.equal((await t.request('GET', '/domains/availability/acme-sandbox.nl', { key: SEED_KEY })).body.data.status, 'available')
+      assert.equal(
+        (await t.request('GET', '/domains/availability/acme-sandbox.nl', { key: SEED_KEY })).body.data.status,
+        'available',
+      )
 
       await adm('POST', '/sandbox/reset')
       assert.equal((await seededDomain()).renewal_date, '2030-01-15', 'the reset brings the domain back')
@@ -169,9 +216,17 @@ forEachDialect((dialect) => {
       assert.deepEqual((await adm('GET', '/sandbox/faults')).body.data.faults, [])
 
       // A fault never answers a call that fails authentication, and a text of one's own can be set.
-      await adm('POST', '/sandbox/faults', { operation: 'whoami', status: 500, status_description: 'Registry down', count: 1 })
+      await adm('POST', '/sandbox/faults', {
+        operation: 'whoami',
+        status: 500,
+        status_description: 'Registry down',
+        count: 1,
+      })
       assert.deepEqual((await t.request('GET', '/whoami')).body, NO_KEY)
-      assert.deepEqual((await t.request('GET', '/whoami', { key: SEED_KEY })).body, { status: 500, status_description: 'Registry down' })
+      assert.deepEqual((await t.request('GET', '/whoami', { key: SEED_KEY })).body, {
+        status: 500,
+        status_description: 'Registry down',
+      })
 
       // A fault without a status only delays the real answer.
       await adm('POST', '/sandbox/faults', { operation: 'whoami', latency_ms: 5, count: 1 })
@@ -181,16 +236,24 @@ forEachDialect((dialect) => {
       const never = await adm('POST', '/sandbox/faults', { operation: 'whoami', status: 500, probability: 0 })
       for (let i = 0; i < 5; i++) assert.equal((await t.request('GET', '/whoami', { key: SEED_KEY })).status, 200)
       assert.equal((await adm('DELETE', `/sandbox/faults/${never.body.data.id}`)).status, 200)
-      assert.deepEqual((await adm('DELETE', `/sandbox/faults/${never.body.data.id}`)).body, { status: 404, status_description: 'Fault not found' })
+      assert.deepEqual((await adm('DELETE', `/sandbox/faults/${never.body.data.id}`)).body, {
+        status: 404,
+        status_description: 'Fault not found',
+      })
 
-      assert.deepEqual((await adm('POST', '/sandbox/faults', { operation: 'noSuchOperation', status: 500 })).body,
-        { status: 400, status_description: 'Unknown operation: noSuchOperation (use an operationId of the customer API)' })
+      assert.deepEqual((await adm('POST', '/sandbox/faults', { operation: 'noSuchOperation', status: 500 })).body, {
+        status: 400,
+        status_description: 'Unknown operation: noSuchOperation (use an operationId of the customer API)',
+      })
       assert.equal((await adm('POST', '/sandbox/faults', { operation: 'whoami', status: 418 })).status, 400)
     })
 
     it('keeps a journal of the last customer calls, readable and clearable', async () => {
       assert.equal((await adm('DELETE', '/sandbox/journal')).status, 200)
-      await t.request('POST', '/vps/ssh-keys', { key: SEED_KEY, body: { name: 'journal', public_key: 'ssh-ed25519 nope' } })
+      await t.request('POST', '/vps/ssh-keys', {
+        key: SEED_KEY,
+        body: { name: 'journal', public_key: 'ssh-ed25519 nope' },
+      })
       await t.request('GET', '/whoami', { key: SEED_KEY })
       const j = await adm('GET', '/sandbox/journal')
       assert.equal(j.status, 200, j.text)
@@ -207,7 +270,11 @@ forEachDialect((dialect) => {
       assert.equal((await adm('GET', '/sandbox/journal?limit=1')).body.data.entries[0].path, '/api/v2/whoami')
 
       for (let i = 0; i < 7; i++) await t.request('GET', '/whoami', { key: SEED_KEY })
-      assert.equal((await adm('GET', '/sandbox/journal')).body.data.entries.length, 5, 'only the last HOSTAPI_JOURNAL_SIZE calls')
+      assert.equal(
+        (await adm('GET', '/sandbox/journal')).body.data.entries.length,
+        5,
+        'only the last HOSTAPI_JOURNAL_SIZE calls',
+      )
       await adm('DELETE', '/sandbox/journal')
       assert.deepEqual((await adm('GET', '/sandbox/journal')).body.data.entries, [])
     })
@@ -215,7 +282,11 @@ forEachDialect((dialect) => {
     it('journals a body nested thousands deep cut at depth 20, secrets below it included, and stays readable', async () => {
       await adm('DELETE', '/sandbox/journal')
       const rawBody = `{"name":${'['.repeat(5000)}${']'.repeat(5000)},"deep":${'{"a":'.repeat(25)}{"password":"hunter2"}${'}'.repeat(25)}}`
-      const sent = await t.request('POST', '/vps/ssh-keys', { key: SEED_KEY, rawBody, headers: { 'content-type': 'application/json' } })
+      const sent = await t.request('POST', '/vps/ssh-keys', {
+        key: SEED_KEY,
+        rawBody,
+        headers: { 'content-type': 'application/json' },
+      })
       assert.equal(sent.status, 400)
       const j = await adm('GET', '/sandbox/journal')
       assert.equal(j.status, 200, j.text)
@@ -235,12 +306,20 @@ forEachDialect((dialect) => {
       try {
         const owner = 'sandbox-owner-key-00000000000000001'
         assert.equal((await t.request('GET', '/whoami', { key: owner })).status, 200)
-        const dns = await t.request('GET', '/domains/example-sandbox.nl/dns', { key: 'sandbox-dns-bot-key-000000000000002' })
+        const dns = await t.request('GET', '/domains/example-sandbox.nl/dns', {
+          key: 'sandbox-dns-bot-key-000000000000002',
+        })
         assert.equal(dns.status, 200, dns.text)
         assert.equal(dns.body.data.records.length, 6)
         const list = await t.request('GET', '/domains', { key: owner })
-        assert.deepEqual(list.body.data.domains.map((d: { domain: string }) => d.domain), ['example-sandbox.nl', 'example-staging.com'])
-        assert.deepEqual((await t.request('GET', '/whoami', { key: 'sandbox-suspended-key-0000000000003' })).body, NO_KEY)
+        assert.deepEqual(
+          list.body.data.domains.map((d: { domain: string }) => d.domain),
+          ['example-sandbox.nl', 'example-staging.com'],
+        )
+        assert.deepEqual(
+          (await t.request('GET', '/whoami', { key: 'sandbox-suspended-key-0000000000003' })).body,
+          NO_KEY,
+        )
         const accounts = await t.request('GET', '/admin/v1/accounts', { headers: { authorization: `Bearer ${token}` } })
         assert.equal(accounts.body.data.pagination.total, 2)
       } finally {
@@ -251,13 +330,26 @@ forEachDialect((dialect) => {
     it('gives a seed-file account the demo data of every area when asked', async () => {
       const dir = tempDir()
       const file = path.join(dir, 'seed.json')
-      fs.writeFileSync(file, JSON.stringify({
-        accounts: [{ name: 'Demo-like', email: 'demo-like@example.test', demo_data: true, keys: [{ key: 'sandbox-demo-like-key-00000000001' }], domains: [{ name: 'own-sandbox.nl' }] }],
-      }))
+      fs.writeFileSync(
+        file,
+        JSON.stringify({
+          accounts: [
+            {
+              name: 'Demo-like',
+              email: 'demo-like@example.test',
+              demo_data: true,
+              keys: [{ key: 'sandbox-demo-like-key-00000000001' }],
+              domains: [{ name: 'own-sandbox.nl' }],
+            },
+          ],
+        }),
+      )
       const t = await startTestApp(dialect, { env: { HOSTAPI_SEED_FILE: file } })
       try {
         const key = 'sandbox-demo-like-key-00000000001'
-        const domains = (await t.request('GET', '/domains', { key })).body.data.domains.map((d: { domain: string }) => d.domain)
+        const domains = (await t.request('GET', '/domains', { key })).body.data.domains.map(
+          (d: { domain: string }) => d.domain,
+        )
         assert.ok(domains.includes('own-sandbox.nl') && domains.length > 1, domains.join(','))
         assert.ok((await t.request('GET', '/vps', { key })).body.data.vps.length > 0)
       } finally {
@@ -270,21 +362,38 @@ forEachDialect((dialect) => {
       const dir = tempDir()
       try {
         const bad = path.join(dir, 'bad.json')
-        fs.writeFileSync(bad, JSON.stringify({
-          accounts: [{ name: 'X', email: 'x@x.test', keys: [{ key: 'short' }], domains: [{ name: 'not a domain' }], colour: 'red' }],
-        }))
+        fs.writeFileSync(
+          bad,
+          JSON.stringify({
+            accounts: [
+              {
+                name: 'X',
+                email: 'x@x.test',
+                keys: [{ key: 'short' }],
+                domains: [{ name: 'not a domain' }],
+                colour: 'red',
+              },
+            ],
+          }),
+        )
         await assert.rejects(startTestApp(dialect, { env: { HOSTAPI_SEED_FILE: bad } }), (e: Error) => {
           assert.match(e.message, /^Invalid seed file .*bad\.json:/)
           assert.match(e.message, /keys\/0\/key/)
           return true
         })
         const record = path.join(dir, 'record.yaml')
-        fs.writeFileSync(record, 'accounts:\n  - name: Y\n    email: y@y.test\n    domains:\n      - name: y-sandbox.nl\n        records:\n          - { type: A, name: www, value: not-an-ip }\n')
+        fs.writeFileSync(
+          record,
+          'accounts:\n  - name: Y\n    email: y@y.test\n    domains:\n      - name: y-sandbox.nl\n        records:\n          - { type: A, name: www, value: not-an-ip }\n',
+        )
         await assert.rejects(startTestApp(dialect, { env: { HOSTAPI_SEED_FILE: record } }), (e: Error) => {
           assert.match(e.message, /accounts\/0\/domains\/0 \(y-sandbox\.nl\): Invalid DNS record A www/)
           return true
         })
-        await assert.rejects(startTestApp(dialect, { env: { HOSTAPI_SEED_FILE: path.join(dir, 'missing.yaml') } }), /cannot read it/)
+        await assert.rejects(
+          startTestApp(dialect, { env: { HOSTAPI_SEED_FILE: path.join(dir, 'missing.yaml') } }),
+          /cannot read it/,
+        )
       } finally {
         fs.rmSync(dir, { recursive: true, force: true })
       }

@@ -1,6 +1,13 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { describeWithEnv, forEachDialect, startTestApp, type Reply, type TestAccount, type TestApp } from './helpers/app.js'
+import {
+  describeWithEnv,
+  forEachDialect,
+  startTestApp,
+  type Reply,
+  type TestAccount,
+  type TestApp,
+} from './helpers/app.js'
 import { OwnRedis } from './helpers/redis.js'
 import { ManualClock } from '../src/clock.js'
 
@@ -20,7 +27,8 @@ forEachDialect((dialect) => {
     let adminToken: string
     const clock = new ManualClock()
     const whoami = (ip: string, key?: string) => t.request('GET', '/whoami', { key, headers: from(ip) })
-    const admin = (ip: string, token: string) => t.request('GET', '/admin/v1/accounts', { headers: from(ip, { authorization: `Bearer ${token}` }) })
+    const admin = (ip: string, token: string) =>
+      t.request('GET', '/admin/v1/accounts', { headers: from(ip, { authorization: `Bearer ${token}` }) })
 
     before(async () => {
       t = await startTestApp(dialect, { env, clock })
@@ -36,7 +44,10 @@ forEachDialect((dialect) => {
       assert.equal(limited.status, 429)
       assert.deepEqual(limited.body, LIMITED)
       assert.match(String(limited.headers['content-type']), /^application\/json/)
-      assert.ok(retryAfter(limited) >= 299 && retryAfter(limited) <= 300, `Retry-After ${limited.headers['retry-after']}`)
+      assert.ok(
+        retryAfter(limited) >= 299 && retryAfter(limited) <= 300,
+        `Retry-After ${limited.headers['retry-after']}`,
+      )
 
       const right = await whoami(ip, a.key)
       assert.deepEqual(right.body, LIMITED)
@@ -60,13 +71,18 @@ forEachDialect((dialect) => {
 
     it('counts expired and off-whitelist keys, not requests without a key', async () => {
       const iam = t.ctx.services.iam
-      const expired = await iam.createKey(a.accountId, a.userId, { expiresAt: new Date(clock.now().getTime() - 60_000) })
+      const expired = await iam.createKey(a.accountId, a.userId, {
+        expiresAt: new Date(clock.now().getTime() - 60_000),
+      })
       const elsewhere = await iam.createKey(a.accountId, a.userId, { allowedIps: ['198.51.100.1'] })
       const ip = '203.0.113.10'
       for (let i = 0; i < 10; i++) assert.deepEqual((await whoami(ip)).body, NO_KEY)
       assert.equal((await whoami(ip, a.key)).status, 200)
       assert.equal((await whoami(ip, expired.key)).body.status_description, 'API key has expired')
-      assert.equal((await whoami(ip, elsewhere.key)).body.status_description, `Remote IP address is not found in the API key whitelist (${ip})`)
+      assert.equal(
+        (await whoami(ip, elsewhere.key)).body.status_description,
+        `Remote IP address is not found in the API key whitelist (${ip})`,
+      )
       assert.deepEqual((await whoami(ip, 'wrong-key-000000000000000000000')).body, NO_KEY)
       assert.deepEqual((await whoami(ip, a.key)).body, LIMITED)
       assert.deepEqual((await whoami(ip)).body, LIMITED)
@@ -89,7 +105,8 @@ forEachDialect((dialect) => {
     })
 
     it('counts an IPv6 address for its /64', async () => {
-      for (let i = 1; i <= 3; i++) assert.deepEqual((await whoami(`2001:db8:7:7::${i}`, `wrong-${i}-0000000000000000000000`)).body, NO_KEY)
+      for (let i = 1; i <= 3; i++)
+        assert.deepEqual((await whoami(`2001:db8:7:7::${i}`, `wrong-${i}-0000000000000000000000`)).body, NO_KEY)
       assert.deepEqual((await whoami('2001:db8:7:7:ffff:1:2:3', a.key)).body, LIMITED)
       assert.equal((await whoami('2001:db8:7:8::1', a.key)).status, 200)
       clock.advance(300_000)
@@ -101,9 +118,20 @@ forEachDialect((dialect) => {
       const plain = await startTestApp(dialect, { env: { HOSTAPI_AUTH_FAIL_LIMIT: '2' }, clock, shareDatabaseWith: t })
       try {
         for (let i = 0; i < 2; i++) {
-          assert.deepEqual((await plain.request('GET', '/whoami', { key: `wrong-${i}-00000000000000000000`, headers: from(`192.0.2.${i}`) })).body, NO_KEY)
+          assert.deepEqual(
+            (
+              await plain.request('GET', '/whoami', {
+                key: `wrong-${i}-00000000000000000000`,
+                headers: from(`192.0.2.${i}`),
+              })
+            ).body,
+            NO_KEY,
+          )
         }
-        assert.deepEqual((await plain.request('GET', '/whoami', { key: a.key, headers: from('192.0.2.99') })).body, LIMITED)
+        assert.deepEqual(
+          (await plain.request('GET', '/whoami', { key: a.key, headers: from('192.0.2.99') })).body,
+          LIMITED,
+        )
       } finally {
         await plain.close()
       }
@@ -153,7 +181,13 @@ describe('Redis stopped under load and started again', () => {
     redis = await OwnRedis.start()
     // A short retry time so the breaker tries Redis again soon after it is back; a timeout that a machine busy with
     // parallel tests does not reach while Redis is up (a hung Redis then costs 500 ms to the first requests).
-    const shared = { ...env, REDIS_URL: redis.url, HOSTAPI_RATE_LIMIT: '5', HOSTAPI_REDIS_RETRY_MS: '200', HOSTAPI_REDIS_TIMEOUT_MS: '500' }
+    const shared = {
+      ...env,
+      REDIS_URL: redis.url,
+      HOSTAPI_RATE_LIMIT: '5',
+      HOSTAPI_REDIS_RETRY_MS: '200',
+      HOSTAPI_REDIS_TIMEOUT_MS: '500',
+    }
     one = await startTestApp('sqlite', { env: shared })
     two = await startTestApp('sqlite', { env: shared, shareDatabaseWith: one })
   })
@@ -178,12 +212,17 @@ describe('Redis stopped under load and started again', () => {
   const alternate = async (n: number) => {
     const acc = await one.account()
     const statuses: number[] = []
-    for (let i = 0; i < n; i++) statuses.push((await (i % 2 ? two : one).request('GET', '/whoami', { key: acc.key })).status)
+    for (let i = 0; i < n; i++)
+      statuses.push((await (i % 2 ? two : one).request('GET', '/whoami', { key: acc.key })).status)
     return statuses
   }
 
   it('keeps answering, reports redis degraded with per-instance limits, and shares limits again once Redis is back', async () => {
-    assert.deepEqual(await ready(one), { status: 200, status_description: 'Ready', data: { database: 'ok', migrations: 'ok', redis: 'ok' } })
+    assert.deepEqual(await ready(one), {
+      status: 200,
+      status_description: 'Ready',
+      data: { database: 'ok', migrations: 'ok', redis: 'ok' },
+    })
     assert.deepEqual(await alternate(6), [200, 200, 200, 200, 200, 429])
 
     // Load: 8 callers; every key serves 4 requests at most, so the per-key limit (5) never answers 429 here.
@@ -217,18 +256,35 @@ describe('Redis stopped under load and started again', () => {
 
     const degraded = await until('degraded')
     for (const d of degraded) {
-      assert.deepEqual(d, { status: 200, status_description: 'Ready', degraded: ['redis'], data: { database: 'ok', migrations: 'ok', redis: 'degraded' } })
+      assert.deepEqual(d, {
+        status: 200,
+        status_description: 'Ready',
+        degraded: ['redis'],
+        data: { database: 'ok', migrations: 'ok', redis: 'degraded' },
+      })
     }
     // Limits hold per instance: five requests on each before the 429s.
     assert.deepEqual(await alternate(12), [200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 429, 429])
     // And the failed-credential throttle too.
     const ip = '203.0.113.77'
-    for (let i = 0; i < 3; i++) assert.deepEqual((await one.request('GET', '/whoami', { key: `wrong-${i}-000000000000000000000`, headers: from(ip) })).body, NO_KEY)
-    assert.deepEqual((await one.request('GET', '/whoami', { key: 'wrong-3-000000000000000000000', headers: from(ip) })).body, LIMITED)
+    for (let i = 0; i < 3; i++)
+      assert.deepEqual(
+        (await one.request('GET', '/whoami', { key: `wrong-${i}-000000000000000000000`, headers: from(ip) })).body,
+        NO_KEY,
+      )
+    assert.deepEqual(
+      (await one.request('GET', '/whoami', { key: 'wrong-3-000000000000000000000', headers: from(ip) })).body,
+      LIMITED,
+    )
 
     await redis.start()
     const back = await until('ok')
-    for (const b of back) assert.deepEqual(b, { status: 200, status_description: 'Ready', data: { database: 'ok', migrations: 'ok', redis: 'ok' } })
+    for (const b of back)
+      assert.deepEqual(b, {
+        status: 200,
+        status_description: 'Ready',
+        data: { database: 'ok', migrations: 'ok', redis: 'ok' },
+      })
     assert.deepEqual(await alternate(6), [200, 200, 200, 200, 200, 429])
   })
 
@@ -236,7 +292,8 @@ describe('Redis stopped under load and started again', () => {
     redis.pause()
     try {
       const acc = await one.account()
-      for (let i = 0; i < 8; i++) assert.equal((await (i % 2 ? two : one).request('GET', '/whoami', { key: acc.key })).status, 200)
+      for (let i = 0; i < 8; i++)
+        assert.equal((await (i % 2 ? two : one).request('GET', '/whoami', { key: acc.key })).status, 200)
       const degraded = await until('degraded')
       for (const d of degraded) assert.deepEqual(d.degraded, ['redis'])
     } finally {

@@ -24,14 +24,25 @@ describe('the single-file build (npm run build, then npm start)', () => {
   let dataDir: string
   let server: ServerProcess
   let origin: string
-  const call = (method: string, p: string, body?: unknown) => request(origin, method, p, { key: KEY, ...(body === undefined ? {} : { body }) })
+  const call = (method: string, p: string, body?: unknown) =>
+    request(origin, method, p, { key: KEY, ...(body === undefined ? {} : { body }) })
 
   before(async () => {
     await promisify(execFile)('npm', ['run', 'build'], { cwd: root, timeout: 300_000 })
-    assert.ok(loadBundle(new URL('dist/src/cli/cli.bundle.json', `file://${root}`)), 'the fresh build is the one main.js runs')
+    assert.ok(
+      loadBundle(new URL('dist/src/cli/cli.bundle.json', `file://${root}`)),
+      'the fresh build is the one main.js runs',
+    )
     dataDir = tempDir()
     server = spawnServer(
-      { HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_DNS_PORT: '0', HOSTAPI_DEMO_KEY: KEY, HOSTAPI_JOBS: '0', HOSTAPI_ZONE_INLINE_BYTES: '0' },
+      {
+        HOSTAPI_DATA_DIR: dataDir,
+        HOSTAPI_PORT: '0',
+        HOSTAPI_DNS_PORT: '0',
+        HOSTAPI_DEMO_KEY: KEY,
+        HOSTAPI_JOBS: '0',
+        HOSTAPI_ZONE_INLINE_BYTES: '0',
+      },
       { script: path.join(root, 'dist/src/cli/main.js') },
     )
     const [, base] = await server.waitFor(/^hostapi listening on (\S+)/)
@@ -47,7 +58,8 @@ describe('the single-file build (npm run build, then npm start)', () => {
     assert.equal((await call('GET', '/whoami')).body.status, 200)
     assert.deepEqual((await call('GET', '/domains/not a domain/dns')).body.status, 400)
     assert.deepEqual((await call('PATCH', '/domains/demo-shop.nl/dns', { record: { type: 'TXT' } })).body, {
-      status: 400, status_description: 'Invalid DNS record TXT @: value is required (null deletes the record set)',
+      status: 400,
+      status_description: 'Invalid DNS record TXT @: value is required (null deletes the record set)',
     })
     assert.equal((await call('POST', '/whoami')).body.status_description, 'Wrong request method')
     assert.equal((await call('GET', '/nothing-here')).body.status_description, 'Endpoint not found')
@@ -72,11 +84,23 @@ describe('the single-file build (npm run build, then npm start)', () => {
     const pdf = await call('GET', `/account/invoices/${nr}/pdf`)
     assert.equal(pdf.status, 200)
     assert.ok(pdf.text.startsWith('%PDF'), 'an invoice PDF (pdfkit)')
-    const csr = await call('POST', '/certificates/csr', { common_name: 'www.example.nl', organization: 'Demo', email: 'a@example.nl', country: 'NL', state: 'NH', locality: 'Amsterdam', key_type: 'ec' })
+    const csr = await call('POST', '/certificates/csr', {
+      common_name: 'www.example.nl',
+      organization: 'Demo',
+      email: 'a@example.nl',
+      country: 'NL',
+      state: 'NH',
+      locality: 'Amsterdam',
+      key_type: 'ec',
+    })
     assert.match(csr.body.data.csr, /BEGIN CERTIFICATE REQUEST/, 'a CSR (@peculiar/x509)')
     const key = await call('POST', '/vps/ssh-keys', { name: 'bundle', public_key: newSshKey() })
     assert.equal(key.body.status, 200, `an SSH key (sshpk): ${key.text}`)
-    const ticket = await call('POST', '/account/tickets', { subject: 'Bundle', message: '<p>Hello<script>alert(1)</script></p>', department: 'support' })
+    const ticket = await call('POST', '/account/tickets', {
+      subject: 'Bundle',
+      message: '<p>Hello<script>alert(1)</script></p>',
+      department: 'support',
+    })
     assert.equal(ticket.body.status, 200, 'a ticket (sanitize-html)')
     assert.doesNotMatch(JSON.stringify(ticket.body), /<script/)
   })

@@ -17,9 +17,24 @@ forEachDialect((dialect) => {
     it('creates an account, a sub-user and keys that the API accepts, then lists, restricts and revokes them', async () => {
       const customer = (await admin('account', 'create', '--name', 'Acme', '--email', 'ops@acme.test')).out.trim()
       assert.match(customer, /^\d+$/)
-      const key = (await admin('key', 'create', '--account', customer, '--label', 'ci', '--allow-ip', '127.0.0.1', '--allow-ip', '2001:db8::/32')).out
+      const key = (
+        await admin(
+          'key',
+          'create',
+          '--account',
+          customer,
+          '--label',
+          'ci',
+          '--allow-ip',
+          '127.0.0.1',
+          '--allow-ip',
+          '2001:db8::/32',
+        )
+      ).out
       assert.match(key, /^[A-Za-z0-9]{40}\n$/, 'the key alone on stdout')
-      const userId = (await admin('user', 'create', '--account', customer, '--email', 'dns@acme.test', '--permission', 'domains')).out.trim()
+      const userId = (
+        await admin('user', 'create', '--account', customer, '--email', 'dns@acme.test', '--permission', 'domains')
+      ).out.trim()
       const subKey = (await admin('key', 'create', '--user', userId, '--expires', '2000-01-01')).out.trim()
 
       // The CLI is another process: with no lookup cache its changes are seen on the next request.
@@ -28,20 +43,28 @@ forEachDialect((dialect) => {
         const who = await t.request('GET', '/whoami', { key: key.trim() })
         assert.equal(who.status, 200)
         assert.equal(who.body.data.customer_number, Number(customer))
-        assert.equal((await t.request('GET', '/whoami', { key: subKey })).body.status_description, 'API key has expired')
+        assert.equal(
+          (await t.request('GET', '/whoami', { key: subKey })).body.status_description,
+          'API key has expired',
+        )
 
         const list = (await admin('key', 'list', '--account', customer)).out
         const row = list.split('\n').find((l) => l.startsWith(key.slice(0, 8)))!
         assert.ok(row.includes('ci') && row.includes('127.0.0.1,2001:db8::/32') && row.includes('from 127.0.0.1'), row)
 
         await admin('key', 'whitelist', '--account', customer, key.slice(0, 8), '--allow-ip', '192.0.2.1')
-        assert.equal((await t.request('GET', '/whoami', { key: key.trim() })).body.status_description,
-          'Remote IP address is not found in the API key whitelist (127.0.0.1)')
+        assert.equal(
+          (await t.request('GET', '/whoami', { key: key.trim() })).body.status_description,
+          'Remote IP address is not found in the API key whitelist (127.0.0.1)',
+        )
         await admin('key', 'whitelist', '--account', customer, key.slice(0, 8))
         assert.equal((await t.request('GET', '/whoami', { key: key.trim() })).status, 200)
 
         await admin('key', 'revoke', '--account', customer, key.slice(0, 8))
-        assert.equal((await t.request('GET', '/whoami', { key: key.trim() })).body.status_description, 'No valid API key set')
+        assert.equal(
+          (await t.request('GET', '/whoami', { key: key.trim() })).body.status_description,
+          'No valid API key set',
+        )
       } finally {
         await t.close()
       }

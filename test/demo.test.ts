@@ -16,26 +16,49 @@ forEachDialect((dialect) => {
 
     it('seeds three domains with tags, contacts and records', async () => {
       const domains = (await get('/domains')).data.domains
-      assert.deepEqual(domains.map((d: { domain: string; tags: string[] }) => [d.domain, d.tags]), [
-        ['demo-shop.nl', ['web', 'shop']],
-        ['demo-blog.com', ['web']],
-        ['demo-mail.eu', ['mail']],
-      ])
-      assert.deepEqual((await get('/domains?tags=mail')).data.domains.map((d: { domain: string }) => d.domain), ['demo-mail.eu'])
+      assert.deepEqual(
+        domains.map((d: { domain: string; tags: string[] }) => [d.domain, d.tags]),
+        [
+          ['demo-shop.nl', ['web', 'shop']],
+          ['demo-blog.com', ['web']],
+          ['demo-mail.eu', ['mail']],
+        ],
+      )
+      assert.deepEqual(
+        (await get('/domains?tags=mail')).data.domains.map((d: { domain: string }) => d.domain),
+        ['demo-mail.eu'],
+      )
       const shop = (await get('/domains/demo-shop.nl')).data
       assert.equal(shop.handles.owner.name, 'Demo B.V.')
       assert.equal(shop.handles.owner.type, 'company')
       const records = (await get('/domains/demo-blog.com/dns')).data.records
-      assert.ok(records.some((r: { type: string; name: string; value: string }) => r.type === 'TXT' && r.name === '_acme-challenge.demo-blog.com.'))
-      assert.ok(records.some((r: { type: string; value: string }) => r.type === 'MX' && r.value === '10 mail.demo-blog.com.'))
-      assert.equal((await get('/domains/demo-blog.com/auth-code')).status, 200, 'the unlocked demo domain gives its auth code')
+      assert.ok(
+        records.some(
+          (r: { type: string; name: string; value: string }) =>
+            r.type === 'TXT' && r.name === '_acme-challenge.demo-blog.com.',
+        ),
+      )
+      assert.ok(
+        records.some((r: { type: string; value: string }) => r.type === 'MX' && r.value === '10 mail.demo-blog.com.'),
+      )
+      assert.equal(
+        (await get('/domains/demo-blog.com/auth-code')).status,
+        200,
+        'the unlocked demo domain gives its auth code',
+      )
     })
 
     it('seeds a contact profile, a nameserver profile and a DNS template', async () => {
       assert.equal((await get('/domains/contacts')).data.contacts.length, 1)
       const ns = (await get('/domains/nameservers')).data.profiles.map((p: { alias: string }) => p.alias)
       assert.deepEqual(ns, ['default-mijnhost', 'demo-external'])
-      assert.deepEqual((await get('/domains/dns-templates')).data.templates.map((x: { alias: string; default: number }) => [x.alias, x.default]), [['Website + mail', 1]])
+      assert.deepEqual(
+        (await get('/domains/dns-templates')).data.templates.map((x: { alias: string; default: number }) => [
+          x.alias,
+          x.default,
+        ]),
+        [['Website + mail', 1]],
+      )
     })
 
     it('seeds one open order in status error: a transfer with a wrong code', async () => {
@@ -43,7 +66,9 @@ forEachDialect((dialect) => {
       const transfer = orders.find((o: { services: { type: string }[] }) => o.services.some((s) => s.type === 'domain'))
       assert.ok(transfer)
       assert.equal(transfer.status, 'error')
-      assert.deepEqual(transfer.services[0].errors, [{ code: 'transfer_code', description: 'The transfer code is not correct' }])
+      assert.deepEqual(transfer.services[0].errors, [
+        { code: 'transfer_code', description: 'The transfer code is not correct' },
+      ])
       assert.equal(transfer.services[0].name, 'example.org')
     })
 
@@ -57,9 +82,14 @@ forEachDialect((dialect) => {
       assert.equal(pm.default_paymethod_id, pm.paymethods[1].id)
       // Other areas' demo orders add invoices of their own; the account area's are the ones without an order.
       const invoices = (await get('/account/invoices?limit=100')).data.invoices
-      const details = await Promise.all(invoices.map(async (i: { invoice_nr: string }) => (await get(`/account/invoices/${i.invoice_nr}`)).data))
+      const details = await Promise.all(
+        invoices.map(async (i: { invoice_nr: string }) => (await get(`/account/invoices/${i.invoice_nr}`)).data),
+      )
       const seeded = details.filter((d: { order_id: number | null }) => d.order_id === null)
-      assert.deepEqual(seeded.map((i: { paid: boolean }) => i.paid), [false, true, true])
+      assert.deepEqual(
+        seeded.map((i: { paid: boolean }) => i.paid),
+        [false, true, true],
+      )
       assert.equal(seeded[1].lines.length, 2)
       const pdf = await t.request('GET', `/account/invoices/${seeded[0].invoice_nr}/pdf`, { key })
       assert.equal(pdf.status, 200)
@@ -72,14 +102,19 @@ forEachDialect((dialect) => {
       assert.deepEqual(tickets.map((x: { status: string }) => x.status).sort(), ['answered', 'closed'])
       for (const row of tickets) {
         const d = (await get(`/account/tickets/${row.ticket_number}`)).data
-        assert.deepEqual(d.thread.map((m: { from: string }) => m.from), ['user', 'support'])
+        assert.deepEqual(
+          d.thread.map((m: { from: string }) => m.from),
+          ['user', 'support'],
+        )
       }
     })
 
     it('seeds commissions that are paid out, approved, rejected and pending, and one affiliate payment', async () => {
       const commissions = (await get('/affiliate/commissions')).data.commissions
       assert.equal(commissions.length, 4)
-      const statuses = await Promise.all(commissions.map(async (c: { id: number }) => (await get(`/affiliate/commissions/${c.id}`)).data.status))
+      const statuses = await Promise.all(
+        commissions.map(async (c: { id: number }) => (await get(`/affiliate/commissions/${c.id}`)).data.status),
+      )
       assert.deepEqual(statuses, ['pending', 'rejected', 'approved', 'paid'])
       const payments = (await get('/affiliate/payments')).data.payments
       assert.equal(payments.length, 1)
@@ -88,21 +123,35 @@ forEachDialect((dialect) => {
 
     it('seeds a running and a stopped VPS with backups, an SSH key, a VPC with a subnet and a floating IP', async () => {
       const list = (await get('/vps')).data.vps
-      assert.deepEqual(list.map((v: { hostname: string; status: string }) => [v.hostname, v.status]),
-        [['web1.demo.example', 'running'], ['db1.demo.example', 'stopped']])
+      assert.deepEqual(
+        list.map((v: { hostname: string; status: string }) => [v.hostname, v.status]),
+        [
+          ['web1.demo.example', 'running'],
+          ['db1.demo.example', 'stopped'],
+        ],
+      )
       for (const v of list) {
         const d = (await get(`/vps/${v.id}`)).data
         assert.equal(d.vps_locked, false)
-        assert.deepEqual(d.private_networks.map((n: { cidr: string }) => n.cidr), ['10.10.0.0/24'])
+        assert.deepEqual(
+          d.private_networks.map((n: { cidr: string }) => n.cidr),
+          ['10.10.0.0/24'],
+        )
         const backups = await get(`/vps/${v.id}/backups`)
         assert.ok(backups.details.count >= 1)
         assert.equal(backups.details.backups[0].type, 'manual')
       }
       assert.equal((await get('/vps/ssh-keys')).data.ssh_keys.length, 1)
       const vpc = (await get(`/vps/${list[0].id}/vpc`)).data
-      assert.deepEqual(vpc.subnets.map((s: { name: string; cidr: string }) => [s.name, s.cidr]), [['backend', '10.10.0.0/24']])
+      assert.deepEqual(
+        vpc.subnets.map((s: { name: string; cidr: string }) => [s.name, s.cidr]),
+        [['backend', '10.10.0.0/24']],
+      )
       const floating = (await get('/vps/floating-ips')).data.floating_ips
-      assert.deepEqual(floating.map((f: { vps_id: number }) => f.vps_id), [list[0].id])
+      assert.deepEqual(
+        floating.map((f: { vps_id: number }) => f.vps_id),
+        [list[0].id],
+      )
       assert.equal((await get(`/vps/${list[0].id}/firewall`)).data.rules.length, 4)
       // The install jobs queued while seeding find their tasks done.
       await t.ctx.jobs.drain()

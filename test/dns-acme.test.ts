@@ -17,7 +17,9 @@ forEachDialect((dialect) => {
       port = await freePort()
       t = await startTestApp(dialect, { env: { HOSTAPI_DNS_PORT: String(port) } })
       owner = await t.account()
-      await insertZone(t.ctx.db, owner.accountId, domain, { records: [{ type: 'A', name: domain, value: '192.0.2.1' }] })
+      await insertZone(t.ctx.db, owner.accountId, domain, {
+        records: [{ type: 'A', name: domain, value: '192.0.2.1' }],
+      })
     })
     after(async () => {
       await t?.close()
@@ -49,7 +51,13 @@ forEachDialect((dialect) => {
         },
       })
       assert.equal(put.status, 200, put.text)
-      await within(1000, async () => txtOf(await queryTcp(port, challenge, 'TXT')).sort().join(',') === 'token-one,token-two')
+      await within(
+        1000,
+        async () =>
+          txtOf(await queryTcp(port, challenge, 'TXT'))
+            .sort()
+            .join(',') === 'token-one,token-two',
+      )
 
       const del = await t.request('DELETE', `/api/v2/domains/${domain}/dns`, {
         key: owner.key,
@@ -74,7 +82,10 @@ forEachDialect((dialect) => {
       assert.equal(imported.status, 200, imported.text)
       await within(1000, async () => {
         const r = await queryUdp(port, `www.${domain}`, 'A')
-        return r.answers!.map((a) => `${a.type} ${(a as unknown as { data: string }).data}`).join(',') === `CNAME ${domain},A 192.0.2.9`
+        return (
+          r.answers!.map((a) => `${a.type} ${(a as unknown as { data: string }).data}`).join(',') ===
+          `CNAME ${domain},A 192.0.2.9`
+        )
       })
     })
   })
@@ -93,7 +104,9 @@ describeWithEnv(['HOSTAPI_TEST_PG_URL'], 'ACME DNS-01 across two instances on on
     const portOne = await freePort()
     do portTwo = await freePort()
     while (portTwo === portOne)
-    ;({ one, two, close } = await twoInstances({ envs: [{ HOSTAPI_DNS_PORT: String(portOne) }, { HOSTAPI_DNS_PORT: String(portTwo) }] }))
+    ;({ one, two, close } = await twoInstances({
+      envs: [{ HOSTAPI_DNS_PORT: String(portOne) }, { HOSTAPI_DNS_PORT: String(portTwo) }],
+    }))
     owner = await one.account()
     await insertZone(one.ctx.db, owner.accountId, domain)
   })

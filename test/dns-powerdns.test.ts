@@ -22,8 +22,13 @@ const rcodeOf = (p: Packet) => (p as Packet & { rcode: string }).rcode
 const dataOf = (p: Packet, type: string) =>
   (p.answers ?? []).filter((a) => a.type === type).map((a) => (a as unknown as { data: unknown }).data)
 /** An RRset change as an operator would send it straight to PowerDNS. */
-const replace = (name: string, type: string, content: string, ttl = 60) =>
-  ({ name, type, ttl, changetype: 'REPLACE', records: [{ content, disabled: false }] })
+const replace = (name: string, type: string, content: string, ttl = 60) => ({
+  name,
+  type,
+  ttl,
+  changetype: 'REPLACE',
+  records: [{ content, disabled: false }],
+})
 const serialOf = (p: Packet) => (p.answers![0] as unknown as { data: { serial: number } }).data.serial
 
 describeWithPowerDns('PowerDNS driver (a real pdns_server)', () => {
@@ -37,7 +42,10 @@ describeWithPowerDns('PowerDNS driver (a real pdns_server)', () => {
     return (res.body as { rrsets: PowerDnsRRset[] }).rrsets
   }
   const contentOf = async (zone: string, name: string, type: string) =>
-    (await rrsets(zone)).find((s) => s.name === name && s.type === type)?.records.map((r) => r.content).sort()
+    (await rrsets(zone))
+      .find((s) => s.name === name && s.type === type)
+      ?.records.map((r) => r.content)
+      .sort()
 
   before(async () => {
     pdns = await startPowerDns()
@@ -52,22 +60,25 @@ describeWithPowerDns('PowerDNS driver (a real pdns_server)', () => {
 
   it('pushes every record type in forms PowerDNS keeps as they are (resync then finds no drift)', async () => {
     const z = 'every-type.nl'
-    zones.add(z, { serial: 2026112401, records: [
-      { type: 'A', name: z, value: '192.0.2.1' },
-      { type: 'AAAA', name: `www.${z}`, value: '2001:db8::1' },
-      { type: 'CNAME', name: `shop.${z}`, value: 'shops.example.com.' },
-      { type: 'MX', name: z, value: '10 mail.every-type.nl.' },
-      { type: 'MX', name: `nomail.${z}`, value: '0 .' },
-      { type: 'NS', name: `sub.${z}`, value: 'ns.other.example.' },
-      { type: 'DS', name: `sub.${z}`, value: `12345 8 2 ${'ef'.repeat(32)}` },
-      { type: 'SRV', name: `_sip._tcp.${z}`, value: '10 5 5060 sip.every-type.nl.' },
-      { type: 'TXT', name: z, value: 'v=spf1 "quoted" \\ é -all' },
-      { type: 'TXT', name: `long.${z}`, value: 'x'.repeat(300) },
-      { type: 'CAA', name: z, value: '0 iodef "mailto:a\\"b@every-type.nl"' },
-      { type: 'TLSA', name: `_443._tcp.${z}`, value: `3 1 1 ${'ab'.repeat(32)}` },
-      { type: 'SSHFP', name: `host.${z}`, value: `4 2 ${'cd'.repeat(32)}` },
-      { type: 'A', name: `*.${z}`, value: '192.0.2.9' },
-    ] })
+    zones.add(z, {
+      serial: 2026112401,
+      records: [
+        { type: 'A', name: z, value: '192.0.2.1' },
+        { type: 'AAAA', name: `www.${z}`, value: '2001:db8::1' },
+        { type: 'CNAME', name: `shop.${z}`, value: 'shops.example.com.' },
+        { type: 'MX', name: z, value: '10 mail.every-type.nl.' },
+        { type: 'MX', name: `nomail.${z}`, value: '0 .' },
+        { type: 'NS', name: `sub.${z}`, value: 'ns.other.example.' },
+        { type: 'DS', name: `sub.${z}`, value: `12345 8 2 ${'ef'.repeat(32)}` },
+        { type: 'SRV', name: `_sip._tcp.${z}`, value: '10 5 5060 sip.every-type.nl.' },
+        { type: 'TXT', name: z, value: 'v=spf1 "quoted" \\ é -all' },
+        { type: 'TXT', name: `long.${z}`, value: 'x'.repeat(300) },
+        { type: 'CAA', name: z, value: '0 iodef "mailto:a\\"b@every-type.nl"' },
+        { type: 'TLSA', name: `_443._tcp.${z}`, value: `3 1 1 ${'ab'.repeat(32)}` },
+        { type: 'SSHFP', name: `host.${z}`, value: `4 2 ${'cd'.repeat(32)}` },
+        { type: 'A', name: `*.${z}`, value: '192.0.2.9' },
+      ],
+    })
     await driver.publish({ domain: z, kind: 'zone' })
     assert.equal(serialOf(await q(z, 'SOA')), 2026112401)
     assert.deepEqual(dataOf(await q(z, 'A'), 'A'), ['192.0.2.1'])
@@ -128,7 +139,10 @@ describeWithPowerDns('PowerDNS driver (a real pdns_server)', () => {
     zones.setNameservers(id, ['ns1.elsewhere.example', 'ns2.elsewhere.example'])
     await driver.publish({ domain: z, kind: 'zone' })
     assert.deepEqual((await rrsets(z)).map((s) => `${s.name} ${s.type}`).sort(), [
-      `new.${z}. A`, `${z}. MX`, `${z}. NS`, `${z}. SOA`,
+      `new.${z}. A`,
+      `${z}. MX`,
+      `${z}. NS`,
+      `${z}. SOA`,
     ])
     assert.equal(rcodeOf(await q(`old.${z}`, 'A')), 'NXDOMAIN')
     assert.deepEqual(dataOf(await q(z, 'NS'), 'NS').sort(), ['ns1.elsewhere.example', 'ns2.elsewhere.example'])
@@ -207,14 +221,20 @@ describeWithPowerDns('PowerDNS driver (a real pdns_server)', () => {
   it('throws DnsPushError on a refusal (a wrong key, a zone name refused) and on no answer', async () => {
     const wrongKey = new PowerDnsDriver({ url: pdns.url, apiKey: 'not-the-key' }, zones, silent)
     zones.add('wrong-key.nl')
-    await assert.rejects(wrongKey.publish({ domain: 'wrong-key.nl', kind: 'zone' }), (err: unknown) =>
-      err instanceof DnsPushError && err.status === 401 && !err.message.includes('not-the-key'))
+    await assert.rejects(
+      wrongKey.publish({ domain: 'wrong-key.nl', kind: 'zone' }),
+      (err: unknown) => err instanceof DnsPushError && err.status === 401 && !err.message.includes('not-the-key'),
+    )
 
     const tooLong = `${'x'.repeat(64)}.nl`
     zones.add(tooLong)
-    await assert.rejects(driver.publish({ domain: tooLong, kind: 'zone' }), (err: unknown) =>
-      err instanceof DnsPushError && err.status === 422
-        && /^PowerDNS GET \/zones\/x{64}\.nl\.: 422 Unable to parse DNS Name/.test(err.message))
+    await assert.rejects(
+      driver.publish({ domain: tooLong, kind: 'zone' }),
+      (err: unknown) =>
+        err instanceof DnsPushError &&
+        err.status === 422 &&
+        /^PowerDNS GET \/zones\/x{64}\.nl\.: 422 Unable to parse DNS Name/.test(err.message),
+    )
 
     const sockets = new Set<net.Socket>()
     const mute = net.createServer((s) => sockets.add(s))
@@ -232,22 +252,29 @@ describeWithPowerDns('PowerDNS driver (a real pdns_server)', () => {
 
   it('resync reports and fixes drift: RRsets, a missing zone, extra zones (deleted if hostapi made them)', async () => {
     const z = 'drift.nl'
-    zones.add(z, { records: [
-      { type: 'A', name: `www.${z}`, value: '192.0.2.1' },
-      { type: 'TXT', name: z, value: 'ok' },
-    ] })
+    zones.add(z, {
+      records: [
+        { type: 'A', name: `www.${z}`, value: '192.0.2.1' },
+        { type: 'TXT', name: z, value: 'ok' },
+      ],
+    })
     await driver.publish({ domain: z, kind: 'zone' })
     const missing = 'missing.nl'
     zones.add(missing, { records: [{ type: 'A', name: missing, value: '192.0.2.5' }] })
 
-    await pdns.api('PATCH', `/zones/${z}.`, { rrsets: [
-      replace(`www.${z}.`, 'A', '203.0.113.66', 3600),
-      { name: `${z}.`, type: 'TXT', changetype: 'DELETE' },
-      replace(`extra.${z}.`, 'AAAA', '2001:db8::66'),
-    ] })
+    await pdns.api('PATCH', `/zones/${z}.`, {
+      rrsets: [
+        replace(`www.${z}.`, 'A', '203.0.113.66', 3600),
+        { name: `${z}.`, type: 'TXT', changetype: 'DELETE' },
+        replace(`extra.${z}.`, 'AAAA', '2001:db8::66'),
+      ],
+    })
     const soa = (zone: string) =>
       replace(`${zone}.`, 'SOA', `ns1.example.com. hostmaster.${zone}. 1 10800 3600 1209600 300`)
-    for (const [name, account] of [['stale.nl', 'hostapi'], ['operator.nl', 'operator']] as const) {
+    for (const [name, account] of [
+      ['stale.nl', 'hostapi'],
+      ['operator.nl', 'operator'],
+    ] as const) {
       const zone = { name: `${name}.`, kind: 'Native', account, nameservers: [], rrsets: [soa(name)] }
       const made = await pdns.api('POST', '/zones', zone)
       assert.equal(made.status, 201)
@@ -275,14 +302,22 @@ describeWithPowerDns('PowerDNS driver (a real pdns_server)', () => {
     const operator = { zone: 'operator.nl', missing: false, extra: true, differing: [] }
     const refused = (d: ZoneDrift) => d.error !== undefined
     const first = await driver.resync()
-    assert.deepEqual(first.filter(refused).map((d) => [d.zone, /422/.test(d.error!)]), [[`${'x'.repeat(64)}.nl`, true]])
+    assert.deepEqual(
+      first.filter(refused).map((d) => [d.zone, /422/.test(d.error!)]),
+      [[`${'x'.repeat(64)}.nl`, true]],
+    )
     assert.ok(first.some((d) => d.zone === 'operator.nl'))
-    assert.deepEqual((await driver.resync()).filter((d) => !refused(d)), [operator])
+    assert.deepEqual(
+      (await driver.resync()).filter((d) => !refused(d)),
+      [operator],
+    )
   })
 
   it('is what the app pushes its committed DNS changes through when HOSTAPI_DNS_DRIVER is powerdns', async () => {
     const env = {
-      HOSTAPI_DNS_DRIVER: 'powerdns', HOSTAPI_POWERDNS_URL: pdns.url, HOSTAPI_POWERDNS_API_KEY: pdns.apiKey,
+      HOSTAPI_DNS_DRIVER: 'powerdns',
+      HOSTAPI_POWERDNS_URL: pdns.url,
+      HOSTAPI_POWERDNS_API_KEY: pdns.apiKey,
     }
     const t = await startTestApp('sqlite', { env })
     try {
@@ -290,14 +325,16 @@ describeWithPowerDns('PowerDNS driver (a real pdns_server)', () => {
       const z = 'through-the-api.nl'
       await insertZone(t.ctx.db, owner.accountId, z, { records: [{ type: 'A', name: z, value: '192.0.2.1' }] })
       const patched = await t.request('PATCH', `/api/v2/domains/${z}/dns`, {
-        key: owner.key, body: { record: { type: 'TXT', name: '_acme-challenge', value: 'token', ttl: 120 } },
+        key: owner.key,
+        body: { record: { type: 'TXT', name: '_acme-challenge', value: 'token', ttl: 120 } },
       })
       assert.equal(patched.status, 200, patched.text)
       assert.equal(await t.ctx.jobs.drain(), 1)
       assert.deepEqual(txtOf(await q(`_acme-challenge.${z}`, 'TXT')), ['token'])
       assert.deepEqual(dataOf(await q(z, 'A'), 'A'), ['192.0.2.1'])
       const put = await t.request('PUT', `/api/v2/domains/${z}/dns`, {
-        key: owner.key, body: { records: [{ type: 'A', name: 'www', value: '192.0.2.2', ttl: 3600 }] },
+        key: owner.key,
+        body: { records: [{ type: 'A', name: 'www', value: '192.0.2.2', ttl: 3600 }] },
       })
       assert.equal(put.status, 200, put.text)
       await t.ctx.jobs.drain()
@@ -310,7 +347,9 @@ describeWithPowerDns('PowerDNS driver (a real pdns_server)', () => {
 
   it('keeps changes made while PowerDNS is down in the job queue and pushes them once it is back', async () => {
     const env = {
-      HOSTAPI_DNS_DRIVER: 'powerdns', HOSTAPI_POWERDNS_URL: pdns.url, HOSTAPI_POWERDNS_API_KEY: pdns.apiKey,
+      HOSTAPI_DNS_DRIVER: 'powerdns',
+      HOSTAPI_POWERDNS_URL: pdns.url,
+      HOSTAPI_POWERDNS_API_KEY: pdns.apiKey,
     }
     const clock = new ManualClock()
     const t = await startTestApp('sqlite', { env, clock })
@@ -323,14 +362,19 @@ describeWithPowerDns('PowerDNS driver (a real pdns_server)', () => {
       await pdns.stop()
       const started = performance.now()
       const patched = await t.request('PATCH', `/api/v2/domains/${z}/dns`, {
-        key: owner.key, body: { record: { type: 'A', name: 'www', value: '192.0.2.9', ttl: 300 } },
+        key: owner.key,
+        body: { record: { type: 'A', name: 'www', value: '192.0.2.9', ttl: 300 } },
       })
       // The answer does not wait for PowerDNS: the change is stored and its push queued.
       assert.equal(patched.status, 200, patched.text)
       assert.ok(performance.now() - started < 1000)
       assert.equal(await t.ctx.jobs.drain(), 1)
-      const pushes = () => t.ctx.db.selectFrom('jobs').select(['status', 'attempts', 'last_error'])
-        .where('kind', '=', DNS_PUSH_JOB).execute()
+      const pushes = () =>
+        t.ctx.db
+          .selectFrom('jobs')
+          .select(['status', 'attempts', 'last_error'])
+          .where('kind', '=', DNS_PUSH_JOB)
+          .execute()
       const [failed] = await pushes()
       assert.equal(failed.status, 'queued')
       assert.equal(failed.attempts, 1)
@@ -339,7 +383,10 @@ describeWithPowerDns('PowerDNS driver (a real pdns_server)', () => {
       await pdns.start()
       clock.advance(2_000)
       assert.equal(await t.ctx.jobs.drain(), 1)
-      assert.deepEqual((await pushes()).map((j) => j.status), ['done'])
+      assert.deepEqual(
+        (await pushes()).map((j) => j.status),
+        ['done'],
+      )
       assert.deepEqual(dataOf(await q(`www.${z}`, 'A'), 'A'), ['192.0.2.9'])
 
       // Drift made behind hostapi's back is reported and fixed by the admin command and the admin API.
@@ -352,7 +399,8 @@ describeWithPowerDns('PowerDNS driver (a real pdns_server)', () => {
       await pdns.api('PATCH', `/zones/${z}.`, { rrsets: [{ name: `${z}.`, type: 'A', changetype: 'DELETE' }] })
       const token = (await t.ctx.services.admin.createToken('dns')).token
       const resync = await t.request('POST', '/admin/v1/dns/resync', {
-        headers: { authorization: `Bearer ${token}` }, body: { domains: [z] },
+        headers: { authorization: `Bearer ${token}` },
+        body: { domains: [z] },
       })
       assert.equal(resync.status, 200, resync.text)
       assert.deepEqual(resync.body.data.drift, [{ zone: z, missing: false, extra: false, differing: [`${z}. A`] }])
@@ -365,8 +413,11 @@ describeWithPowerDns('PowerDNS driver (a real pdns_server)', () => {
 
 describe('PowerDnsDriver without PowerDNS', () => {
   it('starts though the API does not answer; reports the configured DNS address only while started', async () => {
-    const d = new PowerDnsDriver({ url: 'http://127.0.0.1:9', apiKey: 'k', timeoutMs: 200,
-      dnsAddress: { host: '127.0.0.1', port: 53 } }, new MemoryZones(), silent)
+    const d = new PowerDnsDriver(
+      { url: 'http://127.0.0.1:9', apiKey: 'k', timeoutMs: 200, dnsAddress: { host: '127.0.0.1', port: 53 } },
+      new MemoryZones(),
+      silent,
+    )
     assert.equal(d.address(), null)
     await d.start()
     assert.deepEqual(d.address(), { host: '127.0.0.1', port: 53 })
@@ -377,15 +428,22 @@ describe('PowerDnsDriver without PowerDNS', () => {
 
 describe('DNS driver configuration', () => {
   const powerdns = {
-    HOSTAPI_DNS_DRIVER: 'powerdns', HOSTAPI_POWERDNS_URL: 'http://127.0.0.1:8081', HOSTAPI_POWERDNS_API_KEY: 's3cret',
+    HOSTAPI_DNS_DRIVER: 'powerdns',
+    HOSTAPI_POWERDNS_URL: 'http://127.0.0.1:8081',
+    HOSTAPI_POWERDNS_API_KEY: 's3cret',
   }
 
   it('reads HOSTAPI_DNS_DRIVER (builtin by default) and the HOSTAPI_POWERDNS_* settings', () => {
     assert.deepEqual(loadConfig({}).dnsDriver, { driver: 'builtin' })
-    assert.deepEqual(loadConfig({ HOSTAPI_DNS_DRIVER: 'builtin', HOSTAPI_POWERDNS_URL: 'nonsense' }).dnsDriver,
-      { driver: 'builtin' })
-    assert.deepEqual(loadConfig(powerdns).dnsDriver,
-      { driver: 'powerdns', url: 'http://127.0.0.1:8081', apiKey: 's3cret', serverId: 'localhost' })
+    assert.deepEqual(loadConfig({ HOSTAPI_DNS_DRIVER: 'builtin', HOSTAPI_POWERDNS_URL: 'nonsense' }).dnsDriver, {
+      driver: 'builtin',
+    })
+    assert.deepEqual(loadConfig(powerdns).dnsDriver, {
+      driver: 'powerdns',
+      url: 'http://127.0.0.1:8081',
+      apiKey: 's3cret',
+      serverId: 'localhost',
+    })
     const named = loadConfig({ ...powerdns, HOSTAPI_POWERDNS_SERVER_ID: 'pdns1' }).dnsDriver
     assert.equal(named.driver === 'powerdns' && named.serverId, 'pdns1')
   })
@@ -405,10 +463,12 @@ describe('DNS driver configuration', () => {
       'HOSTAPI_POWERDNS_API_KEY must be set when HOSTAPI_DNS_DRIVER is powerdns',
       'HOSTAPI_POWERDNS_URL must be set when HOSTAPI_DNS_DRIVER is powerdns',
     ])
-    assert.deepEqual(problems({ ...powerdns, HOSTAPI_POWERDNS_URL: 'ftp://x' }),
-      ['HOSTAPI_POWERDNS_URL must be an http(s) URL (got "ftp://x")'])
-    assert.deepEqual(problems({ HOSTAPI_DNS_DRIVER: 'bind' }),
-      ['HOSTAPI_DNS_DRIVER must be builtin or powerdns (got "bind")'])
+    assert.deepEqual(problems({ ...powerdns, HOSTAPI_POWERDNS_URL: 'ftp://x' }), [
+      'HOSTAPI_POWERDNS_URL must be an http(s) URL (got "ftp://x")',
+    ])
+    assert.deepEqual(problems({ HOSTAPI_DNS_DRIVER: 'bind' }), [
+      'HOSTAPI_DNS_DRIVER must be builtin or powerdns (got "bind")',
+    ])
   })
 
   it('picks the driver the configuration names', () => {

@@ -44,37 +44,50 @@ describe('zone transfer settings (HOSTAPI_DNS_SECONDARIES, HOSTAPI_DNS_TSIG_KEY,
   })
 
   it('lists every problem', () => {
-    assert.deepEqual(problems({
-      HOSTAPI_DNS_SECONDARIES: 'ns1.example.net,192.0.2.1:0,10.0.0.0/33,127.1',
-      HOSTAPI_DNS_NOTIFY_PORT: '70000',
-      HOSTAPI_DNS_TSIG_KEY: 'secret-without-name',
-    }), [
-      'HOSTAPI_DNS_NOTIFY_PORT must be a port from 1 to 65535 (got "70000")',
-      'HOSTAPI_DNS_SECONDARIES: "ns1.example.net" is not an IP address, CIDR range or address:port',
-      'HOSTAPI_DNS_SECONDARIES: "192.0.2.1:0" must be a port from 1 to 65535 (got "0")',
-      'HOSTAPI_DNS_SECONDARIES: "10.0.0.0/33" is not an IP address, CIDR range or address:port',
-      'HOSTAPI_DNS_SECONDARIES: "127.1" is not an IP address, CIDR range or address:port',
-      'HOSTAPI_DNS_TSIG_KEY must be name:base64secret (hmac-sha256), e.g. transfer.key:c2VjcmV0',
-    ])
+    assert.deepEqual(
+      problems({
+        HOSTAPI_DNS_SECONDARIES: 'ns1.example.net,192.0.2.1:0,10.0.0.0/33,127.1',
+        HOSTAPI_DNS_NOTIFY_PORT: '70000',
+        HOSTAPI_DNS_TSIG_KEY: 'secret-without-name',
+      }),
+      [
+        'HOSTAPI_DNS_NOTIFY_PORT must be a port from 1 to 65535 (got "70000")',
+        'HOSTAPI_DNS_SECONDARIES: "ns1.example.net" is not an IP address, CIDR range or address:port',
+        'HOSTAPI_DNS_SECONDARIES: "192.0.2.1:0" must be a port from 1 to 65535 (got "0")',
+        'HOSTAPI_DNS_SECONDARIES: "10.0.0.0/33" is not an IP address, CIDR range or address:port',
+        'HOSTAPI_DNS_SECONDARIES: "127.1" is not an IP address, CIDR range or address:port',
+        'HOSTAPI_DNS_TSIG_KEY must be name:base64secret (hmac-sha256), e.g. transfer.key:c2VjcmV0',
+      ],
+    )
     assert.deepEqual(problems({ HOSTAPI_DNS_TSIG_KEY: 'k:c2VjcmV0' }), [
       'HOSTAPI_DNS_TSIG_KEY is set but HOSTAPI_DNS_SECONDARIES is empty',
     ])
-    assert.deepEqual(problems({
-      HOSTAPI_DNS_SECONDARIES: '192.0.2.1',
-      HOSTAPI_DNS_DRIVER: 'powerdns',
-      HOSTAPI_POWERDNS_URL: 'http://127.0.0.1:8081',
-      HOSTAPI_POWERDNS_API_KEY: 'k',
-    }), ['HOSTAPI_DNS_SECONDARIES applies to the built-in DNS server only (HOSTAPI_DNS_DRIVER=builtin)'])
+    assert.deepEqual(
+      problems({
+        HOSTAPI_DNS_SECONDARIES: '192.0.2.1',
+        HOSTAPI_DNS_DRIVER: 'powerdns',
+        HOSTAPI_POWERDNS_URL: 'http://127.0.0.1:8081',
+        HOSTAPI_POWERDNS_API_KEY: 'k',
+      }),
+      ['HOSTAPI_DNS_SECONDARIES applies to the built-in DNS server only (HOSTAPI_DNS_DRIVER=builtin)'],
+    )
   })
 })
 
 describe('NOTIFY to a secondary (RFC 1996)', () => {
   const key = { name: 'transfer.key', secret: randomBytes(32) }
   const soa = {
-    name: 'example.nl', type: 'SOA' as const, ttl: 3600,
+    name: 'example.nl',
+    type: 'SOA' as const,
+    ttl: 3600,
     data: {
-      mname: 'ns1.hostapi.test', rname: 'hostmaster.example.nl', serial: 2026112405,
-      refresh: 1, retry: 1, expire: 1, minimum: 1,
+      mname: 'ns1.hostapi.test',
+      rname: 'hostmaster.example.nl',
+      serial: 2026112405,
+      refresh: 1,
+      retry: 1,
+      expire: 1,
+      minimum: 1,
     },
   }
 
@@ -166,7 +179,9 @@ describeWithKnot('the built-in DNS server as hidden primary of a Knot secondary 
     await patch({ type: 'A', name: 'www', value: '192.0.2.1' })
     // Large enough to need several transfer messages of at most 64 KiB.
     const records = Array.from({ length: BIG_RECORDS }, (_, i) => ({
-      type: 'TXT', name: `r${i}.${big}`, value: `${'x'.repeat(40)} ${i}`,
+      type: 'TXT',
+      name: `r${i}.${big}`,
+      value: `${'x'.repeat(40)} ${i}`,
     }))
     await insertZone(t.ctx.db, a.accountId, big, { serial: 2026112401, records })
     knot = await startKnot({ port: knotPort, zones: [d, big], primaryPort: port, tsig })

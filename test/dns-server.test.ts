@@ -60,8 +60,14 @@ forEachDialect((dialect) => {
         nameservers: [{ hostname: 'ns1.hostapi.test' }, { hostname: 'ns2.hostapi.test.' }],
         records,
       })
-      await insertZone(t.ctx.db, accountId, 'cancelled.nl', { status: 'cancelled', records: [{ type: 'A', name: 'cancelled.nl', value: '192.0.2.7' }] })
-      await insertZone(t.ctx.db, accountId, 'leaving.nl', { status: 'pending_cancellation', records: [{ type: 'A', name: 'leaving.nl', value: '192.0.2.8' }] })
+      await insertZone(t.ctx.db, accountId, 'cancelled.nl', {
+        status: 'cancelled',
+        records: [{ type: 'A', name: 'cancelled.nl', value: '192.0.2.7' }],
+      })
+      await insertZone(t.ctx.db, accountId, 'leaving.nl', {
+        status: 'pending_cancellation',
+        records: [{ type: 'A', name: 'leaving.nl', value: '192.0.2.8' }],
+      })
     })
     after(async () => {
       await t?.close()
@@ -75,7 +81,10 @@ forEachDialect((dialect) => {
       const soa = await dig(port, '+norec', 'SOA', Z)
       assert.match(soa, /status: NOERROR/)
       assert.match(soa, /flags: qr aa;/)
-      assert.match(soa, /example\.nl\.\s+3600\s+IN\s+SOA\s+ns1\.hostapi\.test\. hostmaster\.example\.nl\. 2026112201 10800 3600 1209600 300/)
+      assert.match(
+        soa,
+        /example\.nl\.\s+3600\s+IN\s+SOA\s+ns1\.hostapi\.test\. hostmaster\.example\.nl\. 2026112201 10800 3600 1209600 300/,
+      )
       const ns = await dig(port, '+short', 'NS', Z)
       assert.deepEqual(ns.trim().split('\n').sort(), ['ns1.hostapi.test.', 'ns2.hostapi.test.'])
     })
@@ -92,11 +101,20 @@ forEachDialect((dialect) => {
         assert.deepEqual(txtOf(await q(port, Z, 'TXT')), ['v=spf1 -all'])
         const caa = dataOf(await q(port, Z, 'CAA'), 'CAA')[0] as { flags: number; tag: string; value: string }
         assert.deepEqual([caa.flags, caa.tag, caa.value], [0, 'issue', 'letsencrypt.org'])
-        assert.deepEqual(dataOf(await q(port, `_sip._tcp.${Z}`, 'SRV'), 'SRV'), [{ priority: 10, weight: 60, port: 5060, target: 'sip.example.nl' }])
-        const tlsa = dataOf(await q(port, `_443._tcp.www2.${Z}`, 'TLSA'), 'TLSA')[0] as { usage: number; certificate: Buffer }
+        assert.deepEqual(dataOf(await q(port, `_sip._tcp.${Z}`, 'SRV'), 'SRV'), [
+          { priority: 10, weight: 60, port: 5060, target: 'sip.example.nl' },
+        ])
+        const tlsa = dataOf(await q(port, `_443._tcp.www2.${Z}`, 'TLSA'), 'TLSA')[0] as {
+          usage: number
+          certificate: Buffer
+        }
         assert.equal(tlsa.usage, 3)
         assert.equal(tlsa.certificate.toString('hex'), SHA256)
-        const sshfp = dataOf(await q(port, `host.${Z}`, 'SSHFP'), 'SSHFP')[0] as { algorithm: number; hash: number; fingerprint: string }
+        const sshfp = dataOf(await q(port, `host.${Z}`, 'SSHFP'), 'SSHFP')[0] as {
+          algorithm: number
+          hash: number
+          fingerprint: string
+        }
         assert.deepEqual([sshfp.algorithm, sshfp.hash, sshfp.fingerprint.toLowerCase()], [4, 2, SHA256])
         const ds = dataOf(await q(port, `sub.${Z}`, 'DS'), 'DS')[0] as { keyTag: number; digest: Buffer }
         assert.equal(ds.keyTag, 12345)
@@ -161,12 +179,18 @@ forEachDialect((dialect) => {
         [`alias.${Z} CNAME www.${Z}`, `www.${Z} CNAME ${Z}`, `${Z} A 192.0.2.1`],
       )
       const ext = await queryUdp(port, `ext.${Z}`, 'A')
-      assert.deepEqual(ext.answers!.map((a) => a.type), ['CNAME'])
+      assert.deepEqual(
+        ext.answers!.map((a) => a.type),
+        ['CNAME'],
+      )
       assert.equal(rcodeOf(ext), 'NOERROR')
       const asked = await queryUdp(port, `www.${Z}`, 'CNAME')
       assert.deepEqual(dataOf(asked, 'CNAME'), [Z])
       const loop = await queryUdp(port, `loop1.${Z}`, 'A')
-      assert.deepEqual(loop.answers!.map((a) => a.name), [`loop1.${Z}`, `loop2.${Z}`])
+      assert.deepEqual(
+        loop.answers!.map((a) => a.name),
+        [`loop1.${Z}`, `loop2.${Z}`],
+      )
     })
 
     test('delegations answer with a referral and glue; the DS at the cut is ours', async () => {
@@ -174,8 +198,14 @@ forEachDialect((dialect) => {
       assert.equal(rcodeOf(r), 'NOERROR')
       assert.ok(!aa(r))
       assert.equal(r.answers!.length, 0)
-      assert.deepEqual(r.authorities!.map((a) => `${a.name} ${a.type}`), [`sub.${Z} NS`])
-      assert.deepEqual(r.additionals!.map((a) => `${a.name} ${(a as Answer & { data: unknown }).data}`), [`ns1.sub.${Z} 192.0.2.53`])
+      assert.deepEqual(
+        r.authorities!.map((a) => `${a.name} ${a.type}`),
+        [`sub.${Z} NS`],
+      )
+      assert.deepEqual(
+        r.additionals!.map((a) => `${a.name} ${(a as Answer & { data: unknown }).data}`),
+        [`ns1.sub.${Z} 192.0.2.53`],
+      )
       assert.ok(aa(await queryUdp(port, `sub.${Z}`, 'DS')))
     })
 
@@ -185,7 +215,10 @@ forEachDialect((dialect) => {
       assert.equal(udp.answers!.length, 0)
       const tcp = await queryTcp(port, `dkim._domainkey.${Z}`, 'TXT')
       const strings = (tcp.answers![0] as Answer & { data: Buffer[] }).data
-      assert.deepEqual(strings.map((b) => b.length), [255, 255, 90])
+      assert.deepEqual(
+        strings.map((b) => b.length),
+        [255, 255, 90],
+      )
       assert.deepEqual(txtOf(tcp), [LONG_TXT])
       // With EDNS (1232 bytes) it fits in UDP.
       const edns = await queryUdp(port, `dkim._domainkey.${Z}`, 'TXT', { edns: 4096 })
@@ -210,11 +243,17 @@ forEachDialect((dialect) => {
     test('in-zone nameservers of the domain are answered with their addresses, also as glue', async () => {
       const zone = 'selfhosted.nl'
       await insertZone(t.ctx.db, accountId, zone, {
-        nameservers: [{ hostname: `ns1.${zone}`, ipv4: '192.0.2.101', ipv6: '2001:db8::101' }, { hostname: 'ns2.elsewhere.net', ipv4: '192.0.2.102' }],
+        nameservers: [
+          { hostname: `ns1.${zone}`, ipv4: '192.0.2.101', ipv6: '2001:db8::101' },
+          { hostname: 'ns2.elsewhere.net', ipv4: '192.0.2.102' },
+        ],
       })
       const ns = await queryUdp(port, zone, 'NS')
       assert.deepEqual(dataOf(ns, 'NS'), [`ns1.${zone}`, 'ns2.elsewhere.net'])
-      assert.deepEqual(ns.additionals!.map((a) => `${a.name} ${a.type}`), [`ns1.${zone} A`, `ns1.${zone} AAAA`])
+      assert.deepEqual(
+        ns.additionals!.map((a) => `${a.name} ${a.type}`),
+        [`ns1.${zone} A`, `ns1.${zone} AAAA`],
+      )
       assert.deepEqual(dataOf(await queryUdp(port, `ns1.${zone}`, 'A'), 'A'), ['192.0.2.101'])
       assert.deepEqual(dataOf(await queryTcp(port, `ns1.${zone}`, 'AAAA'), 'AAAA'), ['2001:db8::101'])
       assert.equal(rcodeOf(await queryUdp(port, 'ns2.elsewhere.net', 'A')), 'REFUSED')
@@ -278,9 +317,13 @@ forEachDialect((dialect) => {
     })
 
     test('a change written to the tables is answered within one second, without publish()', async () => {
-      await addRecords(t.ctx.db, domainId, [{ type: 'TXT', name: `_acme-challenge.${Z}`, value: 'direct-write', ttl: 120 }])
+      await addRecords(t.ctx.db, domainId, [
+        { type: 'TXT', name: `_acme-challenge.${Z}`, value: 'direct-write', ttl: 120 },
+      ])
       await bumpSerial(t.ctx.db, domainId)
-      const ms = await within(1000, async () => txtOf(await queryUdp(port, `_acme-challenge.${Z}`, 'TXT')).includes('direct-write'))
+      const ms = await within(1000, async () =>
+        txtOf(await queryUdp(port, `_acme-challenge.${Z}`, 'TXT')).includes('direct-write'),
+      )
       assert.ok(ms <= 1000)
     })
 
@@ -303,7 +346,9 @@ forEachDialect((dialect) => {
         await addRecords(t.ctx.db, domainId, [{ type: 'A', name: `second.${Z}`, value: '192.0.2.88' }])
         await bumpSerial(t.ctx.db, domainId)
         await t.ctx.drivers.dns.publish({ domain: Z, kind: 'records', names: [`second.${Z}`] })
-        await within(1000, async () => dataOf(await queryUdp(otherPort, `second.${Z}`, 'A'), 'A').includes('192.0.2.88'))
+        await within(1000, async () =>
+          dataOf(await queryUdp(otherPort, `second.${Z}`, 'A'), 'A').includes('192.0.2.88'),
+        )
         const newZone = 'newzone.nl'
         await queryUdp(otherPort, newZone, 'A')
         await insertZone(t.ctx.db, accountId, newZone, { records: [{ type: 'A', name: newZone, value: '192.0.2.89' }] })

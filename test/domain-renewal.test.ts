@@ -25,7 +25,8 @@ forEachDialect((dialect) => {
       await t.ctx.jobs.drain()
       return r.body.data.order_id as number
     }
-    const invoices = async () => (await t.request('GET', '/account/invoices', { key: a.key })).body.data.pagination.total as number
+    const invoices = async () =>
+      (await t.request('GET', '/account/invoices', { key: a.key })).body.data.pagination.total as number
 
     it('renews an active domain on its renewal date through a charged order, and schedules the next renewal', async () => {
       const renewed = uniqueName('renew', 'com')
@@ -49,15 +50,25 @@ forEachDialect((dialect) => {
       assert.equal(after.renewal_date, addYears(first, 1))
       assert.equal(after.status, 'active')
       assert.equal(await invoices(), before + 1, 'one renewal charged; the cancelled domain is not renewed')
-      assert.deepEqual((await t.request('GET', `/domains/${cancelled}`, { key: a.key })).body,
-        { status: 400, status_description: 'You have no access to this resource' }, 'the cancelled domain ended')
-      assert.deepEqual((await t.request('GET', '/orders', { key: a.key })).body.data.orders, [], 'the renewal order is completed')
+      assert.deepEqual(
+        (await t.request('GET', `/domains/${cancelled}`, { key: a.key })).body,
+        { status: 400, status_description: 'You have no access to this resource' },
+        'the cancelled domain ended',
+      )
+      assert.deepEqual(
+        (await t.request('GET', '/orders', { key: a.key })).body.data.orders,
+        [],
+        'the renewal order is completed',
+      )
 
       // The next year renews again, once.
       clock.advance(366 * DAY)
       await t.ctx.jobs.drain()
       await t.ctx.jobs.drain()
-      assert.equal((await t.request('GET', `/domains/${renewed}`, { key: a.key })).body.data.renewal_date, addYears(first, 2))
+      assert.equal(
+        (await t.request('GET', `/domains/${renewed}`, { key: a.key })).body.data.renewal_date,
+        addYears(first, 2),
+      )
       assert.equal(await invoices(), before + 2)
     })
   })

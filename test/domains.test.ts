@@ -15,10 +15,17 @@ forEachDialect((dialect) => {
     let names: string[]
     before(async () => {
       clock = new ManualClock()
-      t = await startTestApp(dialect, { clock, env: { HOSTAPI_DEFAULT_NAMESERVERS: 'ns1.provider.test,ns2.provider.test' } })
+      t = await startTestApp(dialect, {
+        clock,
+        env: { HOSTAPI_DEFAULT_NAMESERVERS: 'ns1.provider.test,ns2.provider.test' },
+      })
       a = await t.account('Domains A')
       b = await t.account('Domains B')
-      names = [await makeDomain(t, a, uniqueName('alpha')), await makeDomain(t, a, uniqueName('beta')), await makeDomain(t, a, uniqueName('gamma', 'com'))]
+      names = [
+        await makeDomain(t, a, uniqueName('alpha')),
+        await makeDomain(t, a, uniqueName('beta')),
+        await makeDomain(t, a, uniqueName('gamma', 'com')),
+      ]
       await t.request('PUT', `/domains/${names[0]}`, { key: a.key, body: { tags: ['web', 'prod'] } })
       await t.request('PUT', `/domains/${names[1]}`, { key: a.key, body: { tags: ['mail'] } })
       await makeDomain(t, b, uniqueName('other'))
@@ -30,7 +37,10 @@ forEachDialect((dialect) => {
       assert.equal(r.status, 200)
       assert.equal(r.body.status, 200)
       assert.equal(r.body.status_description, 'Request successful')
-      assert.deepEqual(r.body.data.domains.map((d: { domain: string }) => d.domain), names)
+      assert.deepEqual(
+        r.body.data.domains.map((d: { domain: string }) => d.domain),
+        names,
+      )
       assert.equal('pagination' in r.body.data, false)
       const [first] = r.body.data.domains
       assert.deepEqual(Object.keys(first).sort(), ['domain', 'id', 'renewal_date', 'status', 'status_id', 'tags'])
@@ -39,22 +49,37 @@ forEachDialect((dialect) => {
       assert.match(first.renewal_date, /^\d{4}-\d\d-\d\d$/)
       assert.deepEqual(first.tags, ['web', 'prod'])
       const ids = r.body.data.domains.map((d: { id: number }) => d.id)
-      assert.deepEqual(ids, [...ids].sort((x: number, y: number) => x - y))
+      assert.deepEqual(
+        ids,
+        [...ids].sort((x: number, y: number) => x - y),
+      )
     })
 
     it('filters by tags (any of them) and by search, and pages when asked', async () => {
       const tagged = await t.request('GET', '/domains/?tags=mail,prod', { key: a.key })
-      assert.deepEqual(tagged.body.data.domains.map((d: { domain: string }) => d.domain), [names[0], names[1]])
+      assert.deepEqual(
+        tagged.body.data.domains.map((d: { domain: string }) => d.domain),
+        [names[0], names[1]],
+      )
       const one = await t.request('GET', '/domains?tags=mail', { key: a.key })
-      assert.deepEqual(one.body.data.domains.map((d: { domain: string }) => d.domain), [names[1]])
+      assert.deepEqual(
+        one.body.data.domains.map((d: { domain: string }) => d.domain),
+        [names[1]],
+      )
       const none = await t.request('GET', '/domains?tags=nothing', { key: a.key })
       assert.deepEqual(none.body.data.domains, [])
       const search = await t.request('GET', '/domains?search=GAMMA', { key: a.key })
-      assert.deepEqual(search.body.data.domains.map((d: { domain: string }) => d.domain), [names[2]])
+      assert.deepEqual(
+        search.body.data.domains.map((d: { domain: string }) => d.domain),
+        [names[2]],
+      )
       const underscore = await t.request('GET', '/domains?search=_', { key: a.key })
       assert.deepEqual(underscore.body.data.domains, [], '_ is not a wildcard')
       const page = await t.request('GET', '/domains?page=2&limit=2', { key: a.key })
-      assert.deepEqual(page.body.data.domains.map((d: { domain: string }) => d.domain), [names[2]])
+      assert.deepEqual(
+        page.body.data.domains.map((d: { domain: string }) => d.domain),
+        [names[2]],
+      )
       assert.deepEqual(page.body.data.pagination, { page: 2, limit: 2, total: 3, total_pages: 2 })
       const out = await t.request('GET', '/domains?page=3&limit=2', { key: a.key })
       assert.deepEqual(out.body, { status: 400, status_description: 'Page out of range' })
@@ -93,7 +118,12 @@ forEachDialect((dialect) => {
 
     it('answers 400 "You have no access to this resource" for other accounts\' and unknown domains, 400 "Invalid domain name" for bad syntax', async () => {
       const [otherDomain] = (await t.request('GET', '/domains', { key: b.key })).body.data.domains
-      for (const path of [`/domains/${otherDomain.domain}`, `/domains/${otherDomain.domain}/dns`, `/domains/${otherDomain.domain}/auth-code`, '/domains/unknown-domain.nl']) {
+      for (const path of [
+        `/domains/${otherDomain.domain}`,
+        `/domains/${otherDomain.domain}/dns`,
+        `/domains/${otherDomain.domain}/auth-code`,
+        '/domains/unknown-domain.nl',
+      ]) {
         const r = await t.request('GET', path, { key: a.key })
         assert.deepEqual(r.body, noAccess, path)
       }
@@ -111,12 +141,17 @@ forEachDialect((dialect) => {
       assert.equal(tags.status, 200)
       assert.deepEqual(tags.body.data.tags, ['a.b', 'c_d', 'e-f'])
       const badTag = await t.request('PUT', `/domains/${name}`, { key: a.key, body: { tags: ['Bad Tag'] } })
-      assert.deepEqual(badTag.body, { status: 400, status_description: 'Invalid tag "Bad Tag": use a-z, 0-9, dot, underscore and dash' })
+      assert.deepEqual(badTag.body, {
+        status: 400,
+        status_description: 'Invalid tag "Bad Tag": use a-z, 0-9, dot, underscore and dash',
+      })
 
       const before = (await t.request('GET', `/domains/${name}/dns/zone`, { key: a.key })).body.data.zone as string
       const ns = await t.request('PUT', `/domains/${name}`, {
         key: a.key,
-        body: { nameservers: ['NS1.Example.net.', { hostname: 'ns2.example.net', ipv4: '192.0.2.53', ipv6: '2001:db8::53' }] },
+        body: {
+          nameservers: ['NS1.Example.net.', { hostname: 'ns2.example.net', ipv4: '192.0.2.53', ipv6: '2001:db8::53' }],
+        },
       })
       assert.equal(ns.status, 200)
       assert.deepEqual(ns.body.data.nameservers, ['ns1.example.net', 'ns2.example.net'])
@@ -131,53 +166,101 @@ forEachDialect((dialect) => {
       assert.match(after, /IN\s+NS\s+ns1\.example\.net\./)
       assert.ok(serialOf(after) > serialOf(before), 'the zone serial went up')
 
-      const both = await t.request('PUT', `/domains/${name}`, { key: a.key, body: { nameserver: 'default-mijnhost', nameservers: ['ns1.x.nl', 'ns2.x.nl'] } })
-      assert.deepEqual(both.body, { status: 400, status_description: 'Set either nameserver (a profile alias) or nameservers, not both' })
+      const both = await t.request('PUT', `/domains/${name}`, {
+        key: a.key,
+        body: { nameserver: 'default-mijnhost', nameservers: ['ns1.x.nl', 'ns2.x.nl'] },
+      })
+      assert.deepEqual(both.body, {
+        status: 400,
+        status_description: 'Set either nameserver (a profile alias) or nameservers, not both',
+      })
       const one = await t.request('PUT', `/domains/${name}`, { key: a.key, body: { nameservers: ['ns1.x.nl'] } })
       assert.deepEqual(one.body, { status: 400, status_description: 'A domain needs 2 to 13 nameservers' })
-      const badHost = await t.request('PUT', `/domains/${name}`, { key: a.key, body: { nameservers: ['ns1.x.nl', 'not a host'] } })
+      const badHost = await t.request('PUT', `/domains/${name}`, {
+        key: a.key,
+        body: { nameservers: ['ns1.x.nl', 'not a host'] },
+      })
       assert.deepEqual(badHost.body, { status: 400, status_description: 'Invalid nameserver hostname: not a host' })
       const unknownProfile = await t.request('PUT', `/domains/${name}`, { key: a.key, body: { nameserver: 'nope' } })
       assert.deepEqual(unknownProfile.body, { status: 404, status_description: 'Nameservers name not found' })
-      const builtin = await t.request('PUT', `/domains/${name}`, { key: a.key, body: { nameserver: 'default-mijnhost' } })
+      const builtin = await t.request('PUT', `/domains/${name}`, {
+        key: a.key,
+        body: { nameserver: 'default-mijnhost' },
+      })
       assert.equal(builtin.body.data.nameserver_profile, 'default-mijnhost')
       assert.equal(builtin.body.data.nameservers[0], 'ns1.provider.test')
       assert.equal(builtin.body.data.managed_dns, true)
 
-      const fwd = await t.request('PUT', `/domains/${name}`, { key: a.key, body: { forwarder: { enabled: true, type: 302, url: 'https://www.example.org/landing' } } })
+      const fwd = await t.request('PUT', `/domains/${name}`, {
+        key: a.key,
+        body: { forwarder: { enabled: true, type: 302, url: 'https://www.example.org/landing' } },
+      })
       assert.deepEqual(fwd.body.data.forwarder, { type: 302, url: 'https://www.example.org/landing' })
       assert.equal(fwd.body.data.forwarder_enabled, true)
-      const badFwd = await t.request('PUT', `/domains/${name}`, { key: a.key, body: { forwarder: { enabled: true, type: 307, url: 'https://x.nl' } } })
-      assert.deepEqual(badFwd.body, { status: 400, status_description: 'Invalid forwarder: type must be 301, 302 or 303' })
+      const badFwd = await t.request('PUT', `/domains/${name}`, {
+        key: a.key,
+        body: { forwarder: { enabled: true, type: 307, url: 'https://x.nl' } },
+      })
+      assert.deepEqual(badFwd.body, {
+        status: 400,
+        status_description: 'Invalid forwarder: type must be 301, 302 or 303',
+      })
       const ftp = await t.request('PUT', `/domains/${name}`, { key: a.key, body: { forwarder: { url: 'ftp://x.nl' } } })
-      assert.deepEqual(ftp.body, { status: 400, status_description: 'Invalid forwarder: url must be an http or https URL' })
+      assert.deepEqual(ftp.body, {
+        status: 400,
+        status_description: 'Invalid forwarder: url must be an http or https URL',
+      })
 
       const pubKey = 'AwEAAa'.padEnd(60, 'b')
-      const sec = await t.request('PUT', `/domains/${name}`, { key: a.key, body: { dnssec: { enabled: true, flags: 257, alg: 13, protocol: 3, pubKey } } })
+      const sec = await t.request('PUT', `/domains/${name}`, {
+        key: a.key,
+        body: { dnssec: { enabled: true, flags: 257, alg: 13, protocol: 3, pubKey } },
+      })
       assert.equal(sec.body.data.dnssec_enabled, 1)
       assert.deepEqual(sec.body.data.dnssec_keys, [{ alg: '13', flags: '257', pubKey }])
-      const badSec = await t.request('PUT', `/domains/${name}`, { key: a.key, body: { dnssec: { enabled: true, flags: 1, alg: 13, pubKey } } })
-      assert.deepEqual(badSec.body, { status: 400, status_description: 'Invalid dnssec: flags must be 256 (ZSK) or 257 (KSK)' })
+      const badSec = await t.request('PUT', `/domains/${name}`, {
+        key: a.key,
+        body: { dnssec: { enabled: true, flags: 1, alg: 13, pubKey } },
+      })
+      assert.deepEqual(badSec.body, {
+        status: 400,
+        status_description: 'Invalid dnssec: flags must be 256 (ZSK) or 257 (KSK)',
+      })
       const off = await t.request('PUT', `/domains/${name}`, { key: a.key, body: { dnssec: { enabled: false } } })
       assert.equal(off.body.data.dnssec_enabled, 0)
 
       const contact = await t.request('POST', '/domains/contacts', { key: a.key, body: contactProfile })
-      const prof = await t.request('PUT', `/domains/${name}`, { key: a.key, body: { profile: { owner: contact.body.data.id, tech: contact.body.data.id } } })
-      assert.deepEqual(prof.body.data.handles.owner, { handle_id: contact.body.data.id, name: 'Jan Jansen', type: 'person' })
+      const prof = await t.request('PUT', `/domains/${name}`, {
+        key: a.key,
+        body: { profile: { owner: contact.body.data.id, tech: contact.body.data.id } },
+      })
+      assert.deepEqual(prof.body.data.handles.owner, {
+        handle_id: contact.body.data.id,
+        name: 'Jan Jansen',
+        type: 'person',
+      })
       assert.equal(prof.body.data.handles.admin, null)
       const cleared = await t.request('PUT', `/domains/${name}`, { key: a.key, body: { profile: { tech: null } } })
       assert.equal(cleared.body.data.handles.tech, null)
       assert.equal(cleared.body.data.handles.owner.handle_id, contact.body.data.id, 'roles left out keep their contact')
       const otherContact = await t.request('POST', '/domains/contacts', { key: b.key, body: contactProfile })
-      const foreign = await t.request('PUT', `/domains/${name}`, { key: a.key, body: { profile: { owner: otherContact.body.data.id } } })
+      const foreign = await t.request('PUT', `/domains/${name}`, {
+        key: a.key,
+        body: { profile: { owner: otherContact.body.data.id } },
+      })
       assert.deepEqual(foreign.body, { status: 404, status_description: 'Contact profile not found' })
       const inUse = await t.request('DELETE', `/domains/contacts/${contact.body.data.id}`, { key: a.key })
-      assert.deepEqual(inUse.body, { status: 400, status_description: 'The contact profile is in use by a domain and cannot be deleted' })
-
+      assert.deepEqual(inUse.body, {
+        status: 400,
+        status_description: 'The contact profile is in use by a domain and cannot be deleted',
+      })
     })
 
     it('accepts a PUT body sent without a Content-Type', async () => {
-      const r = await t.request('PUT', `/domains/${names[1]}`, { key: a.key, rawBody: JSON.stringify({ tags: ['raw'] }) })
+      const r = await t.request('PUT', `/domains/${names[1]}`, {
+        key: a.key,
+        rawBody: JSON.stringify({ tags: ['raw'] }),
+      })
       assert.equal(r.status, 200)
       assert.deepEqual(r.body.data.tags, ['raw'])
     })
@@ -185,7 +268,10 @@ forEachDialect((dialect) => {
     it('gives out the auth code only for an unlocked domain', async () => {
       const name = names[1]
       const locked = await t.request('GET', `/domains/${name}/auth-code`, { key: a.key })
-      assert.deepEqual(locked.body, { status: 400, status_description: 'The domain is locked; unlock it to get the auth code' })
+      assert.deepEqual(locked.body, {
+        status: 400,
+        status_description: 'The domain is locked; unlock it to get the auth code',
+      })
       await t.request('PUT', `/domains/${name}`, { key: a.key, body: { is_locked: false } })
       const code = await t.request('GET', `/domains/${name}/auth-code`, { key: a.key })
       assert.equal(code.status, 200)
@@ -200,12 +286,22 @@ forEachDialect((dialect) => {
       const renewal = (await t.request('GET', `/domains/${name}`, { key: a.key })).body.data.renewal_date
 
       const none = await t.request('PUT', `/domains/${name}/cancel-delete`, { key: a.key })
-      assert.deepEqual(none.body, { status: 400, status_description: 'There is no pending cancellation for this domain' })
+      assert.deepEqual(none.body, {
+        status: 400,
+        status_description: 'There is no pending cancellation for this domain',
+      })
 
       const del = await t.request('DELETE', `/domains/${name}`, { key: a.key })
-      assert.deepEqual(del.body, { status: 200, status_description: 'Domain cancellation scheduled', data: { cancellation_date: renewal } })
+      assert.deepEqual(del.body, {
+        status: 200,
+        status_description: 'Domain cancellation scheduled',
+        data: { cancellation_date: renewal },
+      })
       const twice = await t.request('DELETE', `/domains/${name}`, { key: a.key })
-      assert.deepEqual(twice.body, { status: 400, status_description: 'A cancellation of this domain is already pending' })
+      assert.deepEqual(twice.body, {
+        status: 400,
+        status_description: 'A cancellation of this domain is already pending',
+      })
       const shown = (await t.request('GET', `/domains/${name}`, { key: a.key })).body.data
       assert.equal(shown.status, 'pending_cancellation')
       assert.equal(shown.status_id, 2)
@@ -222,19 +318,36 @@ forEachDialect((dialect) => {
 
       clock.advance(201 * 86_400_000)
       assert.ok((await t.ctx.jobs.drain()) >= 2)
-      assert.deepEqual((await t.request('GET', `/domains/${name}`, { key: a.key })).body, noAccess, 'the cancelled domain ended')
-      assert.equal((await t.request('GET', `/domains/${keep}`, { key: a.key })).body.data.status, 'active', 'the withdrawn one stays')
+      assert.deepEqual(
+        (await t.request('GET', `/domains/${name}`, { key: a.key })).body,
+        noAccess,
+        'the cancelled domain ended',
+      )
+      assert.equal(
+        (await t.request('GET', `/domains/${keep}`, { key: a.key })).body.data.status,
+        'active',
+        'the withdrawn one stays',
+      )
       const avail = await t.request('GET', `/domains/availability/${name}`, { key: a.key })
       assert.equal(avail.body.data.status, 'available', 'an ended name is free again')
     })
 
     it('needs the domains permission for a sub-user', async () => {
       const denied = await t.subUser(a, { 'domains-profiles': true })
-      assert.deepEqual((await t.request('GET', '/domains', { key: denied.key })).body, { status: 403, status_description: 'Access denied' })
-      assert.deepEqual((await t.request('GET', `/domains/${names[0]}/dns`, { key: denied.key })).body, { status: 403, status_description: 'Access denied' })
+      assert.deepEqual((await t.request('GET', '/domains', { key: denied.key })).body, {
+        status: 403,
+        status_description: 'Access denied',
+      })
+      assert.deepEqual((await t.request('GET', `/domains/${names[0]}/dns`, { key: denied.key })).body, {
+        status: 403,
+        status_description: 'Access denied',
+      })
       const allowed = await t.subUser(a, { domains: true })
       assert.equal((await t.request('GET', '/domains', { key: allowed.key })).body.data.domains.length >= 3, true)
-      assert.deepEqual((await t.request('GET', '/domains/contacts', { key: allowed.key })).body, { status: 403, status_description: 'Access denied' })
+      assert.deepEqual((await t.request('GET', '/domains/contacts', { key: allowed.key })).body, {
+        status: 403,
+        status_description: 'Access denied',
+      })
     })
   })
 })

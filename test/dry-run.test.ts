@@ -24,12 +24,24 @@ const CALL_BOOKKEEPING: Record<string, string[]> = { api_keys: ['last_used_at', 
 const ED25519 = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBfDqf9/tkQWdrGtyE3T2lSmcFThZGcJ7ZOPUjmYl/VU dry'
 
 const csrBody = (commonName: string) => ({
-  common_name: commonName, organization: 'Example B.V.', email: 'admin@example.com', country: 'NL', state: 'Noord-Holland', locality: 'Amsterdam',
+  common_name: commonName,
+  organization: 'Example B.V.',
+  email: 'admin@example.com',
+  country: 'NL',
+  state: 'Noord-Holland',
+  locality: 'Amsterdam',
 })
 
 const fullProfile = {
-  firstname: 'Jan', lastname: 'Jansen', address: 'Stationsstraat', house_number: '12a', zipcode: '1234 ab', city: 'Amsterdam',
-  country_code: 'nl', phone: '201234567', phone_country_code: '+31',
+  firstname: 'Jan',
+  lastname: 'Jansen',
+  address: 'Stationsstraat',
+  house_number: '12a',
+  zipcode: '1234 ab',
+  city: 'Amsterdam',
+  country_code: 'nl',
+  phone: '201234567',
+  phone_country_code: '+31',
 }
 
 /** What a dry-run call needs beyond the route's fixture: a valid body, other path parameters. */
@@ -57,8 +69,12 @@ const setups: Record<string, Setup> = {
     return {}
   },
   'POST /api/v2/domains/contacts': () => ({ body: contactProfile }),
-  'POST /api/v2/domains/nameservers': () => ({ body: { alias: 'dry-ns', nameservers: ['ns1.example.net', 'ns2.example.net'], set_as_default: 1 } }),
-  'POST /api/v2/domains/dns-templates': () => ({ body: { alias: 'dry', default: 1, records: [{ type: 'A', name: 'www', value: '192.0.2.1' }] } }),
+  'POST /api/v2/domains/nameservers': () => ({
+    body: { alias: 'dry-ns', nameservers: ['ns1.example.net', 'ns2.example.net'], set_as_default: 1 },
+  }),
+  'POST /api/v2/domains/dns-templates': () => ({
+    body: { alias: 'dry', default: 1, records: [{ type: 'A', name: 'www', value: '192.0.2.1' }] },
+  }),
   'POST /api/v2/domains/order': () => ({ body: { domain: uniqueName('dry', 'com') } }),
   'PUT /api/v2/orders/:order_id': async (t, owner, f) => {
     const { items } = await t.ctx.services.orders.get(owner.accountId, Number(f.params.order_id))
@@ -85,18 +101,39 @@ const setups: Record<string, Setup> = {
   },
   // A method that is not the default yet, so a change that was not a dry run would show.
   'PUT /api/v2/account/paymethods': async (t, owner) => ({
-    body: { default_paymethod_id: await t.ctx.services.paymethods.add(owner.accountId, { type: 'creditcard', holder: 'Dry', account: '4111111111111111' }) },
+    body: {
+      default_paymethod_id: await t.ctx.services.paymethods.add(owner.accountId, {
+        type: 'creditcard',
+        holder: 'Dry',
+        account: '4111111111111111',
+      }),
+    },
   }),
-  'POST /api/v2/account/users': () => ({ body: { email: 'dry-user@example.com', firstname: 'Dry', lastname: 'Run', password: 'a long enough password', permissions: { vps: true } } }),
+  'POST /api/v2/account/users': () => ({
+    body: {
+      email: 'dry-user@example.com',
+      firstname: 'Dry',
+      lastname: 'Run',
+      password: 'a long enough password',
+      permissions: { vps: true },
+    },
+  }),
   'POST /api/v2/account/tickets': () => ({ body: { subject: 'Dry', message: 'A question', department: 'sales' } }),
   // VPS.
-  'POST /api/v2/vps/order': () => ({ body: { product_id: 'vps-s', image_id: 'debian-12', hostname: 'dry.example.com' } }),
+  'POST /api/v2/vps/order': () => ({
+    body: { product_id: 'vps-s', image_id: 'debian-12', hostname: 'dry.example.com' },
+  }),
   'POST /api/v2/vps/ssh-keys': () => ({ body: { name: 'dry', public_key: ED25519 } }),
   'POST /api/v2/vps/floating-ips': () => ({ body: { location: 'ams' } }),
-  'PUT /api/v2/vps/floating-ips/:id/attach': async (t, owner) => ({ body: { vps_id: await makeVps(t, owner, { settle: true, location: 'ams' }) } }),
+  'PUT /api/v2/vps/floating-ips/:id/attach': async (t, owner) => ({
+    body: { vps_id: await makeVps(t, owner, { settle: true, location: 'ams' }) },
+  }),
   'PUT /api/v2/vps/floating-ips/:id/detach': async (t, owner, f) => {
     const vpsId = await makeVps(t, owner, { settle: true, location: 'ams' })
-    const r = await t.request('PUT', `/vps/floating-ips/${f.params.id}/attach`, { key: owner.key, body: { vps_id: vpsId } })
+    const r = await t.request('PUT', `/vps/floating-ips/${f.params.id}/attach`, {
+      key: owner.key,
+      body: { vps_id: vpsId },
+    })
     assert.equal(r.status, 200, r.text)
     return {}
   },
@@ -106,7 +143,10 @@ const setups: Record<string, Setup> = {
   },
   'PUT /api/v2/vps/:id/vpc/subnets/:subnet_id': async (t, owner, f) => {
     await ensureVpc(t, owner, f.params.id)
-    const r = await t.request('POST', `/vps/${f.params.id}/vpc/subnets`, { key: owner.key, body: { cidr: '10.22.0.0/24' } })
+    const r = await t.request('POST', `/vps/${f.params.id}/vpc/subnets`, {
+      key: owner.key,
+      body: { cidr: '10.22.0.0/24' },
+    })
     assert.equal(r.status, 200, r.text)
     return { params: { subnet_id: String(r.body.data.id) } }
   },
@@ -140,10 +180,13 @@ async function ensureVpc(t: TestApp, owner: TestAccount, vpsId: string): Promise
 /** The application's tables (PostgreSQL: of the current schema only), without the migration bookkeeping. */
 async function tableNames(t: TestApp): Promise<string[]> {
   const db = t.ctx.db
-  const names = t.dialect === 'postgres'
-    ? (await sql<{ name: string }>`select table_name as name from information_schema.tables
-        where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(db)).rows.map((r) => r.name)
-    : (await db.introspection.getTables()).map((x) => x.name)
+  const names =
+    t.dialect === 'postgres'
+      ? (
+          await sql<{ name: string }>`select table_name as name from information_schema.tables
+        where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(db)
+        ).rows.map((r) => r.name)
+      : (await db.introspection.getTables()).map((x) => x.name)
   return names.filter((n) => !n.startsWith('kysely_') && !UNWATCHED.has(n)).sort()
 }
 
@@ -151,7 +194,8 @@ async function tableNames(t: TestApp): Promise<string[]> {
 async function snapshot(t: TestApp, tables: string[]): Promise<Record<string, unknown[]>> {
   const out: Record<string, unknown[]> = {}
   for (const name of tables) {
-    const rows = (await sql<Record<string, unknown>>`select * from ${sql.table(name)} order by 1`.execute(t.ctx.db)).rows
+    const rows = (await sql<Record<string, unknown>>`select * from ${sql.table(name)} order by 1`.execute(t.ctx.db))
+      .rows
     const skip = CALL_BOOKKEEPING[name] ?? []
     out[name] = rows.map((row) => Object.fromEntries(Object.entries(row).filter(([column]) => !skip.includes(column))))
   }
@@ -169,17 +213,24 @@ forEachDialect((dialect) => {
     before(async () => {
       t = await startTestApp(dialect)
       a = await t.account('Dry Run B.V.')
-      routes = t.server.app.routeTable.filter((r) => r.url.startsWith(API_PREFIX) && r.area !== 'public' && MUTATING.has(r.method))
+      routes = t.server.app.routeTable.filter(
+        (r) => r.url.startsWith(API_PREFIX) && r.area !== 'public' && MUTATING.has(r.method),
+      )
     })
     after(() => t.close())
 
     it('every mutating route documents the test query parameter', () => {
       assert.ok(routes.length > 0)
-      const doc = t.server.app.swagger() as { paths: Record<string, Record<string, { parameters?: { in: string; name: string }[] }>> }
+      const doc = t.server.app.swagger() as {
+        paths: Record<string, Record<string, { parameters?: { in: string; name: string }[] }>>
+      }
       for (const r of routes) {
         const op = doc.paths[openapiPath(r.url)]?.[r.method.toLowerCase()]
         assert.ok(op, `${r.method} ${r.url} is not in the OpenAPI document`)
-        assert.ok(op.parameters?.some((p) => p.in === 'query' && p.name === 'test'), `${r.method} ${r.url} does not take ?test=1`)
+        assert.ok(
+          op.parameters?.some((p) => p.in === 'query' && p.name === 'test'),
+          `${r.method} ${r.url} does not take ?test=1`,
+        )
       }
     })
 
@@ -203,10 +254,18 @@ forEachDialect((dialect) => {
           const path = r.url.replace(/:([A-Za-z_]+)/g, (_m, name: string) => encodeURIComponent(params[name]))
           const body = 'body' in call ? call.body : f.body
           const before = await snapshot(t, tables)
-          const res = await t.request(r.method, `${path}?test=1`, { key: a.key, body, headers: { 'idempotency-key': `dry-${r.method}-${r.url}` } })
-          assert.ok(res.status >= 200 && res.status < 300, `${r.method} ${path}?test=1 answered ${res.status} ${res.text}`)
+          const res = await t.request(r.method, `${path}?test=1`, {
+            key: a.key,
+            body,
+            headers: { 'idempotency-key': `dry-${r.method}-${r.url}` },
+          })
+          assert.ok(
+            res.status >= 200 && res.status < 300,
+            `${r.method} ${path}?test=1 answered ${res.status} ${res.text}`,
+          )
           const afterwards = await snapshot(t, tables)
-          for (const name of tables) assert.deepEqual(afterwards[name], before[name], `${r.method} ${r.url} changed ${name}`)
+          for (const name of tables)
+            assert.deepEqual(afterwards[name], before[name], `${r.method} ${r.url} changed ${name}`)
         })
       }
     })
@@ -248,12 +307,29 @@ forEachDialect((dialect) => {
       assert.equal((await call('GET', `/domains/${domain}`)).body.data.status, 'active')
 
       const contact = await call('POST', '/domains/contacts?test=1', contactProfile)
-      assert.deepEqual([contact.body.data.id, contact.body.data.name, contact.body.data.profile.country], [0, 'Jan Jansen', 'NL'])
-      const template = await call('POST', '/domains/dns-templates?test=1', { alias: 'web', records: [{ type: 'MX', name: '', value: 'mail.example.net.', priority: 10 }] })
-      assert.deepEqual(template.body.data, { id: 0, alias: 'web', default: 0, records: [{ type: 'MX', name: '', value: '10 mail.example.net.', ttl: 3600 }] })
-      const ns = await call('POST', '/domains/nameservers?test=1', { alias: 'Mine', nameservers: ['ns1.example.net', 'ns2.example.net'] })
+      assert.deepEqual(
+        [contact.body.data.id, contact.body.data.name, contact.body.data.profile.country],
+        [0, 'Jan Jansen', 'NL'],
+      )
+      const template = await call('POST', '/domains/dns-templates?test=1', {
+        alias: 'web',
+        records: [{ type: 'MX', name: '', value: 'mail.example.net.', priority: 10 }],
+      })
+      assert.deepEqual(template.body.data, {
+        id: 0,
+        alias: 'web',
+        default: 0,
+        records: [{ type: 'MX', name: '', value: '10 mail.example.net.', ttl: 3600 }],
+      })
+      const ns = await call('POST', '/domains/nameservers?test=1', {
+        alias: 'Mine',
+        nameservers: ['ns1.example.net', 'ns2.example.net'],
+      })
       assert.equal(ns.body.data.alias, 'mine')
-      assert.deepEqual((await call('GET', '/domains/nameservers')).body.data.profiles.map((p: { alias: string }) => p.alias), ['default-mijnhost'])
+      assert.deepEqual(
+        (await call('GET', '/domains/nameservers')).body.data.profiles.map((p: { alias: string }) => p.alias),
+        ['default-mijnhost'],
+      )
       const name = uniqueName('dry', 'com')
       const headers = { 'idempotency-key': 'order-once' }
       const order = await t.request('POST', '/domains/order?test=1', { key: a.key, body: { domain: name }, headers })
@@ -272,28 +348,74 @@ forEachDialect((dialect) => {
       const domain = await makeDomain(t, a)
       const other = await t.account('Someone Else')
       const foreign = await makeDomain(t, other)
-      assert.equal((await refusal('PUT', `/domains/${foreign}`, { tags: [] })).status_description, 'You have no access to this resource')
+      assert.equal(
+        (await refusal('PUT', `/domains/${foreign}`, { tags: [] })).status_description,
+        'You have no access to this resource',
+      )
       assert.equal((await refusal('PUT', `/domains/${domain}`, { tags: ['Not A Tag'] })).status, 400)
       assert.equal((await refusal('PUT', `/domains/${domain}/cancel-delete`)).status, 400)
-      assert.equal((await refusal('PUT', `/domains/${domain}/dns`, { records: [{ type: 'A', name: 'www', value: 'not-an-address', ttl: 3600 }] })).status, 400)
-      assert.equal((await refusal('PATCH', `/domains/${domain}/dns`, { record: { type: 'CNAME', name: '', value: 'elsewhere.example.net.', ttl: 3600 } })).status, 400)
-      assert.equal((await refusal('PUT', `/domains/${domain}/dns/zone`, { zone: 'www 3600 IN A 999.1.1.1\n' })).status, 400)
+      assert.equal(
+        (
+          await refusal('PUT', `/domains/${domain}/dns`, {
+            records: [{ type: 'A', name: 'www', value: 'not-an-address', ttl: 3600 }],
+          })
+        ).status,
+        400,
+      )
+      assert.equal(
+        (
+          await refusal('PATCH', `/domains/${domain}/dns`, {
+            record: { type: 'CNAME', name: '', value: 'elsewhere.example.net.', ttl: 3600 },
+          })
+        ).status,
+        400,
+      )
+      assert.equal(
+        (await refusal('PUT', `/domains/${domain}/dns/zone`, { zone: 'www 3600 IN A 999.1.1.1\n' })).status,
+        400,
+      )
 
       const contact = await t.ctx.services.contacts.create(a.accountId, contactProfile)
       await call('PUT', `/domains/${domain}`, { profile: { owner: contact.id } })
-      assert.equal((await refusal('DELETE', `/domains/contacts/${contact.id}`)).status_description, 'The contact profile is in use by a domain and cannot be deleted')
+      assert.equal(
+        (await refusal('DELETE', `/domains/contacts/${contact.id}`)).status_description,
+        'The contact profile is in use by a domain and cannot be deleted',
+      )
       assert.equal((await refusal('POST', '/domains/contacts', { profile: { firstname: 'Only' } })).status, 400)
 
-      await t.ctx.services.nameservers.create(a.accountId, { alias: 'taken', nameservers: ['ns1.example.net', 'ns2.example.net'] })
-      await t.ctx.services.nameservers.create(a.accountId, { alias: 'mine', nameservers: ['ns1.example.net', 'ns2.example.net'] })
-      assert.equal((await refusal('POST', '/domains/nameservers', { alias: 'taken', nameservers: ['ns1.example.org', 'ns2.example.org'] })).status_description,
-        'A nameserver profile with this alias exists already')
-      assert.equal((await refusal('PUT', '/domains/nameservers/mine', { alias: 'taken' })).status_description, 'A nameserver profile with this alias exists already')
+      await t.ctx.services.nameservers.create(a.accountId, {
+        alias: 'taken',
+        nameservers: ['ns1.example.net', 'ns2.example.net'],
+      })
+      await t.ctx.services.nameservers.create(a.accountId, {
+        alias: 'mine',
+        nameservers: ['ns1.example.net', 'ns2.example.net'],
+      })
+      assert.equal(
+        (
+          await refusal('POST', '/domains/nameservers', {
+            alias: 'taken',
+            nameservers: ['ns1.example.org', 'ns2.example.org'],
+          })
+        ).status_description,
+        'A nameserver profile with this alias exists already',
+      )
+      assert.equal(
+        (await refusal('PUT', '/domains/nameservers/mine', { alias: 'taken' })).status_description,
+        'A nameserver profile with this alias exists already',
+      )
       assert.equal((await refusal('DELETE', '/domains/nameservers/default-mijnhost')).status, 400)
       assert.equal((await refusal('POST', '/domains/dns-templates', { records: [] })).status, 400)
 
-      assert.equal((await refusal('POST', '/domains/order', { domain })).status_description, 'This domain is not available for registration')
-      assert.equal((await refusal('POST', '/domains/order', { domain: uniqueName('dry', 'com'), nameserver: 'no-such-profile' })).status, 404)
+      assert.equal(
+        (await refusal('POST', '/domains/order', { domain })).status_description,
+        'This domain is not available for registration',
+      )
+      assert.equal(
+        (await refusal('POST', '/domains/order', { domain: uniqueName('dry', 'com'), nameserver: 'no-such-profile' }))
+          .status,
+        404,
+      )
       assert.deepEqual((await call('GET', '/orders')).body.data.orders, ordersBefore)
     })
   })

@@ -18,13 +18,21 @@ forEachDialect((dialect) => {
       const r = await t.request('GET', '/whoami', { key: a.key })
       assert.equal(r.status, 200)
       assert.match(String(r.headers['content-type']), /^application\/json/)
-      assert.deepEqual(r.body, { status: 200, status_description: 'Request successful', data: { ip: '127.0.0.1', customer_number: a.customerNumber } })
+      assert.deepEqual(r.body, {
+        status: 200,
+        status_description: 'Request successful',
+        data: { ip: '127.0.0.1', customer_number: a.customerNumber },
+      })
       assert.ok(r.headers['x-request-id'])
       assert.equal(r.headers['x-content-type-options'], 'nosniff')
     })
 
     it('accepts the key header in any case and as a Bearer token', async () => {
-      const forms: Record<string, string>[] = [{ 'API-key': a.key }, { 'API-KEY': a.key }, { authorization: `Bearer ${a.key}` }]
+      const forms: Record<string, string>[] = [
+        { 'API-key': a.key },
+        { 'API-KEY': a.key },
+        { authorization: `Bearer ${a.key}` },
+      ]
       for (const headers of forms) {
         const r = await t.request('GET', '/whoami', { headers })
         assert.equal(r.status, 200, JSON.stringify(headers))
@@ -37,16 +45,23 @@ forEachDialect((dialect) => {
       const unknown = await t.request('GET', '/whoami', { key: 'not-a-key-at-all-0000000000' })
       assert.deepEqual(unknown.body, { status: 401, status_description: 'No valid API key set' })
 
-      const expired = await t.ctx.services.iam.createKey(a.accountId, a.userId, { expiresAt: new Date(Date.now() - 1000) })
+      const expired = await t.ctx.services.iam.createKey(a.accountId, a.userId, {
+        expiresAt: new Date(Date.now() - 1000),
+      })
       const e = await t.request('GET', '/whoami', { key: expired.key })
       assert.deepEqual(e.body, { status: 401, status_description: 'API key has expired' })
 
-      const notYet = await t.ctx.services.iam.createKey(a.accountId, a.userId, { expiresAt: new Date(Date.now() + 86_400_000) })
+      const notYet = await t.ctx.services.iam.createKey(a.accountId, a.userId, {
+        expiresAt: new Date(Date.now() + 86_400_000),
+      })
       assert.equal((await t.request('GET', '/whoami', { key: notYet.key })).status, 200)
 
       const revoked = await t.ctx.services.iam.createKey(a.accountId, a.userId)
       await t.ctx.services.iam.revokeKey(a.accountId, String(revoked.id))
-      assert.equal((await t.request('GET', '/whoami', { key: revoked.key })).body.status_description, 'No valid API key set')
+      assert.equal(
+        (await t.request('GET', '/whoami', { key: revoked.key })).body.status_description,
+        'No valid API key set',
+      )
     })
 
     it('enforces IPv4, IPv6 and CIDR whitelists, believing X-Forwarded-For only from trusted proxies', async () => {
@@ -54,20 +69,26 @@ forEachDialect((dialect) => {
       const v4 = await iam.createKey(a.accountId, a.userId, { allowedIps: ['198.51.100.7'] })
       const cidr = await iam.createKey(a.accountId, a.userId, { allowedIps: ['203.0.113.0/24'] })
       const v6 = await iam.createKey(a.accountId, a.userId, { allowedIps: ['2001:db8::/32'] })
-      const call = (key: string, from: string) => t.request('GET', '/whoami', { key, headers: { 'x-forwarded-for': from } })
+      const call = (key: string, from: string) =>
+        t.request('GET', '/whoami', { key, headers: { 'x-forwarded-for': from } })
 
       const ok4 = await call(v4.key, '198.51.100.7')
       assert.equal(ok4.status, 200)
       assert.equal(ok4.body.data.ip, '198.51.100.7')
       const denied = await call(v4.key, '198.51.100.8')
-      assert.deepEqual(denied.body, { status: 401, status_description: 'Remote IP address is not found in the API key whitelist (198.51.100.8)' })
+      assert.deepEqual(denied.body, {
+        status: 401,
+        status_description: 'Remote IP address is not found in the API key whitelist (198.51.100.8)',
+      })
       assert.equal((await call(cidr.key, '203.0.113.200')).status, 200)
       assert.equal((await call(cidr.key, '203.0.114.1')).status, 401)
       assert.equal((await call(v6.key, '2001:db8:1::5')).status, 200)
       assert.equal((await call(v6.key, '2001:db9::5')).status, 401)
       // The caller itself (127.0.0.1) is not on the whitelist.
-      assert.equal((await t.request('GET', '/whoami', { key: v4.key })).body.status_description,
-        'Remote IP address is not found in the API key whitelist (127.0.0.1)')
+      assert.equal(
+        (await t.request('GET', '/whoami', { key: v4.key })).body.status_description,
+        'Remote IP address is not found in the API key whitelist (127.0.0.1)',
+      )
     })
 
     it('sees a key revoked on another instance once the lookup cache window has passed', async () => {
@@ -78,7 +99,10 @@ forEachDialect((dialect) => {
         assert.equal((await other.request('GET', '/whoami', { key: k.key })).status, 200)
         await t.ctx.services.iam.revokeKey(a.accountId, String(k.id))
         clock.advance(1001)
-        assert.equal((await other.request('GET', '/whoami', { key: k.key })).body.status_description, 'No valid API key set')
+        assert.equal(
+          (await other.request('GET', '/whoami', { key: k.key })).body.status_description,
+          'No valid API key set',
+        )
       } finally {
         await other.close()
       }
@@ -100,11 +124,15 @@ forEachDialect((dialect) => {
     it('answers `SSL connection is required` on the plain-HTTP port, unless a trusted proxy says https', async () => {
       const plain = async (headers: Record<string, string>) =>
         new Promise<{ status: number; body: string }>((resolve, reject) => {
-          const req = http.request(`${t.server.httpUrl}/api/v2/whoami`, { headers: { 'api-key': a.key, ...headers } }, (res) => {
-            let body = ''
-            res.on('data', (c) => (body += c))
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
-          })
+          const req = http.request(
+            `${t.server.httpUrl}/api/v2/whoami`,
+            { headers: { 'api-key': a.key, ...headers } },
+            (res) => {
+              let body = ''
+              res.on('data', (c) => (body += c))
+              res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+            },
+          )
           req.on('error', reject)
           req.end()
         })
@@ -121,7 +149,10 @@ forEachDialect((dialect) => {
         const acc = await limited.account()
         const answers = []
         for (let i = 0; i < 4; i++) answers.push(await limited.request('GET', '/whoami', { key: acc.key }))
-        assert.deepEqual(answers.map((r) => r.status), [200, 200, 200, 429])
+        assert.deepEqual(
+          answers.map((r) => r.status),
+          [200, 200, 200, 429],
+        )
         assert.equal(answers[0].headers['ratelimit-limit'], '3')
         assert.equal(answers[2].headers['ratelimit-remaining'], '0')
         const last = answers[3]

@@ -57,12 +57,67 @@ type Schema = {
 
 const HUGE = 'x'.repeat(100_001)
 const hostileStrings = [
-  '', ' ', '\t\n', '\u0000', 'a\u0000b', '\ud800', 'x\udfffy', '\ud83d', '\u2028\u2029', '\u00a0', '\u3000', '\u200b',
-  '\ufeff', 'é', 'Ｅｘａｍｐｌｅ', '😀', '例え.jp', '..', '../../etc/passwd', '%00', '%zz', '<script>alert(1)</script>',
-  "' or 1=1 --", '"; drop table accounts; --', '${7*7}', '{{7*7}}', 'NaN', 'Infinity', '-1', '1e20', '0x10', 'null', 'true',
-  '*', '.', '-', 'a'.repeat(256), 'a.'.repeat(200), HUGE, `${'\ud800'.repeat(50)}`, 'xn--', 'xn--zz', '\\', '\r\n\r\nX: y',
+  '',
+  ' ',
+  '\t\n',
+  '\u0000',
+  'a\u0000b',
+  '\ud800',
+  'x\udfffy',
+  '\ud83d',
+  '\u2028\u2029',
+  '\u00a0',
+  '\u3000',
+  '\u200b',
+  '\ufeff',
+  'é',
+  'Ｅｘａｍｐｌｅ',
+  '😀',
+  '例え.jp',
+  '..',
+  '../../etc/passwd',
+  '%00',
+  '%zz',
+  '<script>alert(1)</script>',
+  "' or 1=1 --",
+  '"; drop table accounts; --',
+  '${7*7}',
+  '{{7*7}}',
+  'NaN',
+  'Infinity',
+  '-1',
+  '1e20',
+  '0x10',
+  'null',
+  'true',
+  '*',
+  '.',
+  '-',
+  'a'.repeat(256),
+  'a.'.repeat(200),
+  HUGE,
+  `${'\ud800'.repeat(50)}`,
+  'xn--',
+  'xn--zz',
+  '\\',
+  '\r\n\r\nX: y',
 ]
-const hostileNumbers = [0, -0, -1, 1.5, -1.5, 0.1, 1e20, -1e20, 2 ** 31, 2 ** 53, 2 ** 63, Number.MAX_VALUE, 5e-324, 1e308]
+const hostileNumbers = [
+  0,
+  -0,
+  -1,
+  1.5,
+  -1.5,
+  0.1,
+  1e20,
+  -1e20,
+  2 ** 31,
+  2 ** 53,
+  2 ** 63,
+  Number.MAX_VALUE,
+  5e-324,
+  1e308,
+]
 const wrongTypes: unknown[] = [null, true, false, [], {}, [1, 2], { a: 1 }, 'string', 123, [null], [{}], [[]]]
 
 const hostileString = fc.oneof(
@@ -114,15 +169,63 @@ function plausible(s: Schema | undefined, depth = 0): unknown {
 
 /** Fragments spliced into a plausible string: separators, quotes, Unicode spaces and controls, lone surrogates. */
 const fragments = [
-  '\u0000', '\ud800', '\udc00', '\u3000', '\u00a0', '\u2028', '\u2029', '\u200b', '\ufeff', '\u0085', '\u1680', '\u2003', '\u000b',
-  '\u000c', '\t', '\n', '\r', '\r\n', ' ', ';', '"', "'", '\\', '(', ')', '.', '..', '@', '*', '$ORIGIN', '$INCLUDE /etc/passwd', '%',
-  'é', '😀', '\u0301', 'ǅ', 'İ', 'ß', '<', '>', '&', '\u001b[31m', 'x'.repeat(1000),
+  '\u0000',
+  '\ud800',
+  '\udc00',
+  '\u3000',
+  '\u00a0',
+  '\u2028',
+  '\u2029',
+  '\u200b',
+  '\ufeff',
+  '\u0085',
+  '\u1680',
+  '\u2003',
+  '\u000b',
+  '\u000c',
+  '\t',
+  '\n',
+  '\r',
+  '\r\n',
+  ' ',
+  ';',
+  '"',
+  "'",
+  '\\',
+  '(',
+  ')',
+  '.',
+  '..',
+  '@',
+  '*',
+  '$ORIGIN',
+  '$INCLUDE /etc/passwd',
+  '%',
+  'é',
+  '😀',
+  '\u0301',
+  'ǅ',
+  'İ',
+  'ß',
+  '<',
+  '>',
+  '&',
+  '\u001b[31m',
+  'x'.repeat(1000),
 ]
 const splice = (base: string): fc.Arbitrary<string> =>
   fc.oneof(
     fc.tuple(fc.nat(base.length), fc.constantFrom(...fragments)).map(([i, f]) => base.slice(0, i) + f + base.slice(i)),
-    fc.tuple(fc.nat(base.length), fc.constantFrom(...fragments)).map(([i, f]) => base.slice(0, i) + f.repeat(50) + base.slice(i)),
-    fc.constantFrom(base.repeat(Math.ceil(100_001 / Math.max(1, base.length))), base.toUpperCase(), ` ${base} `, `${base}.`, base.slice(1)),
+    fc
+      .tuple(fc.nat(base.length), fc.constantFrom(...fragments))
+      .map(([i, f]) => base.slice(0, i) + f.repeat(50) + base.slice(i)),
+    fc.constantFrom(
+      base.repeat(Math.ceil(100_001 / Math.max(1, base.length))),
+      base.toUpperCase(),
+      ` ${base} `,
+      `${base}.`,
+      base.slice(1),
+    ),
   )
 
 /**
@@ -131,22 +234,40 @@ const splice = (base: string): fc.Arbitrary<string> =>
  */
 function hostile(s: Schema | undefined, depth = 0, base: unknown = plausible(s)): fc.Arbitrary<unknown> {
   const alt = s?.anyOf ?? s?.oneOf
-  if (alt?.length && depth < 3) return fc.oneof(anyHostile, ...alt.filter((a) => typeOf(a) !== 'null').map((a) => hostile(a, depth + 1)))
+  if (alt?.length && depth < 3)
+    return fc.oneof(anyHostile, ...alt.filter((a) => typeOf(a) !== 'null').map((a) => hostile(a, depth + 1)))
   const t = s ? typeOf(s) : undefined
   const own: fc.Arbitrary<unknown>[] = [anyHostile]
   if (t === 'string' || t === undefined) own.push(hostileString)
   if (typeof base === 'string') own.push(splice(base), splice(base))
   if (t === 'integer' || t === 'number') own.push(hostileNumber)
-  if (s?.enum?.length) own.push(fc.constantFrom(...s.enum.map((v) => (typeof v === 'string' ? `${v} ` : v)), ...s.enum.map((v) => (typeof v === 'string' ? v.toUpperCase() : v))))
+  if (s?.enum?.length)
+    own.push(
+      fc.constantFrom(
+        ...s.enum.map((v) => (typeof v === 'string' ? `${v} ` : v)),
+        ...s.enum.map((v) => (typeof v === 'string' ? v.toUpperCase() : v)),
+      ),
+    )
   if (depth < 4 && t === 'object' && s?.properties) {
-    const obj = base !== null && typeof base === 'object' && !Array.isArray(base) ? (base as Record<string, unknown>) : (plausible(s) as Record<string, unknown>)
+    const obj =
+      base !== null && typeof base === 'object' && !Array.isArray(base)
+        ? (base as Record<string, unknown>)
+        : (plausible(s) as Record<string, unknown>)
     own.push(mutateObject(s, obj, depth + 1), mutateObject(s, obj, depth + 1))
   }
   if (depth < 4 && t === 'array') {
     const arr = Array.isArray(base) && base.length ? base : [plausible(s?.items)]
     own.push(fc.array(hostile(s?.items, depth + 1), { maxLength: 3 }))
-    own.push(fc.nat(arr.length - 1).chain((i) => hostile(s?.items, depth + 1, arr[i]).map((v) => arr.map((x, j) => (j === i ? v : x)))))
-    own.push(fc.nat(arr.length - 1).chain((i) => hostile(s?.items, depth + 1, arr[i]).map((v) => arr.map((x, j) => (j === i ? v : x)))))
+    own.push(
+      fc
+        .nat(arr.length - 1)
+        .chain((i) => hostile(s?.items, depth + 1, arr[i]).map((v) => arr.map((x, j) => (j === i ? v : x)))),
+    )
+    own.push(
+      fc
+        .nat(arr.length - 1)
+        .chain((i) => hostile(s?.items, depth + 1, arr[i]).map((v) => arr.map((x, j) => (j === i ? v : x)))),
+    )
     own.push(fc.constant(Array.from({ length: 2000 }, () => arr[0])))
   }
   return fc.oneof(...own)
@@ -158,22 +279,28 @@ function mutateObject(s: Schema, base: Record<string, unknown>, depth = 0): fc.A
   const choices: fc.Arbitrary<unknown>[] = [
     anyHostile,
     fc.constant([base]),
-    fc.record({ extra: fc.constantFrom('__proto__', 'constructor', 'zz_unknown', ''), value: anyHostile })
+    fc
+      .record({ extra: fc.constantFrom('__proto__', 'constructor', 'zz_unknown', ''), value: anyHostile })
       .map(({ extra, value }) => ({ ...base, [extra]: value })),
   ]
   if (names.length) {
     choices.push(
-      fc.constantFrom(...names).chain((name) =>
-        fc.oneof(
-          fc.constant({ name, remove: true as const, value: undefined as unknown }),
-          hostile(s.properties?.[name], depth, name in base ? base[name] : plausible(s.properties?.[name])).map((value) => ({ name, remove: false as const, value })),
-        ),
-      ).map(({ name, remove, value }) => {
-        const out: Record<string, unknown> = { ...base }
-        if (remove) delete out[name]
-        else out[name] = value
-        return out
-      }),
+      fc
+        .constantFrom(...names)
+        .chain((name) =>
+          fc.oneof(
+            fc.constant({ name, remove: true as const, value: undefined as unknown }),
+            hostile(s.properties?.[name], depth, name in base ? base[name] : plausible(s.properties?.[name])).map(
+              (value) => ({ name, remove: false as const, value }),
+            ),
+          ),
+        )
+        .map(({ name, remove, value }) => {
+          const out: Record<string, unknown> = { ...base }
+          if (remove) delete out[name]
+          else out[name] = value
+          return out
+        }),
     )
     choices.push(choices[choices.length - 1], choices[choices.length - 1])
   }
@@ -200,17 +327,80 @@ export interface Case {
 
 // Not '': an empty segment is another URL (the list route), answered by another operation.
 const hostileSegments = [
-  '%20', '..', '.', '%2e%2e', '%00', 'a%00b', '%', '%zz', '%E2%82', '%C0%AF', '%ED%A0%80', '%FF%FE', '%C3%A9',
-  '%F0%9F%98%80', '%E4%BE%8B%E3%81%88.jp', '-1', '0', '1.5', '1e20', '99999999999999999999', 'NaN', 'null', '%27', '%22',
-  '%20or%201%3D1', 'a'.repeat(100), 'a'.repeat(101), 'a'.repeat(1000), '%C3%A9'.repeat(60), 'Infinity', '-Infinity', '1e999', '..%2f..%2fetc', '%2F', '%5C', '%3Cscript%3E', '*', '~', '%E2%80%A8',
+  '%20',
+  '..',
+  '.',
+  '%2e%2e',
+  '%00',
+  'a%00b',
+  '%',
+  '%zz',
+  '%E2%82',
+  '%C0%AF',
+  '%ED%A0%80',
+  '%FF%FE',
+  '%C3%A9',
+  '%F0%9F%98%80',
+  '%E4%BE%8B%E3%81%88.jp',
+  '-1',
+  '0',
+  '1.5',
+  '1e20',
+  '99999999999999999999',
+  'NaN',
+  'null',
+  '%27',
+  '%22',
+  '%20or%201%3D1',
+  'a'.repeat(100),
+  'a'.repeat(101),
+  'a'.repeat(1000),
+  '%C3%A9'.repeat(60),
+  'Infinity',
+  '-Infinity',
+  '1e999',
+  '..%2f..%2fetc',
+  '%2F',
+  '%5C',
+  '%3Cscript%3E',
+  '*',
+  '~',
+  '%E2%80%A8',
 ]
 const hostileParam = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...hostileSegments) },
-  { weight: 1, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }).map((x) => encodeURIComponent(x)) },
+  {
+    weight: 1,
+    arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }).map((x) => encodeURIComponent(x)),
+  },
 )
 const hostileQueryValue = fc.oneof(
-  fc.constantFrom('', '-1', '0', '1.5', '1e20', '-1e20', 'NaN', 'Infinity', '-Infinity', '1e999', 'true', '[]', '{}', '%00', '%zz', '%', '%C3%A9',
-    '%ED%A0%80', 'x'.repeat(4000), '1&page=2', '99999999999999999999', '0x10', '%20', '+'),
+  fc.constantFrom(
+    '',
+    '-1',
+    '0',
+    '1.5',
+    '1e20',
+    '-1e20',
+    'NaN',
+    'Infinity',
+    '-Infinity',
+    '1e999',
+    'true',
+    '[]',
+    '{}',
+    '%00',
+    '%zz',
+    '%',
+    '%C3%A9',
+    '%ED%A0%80',
+    'x'.repeat(4000),
+    '1&page=2',
+    '99999999999999999999',
+    '0x10',
+    '%20',
+    '+',
+  ),
   fc.string({ unit: 'grapheme', maxLength: 20 }).map((x) => encodeURIComponent(x)),
 )
 const rawBodies: { raw: string | Buffer; note: string }[] = [
@@ -242,37 +432,82 @@ function casesFor(r: RouteEntry, base: FixtureResult, count: number, seed: numbe
   const queryProps = Object.keys((s.querystring as Schema | undefined)?.properties ?? {})
   const hasBody = ['POST', 'PUT', 'PATCH', 'DELETE'].includes(r.method)
   const baseBody = base.body ?? (bodySchema ? plausible(bodySchema) : undefined)
-  const start = (kind: Case['kind'], note: string, noKey: boolean): Case => ({ kind, params: { ...base.params }, query: '', body: baseBody, noKey, note })
+  const start = (kind: Case['kind'], note: string, noKey: boolean): Case => ({
+    kind,
+    params: { ...base.params },
+    query: '',
+    body: baseBody,
+    noKey,
+    note,
+  })
 
   const kinds: fc.Arbitrary<Case>[] = []
   const noKey = fc.nat(9).map((n) => n === 0)
   if (bodySchema) {
-    const mutated = typeOf(bodySchema) === 'object' ? mutateObject(bodySchema, (baseBody ?? {}) as Record<string, unknown>) : hostile(bodySchema)
+    const mutated =
+      typeOf(bodySchema) === 'object'
+        ? mutateObject(bodySchema, (baseBody ?? {}) as Record<string, unknown>)
+        : hostile(bodySchema)
     const bodyCase = fc.tuple(mutated, noKey).map(([body, nk]) => ({ ...start('body', 'mutated body', nk), body }))
     kinds.push(bodyCase, bodyCase, bodyCase, bodyCase)
   }
   if (hasBody) {
-    const encodings = fc.constantFrom<string | undefined>(undefined, undefined, undefined, 'identity', 'gzip', 'br, gzip', 'x-\u00e9')
-    kinds.push(fc.tuple(fc.constantFrom(...rawBodies), fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=utf-16'), encodings, noKey)
-      .map(([b, ct, enc, nk]) => ({ ...start('raw', `raw body: ${b.note} as ${ct}${enc ? ` (${enc})` : ''}`, nk), body: undefined, raw: b.raw, contentType: ct, encoding: enc })))
+    const encodings = fc.constantFrom<string | undefined>(
+      undefined,
+      undefined,
+      undefined,
+      'identity',
+      'gzip',
+      'br, gzip',
+      'x-\u00e9',
+    )
+    kinds.push(
+      fc
+        .tuple(
+          fc.constantFrom(...rawBodies),
+          fc.constantFrom(
+            'application/json',
+            'text/plain',
+            'application/x-www-form-urlencoded',
+            'application/json; charset=utf-16',
+          ),
+          encodings,
+          noKey,
+        )
+        .map(([b, ct, enc, nk]) => ({
+          ...start('raw', `raw body: ${b.note} as ${ct}${enc ? ` (${enc})` : ''}`, nk),
+          body: undefined,
+          raw: b.raw,
+          contentType: ct,
+          encoding: enc,
+        })),
+    )
   }
   const numeric = baseBody !== undefined ? JSON.stringify(baseBody) : ''
   if (/:-?\d/.test(numeric)) {
     // JSON.parse reads 1e999 as Infinity: a number no JSON.stringify can send.
-    const raw = fc.tuple(fc.constantFrom('1e999', '-1e999', '1e-999', '-0.0', '1.0000000000000000001', '123456789012345678901234567890'), noKey)
-      .map(([n, nk]) => ({ ...start('raw', `number ${n} in the body`, nk), body: undefined, raw: numeric.replace(/:-?\d[\d.eE+-]*/, `:${n}`) }))
+    const raw = fc
+      .tuple(
+        fc.constantFrom('1e999', '-1e999', '1e-999', '-0.0', '1.0000000000000000001', '123456789012345678901234567890'),
+        noKey,
+      )
+      .map(([n, nk]) => ({
+        ...start('raw', `number ${n} in the body`, nk),
+        body: undefined,
+        raw: numeric.replace(/:-?\d[\d.eE+-]*/, `:${n}`),
+      }))
     kinds.push(raw, raw)
   }
   if (paramNames.length) {
-    const paramCase = fc.tuple(fc.constantFrom(...paramNames), hostileParam, noKey)
-      .map(([name, value, nk]) => {
-        const c = start('param', `path :${name} = ${value.slice(0, 60)}`, nk)
-        c.params[name] = value
-        return c
-      })
+    const paramCase = fc.tuple(fc.constantFrom(...paramNames), hostileParam, noKey).map(([name, value, nk]) => {
+      const c = start('param', `path :${name} = ${value.slice(0, 60)}`, nk)
+      c.params[name] = value
+      return c
+    })
     kinds.push(paramCase, paramCase, paramCase)
   }
-  const queryCase = fc.tuple(fc.constantFrom(...queryProps, 'zz_unknown', 'page', 'limit'), hostileQueryValue, fc.boolean(), noKey)
+  const queryCase = fc
+    .tuple(fc.constantFrom(...queryProps, 'zz_unknown', 'page', 'limit'), hostileQueryValue, fc.boolean(), noKey)
     .map(([name, value, twice, nk]) => {
       const c = start('query', `query ${name}=${value.slice(0, 60)}${twice ? ' (twice)' : ''}`, nk)
       c.query = `?${name}=${value}${twice ? `&${name}=${value}` : ''}`
@@ -281,8 +516,17 @@ function casesFor(r: RouteEntry, base: FixtureResult, count: number, seed: numbe
   kinds.push(queryCase, queryCase)
   // A tenth of the requests with a body carry an Idempotency-Key: a few fixed ones (so a repeat with another
   // body meets a stored answer) and hostile ones.
-  const idem = fc.option(fc.constantFrom('fuzz-key-1', 'fuzz-key-2', '', ' ', 'a'.repeat(256), 'a b', '\u00e9', 'x'.repeat(255)), { freq: 9 })
-  const all = fc.tuple(fc.oneof(...kinds), idem).map(([c, key]) => (hasBody && key !== null ? { ...c, idempotencyKey: key, note: `${c.note}, Idempotency-Key ${JSON.stringify(key.slice(0, 20))}` } : c))
+  const idem = fc.option(
+    fc.constantFrom('fuzz-key-1', 'fuzz-key-2', '', ' ', 'a'.repeat(256), 'a b', '\u00e9', 'x'.repeat(255)),
+    { freq: 9 },
+  )
+  const all = fc
+    .tuple(fc.oneof(...kinds), idem)
+    .map(([c, key]) =>
+      hasBody && key !== null
+        ? { ...c, idempotencyKey: key, note: `${c.note}, Idempotency-Key ${JSON.stringify(key.slice(0, 20))}` }
+        : c,
+    )
   const cases = [start('valid', 'fixture request', false), ...fc.sample(all, { seed, numRuns: Math.max(0, count - 1) })]
   return cases
 }
@@ -320,18 +564,31 @@ function problemsOf(r: RouteEntry, validators: Map<string, ValidateFunction | nu
     return p
   }
   const b = reply.body
-  if (typeof b !== 'object' || b === null || !Number.isInteger(b.status) || b.status !== reply.status || typeof b.status_description !== 'string') {
+  if (
+    typeof b !== 'object' ||
+    b === null ||
+    !Number.isInteger(b.status) ||
+    b.status !== reply.status ||
+    typeof b.status_description !== 'string'
+  ) {
     p.push(`non-envelope: ${reply.text.slice(0, 160)}`)
     return p
   }
-  if (validate && !validate(b)) p.push(`schema violation for ${reply.status}: ${JSON.stringify(validate.errors?.slice(0, 3))}`)
+  if (validate && !validate(b))
+    p.push(`schema violation for ${reply.status}: ${JSON.stringify(validate.errors?.slice(0, 3))}`)
   return p
 }
 
 const agent = new https.Agent({ keepAlive: true, rejectUnauthorized: false })
 
 /** One HTTPS request with the path sent byte for byte (no URL normalisation of `..` or percent escapes). */
-function rawRequest(origin: string, method: string, path: string, headers: Record<string, string>, payload?: string | Buffer): Promise<Reply> {
+function rawRequest(
+  origin: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  payload?: string | Buffer,
+): Promise<Reply> {
   const { hostname, port } = new URL(origin)
   const h = { ...headers, ...(payload !== undefined ? { 'content-length': String(Buffer.byteLength(payload)) } : {}) }
   return new Promise((resolve, reject) => {
@@ -371,22 +628,38 @@ for (const dialect of fuzzDialects) {
 
     before(async () => {
       // Sandbox mode, so the sandbox controls are fuzzed too (no fault is injected unless a fuzzed request sets one).
-      t = await startTestApp(dialect, { env: { HOSTAPI_RATE_LIMIT: '100000000', HOSTAPI_SANDBOX: '1', ...(process.env.FUZZ_LOG ? { HOSTAPI_LOG_LEVEL: process.env.FUZZ_LOG } : {}) } })
+      t = await startTestApp(dialect, {
+        env: {
+          HOSTAPI_RATE_LIMIT: '100000000',
+          HOSTAPI_SANDBOX: '1',
+          ...(process.env.FUZZ_LOG ? { HOSTAPI_LOG_LEVEL: process.env.FUZZ_LOG } : {}),
+        },
+      })
       a = await t.account('Fuzz B.V.')
       victim = await t.account('Admin Target B.V.')
       adminToken = (await t.ctx.services.admin.createToken('fuzz')).token
       // HEAD is the GET operation without a body (the admin API answers it): fuzzing the GET covers it.
-      const all = t.server.app.routeTable.filter((r) => r.method !== 'HEAD' && r.operationId && (r.url.startsWith(API_PREFIX) || r.url.startsWith(ADMIN_PREFIX)))
+      const all = t.server.app.routeTable.filter(
+        (r) => r.method !== 'HEAD' && r.operationId && (r.url.startsWith(API_PREFIX) || r.url.startsWith(ADMIN_PREFIX)),
+      )
       // The customer API first, then the admin API (it suspends and changes the catalog), the sandbox
       // controls last and the sandbox reset (it deletes every account) at the very end.
-      const order = (r: RouteEntry) => (r.url.startsWith(API_PREFIX) ? 0 : r.operationId === 'sandboxReset' ? 3 : r.url.startsWith(`${ADMIN_PREFIX}/sandbox`) ? 2 : 1)
+      const order = (r: RouteEntry) =>
+        r.url.startsWith(API_PREFIX)
+          ? 0
+          : r.operationId === 'sandboxReset'
+            ? 3
+            : r.url.startsWith(`${ADMIN_PREFIX}/sandbox`)
+              ? 2
+              : 1
       routes = [...all].sort((x, y) => order(x) - order(y))
     })
     after(() => t.close())
 
     it('every operation declares every error status it can answer', () => {
       // Sandbox fault injection can answer any of FAULT_STATUSES on any customer operation.
-      for (const status of FAULT_STATUSES) assert.ok(declaredErrorStatuses('GET', `${API_PREFIX}/whoami`).includes(status), `fault status ${status}`)
+      for (const status of FAULT_STATUSES)
+        assert.ok(declaredErrorStatuses('GET', `${API_PREFIX}/whoami`).includes(status), `fault status ${status}`)
       for (const r of routes) {
         const declared = Object.keys(r.schema?.response ?? {})
         for (const status of declaredErrorStatuses(r.method, r.url)) {
@@ -403,8 +676,13 @@ for (const dialect of fuzzDialects) {
       const counts = { requests: 0, fivexx: 0, nonEnvelope: 0, undeclared: 0, schema: 0 }
       const adminParams = (r: RouteEntry): Record<string, string> => {
         const values: Record<string, string> = {
-          customer_number: String(victim.customerNumber), key: '1', id: '1', ticket_number: '1', invoice_nr: '1',
-          extension: 'fuzz', name: 'fuzz-name.nl',
+          customer_number: String(victim.customerNumber),
+          key: '1',
+          id: '1',
+          ticket_number: '1',
+          invoice_nr: '1',
+          extension: 'fuzz',
+          name: 'fuzz-name.nl',
         }
         const out: Record<string, string> = {}
         for (const [, name] of r.url.matchAll(/:([A-Za-z_]+)/g)) out[name] = values[name] ?? '1'
@@ -415,11 +693,22 @@ for (const dialect of fuzzDialects) {
         const skipped = SKIPPED.find((s) => s.method === r.method && s.url === r.url)
         if (skipped) continue
         const admin = r.url.startsWith(ADMIN_PREFIX)
-        const base: FixtureResult = admin ? { params: adminParams(r) } : r.fixture ? await fixtures[r.fixture](t, a, r) : { params: {} }
+        const base: FixtureResult = admin
+          ? { params: adminParams(r) }
+          : r.fixture
+            ? await fixtures[r.fixture](t, a, r)
+            : { params: {} }
         const validators = responseValidators(r)
         for (const c of casesFor(r, base, perOperation, SEED + i)) {
-          const path = r.url.replace(/:([A-Za-z_]+)/g, (_m, name: string) => (c.kind === 'param' ? c.params[name] : encodeURIComponent(c.params[name]))) + c.query
-          const auth: { key?: string; headers?: Record<string, string> } = c.noKey ? {} : admin ? { headers: { authorization: `Bearer ${adminToken}` } } : { key: a.key }
+          const path =
+            r.url.replace(/:([A-Za-z_]+)/g, (_m, name: string) =>
+              c.kind === 'param' ? c.params[name] : encodeURIComponent(c.params[name]),
+            ) + c.query
+          const auth: { key?: string; headers?: Record<string, string> } = c.noKey
+            ? {}
+            : admin
+              ? { headers: { authorization: `Bearer ${adminToken}` } }
+              : { key: a.key }
           let reply: Reply
           try {
             const payload = c.raw !== undefined ? c.raw : c.body !== undefined ? JSON.stringify(c.body) : undefined
@@ -430,7 +719,11 @@ for (const dialect of fuzzDialects) {
               ...(payload !== undefined && c.encoding !== undefined ? { 'content-encoding': c.encoding } : {}),
               ...(c.idempotencyKey !== undefined ? { 'idempotency-key': c.idempotencyKey } : {}),
             }
-            if (process.env.FUZZ_TRACE) fs.appendFileSync(process.env.FUZZ_TRACE, `${r.method} ${path.slice(0, 300)} ${String(payload ?? '').slice(0, 300)}\n`)
+            if (process.env.FUZZ_TRACE)
+              fs.appendFileSync(
+                process.env.FUZZ_TRACE,
+                `${r.method} ${path.slice(0, 300)} ${String(payload ?? '').slice(0, 300)}\n`,
+              )
             reply = await rawRequest(t.origin, r.method, path, headers, payload)
           } catch (e) {
             failures.push(`${r.method} ${r.url} [${c.note}]: request failed: ${(e as Error).message}`)
@@ -447,8 +740,15 @@ for (const dialect of fuzzDialects) {
             else if (p.startsWith('schema')) counts.schema++
           }
           if (problems.length) {
-            const sent = c.raw !== undefined ? ` raw=${JSON.stringify(String(c.raw).slice(0, 80))}` : c.body !== undefined ? ` body=${JSON.stringify(c.body)?.slice(0, 200)}` : ''
-            failures.push(`${r.method} ${path.slice(0, 200)}${c.noKey ? ' (no key)' : ''}${sent} -> ${reply.status}: ${problems.join('; ')}`)
+            const sent =
+              c.raw !== undefined
+                ? ` raw=${JSON.stringify(String(c.raw).slice(0, 80))}`
+                : c.body !== undefined
+                  ? ` body=${JSON.stringify(c.body)?.slice(0, 200)}`
+                  : ''
+            failures.push(
+              `${r.method} ${path.slice(0, 200)}${c.noKey ? ' (no key)' : ''}${sent} -> ${reply.status}: ${problems.join('; ')}`,
+            )
           }
         }
         if (r.url.startsWith(`${ADMIN_PREFIX}/sandbox`)) {
@@ -457,11 +757,17 @@ for (const dialect of fuzzDialects) {
           if (r.operationId === 'sandboxReset') a = await t.account('Fuzz B.V.')
         }
         const alive = await t.request('GET', '/api/v2/whoami', { key: a.key })
-        if (alive.status !== 200) failures.push(`GET /whoami answers ${alive.status} after ${r.method} ${r.url}: ${alive.text.slice(0, 200)}`)
+        if (alive.status !== 200)
+          failures.push(`GET /whoami answers ${alive.status} after ${r.method} ${r.url}: ${alive.text.slice(0, 200)}`)
       }
-      const statuses = [...seen.entries()].sort((x, y) => x[0] - y[0]).map(([s, n]) => `${s}:${n}`).join(' ')
-      ctx.diagnostic(`fuzz ${dialect} seed ${SEED}: ${counts.requests} requests over ${routes.length} operations (${SKIPPED.length} skipped); ` +
-        `5xx ${counts.fivexx}, non-envelope ${counts.nonEnvelope}, undeclared ${counts.undeclared}, schema violations ${counts.schema}; statuses ${statuses}`)
+      const statuses = [...seen.entries()]
+        .sort((x, y) => x[0] - y[0])
+        .map(([s, n]) => `${s}:${n}`)
+        .join(' ')
+      ctx.diagnostic(
+        `fuzz ${dialect} seed ${SEED}: ${counts.requests} requests over ${routes.length} operations (${SKIPPED.length} skipped); ` +
+          `5xx ${counts.fivexx}, non-envelope ${counts.nonEnvelope}, undeclared ${counts.undeclared}, schema violations ${counts.schema}; statuses ${statuses}`,
+      )
       if (process.env.FUZZ_REPORT) fs.writeFileSync(process.env.FUZZ_REPORT, failures.join('\n') + '\n')
       const alive = await t.request('GET', '/api/v2/whoami', { key: a.key })
       assert.equal(alive.status, 200, 'the server still answers GET /whoami')

@@ -9,20 +9,37 @@ import { ok, pageOf, pagination, PageQuery } from '../src/http/schemas.js'
 // probe module mounted like any other, so they are tested before the area routes depend on them.
 const probeRoutes = async (base: import('fastify').FastifyInstance) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
-  app.put('/probe/echo', {
-    config: { area: 'any' },
-    schema: { hide: true, body: Type.Object({ name: Type.String({ minLength: 1 }), ttl: Type.Optional(Type.Integer({ minimum: 60 })) }) },
-  }, async (req) => ok(req.body))
+  app.put(
+    '/probe/echo',
+    {
+      config: { area: 'any' },
+      schema: {
+        hide: true,
+        body: Type.Object({ name: Type.String({ minLength: 1 }), ttl: Type.Optional(Type.Integer({ minimum: 60 })) }),
+      },
+    },
+    async (req) => ok(req.body),
+  )
   let orders = 0
-  app.post('/probe/order', {
-    config: { area: 'any', idempotent: true },
-    schema: { hide: true, body: Type.Object({ item: Type.String() }) },
-  }, async (req) => ok({ order_id: ++orders, item: req.body.item, at: process.hrtime.bigint().toString() }))
-  app.delete('/probe/echo', { config: { area: 'any' }, schema: { hide: true } }, async (req) => ok({ body: req.body ?? null }))
-  app.get('/probe/items', { config: { area: 'any' }, schema: { hide: true, querystring: Type.Object(PageQuery) } }, async (req) => {
-    const page = pageOf(req.query)
-    return ok({ pagination: pagination(page, 30) })
-  })
+  app.post(
+    '/probe/order',
+    {
+      config: { area: 'any', idempotent: true },
+      schema: { hide: true, body: Type.Object({ item: Type.String() }) },
+    },
+    async (req) => ok({ order_id: ++orders, item: req.body.item, at: process.hrtime.bigint().toString() }),
+  )
+  app.delete('/probe/echo', { config: { area: 'any' }, schema: { hide: true } }, async (req) =>
+    ok({ body: req.body ?? null }),
+  )
+  app.get(
+    '/probe/items',
+    { config: { area: 'any' }, schema: { hide: true, querystring: Type.Object(PageQuery) } },
+    async (req) => {
+      const page = pageOf(req.query)
+      return ok({ pagination: pagination(page, 30) })
+    },
+  )
 }
 
 describe('shared HTTP rules', () => {
@@ -38,7 +55,11 @@ describe('shared HTTP rules', () => {
     const none = await t.request('PUT', '/probe/echo', { key: a.key, rawBody: '{"name":"x"}' })
     assert.equal(none.status, 200)
     assert.deepEqual(none.body.data, { name: 'x' })
-    const wrong = await t.request('PUT', '/probe/echo', { key: a.key, rawBody: '{"name":"y"}', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+    const wrong = await t.request('PUT', '/probe/echo', {
+      key: a.key,
+      rawBody: '{"name":"y"}',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    })
     assert.deepEqual(wrong.body.data, { name: 'y' })
   })
 
@@ -79,10 +100,19 @@ describe('shared HTTP rules', () => {
   })
 
   it('records every mutating call in the audit log', async () => {
-    await t.request('PUT', '/probe/echo/', { key: a.key, body: { name: 'audit' }, headers: { 'x-request-id': 'audit-1' } })
+    await t.request('PUT', '/probe/echo/', {
+      key: a.key,
+      body: { name: 'audit' },
+      headers: { 'x-request-id': 'audit-1' },
+    })
     await t.request('PUT', '/probe/echo', { key: a.key, body: {}, headers: { 'x-request-id': 'audit-2' } })
     await t.request('GET', '/whoami', { key: a.key, headers: { 'x-request-id': 'audit-3' } })
-    const rows = await t.ctx.db.selectFrom('audit_log').selectAll().where('request_id', 'in', ['audit-1', 'audit-2', 'audit-3']).orderBy('id').execute()
+    const rows = await t.ctx.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('request_id', 'in', ['audit-1', 'audit-2', 'audit-3'])
+      .orderBy('id')
+      .execute()
     assert.deepEqual(
       rows.map((r) => [r.request_id, r.method, r.path, r.status, r.account_id, r.key_prefix, r.ip]),
       [
@@ -108,9 +138,17 @@ describe('shared HTTP rules', () => {
     const theirs = await t.request('POST', '/probe/order', { key: b.key, body: { item: 'x' }, headers: h })
     assert.notEqual(theirs.body.data.order_id, first.body.data.order_id)
     // An invalid request claims no key.
-    const invalid = await t.request('POST', '/probe/order', { key: a.key, body: {}, headers: { 'idempotency-key': 'order-abc-2' } })
+    const invalid = await t.request('POST', '/probe/order', {
+      key: a.key,
+      body: {},
+      headers: { 'idempotency-key': 'order-abc-2' },
+    })
     assert.equal(invalid.status, 400)
-    const valid = await t.request('POST', '/probe/order', { key: a.key, body: { item: 'z' }, headers: { 'idempotency-key': 'order-abc-2' } })
+    const valid = await t.request('POST', '/probe/order', {
+      key: a.key,
+      body: { item: 'z' },
+      headers: { 'idempotency-key': 'order-abc-2' },
+    })
     assert.equal(valid.status, 200)
   })
 

@@ -17,7 +17,8 @@ export function layerOf(rel: string): number {
   const p = rel.split(path.sep).join('/')
   const base = p.slice(p.lastIndexOf('/') + 1)
   // Used everywhere and free of upward imports: the lowest layer. The configuration is pure (environment in, object out).
-  if (p.startsWith('lib/') || p.startsWith('config/') || ['errors.ts', 'clock.ts', 'lazy-require.ts'].includes(p)) return 0
+  if (p.startsWith('lib/') || p.startsWith('config/') || ['errors.ts', 'clock.ts', 'lazy-require.ts'].includes(p))
+    return 0
   // The row types of a module's tables sit beside the module but describe the database. Operating state (metrics,
   // fault injection, the request journal) is used by the HTTP plugins and the admin routes alike.
   if (p.startsWith('db/') || p.startsWith('ops/') || base.endsWith('.tables.ts')) return 1
@@ -35,12 +36,14 @@ function sourceFiles(dir: string): string[] {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const full = path.join(dir, entry.name)
     if (entry.isDirectory()) out.push(...sourceFiles(full))
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') && !entry.name.endsWith('.test.ts')) out.push(full)
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') && !entry.name.endsWith('.test.ts'))
+      out.push(full)
   }
   return out
 }
 
-const SPECIFIER = /(?:\bimport|\bexport)\s[^'"]*?\bfrom\s*['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)|\bimport\s+['"]([^'"]+)['"]/g
+const SPECIFIER =
+  /(?:\bimport|\bexport)\s[^'"]*?\bfrom\s*['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)|\bimport\s+['"]([^'"]+)['"]/g
 
 /** Every relative import of a file, resolved to a path relative to src/ (or outside it). */
 function importsOf(file: string): string[] {

@@ -14,7 +14,12 @@ forEachDialect((dialect) => {
 
     it('queues a message and delivers it to the mail driver when the job runs', async () => {
       const outbox = t.ctx.drivers.mail as OutboxMailDriver
-      const { id } = await t.ctx.services.mail.send({ to: 'queue@example.com', subject: 'Queued', text: 'Body', kind: 'test' })
+      const { id } = await t.ctx.services.mail.send({
+        to: 'queue@example.com',
+        subject: 'Queued',
+        text: 'Body',
+        kind: 'test',
+      })
       assert.match(id, /^job-\d+$/)
       assert.deepEqual(await outbox.list({ to: 'queue@example.com' }), [])
       assert.ok((await t.ctx.jobs.drain()) >= 1)
@@ -26,8 +31,14 @@ forEachDialect((dialect) => {
     })
 
     it('refuses an unsendable message at once, without queueing it', async () => {
-      await assert.rejects(t.ctx.services.mail.send({ to: 'bad address', subject: 'x', text: 'y', kind: 'test' }), MailRejected)
-      await assert.rejects(t.ctx.services.mail.send({ to: 'ok@example.com', subject: 'a\nBcc: x@example.com', text: 'y', kind: 'test' }), MailRejected)
+      await assert.rejects(
+        t.ctx.services.mail.send({ to: 'bad address', subject: 'x', text: 'y', kind: 'test' }),
+        MailRejected,
+      )
+      await assert.rejects(
+        t.ctx.services.mail.send({ to: 'ok@example.com', subject: 'a\nBcc: x@example.com', text: 'y', kind: 'test' }),
+        MailRejected,
+      )
       assert.equal(await t.ctx.jobs.drain(), 0)
     })
   })

@@ -25,7 +25,11 @@ describe('OpenAPI document', () => {
       for (const op of Object.values(item)) if (op.operationId) ops.add(op.operationId)
     }
     const routes = t.server.app.routeTable.filter((x) => x.url.startsWith('/api/v2') && x.area !== 'public')
-    for (const route of routes) assert.ok(route.operationId && ops.has(route.operationId), `${route.method} ${route.url} has no documented operationId`)
+    for (const route of routes)
+      assert.ok(
+        route.operationId && ops.has(route.operationId),
+        `${route.method} ${route.url} has no documented operationId`,
+      )
     assert.equal(ops.size, routes.length, 'operationIds are unique')
   })
 

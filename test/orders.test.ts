@@ -49,7 +49,10 @@ forEachDialect((dialect) => {
     it('fixes an item with PUT, processes the order again and completes it', async () => {
       const orderId = await makeOrder(t, a)
       const cartId = (await t.request('GET', `/orders/${orderId}`, { key: a.key })).body.data.services[0].cart_id
-      const put = await t.request('PUT', `/orders/${orderId}/`, { key: a.key, body: { cart_id: cartId, hosting: { domain: 'example.nl' } } })
+      const put = await t.request('PUT', `/orders/${orderId}/`, {
+        key: a.key,
+        body: { cart_id: cartId, hosting: { domain: 'example.nl' } },
+      })
       assert.equal(put.status, 200)
       assert.equal(put.body.data.status, 'open')
       assert.equal(put.body.data.services[0].status, 'pending')
@@ -60,13 +63,17 @@ forEachDialect((dialect) => {
       assert.match(done.body.data.completed, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/)
       assert.deepEqual(done.body.data.services[0].result, { hosting: 'Webhosting Basic' })
       const list = await t.request('GET', '/orders', { key: a.key })
-      assert.equal(list.body.data.orders.some((o: { order_id: number }) => o.order_id === orderId), false, 'completed orders are not open')
+      assert.equal(
+        list.body.data.orders.some((o: { order_id: number }) => o.order_id === orderId),
+        false,
+        'completed orders are not open',
+      )
 
       const again = await t.request('PUT', `/orders/${orderId}`, { key: a.key, body: { cart_id: cartId } })
       assert.deepEqual(again.body, { status: 400, status_description: 'This order is already completed' })
     })
 
-    it('refuses an unknown cart_id, a bad body and another account\'s order', async () => {
+    it("refuses an unknown cart_id, a bad body and another account's order", async () => {
       const orderId = await makeOrder(t, a)
       const unknown = await t.request('PUT', `/orders/${orderId}`, { key: a.key, body: { cart_id: 999999 } })
       assert.deepEqual(unknown.body, { status: 400, status_description: 'The order has no service with this cart_id' })
@@ -91,15 +98,27 @@ forEachDialect((dialect) => {
       await t.ctx.jobs.drain()
       const order = (await t.request('GET', `/orders/${orderId}`, { key: a.key })).body.data
       assert.equal(order.status, 'error')
-      assert.deepEqual(order.services.map((s: { name: string; status: string }) => [s.name, s.status]), [['Ready', 'done'], ['Broken', 'error']])
+      assert.deepEqual(
+        order.services.map((s: { name: string; status: string }) => [s.name, s.status]),
+        [
+          ['Ready', 'done'],
+          ['Broken', 'error'],
+        ],
+      )
       assert.equal(order.total_price, 3)
-      const done = await t.request('PUT', `/orders/${orderId}`, { key: a.key, body: { cart_id: order.services[0].cart_id } })
+      const done = await t.request('PUT', `/orders/${orderId}`, {
+        key: a.key,
+        body: { cart_id: order.services[0].cart_id },
+      })
       assert.deepEqual(done.body, { status: 400, status_description: 'This service of the order is already delivered' })
     })
 
     it('needs the order permission for a sub-user', async () => {
       const denied = await t.subUser(a, { domains: true })
-      assert.deepEqual((await t.request('GET', '/orders', { key: denied.key })).body, { status: 403, status_description: 'Access denied' })
+      assert.deepEqual((await t.request('GET', '/orders', { key: denied.key })).body, {
+        status: 403,
+        status_description: 'Access denied',
+      })
       const allowed = await t.subUser(a, { order: true })
       assert.equal((await t.request('GET', '/orders', { key: allowed.key })).status, 200)
     })

@@ -18,35 +18,76 @@ forEachDialect((dialect) => {
     after(() => t.close())
 
     it('answers 400 naming the field for Infinity, -Infinity and 1e999 in a query', async () => {
-      for (const [name, value] of [['limit', 'Infinity'], ['page', '-Infinity'], ['limit', '1e999'], ['page', 'Infinity']]) {
+      for (const [name, value] of [
+        ['limit', 'Infinity'],
+        ['page', '-Infinity'],
+        ['limit', '1e999'],
+        ['page', 'Infinity'],
+      ]) {
         const r = await t.request('GET', `/affiliate/commissions?${name}=${value}`, { key: a.key })
-        assert.deepEqual(r.body, { status: 400, status_description: `Invalid ${name}: must be a finite number`, errors: [{ field: name, message: 'must be a finite number' }] }, `${name}=${value}`)
-        const admin = await t.request('GET', `/admin/v1/outbox?${name}=${value}`, { headers: { authorization: `Bearer ${adminToken}` } })
+        assert.deepEqual(
+          r.body,
+          {
+            status: 400,
+            status_description: `Invalid ${name}: must be a finite number`,
+            errors: [{ field: name, message: 'must be a finite number' }],
+          },
+          `${name}=${value}`,
+        )
+        const admin = await t.request('GET', `/admin/v1/outbox?${name}=${value}`, {
+          headers: { authorization: `Bearer ${adminToken}` },
+        })
         assert.equal(admin.status, 400, `admin outbox ${name}=${value}: ${admin.text}`)
       }
     })
 
     it('answers 400 naming the field for "Infinity" given for a number in a JSON body (Ajv coerces it too)', async () => {
       const domain = await makeDomain(t, a)
-      const r = await t.request('PATCH', `/domains/${domain}/dns`, { key: a.key, body: { record: { type: 'A', name: 'www', value: '192.0.2.1', ttl: 'Infinity' } } })
-      assert.deepEqual(r.body, { status: 400, status_description: 'Invalid record.ttl: must be a finite number', errors: [{ field: 'record.ttl', message: 'must be a finite number' }] })
+      const r = await t.request('PATCH', `/domains/${domain}/dns`, {
+        key: a.key,
+        body: { record: { type: 'A', name: 'www', value: '192.0.2.1', ttl: 'Infinity' } },
+      })
+      assert.deepEqual(r.body, {
+        status: 400,
+        status_description: 'Invalid record.ttl: must be a finite number',
+        errors: [{ field: 'record.ttl', message: 'must be a finite number' }],
+      })
     })
 
     // Found by the fuzz test on PostgreSQL: it refuses a NUL in text and an integer column compared with a larger number (500).
     it('answers 400 for a path number above the largest row id', async () => {
-      for (const p of ['/certificates/99999999999999999999', '/domains/contacts/2147483648', '/domains/dns-templates/1e20']) {
+      for (const p of [
+        '/certificates/99999999999999999999',
+        '/domains/contacts/2147483648',
+        '/domains/dns-templates/1e20',
+      ]) {
         const r = await t.request('GET', p, { key: a.key })
-        assert.deepEqual(r.body, { status: 400, status_description: 'Invalid id: must be <= 2147483647', errors: [{ field: 'id', message: 'must be <= 2147483647' }] }, p)
+        assert.deepEqual(
+          r.body,
+          {
+            status: 400,
+            status_description: 'Invalid id: must be <= 2147483647',
+            errors: [{ field: 'id', message: 'must be <= 2147483647' }],
+          },
+          p,
+        )
       }
-      const admin = await t.request('GET', '/admin/v1/accounts/1e20', { headers: { authorization: `Bearer ${adminToken}` } })
+      const admin = await t.request('GET', '/admin/v1/accounts/1e20', {
+        headers: { authorization: `Bearer ${adminToken}` },
+      })
       assert.equal(admin.body.status_description, 'Invalid customer_number: must be <= 2147483647')
     })
 
     it('answers 400 for a whole number beyond a 32-bit integer in a body (PostgreSQL refused to store or compare it)', async () => {
       const attach = await t.request('PUT', '/vps/floating-ips/1/attach', { key: a.key, body: { vps_id: 2147483648 } })
-      assert.deepEqual(attach.body, { status: 400, status_description: 'Invalid vps_id: must be <= 2147483647', errors: [{ field: 'vps_id', message: 'must be <= 2147483647' }] })
+      assert.deepEqual(attach.body, {
+        status: 400,
+        status_description: 'Invalid vps_id: must be <= 2147483647',
+        errors: [{ field: 'vps_id', message: 'must be <= 2147483647' }],
+      })
       const commission = await t.request('POST', `/admin/v1/accounts/${a.customerNumber}/commissions`, {
-        headers: { authorization: `Bearer ${adminToken}` }, body: { order_nr: 1.2345678901234568e29, sale_amount: 0, commission_amount: 0 },
+        headers: { authorization: `Bearer ${adminToken}` },
+        body: { order_nr: 1.2345678901234568e29, sale_amount: 0, commission_amount: 0 },
       })
       assert.equal(commission.status, 400, commission.text)
       assert.equal(commission.body.status_description, 'Invalid order_nr: must be <= 2147483647')
@@ -54,11 +95,26 @@ forEachDialect((dialect) => {
 
     it('answers 400 for a NUL character in a path, a query or a body, before any route runs', async () => {
       const path = await t.request('GET', '/domains/extensions/a%00b', { key: a.key })
-      assert.deepEqual(path.body, { status: 400, status_description: 'Invalid URL: NUL (%00) is not allowed' }, path.text)
+      assert.deepEqual(
+        path.body,
+        { status: 400, status_description: 'Invalid URL: NUL (%00) is not allowed' },
+        path.text,
+      )
       const query = await t.request('GET', '/account/tickets?search=a%00b', { key: a.key })
-      assert.deepEqual(query.body, { status: 400, status_description: 'Invalid URL: NUL (%00) is not allowed' }, query.text)
-      const body = await t.request('POST', '/domains/dns-templates', { key: a.key, body: { alias: 'a\u0000b', records: [] } })
-      assert.deepEqual(body.body, { status: 400, status_description: 'Invalid JSON body: text must not contain NUL (\\u0000)' }, body.text)
+      assert.deepEqual(
+        query.body,
+        { status: 400, status_description: 'Invalid URL: NUL (%00) is not allowed' },
+        query.text,
+      )
+      const body = await t.request('POST', '/domains/dns-templates', {
+        key: a.key,
+        body: { alias: 'a\u0000b', records: [] },
+      })
+      assert.deepEqual(
+        body.body,
+        { status: 400, status_description: 'Invalid JSON body: text must not contain NUL (\\u0000)' },
+        body.text,
+      )
     })
 
     it('still takes finite numbers, 1e2 included', async () => {

@@ -24,11 +24,17 @@ forEachDialect((dialect) => {
       const before = await t.request('GET', `/domains/${zone}/dns`, { key: a.key })
       const again = await t.request('GET', `/domains/${zone}/dns`, { key: a.key })
       assert.equal(again.text, before.text)
-      const patched = await t.request('PATCH', `/domains/${zone}/dns`, { key: a.key, body: { record: { type: 'TXT', name: '_acme-challenge', value: 'first', ttl: 120 } } })
+      const patched = await t.request('PATCH', `/domains/${zone}/dns`, {
+        key: a.key,
+        body: { record: { type: 'TXT', name: '_acme-challenge', value: 'first', ttl: 120 } },
+      })
       assert.equal(patched.status, 200)
       const first = await t.request('GET', `/domains/${zone}/dns`, { key: a.key })
       assert.ok(first.body.data.records.some((r: { value: string }) => r.value === 'first'))
-      await t.request('PATCH', `/domains/${zone}/dns`, { key: a.key, body: { record: { type: 'TXT', name: '_acme-challenge', value: 'second', ttl: 120 } } })
+      await t.request('PATCH', `/domains/${zone}/dns`, {
+        key: a.key,
+        body: { record: { type: 'TXT', name: '_acme-challenge', value: 'second', ttl: 120 } },
+      })
       const second = await t.request('GET', `/domains/${zone}/dns`, { key: a.key })
       const values = second.body.data.records.map((r: { value: string }) => r.value)
       assert.ok(values.includes('second') && !values.includes('first'))
@@ -38,12 +44,18 @@ forEachDialect((dialect) => {
       await t.request('GET', '/domains', { key: a.key })
       const other = openDatabase(t.config.database)
       try {
-        await other.db.updateTable('domains').set({ tags: JSON.stringify(['changed-elsewhere']) }).where('name', '=', zone).execute()
+        await other.db
+          .updateTable('domains')
+          .set({ tags: JSON.stringify(['changed-elsewhere']) })
+          .where('name', '=', zone)
+          .execute()
       } finally {
         await other.close()
       }
       const r = await t.request('GET', '/domains', { key: a.key })
-      assert.deepEqual(r.body.data.domains.find((d: { domain: string }) => d.domain === zone).tags, ['changed-elsewhere'])
+      assert.deepEqual(r.body.data.domains.find((d: { domain: string }) => d.domain === zone).tags, [
+        'changed-elsewhere',
+      ])
     })
 
     it('answers are kept per account: the same URL gives each account its own data', async () => {
@@ -59,14 +71,20 @@ forEachDialect((dialect) => {
       const url = `/domains/${zone}`
       assert.equal((await t.request('GET', url, { key: a.key })).status, 200)
       const sub = await t.subUser(a, { domains: false })
-      assert.deepEqual((await t.request('GET', url, { key: sub.key })).body, { status: 403, status_description: 'Access denied' })
+      assert.deepEqual((await t.request('GET', url, { key: sub.key })).body, {
+        status: 403,
+        status_description: 'Access denied',
+      })
       const { key } = await t.ctx.services.iam.createKey(a.accountId, a.userId, { label: 'revoked soon' })
       assert.equal((await t.request('GET', url, { key })).status, 200)
       const keys = await t.ctx.services.iam.listKeys(a.accountId)
       const made = keys.find((k) => k.label === 'revoked soon')!
       await t.ctx.services.iam.revokeKey(a.accountId, String(made.id))
       assert.equal((await t.request('GET', url, { key })).status, 401)
-      assert.equal((await t.request('GET', `/domains/${zone}`, { key: b.key })).body.status_description, 'You have no access to this resource')
+      assert.equal(
+        (await t.request('GET', `/domains/${zone}`, { key: b.key })).body.status_description,
+        'You have no access to this resource',
+      )
     })
 
     it('query strings are part of what is kept: another page is another answer', async () => {

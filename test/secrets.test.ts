@@ -14,22 +14,51 @@ const newKey = () => randomBytes(32).toString('base64')
 
 /** The CA of `t` signs a CSR made by openssl, verifying against its root: its private key opens. */
 async function issues(t: TestApp): Promise<string> {
-  const csr = openssl(['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', '/dev/null', '-subj', '/CN=secrets.example.com'], '')
-  const issued = await t.ctx.drivers.ca.issue({ csr, names: ['secrets.example.com'], notAfter: new Date(Date.now() + 30 * 86_400_000) })
+  const csr = openssl(
+    [
+      'req',
+      '-new',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      '/dev/null',
+      '-subj',
+      '/CN=secrets.example.com',
+    ],
+    '',
+  )
+  const issued = await t.ctx.drivers.ca.issue({
+    csr,
+    names: ['secrets.example.com'],
+    notAfter: new Date(Date.now() + 30 * 86_400_000),
+  })
   const root = await t.ctx.drivers.ca.rootCertificate()
   assert.match(opensslVerify(root, issued.intermediate, issued.certificate), /OK$/)
   return root
 }
 
 const caKeys = async (t: { config: TestApp['config'] }) =>
-  (await rawRows(t.config.database, 'select root_key, intermediate_key from ca_authorities')).map((r) => [String(r.root_key), String(r.intermediate_key)])
+  (await rawRows(t.config.database, 'select root_key, intermediate_key from ca_authorities')).map((r) => [
+    String(r.root_key),
+    String(r.intermediate_key),
+  ])
 
 describe('hostapi serve: the data directory and the files holding secrets are owner-only', () => {
   it('creates the data directory 0700 and the database, -wal, -shm, TLS key, demo key and secret key 0600, and tightens older files', async () => {
     const root = tempDir()
     const dataDir = path.join(root, 'data')
     const env = { HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_DNS_PORT: '0' }
-    const secretFiles = ['hostapi.db', 'hostapi.db-wal', 'hostapi.db-shm', 'tls-key.pem', 'demo-api-key', 'secret.key'].map((f) => path.join(dataDir, f))
+    const secretFiles = [
+      'hostapi.db',
+      'hostapi.db-wal',
+      'hostapi.db-shm',
+      'tls-key.pem',
+      'demo-api-key',
+      'secret.key',
+    ].map((f) => path.join(dataDir, f))
     try {
       const first = spawnServer(env)
       try {
@@ -50,7 +79,10 @@ describe('hostapi serve: the data directory and the files holding secrets are ow
         await again.waitFor(/^hostapi listening on/)
         for (const f of secretFiles) if (fs.existsSync(f)) assert.equal(mode(f), '600', f)
         assert.equal(mode(dataDir), '755', "the operator's directory mode is left, with a warning")
-        assert.ok(again.lines.some((l) => l.includes('the data directory is open to group or others')), again.lines.join('\n'))
+        assert.ok(
+          again.lines.some((l) => l.includes('the data directory is open to group or others')),
+          again.lines.join('\n'),
+        )
       } finally {
         again.child.kill('SIGTERM')
         await again.exited
@@ -66,14 +98,29 @@ forEachDialect((dialect) => {
     it('stops a start with another secret key with a clear message and no stack trace', async () => {
       const p = await processDatabase(dialect)
       try {
-        const first = spawnServer({ ...p.env, HOSTAPI_PORT: '0', HOSTAPI_DNS_PORT: '0', HOSTAPI_DEMO: '0', HOSTAPI_LOG_LEVEL: 'warn' })
+        const first = spawnServer({
+          ...p.env,
+          HOSTAPI_PORT: '0',
+          HOSTAPI_DNS_PORT: '0',
+          HOSTAPI_DEMO: '0',
+          HOSTAPI_LOG_LEVEL: 'warn',
+        })
         await first.waitFor(/^hostapi listening on/)
         first.child.kill('SIGTERM')
         await first.exited
-        const wrong = spawnServer({ ...p.env, HOSTAPI_PORT: '0', HOSTAPI_DNS_PORT: '0', HOSTAPI_DEMO: '0', HOSTAPI_SECRET_KEY: newKey() })
+        const wrong = spawnServer({
+          ...p.env,
+          HOSTAPI_PORT: '0',
+          HOSTAPI_DNS_PORT: '0',
+          HOSTAPI_DEMO: '0',
+          HOSTAPI_SECRET_KEY: newKey(),
+        })
         const { code } = await wrong.exited
         assert.equal(code, 2)
-        assert.match(wrong.stderr(), /The secret key \(HOSTAPI_SECRET_KEY, key id [0-9a-f]{16}\) does not open the secrets stored in the database/)
+        assert.match(
+          wrong.stderr(),
+          /The secret key \(HOSTAPI_SECRET_KEY, key id [0-9a-f]{16}\) does not open the secrets stored in the database/,
+        )
         assert.match(wrong.stderr(), /every instance on one database needs the same key/)
         assert.doesNotMatch(wrong.stderr(), /\n\s+at /)
       } finally {
@@ -90,11 +137,17 @@ forEachDialect((dialect) => {
         // Without the key check row only the CA's own keys can tell.
         await t.ctx.db.deleteFrom('secret_key_checks').execute()
         await t.server.close()
-        await assert.rejects(startTestApp(dialect, { database, env: { HOSTAPI_SECRET_KEY: newKey() } }), (err: Error) => {
-          assert.ok(err instanceof ConfigError)
-          assert.match(err.message, /ca_authorities\.builtin\.root_key was sealed with the secret key [0-9a-f]{16}, which is not configured/)
-          return true
-        })
+        await assert.rejects(
+          startTestApp(dialect, { database, env: { HOSTAPI_SECRET_KEY: newKey() } }),
+          (err: Error) => {
+            assert.ok(err instanceof ConfigError)
+            assert.match(
+              err.message,
+              /ca_authorities\.builtin\.root_key was sealed with the secret key [0-9a-f]{16}, which is not configured/,
+            )
+            return true
+          },
+        )
       } finally {
         await t.close().catch(() => undefined)
       }
@@ -109,10 +162,13 @@ forEachDialect((dialect) => {
       try {
         const root = await issues(t)
         const row = await t.ctx.db.selectFrom('ca_authorities').selectAll().executeTakeFirstOrThrow()
-        await t.ctx.db.updateTable('ca_authorities').set({
-          root_key: box.open(row.root_key, 'ca_authorities.builtin.root_key'),
-          intermediate_key: box.open(row.intermediate_key, 'ca_authorities.builtin.intermediate_key'),
-        }).execute()
+        await t.ctx.db
+          .updateTable('ca_authorities')
+          .set({
+            root_key: box.open(row.root_key, 'ca_authorities.builtin.root_key'),
+            intermediate_key: box.open(row.intermediate_key, 'ca_authorities.builtin.intermediate_key'),
+          })
+          .execute()
         assert.match((await caKeys(t))[0][1], /^-----BEGIN PRIVATE KEY-----/)
         await t.server.close()
 
@@ -135,18 +191,32 @@ forEachDialect((dialect) => {
         const before = await caKeys(t)
 
         // Without the old key the stored secrets do not open: nothing is changed.
-        await assert.rejects(runAdminCli({ ...p.env, HOSTAPI_SECRET_KEY: nextKey }, 'secrets', 'rotate'), (e: { code: number; stderr: string }) => {
-          assert.equal(e.code, 1)
-          assert.match(e.stderr, /sealed with the secret key [0-9a-f]{16}, which is not configured/)
-          return true
-        })
+        await assert.rejects(
+          runAdminCli({ ...p.env, HOSTAPI_SECRET_KEY: nextKey }, 'secrets', 'rotate'),
+          (e: { code: number; stderr: string }) => {
+            assert.equal(e.code, 1)
+            assert.match(e.stderr, /sealed with the secret key [0-9a-f]{16}, which is not configured/)
+            return true
+          },
+        )
         assert.deepEqual(await caKeys(t), before)
 
-        const rotated = await runAdminCli({ ...p.env, HOSTAPI_SECRET_KEY: nextKey, HOSTAPI_SECRET_KEY_PREVIOUS: oldKey }, 'secrets', 'rotate')
-        assert.match(rotated.err, new RegExp(`re-sealed 1 stored record\\(s\\) with the secret key ${keyId(parseSecretKey(nextKey)!)}`))
-        for (const value of (await caKeys(t))[0]) assert.match(value, new RegExp(`^v1:${keyId(parseSecretKey(nextKey)!)}:`))
+        const rotated = await runAdminCli(
+          { ...p.env, HOSTAPI_SECRET_KEY: nextKey, HOSTAPI_SECRET_KEY_PREVIOUS: oldKey },
+          'secrets',
+          'rotate',
+        )
+        assert.match(
+          rotated.err,
+          new RegExp(`re-sealed 1 stored record\\(s\\) with the secret key ${keyId(parseSecretKey(nextKey)!)}`),
+        )
+        for (const value of (await caKeys(t))[0])
+          assert.match(value, new RegExp(`^v1:${keyId(parseSecretKey(nextKey)!)}:`))
         // A second run finds nothing left to re-seal.
-        assert.match((await runAdminCli({ ...p.env, HOSTAPI_SECRET_KEY: nextKey }, 'secrets', 'rotate')).err, /re-sealed 0 /)
+        assert.match(
+          (await runAdminCli({ ...p.env, HOSTAPI_SECRET_KEY: nextKey }, 'secrets', 'rotate')).err,
+          /re-sealed 0 /,
+        )
 
         const next = await startTestApp(dialect, { database: p.database, env: { HOSTAPI_SECRET_KEY: nextKey } })
         try {
@@ -154,7 +224,10 @@ forEachDialect((dialect) => {
         } finally {
           await next.close()
         }
-        await assert.rejects(startTestApp(dialect, { database: p.database, env: { HOSTAPI_SECRET_KEY: oldKey } }), ConfigError)
+        await assert.rejects(
+          startTestApp(dialect, { database: p.database, env: { HOSTAPI_SECRET_KEY: oldKey } }),
+          ConfigError,
+        )
       } finally {
         await p.remove()
       }

@@ -65,37 +65,50 @@ forEachDialect((dialect) => {
         const f = await prepare(r, a)
         const call = (key?: string) => t.request(r.method, f.path, { key, body: f.body })
         const label = `${r.method} ${r.url}`
-        const [none, unknown, expired, otherIp] = await Promise.all([call(), call('unknown-key-000000000000000000'), call(keys.expired), call(keys.otherIp)])
+        const [none, unknown, expired, otherIp] = await Promise.all([
+          call(),
+          call('unknown-key-000000000000000000'),
+          call(keys.expired),
+          call(keys.otherIp),
+        ])
         assert.deepEqual(none.body, { status: 401, status_description: 'No valid API key set' }, label)
         assert.deepEqual(unknown.body, { status: 401, status_description: 'No valid API key set' }, label)
         assert.deepEqual(expired.body, { status: 401, status_description: 'API key has expired' }, label)
-        assert.deepEqual(otherIp.body,
-          { status: 401, status_description: 'Remote IP address is not found in the API key whitelist (127.0.0.1)' }, label)
+        assert.deepEqual(
+          otherIp.body,
+          { status: 401, status_description: 'Remote IP address is not found in the API key whitelist (127.0.0.1)' },
+          label,
+        )
       }
     })
 
-    it('refuses a sub-user without the route\'s permission area', async () => {
+    it("refuses a sub-user without the route's permission area", async () => {
       for (const r of routes.filter((x) => x.area !== 'any')) {
         const f = await prepare(r, a)
         const res = await t.request(r.method, f.path, { key: keys.noPermissions, body: f.body })
-        const expected = r.area === 'vps'
-          ? { status: 400, status_description: 'No access to this VPS' }
-          : { status: 403, status_description: 'Access denied' }
+        const expected =
+          r.area === 'vps'
+            ? { status: 400, status_description: 'No access to this VPS' }
+            : { status: 403, status_description: 'Access denied' }
         assert.deepEqual(res.body, expected, `${r.method} ${r.url}`)
         assert.equal(res.status, expected.status)
       }
     })
 
-    it('treats another account\'s resource as missing', async () => {
+    it("treats another account's resource as missing", async () => {
       for (const r of routes.filter((x) => x.url.includes(':'))) {
         const f = await prepare(r, b)
         assert.ok(f.notFound, `fixture ${r.fixture} must say how ${r.url} answers a missing resource`)
         const res = await t.request(r.method, f.path, { key: a.key, body: f.body })
-        assert.deepEqual(res.body, { status: f.notFound.status, status_description: f.notFound.text }, `${r.method} ${r.url}`)
+        assert.deepEqual(
+          res.body,
+          { status: f.notFound.status, status_description: f.notFound.text },
+          `${r.method} ${r.url}`,
+        )
       }
     })
 
-    it('answers a missing resource exactly as another account\'s', async () => {
+    it("answers a missing resource exactly as another account's", async () => {
       for (const r of routes.filter((x) => x.url.includes(':'))) {
         const f = await prepare(r, b)
         const path = r.url.replace(/:([A-Za-z_]+)/g, (_m, name: string) => {
@@ -104,7 +117,11 @@ forEachDialect((dialect) => {
           return value.includes('.') ? 'missing-resource-4242.nl' : 'missing-resource-4242'
         })
         const res = await t.request(r.method, path, { key: a.key, body: f.body })
-        assert.deepEqual(res.body, { status: f.notFound!.status, status_description: f.notFound!.text }, `${r.method} ${path}`)
+        assert.deepEqual(
+          res.body,
+          { status: f.notFound!.status, status_description: f.notFound!.text },
+          `${r.method} ${path}`,
+        )
         assert.equal(res.status, f.notFound!.status, `${r.method} ${path}`)
       }
     })
@@ -116,19 +133,27 @@ forEachDialect((dialect) => {
       const known = new Set(routes.map((r) => `${r.method} ${r.url}`))
       for (const route of withIds) {
         assert.ok(known.has(route), `${route} is not in the route table`)
-        assert.ok(bodyIdCases[route], `${route} takes ids in its body: add its cases to test/helpers/fixtures/body-ids.ts`)
+        assert.ok(
+          bodyIdCases[route],
+          `${route} takes ids in its body: add its cases to test/helpers/fixtures/body-ids.ts`,
+        )
       }
     })
 
-    it('answers a body naming another account\'s resource exactly as one naming a missing resource', async () => {
+    it("answers a body naming another account's resource exactly as one naming a missing resource", async () => {
       for (const [route, make] of Object.entries(bodyIdCases)) {
         for (const c of await make(t, a, b)) {
           const label = `${route} ${JSON.stringify(c.foreign)}`
           const foreign = await t.request(c.method, c.path, { key: a.key, body: c.foreign })
           const missing = await t.request(c.method, c.path, { key: a.key, body: c.missing })
           assert.ok(foreign.status >= 400 && foreign.status < 500, `${label}: ${foreign.status} ${foreign.text}`)
-          const text = (r: typeof foreign, from?: string) => (from === undefined ? r.text : r.text.split(from).join('<id>'))
-          assert.deepEqual({ status: foreign.status, text: text(foreign, c.echo?.[0]) }, { status: missing.status, text: text(missing, c.echo?.[1]) }, label)
+          const text = (r: typeof foreign, from?: string) =>
+            from === undefined ? r.text : r.text.split(from).join('<id>')
+          assert.deepEqual(
+            { status: foreign.status, text: text(foreign, c.echo?.[0]) },
+            { status: missing.status, text: text(missing, c.echo?.[1]) },
+            label,
+          )
         }
       }
     })
@@ -144,14 +169,29 @@ const NOT_ACCOUNT_IDS = new Set(['product_id', 'image_id', 'cart_id'])
  * The routes (`METHOD url` as in the route table) whose request body names something an account owns: a property
  * `…_id`/`…_ids`, a contact role given as a number, or a nameserver profile alias (`nameserver`).
  */
-function routesWithBodyIds(doc: { paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: unknown }> } }>>; components?: { schemas?: Record<string, unknown> } }): string[] {
+function routesWithBodyIds(doc: {
+  paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: unknown }> } }>>
+  components?: { schemas?: Record<string, unknown> }
+}): string[] {
   const components = doc.components?.schemas ?? {}
-  type S = { $ref?: string; type?: string | string[]; properties?: Record<string, S>; items?: S; anyOf?: S[]; oneOf?: S[]; allOf?: S[] }
-  const resolve = (s: S): S => (s.$ref ? (components[s.$ref.split('/').pop()!] as S) ?? {} : s)
+  type S = {
+    $ref?: string
+    type?: string | string[]
+    properties?: Record<string, S>
+    items?: S
+    anyOf?: S[]
+    oneOf?: S[]
+    allOf?: S[]
+  }
+  const resolve = (s: S): S => (s.$ref ? ((components[s.$ref.split('/').pop()!] as S) ?? {}) : s)
   const isNumberish = (s: S): boolean => {
     const r = resolve(s)
     const types = Array.isArray(r.type) ? r.type : r.type ? [r.type] : []
-    return types.includes('integer') || types.includes('number') || [...(r.anyOf ?? []), ...(r.oneOf ?? [])].some(isNumberish)
+    return (
+      types.includes('integer') ||
+      types.includes('number') ||
+      [...(r.anyOf ?? []), ...(r.oneOf ?? [])].some(isNumberish)
+    )
   }
   const names = (s: S, seen: Set<S>): boolean => {
     const r = resolve(s)
@@ -163,13 +203,16 @@ function routesWithBodyIds(doc: { paths: Record<string, Record<string, { request
       if (name === 'nameserver') return true
       if (names(p, seen)) return true
     }
-    return [r.items, ...(r.anyOf ?? []), ...(r.oneOf ?? []), ...(r.allOf ?? [])].some((x) => x !== undefined && names(x, seen))
+    return [r.items, ...(r.anyOf ?? []), ...(r.oneOf ?? []), ...(r.allOf ?? [])].some(
+      (x) => x !== undefined && names(x, seen),
+    )
   }
   const out: string[] = []
   for (const [p, ops] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(ops)) {
       const schema = op.requestBody?.content['application/json']?.schema
-      if (schema && names(schema as S, new Set())) out.push(`${method.toUpperCase()} ${p.replace(/\{([^}]+)\}/g, ':$1')}`)
+      if (schema && names(schema as S, new Set()))
+        out.push(`${method.toUpperCase()} ${p.replace(/\{([^}]+)\}/g, ':$1')}`)
     }
   }
   return out

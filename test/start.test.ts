@@ -40,7 +40,12 @@ describe('hostapi serve (the demo start)', () => {
   it('uses HOSTAPI_DEMO_KEY as the demo key, and HOSTAPI_DEMO=0 seeds nothing', async () => {
     const dataDir = tempDir()
     const fixed = 'fixedDemoKeyForIntegrationTests01'
-    const server = spawnServer({ HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_DNS_PORT: '0', HOSTAPI_DEMO_KEY: fixed })
+    const server = spawnServer({
+      HOSTAPI_DATA_DIR: dataDir,
+      HOSTAPI_PORT: '0',
+      HOSTAPI_DNS_PORT: '0',
+      HOSTAPI_DEMO_KEY: fixed,
+    })
     try {
       const [, url] = await server.waitFor(/^hostapi listening on (https:\/\/\S+)/)
       await server.waitFor(new RegExp(`^Demo API key: ${fixed}$`))
@@ -51,7 +56,12 @@ describe('hostapi serve (the demo start)', () => {
       fs.rmSync(dataDir, { recursive: true, force: true })
     }
     const emptyDir = tempDir()
-    const bare = spawnServer({ HOSTAPI_DATA_DIR: emptyDir, HOSTAPI_PORT: '0', HOSTAPI_DNS_PORT: '0', HOSTAPI_DEMO: '0' })
+    const bare = spawnServer({
+      HOSTAPI_DATA_DIR: emptyDir,
+      HOSTAPI_PORT: '0',
+      HOSTAPI_DNS_PORT: '0',
+      HOSTAPI_DEMO: '0',
+    })
     try {
       // The demo data is seeded before the server listens, and its key printed right after the admin API line.
       await bare.waitFor(/^Admin API: /)
@@ -77,7 +87,8 @@ describe('hostapi serve (the demo start)', () => {
     const server = spawnServer({ HOSTAPI_PORT: 'eighty', HOSTAPI_RATE_LIMIT: '0', REDIS_URL: 'http://x' })
     const { code } = await server.exited
     assert.equal(code, 2)
-    for (const name of ['HOSTAPI_PORT', 'HOSTAPI_RATE_LIMIT', 'REDIS_URL']) assert.match(server.stderr(), new RegExp(name))
+    for (const name of ['HOSTAPI_PORT', 'HOSTAPI_RATE_LIMIT', 'REDIS_URL'])
+      assert.match(server.stderr(), new RegExp(name))
     assert.doesNotMatch(server.stderr(), /\n\s+at /)
   })
 })

@@ -30,24 +30,54 @@ forEachDialect((dialect) => {
       const db = database.db
       const schema = fresh.database.dialect === 'postgres' ? fresh.database.schema : undefined
       const older = Object.fromEntries(Object.entries(migrations).filter(([name]) => name !== NEW))
-      const migrator = new Migrator({ db, provider: { getMigrations: async () => older }, allowUnorderedMigrations: true, ...(schema ? { migrationTableSchema: schema } : {}) })
+      const migrator = new Migrator({
+        db,
+        provider: { getMigrations: async () => older },
+        allowUnorderedMigrations: true,
+        ...(schema ? { migrationTableSchema: schema } : {}),
+      })
       const { error } = await migrator.migrateToLatest()
       if (error) throw error
 
       const now = new Date().toISOString()
-      account = await db.insertInto('accounts').values({ customer_number: 100001, name: 'Old B.V.', status: 'active', created_at: now }).returning(['id', 'customer_number']).executeTakeFirstOrThrow()
+      account = await db
+        .insertInto('accounts')
+        .values({ customer_number: 100001, name: 'Old B.V.', status: 'active', created_at: now })
+        .returning(['id', 'customer_number'])
+        .executeTakeFirstOrThrow()
       const user = (email: string, main: boolean) => ({
-        account_id: account.id, username: email.toLowerCase(), email, firstname: 'F', lastname: 'L', password_hash: null,
-        is_main_user: main ? 1 : 0, two_factor: 0, permissions: JSON.stringify(permissionMap(main)), created_at: now,
+        account_id: account.id,
+        username: email.toLowerCase(),
+        email,
+        firstname: 'F',
+        lastname: 'L',
+        password_hash: null,
+        is_main_user: main ? 1 : 0,
+        two_factor: 0,
+        permissions: JSON.stringify(permissionMap(main)),
+        created_at: now,
       })
-      mainId = (await db.insertInto('users').values(user('owner@old.test', true)).returning('id').executeTakeFirstOrThrow()).id
+      mainId = (
+        await db.insertInto('users').values(user('owner@old.test', true)).returning('id').executeTakeFirstOrThrow()
+      ).id
       await db.insertInto('users').values(user('Sub@Old.test', false)).execute()
-      deletedId = (await db.insertInto('users').values(user('gone@old.test', false)).returning('id').executeTakeFirstOrThrow()).id
+      deletedId = (
+        await db.insertInto('users').values(user('gone@old.test', false)).returning('id').executeTakeFirstOrThrow()
+      ).id
       await db.deleteFrom('users').where('id', '=', deletedId).execute()
-      await db.insertInto('api_keys').values({
-        account_id: account.id, user_id: mainId, key_hash: hashApiKey(KEY), prefix: keyPrefix(KEY), label: 'old',
-        expires_at: null, allowed_ips: '[]', created_at: now,
-      }).execute()
+      await db
+        .insertInto('api_keys')
+        .values({
+          account_id: account.id,
+          user_id: mainId,
+          key_hash: hashApiKey(KEY),
+          prefix: keyPrefix(KEY),
+          label: 'old',
+          expires_at: null,
+          allowed_ips: '[]',
+          created_at: now,
+        })
+        .execute()
 
       assert.deepEqual(await migrate(db, schema ?? null), [NEW])
       await database.close()
@@ -64,14 +94,22 @@ forEachDialect((dialect) => {
       assert.equal(who.status, 200, who.text)
       assert.equal(who.body.data.customer_number, account.customer_number)
       const users = await t.request('GET', '/account/users', { key: KEY })
-      assert.deepEqual(users.body.data.users.map((u: { email: string }) => u.email), ['owner@old.test', 'Sub@Old.test'])
+      assert.deepEqual(
+        users.body.data.users.map((u: { email: string }) => u.email),
+        ['owner@old.test', 'Sub@Old.test'],
+      )
 
-      const body = (email: string) => ({ email, firstname: 'New', lastname: 'User', password: 'correct horse battery staple' })
+      const body = (email: string) => ({
+        email,
+        firstname: 'New',
+        lastname: 'User',
+        password: 'correct horse battery staple',
+      })
       const dup = await t.request('POST', '/account/users', { key: KEY, body: body('sub@old.test') })
       assert.deepEqual(dup.body, { status: 400, status_description: 'A user with this e-mail address already exists' })
       const next = await t.request('POST', '/account/users', { key: KEY, body: body('next@old.test') })
       assert.equal(next.status, 200, next.text)
-      assert.ok(next.body.data.id > deletedId, 'a deleted user\'s id is not given out again')
+      assert.ok(next.body.data.id > deletedId, "a deleted user's id is not given out again")
 
       const other = await t.account('Other B.V.')
       const same = await t.request('POST', '/account/users', { key: other.key, body: body('Sub@Old.test') })
@@ -79,7 +117,10 @@ forEachDialect((dialect) => {
 
       // The foreign keys still hold: removing the user removes its keys.
       await t.ctx.db.deleteFrom('users').where('id', '=', mainId).execute()
-      assert.equal((await t.ctx.db.selectFrom('api_keys').select('id').where('user_id', '=', mainId).execute()).length, 0)
+      assert.equal(
+        (await t.ctx.db.selectFrom('api_keys').select('id').where('user_id', '=', mainId).execute()).length,
+        0,
+      )
     })
   })
 })

@@ -11,7 +11,9 @@ describeWithEnv(['HOSTAPI_TEST_PG_URL'], 'VPS tasks on two instances sharing Pos
   let a: TestAccount
   let close: () => Promise<void>
   before(async () => {
-    ;({ one, two, close } = await twoInstances({ env: { HOSTAPI_JOBS: '1', HOSTAPI_JOB_POLL_MS: '10', HOSTAPI_JOB_CONCURRENCY: '4', HOSTAPI_SIM_SPEED: '1000' } }))
+    ;({ one, two, close } = await twoInstances({
+      env: { HOSTAPI_JOBS: '1', HOSTAPI_JOB_POLL_MS: '10', HOSTAPI_JOB_CONCURRENCY: '4', HOSTAPI_SIM_SPEED: '1000' },
+    }))
     a = await one.account()
   })
   after(() => close())
@@ -25,7 +27,8 @@ describeWithEnv(['HOSTAPI_TEST_PG_URL'], 'VPS tasks on two instances sharing Pos
     }
     throw new Error(`timed out waiting for ${what}`)
   }
-  const statusOf = async (app: TestApp, id: number) => (await app.request('GET', `/vps/${id}`, { key: a.key })).body.data
+  const statusOf = async (app: TestApp, id: number) =>
+    (await app.request('GET', `/vps/${id}`, { key: a.key })).body.data
 
   it('runs each queued power action once, whichever instance claims it', async () => {
     const ids: number[] = []
@@ -33,7 +36,8 @@ describeWithEnv(['HOSTAPI_TEST_PG_URL'], 'VPS tasks on two instances sharing Pos
       const input = { productId: 'vps-s', imageId: 'debian-12', hostname: `multi${i}.example.com`, location: 'ams' }
       ids.push((await one.ctx.services.vps.ordering.provision(a.accountId, input)).vpsId)
     }
-    for (const id of ids) await waitFor(async () => ((await statusOf(two, id)).status === 'running' ? true : undefined), `VPS ${id} to run`)
+    for (const id of ids)
+      await waitFor(async () => ((await statusOf(two, id)).status === 'running' ? true : undefined), `VPS ${id} to run`)
 
     const tasks: number[] = []
     for (const [i, id] of ids.entries()) {
@@ -41,7 +45,11 @@ describeWithEnv(['HOSTAPI_TEST_PG_URL'], 'VPS tasks on two instances sharing Pos
       assert.equal(r.status, 200, JSON.stringify(r.body))
       tasks.push(r.body.data.task.id)
     }
-    for (const id of ids) await waitFor(async () => ((await statusOf(one, id)).status === 'stopped' ? true : undefined), `VPS ${id} to stop`)
+    for (const id of ids)
+      await waitFor(
+        async () => ((await statusOf(one, id)).status === 'stopped' ? true : undefined),
+        `VPS ${id} to stop`,
+      )
 
     const db = one.ctx.db
     const rows = await db.selectFrom('vps_tasks').selectAll().where('id', 'in', tasks).execute()
@@ -54,9 +62,18 @@ describeWithEnv(['HOSTAPI_TEST_PG_URL'], 'VPS tasks on two instances sharing Pos
       assert.equal(job.status, 'done')
       assert.equal(job.attempts, 1)
       // One state change on the hypervisor: exactly one shutdown operation, ended once.
-      const vps = await db.selectFrom('vps').select(['instance_ref', 'status', 'task_id']).where('id', '=', task.vps_id).executeTakeFirstOrThrow()
+      const vps = await db
+        .selectFrom('vps')
+        .select(['instance_ref', 'status', 'task_id'])
+        .where('id', '=', task.vps_id)
+        .executeTakeFirstOrThrow()
       assert.deepEqual([vps.status, vps.task_id], ['stopped', null])
-      const ops = await db.selectFrom('hv_operations').selectAll().where('instance_id', '=', Number(vps.instance_ref)).where('action', '=', 'shutdown').execute()
+      const ops = await db
+        .selectFrom('hv_operations')
+        .selectAll()
+        .where('instance_id', '=', Number(vps.instance_ref))
+        .where('action', '=', 'shutdown')
+        .execute()
       assert.equal(ops.length, 1)
       assert.equal(ops[0].status, 'done')
     }

@@ -6,7 +6,18 @@ import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './
 import { makeVps } from './helpers/fixtures/vps.js'
 
 type State = 'running' | 'stopped' | 'rescue' | 'error' | 'terminated' | 'locked'
-type Action = 'start' | 'stop' | 'poweroff' | 'restart' | 'rescue_on' | 'rescue_off' | 'reinstall' | 'reset_password' | 'hostname' | 'backup' | 'restore'
+type Action =
+  | 'start'
+  | 'stop'
+  | 'poweroff'
+  | 'restart'
+  | 'rescue_on'
+  | 'rescue_off'
+  | 'reinstall'
+  | 'reset_password'
+  | 'hostname'
+  | 'backup'
+  | 'restore'
 
 const LOCKED = 'VPS is locked by a running task'
 const TERMINATED = 'This VPS has been cancelled and removed'
@@ -17,20 +28,94 @@ const ERROR = 'The VPS is in an error state: reinstall it'
  * null transitional = an immediate action without a task) or the refusal text.
  */
 const TABLE: Record<Action, Record<State, [string | null, string] | string>> = {
-  start: { running: 'VPS is already running', stopped: ['starting', 'running'], rescue: 'VPS is already running', error: ERROR, terminated: TERMINATED, locked: LOCKED },
-  stop: { running: ['stopping', 'stopped'], stopped: 'VPS is already stopped', rescue: ['stopping', 'stopped'], error: ERROR, terminated: TERMINATED, locked: LOCKED },
-  poweroff: { running: ['stopping', 'stopped'], stopped: 'VPS is already stopped', rescue: ['stopping', 'stopped'], error: ERROR, terminated: TERMINATED, locked: LOCKED },
-  restart: { running: ['restarting', 'running'], stopped: 'VPS is stopped: start it instead', rescue: ['restarting', 'rescue'], error: ERROR, terminated: TERMINATED, locked: LOCKED },
-  rescue_on: { running: ['restarting', 'rescue'], stopped: ['restarting', 'rescue'], rescue: 'Rescue mode is already enabled', error: ERROR, terminated: TERMINATED, locked: LOCKED },
-  rescue_off: { running: 'Rescue mode is not enabled', stopped: 'Rescue mode is not enabled', rescue: ['restarting', 'running'], error: ERROR, terminated: TERMINATED, locked: LOCKED },
-  reinstall: { running: ['installing', 'running'], stopped: ['installing', 'running'], rescue: ['installing', 'running'], error: ['installing', 'running'], terminated: TERMINATED, locked: LOCKED },
-  reset_password: {
-    running: [null, 'running'], stopped: 'The VPS must be running to reset the root password', rescue: 'The root password cannot be reset in rescue mode',
-    error: ERROR, terminated: TERMINATED, locked: LOCKED,
+  start: {
+    running: 'VPS is already running',
+    stopped: ['starting', 'running'],
+    rescue: 'VPS is already running',
+    error: ERROR,
+    terminated: TERMINATED,
+    locked: LOCKED,
   },
-  hostname: { running: [null, 'running'], stopped: [null, 'stopped'], rescue: [null, 'rescue'], error: ERROR, terminated: TERMINATED, locked: LOCKED },
-  backup: { running: ['running', 'running'], stopped: ['stopped', 'stopped'], rescue: ['rescue', 'rescue'], error: ERROR, terminated: TERMINATED, locked: LOCKED },
-  restore: { running: ['restoring', 'running'], stopped: ['restoring', 'running'], rescue: ['restoring', 'running'], error: ERROR, terminated: TERMINATED, locked: LOCKED },
+  stop: {
+    running: ['stopping', 'stopped'],
+    stopped: 'VPS is already stopped',
+    rescue: ['stopping', 'stopped'],
+    error: ERROR,
+    terminated: TERMINATED,
+    locked: LOCKED,
+  },
+  poweroff: {
+    running: ['stopping', 'stopped'],
+    stopped: 'VPS is already stopped',
+    rescue: ['stopping', 'stopped'],
+    error: ERROR,
+    terminated: TERMINATED,
+    locked: LOCKED,
+  },
+  restart: {
+    running: ['restarting', 'running'],
+    stopped: 'VPS is stopped: start it instead',
+    rescue: ['restarting', 'rescue'],
+    error: ERROR,
+    terminated: TERMINATED,
+    locked: LOCKED,
+  },
+  rescue_on: {
+    running: ['restarting', 'rescue'],
+    stopped: ['restarting', 'rescue'],
+    rescue: 'Rescue mode is already enabled',
+    error: ERROR,
+    terminated: TERMINATED,
+    locked: LOCKED,
+  },
+  rescue_off: {
+    running: 'Rescue mode is not enabled',
+    stopped: 'Rescue mode is not enabled',
+    rescue: ['restarting', 'running'],
+    error: ERROR,
+    terminated: TERMINATED,
+    locked: LOCKED,
+  },
+  reinstall: {
+    running: ['installing', 'running'],
+    stopped: ['installing', 'running'],
+    rescue: ['installing', 'running'],
+    error: ['installing', 'running'],
+    terminated: TERMINATED,
+    locked: LOCKED,
+  },
+  reset_password: {
+    running: [null, 'running'],
+    stopped: 'The VPS must be running to reset the root password',
+    rescue: 'The root password cannot be reset in rescue mode',
+    error: ERROR,
+    terminated: TERMINATED,
+    locked: LOCKED,
+  },
+  hostname: {
+    running: [null, 'running'],
+    stopped: [null, 'stopped'],
+    rescue: [null, 'rescue'],
+    error: ERROR,
+    terminated: TERMINATED,
+    locked: LOCKED,
+  },
+  backup: {
+    running: ['running', 'running'],
+    stopped: ['stopped', 'stopped'],
+    rescue: ['rescue', 'rescue'],
+    error: ERROR,
+    terminated: TERMINATED,
+    locked: LOCKED,
+  },
+  restore: {
+    running: ['restoring', 'running'],
+    stopped: ['restoring', 'running'],
+    rescue: ['restoring', 'running'],
+    error: ERROR,
+    terminated: TERMINATED,
+    locked: LOCKED,
+  },
 }
 const STATES: State[] = ['running', 'stopped', 'rescue', 'error', 'terminated', 'locked']
 
@@ -54,14 +139,25 @@ forEachDialect((dialect) => {
     const act = (id: number, action: Action, backupKey: number) => {
       const req = (m: string, p: string, body?: unknown) => t.request(m, `/vps/${id}${p}`, { key: a.key, body })
       switch (action) {
-        case 'start': case 'stop': case 'poweroff': case 'restart': return req('POST', `/${action}`)
-        case 'rescue_on': return req('PUT', '/rescue', { enable: true })
-        case 'rescue_off': return req('PUT', '/rescue', { enable: false })
-        case 'reinstall': return req('POST', '/reinstall', { image_id: 'ubuntu-24.04' })
-        case 'reset_password': return req('POST', '/reset-password')
-        case 'hostname': return req('PUT', '/hostname', { hostname: 'renamed.example.com' })
-        case 'backup': return req('POST', '/backups')
-        case 'restore': return req('PATCH', '/backups', { key: backupKey })
+        case 'start':
+        case 'stop':
+        case 'poweroff':
+        case 'restart':
+          return req('POST', `/${action}`)
+        case 'rescue_on':
+          return req('PUT', '/rescue', { enable: true })
+        case 'rescue_off':
+          return req('PUT', '/rescue', { enable: false })
+        case 'reinstall':
+          return req('POST', '/reinstall', { image_id: 'ubuntu-24.04' })
+        case 'reset_password':
+          return req('POST', '/reset-password')
+        case 'hostname':
+          return req('PUT', '/hostname', { hostname: 'renamed.example.com' })
+        case 'backup':
+          return req('POST', '/backups')
+        case 'restore':
+          return req('PATCH', '/backups', { key: backupKey })
       }
     }
 
@@ -77,7 +173,11 @@ forEachDialect((dialect) => {
       if (state === 'locked') await ok200(t.request('POST', `/vps/${id}/backups`, { key: a.key }))
       if (state === 'error') {
         const hv = t.ctx.drivers.hypervisor as BuiltinHypervisor
-        const row = await t.ctx.db.selectFrom('vps').select('instance_ref').where('id', '=', id).executeTakeFirstOrThrow()
+        const row = await t.ctx.db
+          .selectFrom('vps')
+          .select('instance_ref')
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow()
         await hv.simulate(row.instance_ref, { failNext: 'Disk image corrupt' })
         await ok200(t.request('POST', `/vps/${id}/reinstall`, { key: a.key, body: { image_id: 'debian-12' } }))
       }
@@ -116,7 +216,10 @@ forEachDialect((dialect) => {
             assert.equal(r.body.data.task.status, 'queued')
             assert.equal(during.status, transitional)
             assert.equal(during.vps_locked, true)
-            assert.deepEqual(during.tasks.map((x: { id: number }) => x.id), [r.body.data.task.id])
+            assert.deepEqual(
+              during.tasks.map((x: { id: number }) => x.id),
+              [r.body.data.task.id],
+            )
             // While it is held, any other action is refused.
             const again = await act(id, 'reinstall', backupKey)
             assert.deepEqual(again.body, { status: 400, status_description: LOCKED })
@@ -127,7 +230,11 @@ forEachDialect((dialect) => {
           assert.equal(settled.vps_locked, false)
           assert.equal(settled.rescue, final === 'rescue')
           if (transitional !== null) {
-            const task = await t.ctx.db.selectFrom('vps_tasks').selectAll().where('id', '=', r.body.data.task.id).executeTakeFirstOrThrow()
+            const task = await t.ctx.db
+              .selectFrom('vps_tasks')
+              .selectAll()
+              .where('id', '=', r.body.data.task.id)
+              .executeTakeFirstOrThrow()
             assert.equal(task.status, 'done')
             assert.equal(task.progress, 100)
             assert.equal(task.attempts, 1)

@@ -6,16 +6,21 @@ import https from 'node:https'
 const { BENCH_CERT, BENCH_KEY, BENCH_BODY_FILE, BENCH_HEADERS_FILE, BENCH_PORT } = process.env
 const body = fs.readFileSync(BENCH_BODY_FILE!)
 const headers = {
-  ...(BENCH_HEADERS_FILE ? (JSON.parse(fs.readFileSync(BENCH_HEADERS_FILE, 'utf8')) as Record<string, string>) : { 'content-type': 'application/json; charset=utf-8' }),
+  ...(BENCH_HEADERS_FILE
+    ? (JSON.parse(fs.readFileSync(BENCH_HEADERS_FILE, 'utf8')) as Record<string, string>)
+    : { 'content-type': 'application/json; charset=utf-8' }),
   'content-length': String(body.length),
 }
-const server = https.createServer({ cert: fs.readFileSync(BENCH_CERT!), key: fs.readFileSync(BENCH_KEY!) }, (req, res) => {
-  req.resume()
-  req.on('end', () => {
-    res.writeHead(200, headers)
-    res.end(body)
-  })
-})
+const server = https.createServer(
+  { cert: fs.readFileSync(BENCH_CERT!), key: fs.readFileSync(BENCH_KEY!) },
+  (req, res) => {
+    req.resume()
+    req.on('end', () => {
+      res.writeHead(200, headers)
+      res.end(body)
+    })
+  },
+)
 server.keepAliveTimeout = 72_000
 server.listen(Number(BENCH_PORT ?? 0), '127.0.0.1', () => {
   const address = server.address()

@@ -228,7 +228,13 @@ const secretsRotate: Command = async ({ ctx, err }) => {
 
 const dnsResync: Command = async ({ ctx, v, out }) => {
   for (const d of await ctx.services.zoneDelivery.resync(v.domain)) {
-    const what = d.error ? `failed: ${d.error}` : d.missing ? 'missing' : d.extra ? 'extra' : `differing: ${d.differing.join(', ')}`
+    const what = d.error
+      ? `failed: ${d.error}`
+      : d.missing
+        ? 'missing'
+        : d.extra
+          ? 'extra'
+          : `differing: ${d.differing.join(', ')}`
     out.write(`${d.zone}\t${what}\n`)
   }
 }

@@ -73,7 +73,15 @@ export function loadBundle(manifestUrl: URL): LoadedBundle | null {
     run() {
       const module = { exports: {} }
       const dirname = path.dirname(filename)
-      script.runInThisContext()(module.exports, createRequire(filename), module, filename, dirname, dirname, pathToFileURL(filename).href)
+      script.runInThisContext()(
+        module.exports,
+        createRequire(filename),
+        module,
+        filename,
+        dirname,
+        dirname,
+        pathToFileURL(filename).href,
+      )
     },
   }
 }

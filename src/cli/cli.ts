@@ -29,7 +29,9 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`hostapi listening on ${server.url}\n`)
     if (server.httpUrl) process.stdout.write(`plain HTTP listener on ${server.httpUrl}\n`)
     process.stdout.write(`API docs: ${server.url.replace(/\/api\/v2$/, '')}/docs\n`)
-    process.stdout.write(`Admin API: ${server.adminUrl} (token: hostapi admin token create)${server.ctx.ops.sandbox ? ', sandbox mode on' : ''}\n`)
+    process.stdout.write(
+      `Admin API: ${server.adminUrl} (token: hostapi admin token create)${server.ctx.ops.sandbox ? ', sandbox mode on' : ''}\n`,
+    )
     if (server.demoKey) process.stdout.write(`Demo API key: ${server.demoKey}\n`)
     let stopping = false
     const stop = (signal: string) => {

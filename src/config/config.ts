@@ -64,11 +64,24 @@ export interface Config {
    * the inline thresholds are parsed in a pool of `workers` threads with at most `queue` waiting (then 503) and at
    * most `perAccount` running or waiting for one account (then 429).
    */
-  zones: { maxBytes: number; maxRecords: number; inlineBytes: number; inlineRecords: number; workers: number; queue: number; perAccount: number }
+  zones: {
+    maxBytes: number
+    maxRecords: number
+    inlineBytes: number
+    inlineRecords: number
+    workers: number
+    queue: number
+    perAccount: number
+  }
   /** The hypervisor behind the VPS area: the built-in simulator runs actions `simSpeed` times faster than real ones. */
   hypervisor: { driver: 'builtin'; simSpeed: number; shutdownTimeoutSeconds: number }
   /** Invoicing: VAT rate (percent), payment term, and the seller printed on invoices. */
-  billing: { vatPercent: number; dueDays: number; currency: string; seller: { name: string; address: string[]; vatNumber: string; iban: string } }
+  billing: {
+    vatPercent: number
+    dueDays: number
+    currency: string
+    seller: { name: string; address: string[]; vatNumber: string; iban: string }
+  }
   /** Mail: the sender address, and where new support tickets are announced. */
   mail: { from: string; supportAddress: string }
   /** The built-in payments driver: payment links are `<paymentUrl>/<reference>`. */
@@ -126,7 +139,10 @@ function dnsTransferConfig(r: EnvReader): DnsTransferConfig {
   }
   const notifyPort = port(rawPort, 'HOSTAPI_DNS_NOTIFY_PORT')
   const secondaries: DnsSecondary[] = []
-  for (const entry of (env.HOSTAPI_DNS_SECONDARIES ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of (env.HOSTAPI_DNS_SECONDARIES ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     // ip, ip/prefix, ipv4:port, [ipv6]:port
     const m = /^\[([^\]]+)\](?::(\d*))?$/.exec(entry) ?? /^([^:/]+):(\d*)$/.exec(entry)
     const ip = m ? m[1]! : entry
@@ -270,12 +286,18 @@ function dnsDriverConfig(r: EnvReader): DnsDriverConfig {
   const url = env.HOSTAPI_POWERDNS_URL || ''
   const apiKey = env.HOSTAPI_POWERDNS_API_KEY || ''
   if (!url) r.problem('HOSTAPI_POWERDNS_URL must be set when HOSTAPI_DNS_DRIVER is powerdns')
-  else if (!/^https?:\/\/[^\s/]+(\/\S*)?$/.test(url)) r.problem(`HOSTAPI_POWERDNS_URL must be an http(s) URL (got "${url}")`)
+  else if (!/^https?:\/\/[^\s/]+(\/\S*)?$/.test(url))
+    r.problem(`HOSTAPI_POWERDNS_URL must be an http(s) URL (got "${url}")`)
   if (!apiKey) r.problem('HOSTAPI_POWERDNS_API_KEY must be set when HOSTAPI_DNS_DRIVER is powerdns')
   return { driver, url, apiKey, serverId: env.HOSTAPI_POWERDNS_SERVER_ID || 'localhost' }
 }
 
-type Limits = 'rateLimit' | 'authFailures' | 'redisGuard' | 'emptyWhitelistAllowsAll' | 'authCacheMs'
+type Limits =
+  | 'rateLimit'
+  | 'authFailures'
+  | 'redisGuard'
+  | 'emptyWhitelistAllowsAll'
+  | 'authCacheMs'
   | 'responseCacheMb'
 
 /** Rate limits, the failed-credential throttle, the Redis guard, key lookups and the response cache. */
@@ -339,7 +361,10 @@ function providerConfig(r: EnvReader): Pick<Config, 'hypervisor' | 'billing' | '
       currency: 'EUR',
       seller: {
         name: env.HOSTAPI_SELLER_NAME || 'hostapi',
-        address: (env.HOSTAPI_SELLER_ADDRESS ?? '').split(';').map((s) => s.trim()).filter(Boolean),
+        address: (env.HOSTAPI_SELLER_ADDRESS ?? '')
+          .split(';')
+          .map((s) => s.trim())
+          .filter(Boolean),
         vatNumber: env.HOSTAPI_SELLER_VAT_NUMBER || '',
         iban: env.HOSTAPI_SELLER_IBAN || '',
       },

@@ -84,7 +84,10 @@ export class EnvReader {
 
   /** A comma-separated list, trimmed, without empty entries. */
   list(name: string): string[] {
-    return (this.env[name] ?? '').split(',').map((s) => s.trim()).filter(Boolean)
+    return (this.env[name] ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
   }
 
   /** IP addresses and CIDR ranges, comma separated. */
@@ -99,7 +102,10 @@ export class EnvReader {
 
   /** 2 to 13 nameserver hostnames, comma separated. */
   hostnames(name: string, def: string): string[] {
-    const hosts = (this.env[name] || def).split(',').map((s) => s.trim().toLowerCase().replace(/\.$/, '')).filter(Boolean)
+    const hosts = (this.env[name] || def)
+      .split(',')
+      .map((s) => s.trim().toLowerCase().replace(/\.$/, ''))
+      .filter(Boolean)
     for (const h of hosts) if (!HOST.test(h)) this.problem(`${name}: "${h}" is not a hostname`)
     if (hosts.length < 2 || hosts.length > 13) this.problem(`${name} must list 2 to 13 nameservers`)
     return hosts
@@ -107,20 +113,26 @@ export class EnvReader {
 
   /** Domain names as `name` or `name=AUTHCODE`, comma separated. */
   takenNames(name: string, def: string): { name: string; authCode: string | null }[] {
-    return (this.env[name] ?? def).split(',').map((s) => s.trim()).filter(Boolean).map((entry) => {
-      const [n, code] = entry.split('=', 2) as [string, string | undefined]
-      const host = n.trim().toLowerCase().replace(/\.$/, '')
-      if (!HOST.test(host)) this.problem(`${name}: "${n}" is not a domain name`)
-      return { name: host, authCode: code?.trim() || null }
-    })
+    return (this.env[name] ?? def)
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .map((entry) => {
+        const [n, code] = entry.split('=', 2) as [string, string | undefined]
+        const host = n.trim().toLowerCase().replace(/\.$/, '')
+        if (!HOST.test(host)) this.problem(`${name}: "${n}" is not a domain name`)
+        return { name: host, authCode: code?.trim() || null }
+      })
   }
 
   /** Domain suffixes (one label or more, A-labels), comma separated; a bad one is left out, with a problem. */
   suffixes(name: string): string[] {
-    return this.list(name).map((s) => s.toLowerCase().replace(/^\.|\.$/g, '')).filter((s) => {
-      if (!SUFFIX.test(s)) this.problem(`${name}: "${s}" is not a domain suffix`)
-      return SUFFIX.test(s)
-    })
+    return this.list(name)
+      .map((s) => s.toLowerCase().replace(/^\.|\.$/g, ''))
+      .filter((s) => {
+        if (!SUFFIX.test(s)) this.problem(`${name}: "${s}" is not a domain suffix`)
+        return SUFFIX.test(s)
+      })
   }
 }
 

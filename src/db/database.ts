@@ -2,7 +2,15 @@ import fs from 'node:fs'
 import path from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import type pg from 'pg'
-import { DEFAULT_MIGRATION_TABLE, Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely'
+import {
+  DEFAULT_MIGRATION_TABLE,
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  SqliteDialect,
+  sql,
+  type Transaction,
+} from 'kysely'
 import type { Config } from '../config/config.js'
 import type { DB } from './tables.js'
 import { migrations } from './migrations/index.js'
@@ -64,7 +72,9 @@ export function openDatabase(config: Config['database']): Database {
     // Rows changed through this connection (committed or not: its reads see them), and commits by other connections.
     const version = sqlite.prepare('SELECT total_changes(), data_version FROM pragma_data_version').raw()
     return {
-      db, dialect: 'sqlite', schema: null,
+      db,
+      dialect: 'sqlite',
+      schema: null,
       durable: () => wal?.durable() ?? Promise.resolve(),
       dataVersion: () => {
         const [changes, commits] = version.get() as [number, number]
@@ -82,7 +92,14 @@ export function openDatabase(config: Config['database']): Database {
     ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),
   })
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
-  return { db, dialect: 'postgres', schema: config.schema, durable: () => Promise.resolve(), dataVersion: null, close: () => db.destroy() }
+  return {
+    db,
+    dialect: 'postgres',
+    schema: config.schema,
+    durable: () => Promise.resolve(),
+    dataVersion: null,
+    close: () => db.destroy(),
+  }
 }
 
 /**
@@ -100,10 +117,12 @@ export class GroupCommit {
   durable(): Promise<void> {
     if (!this.running) return this.start()
     // The next fsync starts once this one ends, whether it succeeded or not.
-    this.next ??= this.running.catch(() => undefined).then(() => {
-      this.next = null
-      return this.start()
-    })
+    this.next ??= this.running
+      .catch(() => undefined)
+      .then(() => {
+        this.next = null
+        return this.start()
+      })
     return this.next
   }
 
@@ -189,7 +208,11 @@ async function exactlyApplied(db: Kysely<DB>, schema: string | null): Promise<bo
 
 /** True when every known migration has been applied. */
 export async function migrationsApplied(db: Kysely<DB>, schema: string | null = null): Promise<boolean> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) })
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  })
   const list = await migrator.getMigrations()
   return list.every((m) => m.executedAt !== undefined)
 }

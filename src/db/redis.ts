@@ -56,7 +56,11 @@ export class RedisGuard {
   private readonly breaker: CircuitBreaker<[(redis: Redis) => Promise<unknown>], unknown>
   private failuresInRow = 0
 
-  constructor(readonly redis: Redis, opts: RedisGuardOptions, log: Logger) {
+  constructor(
+    readonly redis: Redis,
+    opts: RedisGuardOptions,
+    log: Logger,
+  ) {
     this.breaker = new CircuitBreaker((fn: (redis: Redis) => Promise<unknown>) => fn(redis), {
       timeout: opts.timeoutMs,
       resetTimeout: opts.retryMs,
@@ -66,7 +70,7 @@ export class RedisGuard {
       rollingCountBuckets: 10,
       rollingPercentilesEnabled: false,
     })
-    this.breaker.on('open', () => log.warn('redis breaker open: shared counters use this instance\'s memory'))
+    this.breaker.on('open', () => log.warn("redis breaker open: shared counters use this instance's memory"))
     this.breaker.on('close', () => log.info('redis breaker closed: shared counters use redis again'))
   }
 

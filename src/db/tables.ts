@@ -17,8 +17,21 @@ import type { SecretTables } from '../modules/secrets/secrets.tables.js'
  * The Kysely view of the schema. Portable conventions, the same on SQLite and PostgreSQL:
  * times are ISO-8601 UTC text, booleans are integers 0/1, JSON is text, money is integer cents.
  */
-export interface DB extends FoundationTables, IdempotencyTables, DomainTables, OrderTables, VpsTables, HypervisorSimTables, CertificateTables, CaTables,
-  AccountTables, AffiliateTables, OutboxTables, PaymentTables, AdminTables, SecretTables {}
+export interface DB
+  extends FoundationTables,
+    IdempotencyTables,
+    DomainTables,
+    OrderTables,
+    VpsTables,
+    HypervisorSimTables,
+    CertificateTables,
+    CaTables,
+    AccountTables,
+    AffiliateTables,
+    OutboxTables,
+    PaymentTables,
+    AdminTables,
+    SecretTables {}
 
 /**
  * The foundation's tables. Each area declares its own in `src/modules/<area>/<area>.tables.ts`

@@ -19,17 +19,23 @@ after(async () => {
 const implementations: { name: string; make: (clock: ManualClock) => Promise<WindowCounter> }[] = [
   { name: 'memory', make: async (clock) => new MemoryWindowCounter(clock) },
   ...(redisUrl
-    ? [{
-        name: 'redis',
-        make: async (clock: ManualClock) => {
-          const opts = { timeoutMs: 1000, retryMs: 1000 }
-          const guard = new RedisGuard(openRedis(redisUrl, opts, log), opts, log)
-          guards.push(guard)
-          await guard.whenReady(5000)
-          assert.equal(guard.redis.status, 'ready')
-          return new RedisWindowCounter(guard, clock, `hostapi-test:${process.pid}:${randomBytes(4).toString('hex')}:`)
+    ? [
+        {
+          name: 'redis',
+          make: async (clock: ManualClock) => {
+            const opts = { timeoutMs: 1000, retryMs: 1000 }
+            const guard = new RedisGuard(openRedis(redisUrl, opts, log), opts, log)
+            guards.push(guard)
+            await guard.whenReady(5000)
+            assert.equal(guard.redis.status, 'ready')
+            return new RedisWindowCounter(
+              guard,
+              clock,
+              `hostapi-test:${process.pid}:${randomBytes(4).toString('hex')}:`,
+            )
+          },
         },
-      }]
+      ]
     : []),
 ]
 

@@ -85,7 +85,9 @@ if ARGV[3] == '1' then c = redis.call('HINCRBY', KEYS[1], 'c', 1) end
 return {c, s + win - now}
 `
 
-type WindowRedis = Redis & { hostapiWindow(key: string, now: number, windowMs: number, hit: 0 | 1): Promise<[number, number]> }
+type WindowRedis = Redis & {
+  hostapiWindow(key: string, now: number, windowMs: number, hit: 0 | 1): Promise<[number, number]>
+}
 
 /**
  * Counters shared by every instance through Redis, behind the guard's breaker: while Redis does not answer,
@@ -95,9 +97,14 @@ export class RedisWindowCounter implements WindowCounter {
   private readonly redis: WindowRedis
   readonly fallback: MemoryWindowCounter
 
-  constructor(private readonly guard: RedisGuard, private readonly clock: Clock, private readonly prefix: string) {
+  constructor(
+    private readonly guard: RedisGuard,
+    private readonly clock: Clock,
+    private readonly prefix: string,
+  ) {
     this.redis = guard.redis as WindowRedis
-    if (!(this.redis as Partial<WindowRedis>).hostapiWindow) this.redis.defineCommand('hostapiWindow', { numberOfKeys: 1, lua: WINDOW_LUA })
+    if (!(this.redis as Partial<WindowRedis>).hostapiWindow)
+      this.redis.defineCommand('hostapiWindow', { numberOfKeys: 1, lua: WINDOW_LUA })
     this.fallback = new MemoryWindowCounter(clock)
   }
 
@@ -112,7 +119,9 @@ export class RedisWindowCounter implements WindowCounter {
   private async call(key: string, windowMs: number, hit: 0 | 1): Promise<WindowCount> {
     const now = this.clock.now().getTime()
     try {
-      const [current, ttl] = await this.guard.run((r) => (r as WindowRedis).hostapiWindow(this.prefix + key, now, windowMs, hit))
+      const [current, ttl] = await this.guard.run((r) =>
+        (r as WindowRedis).hostapiWindow(this.prefix + key, now, windowMs, hit),
+      )
       return { current, ttl }
     } catch {
       return hit ? this.fallback.hitNow(key, windowMs) : this.fallback.peekNow(key, windowMs)

@@ -16,7 +16,10 @@ import { AuthThrottle } from './auth-throttle.js'
  * sandbox controls in sandbox mode, and its own OpenAPI document (its routes are hidden from the customer one).
  */
 export const adminApi: FastifyPluginAsync = async (app) => {
-  await app.register(adminAuthPlugin, { admin: app.services.admin, throttle: new AuthThrottle(app.ctx.counter, app.ctx.config.authFailures) })
+  await app.register(adminAuthPlugin, {
+    admin: app.services.admin,
+    throttle: new AuthThrottle(app.ctx.counter, app.ctx.config.authFailures),
+  })
   await app.register(adminOpenapiPlugin)
   for (const routes of [...adminRoutes, ...operatorRoutes]) await app.register(routes)
   if (app.ctx.ops.sandbox) for (const routes of sandboxRoutes) await app.register(routes)
@@ -30,27 +33,40 @@ export const adminApi: FastifyPluginAsync = async (app) => {
 export const healthRoutes: FastifyPluginAsync = async (app) => {
   const ctx = app.ctx
   const config = { rateLimit: false } as const
-  app.get('/healthz', { config, schema: { hide: true, response: { 200: Type.Object({ status: Type.Integer(), status_description: Type.String() }) } } },
-    async () => ({ status: 200, status_description: 'OK' }))
-  app.get('/readyz', { config, schema: { hide: true, response: { 200: Health, 503: Health } } }, async (_req, reply) => {
-    let database = 'ok'
-    let migrations = 'ok'
-    try {
-      await ping(ctx.db)
-      const applied = new Set(await appliedMigrations(ctx.db))
-      if (Object.keys(knownMigrations).some((name) => !applied.has(name))) migrations = 'pending'
-    } catch {
-      database = 'unreachable'
-      migrations = 'unknown'
-    }
-    const ready = database === 'ok' && migrations === 'ok'
-    // Without Redis the instance still serves, with rate limits and failed-credential counts of its own: degraded, not down.
-    const redis = ctx.redisGuard ? await ctx.redisGuard.health() : undefined
-    return reply.code(ready ? 200 : 503).send({
-      status: ready ? 200 : 503,
-      status_description: ready ? 'Ready' : 'Not ready',
-      ...(redis === 'degraded' ? { degraded: ['redis'] } : {}),
-      data: { database, migrations, ...(redis ? { redis } : {}) },
-    })
-  })
+  app.get(
+    '/healthz',
+    {
+      config,
+      schema: {
+        hide: true,
+        response: { 200: Type.Object({ status: Type.Integer(), status_description: Type.String() }) },
+      },
+    },
+    async () => ({ status: 200, status_description: 'OK' }),
+  )
+  app.get(
+    '/readyz',
+    { config, schema: { hide: true, response: { 200: Health, 503: Health } } },
+    async (_req, reply) => {
+      let database = 'ok'
+      let migrations = 'ok'
+      try {
+        await ping(ctx.db)
+        const applied = new Set(await appliedMigrations(ctx.db))
+        if (Object.keys(knownMigrations).some((name) => !applied.has(name))) migrations = 'pending'
+      } catch {
+        database = 'unreachable'
+        migrations = 'unknown'
+      }
+      const ready = database === 'ok' && migrations === 'ok'
+      // Without Redis the instance still serves, with rate limits and failed-credential counts of its own: degraded, not down.
+      const redis = ctx.redisGuard ? await ctx.redisGuard.health() : undefined
+      return reply.code(ready ? 200 : 503).send({
+        status: ready ? 200 : 503,
+        status_description: ready ? 'Ready' : 'Not ready',
+        ...(redis === 'degraded' ? { degraded: ['redis'] } : {}),
+        data: { database, migrations, ...(redis ? { redis } : {}) },
+      })
+    },
+  )
 }

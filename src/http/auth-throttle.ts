@@ -13,7 +13,10 @@ import type { WindowCounter } from '../db/window-counter.js'
 export class AuthThrottle {
   private readonly windowMs: number
 
-  constructor(private readonly counter: WindowCounter, private readonly opts: { limit: number; windowSeconds: number }) {
+  constructor(
+    private readonly counter: WindowCounter,
+    private readonly opts: { limit: number; windowSeconds: number },
+  ) {
     this.windowMs = opts.windowSeconds * 1000
   }
 
@@ -39,7 +42,10 @@ export function addressBlock(ip: string): string {
     if (addr.kind() === 'ipv4') return addr.toString()
     const v6 = addr as ipaddr.IPv6
     if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString()
-    return `${v6.parts.slice(0, 4).map((p) => p.toString(16)).join(':')}::/64`
+    return `${v6.parts
+      .slice(0, 4)
+      .map((p) => p.toString(16))
+      .join(':')}::/64`
   } catch {
     return ip
   }

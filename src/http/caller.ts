@@ -19,7 +19,8 @@ export function callerIp(req: FastifyRequest): string {
 function writtenForm(ip: string): string {
   try {
     const addr = ipaddr.parse(ip)
-    if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) return (addr as ipaddr.IPv6).toIPv4Address().toString()
+    if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress())
+      return (addr as ipaddr.IPv6).toIPv4Address().toString()
     return addr.toString()
   } catch {
     return ip

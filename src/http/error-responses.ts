@@ -28,7 +28,8 @@ const FAULT = ' (sandbox fault injection can answer this status, with the text t
 /** The texts of errors, for the answers below: the factories are the one source of every text. */
 const textsOf = (...answers: ApiError[]) => answers.map((e) => e.message)
 
-const VALIDATION = '; validation errors name the field (`Missing <field>`, `Invalid <field>: …`) and list every problem in `errors`'
+const VALIDATION =
+  '; validation errors name the field (`Missing <field>`, `Invalid <field>: …`) and list every problem in `errors`'
 
 /** Marks an answer made by errorsFor with the route's own texts for its status. */
 const OWN = Symbol('own error texts')
@@ -57,37 +58,69 @@ const AREA_TEXTS: Record<string, OwnTexts> = {
 function answers(shape: Shape, own: OwnTexts): Record<ErrorStatus, TSchema> {
   const A = ErrorAnswer
   const area = shape.area ?? ''
-  const texts = (status: ErrorStatus, base: string[]) => [...new Set([...base, ...(AREA_TEXTS[area]?.[status] ?? []), ...(own[status] ?? [])])]
+  const texts = (status: ErrorStatus, base: string[]) => [
+    ...new Set([...base, ...(AREA_TEXTS[area]?.[status] ?? []), ...(own[status] ?? [])]),
+  ]
   // A sub-user without the route's permission: 403, except in the VPS area (400 `No access to this VPS`).
   const permission = area !== '' && area !== 'any' && area !== 'public' && area !== 'vps'
   const out = {
-    400: A(texts(400, [...textsOf(errors.wrongMethod(), errors.sslRequired()),
-      ...(shape.body ? textsOf(errors.invalidJson()) : []),
-      ...(shape.idempotent ? textsOf(errors.invalidIdempotencyKey()) : [])]), VALIDATION),
-    401: A(texts(401, shape.admin
-      ? textsOf(errors.noValidAdminToken())
-      : textsOf(errors.noValidApiKey(), errors.apiKeyExpired(), errors.ipNotWhitelisted('<ip>')))),
-    403: A(texts(403, textsOf(errors.accessDenied())),
-      permission ? `: a sub-user without the \`${area}\` permission` : FAULT),
-    404: A(texts(404, own[404] ? [] : textsOf(errors.endpointNotFound())), shape.admin
-      ? (shape.params && !own[404] ? ', or the not-found text of the resource named in the path' : '')
-      : own[404] ? '; sandbox fault injection can answer 404 too'
-        : shape.params ? ' (sandbox fault injection), or the not-found text of the resource named in the path' : FAULT),
-    409: A(texts(409, shape.idempotent
-      ? textsOf(errors.idempotencyConflict(), errors.idempotencyInProgress())
-      : textsOf(errors.injectedFault(409))), shape.idempotent ? '' : FAULT),
+    400: A(
+      texts(400, [
+        ...textsOf(errors.wrongMethod(), errors.sslRequired()),
+        ...(shape.body ? textsOf(errors.invalidJson()) : []),
+        ...(shape.idempotent ? textsOf(errors.invalidIdempotencyKey()) : []),
+      ]),
+      VALIDATION,
+    ),
+    401: A(
+      texts(
+        401,
+        shape.admin
+          ? textsOf(errors.noValidAdminToken())
+          : textsOf(errors.noValidApiKey(), errors.apiKeyExpired(), errors.ipNotWhitelisted('<ip>')),
+      ),
+    ),
+    403: A(
+      texts(403, textsOf(errors.accessDenied())),
+      permission ? `: a sub-user without the \`${area}\` permission` : FAULT,
+    ),
+    404: A(
+      texts(404, own[404] ? [] : textsOf(errors.endpointNotFound())),
+      shape.admin
+        ? shape.params && !own[404]
+          ? ', or the not-found text of the resource named in the path'
+          : ''
+        : own[404]
+          ? '; sandbox fault injection can answer 404 too'
+          : shape.params
+            ? ' (sandbox fault injection), or the not-found text of the resource named in the path'
+            : FAULT,
+    ),
+    409: A(
+      texts(
+        409,
+        shape.idempotent
+          ? textsOf(errors.idempotencyConflict(), errors.idempotencyInProgress())
+          : textsOf(errors.injectedFault(409)),
+      ),
+      shape.idempotent ? '' : FAULT,
+    ),
     413: A(texts(413, textsOf(errors.bodyTooLarge()))),
     414: A(texts(414, textsOf(errors.pathSegmentTooLong(MAX_PARAM_LENGTH))), ' (a domain name with its root dot fits)'),
     415: A(texts(415, ['Unsupported Content-Encoding: …']), ' (send the body uncompressed)'),
     429: A(texts(429, textsOf(errors.rateLimited(1)))),
     500: A(texts(500, textsOf(errors.internal()))),
     502: A(texts(502, textsOf(errors.injectedFault(502))), FAULT),
-    503: A(texts(503, textsOf(errors.injectedFault(503))),
-      shape.admin ? ': the server is shutting down' : `${FAULT}, or the server is shutting down`),
+    503: A(
+      texts(503, textsOf(errors.injectedFault(503))),
+      shape.admin ? ': the server is shutting down' : `${FAULT}, or the server is shutting down`,
+    ),
     504: A(texts(504, textsOf(errors.injectedFault(504))), FAULT),
   } as Record<ErrorStatus, TSchema>
   const declared = new Set(errorStatuses(shape))
-  for (const status of Object.keys(out)) if (!declared.has(Number(status) as ErrorStatus)) delete (out as Partial<Record<ErrorStatus, TSchema>>)[Number(status) as ErrorStatus]
+  for (const status of Object.keys(out))
+    if (!declared.has(Number(status) as ErrorStatus))
+      delete (out as Partial<Record<ErrorStatus, TSchema>>)[Number(status) as ErrorStatus]
   return out
 }
 
@@ -100,10 +133,14 @@ export function errorsFor(area: string, ownErrors: OwnErrors = {}): Partial<Reco
   const all = answers({ area, body: true, params: true }, own)
   // Only the statuses the route names, marked with their own texts: declareErrorResponses renders them
   // again with the route's shape (method, idempotency, paging) and adds the other statuses.
-  return Object.fromEntries(Object.entries(all).filter(([s]) => own[Number(s) as ErrorStatus]).map(([s, answer]) => {
-    Object.defineProperty(answer, OWN, { value: own[Number(s) as ErrorStatus], enumerable: false })
-    return [s, answer]
-  }))
+  return Object.fromEntries(
+    Object.entries(all)
+      .filter(([s]) => own[Number(s) as ErrorStatus])
+      .map(([s, answer]) => {
+        Object.defineProperty(answer, OWN, { value: own[Number(s) as ErrorStatus], enumerable: false })
+        return [s, answer]
+      }),
+  )
 }
 
 /**
@@ -130,7 +167,11 @@ function errorStatuses(shape: { admin?: boolean; body?: boolean; params?: boolea
 
 /** Every error status a route of `method url` declares, as `declareErrorResponses` declares them. */
 export function declaredErrorStatuses(method: string, url: string): ErrorStatus[] {
-  return errorStatuses({ admin: url.startsWith(ADMIN_PREFIX), body: BODY_METHODS.has(method), params: url.includes(':') })
+  return errorStatuses({
+    admin: url.startsWith(ADMIN_PREFIX),
+    body: BODY_METHODS.has(method),
+    params: url.includes(':'),
+  })
 }
 
 /**
@@ -158,7 +199,8 @@ export function declareErrorResponses(app: FastifyInstance): void {
     const response = (schema.response ??= {})
     for (const [status, answer] of Object.entries(response)) {
       const texts = (answer as { [OWN]?: string[] })[OWN]
-      if (texts) own[Number(status) as ErrorStatus] = [...new Set([...(own[Number(status) as ErrorStatus] ?? []), ...texts])]
+      if (texts)
+        own[Number(status) as ErrorStatus] = [...new Set([...(own[Number(status) as ErrorStatus] ?? []), ...texts])]
     }
     const all = answers(shape, own)
     for (const [status, answer] of Object.entries(all)) {

@@ -3,7 +3,8 @@ import type { FastifyInstance, onSendHookHandler } from 'fastify'
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 /** A route option Fastify takes as one value or an array (methods, hooks), as an array. */
-export const asArray = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value])
+export const asArray = <T>(value: T | T[] | undefined): T[] =>
+  value === undefined ? [] : Array.isArray(value) ? value : [value]
 
 /**
  * Adds `hook` as the last onSend hook of every mutating route (any method but GET, HEAD and OPTIONS)

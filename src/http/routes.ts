@@ -9,5 +9,11 @@ import { vpsAreaRoutes } from '../modules/vps/vps-routes.js'
 
 /** Every module's routes, mounted under the API prefix. */
 export const apiRoutes: readonly FastifyPluginAsync[] = [
-  toolsRoutes, ordersRoutes, domainAreaRoutes, certificatesRoutes, accountRoutes, affiliateRoutes, vpsAreaRoutes,
+  toolsRoutes,
+  ordersRoutes,
+  domainAreaRoutes,
+  certificatesRoutes,
+  accountRoutes,
+  affiliateRoutes,
+  vpsAreaRoutes,
 ]

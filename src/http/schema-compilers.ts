@@ -62,7 +62,10 @@ export function lazySchemaCompilers(): { compilersFactory: CompilersFactory; com
     return get
   }
 
-  const buildValidator = ((externalSchemas: Parameters<typeof validatorPool>[0], options: Parameters<typeof validatorPool>[1]) => {
+  const buildValidator = ((
+    externalSchemas: Parameters<typeof validatorPool>[0],
+    options: Parameters<typeof validatorPool>[1],
+  ) => {
     const compiler = once(() => validatorPool(externalSchemas, options))
     return (route: Parameters<ReturnType<typeof validatorPool>>[0]) => {
       const compiled = once(() => compiler()(route) as Validate)

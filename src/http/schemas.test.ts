@@ -14,14 +14,45 @@ const value = fc.oneof(
   fc.integer({ min: -5, max: 200 }).map(String),
   fc.double().map(String),
   fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }).map(String),
-  fc.constantFrom('1e20', '1e308', '1e309', '2147483647', '2147483648', '9007199254740993', 'Infinity', '-Infinity', 'NaN', '-0', '0x10', '0b1', '0o7',
-    '1_000', ' 1', '1 ', '+1', '1.0', '1.', '.5', '١', '', '[]', '{}', 'true', 'null', '%', '%00', '%zz', '1%00'),
+  fc.constantFrom(
+    '1e20',
+    '1e308',
+    '1e309',
+    '2147483647',
+    '2147483648',
+    '9007199254740993',
+    'Infinity',
+    '-Infinity',
+    'NaN',
+    '-0',
+    '0x10',
+    '0b1',
+    '0o7',
+    '1_000',
+    ' 1',
+    '1 ',
+    '+1',
+    '1.0',
+    '1.',
+    '.5',
+    '١',
+    '',
+    '[]',
+    '{}',
+    'true',
+    'null',
+    '%',
+    '%00',
+    '%zz',
+    '1%00',
+  ),
   fc.string({ maxLength: 30 }),
   fc.string({ unit: 'binary', maxLength: 30 }),
 )
 
 /** Percent-encodes the UTF-8 bytes of any text (a lone surrogate goes out as U+FFFD). */
-const encode = (text: string) => [...Buffer.from(text, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('')
+const encode = (text: string) =>
+  [...Buffer.from(text, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('')
 
 describe('page and limit of paged lists (properties)', () => {
   let app: FastifyInstance
@@ -43,14 +74,24 @@ describe('page and limit of paged lists (properties)', () => {
         async (params) => {
           const query = params.map(([k, v, raw]) => `${k}=${raw ? v.replace(/[&#\s]/g, '') : encode(v)}`).join('&')
           const r = await app.inject({ method: 'GET', url: `/items?${query}` })
-          const body = r.json() as { status?: number; status_description?: string; page?: number; limit?: number; offset?: number }
+          const body = r.json() as {
+            status?: number
+            status_description?: string
+            page?: number
+            limit?: number
+            offset?: number
+          }
           if (r.statusCode === 200) {
             assert.ok(Number.isSafeInteger(body.page) && body.page! >= 1 && body.page! <= MAX_PAGE, query)
             assert.ok(Number.isSafeInteger(body.limit) && body.limit! >= 1 && body.limit! <= MAX_LIMIT, query)
             assert.equal(body.offset, (body.page! - 1) * body.limit!)
           } else {
             assert.equal(r.statusCode, 400, `${query}: ${r.body}`)
-            assert.match(body.status_description!, /^(Invalid (page|limit|search)|Missing|Page out of range)/, `${query}: ${r.body}`)
+            assert.match(
+              body.status_description!,
+              /^(Invalid (page|limit|search)|Missing|Page out of range)/,
+              `${query}: ${r.body}`,
+            )
           }
         },
       ),
@@ -59,7 +100,11 @@ describe('page and limit of paged lists (properties)', () => {
   })
 
   it('checks numbers handed to pageOf directly: a page, or an ApiError', () => {
-    const n = fc.oneof(fc.double(), fc.integer(), fc.constantFrom(undefined, 0, -0, 1, MAX_PAGE, MAX_PAGE + 1, Number.MAX_SAFE_INTEGER, NaN, Infinity))
+    const n = fc.oneof(
+      fc.double(),
+      fc.integer(),
+      fc.constantFrom(undefined, 0, -0, 1, MAX_PAGE, MAX_PAGE + 1, Number.MAX_SAFE_INTEGER, NaN, Infinity),
+    )
     fc.assert(
       fc.property(n, n, (page, limit) => {
         try {

@@ -22,7 +22,9 @@ export const Envelope = <T extends TSchema>(data: T, example?: unknown) =>
       status_description: Type.String({ examples: ['Request successful'] }),
       data,
     },
-    example === undefined ? {} : { examples: [{ status: 200, status_description: 'Request successful', data: example }] },
+    example === undefined
+      ? {}
+      : { examples: [{ status: 200, status_description: 'Request successful', data: example }] },
   )
 
 /** An envelope without `data`, for mutations that only report success. */
@@ -39,7 +41,13 @@ export const Pagination = Type.Object(
 /** `page`, `limit`, `search` of every paged list. */
 export const PageQuery = {
   page: Type.Optional(Type.Integer({ minimum: 1, description: 'Page number, from 1' })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, description: `Items per page, 1–${MAX_LIMIT} (default ${DEFAULT_LIMIT})` })),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: MAX_LIMIT,
+      description: `Items per page, 1–${MAX_LIMIT} (default ${DEFAULT_LIMIT})`,
+    }),
+  ),
   search: Type.Optional(Type.String({ maxLength: 255, description: 'Case-insensitive substring' })),
 }
 

@@ -5,7 +5,14 @@ import { jsonColumns, type Decoded } from '../db/json-columns.js'
 
 export const insertJob = (
   db: Db,
-  row: { kind: string; account_id: number | null; payload: string; max_attempts: number; run_at: string; created_at: string },
+  row: {
+    kind: string
+    account_id: number | null
+    payload: string
+    max_attempts: number
+    run_at: string
+    created_at: string
+  },
 ) =>
   db
     .insertInto('jobs')
@@ -17,7 +24,14 @@ export const insertJob = (
  * Claims the next due job for `worker` in one statement: a queued job whose time has come, or a running
  * one whose lease ran out (its worker died). PostgreSQL skips rows other instances hold; SQLite has one writer.
  */
-export async function claimNext(db: Db, dialect: Dialect, worker: string, now: string, leaseUntil: string, kinds: string[]): Promise<Job | undefined> {
+export async function claimNext(
+  db: Db,
+  dialect: Dialect,
+  worker: string,
+  now: string,
+  leaseUntil: string,
+  kinds: string[],
+): Promise<Job | undefined> {
   if (kinds.length === 0) return undefined
   const lock = dialect === 'postgres' ? sql`for update skip locked` : sql``
   const result = await sql<Job>`
@@ -35,7 +49,18 @@ export async function claimNext(db: Db, dialect: Dialect, worker: string, now: s
   return result.rows[0]
 }
 
-export const finishJob = (db: Db, id: number, worker: string, changes: { status: 'done' | 'failed' | 'queued'; result?: string | null; last_error?: string | null; run_at?: string; now: string }) =>
+export const finishJob = (
+  db: Db,
+  id: number,
+  worker: string,
+  changes: {
+    status: 'done' | 'failed' | 'queued'
+    result?: string | null
+    last_error?: string | null
+    run_at?: string
+    now: string
+  },
+) =>
   db
     .updateTable('jobs')
     .set({
@@ -71,4 +96,8 @@ export const findJob = async (db: Db, id: number): Promise<DecodedJob | undefine
 }
 
 export const countByStatus = (db: Db) =>
-  db.selectFrom('jobs').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('status').execute()
+  db
+    .selectFrom('jobs')
+    .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+    .groupBy('status')
+    .execute()

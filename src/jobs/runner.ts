@@ -169,12 +169,19 @@ export class JobRunner {
       const problem = await payloadProblem(definition.payload, payload)
       if (problem) throw new Error(`Invalid payload for job kind ${job.kind}: ${problem}`)
       const result = await definition.handle(payload, { job, attempt: job.attempts })
-      await repo.finishJob(this.db, job.id, this.workerId, { status: 'done', result: JSON.stringify(result ?? null), now: iso(this.clock.now()) })
+      await repo.finishJob(this.db, job.id, this.workerId, {
+        status: 'done',
+        result: JSON.stringify(result ?? null),
+        now: iso(this.clock.now()),
+      })
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err)
       const now = this.clock.now()
       const final = job.attempts >= job.max_attempts
-      this.log.warn({ jobId: job.id, kind: job.kind, attempt: job.attempts, err: message }, final ? 'job failed' : 'job attempt failed, will retry')
+      this.log.warn(
+        { jobId: job.id, kind: job.kind, attempt: job.attempts, err: message },
+        final ? 'job failed' : 'job attempt failed, will retry',
+      )
       const delay = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (job.attempts - 1))
       await repo.finishJob(this.db, job.id, this.workerId, {
         status: final ? 'failed' : 'queued',

@@ -72,12 +72,20 @@ export class DomainNames {
   private readonly privateSuffixes: ReadonlySet<string>
 
   constructor(privateSuffixes: Iterable<string> = []) {
-    this.privateSuffixes = new Set([...privateSuffixes].map((s) => s.toLowerCase().replace(/^\.+|\.+$/g, '')).filter(Boolean))
+    this.privateSuffixes = new Set(
+      [...privateSuffixes].map((s) => s.toLowerCase().replace(/^\.+|\.+$/g, '')).filter(Boolean),
+    )
   }
 
   /** The public suffix of a stored-form name (the longest of the ICANN one and a private one), or null. */
   publicSuffixOf(name: string): string | null {
-    let suffix = getPublicSuffix(name, { allowPrivateDomains: false, extractHostname: false, validateHostname: false, detectIp: false, mixedInputs: false })
+    let suffix = getPublicSuffix(name, {
+      allowPrivateDomains: false,
+      extractHostname: false,
+      validateHostname: false,
+      detectIp: false,
+      mixedInputs: false,
+    })
     if (this.privateSuffixes.size > 0) {
       const labels = name.split('.')
       for (let i = 0; i < labels.length; i++) {

@@ -25,7 +25,10 @@ describe('SecretBox', () => {
     const rotated = new SecretBox(b, [a])
     assert.equal(rotated.open(sealed, 'ctx'), 'secret')
     assert.ok(!rotated.isCurrent(sealed))
-    assert.throws(() => new SecretBox(b).open(sealed, 'ctx'), new RegExp(`sealed with the secret key ${keyId(a)}, which is not configured`))
+    assert.throws(
+      () => new SecretBox(b).open(sealed, 'ctx'),
+      new RegExp(`sealed with the secret key ${keyId(a)}, which is not configured`),
+    )
     const parts = sealed.split(':')
     const ct = Buffer.from(parts[4], 'base64url')
     ct[0] ^= 1
@@ -40,7 +43,13 @@ describe('SecretBox', () => {
     assert.deepEqual(parseSecretKey(a.toString('hex')), a)
     assert.deepEqual(parseSecretKey(a.toString('base64url')), a)
     assert.deepEqual(parseSecretKey(` ${a.toString('base64')}\n`), a)
-    for (const bad of ['', 'short', randomBytes(16).toString('hex'), randomBytes(31).toString('base64'), randomBytes(33).toString('base64')]) {
+    for (const bad of [
+      '',
+      'short',
+      randomBytes(16).toString('hex'),
+      randomBytes(31).toString('base64'),
+      randomBytes(33).toString('base64'),
+    ]) {
       assert.equal(parseSecretKey(bad), null, bad)
     }
   })
@@ -50,7 +59,9 @@ describe('SecretBox', () => {
     const real = box.seal('x', 'ctx').split(':')
     const texts = fc.oneof(
       fc.string({ maxLength: 200 }),
-      fc.array(fc.oneof(fc.constantFrom(...real), fc.string({ maxLength: 30 })), { maxLength: 7 }).map((p) => p.join(':')),
+      fc
+        .array(fc.oneof(fc.constantFrom(...real), fc.string({ maxLength: 30 })), { maxLength: 7 })
+        .map((p) => p.join(':')),
     )
     fc.assert(
       fc.property(texts, (text) => {

@@ -13,7 +13,8 @@ export class SecretBox {
   private readonly keys = new Map<string, Buffer>()
 
   constructor(current: Buffer, previous: Buffer[] = []) {
-    for (const k of [current, ...previous]) if (k.length !== KEY_BYTES) throw new SecretBoxError(`A secret key must be ${KEY_BYTES} bytes`)
+    for (const k of [current, ...previous])
+      if (k.length !== KEY_BYTES) throw new SecretBoxError(`A secret key must be ${KEY_BYTES} bytes`)
     this.currentKeyId = keyId(current)
     this.keys.set(this.currentKeyId, current)
     for (const k of previous) if (!this.keys.has(keyId(k))) this.keys.set(keyId(k), k)
@@ -33,14 +34,19 @@ export class SecretBox {
     const env = parseEnvelope(sealed)
     if (!env) throw new SecretBoxError(`The value stored for ${context} is not a sealed secret`)
     const key = this.keys.get(env.keyId)
-    if (!key) throw new SecretBoxError(`The value stored for ${context} was sealed with the secret key ${env.keyId}, which is not configured`)
+    if (!key)
+      throw new SecretBoxError(
+        `The value stored for ${context} was sealed with the secret key ${env.keyId}, which is not configured`,
+      )
     try {
       const decipher = createDecipheriv('aes-256-gcm', key, env.iv)
       decipher.setAAD(Buffer.from(context, 'utf8'))
       decipher.setAuthTag(env.tag)
       return Buffer.concat([decipher.update(env.ct), decipher.final()]).toString('utf8')
     } catch {
-      throw new SecretBoxError(`The value stored for ${context} does not open with the secret key ${env.keyId}: it was changed or damaged`)
+      throw new SecretBoxError(
+        `The value stored for ${context} does not open with the secret key ${env.keyId}: it was changed or damaged`,
+      )
     }
   }
 

@@ -26,7 +26,9 @@ export function redact(value: unknown, depth = 0): unknown {
   if (value === null || typeof value !== 'object') return value
   if (depth > MAX_DEPTH) return TOO_DEEP
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1))
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, SECRET.test(k) ? '[redacted]' : redact(v, depth + 1)]))
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [k, SECRET.test(k) ? '[redacted]' : redact(v, depth + 1)]),
+  )
 }
 
 /** A call as recorded: its time as a Date. */

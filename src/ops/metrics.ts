@@ -18,19 +18,36 @@ interface Series {
 
 /** `hostapi_http_requests_total` in prom-client's metric shape, read from the series at scrape time. */
 function requestsMetric(series: Map<string, Series>) {
-  const metric = { name: 'hostapi_http_requests_total', help: 'Requests answered, per operation, method and status', type: 'counter', aggregator: 'sum' }
-  return { ...metric, get: async () => ({ ...metric, values: [...series.values()].map((s) => ({ labels: s.labels, value: s.count })) }) }
+  const metric = {
+    name: 'hostapi_http_requests_total',
+    help: 'Requests answered, per operation, method and status',
+    type: 'counter',
+    aggregator: 'sum',
+  }
+  return {
+    ...metric,
+    get: async () => ({ ...metric, values: [...series.values()].map((s) => ({ labels: s.labels, value: s.count })) }),
+  }
 }
 
 /** `hostapi_http_request_duration_seconds`, a histogram in prom-client's metric shape. */
 function durationMetric(series: Map<string, Series>) {
   const name = 'hostapi_http_request_duration_seconds'
-  const metric = { name, help: 'Time to answer a request, per operation, method and status', type: 'histogram', aggregator: 'sum' }
+  const metric = {
+    name,
+    help: 'Time to answer a request, per operation, method and status',
+    type: 'histogram',
+    aggregator: 'sum',
+  }
   const values = () =>
     [...series.values()].flatMap((s) => {
       let cumulative = 0
       return [
-        ...BUCKETS.map((le, i) => ({ metricName: `${name}_bucket`, labels: { le, ...s.labels }, value: (cumulative += s.buckets[i]) })),
+        ...BUCKETS.map((le, i) => ({
+          metricName: `${name}_bucket`,
+          labels: { le, ...s.labels },
+          value: (cumulative += s.buckets[i]),
+        })),
         { metricName: `${name}_bucket`, labels: { le: '+Inf', ...s.labels }, value: s.count },
         { metricName: `${name}_sum`, labels: s.labels, value: s.sum },
         { metricName: `${name}_count`, labels: s.labels, value: s.count },
@@ -52,8 +69,18 @@ export class Metrics {
     const registers = [this.registry]
     this.registry.registerMetric(requestsMetric(this.series) as never)
     this.registry.registerMetric(durationMetric(this.series) as never)
-    this.rateLimited = new Counter({ name: 'hostapi_rate_limit_rejections_total', help: 'Requests refused with 429, per operation', labelNames: ['operation'], registers })
-    this.faults = new Counter({ name: 'hostapi_sandbox_faults_injected_total', help: 'Answers replaced by sandbox fault injection', labelNames: ['operation'], registers })
+    this.rateLimited = new Counter({
+      name: 'hostapi_rate_limit_rejections_total',
+      help: 'Requests refused with 429, per operation',
+      labelNames: ['operation'],
+      registers,
+    })
+    this.faults = new Counter({
+      name: 'hostapi_sandbox_faults_injected_total',
+      help: 'Answers replaced by sandbox fault injection',
+      labelNames: ['operation'],
+      registers,
+    })
     const self = this
     new Gauge({
       name: 'hostapi_jobs',
@@ -62,7 +89,8 @@ export class Metrics {
       registers,
       async collect() {
         this.reset()
-        for (const row of (await self.sources?.jobCounts()) ?? []) this.set({ kind: row.kind, status: row.status }, Number(row.n))
+        for (const row of (await self.sources?.jobCounts()) ?? [])
+          this.set({ kind: row.kind, status: row.status }, Number(row.n))
       },
     })
     collectDefaultMetrics({ register: this.registry, prefix: 'hostapi_' })
@@ -78,7 +106,12 @@ export class Metrics {
     const key = `${operation} ${method} ${status}`
     let one = this.series.get(key)
     if (!one) {
-      one = { labels: { operation, method, status: String(status) }, count: 0, sum: 0, buckets: new Array<number>(BUCKETS.length).fill(0) }
+      one = {
+        labels: { operation, method, status: String(status) },
+        count: 0,
+        sum: 0,
+        buckets: new Array<number>(BUCKETS.length).fill(0),
+      }
       this.series.set(key, one)
     }
     one.count++

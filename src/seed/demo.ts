@@ -9,13 +9,19 @@ import { seedAccount } from '../modules/account/account.seed.js'
 import { seedDomains } from '../modules/domains/domains.seed.js'
 
 /** What an area adds to the demo account. */
-export type DemoSeeder = (ctx: Context, account: { accountId: number; userId: number; customerNumber: number }) => Promise<void>
+export type DemoSeeder = (
+  ctx: Context,
+  account: { accountId: number; userId: number; customerNumber: number },
+) => Promise<void>
 
 /** Each area's demo seeder, run in this order on an empty database. */
 const demoSeeders: DemoSeeder[] = [seedDomains, seedCertificates, seedVps, seedAccount]
 
 /** Runs every area's demo seeder for one account (a seed-file account with `demo_data: true`). */
-export async function seedDemoData(ctx: Context, account: { accountId: number; userId: number; customerNumber: number }): Promise<void> {
+export async function seedDemoData(
+  ctx: Context,
+  account: { accountId: number; userId: number; customerNumber: number },
+): Promise<void> {
   for (const seed of demoSeeders) await seed(ctx, account)
 }
 
@@ -25,10 +31,17 @@ export const DEMO_EMAIL = 'demo@example.com'
  * Seeds the demo account when the database has no account yet: a main user with an API key, and a
  * sub-user with limited permissions and a key of its own. Returns the demo key, or null when nothing was seeded.
  */
-export async function seedDemoIfEmpty(ctx: Context): Promise<{ key: string; subUserKey: string; customerNumber: number } | null> {
+export async function seedDemoIfEmpty(
+  ctx: Context,
+): Promise<{ key: string; subUserKey: string; customerNumber: number } | null> {
   if ((await iam.countAccounts(ctx.db)) > 0) return null
   const { iam: service } = ctx.services
-  const account = await service.createAccount({ name: 'Demo B.V.', email: DEMO_EMAIL, firstname: 'Demo', lastname: 'User' })
+  const account = await service.createAccount({
+    name: 'Demo B.V.',
+    email: DEMO_EMAIL,
+    firstname: 'Demo',
+    lastname: 'User',
+  })
   const main = await service.createKey(account.accountId, account.userId, {
     label: 'demo',
     ...(ctx.config.demo.key ? { key: ctx.config.demo.key } : {}),

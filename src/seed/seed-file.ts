@@ -11,7 +11,10 @@ import { seedDemoData } from './demo.js'
 
 const SeedKey = Type.Object(
   {
-    key: Type.String({ pattern: '^[A-Za-z0-9_-]{16,128}$', description: 'The fixed key value: 16 to 128 characters of A-Z, a-z, 0-9, _ and -' }),
+    key: Type.String({
+      pattern: '^[A-Za-z0-9_-]{16,128}$',
+      description: 'The fixed key value: 16 to 128 characters of A-Z, a-z, 0-9, _ and -',
+    }),
     label: Type.Optional(Type.String({ maxLength: 100 })),
     allowed_ips: Type.Optional(Type.Array(Type.String())),
     expires_at: Type.Optional(Type.String()),
@@ -61,7 +64,12 @@ const SeedAccount = Type.Object(
     keys: Type.Optional(Type.Array(SeedKey)),
     users: Type.Optional(Type.Array(SeedUser)),
     domains: Type.Optional(Type.Array(SeedDomain)),
-    demo_data: Type.Optional(Type.Boolean({ description: "Also give this account the demo's data of every area (domains, VPS, certificates, invoices, tickets…); one account at most" })),
+    demo_data: Type.Optional(
+      Type.Boolean({
+        description:
+          "Also give this account the demo's data of every area (domains, VPS, certificates, invoices, tickets…); one account at most",
+      }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -75,7 +83,10 @@ export type SeedSpec = Static<typeof SeedFileSchema>
 
 /** A seed file that cannot be read or does not describe valid data; lists every problem found. */
 export class SeedFileError extends Error {
-  constructor(readonly file: string, readonly problems: string[]) {
+  constructor(
+    readonly file: string,
+    readonly problems: string[],
+  ) {
     super(`Invalid seed file ${file}:\n  - ${problems.join('\n  - ')}`)
   }
 }
@@ -96,7 +107,9 @@ export async function readSeedFile(file: string, names: DomainNames = new Domain
   }
   const { Value } = await import('typebox/value')
   if (!Value.Check(SeedFileSchema, data)) {
-    const problems = [...Value.Errors(SeedFileSchema, data)].slice(0, 20).map((e) => `${e.instancePath || '/'}: ${e.message}`)
+    const problems = [...Value.Errors(SeedFileSchema, data)]
+      .slice(0, 20)
+      .map((e) => `${e.instancePath || '/'}: ${e.message}`)
     throw new SeedFileError(file, problems)
   }
   const problems: string[] = []
@@ -110,12 +123,16 @@ export async function readSeedFile(file: string, names: DomainNames = new Domain
     }
     ;(a.domains ?? []).forEach((d, j) => {
       const name = names.registrable(d.name)
-      if (!name) problems.push(`/accounts/${i}/domains/${j}: invalid domain name ${d.name} (a registrable name is one label below a public suffix)`)
+      if (!name)
+        problems.push(
+          `/accounts/${i}/domains/${j}: invalid domain name ${d.name} (a registrable name is one label below a public suffix)`,
+        )
       else if (domains.has(name)) problems.push(`/accounts/${i}/domains/${j}: ${name} is listed twice`)
       else domains.add(name)
     })
   })
-  if (data.accounts.filter((a) => a.demo_data).length > 1) problems.push('demo_data: at most one account can have the demo data')
+  if (data.accounts.filter((a) => a.demo_data).length > 1)
+    problems.push('demo_data: at most one account can have the demo data')
   if (problems.length) throw new SeedFileError(file, problems)
   return data
 }
@@ -135,11 +152,19 @@ export async function applySeed(ctx: Context, spec: SeedSpec, file: string): Pro
   try {
     for (const [i, a] of spec.accounts.entries()) {
       const where = `/accounts/${i}`
-      const account = await iam.createAccount({ name: a.name, email: a.email, firstname: a.firstname ?? '', lastname: a.lastname ?? '' })
+      const account = await iam.createAccount({
+        name: a.name,
+        email: a.email,
+        firstname: a.firstname ?? '',
+        lastname: a.lastname ?? '',
+      })
       for (const k of a.keys ?? []) await createKey(ctx, account.accountId, account.userId, k)
       for (const u of a.users ?? []) {
         const userId = await iam.createSubUser(account.accountId, {
-          email: u.email, firstname: u.firstname ?? '', lastname: u.lastname ?? '', permissions: permissionsOf(u.permissions),
+          email: u.email,
+          firstname: u.firstname ?? '',
+          lastname: u.lastname ?? '',
+          permissions: permissionsOf(u.permissions),
         })
         for (const k of u.keys ?? []) await createKey(ctx, account.accountId, userId, k)
       }
@@ -148,7 +173,8 @@ export async function applySeed(ctx: Context, spec: SeedSpec, file: string): Pro
         try {
           await seedDomain(ctx, account.accountId, name, d)
         } catch (err) {
-          if (err instanceof ApiError) throw new SeedFileError(file, [`${where}/domains/${j} (${name}): ${err.message}`])
+          if (err instanceof ApiError)
+            throw new SeedFileError(file, [`${where}/domains/${j} (${name}): ${err.message}`])
           throw err
         }
       }

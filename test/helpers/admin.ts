@@ -11,7 +11,8 @@ export const NO_KEY = { status: 401, status_description: 'No valid API key set' 
 /** A fresh ed25519 public key in OpenSSH form. */
 export const sshKey = () => {
   const pair = generateKeyPairSync('ed25519', {
-    publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
   })
   return `${sshpk.parseKey(pair.publicKey, 'pem').toString('ssh')} test`
 }

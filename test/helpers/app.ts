@@ -99,7 +99,9 @@ async function underSchemaLock<T>(mode: 'shared' | 'exclusive', fn: (client: pg.
   const client = new pg.Client({ connectionString: process.env.HOSTAPI_TEST_PG_URL })
   await client.connect()
   try {
-    await client.query(mode === 'shared' ? 'select pg_advisory_lock_shared($1)' : 'select pg_advisory_lock($1)', [SCHEMA_LOCK])
+    await client.query(mode === 'shared' ? 'select pg_advisory_lock_shared($1)' : 'select pg_advisory_lock($1)', [
+      SCHEMA_LOCK,
+    ])
     return await fn(client)
   } finally {
     await client.end()
@@ -107,8 +109,12 @@ async function underSchemaLock<T>(mode: 'shared' | 'exclusive', fn: (client: pg.
 }
 
 /** Makes a fresh database for one test app: a temporary SQLite file, or a new PostgreSQL schema. */
-export async function freshDatabase(dialect: Dialect, dataDir: string): Promise<{ database: Config['database']; drop(): Promise<void> }> {
-  if (dialect === 'sqlite') return { database: { dialect: 'sqlite', file: path.join(dataDir, 'hostapi.db') }, drop: async () => undefined }
+export async function freshDatabase(
+  dialect: Dialect,
+  dataDir: string,
+): Promise<{ database: Config['database']; drop(): Promise<void> }> {
+  if (dialect === 'sqlite')
+    return { database: { dialect: 'sqlite', file: path.join(dataDir, 'hostapi.db') }, drop: async () => undefined }
   const url = process.env.HOSTAPI_TEST_PG_URL!
   const schema = `t_${process.pid}_${++counter}_${randomBytes(3).toString('hex')}`
   const client = new pg.Client({ connectionString: url })
@@ -117,7 +123,8 @@ export async function freshDatabase(dialect: Dialect, dataDir: string): Promise<
   await client.end()
   return {
     database: { dialect: 'postgres', url, schema },
-    drop: () => underSchemaLock('exclusive', async (c) => void (await c.query(`drop schema if exists ${schema} cascade`))),
+    drop: () =>
+      underSchemaLock('exclusive', async (c) => void (await c.query(`drop schema if exists ${schema} cascade`))),
   }
 }
 
@@ -172,7 +179,13 @@ export async function processDatabase(dialect: Dialect): Promise<ProcessDatabase
   const fresh = await freshDatabase(dialect, dataDir)
   return {
     database: fresh.database,
-    env: { PATH: process.env.PATH ?? '', HOSTAPI_DATA_DIR: dataDir, HOSTAPI_LOG_LEVEL: 'silent', HOSTAPI_SECRET_KEY: TEST_SECRET_KEY, ...databaseEnv(fresh.database) },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOSTAPI_DATA_DIR: dataDir,
+      HOSTAPI_LOG_LEVEL: 'silent',
+      HOSTAPI_SECRET_KEY: TEST_SECRET_KEY,
+      ...databaseEnv(fresh.database),
+    },
     async remove() {
       await fresh.drop()
       fs.rmSync(dataDir, { recursive: true, force: true })
@@ -201,16 +214,28 @@ export async function startTestApp(
   const existing = opts.database ?? opts.shareDatabaseWith?.config.database
   const fresh = existing ? { database: existing, drop: async () => undefined } : await freshDatabase(dialect, dataDir)
   // Instances on one database share Redis keys; every other test app has its own.
-  const redisPrefix = opts.shareDatabaseWith?.config.redisPrefix ?? `hostapi-test:${process.pid}:${randomBytes(4).toString('hex')}:`
+  const redisPrefix =
+    opts.shareDatabaseWith?.config.redisPrefix ?? `hostapi-test:${process.pid}:${randomBytes(4).toString('hex')}:`
   const config = loadConfig(
     {
-      HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_LOG_LEVEL: 'silent', HOSTAPI_DEMO: '0', HOSTAPI_JOBS: '0', HOSTAPI_SIM_SPEED: '1000000', HOSTAPI_DNS_PORT: '0', HOSTAPI_REDIS_PREFIX: redisPrefix,
+      HOSTAPI_DATA_DIR: dataDir,
+      HOSTAPI_PORT: '0',
+      HOSTAPI_LOG_LEVEL: 'silent',
+      HOSTAPI_DEMO: '0',
+      HOSTAPI_JOBS: '0',
+      HOSTAPI_SIM_SPEED: '1000000',
+      HOSTAPI_DNS_PORT: '0',
+      HOSTAPI_REDIS_PREFIX: redisPrefix,
       ...(opts.env?.HOSTAPI_SECRET_KEY_FILE ? {} : { HOSTAPI_SECRET_KEY: TEST_SECRET_KEY }),
       ...opts.env,
     },
     { database: fresh.database },
   )
-  const start = () => startServer(config, { ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.routes ? { extraRoutes: opts.routes } : {}) })
+  const start = () =>
+    startServer(config, {
+      ...(opts.clock ? { clock: opts.clock } : {}),
+      ...(opts.routes ? { extraRoutes: opts.routes } : {}),
+    })
   let server: RunningServer
   try {
     server = dialect === 'postgres' ? await underSchemaLock('shared', start) : await start()
@@ -231,13 +256,23 @@ export async function startTestApp(
     async account(name = 'Test B.V.') {
       const n = ++counter
       const email = `owner${n}-${randomBytes(3).toString('hex')}@example.com`
-      const created = await server.ctx.services.iam.createAccount({ name, email, firstname: 'Owner', lastname: String(n) })
+      const created = await server.ctx.services.iam.createAccount({
+        name,
+        email,
+        firstname: 'Owner',
+        lastname: String(n),
+      })
       const { key } = await server.ctx.services.iam.createKey(created.accountId, created.userId, { label: 'test' })
       return { ...created, key }
     },
     async subUser(account, permissions) {
       const email = `sub${++counter}-${randomBytes(3).toString('hex')}@example.com`
-      const userId = await server.ctx.services.iam.createSubUser(account.accountId, { email, firstname: 'Sub', lastname: 'User', permissions })
+      const userId = await server.ctx.services.iam.createSubUser(account.accountId, {
+        email,
+        firstname: 'Sub',
+        lastname: 'User',
+        permissions,
+      })
       const { key } = await server.ctx.services.iam.createKey(account.accountId, userId, { label: 'sub' })
       return { userId, key }
     },
@@ -258,7 +293,8 @@ export function request(origin: string, method: string, p: string, o: RequestOpt
   if (o.rawBody !== undefined) payload = o.rawBody
   else if (o.body !== undefined) {
     payload = JSON.stringify(o.body)
-    if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json'
+    if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type'))
+      headers['content-type'] = 'application/json'
   }
   if (payload !== undefined) headers['content-length'] = String(Buffer.byteLength(payload))
   if (o.key !== undefined) headers['api-key'] = o.key

@@ -26,7 +26,9 @@ export async function insertZone(db: Db, accountId: number, name: string, seed: 
       status_id: 1,
       renewal_date: '2030-01-01',
       tags: '[]',
-      nameservers: JSON.stringify(seed.nameservers ?? [{ hostname: 'ns1.hostapi.test' }, { hostname: 'ns2.hostapi.test' }]),
+      nameservers: JSON.stringify(
+        seed.nameservers ?? [{ hostname: 'ns1.hostapi.test' }, { hostname: 'ns2.hostapi.test' }],
+      ),
       nameserver_profile: null,
       is_locked: 0,
       dnssec_enabled: 0,
@@ -50,14 +52,27 @@ export async function insertZone(db: Db, accountId: number, name: string, seed: 
 export async function addRecords(db: Db, domainId: number, records: NonNullable<ZoneSeed['records']>): Promise<void> {
   await db
     .insertInto('dns_records')
-    .values(records.map((r) => ({ domain_id: domainId, type: r.type, name: r.name, value: r.value, ttl: r.ttl ?? 3600, created_at: now() })))
+    .values(
+      records.map((r) => ({
+        domain_id: domainId,
+        type: r.type,
+        name: r.name,
+        value: r.value,
+        ttl: r.ttl ?? 3600,
+        created_at: now(),
+      })),
+    )
     .execute()
 }
 
 /** Increments a domain's zone serial, as every change through the API does. */
 export async function bumpSerial(db: Db, domainId: number): Promise<void> {
   const row = await db.selectFrom('domains').select('zone_serial').where('id', '=', domainId).executeTakeFirstOrThrow()
-  await db.updateTable('domains').set({ zone_serial: row.zone_serial + 1 }).where('id', '=', domainId).execute()
+  await db
+    .updateTable('domains')
+    .set({ zone_serial: row.zone_serial + 1 })
+    .where('id', '=', domainId)
+    .execute()
 }
 
 export interface QueryOptions {
@@ -79,7 +94,16 @@ function encodeQuery(name: string, type: string, opts: QueryOptions): { id: numb
     questions: [{ name, type, class: opts.qclass ?? 'IN' }],
     additionals:
       opts.edns !== undefined
-        ? [{ name: '.', type: 'OPT', udpPayloadSize: opts.edns, ednsVersion: opts.ednsVersion ?? 0, flags: 0, options: [] }]
+        ? [
+            {
+              name: '.',
+              type: 'OPT',
+              udpPayloadSize: opts.edns,
+              ednsVersion: opts.ednsVersion ?? 0,
+              flags: 0,
+              options: [],
+            },
+          ]
         : [],
   }
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -87,7 +111,12 @@ function encodeQuery(name: string, type: string, opts: QueryOptions): { id: numb
 }
 
 /** One query over UDP to 127.0.0.1:`port`; resolves with the decoded reply and its size. */
-export function queryUdp(port: number, name: string, type: string, opts: QueryOptions = {}): Promise<Packet & { size: number; raw: Buffer }> {
+export function queryUdp(
+  port: number,
+  name: string,
+  type: string,
+  opts: QueryOptions = {},
+): Promise<Packet & { size: number; raw: Buffer }> {
   const { buf } = encodeQuery(name, type, opts)
   return new Promise((resolve, reject) => {
     const sock = dgram.createSocket('udp4')
@@ -109,7 +138,12 @@ export function queryUdp(port: number, name: string, type: string, opts: QueryOp
 }
 
 /** One query over TCP (two-byte length prefix) to 127.0.0.1:`port`. */
-export function queryTcp(port: number, name: string, type: string, opts: QueryOptions = {}): Promise<Packet & { size: number; raw: Buffer }> {
+export function queryTcp(
+  port: number,
+  name: string,
+  type: string,
+  opts: QueryOptions = {},
+): Promise<Packet & { size: number; raw: Buffer }> {
   const { buf } = encodeQuery(name, type, opts)
   return new Promise((resolve, reject) => {
     const sock = net.connect(port, '127.0.0.1')
@@ -186,5 +220,5 @@ export async function within(ms: number, check: () => Promise<boolean>): Promise
 export function txtOf(p: Packet): string[] {
   return (p.answers ?? [])
     .filter((a) => a.type === 'TXT')
-    .map((a) => ((a as unknown as { data: Buffer[] }).data).map((b) => b.toString('utf8')).join(''))
+    .map((a) => (a as unknown as { data: Buffer[] }).data.map((b) => b.toString('utf8')).join(''))
 }

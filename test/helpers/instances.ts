@@ -14,10 +14,17 @@ export interface Instances {
  * with `redis`, the Redis of HOSTAPI_TEST_REDIS_URL. `env` applies to both, `envs` adds to each in turn.
  */
 export async function twoInstances(
-  opts: { env?: Record<string, string>; envs?: [Record<string, string>, Record<string, string>]; redis?: boolean; clock?: Clock } = {},
+  opts: {
+    env?: Record<string, string>
+    envs?: [Record<string, string>, Record<string, string>]
+    redis?: boolean
+    clock?: Clock
+  } = {},
 ): Promise<Instances> {
   // A generous Redis timeout: a machine busy with parallel tests must not trip the breaker (per-instance limits).
-  const redis: Record<string, string> = opts.redis ? { REDIS_URL: process.env.HOSTAPI_TEST_REDIS_URL!, HOSTAPI_REDIS_TIMEOUT_MS: '1000' } : {}
+  const redis: Record<string, string> = opts.redis
+    ? { REDIS_URL: process.env.HOSTAPI_TEST_REDIS_URL!, HOSTAPI_REDIS_TIMEOUT_MS: '1000' }
+    : {}
   const shared = { ...redis, ...opts.env }
   const clock = opts.clock ? { clock: opts.clock } : {}
   const one = await startTestApp('postgres', { env: { ...shared, ...opts.envs?.[0] }, ...clock })

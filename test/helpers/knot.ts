@@ -48,39 +48,44 @@ export async function startKnot(opts: KnotOptions): Promise<Knot> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostapi-knot-'))
   const port = opts.port ?? (await freePort())
   const key = opts.tsig ? `    key: ${opts.tsig.name}\n` : ''
-  fs.writeFileSync(path.join(dir, 'knot.conf'), [
-    'server:',
-    `    listen: 127.0.0.1@${port}`,
-    `    rundir: ${dir}`,
-    'log:',
-    '  - target: stderr',
-    '    any: info',
-    'database:',
-    `    storage: ${dir}`,
-    ...(opts.tsig
-      ? ['key:', `  - id: ${opts.tsig.name}`, '    algorithm: hmac-sha256', `    secret: ${opts.tsig.secret}`]
-      : []),
-    'remote:',
-    '  - id: primary',
-    `    address: 127.0.0.1@${opts.primaryPort}`,
-    key.trimEnd(),
-    'acl:',
-    '  - id: notify_from_primary',
-    '    address: 127.0.0.1',
-    key.trimEnd(),
-    '    action: notify',
-    'template:',
-    '  - id: default',
-    `    storage: ${dir}`,
-    '    master: primary',
-    '    acl: notify_from_primary',
-    '    zonefile-sync: -1',
-    '    zonefile-load: none',
-    '    journal-content: none',
-    'zone:',
-    ...opts.zones.map((z) => `  - domain: ${z}`),
-    '',
-  ].filter((l) => l !== '').join('\n') + '\n')
+  fs.writeFileSync(
+    path.join(dir, 'knot.conf'),
+    [
+      'server:',
+      `    listen: 127.0.0.1@${port}`,
+      `    rundir: ${dir}`,
+      'log:',
+      '  - target: stderr',
+      '    any: info',
+      'database:',
+      `    storage: ${dir}`,
+      ...(opts.tsig
+        ? ['key:', `  - id: ${opts.tsig.name}`, '    algorithm: hmac-sha256', `    secret: ${opts.tsig.secret}`]
+        : []),
+      'remote:',
+      '  - id: primary',
+      `    address: 127.0.0.1@${opts.primaryPort}`,
+      key.trimEnd(),
+      'acl:',
+      '  - id: notify_from_primary',
+      '    address: 127.0.0.1',
+      key.trimEnd(),
+      '    action: notify',
+      'template:',
+      '  - id: default',
+      `    storage: ${dir}`,
+      '    master: primary',
+      '    acl: notify_from_primary',
+      '    zonefile-sync: -1',
+      '    zonefile-load: none',
+      '    journal-content: none',
+      'zone:',
+      ...opts.zones.map((z) => `  - domain: ${z}`),
+      '',
+    ]
+      .filter((l) => l !== '')
+      .join('\n') + '\n',
+  )
   let output = ''
   const conf = path.join(dir, 'knot.conf')
   const child: ChildProcess = spawn(knotd()!, ['-c', conf], { stdio: ['ignore', 'pipe', 'pipe'] })
@@ -100,7 +105,13 @@ export async function startKnot(opts: KnotOptions): Promise<Knot> {
       fs.rmSync(dir, { recursive: true, force: true })
       throw new Error(`knotd exited (${child.exitCode}):\n${output}`)
     }
-    if (await queryUdp(port, 'ready.invalid', 'SOA', { timeoutMs: 200 }).then(() => true, () => false)) break
+    if (
+      await queryUdp(port, 'ready.invalid', 'SOA', { timeoutMs: 200 }).then(
+        () => true,
+        () => false,
+      )
+    )
+      break
     if (Date.now() > deadline) {
       await stop()
       fs.rmSync(dir, { recursive: true, force: true })

@@ -7,7 +7,12 @@ import { execFileSync, spawnSync } from 'node:child_process'
  * Runs `openssl verify -purpose <purpose> -CAfile root -untrusted intermediate leaf` and returns its output; throws
  * with openssl's own message when the chain does not verify.
  */
-export function opensslVerify(root: string, intermediate: string, leaf: string, purpose: string | null = 'sslserver'): string {
+export function opensslVerify(
+  root: string,
+  intermediate: string,
+  leaf: string,
+  purpose: string | null = 'sslserver',
+): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostapi-pki-'))
   try {
     const file = (name: string, text: string) => {
@@ -15,7 +20,15 @@ export function opensslVerify(root: string, intermediate: string, leaf: string, 
       fs.writeFileSync(p, text)
       return p
     }
-    const args = ['verify', ...(purpose ? ['-purpose', purpose] : []), '-CAfile', file('root.pem', root), '-untrusted', file('int.pem', intermediate), file('leaf.pem', leaf)]
+    const args = [
+      'verify',
+      ...(purpose ? ['-purpose', purpose] : []),
+      '-CAfile',
+      file('root.pem', root),
+      '-untrusted',
+      file('int.pem', intermediate),
+      file('leaf.pem', leaf),
+    ]
     const r = spawnSync('openssl', args, { encoding: 'utf8' })
     if (r.status !== 0) throw new Error(`openssl verify failed: ${r.stdout}${r.stderr}`)
     return r.stdout.trim()
@@ -49,6 +62,7 @@ export function csrNames(pem: string): { cn: string | null; sans: string[] } {
 /** True when `privateKey` is the key of the certificate or CSR `pem` (their public keys are equal). */
 export function keyMatches(privateKey: string, pem: string, kind: 'x509' | 'req'): boolean {
   const fromKey = openssl(['pkey', '-pubout'], privateKey)
-  const fromCert = kind === 'x509' ? openssl(['x509', '-noout', '-pubkey'], pem) : openssl(['req', '-noout', '-pubkey'], pem)
+  const fromCert =
+    kind === 'x509' ? openssl(['x509', '-noout', '-pubkey'], pem) : openssl(['req', '-noout', '-pubkey'], pem)
   return fromKey.trim() === fromCert.trim()
 }

@@ -56,27 +56,30 @@ export async function startPowerDns(): Promise<PowerDns> {
   const dnsPort = await freePort()
   let apiPort = await freePort()
   while (apiPort === dnsPort) apiPort = await freePort()
-  fs.writeFileSync(path.join(dir, 'pdns.conf'), [
-    'launch=gsqlite3',
-    `gsqlite3-database=${path.join(dir, 'pdns.sqlite3')}`,
-    'api=yes',
-    `api-key=${apiKey}`,
-    'webserver=yes',
-    'webserver-address=127.0.0.1',
-    `webserver-port=${apiPort}`,
-    'webserver-allow-from=127.0.0.0/8',
-    'local-address=127.0.0.1',
-    `local-port=${dnsPort}`,
-    `socket-dir=${dir}`,
-    'guardian=no',
-    'daemon=no',
-    'disable-syslog=yes',
-    'security-poll-suffix=',
-    'receiver-threads=1',
-    'distributor-threads=1',
-    'loglevel=4',
-    '',
-  ].join('\n'))
+  fs.writeFileSync(
+    path.join(dir, 'pdns.conf'),
+    [
+      'launch=gsqlite3',
+      `gsqlite3-database=${path.join(dir, 'pdns.sqlite3')}`,
+      'api=yes',
+      `api-key=${apiKey}`,
+      'webserver=yes',
+      'webserver-address=127.0.0.1',
+      `webserver-port=${apiPort}`,
+      'webserver-allow-from=127.0.0.0/8',
+      'local-address=127.0.0.1',
+      `local-port=${dnsPort}`,
+      `socket-dir=${dir}`,
+      'guardian=no',
+      'daemon=no',
+      'disable-syslog=yes',
+      'security-poll-suffix=',
+      'receiver-threads=1',
+      'distributor-threads=1',
+      'loglevel=4',
+      '',
+    ].join('\n'),
+  )
   const url = `http://127.0.0.1:${apiPort}`
   let child: ChildProcess | null = null
   let output = ''
@@ -119,8 +122,15 @@ export async function startPowerDns(): Promise<PowerDns> {
     const deadline = Date.now() + 15_000
     for (;;) {
       if (c.exitCode !== null) throw new Error(`pdns_server exited (${c.exitCode}):\n${output}`)
-      const ready = await api('GET', '').then((r) => r.status === 200, () => false)
-        && await queryUdp(dnsPort, 'ready.invalid', 'SOA', { timeoutMs: 200 }).then(() => true, () => false)
+      const ready =
+        (await api('GET', '').then(
+          (r) => r.status === 200,
+          () => false,
+        )) &&
+        (await queryUdp(dnsPort, 'ready.invalid', 'SOA', { timeoutMs: 200 }).then(
+          () => true,
+          () => false,
+        ))
       if (ready) return
       if (Date.now() > deadline) {
         await stop()

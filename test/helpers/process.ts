@@ -54,7 +54,9 @@ export function spawnServer(env: Record<string, string>, opts: { script?: string
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no line matching ${pattern}; stderr: ${stderr}`)), timeoutMs)
         waiters.push({ pattern, resolve: (m) => (clearTimeout(timer), resolve(m)) })
-        void exited.then(({ code }) => reject(new Error(`server exited (${code}) before ${pattern}; stderr: ${stderr}`)))
+        void exited.then(({ code }) =>
+          reject(new Error(`server exited (${code}) before ${pattern}; stderr: ${stderr}`)),
+        )
       })
     },
   }
@@ -63,7 +65,10 @@ export function spawnServer(env: Record<string, string>, opts: { script?: string
 const run = promisify(execFile)
 
 /** Runs `hostapi admin <args>` as its own process with `env`; rejects with the exit code and stderr when it fails. */
-export async function runAdminCli(env: Record<string, string>, ...args: string[]): Promise<{ out: string; err: string }> {
+export async function runAdminCli(
+  env: Record<string, string>,
+  ...args: string[]
+): Promise<{ out: string; err: string }> {
   const r = await run(process.execPath, ['--import', 'tsx', cli, 'admin', ...args], { env })
   return { out: r.stdout, err: r.stderr }
 }

@@ -34,9 +34,13 @@ export class OwnRedis {
 
   /** Starts redis-server on the port and resolves once it accepts connections. */
   async start(): Promise<void> {
-    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'notice'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
+    const child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'notice'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
     this.child = child
     await new Promise<void>((resolve, reject) => {
       const lines: string[] = []

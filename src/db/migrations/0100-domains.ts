@@ -33,7 +33,11 @@ export async function up(db: AnyDb): Promise<void> {
     .addColumn('ttl', 'integer', (c) => c.notNull())
     .addColumn('created_at', 'text', (c) => c.notNull())
     .execute()
-  await db.schema.createIndex('dns_records_domain_idx').on('dns_records').columns(['domain_id', 'name', 'type']).execute()
+  await db.schema
+    .createIndex('dns_records_domain_idx')
+    .on('dns_records')
+    .columns(['domain_id', 'name', 'type'])
+    .execute()
 }
 
 export async function down(db: AnyDb): Promise<void> {

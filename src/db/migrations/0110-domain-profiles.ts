@@ -9,7 +9,11 @@ export async function up(db: AnyDb): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute()
-  await db.schema.createIndex('contact_profiles_account_idx').on('contact_profiles').columns(['account_id', 'id']).execute()
+  await db.schema
+    .createIndex('contact_profiles_account_idx')
+    .on('contact_profiles')
+    .columns(['account_id', 'id'])
+    .execute()
 
   await withId(db, db.schema.createTable('nameserver_profiles'))
     .addColumn('account_id', 'integer', (c) => c.notNull().references('accounts.id').onDelete('cascade'))

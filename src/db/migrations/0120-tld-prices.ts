@@ -49,17 +49,19 @@ export async function up(db: AnyDb): Promise<void> {
     .execute()
   await db
     .insertInto('tld_prices')
-    .values(TLDS.map(([extension, reg, renew, transfer, max, dnssec, privacy, auth]) => ({
-      extension,
-      register_cents: reg,
-      renew_cents: renew,
-      transfer_cents: transfer,
-      min_period: 1,
-      max_period: max,
-      supports_dnssec: dnssec,
-      supports_privacy: privacy,
-      requires_auth_code: auth,
-    })))
+    .values(
+      TLDS.map(([extension, reg, renew, transfer, max, dnssec, privacy, auth]) => ({
+        extension,
+        register_cents: reg,
+        renew_cents: renew,
+        transfer_cents: transfer,
+        min_period: 1,
+        max_period: max,
+        supports_dnssec: dnssec,
+        supports_privacy: privacy,
+        requires_auth_code: auth,
+      })),
+    )
     .execute()
 
   await withId(db, db.schema.createTable('premium_names'))

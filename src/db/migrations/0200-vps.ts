@@ -146,7 +146,17 @@ export async function up(db: AnyDb): Promise<void> {
 
 export async function down(db: AnyDb): Promise<void> {
   for (const t of [
-    'vps_floating_ips', 'vps_subnet_attachments', 'vps_subnets', 'vps_vpcs', 'vps_ssh_keys', 'vps_tasks', 'vps',
-    'hv_floating_ips', 'hv_backups', 'hv_operations', 'hv_instances',
-  ]) await db.schema.dropTable(t).execute()
+    'vps_floating_ips',
+    'vps_subnet_attachments',
+    'vps_subnets',
+    'vps_vpcs',
+    'vps_ssh_keys',
+    'vps_tasks',
+    'vps',
+    'hv_floating_ips',
+    'hv_backups',
+    'hv_operations',
+    'hv_instances',
+  ])
+    await db.schema.dropTable(t).execute()
 }

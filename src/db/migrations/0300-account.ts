@@ -63,7 +63,11 @@ export async function up(db: AnyDb): Promise<void> {
     .addColumn('unit_price_cents', 'integer', (c) => c.notNull())
     .addColumn('amount_cents', 'integer', (c) => c.notNull())
     .execute()
-  await db.schema.createIndex('invoice_lines_invoice_idx').on('invoice_lines').columns(['invoice_id', 'position']).execute()
+  await db.schema
+    .createIndex('invoice_lines_invoice_idx')
+    .on('invoice_lines')
+    .columns(['invoice_id', 'position'])
+    .execute()
 
   await withId(db, db.schema.createTable('tickets'))
     .addColumn('account_id', 'integer', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
@@ -95,7 +99,11 @@ export async function up(db: AnyDb): Promise<void> {
     .addColumn('reference', 'text', (c) => c.notNull())
     .addColumn('status', 'text', (c) => c.notNull())
     .execute()
-  await db.schema.createIndex('affiliate_payments_account_idx').on('affiliate_payments').columns(['account_id', 'date']).execute()
+  await db.schema
+    .createIndex('affiliate_payments_account_idx')
+    .on('affiliate_payments')
+    .columns(['account_id', 'date'])
+    .execute()
 
   await withId(db, db.schema.createTable('affiliate_commissions'))
     .addColumn('account_id', 'integer', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
@@ -111,7 +119,11 @@ export async function up(db: AnyDb): Promise<void> {
     .addColumn('paidout', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('payment_id', 'integer', (c) => c.references('affiliate_payments.id').onDelete('set null'))
     .execute()
-  await db.schema.createIndex('affiliate_commissions_account_idx').on('affiliate_commissions').columns(['account_id', 'date']).execute()
+  await db.schema
+    .createIndex('affiliate_commissions_account_idx')
+    .on('affiliate_commissions')
+    .columns(['account_id', 'date'])
+    .execute()
 
   await withId(db, db.schema.createTable('payments'))
     .addColumn('reference', 'text', (c) => c.notNull().unique())
@@ -138,7 +150,18 @@ export async function up(db: AnyDb): Promise<void> {
 }
 
 export async function down(db: AnyDb): Promise<void> {
-  for (const t of ['outbox', 'payments', 'affiliate_commissions', 'affiliate_payments', 'ticket_messages', 'tickets', 'invoice_lines', 'invoices', 'paymethods', 'account_profiles']) {
+  for (const t of [
+    'outbox',
+    'payments',
+    'affiliate_commissions',
+    'affiliate_payments',
+    'ticket_messages',
+    'tickets',
+    'invoice_lines',
+    'invoices',
+    'paymethods',
+    'account_profiles',
+  ]) {
     await db.schema.dropTable(t).execute()
   }
 }

@@ -2,9 +2,39 @@ import type { AnyDb } from './helpers.js'
 import { withId } from './helpers.js'
 
 const PRODUCTS = [
-  { id: 1, name: 'hostapi SSL', kind: 'single', validation: 'DV', max_domains: 1, wildcard: 0, price_cents: 995, durations: '[1,2]', active: 1 },
-  { id: 2, name: 'hostapi SSL Wildcard', kind: 'wildcard', validation: 'DV', max_domains: 2, wildcard: 1, price_cents: 4995, durations: '[1,2]', active: 1 },
-  { id: 3, name: 'hostapi SSL Multi-domain', kind: 'multi_domain', validation: 'DV', max_domains: 10, wildcard: 0, price_cents: 2995, durations: '[1,2]', active: 1 },
+  {
+    id: 1,
+    name: 'hostapi SSL',
+    kind: 'single',
+    validation: 'DV',
+    max_domains: 1,
+    wildcard: 0,
+    price_cents: 995,
+    durations: '[1,2]',
+    active: 1,
+  },
+  {
+    id: 2,
+    name: 'hostapi SSL Wildcard',
+    kind: 'wildcard',
+    validation: 'DV',
+    max_domains: 2,
+    wildcard: 1,
+    price_cents: 4995,
+    durations: '[1,2]',
+    active: 1,
+  },
+  {
+    id: 3,
+    name: 'hostapi SSL Multi-domain',
+    kind: 'multi_domain',
+    validation: 'DV',
+    max_domains: 10,
+    wildcard: 0,
+    price_cents: 2995,
+    durations: '[1,2]',
+    active: 1,
+  },
 ]
 
 export async function up(db: AnyDb): Promise<void> {

@@ -16,7 +16,12 @@ export async function up(db: AnyDb): Promise<void> {
   } else {
     await rebuildSqlite(db, false)
   }
-  await db.schema.createIndex('users_account_username_idx').unique().on('users').columns(['account_id', 'username']).execute()
+  await db.schema
+    .createIndex('users_account_username_idx')
+    .unique()
+    .on('users')
+    .columns(['account_id', 'username'])
+    .execute()
 }
 
 export async function down(db: AnyDb): Promise<void> {
@@ -34,15 +39,33 @@ async function rebuildSqlite(db: AnyDb, usernameUnique: boolean): Promise<void> 
   try {
     await db.transaction().execute(async (trx) => {
       await withUserColumns(withId(trx, trx.schema.createTable('users_rebuilt')), usernameUnique).execute()
-      const columns = ['id', 'account_id', 'username', 'email', 'firstname', 'lastname', 'password_hash', 'is_main_user', 'two_factor', 'permissions', 'created_at']
-      await trx.insertInto('users_rebuilt').columns(columns).expression(trx.selectFrom('users').select(columns)).execute()
+      const columns = [
+        'id',
+        'account_id',
+        'username',
+        'email',
+        'firstname',
+        'lastname',
+        'password_hash',
+        'is_main_user',
+        'two_factor',
+        'permissions',
+        'created_at',
+      ]
+      await trx
+        .insertInto('users_rebuilt')
+        .columns(columns)
+        .expression(trx.selectFrom('users').select(columns))
+        .execute()
       // AUTOINCREMENT never reuses an id: the rebuilt table continues the old table's sequence.
       const seq = await trx.selectFrom('sqlite_sequence').select('seq').where('name', '=', 'users').executeTakeFirst()
       await trx.schema.dropTable('users').execute()
       await trx.schema.alterTable('users_rebuilt').renameTo('users').execute()
       if (seq) {
         await sql`delete from sqlite_sequence where name = 'users'`.execute(trx)
-        await sql`insert into sqlite_sequence (name, seq) select 'users', max(${Number(seq.seq)}, coalesce(max(id), 0)) from users`.execute(trx)
+        await sql`insert into sqlite_sequence (name, seq) select 'users', max(${Number(seq.seq)}, coalesce(max(id), 0)) from users`.execute(
+          trx,
+        )
       }
       await trx.schema.createIndex('users_account_idx').on('users').column('account_id').execute()
       const broken = await sql<{ table: string }>`PRAGMA foreign_key_check`.execute(trx)

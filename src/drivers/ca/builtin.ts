@@ -77,7 +77,8 @@ export class BuiltinCa implements CertificateAuthority, SecretHolder {
         if (!SecretBox.isSealed(stored)) next[column] = this.secrets.seal(stored, keyContext(row.name, column))
         else {
           const plain = this.secrets.open(stored, keyContext(row.name, column))
-          if (rotate && !this.secrets.isCurrent(stored)) next[column] = this.secrets.seal(plain, keyContext(row.name, column))
+          if (rotate && !this.secrets.isCurrent(stored))
+            next[column] = this.secrets.seal(plain, keyContext(row.name, column))
         }
       }
       if (Object.keys(next).length) rewritten += await repo.replaceKeys(this.db, row, next)
@@ -92,15 +93,23 @@ export class BuiltinCa implements CertificateAuthority, SecretHolder {
     if (req.method === 'dns') {
       challenge.dnsRecords = bases.map((b) => ({ type: 'TXT', name: `${DNS_CHALLENGE_LABEL}.${b}`, value: token }))
     } else if (req.method === 'http' || req.method === 'https') {
-      if (req.names.some((n) => n.startsWith('*.'))) throw new CertificateRejected('Wildcard names can only be validated by dns or email')
+      if (req.names.some((n) => n.startsWith('*.')))
+        throw new CertificateRejected('Wildcard names can only be validated by dns or email')
       const file = createHash('sha256').update(token).digest('hex').slice(0, 32).toUpperCase()
-      challenge.httpFiles = bases.map((b) => ({ url: `${req.method}://${b}/.well-known/pki-validation/${file}.txt`, content: token }))
+      challenge.httpFiles = bases.map((b) => ({
+        url: `${req.method}://${b}/.well-known/pki-validation/${file}.txt`,
+        content: token,
+      }))
     } else {
       const approver = (req.approverEmail ?? '').trim().toLowerCase()
       const at = approver.lastIndexOf('@')
       const mailbox = approver.slice(0, at)
       const domain = approver.slice(at + 1)
-      if (at < 1 || !(APPROVER_MAILBOXES as readonly string[]).includes(mailbox) || !bases.every((b) => isSameOrParent(domain, b))) {
+      if (
+        at < 1 ||
+        !(APPROVER_MAILBOXES as readonly string[]).includes(mailbox) ||
+        !bases.every((b) => isSameOrParent(domain, b))
+      ) {
         throw new CertificateRejected(
           `approver_email must be ${APPROVER_MAILBOXES.join('@, ')}@ at a domain that covers every name of the certificate`,
         )
@@ -135,11 +144,14 @@ export class BuiltinCa implements CertificateAuthority, SecretHolder {
     if (keyProblem) throw new CertificateRejected(`Unacceptable key: ${keyProblem}`)
     const names = [...new Set(req.names)]
     if (names.length === 0) throw new CertificateRejected('No name to certify')
-    for (const n of names) if (!isCertificateName(n)) throw new CertificateRejected(`${n} is not a name this CA certifies`)
+    for (const n of names)
+      if (!isCertificateName(n)) throw new CertificateRejected(`${n} is not a name this CA certifies`)
 
     const now = this.clock.now()
     const notBefore = new Date(now.getTime() - BACKDATE_MS)
-    const notAfter = new Date(Math.min(req.notAfter.getTime(), now.getTime() + MAX_LEAF_DAYS * DAY_MS, ca.intermediate.notAfter.getTime()))
+    const notAfter = new Date(
+      Math.min(req.notAfter.getTime(), now.getTime() + MAX_LEAF_DAYS * DAY_MS, ca.intermediate.notAfter.getTime()),
+    )
     if (notAfter.getTime() <= now.getTime()) throw new CertificateRejected('The certificate would already have expired')
     const isRsa = csr.publicKey.algorithm.name.startsWith('RSA')
     const serialNumber = randomSerial()
@@ -155,7 +167,9 @@ export class BuiltinCa implements CertificateAuthority, SecretHolder {
       extensions: [
         new x509.BasicConstraintsExtension(false, undefined, true),
         new x509.KeyUsagesExtension(
-          isRsa ? x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment : x509.KeyUsageFlags.digitalSignature,
+          isRsa
+            ? x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment
+            : x509.KeyUsageFlags.digitalSignature,
           true,
         ),
         new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth]),
@@ -210,12 +224,20 @@ export class BuiltinCa implements CertificateAuthority, SecretHolder {
     const x509 = await loadX509()
     const intermediate = new x509.X509Certificate(row.intermediate_cert)
     const stored = row.intermediate_key
-    const keyPem = SecretBox.isSealed(stored) ? this.secrets.open(stored, keyContext(row.name, 'intermediate_key')) : stored
+    const keyPem = SecretBox.isSealed(stored)
+      ? this.secrets.open(stored, keyContext(row.name, 'intermediate_key'))
+      : stored
     const keyDer = fromPem(keyPem, 'PRIVATE KEY')
     if (!keyDer) throw new Error('The built-in CA key cannot be read')
     const intermediateKey = await subtle.importKey('pkcs8', keyDer, ECDSA_P256, false, ['sign'])
     return {
-      ca: { root: new x509.X509Certificate(row.root_cert), rootPem: row.root_cert, intermediate, intermediatePem: row.intermediate_cert, intermediateKey },
+      ca: {
+        root: new x509.X509Certificate(row.root_cert),
+        rootPem: row.root_cert,
+        intermediate,
+        intermediatePem: row.intermediate_cert,
+        intermediateKey,
+      },
       created,
     }
   }
@@ -258,7 +280,10 @@ async function generateCa(now: Date) {
     notAfter: new Date(now.getTime() + INTERMEDIATE_YEARS * year),
     extensions: [
       new x509.BasicConstraintsExtension(true, 0, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
+      new x509.KeyUsagesExtension(
+        x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature,
+        true,
+      ),
       new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth]),
       await x509.SubjectKeyIdentifierExtension.create(intermediateKeys.publicKey),
       await x509.AuthorityKeyIdentifierExtension.create(root),

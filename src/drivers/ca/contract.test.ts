@@ -15,9 +15,15 @@ import { randomBytes } from 'node:crypto'
 /** A CSR made by openssl itself (an oracle independent of hostapi's code), PEM. */
 function opensslCsr(dir: string, key: string, cn: string, sans: string[]): string {
   const keyFile = path.join(dir, `key-${Math.random().toString(36).slice(2)}.pem`)
-  const newkey = key.startsWith('ec:') ? ['-newkey', 'ec', '-pkeyopt', `ec_paramgen_curve:${key.slice(3)}`] : ['-newkey', key]
+  const newkey = key.startsWith('ec:')
+    ? ['-newkey', 'ec', '-pkeyopt', `ec_paramgen_curve:${key.slice(3)}`]
+    : ['-newkey', key]
   const san = sans.length ? ['-addext', `subjectAltName=${sans.map((s) => `DNS:${s}`).join(',')}`] : []
-  return execFileSync('openssl', ['req', '-new', ...newkey, '-nodes', '-keyout', keyFile, '-subj', `/CN=${cn}`, ...san], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+  return execFileSync(
+    'openssl',
+    ['req', '-new', ...newkey, '-nodes', '-keyout', keyFile, '-subj', `/CN=${cn}`, ...san],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
+  )
 }
 
 interface Harness {
@@ -61,7 +67,10 @@ export function caDriverContract(name: string, make: () => Promise<Harness>) {
       assert.equal(one.method, 'dns')
       assert.equal(one.dnsRecords.length, 2, 'the wildcard is validated at its base name')
       for (const r of one.dnsRecords) assert.equal(r.type, 'TXT')
-      assert.deepEqual(one.dnsRecords.map((r) => r.name).sort(), ['_pki-validation.example.com', '_pki-validation.www.shop.example.com'])
+      assert.deepEqual(one.dnsRecords.map((r) => r.name).sort(), [
+        '_pki-validation.example.com',
+        '_pki-validation.www.shop.example.com',
+      ])
       assert.notEqual(one.dnsRecords[0].value, two.dnsRecords[0].value)
       assert.ok(one.dnsRecords[0].value.length >= 20)
     })
@@ -81,11 +90,18 @@ export function caDriverContract(name: string, make: () => Promise<Harness>) {
     })
 
     it('gives files to serve for http and https, and refuses wildcards there', async () => {
-      const c = await h.ca.createChallenge({ names: ['example.org', 'www.example.org'], method: 'https', approverEmail: null })
+      const c = await h.ca.createChallenge({
+        names: ['example.org', 'www.example.org'],
+        method: 'https',
+        approverEmail: null,
+      })
       assert.equal(c.httpFiles.length, 2)
       assert.match(c.httpFiles[0].url, /^https:\/\/example\.org\/\.well-known\/pki-validation\/[A-Za-z0-9]+\.txt$/)
       assert.ok(c.httpFiles[0].content.length > 0)
-      await assert.rejects(h.ca.createChallenge({ names: ['*.example.org'], method: 'http', approverEmail: null }), CertificateRejected)
+      await assert.rejects(
+        h.ca.createChallenge({ names: ['*.example.org'], method: 'http', approverEmail: null }),
+        CertificateRejected,
+      )
     })
 
     it('accepts only an approver mailbox at a domain covering every name for email', async () => {
@@ -93,7 +109,11 @@ export function caDriverContract(name: string, make: () => Promise<Harness>) {
       const c = await h.ca.createChallenge({ names, method: 'email', approverEmail: 'Admin@Example.org' })
       assert.equal(c.approverEmail, 'admin@example.org')
       for (const bad of ['info@example.org', 'admin@www.example.org', 'admin@evil.test', null]) {
-        await assert.rejects(h.ca.createChallenge({ names, method: 'email', approverEmail: bad }), CertificateRejected, String(bad))
+        await assert.rejects(
+          h.ca.createChallenge({ names, method: 'email', approverEmail: bad }),
+          CertificateRejected,
+          String(bad),
+        )
       }
     })
 
@@ -103,19 +123,29 @@ export function caDriverContract(name: string, make: () => Promise<Harness>) {
         const wanted = new Date(Date.now() + 90 * 86_400_000)
         const issued = await h.ca.issue({ csr, names: ['www.example.com', 'example.com'], notAfter: wanted })
         assert.match(opensslVerify(await h.ca.rootCertificate(), issued.intermediate, issued.certificate), /OK$/)
-        assert.deepEqual(certificateNames(issued.certificate), { cn: 'www.example.com', sans: ['www.example.com', 'example.com'] })
+        assert.deepEqual(certificateNames(issued.certificate), {
+          cn: 'www.example.com',
+          sans: ['www.example.com', 'example.com'],
+        })
         assert.ok(issued.notAfter.getTime() <= wanted.getTime())
         assert.ok(issued.notAfter.getTime() > Date.now() + 89 * 86_400_000)
         const serial = openssl(['x509', '-noout', '-serial'], issued.certificate).trim().split('=')[1]
         assert.equal(serial.toLowerCase().replace(/^0+/, ''), issued.serialNumber.replace(/^0+/, ''))
         // The certificate certifies the CSR's key.
-        assert.equal(openssl(['x509', '-noout', '-pubkey'], issued.certificate), openssl(['req', '-noout', '-pubkey'], csr))
+        assert.equal(
+          openssl(['x509', '-noout', '-pubkey'], issued.certificate),
+          openssl(['req', '-noout', '-pubkey'], csr),
+        )
       })
     }
 
     it('keeps a certificate within 398 days whatever was paid for', async () => {
       const csr = opensslCsr(dir, 'ec:prime256v1', 'long.example.com', [])
-      const issued = await h.ca.issue({ csr, names: ['long.example.com'], notAfter: new Date(Date.now() + 3 * 365 * 86_400_000) })
+      const issued = await h.ca.issue({
+        csr,
+        names: ['long.example.com'],
+        notAfter: new Date(Date.now() + 3 * 365 * 86_400_000),
+      })
       assert.ok(issued.notAfter.getTime() - issued.notBefore.getTime() <= 398 * 86_400_000)
     })
 
@@ -138,7 +168,6 @@ export function caDriverContract(name: string, make: () => Promise<Harness>) {
       assert.match(text, /CA:TRUE/)
       assert.match(opensslVerify(root, root, root, null), /OK$/)
     })
-
   })
 }
 
@@ -154,7 +183,8 @@ forEachDialect((dialect) => {
     const make = () => new BuiltinCa(database.db, systemClock, lookup, box)
     return {
       ca: make(),
-      publishTxt: (accountId, fqdn, value) => zones.set(`${accountId} ${fqdn}`, [...(zones.get(`${accountId} ${fqdn}`) ?? []), value]),
+      publishTxt: (accountId, fqdn, value) =>
+        zones.set(`${accountId} ${fqdn}`, [...(zones.get(`${accountId} ${fqdn}`) ?? []), value]),
       sibling: make,
       close: async () => {
         await database.close()

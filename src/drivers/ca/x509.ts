@@ -25,7 +25,10 @@ export const subtle = webcrypto.subtle
 
 /** DER bytes as PEM text with `label` (`PRIVATE KEY`, `CERTIFICATE`, …), ending in a newline. */
 export const toPem = (der: ArrayBuffer, label: string): string =>
-  `-----BEGIN ${label}-----\n${Buffer.from(der).toString('base64').match(/.{1,64}/g)!.join('\n')}\n-----END ${label}-----\n`
+  `-----BEGIN ${label}-----\n${Buffer.from(der)
+    .toString('base64')
+    .match(/.{1,64}/g)!
+    .join('\n')}\n-----END ${label}-----\n`
 
 /** The DER bytes of the first PEM block labelled `label`, or null. */
 export function fromPem(pem: string, label: string): ArrayBuffer | null {
@@ -40,7 +43,12 @@ export const ECDSA_P256 = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' 
 
 /** RSASSA-PKCS1-v1_5 with SHA-256 and a modulus of `bits`. */
 export const rsaAlgorithm = (bits: number) =>
-  ({ name: 'RSASSA-PKCS1-v1_5', modulusLength: bits, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' }) as const
+  ({
+    name: 'RSASSA-PKCS1-v1_5',
+    modulusLength: bits,
+    publicExponent: new Uint8Array([1, 0, 1]),
+    hash: 'SHA-256',
+  }) as const
 
 /** A random positive serial number of 16 bytes, hex. */
 export function randomSerial(): string {
@@ -52,7 +60,8 @@ export function randomSerial(): string {
 
 /** Why a certificate key is not acceptable, or null: RSA of at least 2048 bits, or ECDSA P-256/P-384. */
 export function publicKeyProblem(alg: Algorithm & { modulusLength?: number; namedCurve?: string }): string | null {
-  if (alg.name.startsWith('RSA')) return (alg.modulusLength ?? 0) >= 2048 ? null : 'RSA keys must have at least 2048 bits'
+  if (alg.name.startsWith('RSA'))
+    return (alg.modulusLength ?? 0) >= 2048 ? null : 'RSA keys must have at least 2048 bits'
   if (alg.name === 'ECDSA' || alg.name === 'ECDH') {
     return alg.namedCurve === 'P-256' || alg.namedCurve === 'P-384' ? null : 'EC keys must use the curve P-256 or P-384'
   }

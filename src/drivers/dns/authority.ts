@@ -58,11 +58,21 @@ export function wireData(type: string, value: string): unknown {
       return { flags: Number(m[1]), tag: m[2], value: splitQuotedStrings(m[3]!) ?? m[3] }
     }
     case 'TLSA':
-      return { usage: Number(f[0]), selector: Number(f[1]), matchingType: Number(f[2]), certificate: Buffer.from(f[3]!, 'hex') }
+      return {
+        usage: Number(f[0]),
+        selector: Number(f[1]),
+        matchingType: Number(f[2]),
+        certificate: Buffer.from(f[3]!, 'hex'),
+      }
     case 'SSHFP':
       return { algorithm: Number(f[0]), hash: Number(f[1]), fingerprint: f[2] }
     case 'DS':
-      return { keyTag: Number(f[0]), algorithm: Number(f[1]), digestType: Number(f[2]), digest: Buffer.from(f[3]!, 'hex') }
+      return {
+        keyTag: Number(f[0]),
+        algorithm: Number(f[1]),
+        digestType: Number(f[2]),
+        digest: Buffer.from(f[3]!, 'hex'),
+      }
     default:
       throw new Error(`unsupported record type ${type}`)
   }
@@ -132,8 +142,10 @@ export function buildSnapshot(
     if (host !== apex && !host.endsWith(`.${apex}`)) continue
     const at = rrsets.get(host)
     if (at?.has('CNAME')) continue
-    if (typeof ns.ipv4 === 'string' && isIPv4(ns.ipv4) && !at?.has('A')) add(host, { type: 'A', ttl: soa.ttl, data: ns.ipv4 })
-    if (typeof ns.ipv6 === 'string' && isIPv6(ns.ipv6) && !at?.has('AAAA')) add(host, { type: 'AAAA', ttl: soa.ttl, data: ns.ipv6 })
+    if (typeof ns.ipv4 === 'string' && isIPv4(ns.ipv4) && !at?.has('A'))
+      add(host, { type: 'A', ttl: soa.ttl, data: ns.ipv4 })
+    if (typeof ns.ipv6 === 'string' && isIPv6(ns.ipv6) && !at?.has('AAAA'))
+      add(host, { type: 'AAAA', ttl: soa.ttl, data: ns.ipv6 })
   }
   return { id: zone.id, name: apex, serial: zone.serial, nameserversJson: zone.nameserversJson, soa, rrsets, names }
 }
@@ -150,7 +162,8 @@ function soaData(soa: Soa) {
   }
 }
 
-const rr = (name: string, r: WireRecord): Answer => ({ name, type: r.type, class: 'IN', ttl: r.ttl, data: r.data }) as Answer
+const rr = (name: string, r: WireRecord): Answer =>
+  ({ name, type: r.type, class: 'IN', ttl: r.ttl, data: r.data }) as Answer
 
 /** Every record of a zone in transfer order (RFC 5936 §2.2): the SOA, every other record, the SOA again. */
 export function transferRecords(zone: ZoneSnapshot): Answer[] {
@@ -173,7 +186,10 @@ function negativeSoa(zone: ZoneSnapshot): Answer {
 
 /** The nearest delegation (NS below the apex) at or above `name`; for DS the cut at `name` itself is ours to answer. */
 function findCut(zone: ZoneSnapshot, name: string, qtype: string): string | null {
-  const labels = name.slice(0, name.length - zone.name.length).split('.').filter(Boolean)
+  const labels = name
+    .slice(0, name.length - zone.name.length)
+    .split('.')
+    .filter(Boolean)
   for (let i = labels.length - 1; i >= 0; i--) {
     const candidate = `${labels.slice(i).join('.')}.${zone.name}`
     if (candidate === name && qtype === 'DS') continue
@@ -220,7 +236,12 @@ export function resolve(zone: ZoneSnapshot, qname: string, qtype: string): Resol
       const ns = zone.rrsets.get(cut)!.get('NS')!
       if (res.answers.length === 0) res.authoritative = false
       res.authorities.push(...ns.map((r) => rr(cut, r)))
-      res.additionals.push(...glue(zone, ns.map((r) => r.data as string)))
+      res.additionals.push(
+        ...glue(
+          zone,
+          ns.map((r) => r.data as string),
+        ),
+      )
       return res
     }
     let rrsets = zone.rrsets.get(name)
@@ -244,7 +265,13 @@ export function resolve(zone: ZoneSnapshot, qname: string, qtype: string): Resol
     const set = rrsets.get(qtype)
     if (set) {
       res.answers.push(...set.map((r) => rr(name, r)))
-      if (qtype === 'NS' && name === zone.name) res.additionals.push(...glue(zone, set.map((r) => r.data as string)))
+      if (qtype === 'NS' && name === zone.name)
+        res.additionals.push(
+          ...glue(
+            zone,
+            set.map((r) => r.data as string),
+          ),
+        )
       return res
     }
     const cname = rrsets.get('CNAME')

@@ -7,13 +7,26 @@ import type { DnsDriver, ServedZone, ZoneSource } from './dns.js'
 import { buildSnapshot, resolve, transferRecords, type ZoneSnapshot } from './authority.js'
 import { ZoneNotifier } from './notify.js'
 import {
-  QTYPE_AXFR, QTYPE_IXFR, TCP_MESSAGE_MAX, TransferAcl, ixfrClientSerial, questionType, serialNewer, transferMessages,
+  QTYPE_AXFR,
+  QTYPE_IXFR,
+  TCP_MESSAGE_MAX,
+  TransferAcl,
+  ixfrClientSerial,
+  questionType,
+  serialNewer,
+  transferMessages,
 } from './transfer.js'
 import type { DnsTransferConfig } from '../../config/config.js'
 import { DomainNames } from '../../lib/domain-name.js'
 import type { ZoneChange } from '../../lib/dns/zone-serial.js'
 import {
-  TSIG_ERROR, badTimeOtherData, signTsig, tsigLength, verifyTsig, type TsigCheck, type TsigKey,
+  TSIG_ERROR,
+  badTimeOtherData,
+  signTsig,
+  tsigLength,
+  verifyTsig,
+  type TsigCheck,
+  type TsigKey,
 } from '../../lib/dns/tsig.js'
 
 /** Options of the built-in DNS server. */
@@ -115,7 +128,9 @@ export class BuiltinDnsServer implements DnsDriver {
       }
     }
     const reason = lastError instanceof Error ? lastError.message : String(lastError)
-    throw new Error(`The DNS server cannot listen on ${this.opts.host}:${this.opts.port} (HOSTAPI_DNS_HOST/HOSTAPI_DNS_PORT; port 0 switches it off): ${reason}`)
+    throw new Error(
+      `The DNS server cannot listen on ${this.opts.host}:${this.opts.port} (HOSTAPI_DNS_HOST/HOSTAPI_DNS_PORT; port 0 switches it off): ${reason}`,
+    )
   }
 
   private async bind(port: number): Promise<void> {
@@ -389,9 +404,20 @@ export class BuiltinDnsServer implements DnsDriver {
       authorities: [],
       additionals: [],
     }
-    const opt = edns ? ({ name: '.', type: 'OPT', udpPayloadSize: EDNS_UDP_SIZE, extendedRcode: 0, ednsVersion: 0, flags: 0, options: [] } as unknown as Answer) : null
+    const opt = edns
+      ? ({
+          name: '.',
+          type: 'OPT',
+          udpPayloadSize: EDNS_UDP_SIZE,
+          extendedRcode: 0,
+          ednsVersion: 0,
+          flags: 0,
+          options: [],
+        } as unknown as Answer)
+      : null
     const finish = (rcode: Rcode, aa: boolean, truncated = false): Buffer => {
-      reply.flags = rd | (aa ? dnsPacket.AUTHORITATIVE_ANSWER : 0) | (truncated ? dnsPacket.TRUNCATED_RESPONSE : 0) | RCODE[rcode]
+      reply.flags =
+        rd | (aa ? dnsPacket.AUTHORITATIVE_ANSWER : 0) | (truncated ? dnsPacket.TRUNCATED_RESPONSE : 0) | RCODE[rcode]
       if (opt) reply.additionals = [...(reply.additionals ?? []), opt]
       return encodeFitting(reply, (transport === 'tcp' ? 65535 : udpLimit(edns?.udpPayloadSize)) - reserve)
     }

@@ -149,7 +149,12 @@ describe('BuiltinDnsServer on a port in use', () => {
     try {
       const port = first.address()!.port
       const second = new BuiltinDnsServer(new MemoryZones(), { host: '127.0.0.1', port }, pino({ level: 'silent' }))
-      await assert.rejects(second.start(), new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port} \\(HOSTAPI_DNS_HOST/HOSTAPI_DNS_PORT; port 0 switches it off\\): .*EADDRINUSE`))
+      await assert.rejects(
+        second.start(),
+        new RegExp(
+          `cannot listen on 127\\.0\\.0\\.1:${port} \\(HOSTAPI_DNS_HOST/HOSTAPI_DNS_PORT; port 0 switches it off\\): .*EADDRINUSE`,
+        ),
+      )
       assert.equal(second.address(), null)
     } finally {
       await first.stop()

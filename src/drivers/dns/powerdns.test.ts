@@ -21,12 +21,23 @@ describe('toPowerDnsRRsets', () => {
   it('starts with the SOA (hostapi serial, first nameserver, hostmaster) and the apex NS from the zone', () => {
     const sets = toPowerDnsRRsets(zone(), [])
     assert.deepEqual(sets, [
-      { name: 'example.nl.', type: 'SOA', ttl: 3600, records: [
-        { content: 'ns1.hostapi.test. hostmaster.example.nl. 2026112401 10800 3600 1209600 300', disabled: false },
-      ] },
-      { name: 'example.nl.', type: 'NS', ttl: 3600, records: [
-        { content: 'ns1.hostapi.test.', disabled: false }, { content: 'ns2.hostapi.test.', disabled: false },
-      ] },
+      {
+        name: 'example.nl.',
+        type: 'SOA',
+        ttl: 3600,
+        records: [
+          { content: 'ns1.hostapi.test. hostmaster.example.nl. 2026112401 10800 3600 1209600 300', disabled: false },
+        ],
+      },
+      {
+        name: 'example.nl.',
+        type: 'NS',
+        ttl: 3600,
+        records: [
+          { content: 'ns1.hostapi.test.', disabled: false },
+          { content: 'ns2.hostapi.test.', disabled: false },
+        ],
+      },
     ])
   })
 
@@ -78,20 +89,24 @@ describe('toPowerDnsRRsets', () => {
 
   it('skips what PowerDNS would refuse or hostapi does not serve, naming the reason', () => {
     const skipped: string[] = []
-    const sets = toPowerDnsRRsets(zone(), [
-      rec('A', 'www.other.nl', '192.0.2.1'),
-      rec('NS', 'example.nl', 'ns9.example.com.'),
-      rec('A', 'bad.example.nl', '999.1.1.1'),
-      rec('PTR', 'p.example.nl', 'x.example.nl.'),
-      rec('A', 'sp ace.example.nl', '192.0.2.1'),
-      rec('CNAME', 'mixed.example.nl', 'a.example.com.'),
-      rec('TXT', 'mixed.example.nl', 'x'),
-      rec('CNAME', 'two.example.nl', 'a.example.com.'),
-      rec('CNAME', 'two.example.nl', 'b.example.com.'),
-      rec('A', 'ttl.example.nl', '192.0.2.1', Number.NaN),
-      rec('CNAME', 'example.nl', 'a.example.com.'),
-      rec('DS', 'example.nl.', `1 8 2 ${'ab'.repeat(32)}`),
-    ], (r, reason) => skipped.push(`${r.type} ${r.name}: ${reason}`))
+    const sets = toPowerDnsRRsets(
+      zone(),
+      [
+        rec('A', 'www.other.nl', '192.0.2.1'),
+        rec('NS', 'example.nl', 'ns9.example.com.'),
+        rec('A', 'bad.example.nl', '999.1.1.1'),
+        rec('PTR', 'p.example.nl', 'x.example.nl.'),
+        rec('A', 'sp ace.example.nl', '192.0.2.1'),
+        rec('CNAME', 'mixed.example.nl', 'a.example.com.'),
+        rec('TXT', 'mixed.example.nl', 'x'),
+        rec('CNAME', 'two.example.nl', 'a.example.com.'),
+        rec('CNAME', 'two.example.nl', 'b.example.com.'),
+        rec('A', 'ttl.example.nl', '192.0.2.1', Number.NaN),
+        rec('CNAME', 'example.nl', 'a.example.com.'),
+        rec('DS', 'example.nl.', `1 8 2 ${'ab'.repeat(32)}`),
+      ],
+      (r, reason) => skipped.push(`${r.type} ${r.name}: ${reason}`),
+    )
     assert.deepEqual(skipped, [
       'A www.other.nl: outside the zone',
       'NS example.nl: the apex SOA and NS come from the domain',
@@ -104,9 +119,10 @@ describe('toPowerDnsRRsets', () => {
       'CNAME mixed.example.nl: a CNAME beside other data at its name',
       'CNAME two.example.nl: a second CNAME at its name',
     ])
-    assert.deepEqual(sets.map((s) => `${s.name} ${s.type}`), [
-      'example.nl. SOA', 'example.nl. NS', 'mixed.example.nl. TXT', 'two.example.nl. CNAME',
-    ])
+    assert.deepEqual(
+      sets.map((s) => `${s.name} ${s.type}`),
+      ['example.nl. SOA', 'example.nl. NS', 'mixed.example.nl. TXT', 'two.example.nl. CNAME'],
+    )
   })
 
   it('adds the glue of in-zone nameservers unless records say otherwise', () => {
@@ -124,7 +140,10 @@ describe('toPowerDnsRRsets', () => {
 
   it('tolerates bad nameserver data: no apex NS, a SOA naming ns1 of the zone', () => {
     const sets = toPowerDnsRRsets(zone({ nameserversJson: 'not json' }), [])
-    assert.deepEqual(sets.map((s) => s.type), ['SOA'])
+    assert.deepEqual(
+      sets.map((s) => s.type),
+      ['SOA'],
+    )
     assert.match(sets[0]!.records[0]!.content, /^ns1\.example\.nl\. hostmaster\.example\.nl\. /)
   })
 })
@@ -134,50 +153,69 @@ describe('toPowerDnsRRsets (properties)', () => {
   const anyString = fc.oneof(fc.string({ maxLength: 40 }), fc.string({ unit: 'binary', maxLength: 40 }))
   const anyRecord = fc.record({
     type: fc.oneof(fc.constantFrom(...RECORD_TYPES, 'SOA', 'PTR', ''), anyString),
-    name: fc.oneof(fc.constantFrom('example.nl', 'www.example.nl', '*.example.nl', 'other.nl'), anyString,
-      anyString.map((s) => `${s}.example.nl`)),
+    name: fc.oneof(
+      fc.constantFrom('example.nl', 'www.example.nl', '*.example.nl', 'other.nl'),
+      anyString,
+      anyString.map((s) => `${s}.example.nl`),
+    ),
     value: fc.oneof(fc.constantFrom('192.0.2.1', '::1', '10 .', '"q"', '0 issue ""', 'a.b.'), anyString),
     ttl: fc.oneof(fc.integer(), fc.double(), fc.constant(3600)),
   })
 
   it('never throws on any record, and what it returns is inside the zone with content', () => {
-    fc.assert(fc.property(fc.array(anyRecord, { maxLength: 20 }), anyString, (records, nsJson) => {
-      for (const z of [zone(), zone({ nameserversJson: nsJson })]) {
-        for (const s of toPowerDnsRRsets(z, records)) {
-          assert.ok(s.name === 'example.nl.' || s.name.endsWith('.example.nl.'))
-          assert.ok(s.records.length > 0 && s.records.every((r) => r.content !== ''))
+    fc.assert(
+      fc.property(fc.array(anyRecord, { maxLength: 20 }), anyString, (records, nsJson) => {
+        for (const z of [zone(), zone({ nameserversJson: nsJson })]) {
+          for (const s of toPowerDnsRRsets(z, records)) {
+            assert.ok(s.name === 'example.nl.' || s.name.endsWith('.example.nl.'))
+            assert.ok(s.records.length > 0 && s.records.every((r) => r.content !== ''))
+          }
         }
-      }
-    }), runs)
+      }),
+      runs,
+    )
   })
 
   it('pushes every record the API stores (normaliseRecord), apex NS aside', () => {
     const hexDigit = fc.constantFrom(...'0123456789abcdefABCDEF')
     const hex = (n: number) => fc.string({ unit: hexDigit, minLength: n, maxLength: n })
     const valueFor: Record<string, fc.Arbitrary<string>> = {
-      A: fc.ipV4(), AAAA: fc.ipV6(), CNAME: fc.domain(), NS: fc.domain(),
+      A: fc.ipV4(),
+      AAAA: fc.ipV6(),
+      CNAME: fc.domain(),
+      NS: fc.domain(),
       MX: fc.tuple(fc.nat(65535), fc.oneof(fc.domain(), fc.constant('.'))).map(([p, h]) => `${p} ${h}`),
       SRV: fc.tuple(fc.nat(65535), fc.nat(65535), fc.nat(65535), fc.domain()).map((f) => f.join(' ')),
-      TXT: fc.string({ minLength: 1, maxLength: 600 }), CAA: fc.string({ maxLength: 40 }).map((v) => `0 issue "${v}"`),
+      TXT: fc.string({ minLength: 1, maxLength: 600 }),
+      CAA: fc.string({ maxLength: 40 }).map((v) => `0 issue "${v}"`),
       TLSA: hex(32).map((h) => `3 1 0 ${h}`),
       SSHFP: hex(64).map((h) => `4 2 ${h}`),
       DS: hex(64).map((h) => `1 8 2 ${h}`),
     }
-    const input = fc.constantFrom(...RECORD_TYPES).chain((type) =>
-      fc.record({ type: fc.constant(type), name: fc.constantFrom('@', 'www', '*', '_x._tcp', 'a.b'),
-        value: valueFor[type]! }))
-    fc.assert(fc.property(input, (i) => {
-      let stored
-      try {
-        stored = normaliseRecord('example.nl', i)
-      } catch (err) {
-        if (err instanceof ApiError) return
-        throw err
-      }
-      assert.ok(powerDnsContent(stored.type, stored.value) !== null, `${stored.type} ${stored.value}`)
-      const skipped: string[] = []
-      toPowerDnsRRsets(zone(), [stored], (_r, reason) => skipped.push(reason))
-      assert.deepEqual(skipped, [])
-    }), runs)
+    const input = fc
+      .constantFrom(...RECORD_TYPES)
+      .chain((type) =>
+        fc.record({
+          type: fc.constant(type),
+          name: fc.constantFrom('@', 'www', '*', '_x._tcp', 'a.b'),
+          value: valueFor[type]!,
+        }),
+      )
+    fc.assert(
+      fc.property(input, (i) => {
+        let stored
+        try {
+          stored = normaliseRecord('example.nl', i)
+        } catch (err) {
+          if (err instanceof ApiError) return
+          throw err
+        }
+        assert.ok(powerDnsContent(stored.type, stored.value) !== null, `${stored.type} ${stored.value}`)
+        const skipped: string[] = []
+        toPowerDnsRRsets(zone(), [stored], (_r, reason) => skipped.push(reason))
+        assert.deepEqual(skipped, [])
+      }),
+      runs,
+    )
   })
 })

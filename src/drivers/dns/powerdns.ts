@@ -194,9 +194,7 @@ interface PdnsZone {
   rrsets?: PowerDnsRRset[]
 }
 
-type RRsetChange =
-  | (PowerDnsRRset & { changetype: 'REPLACE' })
-  | { name: string; type: string; changetype: 'DELETE' }
+type RRsetChange = (PowerDnsRRset & { changetype: 'REPLACE' }) | { name: string; type: string; changetype: 'DELETE' }
 
 /**
  * Pushes hostapi's zones to a PowerDNS Authoritative server through its HTTP API, which then answers for them.
@@ -329,7 +327,11 @@ export class PowerDnsDriver implements DnsDriver {
       // PowerDNS's packet cache still holds for names of the zone, such as the REFUSED answered before it existed.
       const initial = wanted.filter((s) => s.name === `${apex}.` && (s.type === 'SOA' || s.type === 'NS'))
       current = (await this.request('POST', '/zones', {
-        name: `${apex}.`, kind: 'Native', account: POWERDNS_ACCOUNT, soa_edit_api: '', nameservers: [],
+        name: `${apex}.`,
+        kind: 'Native',
+        account: POWERDNS_ACCOUNT,
+        soa_edit_api: '',
+        nameservers: [],
         rrsets: initial.map((s) => ({ ...s, changetype: 'REPLACE' })),
       })) as PdnsZone
       created = true
@@ -382,8 +384,11 @@ export class PowerDnsDriver implements DnsDriver {
     try {
       res = await fetch(`${this.base}${path}`, {
         method,
-        headers: { 'X-API-Key': this.opts.apiKey, Accept: 'application/json',
-          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+        headers: {
+          'X-API-Key': this.opts.apiKey,
+          Accept: 'application/json',
+          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(this.timeoutMs),
       })

@@ -10,7 +10,8 @@ describe('zone transfer helpers', () => {
       { address: '198.51.100.0', prefixLength: 24, notifyPort: null },
       { address: '2001:db8::', prefixLength: 32, notifyPort: null },
     ])
-    for (const ok of ['127.0.0.1', '::ffff:127.0.0.1', '198.51.100.200', '2001:db8:ffff::1']) assert.ok(acl.allows(ok), ok)
+    for (const ok of ['127.0.0.1', '::ffff:127.0.0.1', '198.51.100.200', '2001:db8:ffff::1'])
+      assert.ok(acl.allows(ok), ok)
     for (const no of ['127.0.0.2', '198.51.101.1', '2001:db9::1', '::1', '', undefined, 'nonsense']) {
       assert.ok(!acl.allows(no), String(no))
     }
@@ -31,7 +32,12 @@ describe('zone transfer helpers', () => {
     assert.equal(questionType(q.subarray(0, q.length - 3)), null)
     assert.equal(questionType(Buffer.alloc(12)), null)
     const two = dnsPacket.encode({
-      id: 1, type: 'query', questions: [{ name: 'a.nl', type: 'A' }, { name: 'b.nl', type: 'A' }],
+      id: 1,
+      type: 'query',
+      questions: [
+        { name: 'a.nl', type: 'A' },
+        { name: 'b.nl', type: 'A' },
+      ],
     })
     assert.equal(questionType(two), null)
   })
@@ -39,7 +45,10 @@ describe('zone transfer helpers', () => {
   it('transferMessages keeps every message within the limit, the question in the first only, records in order', () => {
     const question = { name: 'example.nl', type: 'AXFR' as const, class: 'IN' as const }
     const records: Answer[] = Array.from({ length: 500 }, (_, i) => ({
-      name: `h${i}.example.nl`, type: 'TXT', ttl: 60, data: `record ${i} ${'x'.repeat(i % 50)}`,
+      name: `h${i}.example.nl`,
+      type: 'TXT',
+      ttl: 60,
+      data: `record ${i} ${'x'.repeat(i % 50)}`,
     }))
     const messages = transferMessages(9, question, records, 4000)
     assert.ok(messages.length > 5)
@@ -49,7 +58,10 @@ describe('zone transfer helpers', () => {
     })
     assert.equal(decoded[0]!.questions!.length, 1)
     assert.ok(decoded.slice(1).every((p) => p.questions!.length === 0 && p.id === 9))
-    assert.deepEqual(decoded.flatMap((p) => p.answers!.map((a) => a.name)), records.map((r) => r.name))
+    assert.deepEqual(
+      decoded.flatMap((p) => p.answers!.map((a) => a.name)),
+      records.map((r) => r.name),
+    )
     assert.equal(transferMessages(9, question, [], 4000).length, 1)
   })
 })

@@ -57,7 +57,9 @@ const PROGRESS_STEPS = 4
 
 const hash = (secret: string) => {
   const salt = randomBytes(8).toString('hex')
-  return `${salt}:${createHash('sha256').update(salt + secret).digest('hex')}`
+  return `${salt}:${createHash('sha256')
+    .update(salt + secret)
+    .digest('hex')}`
 }
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
@@ -143,7 +145,14 @@ export class BuiltinHypervisor implements HypervisorDriver {
   async getInstance(ref: string): Promise<InstanceState | null> {
     const row = await this.find(ref)
     if (!row) return null
-    return { ref, host: row.host, power: row.power, rescue: row.rescue === 1, imageId: row.image_id, hostname: row.hostname }
+    return {
+      ref,
+      host: row.host,
+      power: row.power,
+      rescue: row.rescue === 1,
+      imageId: row.image_id,
+      hostname: row.hostname,
+    }
   }
 
   async destroyInstance(ref: string): Promise<void> {
@@ -151,7 +160,11 @@ export class BuiltinHypervisor implements HypervisorDriver {
     await this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('hv_backups').where('instance_id', '=', row.id).execute()
       await trx.updateTable('hv_floating_ips').set({ instance_id: null }).where('instance_id', '=', row.id).execute()
-      await trx.updateTable('hv_instances').set({ destroyed: 1, power: 'stopped', updated_at: iso(this.clock.now()) }).where('id', '=', row.id).execute()
+      await trx
+        .updateTable('hv_instances')
+        .set({ destroyed: 1, power: 'stopped', updated_at: iso(this.clock.now()) })
+        .where('id', '=', row.id)
+        .execute()
     })
   }
 
@@ -166,7 +179,14 @@ export class BuiltinHypervisor implements HypervisorDriver {
     if (row.power !== 'running') throw new HypervisorError('The instance is not running')
     // A guest that ignores ACPI keeps the operation waiting for the whole timeout, then it fails.
     if (row.ignores_shutdown === 1) {
-      return this.begin(row.id, 'shutdown', {}, (opts.timeoutSeconds * 1000) / this.opts.speed, `The guest did not shut down within ${opts.timeoutSeconds} seconds; use power off`, false)
+      return this.begin(
+        row.id,
+        'shutdown',
+        {},
+        (opts.timeoutSeconds * 1000) / this.opts.speed,
+        `The guest did not shut down within ${opts.timeoutSeconds} seconds; use power off`,
+        false,
+      )
     }
     return this.begin(row.id, 'shutdown', {}, Math.min(SIM_DURATIONS_MS.shutdown, opts.timeoutSeconds * 1000))
   }
@@ -186,13 +206,23 @@ export class BuiltinHypervisor implements HypervisorDriver {
   async setRescue(ref: string, enabled: boolean, password: string | null) {
     const row = await this.mustFind(ref)
     if (enabled && !password) throw new HypervisorError('Rescue mode needs a password')
-    return this.begin(row.id, 'rescue', { enabled, passwordHash: password ? hash(password) : null }, SIM_DURATIONS_MS.rescue)
+    return this.begin(
+      row.id,
+      'rescue',
+      { enabled, passwordHash: password ? hash(password) : null },
+      SIM_DURATIONS_MS.rescue,
+    )
   }
 
   async reinstall(ref: string, imageId: string, opts: { rootPassword: string; sshKeys: string[] }) {
     const row = await this.mustFind(ref)
     if (!SIM_IMAGES.some((i) => i.id === imageId)) throw new HypervisorError(`Unknown image ${imageId}`)
-    return this.begin(row.id, 'reinstall', { imageId, passwordHash: hash(opts.rootPassword), sshKeys: opts.sshKeys }, SIM_DURATIONS_MS.reinstall)
+    return this.begin(
+      row.id,
+      'reinstall',
+      { imageId, passwordHash: hash(opts.rootPassword), sshKeys: opts.sshKeys },
+      SIM_DURATIONS_MS.reinstall,
+    )
   }
 
   async setRootPassword(ref: string, password: string): Promise<void> {
@@ -208,8 +238,15 @@ export class BuiltinHypervisor implements HypervisorDriver {
 
   async setReverseDns(ref: string, ip: string, name: string): Promise<void> {
     const row = await this.mustFind(ref)
-    const owned = ip === row.ipv4 || ip === row.ipv6 ||
-      !!(await this.db.selectFrom('hv_floating_ips').select('id').where('ip', '=', ip).where('instance_id', '=', row.id).executeTakeFirst())
+    const owned =
+      ip === row.ipv4 ||
+      ip === row.ipv6 ||
+      !!(await this.db
+        .selectFrom('hv_floating_ips')
+        .select('id')
+        .where('ip', '=', ip)
+        .where('instance_id', '=', row.id)
+        .executeTakeFirst())
     if (!owned) throw new HypervisorError(`${ip} is not routed to this instance`)
     const map = { ...row.reverse_dns }
     if (name) map[ip] = name
@@ -224,7 +261,12 @@ export class BuiltinHypervisor implements HypervisorDriver {
 
   async restoreBackup(ref: string, key: number) {
     const row = await this.mustFind(ref)
-    const backup = await this.db.selectFrom('hv_backups').selectAll().where('id', '=', key).where('instance_id', '=', row.id).executeTakeFirst()
+    const backup = await this.db
+      .selectFrom('hv_backups')
+      .selectAll()
+      .where('id', '=', key)
+      .where('instance_id', '=', row.id)
+      .executeTakeFirst()
     if (!backup) throw new HypervisorError('Unknown backup')
     return this.begin(row.id, 'restore', { key }, SIM_DURATIONS_MS.restore)
   }
@@ -232,9 +274,20 @@ export class BuiltinHypervisor implements HypervisorDriver {
   async listBackups(ref: string): Promise<Backup[]> {
     const row = await this.mustFind(ref)
     await this.runNightlies(row)
-    const rows = await this.db.selectFrom('hv_backups').selectAll().where('instance_id', '=', row.id)
-      .orderBy('created_at', 'desc').orderBy('id', 'desc').execute()
-    return rows.map((b) => ({ type: b.type, dateInternal: b.date_internal, key: b.id, createdAt: new Date(b.created_at), sizeMb: b.size_mb }))
+    const rows = await this.db
+      .selectFrom('hv_backups')
+      .selectAll()
+      .where('instance_id', '=', row.id)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute()
+    return rows.map((b) => ({
+      type: b.type,
+      dateInternal: b.date_internal,
+      key: b.id,
+      createdAt: new Date(b.created_at),
+      sizeMb: b.size_mb,
+    }))
   }
 
   async setFirewall(ref: string, firewall: FirewallConfig): Promise<void> {
@@ -252,10 +305,16 @@ export class BuiltinHypervisor implements HypervisorDriver {
   async reserveFloatingIp(location: string): Promise<string> {
     if (!SIM_HOSTS.some((h) => h.location === location)) throw new HypervisorError(`Unknown location ${location}`)
     for (let attempt = 0; ; attempt++) {
-      const { n } = await this.db.selectFrom('hv_floating_ips').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+      const { n } = await this.db
+        .selectFrom('hv_floating_ips')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow()
       const ip = addressAt(FLOATING_BASE, Number(n) + 1 + attempt)
       try {
-        await this.db.insertInto('hv_floating_ips').values({ ip, location, instance_id: null, created_at: iso(this.clock.now()) }).execute()
+        await this.db
+          .insertInto('hv_floating_ips')
+          .values({ ip, location, instance_id: null, created_at: iso(this.clock.now()) })
+          .execute()
         return ip
       } catch (err) {
         if (!isUniqueViolation(err) || attempt > 50) throw err
@@ -265,7 +324,11 @@ export class BuiltinHypervisor implements HypervisorDriver {
 
   async routeFloatingIp(ip: string, ref: string | null): Promise<void> {
     const target = ref === null ? null : (await this.mustFind(ref)).id
-    const r = await this.db.updateTable('hv_floating_ips').set({ instance_id: target }).where('ip', '=', ip).executeTakeFirst()
+    const r = await this.db
+      .updateTable('hv_floating_ips')
+      .set({ instance_id: target })
+      .where('ip', '=', ip)
+      .executeTakeFirst()
     if (Number(r.numUpdatedRows) !== 1) throw new HypervisorError(`Unknown floating address ${ip}`)
   }
 
@@ -308,8 +371,12 @@ export class BuiltinHypervisor implements HypervisorDriver {
   private async leastLoadedHost(location: string): Promise<HypervisorHost | undefined> {
     const candidates = SIM_HOSTS.filter((h) => h.location === location)
     if (candidates.length === 0) return undefined
-    const counts = await this.db.selectFrom('hv_instances').select(['host', (eb) => eb.fn.countAll<number>().as('n')])
-      .where('destroyed', '=', 0).groupBy('host').execute()
+    const counts = await this.db
+      .selectFrom('hv_instances')
+      .select(['host', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('destroyed', '=', 0)
+      .groupBy('host')
+      .execute()
     const load = (h: HypervisorHost) => Number(counts.find((c) => c.host === h.name)?.n ?? 0)
     return [...candidates].sort((a, b) => load(a) - load(b))[0]
   }
@@ -317,8 +384,12 @@ export class BuiltinHypervisor implements HypervisorDriver {
   private async find(ref: string): Promise<Instance | undefined> {
     const id = Number(ref)
     if (!Number.isSafeInteger(id)) return undefined
-    const row = await this.db.selectFrom('hv_instances').selectAll()
-      .where('id', '=', id).where('destroyed', '=', 0).executeTakeFirst()
+    const row = await this.db
+      .selectFrom('hv_instances')
+      .selectAll()
+      .where('id', '=', id)
+      .where('destroyed', '=', 0)
+      .executeTakeFirst()
     return row && decodeInstance(row)
   }
 
@@ -329,12 +400,27 @@ export class BuiltinHypervisor implements HypervisorDriver {
   }
 
   private async update(id: number, changes: Partial<Omit<HvInstance, 'id'>>) {
-    await this.db.updateTable('hv_instances').set({ ...changes, updated_at: iso(this.clock.now()) }).where('id', '=', id).execute()
+    await this.db
+      .updateTable('hv_instances')
+      .set({ ...changes, updated_at: iso(this.clock.now()) })
+      .where('id', '=', id)
+      .execute()
   }
 
   /** Starts an operation; one that a fault was injected for fails at its end. */
-  private async begin(instanceId: number, action: string, params: unknown, durationMs: number, failsWith: string | null = null, scale = true): Promise<Operation> {
-    const row = await this.db.selectFrom('hv_instances').select('fail_next').where('id', '=', instanceId).executeTakeFirstOrThrow()
+  private async begin(
+    instanceId: number,
+    action: string,
+    params: unknown,
+    durationMs: number,
+    failsWith: string | null = null,
+    scale = true,
+  ): Promise<Operation> {
+    const row = await this.db
+      .selectFrom('hv_instances')
+      .select('fail_next')
+      .where('id', '=', instanceId)
+      .executeTakeFirstOrThrow()
     const injected = row.fail_next
     if (injected !== null) await this.update(instanceId, { fail_next: null })
     const op = await this.db
@@ -358,13 +444,20 @@ export class BuiltinHypervisor implements HypervisorDriver {
     await this.db.transaction().execute(async (trx) => {
       const now = iso(this.clock.now())
       const op = await trx.selectFrom('hv_operations').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
-      const claimed = await trx.updateTable('hv_operations')
+      const claimed = await trx
+        .updateTable('hv_operations')
         .set({ status: op.fails_with ? 'failed' : 'done', error: op.fails_with, finished_at: now })
-        .where('id', '=', id).where('status', '=', 'running').executeTakeFirst()
+        .where('id', '=', id)
+        .where('status', '=', 'running')
+        .executeTakeFirst()
       if (Number(claimed.numUpdatedRows) !== 1 || op.fails_with) return
       const { params } = decodeOperation(op)
       const set = (changes: Partial<Omit<HvInstance, 'id'>>) =>
-        trx.updateTable('hv_instances').set({ ...changes, updated_at: now }).where('id', '=', op.instance_id).execute()
+        trx
+          .updateTable('hv_instances')
+          .set({ ...changes, updated_at: now })
+          .where('id', '=', op.instance_id)
+          .execute()
       switch (op.action) {
         case 'create':
         case 'start':
@@ -376,31 +469,51 @@ export class BuiltinHypervisor implements HypervisorDriver {
           await set({ power: 'stopped', rescue: 0, rescue_password_hash: null })
           break
         case 'rescue':
-          await set(params.enabled
-            ? { power: 'running', rescue: 1, rescue_password_hash: params.passwordHash as string }
-            : { power: 'running', rescue: 0, rescue_password_hash: null })
+          await set(
+            params.enabled
+              ? { power: 'running', rescue: 1, rescue_password_hash: params.passwordHash as string }
+              : { power: 'running', rescue: 0, rescue_password_hash: null },
+          )
           break
         case 'reinstall':
-          await set({ power: 'running', rescue: 0, image_id: params.imageId as string, root_password_hash: params.passwordHash as string, ssh_keys: JSON.stringify(params.sshKeys ?? []) })
+          await set({
+            power: 'running',
+            rescue: 0,
+            image_id: params.imageId as string,
+            root_password_hash: params.passwordHash as string,
+            ssh_keys: JSON.stringify(params.sshKeys ?? []),
+          })
           break
         case 'backup': {
-          const inst = await trx.selectFrom('hv_instances').select('image_id').where('id', '=', op.instance_id).executeTakeFirstOrThrow()
+          const inst = await trx
+            .selectFrom('hv_instances')
+            .select('image_id')
+            .where('id', '=', op.instance_id)
+            .executeTakeFirstOrThrow()
           // Two manual backups in the same second get consecutive tokens.
           for (let second = Math.floor(this.clock.now().getTime() / 1000); ; second++) {
-            const r = await trx.insertInto('hv_backups').values({
-              instance_id: op.instance_id,
-              type: 'manual',
-              date_internal: String(second),
-              size_mb: 1024 + ((op.instance_id * 7919 + id * 104729) % 6144),
-              image_id: inst.image_id,
-              created_at: now,
-            }).onConflict((oc) => oc.columns(['instance_id', 'type', 'date_internal']).doNothing()).executeTakeFirst()
+            const r = await trx
+              .insertInto('hv_backups')
+              .values({
+                instance_id: op.instance_id,
+                type: 'manual',
+                date_internal: String(second),
+                size_mb: 1024 + ((op.instance_id * 7919 + id * 104729) % 6144),
+                image_id: inst.image_id,
+                created_at: now,
+              })
+              .onConflict((oc) => oc.columns(['instance_id', 'type', 'date_internal']).doNothing())
+              .executeTakeFirst()
             if (Number(r.numInsertedOrUpdatedRows ?? 0) === 1) break
           }
           break
         }
         case 'restore': {
-          const b = await trx.selectFrom('hv_backups').select('image_id').where('id', '=', Number(params.key)).executeTakeFirst()
+          const b = await trx
+            .selectFrom('hv_backups')
+            .select('image_id')
+            .where('id', '=', Number(params.key))
+            .executeTakeFirst()
           await set({ power: 'running', rescue: 0, ...(b ? { image_id: b.image_id } : {}) })
           break
         }
@@ -422,20 +535,38 @@ export class BuiltinHypervisor implements HypervisorDriver {
       const at = new Date(d + NIGHTLY_HOUR_UTC * 3_600_000)
       if (at > now || at < created) continue
       const token = at.toISOString().slice(0, 10).replace(/-/g, '')
-      await this.db.insertInto('hv_backups').values({
-        instance_id: row.id,
-        type: 'incremental',
-        date_internal: token,
-        size_mb: 128 + ((row.id * 31 + Number(token)) % 896),
-        image_id: row.image_id,
-        created_at: iso(at),
-      }).onConflict((oc) => oc.columns(['instance_id', 'type', 'date_internal']).doNothing()).execute()
+      await this.db
+        .insertInto('hv_backups')
+        .values({
+          instance_id: row.id,
+          type: 'incremental',
+          date_internal: token,
+          size_mb: 128 + ((row.id * 31 + Number(token)) % 896),
+          image_id: row.image_id,
+          created_at: iso(at),
+        })
+        .onConflict((oc) => oc.columns(['instance_id', 'type', 'date_internal']).doNothing())
+        .execute()
     }
-    const keep = await this.db.selectFrom('hv_backups').select('id').where('instance_id', '=', row.id).where('type', '=', 'incremental')
-      .orderBy('created_at', 'desc').limit(KEEP_INCREMENTALS).execute()
+    const keep = await this.db
+      .selectFrom('hv_backups')
+      .select('id')
+      .where('instance_id', '=', row.id)
+      .where('type', '=', 'incremental')
+      .orderBy('created_at', 'desc')
+      .limit(KEEP_INCREMENTALS)
+      .execute()
     if (keep.length === KEEP_INCREMENTALS) {
-      await this.db.deleteFrom('hv_backups').where('instance_id', '=', row.id).where('type', '=', 'incremental')
-        .where('id', 'not in', keep.map((k) => k.id)).execute()
+      await this.db
+        .deleteFrom('hv_backups')
+        .where('instance_id', '=', row.id)
+        .where('type', '=', 'incremental')
+        .where(
+          'id',
+          'not in',
+          keep.map((k) => k.id),
+        )
+        .execute()
     }
   }
 }

@@ -22,7 +22,15 @@ export function hypervisorContract(name: string, make: () => Promise<ContractSub
     let location: string
     let image: string
     const spec = (over: Partial<InstanceSpec> = {}): InstanceSpec => ({
-      location, imageId: image, hostname: 'contract.example.com', cpu: 1, memoryMb: 1024, diskGb: 20, rootPassword: 'Secret-1234567890', sshKeys: [], ...over,
+      location,
+      imageId: image,
+      hostname: 'contract.example.com',
+      cpu: 1,
+      memoryMb: 1024,
+      diskGb: 20,
+      rootPassword: 'Secret-1234567890',
+      sshKeys: [],
+      ...over,
     })
     const created = async () => {
       const c = await d.createInstance(spec())
@@ -51,7 +59,12 @@ export function hypervisorContract(name: string, make: () => Promise<ContractSub
       assert.ok(c.ipv6.includes(':'))
       assert.ok((await d.listHosts()).some((h) => h.name === c.host))
       const progress: number[] = []
-      assert.deepEqual(await d.wait(c.operation, (p) => { progress.push(p) }), { ok: true })
+      assert.deepEqual(
+        await d.wait(c.operation, (p) => {
+          progress.push(p)
+        }),
+        { ok: true },
+      )
       for (const p of progress) assert.ok(p >= 0 && p <= 100)
       const state = await d.getInstance(c.ref)
       assert.equal(state?.power, 'running')
@@ -87,13 +100,17 @@ export function hypervisorContract(name: string, make: () => Promise<ContractSub
     it('boots into rescue and back, and reinstalls from another image', async () => {
       const ref = await created()
       assert.deepEqual(await d.wait(await d.setRescue(ref, true, 'Rescue-123456789')), { ok: true })
-      assert.deepEqual({ ...(await d.getInstance(ref)), ref: undefined, host: undefined, hostname: undefined },
-        { ref: undefined, host: undefined, hostname: undefined, power: 'running', rescue: true, imageId: image })
+      assert.deepEqual(
+        { ...(await d.getInstance(ref)), ref: undefined, host: undefined, hostname: undefined },
+        { ref: undefined, host: undefined, hostname: undefined, power: 'running', rescue: true, imageId: image },
+      )
       await assert.rejects(d.setRootPassword(ref, 'x'.repeat(20)), HypervisorError)
       assert.deepEqual(await d.wait(await d.setRescue(ref, false, null)), { ok: true })
       assert.equal((await d.getInstance(ref))?.rescue, false)
       const other = (await d.listImages()).at(-1)!.id
-      assert.deepEqual(await d.wait(await d.reinstall(ref, other, { rootPassword: 'New-12345678901', sshKeys: [] })), { ok: true })
+      assert.deepEqual(await d.wait(await d.reinstall(ref, other, { rootPassword: 'New-12345678901', sshKeys: [] })), {
+        ok: true,
+      })
       assert.equal((await d.getInstance(ref))?.imageId, other)
       await d.setRootPassword(ref, 'Another-123456789')
     })
@@ -106,7 +123,10 @@ export function hypervisorContract(name: string, make: () => Promise<ContractSub
       await d.setReverseDns(c.ref, c.ipv4, 'mail.example.com')
       await d.setReverseDns(c.ref, c.ipv4, '')
       await assert.rejects(d.setReverseDns(c.ref, '192.0.2.1', 'x.example.com'), HypervisorError)
-      await d.setFirewall(c.ref, { enabled: true, rules: [{ direction: 'in', protocol: 'tcp', port: '22', source: '0.0.0.0/0', description: 'ssh' }] })
+      await d.setFirewall(c.ref, {
+        enabled: true,
+        rules: [{ direction: 'in', protocol: 'tcp', port: '22', source: '0.0.0.0/0', description: 'ssh' }],
+      })
       await d.attachNetwork(c.ref, { networkId: 1, cidr: '10.0.0.0/24', gateway: '10.0.0.1', address: '10.0.0.2' })
     })
 
@@ -132,8 +152,14 @@ export function hypervisorContract(name: string, make: () => Promise<ContractSub
       assert.equal(inc.length, 7)
       for (const b of inc) assert.match(b.dateInternal, /^20\d{6}$/)
       const times = list.map((b) => b.createdAt.getTime())
-      assert.deepEqual(times, [...times].sort((x, y) => y - x))
-      assert.deepEqual((await d.listBackups(ref)).map((b) => b.key), list.map((b) => b.key))
+      assert.deepEqual(
+        times,
+        [...times].sort((x, y) => y - x),
+      )
+      assert.deepEqual(
+        (await d.listBackups(ref)).map((b) => b.key),
+        list.map((b) => b.key),
+      )
       // Seven at every hour of the day for a fresh instance, before the nightly hour too (a window of
       // three hours or more always holds one of twelve points two hours apart).
       for (let i = 0; i < 12; i++) {
@@ -183,7 +209,16 @@ forEachDialect((dialect) => {
     })
     after(() => t.close())
     const make = async () => {
-      const c = await d.createInstance({ location: 'ams', imageId: 'debian-12', hostname: 'sim.example.com', cpu: 1, memoryMb: 1024, diskGb: 20, rootPassword: 'Secret-1234567890', sshKeys: [] })
+      const c = await d.createInstance({
+        location: 'ams',
+        imageId: 'debian-12',
+        hostname: 'sim.example.com',
+        cpu: 1,
+        memoryMb: 1024,
+        diskGb: 20,
+        rootPassword: 'Secret-1234567890',
+        sshKeys: [],
+      })
       await d.wait(c.operation)
       return c.ref
     }
@@ -218,10 +253,18 @@ forEachDialect((dialect) => {
       const slow = new BuiltinHypervisor(t.ctx.db, t.ctx.clock, { speed: 1 })
       const ref = await make()
       const op = await slow.reboot(ref)
-      const row = await t.ctx.db.selectFrom('hv_operations').selectAll().where('id', '=', Number(op.ref)).executeTakeFirstOrThrow()
+      const row = await t.ctx.db
+        .selectFrom('hv_operations')
+        .selectAll()
+        .where('id', '=', Number(op.ref))
+        .executeTakeFirstOrThrow()
       assert.equal(row.duration_ms, 25_000)
       const fast = new BuiltinHypervisor(t.ctx.db, t.ctx.clock, { speed: 1000 })
-      const row2 = await t.ctx.db.selectFrom('hv_operations').selectAll().where('id', '=', Number((await fast.createBackup(ref)).ref)).executeTakeFirstOrThrow()
+      const row2 = await t.ctx.db
+        .selectFrom('hv_operations')
+        .selectAll()
+        .where('id', '=', Number((await fast.createBackup(ref)).ref))
+        .executeTakeFirstOrThrow()
       assert.equal(row2.duration_ms, 45)
     })
   })
@@ -233,8 +276,12 @@ describe('hypervisor configuration', () => {
     assert.equal(loadConfig({ HOSTAPI_SIM_SPEED: '60' }).hypervisor.simSpeed, 60)
     assert.equal(loadConfig({ HOSTAPI_SIM_SPEED: '0.5' }).hypervisor.simSpeed, 0.5)
     for (const bad of ['0', '-2', 'fast', '1e12']) {
-      assert.throws(() => loadConfig({ HOSTAPI_SIM_SPEED: bad }), (e: unknown) =>
-        e instanceof ConfigError && e.problems.includes(`HOSTAPI_SIM_SPEED must be a number above 0 and at most 1000000000 (got "${bad}")`))
+      assert.throws(
+        () => loadConfig({ HOSTAPI_SIM_SPEED: bad }),
+        (e: unknown) =>
+          e instanceof ConfigError &&
+          e.problems.includes(`HOSTAPI_SIM_SPEED must be a number above 0 and at most 1000000000 (got "${bad}")`),
+      )
     }
     assert.throws(() => loadConfig({ HOSTAPI_VPS_SHUTDOWN_TIMEOUT: '0' }), ConfigError)
   })

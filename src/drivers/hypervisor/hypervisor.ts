@@ -13,7 +13,9 @@ export interface HypervisorDriver {
   listImages(): Promise<OsImage[]>
 
   /** Allocates an instance (addresses, disk) on a host in `location` (or on `host`) and starts installing it. */
-  createInstance(spec: InstanceSpec): Promise<{ ref: string; host: string; ipv4: string; ipv6: string; operation: Operation }>
+  createInstance(
+    spec: InstanceSpec,
+  ): Promise<{ ref: string; host: string; ipv4: string; ipv6: string; operation: Operation }>
   /** The instance as the hypervisor sees it now, or null when it does not exist. */
   getInstance(ref: string): Promise<InstanceState | null>
   /** Removes an instance and its backups for good. */

@@ -36,7 +36,11 @@ export class OutboxMailDriver implements MailDriver {
 
   /** The newest messages first, optionally only those to one recipient. */
   list(opts: { to?: string; limit?: number } = {}) {
-    let q = this.db.selectFrom('outbox').selectAll().orderBy('id', 'desc').limit(opts.limit ?? 50)
+    let q = this.db
+      .selectFrom('outbox')
+      .selectAll()
+      .orderBy('id', 'desc')
+      .limit(opts.limit ?? 50)
     if (opts.to) q = q.where('recipient', '=', opts.to)
     return q.execute()
   }

@@ -8,7 +8,14 @@ import { MailRejected, type MailDriver } from './mail.js'
 import { OutboxMailDriver } from './builtin.js'
 
 /** The behaviour every mail driver must have; `sentTo` reads back what the driver accepted for a recipient. */
-export function mailDriverContract(name: string, make: () => Promise<{ driver: MailDriver; sentTo(to: string): Promise<{ subject: string; text: string }[]>; close(): Promise<void> }>) {
+export function mailDriverContract(
+  name: string,
+  make: () => Promise<{
+    driver: MailDriver
+    sentTo(to: string): Promise<{ subject: string; text: string }[]>
+    close(): Promise<void>
+  }>,
+) {
   describe(`mail driver contract: ${name}`, () => {
     let h: Awaited<ReturnType<typeof make>>
     before(async () => {
@@ -37,7 +44,12 @@ export function mailDriverContract(name: string, make: () => Promise<{ driver: M
     })
 
     it('keeps non-ASCII text intact', async () => {
-      await h.driver.send({ to: 'carol@example.com', subject: 'Factuur € 12,10 — ü', text: 'Groeten, Zoë', kind: 'test' })
+      await h.driver.send({
+        to: 'carol@example.com',
+        subject: 'Factuur € 12,10 — ü',
+        text: 'Groeten, Zoë',
+        kind: 'test',
+      })
       const [m] = await h.sentTo('carol@example.com')
       assert.equal(m.subject, 'Factuur € 12,10 — ü')
       assert.equal(m.text, 'Groeten, Zoë')
@@ -54,10 +66,11 @@ forEachDialect((dialect) => {
     const driver = new OutboxMailDriver(database.db, systemClock, 'noreply@example.com')
     return {
       driver,
-      sentTo: async (to) => (await driver.list({ to })).map((r) => {
-        assert.equal(r.sender, 'noreply@example.com')
-        return { subject: r.subject, text: r.text_body }
-      }),
+      sentTo: async (to) =>
+        (await driver.list({ to })).map((r) => {
+          assert.equal(r.sender, 'noreply@example.com')
+          return { subject: r.subject, text: r.text_body }
+        }),
       close: async () => {
         await database.close()
         await fresh.drop()

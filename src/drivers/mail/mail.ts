@@ -25,7 +25,8 @@ export interface MailDriver {
   send(message: MailMessage): Promise<{ id: string }>
 }
 
-const ADDRESS = /^[^\s@<>()",;:\\]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/
+const ADDRESS =
+  /^[^\s@<>()",;:\\]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/
 
 /** True for a plain `local@domain.tld` address, the only form the API accepts. */
 export const isEmailAddress = (s: string): boolean => s.length <= 254 && ADDRESS.test(s)

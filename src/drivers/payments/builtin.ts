@@ -3,7 +3,13 @@ import type { Kysely } from 'kysely'
 import type { Clock } from '../../clock.js'
 import { iso } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
-import { PaymentRejected, type PaymentMethodInput, type PaymentRequest, type PaymentStatus, type PaymentsDriver } from './payments.js'
+import {
+  PaymentRejected,
+  type PaymentMethodInput,
+  type PaymentRequest,
+  type PaymentStatus,
+  type PaymentsDriver,
+} from './payments.js'
 
 const TYPES = ['creditcard', 'directdebit', 'paypal'] as const
 
@@ -21,7 +27,8 @@ export class LedgerPaymentsDriver implements PaymentsDriver {
   ) {}
 
   async createPayment(req: PaymentRequest): Promise<{ reference: string; paymentUrl: string }> {
-    if (!Number.isInteger(req.amountCents) || req.amountCents < 1) throw new PaymentRejected('The amount must be a positive number of cents')
+    if (!Number.isInteger(req.amountCents) || req.amountCents < 1)
+      throw new PaymentRejected('The amount must be a positive number of cents')
     if (!/^[A-Z]{3}$/.test(req.currency)) throw new PaymentRejected('The currency must be an ISO 4217 code')
     const reference = `pay_${randomBytes(12).toString('hex')}`
     await this.db
@@ -41,7 +48,11 @@ export class LedgerPaymentsDriver implements PaymentsDriver {
   }
 
   async status(reference: string): Promise<PaymentStatus> {
-    const row = await this.db.selectFrom('payments').select('status').where('reference', '=', reference).executeTakeFirst()
+    const row = await this.db
+      .selectFrom('payments')
+      .select('status')
+      .where('reference', '=', reference)
+      .executeTakeFirst()
     if (!row) throw new PaymentRejected(`Unknown payment ${reference}`)
     return row.status as PaymentStatus
   }
@@ -50,16 +61,23 @@ export class LedgerPaymentsDriver implements PaymentsDriver {
     const status = await this.status(reference)
     if (status === 'paid') return
     if (status !== 'open') throw new PaymentRejected(`Payment ${reference} is ${status}`)
-    await this.db.updateTable('payments').set({ status: 'paid', paid_at: iso(this.clock.now()) }).where('reference', '=', reference).execute()
+    await this.db
+      .updateTable('payments')
+      .set({ status: 'paid', paid_at: iso(this.clock.now()) })
+      .where('reference', '=', reference)
+      .execute()
   }
 
   async registerMethod(_accountId: number, m: PaymentMethodInput): Promise<{ reference: string; description: string }> {
-    if (!(TYPES as readonly string[]).includes(m.type)) throw new PaymentRejected(`Unsupported payment method type: ${m.type}`)
+    if (!(TYPES as readonly string[]).includes(m.type))
+      throw new PaymentRejected(`Unsupported payment method type: ${m.type}`)
     const account = m.account.replace(/\s+/g, '')
     if (account.length < 4) throw new PaymentRejected('The account number is too short')
     const description =
-      m.type === 'creditcard' ? `Credit card •••• ${account.slice(-4)}`
-        : m.type === 'directdebit' ? `Direct debit ${account.slice(0, 4).toUpperCase()} •••• ${account.slice(-4)}`
+      m.type === 'creditcard'
+        ? `Credit card •••• ${account.slice(-4)}`
+        : m.type === 'directdebit'
+          ? `Direct debit ${account.slice(0, 4).toUpperCase()} •••• ${account.slice(-4)}`
           : `PayPal ${maskEmail(m.account)}`
     return { reference: `pm_${randomBytes(12).toString('hex')}`, description }
   }

@@ -33,24 +33,43 @@ export class BuiltinRegistry implements RegistryDriver {
     const name = parseDomainName(raw)
     if (!name || name !== raw) return { status: 'invalid', premium: null }
     if (await this.isOurs(name)) return { status: 'unavailable', premium: null }
-    if (await this.db.selectFrom('reserved_names').select('id').where('name', '=', name).executeTakeFirst()) return { status: 'unavailable', premium: null }
+    if (await this.db.selectFrom('reserved_names').select('id').where('name', '=', name).executeTakeFirst())
+      return { status: 'unavailable', premium: null }
     if (this.external.has(name)) return { status: 'transfer', premium: null }
-    const premium = await this.db.selectFrom('premium_names').select(['register_cents', 'renew_cents']).where('name', '=', name).executeTakeFirst()
-    return { status: 'available', premium: premium ? { registerCents: premium.register_cents, renewCents: premium.renew_cents } : null }
+    const premium = await this.db
+      .selectFrom('premium_names')
+      .select(['register_cents', 'renew_cents'])
+      .where('name', '=', name)
+      .executeTakeFirst()
+    return {
+      status: 'available',
+      premium: premium ? { registerCents: premium.register_cents, renewCents: premium.renew_cents } : null,
+    }
   }
 
   async register(name: string, years: number): Promise<RegistryResult> {
     const check = await this.check(name)
-    if (check.status !== 'available') return { ok: false, code: 'unavailable', description: 'The domain is not available for registration' }
+    if (check.status !== 'available')
+      return { ok: false, code: 'unavailable', description: 'The domain is not available for registration' }
     return this.insert(name, years)
   }
 
   async transfer(name: string, authCode: string | null): Promise<RegistryResult> {
-    if (await this.isOurs(name)) return { ok: false, code: 'unavailable', description: 'The domain is already registered with us' }
-    if (!this.external.has(name)) return { ok: false, code: 'transfer_not_possible', description: 'The domain is not registered elsewhere; register it instead' }
+    if (await this.isOurs(name))
+      return { ok: false, code: 'unavailable', description: 'The domain is already registered with us' }
+    if (!this.external.has(name))
+      return {
+        ok: false,
+        code: 'transfer_not_possible',
+        description: 'The domain is not registered elsewhere; register it instead',
+      }
     const expected = this.external.get(name)
     if (!authCode || expected === null || authCode !== expected) {
-      return { ok: false, code: 'transfer_code', description: authCode ? 'The transfer code is not correct' : 'No transfer code given' }
+      return {
+        ok: false,
+        code: 'transfer_code',
+        description: authCode ? 'The transfer code is not correct' : 'No transfer code given',
+      }
     }
     return this.insert(name, 1)
   }
@@ -58,7 +77,11 @@ export class BuiltinRegistry implements RegistryDriver {
   async renew(name: string, years: number): Promise<{ expiresOn: string }> {
     const row = await this.ensure(name)
     const expiresOn = addYears(row.expires_on, years)
-    await this.db.updateTable('registry_domains').set({ expires_on: expiresOn, updated_at: iso(this.clock.now()) }).where('name', '=', name).execute()
+    await this.db
+      .updateTable('registry_domains')
+      .set({ expires_on: expiresOn, updated_at: iso(this.clock.now()) })
+      .where('name', '=', name)
+      .execute()
     return { expiresOn }
   }
 
@@ -86,7 +109,8 @@ export class BuiltinRegistry implements RegistryDriver {
         .values({ name, auth_code: newAuthCode(), expires_on: expiresOn, created_at: iso(now), updated_at: iso(now) })
         .execute()
     } catch (err) {
-      if (isUniqueViolation(err)) return { ok: false, code: 'unavailable', description: 'The domain is not available for registration' }
+      if (isUniqueViolation(err))
+        return { ok: false, code: 'unavailable', description: 'The domain is not available for registration' }
       throw err
     }
     return { ok: true, expiresOn }
@@ -97,11 +121,21 @@ export class BuiltinRegistry implements RegistryDriver {
     const row = await this.db.selectFrom('registry_domains').selectAll().where('name', '=', name).executeTakeFirst()
     if (row) return row
     const now = this.clock.now()
-    const domain = await this.db.selectFrom('domains').select('renewal_date').where('name', '=', name).executeTakeFirst()
+    const domain = await this.db
+      .selectFrom('domains')
+      .select('renewal_date')
+      .where('name', '=', name)
+      .executeTakeFirst()
     if (!domain) throw new Error(`${name} is not registered with this registry`)
     await this.db
       .insertInto('registry_domains')
-      .values({ name, auth_code: newAuthCode(), expires_on: domain.renewal_date, created_at: iso(now), updated_at: iso(now) })
+      .values({
+        name,
+        auth_code: newAuthCode(),
+        expires_on: domain.renewal_date,
+        created_at: iso(now),
+        updated_at: iso(now),
+      })
       .onConflict((oc) => oc.column('name').doNothing())
       .execute()
     return this.db.selectFrom('registry_domains').selectAll().where('name', '=', name).executeTakeFirstOrThrow()

@@ -90,7 +90,10 @@ forEachDialect((dialect) => {
     const database: Database = openDatabase(fresh.database)
     await migrate(database.db, database.schema)
     const elsewhere = { name: `elsewhere-${randomBytes(4).toString('hex')}.nl`, authCode: 'CONTRACT-CODE' }
-    await database.db.insertInto('premium_names').values({ name: 'contract-premium.com', register_cents: 123456, renew_cents: 9900 }).execute()
+    await database.db
+      .insertInto('premium_names')
+      .values({ name: 'contract-premium.com', register_cents: 123456, renew_cents: 9900 })
+      .execute()
     return {
       driver: new BuiltinRegistry(database.db, systemClock, [elsewhere]),
       elsewhere,

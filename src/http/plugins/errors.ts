@@ -21,7 +21,9 @@ interface AjvError {
 /** Turns Ajv's errors into the 400 the API answers: the first problem as the text, all of them listed. */
 export function validationError(validation: AjvError[], context: string | undefined): ApiError {
   // A failed `propertyNames` comes as the inner error (with `propertyName`) and then a summary: the first is enough.
-  const problems = validation.filter((v) => !(v.keyword === 'propertyNames' && validation.some((o) => o !== v && o.propertyName !== undefined)))
+  const problems = validation.filter(
+    (v) => !(v.keyword === 'propertyNames' && validation.some((o) => o !== v && o.propertyName !== undefined)),
+  )
   const fields: FieldError[] = problems.map((v) => {
     let field = v.instancePath.replace(/^\//, '').replace(/\//g, '.')
     if (typeof v.propertyName === 'string') {
@@ -35,7 +37,8 @@ export function validationError(validation: AjvError[], context: string | undefi
       field = field ? `${field}.${v.params.additionalProperty}` : v.params.additionalProperty
     }
     let message = v.message ?? 'is invalid'
-    if (v.keyword === 'enum' && Array.isArray(v.params.allowedValues)) message = `must be one of ${v.params.allowedValues.join(', ')}`
+    if (v.keyword === 'enum' && Array.isArray(v.params.allowedValues))
+      message = `must be one of ${v.params.allowedValues.join(', ')}`
     return { field: field || (context ?? 'body'), message }
   })
   const first = fields[0]
@@ -113,11 +116,15 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Duple
     'content-length': String(Buffer.byteLength(body)),
     connection: 'close',
   }
-  const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')
+  const head = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('')
   socket.removeAllListeners('data')
   socket.on('data', () => undefined)
   socket.on('error', () => undefined)
-  ;(socket as Duplex & { setTimeout?: (ms: number, cb: () => void) => void }).setTimeout?.(10_000, () => socket.destroy())
+  ;(socket as Duplex & { setTimeout?: (ms: number, cb: () => void) => void }).setTimeout?.(10_000, () =>
+    socket.destroy(),
+  )
   socket.end(`HTTP/1.1 ${e.status} ${STATUS_CODES[e.status] ?? 'Error'}\r\n${head}\r\n${body}`)
 }
 
@@ -143,7 +150,9 @@ export const errorsPlugin = fp(async (app) => {
 
   app.setNotFoundHandler(async (req, reply) => {
     const path = req.url.split('?')[0]
-    const otherMethod = (['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).some((m) => m !== req.method && known().find(m, path) !== null)
+    const otherMethod = (['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).some(
+      (m) => m !== req.method && known().find(m, path) !== null,
+    )
     return sendError(reply, otherMethod ? errors.wrongMethod() : errors.endpointNotFound())
   })
 
@@ -153,7 +162,8 @@ export const errorsPlugin = fp(async (app) => {
     else if (err.validation) e = validationError(err.validation as AjvError[], err.validationContext)
     else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') e = errors.bodyTooLarge()
     else if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError) e = errors.invalidJson()
-    else if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) e = errors.badRequest(err.message)
+    else if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500)
+      e = errors.badRequest(err.message)
     else {
       req.log.error({ err }, 'unhandled error')
       e = errors.internal()

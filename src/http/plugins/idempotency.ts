@@ -28,7 +28,12 @@ export const idempotencyPlugin = fp(async (app, opts: { service: IdempotencyServ
       await opts.service.finish(req.principal.accountId, key, {
         status: reply.statusCode,
         contentType: String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8'),
-        body: typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : JSON.stringify(payload),
+        body:
+          typeof payload === 'string'
+            ? payload
+            : Buffer.isBuffer(payload)
+              ? payload.toString('utf8')
+              : JSON.stringify(payload),
       })
     }
     return payload
@@ -42,7 +47,11 @@ export const idempotencyPlugin = fp(async (app, opts: { service: IdempotencyServ
         if (header === undefined || !req.principal || dry(req).dryRun) return
         const key = Array.isArray(header) ? header[0] : header
         if (!KEY.test(key)) throw errors.invalidIdempotencyKey()
-        const hash = IdempotencyService.hash(req.method, req.routeOptions.url ?? req.url, { params: req.params, query: req.query, body: req.body })
+        const hash = IdempotencyService.hash(req.method, req.routeOptions.url ?? req.url, {
+          params: req.params,
+          query: req.query,
+          body: req.body,
+        })
         const outcome = await opts.service.begin(req.principal.accountId, key, hash)
         if (outcome.kind === 'replay') {
           reply.header('idempotent-replayed', 'true')

@@ -24,35 +24,41 @@ const generator = (openapi: Openapi, more: FastifyDynamicSwaggerOptions = {}): F
 })
 
 // The root context sees the admin routes too: they belong to the admin document.
-const withoutAdminRoutes: SwaggerTransform = ({ schema, url }) =>
-  ({ schema: url.startsWith(ADMIN_PREFIX) ? { ...schema, hide: true } : schema, url })
+const withoutAdminRoutes: SwaggerTransform = ({ schema, url }) => ({
+  schema: url.startsWith(ADMIN_PREFIX) ? { ...schema, hide: true } : schema,
+  url,
+})
 
 /** The customer API's OpenAPI 3.1 document generated from the route schemas, and the docs page that renders it. */
 export const openapiPlugin = fp(async (app) => {
-  await app.register(swagger, generator({
-    info: {
-      title: 'Hosting Account API',
-      version: '2',
-      description:
-        'The Hosting Account API v2 as served by hostapi. Every response uses the envelope ' +
-        '`{status, status_description, data}`; `status` is the integer HTTP code. Errors are ' +
-        '`{status, status_description}` (validation errors add `errors[]`). Paths are accepted with and ' +
-        'without a trailing slash. Send the API key in `API-Key` or as `Authorization: Bearer <key>`.',
-    },
-    servers: [{ url: '/' }],
-    components: {
-      securitySchemes: {
-        ApiKey: { type: 'apiKey', in: 'header', name: 'API-Key' },
-        Bearer: { type: 'http', scheme: 'bearer' },
+  await app.register(
+    swagger,
+    generator(
+      {
+        info: {
+          title: 'Hosting Account API',
+          version: '2',
+          description:
+            'The Hosting Account API v2 as served by hostapi. Every response uses the envelope ' +
+            '`{status, status_description, data}`; `status` is the integer HTTP code. Errors are ' +
+            '`{status, status_description}` (validation errors add `errors[]`). Paths are accepted with and ' +
+            'without a trailing slash. Send the API key in `API-Key` or as `Authorization: Bearer <key>`.',
+        },
+        servers: [{ url: '/' }],
+        components: {
+          securitySchemes: {
+            ApiKey: { type: 'apiKey', in: 'header', name: 'API-Key' },
+            Bearer: { type: 'http', scheme: 'bearer' },
+          },
+        },
+        security: [{ ApiKey: [] }, { Bearer: [] }],
       },
-    },
-    security: [{ ApiKey: [] }, { Bearer: [] }],
-  }, { transform: withoutAdminRoutes }))
+      { transform: withoutAdminRoutes },
+    ),
+  )
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true })
-  app.get(
-    '/api/v2/openapi.json',
-    { config: { area: 'public', rateLimit: false }, schema: { hide: true } },
-    async () => app.swagger(),
+  app.get('/api/v2/openapi.json', { config: { area: 'public', rateLimit: false }, schema: { hide: true } }, async () =>
+    app.swagger(),
   )
 })
 
@@ -70,19 +76,25 @@ const plainTextAnswers: SwaggerTransform = ({ schema, url }) => {
  * generator as the customer one. Register it in the admin API's context before its routes.
  */
 export const adminOpenapiPlugin = fp(async (app) => {
-  await app.register(swagger, generator({
-    info: {
-      title: 'hostapi admin API',
-      version: '1',
-      description:
-        'The operator API of hostapi: accounts, users and API keys, the audit log, jobs, the mail outbox, ' +
-        'metrics, and in sandbox mode the sandbox controls. Send an admin token (`hostapi admin token create`) ' +
-        'as `Authorization: Bearer <token>`. Answers use the same envelope as the customer API. Sandbox state ' +
-        '(the clock offset, faults, the journal) lives in the process: run a sandbox as one instance.',
-    },
-    servers: [{ url: ADMIN_PREFIX }],
-    components: { securitySchemes: { AdminToken: { type: 'http', scheme: 'bearer' } } },
-    security: [{ AdminToken: [] }],
-  }, { transform: plainTextAnswers, decorator: 'adminSwagger' }))
+  await app.register(
+    swagger,
+    generator(
+      {
+        info: {
+          title: 'hostapi admin API',
+          version: '1',
+          description:
+            'The operator API of hostapi: accounts, users and API keys, the audit log, jobs, the mail outbox, ' +
+            'metrics, and in sandbox mode the sandbox controls. Send an admin token (`hostapi admin token create`) ' +
+            'as `Authorization: Bearer <token>`. Answers use the same envelope as the customer API. Sandbox state ' +
+            '(the clock offset, faults, the journal) lives in the process: run a sandbox as one instance.',
+        },
+        servers: [{ url: ADMIN_PREFIX }],
+        components: { securitySchemes: { AdminToken: { type: 'http', scheme: 'bearer' } } },
+        security: [{ AdminToken: [] }],
+      },
+      { transform: plainTextAnswers, decorator: 'adminSwagger' },
+    ),
+  )
   app.get('/openapi.json', { config: { admin: 'public' }, schema: { hide: true } }, async () => app.adminSwagger())
 })

@@ -12,12 +12,21 @@ type Done = (err: Error | null, res?: WindowCount) => void
  */
 export function counterStore(counter: WindowCounter, prefix: string): FastifyRateLimitStoreCtor {
   class CounterStore implements FastifyRateLimitStore {
-    constructor(_params: unknown, private readonly keyPrefix = prefix) {}
+    constructor(
+      _params: unknown,
+      private readonly keyPrefix = prefix,
+    ) {}
     incr(key: string, done: Done, timeWindow: number): void {
-      counter.hit(this.keyPrefix + key, timeWindow).then((res) => done(null, res), (err: Error) => done(err))
+      counter.hit(this.keyPrefix + key, timeWindow).then(
+        (res) => done(null, res),
+        (err: Error) => done(err),
+      )
     }
     read(key: string, done: Done, timeWindow: number): void {
-      counter.peek(this.keyPrefix + key, timeWindow).then((res) => done(null, res), (err: Error) => done(err))
+      counter.peek(this.keyPrefix + key, timeWindow).then(
+        (res) => done(null, res),
+        (err: Error) => done(err),
+      )
     }
     // The plugin passes the route's merged options, with the route under `routeInfo`.
     child(routeOptions: object): CounterStore {

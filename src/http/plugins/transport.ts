@@ -19,8 +19,10 @@ const SECURITY_HEADERS: Record<string, string> = {
   'cache-control': 'no-store',
 }
 const DOCS_HEADERS = SECURITY_HEADERS
-export const API_HEADERS: Record<string, string> = { ...SECURITY_HEADERS, 'content-security-policy': "default-src 'none'; frame-ancestors 'none'" }
-
+export const API_HEADERS: Record<string, string> = {
+  ...SECURITY_HEADERS,
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+}
 
 export interface TransportOptions {
   bodyLimit: number
@@ -69,7 +71,10 @@ export const transportPlugin = fp(async (app, opts: TransportOptions) => {
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: opts.bodyLimit }, (req, body, done) => {
     const text = body as string
     if (large && text.length > large.largeBody) {
-      large.parse(req, text).then((parsed) => done(null, parsed), (err: Error) => done(err, undefined))
+      large.parse(req, text).then(
+        (parsed) => done(null, parsed),
+        (err: Error) => done(err, undefined),
+      )
       return
     }
     try {

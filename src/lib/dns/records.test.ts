@@ -31,7 +31,10 @@ test('names: apex, relative, FQDN with and without dot, wildcard, case', () => {
 })
 
 test('names outside the zone or malformed are refused with the record named', () => {
-  fails({ type: 'A', name: 'www.other.com.', value: '192.0.2.1' }, /^Invalid DNS record A www\.other\.com\.: name is outside the zone example\.com$/)
+  fails(
+    { type: 'A', name: 'www.other.com.', value: '192.0.2.1' },
+    /^Invalid DNS record A www\.other\.com\.: name is outside the zone example\.com$/,
+  )
   fails({ type: 'A', name: 'www.other.com', value: '192.0.2.1' }, /outside the zone/)
   fails({ type: 'A', name: 'notexample.com.', value: '192.0.2.1' }, /outside the zone/)
   fails({ type: 'A', name: 'a..b', value: '192.0.2.1' }, /empty label/)
@@ -60,9 +63,11 @@ test('ttl: default 3600, range 60..86400, integers only', () => {
 
 test('A and AAAA', () => {
   assert.equal(norm({ type: 'A', name: '', value: ' 192.0.2.1 ' }).value, '192.0.2.1')
-  for (const v of ['256.1.1.1', '1.2.3', '01.2.3.4', 'x', '2001:db8::1', '']) fails({ type: 'A', name: '', value: v }, /not an IPv4 address/)
+  for (const v of ['256.1.1.1', '1.2.3', '01.2.3.4', 'x', '2001:db8::1', ''])
+    fails({ type: 'A', name: '', value: v }, /not an IPv4 address/)
   assert.equal(norm({ type: 'AAAA', name: '', value: '2001:0DB8:0000:0000:0000:0000:0000:0001' }).value, '2001:db8::1')
-  for (const v of ['1::2::3', '192.0.2.1', 'fe80::1%eth0', 'g::1']) fails({ type: 'AAAA', name: '', value: v }, /not an IPv6 address/)
+  for (const v of ['1::2::3', '192.0.2.1', 'fe80::1%eth0', 'g::1'])
+    fails({ type: 'AAAA', name: '', value: v }, /not an IPv6 address/)
 })
 
 test('CNAME: hostnames made absolute, never at the apex', () => {
@@ -71,7 +76,10 @@ test('CNAME: hostnames made absolute, never at the apex', () => {
   assert.equal(norm({ type: 'CNAME', name: 'www', value: 'web' }).value, 'web.example.com.')
   assert.equal(norm({ type: 'CNAME', name: 'www', value: 'ghs.GoogleHosted.com' }).value, 'ghs.googlehosted.com.')
   assert.equal(norm({ type: 'CNAME', name: 'www', value: 'target.example.net.' }).value, 'target.example.net.')
-  fails({ type: 'CNAME', name: '@', value: 'other.net.' }, /^Invalid DNS record CNAME @: a CNAME record is not allowed at the zone apex$/)
+  fails(
+    { type: 'CNAME', name: '@', value: 'other.net.' },
+    /^Invalid DNS record CNAME @: a CNAME record is not allowed at the zone apex$/,
+  )
   fails({ type: 'CNAME', name: 'www', value: 'a b' }, /one hostname/)
   fails({ type: 'CNAME', name: 'www', value: 'bad!host.' }, /invalid label/)
 })
@@ -109,13 +117,22 @@ test('TXT: quoted or unquoted, stored unquoted, up to 4000 characters', () => {
 
 test('CAA, TLSA, SSHFP, DS', () => {
   assert.equal(norm({ type: 'CAA', name: '', value: '0 issue "letsencrypt.org"' }).value, '0 issue "letsencrypt.org"')
-  assert.equal(norm({ type: 'CAA', name: '', value: '128 ISSUEWILD letsencrypt.org' }).value, '128 issuewild "letsencrypt.org"')
-  assert.equal(norm({ type: 'CAA', name: '', value: '0 iodef "mailto:sec@example.com"' }).value, '0 iodef "mailto:sec@example.com"')
+  assert.equal(
+    norm({ type: 'CAA', name: '', value: '128 ISSUEWILD letsencrypt.org' }).value,
+    '128 issuewild "letsencrypt.org"',
+  )
+  assert.equal(
+    norm({ type: 'CAA', name: '', value: '0 iodef "mailto:sec@example.com"' }).value,
+    '0 iodef "mailto:sec@example.com"',
+  )
   fails({ type: 'CAA', name: '', value: '256 issue "x"' }, /flags/)
   fails({ type: 'CAA', name: '', value: 'issue "x"' }, /<flags> <tag>/)
 
   const sha256 = 'AB'.repeat(32)
-  assert.equal(norm({ type: 'TLSA', name: '_443._tcp.www', value: `3 1 1 ${sha256}` }).value, `3 1 1 ${'ab'.repeat(32)}`)
+  assert.equal(
+    norm({ type: 'TLSA', name: '_443._tcp.www', value: `3 1 1 ${sha256}` }).value,
+    `3 1 1 ${'ab'.repeat(32)}`,
+  )
   fails({ type: 'TLSA', name: '_443._tcp', value: '3 1 1 abcd' }, /64 hexadecimal/)
   fails({ type: 'TLSA', name: '_443._tcp', value: `4 1 1 ${sha256}` }, /usage/)
   fails({ type: 'TLSA', name: '_443._tcp', value: '3 1 0 xyz0' }, /hexadecimal/)
@@ -124,13 +141,19 @@ test('CAA, TLSA, SSHFP, DS', () => {
   fails({ type: 'SSHFP', name: 'host', value: `5 2 ${sha256}` }, /algorithm/)
   fails({ type: 'SSHFP', name: 'host', value: '4 1 abcd' }, /40 hexadecimal/)
 
-  assert.equal(norm({ type: 'DS', name: 'sub', value: `12345 13 2 ${sha256.slice(0, 32)} ${sha256.slice(32)}` }).value, `12345 13 2 ${'ab'.repeat(32)}`)
+  assert.equal(
+    norm({ type: 'DS', name: 'sub', value: `12345 13 2 ${sha256.slice(0, 32)} ${sha256.slice(32)}` }).value,
+    `12345 13 2 ${'ab'.repeat(32)}`,
+  )
   fails({ type: 'DS', name: '@', value: `12345 13 2 ${sha256}` }, /apex/)
   fails({ type: 'DS', name: 'sub', value: `12345 13 3 ${sha256}` }, /digest type/)
 })
 
 test('IDN names become punycode', () => {
-  assert.equal(normaliseRecord('bücher.example', { type: 'A', name: 'www', value: '192.0.2.1' }).name, 'www.xn--bcher-kva.example')
+  assert.equal(
+    normaliseRecord('bücher.example', { type: 'A', name: 'www', value: '192.0.2.1' }).name,
+    'www.xn--bcher-kva.example',
+  )
 })
 
 test('normalising a stored record again changes nothing', () => {
@@ -155,7 +178,10 @@ test('checkRecordSet: CNAME alone at its name; same type and name allowed; dupli
   assert.deepEqual(checkRecordSet(Z, [a, b, a]), [a, b])
   const cname = norm({ type: 'CNAME', name: 'www', value: 'web' })
   const aw = norm({ type: 'A', name: 'www', value: '192.0.2.1' })
-  assert.throws(() => checkRecordSet(Z, [cname, aw]), /^Error: Invalid DNS record CNAME www\.example\.com: a CNAME must be the only record at its name \(also has A\)$|CNAME must be the only record/)
+  assert.throws(
+    () => checkRecordSet(Z, [cname, aw]),
+    /^Error: Invalid DNS record CNAME www\.example\.com: a CNAME must be the only record at its name \(also has A\)$|CNAME must be the only record/,
+  )
   const cname2 = norm({ type: 'CNAME', name: 'www', value: 'other' })
   assert.throws(() => checkRecordSet(Z, [cname, cname2]), /only one CNAME/)
   assert.deepEqual(checkRecordSet(Z, [cname, cname]), [cname])

@@ -140,7 +140,8 @@ function checkLabels(name: string, what: string, allowWildcard: boolean): void {
     if (l === '') problem(`${what} "${name}" has an empty label`)
     if (l.length > 63) problem(`${what} "${name}" has a label longer than 63 characters`)
     if (l.includes('*')) problem(`${what} "${name}": a wildcard "*" is only allowed as the whole leftmost label`)
-    if (!LABEL.test(l)) problem(`${what} "${name}" contains an invalid label "${l}" (letters, digits, "-" and "_" only)`)
+    if (!LABEL.test(l))
+      problem(`${what} "${name}" contains an invalid label "${l}" (letters, digits, "-" and "_" only)`)
   })
 }
 
@@ -182,7 +183,8 @@ function hostname(zone: string, raw: string, zoneFile: boolean, what: string, al
 }
 
 function u16(raw: string | undefined, what: string, max = 65535): number {
-  if (raw === undefined || !/^\d{1,5}$/.test(raw) || Number(raw) > max) problem(`${what} must be an integer from 0 to ${max}`)
+  if (raw === undefined || !/^\d{1,5}$/.test(raw) || Number(raw) > max)
+    problem(`${what} must be an integer from 0 to ${max}`)
   return Number(raw)
 }
 
@@ -219,7 +221,7 @@ function normaliseValue(zone: string, type: RecordType, name: string, raw: strin
       return hostname(zone, f[0]!, zoneFile, 'target')
     }
     case 'NS': {
-      if (name === zone) problem('NS records at the zone apex come from the domain\'s nameservers')
+      if (name === zone) problem("NS records at the zone apex come from the domain's nameservers")
       const f = fields(value)
       if (f.length !== 1) problem('value must be one hostname')
       return hostname(zone, f[0]!, zoneFile, 'nameserver')

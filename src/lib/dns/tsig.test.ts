@@ -23,7 +23,12 @@ const response = (id = 7, n = 1) =>
     type: 'response',
     flags: dnsPacket.AUTHORITATIVE_ANSWER,
     questions: [{ name: 'example.nl', type: 'AXFR', class: 'IN' }],
-    answers: Array.from({ length: n }, (_, i) => ({ name: `h${i}.example.nl`, type: 'A' as const, ttl: 60, data: '192.0.2.1' })),
+    answers: Array.from({ length: n }, (_, i) => ({
+      name: `h${i}.example.nl`,
+      type: 'A' as const,
+      ttl: 60,
+      data: '192.0.2.1',
+    })),
   })
 
 describe('TSIG (RFC 8945, hmac-sha256)', () => {
@@ -31,7 +36,10 @@ describe('TSIG (RFC 8945, hmac-sha256)', () => {
     const r = verifyTsig(DIG_QUERY, KEY, { now: DIG_TIME + 10 })
     assert.equal(r.status, 'ok')
     assert.equal(r.status === 'ok' && r.record.keyName, 'transfer.key')
-    assert.equal(r.status === 'ok' && r.mac.toString('hex'), '3064cce41f5fdb53bc5616c37f06cfde7a4316e095b417c9f0caf7ec62706eb9')
+    assert.equal(
+      r.status === 'ok' && r.mac.toString('hex'),
+      '3064cce41f5fdb53bc5616c37f06cfde7a4316e095b417c9f0caf7ec62706eb9',
+    )
   })
 
   it('reports a changed byte as BADSIG, another key as BADKEY, a time outside the fudge as BADTIME', () => {
@@ -111,12 +119,20 @@ describe('TSIG (RFC 8945, hmac-sha256)', () => {
     )
     fc.assert(
       // The id (bytes 0 and 1) is not signed as sent: the TSIG record holds the original one.
-      fc.property(fc.nat(signed.length), fc.integer({ min: 2, max: signed.length - 1 }), fc.integer({ min: 1, max: 255 }), (cut, at, x) => {
-        const changed = Buffer.from(signed)
-        changed[at]! ^= x
-        assert.ok(statuses.has(verifyTsig(signed.subarray(0, cut), KEY, { now: 1_800_000_000 }).status))
-        assert.notEqual(verifyTsig(changed, KEY, { now: 1_800_000_000, requestMac: Buffer.alloc(32, 1) }).status, 'ok')
-      }),
+      fc.property(
+        fc.nat(signed.length),
+        fc.integer({ min: 2, max: signed.length - 1 }),
+        fc.integer({ min: 1, max: 255 }),
+        (cut, at, x) => {
+          const changed = Buffer.from(signed)
+          changed[at]! ^= x
+          assert.ok(statuses.has(verifyTsig(signed.subarray(0, cut), KEY, { now: 1_800_000_000 }).status))
+          assert.notEqual(
+            verifyTsig(changed, KEY, { now: 1_800_000_000, requestMac: Buffer.alloc(32, 1) }).status,
+            'ok',
+          )
+        },
+      ),
       { seed: 20261124, numRuns: 3000 },
     )
   })

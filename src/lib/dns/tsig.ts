@@ -199,7 +199,12 @@ const u48 = (n: number) => {
 const withLength = (mac: Buffer) => Buffer.concat([u16(mac.length), mac])
 
 /** The MAC over `unsigned` (the message without its TSIG, ARCOUNT and ID as signed) and the TSIG variables. */
-function computeMac(key: TsigKey, unsigned: Buffer, r: Omit<TsigRecord, 'mac' | 'originalId'>, opts: TsigOptions): Buffer {
+function computeMac(
+  key: TsigKey,
+  unsigned: Buffer,
+  r: Omit<TsigRecord, 'mac' | 'originalId'>,
+  opts: TsigOptions,
+): Buffer {
   const hmac = createHmac('sha256', key.secret)
   if (opts.priorMac) {
     hmac.update(withLength(opts.priorMac))
@@ -209,19 +214,41 @@ function computeMac(key: TsigKey, unsigned: Buffer, r: Omit<TsigRecord, 'mac' | 
   }
   if (opts.requestMac) hmac.update(withLength(opts.requestMac))
   hmac.update(unsigned)
-  hmac.update(Buffer.concat([
-    nameToWire(r.keyName), u16(CLASS_ANY), Buffer.alloc(4), nameToWire(r.algorithm),
-    u48(r.timeSigned), u16(r.fudge), u16(r.error), u16(r.otherData.length), r.otherData,
-  ]))
+  hmac.update(
+    Buffer.concat([
+      nameToWire(r.keyName),
+      u16(CLASS_ANY),
+      Buffer.alloc(4),
+      nameToWire(r.algorithm),
+      u48(r.timeSigned),
+      u16(r.fudge),
+      u16(r.error),
+      u16(r.otherData.length),
+      r.otherData,
+    ]),
+  )
   return hmac.digest()
 }
 
 function tsigRecordWire(key: TsigKey, r: TsigRecord): Buffer {
   const rdata = Buffer.concat([
-    nameToWire(r.algorithm), u48(r.timeSigned), u16(r.fudge), withLength(r.mac),
-    u16(r.originalId), u16(r.error), u16(r.otherData.length), r.otherData,
+    nameToWire(r.algorithm),
+    u48(r.timeSigned),
+    u16(r.fudge),
+    withLength(r.mac),
+    u16(r.originalId),
+    u16(r.error),
+    u16(r.otherData.length),
+    r.otherData,
   ])
-  return Buffer.concat([nameToWire(key.name), u16(TYPE_TSIG), u16(CLASS_ANY), Buffer.alloc(4), u16(rdata.length), rdata])
+  return Buffer.concat([
+    nameToWire(key.name),
+    u16(TYPE_TSIG),
+    u16(CLASS_ANY),
+    Buffer.alloc(4),
+    u16(rdata.length),
+    rdata,
+  ])
 }
 
 /** How many bytes signing adds to a message (with a full MAC and no other data). */
@@ -286,7 +313,9 @@ export function parseTsigKey(spec: string): TsigKey | null {
   if (i <= 0) return null
   const name = spec.slice(0, i).trim().toLowerCase().replace(/\.$/, '')
   const b64 = spec.slice(i + 1).trim()
-  if (!/^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$/.test(name)) {
+  if (
+    !/^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$/.test(name)
+  ) {
     return null
   }
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64) || b64.length % 4 !== 0) return null

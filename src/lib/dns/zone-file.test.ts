@@ -92,7 +92,10 @@ test('a BIND dump: $ORIGIN . with absolute owners, then $ORIGIN of the zone', ()
 
 test('TTL fallbacks: explicit, $TTL, else the previous TTL, else 3600', () => {
   const r = parseZone(Z, 'a IN A 192.0.2.1\nb 120 IN A 192.0.2.2\nc IN A 192.0.2.3\n$TTL 900\nd A 192.0.2.4\n')
-  assert.deepEqual(r.map((x) => x.ttl), [3600, 120, 120, 900])
+  assert.deepEqual(
+    r.map((x) => x.ttl),
+    [3600, 120, 120, 900],
+  )
   assert.equal(parseTtl('1h30m'), 5400)
   assert.equal(parseTtl('2D'), 172800)
   assert.equal(parseTtl('1w'), 604800)
@@ -101,14 +104,20 @@ test('TTL fallbacks: explicit, $TTL, else the previous TTL, else 3600', () => {
 
 test('class and TTL in either order; quoted TXT with ; and escapes inside', () => {
   const r = parseZone(Z, 'x IN 300 TXT "a;b" "c\\"d" \\; ; comment\ny 300 IN TXT "caf\\195\\169"\n')
-  assert.deepEqual(r.map((x) => [x.name, x.ttl, x.value]), [
-    ['x.example.com', 300, 'a;bc"d;'],
-    ['y.example.com', 300, 'café'],
-  ])
+  assert.deepEqual(
+    r.map((x) => [x.name, x.ttl, x.value]),
+    [
+      ['x.example.com', 300, 'a;bc"d;'],
+      ['y.example.com', 300, 'café'],
+    ],
+  )
 })
 
 test('bad lines answer 400 with the line number', () => {
-  bad('www IN A 192.0.2.1\nbad IN A 999.1.1.1\n', /^Invalid zone file: line 2: A bad\.example\.com\.: value "999\.1\.1\.1" is not an IPv4 address$/)
+  bad(
+    'www IN A 192.0.2.1\nbad IN A 999.1.1.1\n',
+    /^Invalid zone file: line 2: A bad\.example\.com\.: value "999\.1\.1\.1" is not an IPv4 address$/,
+  )
   bad('\n\nwww IN PTR host.\n', /^Invalid zone file: line 3: record type PTR is not supported/)
   bad('www IN BOGUS 1\n', /^Invalid zone file: line 1: "BOGUS" is not a record type$/)
   bad('www IN\n', /^Invalid zone file: line 1: missing record type$/)
@@ -121,7 +130,10 @@ test('bad lines answer 400 with the line number', () => {
   bad('$ORIGIN other.net.\nwww IN A 192.0.2.1\n', /^Invalid zone file: line 2: .*outside the zone/)
   bad('a CH A 192.0.2.1\n', /line 1: class CH is not supported/)
   bad('a 30 IN A 192.0.2.1\n', /line 1: .*ttl must be an integer from 60 to 86400/)
-  bad('www IN CNAME x.example.net.\nwww IN A 192.0.2.1\n', /^Invalid zone file: line 2: A www\.example\.com: a CNAME must be the only record at its name \(see line 1\)$/)
+  bad(
+    'www IN CNAME x.example.net.\nwww IN A 192.0.2.1\n',
+    /^Invalid zone file: line 2: A www\.example\.com: a CNAME must be the only record at its name \(see line 1\)$/,
+  )
   bad('@ IN CNAME x.example.net.\n', /line 1: .*not allowed at the zone apex/)
 })
 

@@ -65,7 +65,13 @@ export function apexNameservers(meta: ZoneMeta): string[] {
 /** Orders records for output: the apex first, then names in DNS canonical order, then by type; stable otherwise. */
 export function sortRecords<T extends { name: string; type: string }>(zone: string, records: T[]): T[] {
   const apex = normaliseZone(zone)
-  const key = (name: string) => (name === apex ? [] : name.slice(0, -(apex.length + 1)).split('.').reverse())
+  const key = (name: string) =>
+    name === apex
+      ? []
+      : name
+          .slice(0, -(apex.length + 1))
+          .split('.')
+          .reverse()
   const typeRank = (t: string) => {
     const i = (RECORD_TYPES as readonly string[]).indexOf(t)
     return i === -1 ? RECORD_TYPES.length : i
@@ -98,7 +104,8 @@ export function presentValue(type: string, value: string): string {
 export function renderZone(zone: string, meta: ZoneMeta, records: NormalisedRecord[]): string {
   const apex = normaliseZone(zone)
   const soa = soaFor(apex, meta)
-  const rel = (name: string) => (name === apex ? '@' : name.endsWith(`.${apex}`) ? name.slice(0, -(apex.length + 1)) : `${name}.`)
+  const rel = (name: string) =>
+    name === apex ? '@' : name.endsWith(`.${apex}`) ? name.slice(0, -(apex.length + 1)) : `${name}.`
   const rows: [string, number, string, string][] = apexNameservers(meta).map((ns) => ['@', soa.ttl, 'NS', ns])
   for (const r of sortRecords(apex, records)) rows.push([rel(r.name), r.ttl, r.type, presentValue(r.type, r.value)])
   const width = Math.max(8, ...rows.map((r) => r[0].length + 1))
@@ -252,7 +259,28 @@ export function parseTtl(s: string): number | null {
 
 const CLASSES = new Set(['IN', 'CH', 'HS', 'CS', 'ANY'])
 /** Types a zone file may contain that the import skips (the zone's own SOA) or refuses with a clear text. */
-const KNOWN_OTHER_TYPES = new Set(['SOA', 'PTR', 'SPF', 'HINFO', 'NAPTR', 'LOC', 'RP', 'DNAME', 'DNSKEY', 'RRSIG', 'NSEC', 'NSEC3', 'NSEC3PARAM', 'HTTPS', 'SVCB', 'URI', 'CERT', 'OPENPGPKEY', 'ALIAS', 'ANAME'])
+const KNOWN_OTHER_TYPES = new Set([
+  'SOA',
+  'PTR',
+  'SPF',
+  'HINFO',
+  'NAPTR',
+  'LOC',
+  'RP',
+  'DNAME',
+  'DNSKEY',
+  'RRSIG',
+  'NSEC',
+  'NSEC3',
+  'NSEC3PARAM',
+  'HTTPS',
+  'SVCB',
+  'URI',
+  'CERT',
+  'OPENPGPKEY',
+  'ALIAS',
+  'ANAME',
+])
 
 /**
  * Parses BIND zone text for `zone` into normalised records. Handles `$ORIGIN`, `$TTL`, `@`, relative names,
@@ -324,9 +352,15 @@ export function parseZone(zone: string, text: string, opts: { maxRecords?: numbe
         )
       }
       if (rdata.length === 0) throw new ZoneProblem(e.line, `${type} record without a value`)
-      const value = presentationValue(type as RecordType, rdata, (h) => (h === '.' ? '.' : absolute(h.toLowerCase(), e.line)))
+      const value = presentationValue(type as RecordType, rdata, (h) =>
+        h === '.' ? '.' : absolute(h.toLowerCase(), e.line),
+      )
       try {
-        const r = normaliseRecord(apex, { type, name: owner, value, ttl: ttl ?? defaultTtl ?? lastTtl ?? DEFAULT_TTL }, { zoneFile: true })
+        const r = normaliseRecord(
+          apex,
+          { type, name: owner, value, ttl: ttl ?? defaultTtl ?? lastTtl ?? DEFAULT_TTL },
+          { zoneFile: true },
+        )
         out.push({ r, line: e.line })
       } catch (err) {
         if (err instanceof ApiError) throw new ZoneProblem(e.line, err.message.replace(/^Invalid DNS record /, ''))

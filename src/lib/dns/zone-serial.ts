@@ -36,6 +36,8 @@ export type ZonePublisher = (change: ZoneChange) => Promise<void>
  * one, so it increases on every change however many changes a day brings.
  */
 export function nextSerial(current: number, now: Date): number {
-  const dated = Number(`${now.getUTCFullYear()}${String(now.getUTCMonth() + 1).padStart(2, '0')}${String(now.getUTCDate()).padStart(2, '0')}00`)
+  const dated = Number(
+    `${now.getUTCFullYear()}${String(now.getUTCMonth() + 1).padStart(2, '0')}${String(now.getUTCDate()).padStart(2, '0')}00`,
+  )
   return Math.max(current + 1, dated)
 }

@@ -17,7 +17,16 @@ export class AdminActivityService {
   ) {}
 
   /** The audit log, newest first; `account` is a customer number (an unknown one matches nothing). */
-  async audit(query: PageInput & { account?: number; key_prefix?: string; path?: string; status?: number; from?: string; to?: string }) {
+  async audit(
+    query: PageInput & {
+      account?: number
+      key_prefix?: string
+      path?: string
+      status?: number
+      from?: string
+      to?: string
+    },
+  ) {
     const page = pageOf(query)
     const filter: repo.AuditFilter = {
       keyPrefix: query.key_prefix,
@@ -26,7 +35,8 @@ export class AdminActivityService {
       from: query.from ? iso(parseTime(query.from, 'from')) : undefined,
       to: query.to ? iso(parseTime(query.to, 'to')) : undefined,
     }
-    if (query.account !== undefined) filter.accountId = (await iamRepo.findAccountByCustomerNumber(this.db, query.account))?.id ?? -1
+    if (query.account !== undefined)
+      filter.accountId = (await iamRepo.findAccountByCustomerNumber(this.db, query.account))?.id ?? -1
     const total = await repo.countAudit(this.db, filter)
     const pag = pagination(page, total)
     const rows = await repo.listAudit(this.db, filter, page.limit, page.offset)
@@ -50,7 +60,8 @@ export class AdminActivityService {
   async jobs(query: PageInput & { status?: string; kind?: string; account?: number }) {
     const page = pageOf(query)
     const filter: repo.JobFilter = { status: query.status, kind: query.kind }
-    if (query.account !== undefined) filter.accountId = (await iamRepo.findAccountByCustomerNumber(this.db, query.account))?.id ?? -1
+    if (query.account !== undefined)
+      filter.accountId = (await iamRepo.findAccountByCustomerNumber(this.db, query.account))?.id ?? -1
     const total = await repo.countJobs(this.db, filter)
     const pag = pagination(page, total)
     const rows = await repo.listJobs(this.db, filter, page.limit, page.offset)
@@ -66,14 +77,16 @@ export class AdminActivityService {
   /** Queues a failed job again with fresh attempts. */
   async retryJob(id: number) {
     const job = await this.job(id)
-    if (!(await repo.requeueFailedJob(this.db, id, iso(this.clock.now())))) throw errors.adminJobNotRetryable(job.status)
+    if (!(await repo.requeueFailedJob(this.db, id, iso(this.clock.now()))))
+      throw errors.adminJobNotRetryable(job.status)
     return this.job(id)
   }
 
   async outbox(query: PageInput & { account?: number; recipient?: string; kind?: string }) {
     const page = pageOf(query)
     const filter: repo.OutboxFilter = { recipient: query.recipient, kind: query.kind }
-    if (query.account !== undefined) filter.accountId = (await iamRepo.findAccountByCustomerNumber(this.db, query.account))?.id ?? -1
+    if (query.account !== undefined)
+      filter.accountId = (await iamRepo.findAccountByCustomerNumber(this.db, query.account))?.id ?? -1
     const total = await repo.countOutbox(this.db, filter)
     const pag = pagination(page, total)
     const rows = await repo.listOutbox(this.db, filter, page.limit, page.offset)
@@ -111,7 +124,17 @@ function jobView(j: DecodedJob) {
   }
 }
 
-function messageView(m: { id: number; account_id: number | null; kind: string; sender: string; recipient: string; subject: string; text_body: string; html_body: string | null; created_at: string }) {
+function messageView(m: {
+  id: number
+  account_id: number | null
+  kind: string
+  sender: string
+  recipient: string
+  subject: string
+  text_body: string
+  html_body: string | null
+  created_at: string
+}) {
   return {
     id: m.id,
     account_id: m.account_id,

@@ -92,7 +92,9 @@ export class AdminAccountsService {
       firstname: input.firstname ?? '',
       lastname: input.lastname ?? '',
     })
-    const key = input.key ? await this.createKey(created.customerNumber, { ...input.key, userId: created.userId }) : null
+    const key = input.key
+      ? await this.createKey(created.customerNumber, { ...input.key, userId: created.userId })
+      : null
     return { ...(await this.getAccount(created.customerNumber)), api_key: key?.key ?? null }
   }
 
@@ -103,7 +105,10 @@ export class AdminAccountsService {
     return account({ ...a, status: suspended ? 'suspended' : 'active' })
   }
 
-  async createUser(customerNumber: number, input: { email: string; firstname?: string; lastname?: string; permissions?: string[] | PermissionMap }) {
+  async createUser(
+    customerNumber: number,
+    input: { email: string; firstname?: string; lastname?: string; permissions?: string[] | PermissionMap },
+  ) {
     const a = await this.accountRow(customerNumber)
     const id = await this.iam.createSubUser(a.id, {
       email: input.email,

@@ -15,11 +15,19 @@ export const touchToken = (db: Db, id: number, at: string) =>
   db.updateTable('admin_tokens').set({ last_used_at: at }).where('id', '=', id).execute()
 
 export const listTokens = (db: Db) =>
-  db.selectFrom('admin_tokens').select(['id', 'prefix', 'label', 'last_used_at', 'revoked_at', 'created_at']).orderBy('id').execute()
+  db
+    .selectFrom('admin_tokens')
+    .select(['id', 'prefix', 'label', 'last_used_at', 'revoked_at', 'created_at'])
+    .orderBy('id')
+    .execute()
 
 export const revokeToken = (db: Db, id: number, at: string) =>
-  db.updateTable('admin_tokens').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst()
-
+  db
+    .updateTable('admin_tokens')
+    .set({ revoked_at: at })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst()
 
 interface AccountFilter {
   search?: string
@@ -36,7 +44,10 @@ const accountsWhere = (db: Db, f: AccountFilter) => {
         likeContains(sql`lower(name)`, search),
         likeContains(sql`cast(customer_number as text)`, search),
         eb.exists(
-          eb.selectFrom('users').select('users.id').whereRef('users.account_id', '=', 'accounts.id')
+          eb
+            .selectFrom('users')
+            .select('users.id')
+            .whereRef('users.account_id', '=', 'accounts.id')
             .where(likeContains(sql`lower(users.email)`, search)),
         ),
       ]),
@@ -46,7 +57,13 @@ const accountsWhere = (db: Db, f: AccountFilter) => {
 }
 
 export const countAccounts = async (db: Db, f: AccountFilter): Promise<number> =>
-  Number((await accountsWhere(db, f).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
+  Number(
+    (
+      await accountsWhere(db, f)
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  )
 
 export const listAccounts = (db: Db, f: AccountFilter, limit: number, offset: number) =>
   accountsWhere(db, f).selectAll().orderBy('id').limit(limit).offset(offset).execute()
@@ -55,9 +72,12 @@ export const setAccountStatus = (db: Db, accountId: number, status: 'active' | '
   db.updateTable('accounts').set({ status }).where('id', '=', accountId).executeTakeFirst()
 
 export const listUsers = (db: Db, accountId: number) =>
-  db.selectFrom('users')
+  db
+    .selectFrom('users')
     .select(['id', 'username', 'email', 'firstname', 'lastname', 'is_main_user', 'permissions', 'created_at'])
-    .where('account_id', '=', accountId).orderBy('id').execute()
+    .where('account_id', '=', accountId)
+    .orderBy('id')
+    .execute()
 
 export interface AuditFilter {
   accountId?: number
@@ -80,17 +100,35 @@ const auditWhere = (db: Db, f: AuditFilter) => {
 }
 
 export const countAudit = async (db: Db, f: AuditFilter): Promise<number> =>
-  Number((await auditWhere(db, f).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
+  Number(
+    (
+      await auditWhere(db, f)
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  )
 
 /** Newest first. */
 export const listAudit = (db: Db, f: AuditFilter, limit: number, offset: number) =>
   auditWhere(db, f)
     .leftJoin('accounts', 'accounts.id', 'audit_log.account_id')
     .select([
-      'audit_log.id', 'audit_log.account_id', 'accounts.customer_number', 'audit_log.user_id', 'audit_log.key_prefix',
-      'audit_log.ip', 'audit_log.method', 'audit_log.path', 'audit_log.status', 'audit_log.request_id', 'audit_log.created_at',
+      'audit_log.id',
+      'audit_log.account_id',
+      'accounts.customer_number',
+      'audit_log.user_id',
+      'audit_log.key_prefix',
+      'audit_log.ip',
+      'audit_log.method',
+      'audit_log.path',
+      'audit_log.status',
+      'audit_log.request_id',
+      'audit_log.created_at',
     ])
-    .orderBy('audit_log.id', 'desc').limit(limit).offset(offset).execute()
+    .orderBy('audit_log.id', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute()
 
 export interface JobFilter {
   status?: string
@@ -107,7 +145,13 @@ const jobsWhere = (db: Db, f: JobFilter) => {
 }
 
 export const countJobs = async (db: Db, f: JobFilter): Promise<number> =>
-  Number((await jobsWhere(db, f).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
+  Number(
+    (
+      await jobsWhere(db, f)
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  )
 
 /** Newest first. */
 export const listJobs = async (db: Db, f: JobFilter, limit: number, offset: number) =>
@@ -115,15 +159,22 @@ export const listJobs = async (db: Db, f: JobFilter, limit: number, offset: numb
 
 /** Queues a failed job again with a fresh set of attempts; false when it is not (or no longer) failed. */
 export const requeueFailedJob = async (db: Db, id: number, now: string): Promise<boolean> => {
-  const r = await db.updateTable('jobs')
+  const r = await db
+    .updateTable('jobs')
     .set({ status: 'queued', attempts: 0, run_at: now, updated_at: now, finished_at: null, locked_until: null })
-    .where('id', '=', id).where('status', '=', 'failed').executeTakeFirst()
+    .where('id', '=', id)
+    .where('status', '=', 'failed')
+    .executeTakeFirst()
   return Number(r.numUpdatedRows) === 1
 }
 
 /** Jobs per kind and status, for the metrics. */
 export const jobCounts = (db: Db) =>
-  db.selectFrom('jobs').select(['kind', 'status', (eb) => eb.fn.countAll<number>().as('n')]).groupBy(['kind', 'status']).execute()
+  db
+    .selectFrom('jobs')
+    .select(['kind', 'status', (eb) => eb.fn.countAll<number>().as('n')])
+    .groupBy(['kind', 'status'])
+    .execute()
 
 export interface OutboxFilter {
   accountId?: number
@@ -140,10 +191,17 @@ const outboxWhere = (db: Db, f: OutboxFilter) => {
 }
 
 export const countOutbox = async (db: Db, f: OutboxFilter): Promise<number> =>
-  Number((await outboxWhere(db, f).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
+  Number(
+    (
+      await outboxWhere(db, f)
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  )
 
 /** Newest first. */
 export const listOutbox = (db: Db, f: OutboxFilter, limit: number, offset: number) =>
   outboxWhere(db, f).selectAll().orderBy('id', 'desc').limit(limit).offset(offset).execute()
 
-export const findOutboxMessage = (db: Db, id: number) => db.selectFrom('outbox').selectAll().where('id', '=', id).executeTakeFirst()
+export const findOutboxMessage = (db: Db, id: number) =>
+  db.selectFrom('outbox').selectAll().where('id', '=', id).executeTakeFirst()

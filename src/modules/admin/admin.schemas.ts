@@ -4,10 +4,13 @@ import { FAULT_STATUSES } from '../../errors.js'
 
 /** Request and response schemas of the admin API. */
 
-const Time = (description?: string) => Type.String({ description: description ?? 'ISO 8601 UTC', examples: ['2026-11-22T16:00:00.000Z'] })
+const Time = (description?: string) =>
+  Type.String({ description: description ?? 'ISO 8601 UTC', examples: ['2026-11-22T16:00:00.000Z'] })
 const NullableTime = (description?: string) => Type.Union([Time(description), Type.Null()])
 
-export const CustomerNumberParams = Type.Object({ customer_number: Type.Integer({ minimum: 1, description: 'The customer number' }) })
+export const CustomerNumberParams = Type.Object({
+  customer_number: Type.Integer({ minimum: 1, description: 'The customer number' }),
+})
 export const KeyParams = Type.Object({
   customer_number: Type.Integer({ minimum: 1 }),
   key: Type.String({ minLength: 1, maxLength: 64, description: 'The key prefix (first 8 characters) or the key id' }),
@@ -45,14 +48,33 @@ export const ApiKey = Type.Object({
   created_at: Time(),
 })
 
-const accountExample = { customer_number: 100001, name: 'Acme B.V.', status: 'active', created_at: '2026-11-22T16:00:00.000Z' }
+const accountExample = {
+  customer_number: 100001,
+  name: 'Acme B.V.',
+  status: 'active',
+  created_at: '2026-11-22T16:00:00.000Z',
+}
 const keyExample = {
-  id: 1, prefix: 'Xk3v9QbZ', user_id: 1, label: 'ci', expires_at: null, allowed_ips: ['203.0.113.0/24'],
-  last_used_at: null, last_used_ip: null, revoked_at: null, created_at: '2026-11-22T16:00:00.000Z',
+  id: 1,
+  prefix: 'Xk3v9QbZ',
+  user_id: 1,
+  label: 'ci',
+  expires_at: null,
+  allowed_ips: ['203.0.113.0/24'],
+  last_used_at: null,
+  last_used_ip: null,
+  revoked_at: null,
+  created_at: '2026-11-22T16:00:00.000Z',
 }
 const userExample = {
-  id: 1, username: 'owner@acme.test', email: 'owner@acme.test', firstname: 'Ann', lastname: 'Owner', is_main_user: true,
-  permissions: { domains: true, vps: true }, created_at: '2026-11-22T16:00:00.000Z',
+  id: 1,
+  username: 'owner@acme.test',
+  email: 'owner@acme.test',
+  firstname: 'Ann',
+  lastname: 'Owner',
+  is_main_user: true,
+  permissions: { domains: true, vps: true },
+  created_at: '2026-11-22T16:00:00.000Z',
 }
 
 export const AccountDetail = Type.Object({
@@ -66,10 +88,15 @@ export const AccountsQuery = Type.Object({
   status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('suspended')])),
 })
 export const AccountsReply = Envelope(Type.Object({ accounts: Type.Array(Account), pagination: Pagination }), {
-  accounts: [accountExample], pagination: { page: 1, limit: 25, total: 1, total_pages: 1 },
+  accounts: [accountExample],
+  pagination: { page: 1, limit: 25, total: 1, total_pages: 1 },
 })
 export const AccountReply = Envelope(Account, accountExample)
-export const AccountDetailReply = Envelope(AccountDetail, { ...accountExample, users: [userExample], keys: [keyExample] })
+export const AccountDetailReply = Envelope(AccountDetail, {
+  ...accountExample,
+  users: [userExample],
+  keys: [keyExample],
+})
 
 const Permissions = Type.Union([
   Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { description: 'Permission names granted' }),
@@ -80,9 +107,13 @@ const Email = Type.String({ minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^
 
 export const KeyBody = Type.Object(
   {
-    user_id: Type.Optional(Type.Integer({ minimum: 1, description: 'A user of the account; the main user when omitted' })),
+    user_id: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'A user of the account; the main user when omitted' }),
+    ),
     label: Type.Optional(Type.String({ maxLength: 100 })),
-    expires_at: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Null()], { description: 'YYYY-MM-DD or ISO 8601; null = never' })),
+    expires_at: Type.Optional(
+      Type.Union([Type.String({ minLength: 1 }), Type.Null()], { description: 'YYYY-MM-DD or ISO 8601; null = never' }),
+    ),
     allowed_ips: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 100 })),
   },
   { additionalProperties: false },
@@ -94,16 +125,27 @@ export const CreateAccountBody = Type.Object(
     email: Email,
     firstname: Type.Optional(Type.String({ maxLength: 100 })),
     lastname: Type.Optional(Type.String({ maxLength: 100 })),
-    key: Type.Optional(Type.Object({
-      label: KeyBody.properties.label,
-      expires_at: KeyBody.properties.expires_at,
-      allowed_ips: KeyBody.properties.allowed_ips,
-    }, { additionalProperties: false, description: 'Also create an API key for the main user; it is in the answer once' })),
+    key: Type.Optional(
+      Type.Object(
+        {
+          label: KeyBody.properties.label,
+          expires_at: KeyBody.properties.expires_at,
+          allowed_ips: KeyBody.properties.allowed_ips,
+        },
+        {
+          additionalProperties: false,
+          description: 'Also create an API key for the main user; it is in the answer once',
+        },
+      ),
+    ),
   },
   { additionalProperties: false },
 )
 export const CreatedAccountReply = Envelope(
-  Type.Object({ ...AccountDetail.properties, api_key: Type.Union([Type.String(), Type.Null()], { description: 'The new key, shown once' }) }),
+  Type.Object({
+    ...AccountDetail.properties,
+    api_key: Type.Union([Type.String(), Type.Null()], { description: 'The new key, shown once' }),
+  }),
   { ...accountExample, users: [userExample], keys: [keyExample], api_key: 'Xk3v9QbZ...' },
 )
 
@@ -125,10 +167,22 @@ export const CreatedKeyReply = Envelope(
   { ...keyExample, key: 'Xk3v9QbZ...' },
 )
 export const WhitelistBody = Type.Object(
-  { allowed_ips: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 100, description: 'Addresses and CIDR ranges; empty = any address' }) },
+  {
+    allowed_ips: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+      maxItems: 100,
+      description: 'Addresses and CIDR ranges; empty = any address',
+    }),
+  },
   { additionalProperties: false },
 )
-export const ExpiryBody = Type.Object({ expires_at: Type.Union([Type.String({ minLength: 1 }), Type.Null()], { description: 'YYYY-MM-DD or ISO 8601; null = never' }) }, { additionalProperties: false })
+export const ExpiryBody = Type.Object(
+  {
+    expires_at: Type.Union([Type.String({ minLength: 1 }), Type.Null()], {
+      description: 'YYYY-MM-DD or ISO 8601; null = never',
+    }),
+  },
+  { additionalProperties: false },
+)
 
 export const AuditQuery = Type.Object({
   page: PageQuery.page,
@@ -153,7 +207,20 @@ const AuditEntry = Type.Object({
   created_at: Time(),
 })
 export const AuditReply = Envelope(Type.Object({ entries: Type.Array(AuditEntry), pagination: Pagination }), {
-  entries: [{ id: 7, customer_number: 100001, user_id: 1, key_prefix: 'Xk3v9QbZ', ip: '203.0.113.10', method: 'PUT', path: '/api/v2/domains/example.com/dns', status: 200, request_id: 'b3c1…', created_at: '2026-11-22T16:00:00.000Z' }],
+  entries: [
+    {
+      id: 7,
+      customer_number: 100001,
+      user_id: 1,
+      key_prefix: 'Xk3v9QbZ',
+      ip: '203.0.113.10',
+      method: 'PUT',
+      path: '/api/v2/domains/example.com/dns',
+      status: 200,
+      request_id: 'b3c1…',
+      created_at: '2026-11-22T16:00:00.000Z',
+    },
+  ],
   pagination: { page: 1, limit: 25, total: 1, total_pages: 1 },
 })
 
@@ -181,12 +248,24 @@ const Job = Type.Object({
   finished_at: NullableTime(),
 })
 const jobExample = {
-  id: 3, kind: 'domains.end', account_id: 1, status: 'failed', attempts: 5, max_attempts: 5, run_at: '2026-11-22T16:00:00.000Z',
-  worker: '4242-1a2b3c4d', last_error: 'registry unreachable', payload: { domainId: 9 }, result: null,
-  created_at: '2026-11-22T15:00:00.000Z', updated_at: '2026-11-22T16:00:00.000Z', finished_at: '2026-11-22T16:00:00.000Z',
+  id: 3,
+  kind: 'domains.end',
+  account_id: 1,
+  status: 'failed',
+  attempts: 5,
+  max_attempts: 5,
+  run_at: '2026-11-22T16:00:00.000Z',
+  worker: '4242-1a2b3c4d',
+  last_error: 'registry unreachable',
+  payload: { domainId: 9 },
+  result: null,
+  created_at: '2026-11-22T15:00:00.000Z',
+  updated_at: '2026-11-22T16:00:00.000Z',
+  finished_at: '2026-11-22T16:00:00.000Z',
 }
 export const JobsReply = Envelope(Type.Object({ jobs: Type.Array(Job), pagination: Pagination }), {
-  jobs: [jobExample], pagination: { page: 1, limit: 25, total: 1, total_pages: 1 },
+  jobs: [jobExample],
+  pagination: { page: 1, limit: 25, total: 1, total_pages: 1 },
 })
 export const JobReply = Envelope(Job, jobExample)
 
@@ -209,11 +288,19 @@ const Message = Type.Object({
   created_at: Time(),
 })
 const messageExample = {
-  id: 1, account_id: 1, kind: 'ticket.created', from: 'hostapi@localhost.localdomain', to: 'support@localhost.localdomain',
-  subject: 'New ticket 100', text_body: 'A new ticket…', html_body: null, created_at: '2026-11-22T16:00:00.000Z',
+  id: 1,
+  account_id: 1,
+  kind: 'ticket.created',
+  from: 'hostapi@localhost.localdomain',
+  to: 'support@localhost.localdomain',
+  subject: 'New ticket 100',
+  text_body: 'A new ticket…',
+  html_body: null,
+  created_at: '2026-11-22T16:00:00.000Z',
 }
 export const OutboxReply = Envelope(Type.Object({ messages: Type.Array(Message), pagination: Pagination }), {
-  messages: [messageExample], pagination: { page: 1, limit: 25, total: 1, total_pages: 1 },
+  messages: [messageExample],
+  pagination: { page: 1, limit: 25, total: 1, total_pages: 1 },
 })
 export const MessageReply = Envelope(Message, messageExample)
 
@@ -230,7 +317,12 @@ export const ResetReply = Envelope(
 
 export const ClockBody = Type.Object(
   {
-    advance: Type.Optional(Type.String({ description: 'Move forward by a number and a unit: 30d, 12h, 15m, 45s (or back with a leading -)', examples: ['30d'] })),
+    advance: Type.Optional(
+      Type.String({
+        description: 'Move forward by a number and a unit: 30d, 12h, 15m, 45s (or back with a leading -)',
+        examples: ['30d'],
+      }),
+    ),
     to: Type.Optional(Type.String({ description: 'Set the clock to this time (YYYY-MM-DD or ISO 8601)' })),
   },
   { additionalProperties: false },
@@ -246,12 +338,25 @@ export const ClockReply = Envelope(
 
 export const FaultBody = Type.Object(
   {
-    operation: Type.String({ minLength: 1, maxLength: 100, description: 'An operationId of the customer API, e.g. `getDnsRecords`' }),
-    status: Type.Optional(Type.Union(FAULT_STATUSES.map((s) => Type.Literal(s)), { description: 'Answer with this status; omitted = only delay' })),
+    operation: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: 'An operationId of the customer API, e.g. `getDnsRecords`',
+    }),
+    status: Type.Optional(
+      Type.Union(
+        FAULT_STATUSES.map((s) => Type.Literal(s)),
+        { description: 'Answer with this status; omitted = only delay' },
+      ),
+    ),
     status_description: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    probability: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'Chance per matching call (default 1)' })),
+    probability: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 1, description: 'Chance per matching call (default 1)' }),
+    ),
     latency_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000 })),
-    count: Type.Optional(Type.Integer({ minimum: 1, description: 'Fire this many times, then stop (default: until deleted)' })),
+    count: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'Fire this many times, then stop (default: until deleted)' }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -265,11 +370,22 @@ const Fault = Type.Object({
   remaining: Type.Union([Type.Integer(), Type.Null()], { description: 'Firings left; null = until deleted' }),
   fired: Type.Integer(),
 })
-const faultExample = { id: 1, operation: 'getDnsRecords', status: 503, status_description: null, probability: 1, latency_ms: 0, remaining: 2, fired: 0 }
+const faultExample = {
+  id: 1,
+  operation: 'getDnsRecords',
+  status: 503,
+  status_description: null,
+  probability: 1,
+  latency_ms: 0,
+  remaining: 2,
+  fired: 0,
+}
 export const FaultReply = Envelope(Fault, faultExample)
 export const FaultsReply = Envelope(Type.Object({ faults: Type.Array(Fault) }), { faults: [faultExample] })
 
-export const JournalQuery = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, description: 'Only the last N calls' })) })
+export const JournalQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, description: 'Only the last N calls' })),
+})
 const JournalEntry = Type.Object({
   id: Type.Integer(),
   time: Time(),
@@ -282,7 +398,19 @@ const JournalEntry = Type.Object({
   status: Type.Integer(),
 })
 export const JournalReply = Envelope(Type.Object({ entries: Type.Array(JournalEntry) }), {
-  entries: [{ id: 1, time: '2026-11-22T16:00:00.000Z', request_id: 'b3c1…', method: 'GET', path: '/api/v2/whoami', operation: 'whoami', key_prefix: 'Xk3v9QbZ', body: null, status: 200 }],
+  entries: [
+    {
+      id: 1,
+      time: '2026-11-22T16:00:00.000Z',
+      request_id: 'b3c1…',
+      method: 'GET',
+      path: '/api/v2/whoami',
+      operation: 'whoami',
+      key_prefix: 'Xk3v9QbZ',
+      body: null,
+      status: 200,
+    },
+  ],
 })
 
 export const Health = Type.Object({
@@ -295,9 +423,12 @@ export const Health = Type.Object({
 
 // The areas' operator side.
 
-const Euro = (description: string) => Type.Number({ minimum: 0, maximum: 1_000_000, description: `${description}, EUR excluding VAT (two decimals)` })
+const Euro = (description: string) =>
+  Type.Number({ minimum: 0, maximum: 1_000_000, description: `${description}, EUR excluding VAT (two decimals)` })
 
-export const ExtensionParams = Type.Object({ extension: Type.String({ minLength: 1, maxLength: 63, description: '`com` or `.com`' }) })
+export const ExtensionParams = Type.Object({
+  extension: Type.String({ minLength: 1, maxLength: 63, description: '`com` or `.com`' }),
+})
 export const ExtensionBody = Type.Object(
   {
     register_price: Euro('Register price per year'),
@@ -323,29 +454,52 @@ export const ExtensionReply = Envelope(
     supports_privacy: Type.Boolean(),
     requires_auth_code: Type.Boolean(),
   }),
-  { extension: 'com', register_price: '9.99', renew_price: '12.99', transfer_price: '9.99', min_period: 1, max_period: 10, supports_dnssec: true, supports_privacy: true, requires_auth_code: true },
+  {
+    extension: 'com',
+    register_price: '9.99',
+    renew_price: '12.99',
+    transfer_price: '9.99',
+    min_period: 1,
+    max_period: 10,
+    supports_dnssec: true,
+    supports_privacy: true,
+    requires_auth_code: true,
+  },
 )
 
-export const PremiumParams = Type.Object({ name: Type.String({ minLength: 3, maxLength: 253, description: 'The domain name' }) })
+export const PremiumParams = Type.Object({
+  name: Type.String({ minLength: 3, maxLength: 253, description: 'The domain name' }),
+})
 export const PremiumBody = Type.Object(
   { register_price: Euro('Register price'), renew_price: Euro('Renew price per year') },
   { additionalProperties: false, examples: [{ register_price: 2500, renew_price: 29.99 }] },
 )
 const Premium = Type.Object({ name: Type.String(), register_price: Type.Number(), renew_price: Type.Number() })
 export const PremiumReply = Envelope(Premium, { name: 'cloud.shop', register_price: 2500, renew_price: 29.99 })
-export const PremiumListReply = Envelope(Type.Object({ premium_names: Type.Array(Premium) }), { premium_names: [{ name: 'cloud.shop', register_price: 2500, renew_price: 29.99 }] })
+export const PremiumListReply = Envelope(Type.Object({ premium_names: Type.Array(Premium) }), {
+  premium_names: [{ name: 'cloud.shop', register_price: 2500, renew_price: 29.99 }],
+})
 
 export const TicketNumberParams = Type.Object({ ticket_number: Type.Integer({ minimum: 1 }) })
 export const SupportReplyBody = Type.Object(
   {
-    message: Type.String({ minLength: 1, maxLength: 100_000, description: 'HTML or text; sanitised like customer messages' }),
-    author: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Shown as the author (default: Support)' })),
+    message: Type.String({
+      minLength: 1,
+      maxLength: 100_000,
+      description: 'HTML or text; sanitised like customer messages',
+    }),
+    author: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 100, description: 'Shown as the author (default: Support)' }),
+    ),
     close: Type.Optional(Type.Boolean({ description: 'Close the ticket with this answer' })),
   },
   { additionalProperties: false },
 )
 
-export const CommissionParams = Type.Object({ customer_number: Type.Integer({ minimum: 1 }), id: Type.Integer({ minimum: 1 }) })
+export const CommissionParams = Type.Object({
+  customer_number: Type.Integer({ minimum: 1 }),
+  id: Type.Integer({ minimum: 1 }),
+})
 export const CommissionBody = Type.Object(
   {
     order_nr: Type.Integer({ minimum: 1 }),
@@ -356,36 +510,63 @@ export const CommissionBody = Type.Object(
   },
   { additionalProperties: false },
 )
-export const RejectBody = Type.Object({ reason: Type.String({ minLength: 1, maxLength: 500 }) }, { additionalProperties: false })
-export const PayoutBody = Type.Object({ reference: Type.String({ minLength: 1, maxLength: 100, description: 'The bank transfer reference' }) }, { additionalProperties: false })
+export const RejectBody = Type.Object(
+  { reason: Type.String({ minLength: 1, maxLength: 500 }) },
+  { additionalProperties: false },
+)
+export const PayoutBody = Type.Object(
+  { reference: Type.String({ minLength: 1, maxLength: 100, description: 'The bank transfer reference' }) },
+  { additionalProperties: false },
+)
 
 export const InvoiceBody = Type.Object(
   {
     lines: Type.Array(
-      Type.Object({
-        description: Type.String({ minLength: 1, maxLength: 300 }),
-        amount: Type.Number({ minimum: -1_000_000, maximum: 1_000_000, description: 'Line total, EUR excluding VAT' }),
-        quantity: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
-      }, { additionalProperties: false }),
+      Type.Object(
+        {
+          description: Type.String({ minLength: 1, maxLength: 300 }),
+          amount: Type.Number({
+            minimum: -1_000_000,
+            maximum: 1_000_000,
+            description: 'Line total, EUR excluding VAT',
+          }),
+          quantity: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
+        },
+        { additionalProperties: false },
+      ),
       { minItems: 1, maxItems: 100 },
     ),
   },
-  { additionalProperties: false, examples: [{ lines: [{ description: 'Consultancy, 2 hours', amount: 150, quantity: 2 }] }] },
+  {
+    additionalProperties: false,
+    examples: [{ lines: [{ description: 'Consultancy, 2 hours', amount: 150, quantity: 2 }] }],
+  },
 )
-export const InvoiceNrParams = Type.Object({ customer_number: Type.Integer({ minimum: 1 }), invoice_nr: Type.String({ minLength: 1, maxLength: 64 }) })
+export const InvoiceNrParams = Type.Object({
+  customer_number: Type.Integer({ minimum: 1 }),
+  invoice_nr: Type.String({ minLength: 1, maxLength: 64 }),
+})
 
-export const ReservedBody = Type.Object({ reason: Type.Optional(Type.String({ maxLength: 300 })) }, { additionalProperties: false })
+export const ReservedBody = Type.Object(
+  { reason: Type.Optional(Type.String({ maxLength: 300 })) },
+  { additionalProperties: false },
+)
 const Reserved = Type.Object({ name: Type.String(), reason: Type.String(), created_at: Time() })
 const reservedExample = { name: 'nic.nl', reason: 'Kept by the registry', created_at: '2026-11-22T16:00:00.000Z' }
 export const ReservedReply = Envelope(Reserved, reservedExample)
-export const ReservedListReply = Envelope(Type.Object({ reserved_names: Type.Array(Reserved) }), { reserved_names: [reservedExample] })
+export const ReservedListReply = Envelope(Type.Object({ reserved_names: Type.Array(Reserved) }), {
+  reserved_names: [reservedExample],
+})
 
 export const RunJobsReply = Envelope(Type.Object({ jobs_run: Type.Integer() }), { jobs_run: 3 })
 
 export const DnsResyncBody = Type.Object({
-  domains: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 253 }), {
-    maxItems: 1000, description: 'The zones to rebuild; all of them when absent',
-  })),
+  domains: Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: 253 }), {
+      maxItems: 1000,
+      description: 'The zones to rebuild; all of them when absent',
+    }),
+  ),
 })
 
 const ZoneDrift = Type.Object({

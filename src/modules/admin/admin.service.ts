@@ -23,7 +23,12 @@ export class AdminService {
   async createToken(label = ''): Promise<{ id: number; token: string; prefix: string }> {
     const token = `${ADMIN_TOKEN_PREFIX}${generateApiKey()}`
     const prefix = token.slice(0, VISIBLE)
-    const row = await repo.insertToken(this.db, { token_hash: hashApiKey(token), prefix, label, created_at: iso(this.clock.now()) })
+    const row = await repo.insertToken(this.db, {
+      token_hash: hashApiKey(token),
+      prefix,
+      label,
+      created_at: iso(this.clock.now()),
+    })
     return { id: row.id, token, prefix }
   }
 
@@ -31,7 +36,12 @@ export class AdminService {
   async ensureToken(token: string, label: string): Promise<void> {
     if (await repo.findTokenByHash(this.db, hashApiKey(token))) return
     try {
-      await repo.insertToken(this.db, { token_hash: hashApiKey(token), prefix: token.slice(0, VISIBLE), label, created_at: iso(this.clock.now()) })
+      await repo.insertToken(this.db, {
+        token_hash: hashApiKey(token),
+        prefix: token.slice(0, VISIBLE),
+        label,
+        created_at: iso(this.clock.now()),
+      })
     } catch (err) {
       // Another instance starting at the same time stored it first.
       if (!isUniqueViolation(err)) throw err

@@ -22,19 +22,30 @@ export const deleteTld = async (db: Db, extension: string): Promise<boolean> =>
 export const listPremium = (db: Db) =>
   db.selectFrom('premium_names').select(['name', 'register_cents', 'renew_cents']).orderBy('name').execute()
 
-export async function upsertPremium(db: Db, row: { name: string; register_cents: number; renew_cents: number }): Promise<void> {
-  const updated = await db.updateTable('premium_names').set({ register_cents: row.register_cents, renew_cents: row.renew_cents })
-    .where('name', '=', row.name).executeTakeFirst()
+export async function upsertPremium(
+  db: Db,
+  row: { name: string; register_cents: number; renew_cents: number },
+): Promise<void> {
+  const updated = await db
+    .updateTable('premium_names')
+    .set({ register_cents: row.register_cents, renew_cents: row.renew_cents })
+    .where('name', '=', row.name)
+    .executeTakeFirst()
   if (Number(updated.numUpdatedRows) === 0) await db.insertInto('premium_names').values(row).execute()
 }
 
 export const deletePremium = async (db: Db, name: string): Promise<boolean> =>
   Number((await db.deleteFrom('premium_names').where('name', '=', name).executeTakeFirst()).numDeletedRows) > 0
 
-export const listReserved = (db: Db) => db.selectFrom('reserved_names').select(['name', 'reason', 'created_at']).orderBy('name').execute()
+export const listReserved = (db: Db) =>
+  db.selectFrom('reserved_names').select(['name', 'reason', 'created_at']).orderBy('name').execute()
 
 export async function upsertReserved(db: Db, row: { name: string; reason: string; created_at: string }): Promise<void> {
-  const updated = await db.updateTable('reserved_names').set({ reason: row.reason }).where('name', '=', row.name).executeTakeFirst()
+  const updated = await db
+    .updateTable('reserved_names')
+    .set({ reason: row.reason })
+    .where('name', '=', row.name)
+    .executeTakeFirst()
   if (Number(updated.numUpdatedRows) === 0) await db.insertInto('reserved_names').values(row).execute()
 }
 

@@ -18,17 +18,28 @@ export class CatalogService {
   ) {}
 
   /** Sets the prices (EUR cents, excluding VAT) and terms of an extension, adding it when it is not offered yet. */
-  async setExtension(raw: string, input: {
-    registerCents: number; renewCents: number; transferCents: number
-    minPeriod?: number; maxPeriod?: number; supportsDnssec?: boolean; supportsPrivacy?: boolean; requiresAuthCode?: boolean
-  }): Promise<string> {
+  async setExtension(
+    raw: string,
+    input: {
+      registerCents: number
+      renewCents: number
+      transferCents: number
+      minPeriod?: number
+      maxPeriod?: number
+      supportsDnssec?: boolean
+      supportsPrivacy?: boolean
+      requiresAuthCode?: boolean
+    },
+  ): Promise<string> {
     const extension = raw.trim().toLowerCase().replace(/^\./, '')
-    if (!EXTENSION.test(extension)) throw errors.badRequest('Invalid extension: labels of a-z, 0-9 and hyphens, such as com or co.uk')
+    if (!EXTENSION.test(extension))
+      throw errors.badRequest('Invalid extension: labels of a-z, 0-9 and hyphens, such as com or co.uk')
     const current = await catalog.findTld(this.db, extension)
     const minPeriod = input.minPeriod ?? current?.min_period ?? 1
     const maxPeriod = input.maxPeriod ?? current?.max_period ?? 10
     if (minPeriod > maxPeriod) throw errors.badRequest('min_period must not be above max_period')
-    const flag = (v: boolean | undefined, old: number | undefined, def: number) => (v === undefined ? (old ?? def) : v ? 1 : 0)
+    const flag = (v: boolean | undefined, old: number | undefined, def: number) =>
+      v === undefined ? (old ?? def) : v ? 1 : 0
     await catalog.upsertTld(this.db, {
       extension,
       register_cents: input.registerCents,
@@ -45,11 +56,16 @@ export class CatalogService {
 
   /** Stops offering an extension (existing domains keep it). */
   async deleteExtension(raw: string): Promise<void> {
-    if (!(await catalog.deleteTld(this.db, raw.trim().toLowerCase().replace(/^\./, '')))) throw errors.extensionNotFound()
+    if (!(await catalog.deleteTld(this.db, raw.trim().toLowerCase().replace(/^\./, ''))))
+      throw errors.extensionNotFound()
   }
 
   async premiumNames() {
-    return (await catalog.listPremium(this.db)).map((p) => ({ name: p.name, register_price: p.register_cents / 100, renew_price: p.renew_cents / 100 }))
+    return (await catalog.listPremium(this.db)).map((p) => ({
+      name: p.name,
+      register_price: p.register_cents / 100,
+      renew_price: p.renew_cents / 100,
+    }))
   }
 
   /** Makes a name premium at these prices (EUR cents, excluding VAT), or changes its prices. */
@@ -61,7 +77,8 @@ export class CatalogService {
   }
 
   async deletePremium(raw: string): Promise<void> {
-    if (!(await catalog.deletePremium(this.db, raw.trim().toLowerCase().replace(/\.$/, '')))) throw errors.notFound('Premium name not found')
+    if (!(await catalog.deletePremium(this.db, raw.trim().toLowerCase().replace(/\.$/, ''))))
+      throw errors.notFound('Premium name not found')
   }
 
   reservedNames() {
@@ -78,6 +95,7 @@ export class CatalogService {
   }
 
   async unreserve(raw: string): Promise<void> {
-    if (!(await catalog.deleteReserved(this.db, raw.trim().toLowerCase().replace(/\.$/, '')))) throw errors.notFound('Reserved name not found')
+    if (!(await catalog.deleteReserved(this.db, raw.trim().toLowerCase().replace(/\.$/, ''))))
+      throw errors.notFound('Reserved name not found')
   }
 }

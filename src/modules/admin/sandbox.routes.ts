@@ -21,34 +21,52 @@ export const sandboxClockRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const sandbox = sandboxOf(app)
 
-  app.post('/sandbox/reset', {
-    config: admin,
-    schema: {
-      operationId: 'sandboxReset', tags,
-      summary: 'Delete all account data and load the seed again; reset the clock, faults and journal',
-      response: { 200: S.ResetReply, ...adminErrors },
+  app.post(
+    '/sandbox/reset',
+    {
+      config: admin,
+      schema: {
+        operationId: 'sandboxReset',
+        tags,
+        summary: 'Delete all account data and load the seed again; reset the clock, faults and journal',
+        response: { 200: S.ResetReply, ...adminErrors },
+      },
     },
-  }, async () => ok(await sandbox.reset(), 'Sandbox reset'))
+    async () => ok(await sandbox.reset(), 'Sandbox reset'),
+  )
 
-  app.get('/sandbox/clock', {
-    config: admin,
-    schema: {
-      operationId: 'sandboxGetClock', tags, summary: 'The sandbox time',
-      response: { 200: S.ClockReply, ...adminErrors },
+  app.get(
+    '/sandbox/clock',
+    {
+      config: admin,
+      schema: {
+        operationId: 'sandboxGetClock',
+        tags,
+        summary: 'The sandbox time',
+        response: { 200: S.ClockReply, ...adminErrors },
+      },
     },
-  }, async () => ok(clockState(sandbox)))
+    async () => ok(clockState(sandbox)),
+  )
 
-  app.post('/sandbox/clock', {
-    config: admin,
-    schema: {
-      operationId: 'sandboxMoveClock', tags,
-      summary: 'Move the sandbox clock (advance or to); jobs that become due run before the answer', body: S.ClockBody,
-      response: { 200: S.ClockReply, ...adminErrors },
+  app.post(
+    '/sandbox/clock',
+    {
+      config: admin,
+      schema: {
+        operationId: 'sandboxMoveClock',
+        tags,
+        summary: 'Move the sandbox clock (advance or to); jobs that become due run before the answer',
+        body: S.ClockBody,
+        response: { 200: S.ClockReply, ...adminErrors },
+      },
     },
-  }, async (req) => {
-    if ((req.body.advance === undefined) === (req.body.to === undefined)) throw errors.badRequest('Set either advance or to')
-    return ok(await moveClock(sandbox, app.ctx.jobs, req.body))
-  })
+    async (req) => {
+      if ((req.body.advance === undefined) === (req.body.to === undefined))
+        throw errors.badRequest('Set either advance or to')
+      return ok(await moveClock(sandbox, app.ctx.jobs, req.body))
+    },
+  )
 }
 
 /** Fault injection into calls of the customer API. */
@@ -56,46 +74,72 @@ export const sandboxFaultRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const sandbox = sandboxOf(app)
 
-  app.get('/sandbox/faults', {
-    config: admin,
-    schema: {
-      operationId: 'sandboxListFaults', tags, summary: 'List the injected faults',
-      response: { 200: S.FaultsReply, ...adminErrors },
+  app.get(
+    '/sandbox/faults',
+    {
+      config: admin,
+      schema: {
+        operationId: 'sandboxListFaults',
+        tags,
+        summary: 'List the injected faults',
+        response: { 200: S.FaultsReply, ...adminErrors },
+      },
     },
-  }, async () => ok({ faults: sandbox.faults.list() }))
+    async () => ok({ faults: sandbox.faults.list() }),
+  )
 
-  app.post('/sandbox/faults', {
-    config: admin,
-    schema: {
-      operationId: 'sandboxAddFault', tags, summary: 'Inject a fault into calls of one customer operation',
-      body: S.FaultBody, response: { 200: S.FaultReply, ...adminErrors },
+  app.post(
+    '/sandbox/faults',
+    {
+      config: admin,
+      schema: {
+        operationId: 'sandboxAddFault',
+        tags,
+        summary: 'Inject a fault into calls of one customer operation',
+        body: S.FaultBody,
+        response: { 200: S.FaultReply, ...adminErrors },
+      },
     },
-  }, async (req) => {
-    if (!app.ctx.ops.operations.has(req.body.operation)) throw errors.adminUnknownOperation(req.body.operation)
-    return ok(sandbox.faults.add(req.body), 'Fault added')
-  })
+    async (req) => {
+      if (!app.ctx.ops.operations.has(req.body.operation)) throw errors.adminUnknownOperation(req.body.operation)
+      return ok(sandbox.faults.add(req.body), 'Fault added')
+    },
+  )
 
-  app.delete('/sandbox/faults', {
-    config: admin,
-    schema: {
-      operationId: 'sandboxClearFaults', tags, summary: 'Remove every fault',
-      response: { 200: OkMessage, ...adminErrors },
+  app.delete(
+    '/sandbox/faults',
+    {
+      config: admin,
+      schema: {
+        operationId: 'sandboxClearFaults',
+        tags,
+        summary: 'Remove every fault',
+        response: { 200: OkMessage, ...adminErrors },
+      },
     },
-  }, async () => {
-    sandbox.faults.clear()
-    return okMessage('Faults removed')
-  })
+    async () => {
+      sandbox.faults.clear()
+      return okMessage('Faults removed')
+    },
+  )
 
-  app.delete('/sandbox/faults/:id', {
-    config: admin,
-    schema: {
-      operationId: 'sandboxRemoveFault', tags, summary: 'Remove one fault', params: S.IdParams,
-      response: { 200: OkMessage, ...adminErrors },
+  app.delete(
+    '/sandbox/faults/:id',
+    {
+      config: admin,
+      schema: {
+        operationId: 'sandboxRemoveFault',
+        tags,
+        summary: 'Remove one fault',
+        params: S.IdParams,
+        response: { 200: OkMessage, ...adminErrors },
+      },
     },
-  }, async (req) => {
-    if (!sandbox.faults.remove(req.params.id)) throw errors.adminFaultNotFound()
-    return okMessage('Fault removed')
-  })
+    async (req) => {
+      if (!sandbox.faults.remove(req.params.id)) throw errors.adminFaultNotFound()
+      return okMessage('Fault removed')
+    },
+  )
 }
 
 /** The request journal: the last calls of the customer API. */
@@ -103,28 +147,42 @@ export const sandboxJournalRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const sandbox = sandboxOf(app)
 
-  app.get('/sandbox/journal', {
-    config: admin,
-    schema: {
-      operationId: 'sandboxJournal', tags,
-      summary: 'The last calls of the customer API (method, path, body, status), oldest first',
-      querystring: S.JournalQuery, response: { 200: S.JournalReply, ...adminErrors },
+  app.get(
+    '/sandbox/journal',
+    {
+      config: admin,
+      schema: {
+        operationId: 'sandboxJournal',
+        tags,
+        summary: 'The last calls of the customer API (method, path, body, status), oldest first',
+        querystring: S.JournalQuery,
+        response: { 200: S.JournalReply, ...adminErrors },
+      },
     },
-  }, async (req) => ok({ entries: sandbox.journal.list(req.query.limit) }))
+    async (req) => ok({ entries: sandbox.journal.list(req.query.limit) }),
+  )
 
-  app.delete('/sandbox/journal', {
-    config: admin,
-    schema: {
-      operationId: 'sandboxClearJournal', tags, summary: 'Empty the request journal',
-      response: { 200: OkMessage, ...adminErrors },
+  app.delete(
+    '/sandbox/journal',
+    {
+      config: admin,
+      schema: {
+        operationId: 'sandboxClearJournal',
+        tags,
+        summary: 'Empty the request journal',
+        response: { 200: OkMessage, ...adminErrors },
+      },
     },
-  }, async () => {
-    sandbox.journal.clear()
-    return okMessage('Journal cleared')
-  })
+    async () => {
+      sandbox.journal.clear()
+      return okMessage('Journal cleared')
+    },
+  )
 }
 
 /** Sandbox controls (registered only in sandbox mode): reset to the seed, the clock, faults, the request journal. */
 export const sandboxRoutes: readonly FastifyPluginAsync[] = [
-  sandboxClockRoutes, sandboxFaultRoutes, sandboxJournalRoutes,
+  sandboxClockRoutes,
+  sandboxFaultRoutes,
+  sandboxJournalRoutes,
 ]

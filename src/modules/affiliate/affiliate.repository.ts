@@ -10,12 +10,27 @@ export const insertCommission = (db: Db, row: Insertable<AffiliateCommissionsTab
   db.insertInto('affiliate_commissions').values(row).returning('id').executeTakeFirstOrThrow()
 
 /** Changes a commission of the account. */
-export const updateCommission = (db: Db, accountId: number, id: number, changes: Updateable<AffiliateCommissionsTable>) =>
-  db.updateTable('affiliate_commissions').set(changes).where('account_id', '=', accountId).where('id', '=', id).execute()
+export const updateCommission = (
+  db: Db,
+  accountId: number,
+  id: number,
+  changes: Updateable<AffiliateCommissionsTable>,
+) =>
+  db
+    .updateTable('affiliate_commissions')
+    .set(changes)
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .execute()
 
 /** One commission of the account. */
 export const findCommission = (db: Db, accountId: number, id: number) =>
-  db.selectFrom('affiliate_commissions').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
+  db
+    .selectFrom('affiliate_commissions')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .executeTakeFirst()
 
 const commissionsMatching = (db: Db, accountId: number, search: string | undefined) => {
   let q = db.selectFrom('affiliate_commissions').where('account_id', '=', accountId)
@@ -25,21 +40,42 @@ const commissionsMatching = (db: Db, accountId: number, search: string | undefin
 
 /** How many of the account's commissions match `search`. */
 export const countCommissions = async (db: Db, accountId: number, search?: string): Promise<number> => {
-  const row = await commissionsMatching(db, accountId, search).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()
+  const row = await commissionsMatching(db, accountId, search)
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
 /** Newest first. */
 export const listCommissions = (db: Db, accountId: number, opts: { search?: string; limit: number; offset: number }) =>
-  commissionsMatching(db, accountId, opts.search).selectAll().orderBy('date', 'desc').orderBy('id', 'desc').limit(opts.limit).offset(opts.offset).execute()
+  commissionsMatching(db, accountId, opts.search)
+    .selectAll()
+    .orderBy('date', 'desc')
+    .orderBy('id', 'desc')
+    .limit(opts.limit)
+    .offset(opts.offset)
+    .execute()
 
 /** The commissions one affiliate payment of the account paid. */
 export const commissionsOfPayment = (db: Db, accountId: number, paymentId: number) =>
-  db.selectFrom('affiliate_commissions').selectAll().where('account_id', '=', accountId).where('payment_id', '=', paymentId).orderBy('id').execute()
+  db
+    .selectFrom('affiliate_commissions')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('payment_id', '=', paymentId)
+    .orderBy('id')
+    .execute()
 
 /** Approved commissions not paid out yet. */
 export const payableCommissions = (db: Db, accountId: number) =>
-  db.selectFrom('affiliate_commissions').selectAll().where('account_id', '=', accountId).where('approved', '=', 1).where('paidout', '=', 0).orderBy('id').execute()
+  db
+    .selectFrom('affiliate_commissions')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('approved', '=', 1)
+    .where('paidout', '=', 0)
+    .orderBy('id')
+    .execute()
 
 /** Marks the commissions paid by `paymentId`, only those still unpaid; returns how many it marked. */
 export const claimForPayment = async (db: Db, accountId: number, ids: number[], paymentId: number): Promise<number> => {
@@ -59,7 +95,12 @@ export const insertPayment = (db: Db, row: Insertable<AffiliatePaymentsTable>) =
 
 /** One affiliate payment of the account. */
 export const findPayment = (db: Db, accountId: number, id: number) =>
-  db.selectFrom('affiliate_payments').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
+  db
+    .selectFrom('affiliate_payments')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .executeTakeFirst()
 
 const paymentsMatching = (db: Db, accountId: number, search: string | undefined) => {
   let q = db.selectFrom('affiliate_payments').where('account_id', '=', accountId)
@@ -69,7 +110,9 @@ const paymentsMatching = (db: Db, accountId: number, search: string | undefined)
 
 /** How many of the account's affiliate payments match `search`. */
 export const countPayments = async (db: Db, accountId: number, search?: string): Promise<number> => {
-  const row = await paymentsMatching(db, accountId, search).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()
+  const row = await paymentsMatching(db, accountId, search)
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
@@ -78,7 +121,11 @@ export const listPayments = (db: Db, accountId: number, opts: { search?: string;
   paymentsMatching(db, accountId, opts.search)
     .selectAll('affiliate_payments')
     .select((eb) =>
-      eb.selectFrom('affiliate_commissions as c').select((e) => e.fn.countAll().as('n')).whereRef('c.payment_id', '=', 'affiliate_payments.id').as('commission_count'),
+      eb
+        .selectFrom('affiliate_commissions as c')
+        .select((e) => e.fn.countAll().as('n'))
+        .whereRef('c.payment_id', '=', 'affiliate_payments.id')
+        .as('commission_count'),
     )
     .orderBy('date', 'desc')
     .orderBy('id', 'desc')

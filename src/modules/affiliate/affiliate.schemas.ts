@@ -16,7 +16,9 @@ const commissionFields = {
   commission_amount: Type.Number(),
   approved: Type.Integer({ description: 'Flag: 1 approved, 0 not (yet)' }),
   paidout: Type.Integer({ description: 'Flag: 1 paid out, 0 not' }),
-  payment_id: Type.Union([Type.Integer(), Type.Null()], { description: 'The affiliate payment that paid it; null until paid out' }),
+  payment_id: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'The affiliate payment that paid it; null until paid out',
+  }),
 }
 const Commission = Type.Object(commissionFields)
 
@@ -33,10 +35,10 @@ const commissionExample = {
 }
 
 /** The answer of `GET /affiliate/commissions/`. */
-export const CommissionList = Envelope(
-  Type.Object({ commissions: Type.Array(Commission), pagination: Pagination }),
-  { commissions: [commissionExample], pagination: { page: 1, limit: 25, total: 1, total_pages: 1 } },
-)
+export const CommissionList = Envelope(Type.Object({ commissions: Type.Array(Commission), pagination: Pagination }), {
+  commissions: [commissionExample],
+  pagination: { page: 1, limit: 25, total: 1, total_pages: 1 },
+})
 
 /** The answer of `GET /affiliate/commissions/{id}`. */
 export const CommissionDetail = Envelope(
@@ -44,9 +46,19 @@ export const CommissionDetail = Envelope(
     ...commissionFields,
     description: Type.String(),
     status: Type.String({ description: '`pending`, `approved`, `rejected` or `paid`' }),
-    rejection_reason: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Present when not approved: the reason, or null while pending' })),
+    rejection_reason: Type.Optional(
+      Type.Union([Type.String(), Type.Null()], {
+        description: 'Present when not approved: the reason, or null while pending',
+      }),
+    ),
   }),
-  { ...commissionExample, approved: 0, description: 'VPS Medium, 12 months', status: 'rejected', rejection_reason: 'The order was refunded' },
+  {
+    ...commissionExample,
+    approved: 0,
+    description: 'VPS Medium, 12 months',
+    status: 'rejected',
+    rejection_reason: 'The order was refunded',
+  },
 )
 
 const paymentFields = {
@@ -58,7 +70,15 @@ const paymentFields = {
   status: Type.String(),
   commission_count: Type.Integer(),
 }
-const paymentExample = { id: 301, date: '2026-03-01 09:00:00', amount: 42.5, method: 'bank_transfer', reference: 'AFF-2026-03-100001', status: 'paid', commission_count: 3 }
+const paymentExample = {
+  id: 301,
+  date: '2026-03-01 09:00:00',
+  amount: 42.5,
+  method: 'bank_transfer',
+  reference: 'AFF-2026-03-100001',
+  status: 'paid',
+  commission_count: 3,
+}
 
 /** The answer of `GET /affiliate/payments/`. */
 export const PaymentList = Envelope(
@@ -67,7 +87,8 @@ export const PaymentList = Envelope(
 )
 
 /** The answer of `GET /affiliate/payments/{id}`. */
-export const PaymentDetail = Envelope(
-  Type.Object({ ...paymentFields, commissions: Type.Array(Commission) }),
-  { ...paymentExample, commission_count: 1, commissions: [{ ...commissionExample, paidout: 1, payment_id: 301 }] },
-)
+export const PaymentDetail = Envelope(Type.Object({ ...paymentFields, commissions: Type.Array(Commission) }), {
+  ...paymentExample,
+  commission_count: 1,
+  commissions: [{ ...commissionExample, paidout: 1, payment_id: 301 }],
+})

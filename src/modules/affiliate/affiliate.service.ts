@@ -25,7 +25,8 @@ const commissionRow = (c: AffiliateCommission) => ({
   payment_id: c.payment_id,
 })
 
-const statusOf = (c: AffiliateCommission) => (c.paidout ? 'paid' : c.approved ? 'approved' : c.rejected ? 'rejected' : 'pending')
+const statusOf = (c: AffiliateCommission) =>
+  c.paidout ? 'paid' : c.approved ? 'approved' : c.rejected ? 'rejected' : 'pending'
 
 /** Commissions earned by referring customers, and the payments that pay them out. */
 export class AffiliateService {
@@ -38,7 +39,11 @@ export class AffiliateService {
     const page = pageOf(query)
     const total = await repo.countCommissions(this.db, accountId, query.search)
     const pag = pagination(page, total)
-    const rows = await repo.listCommissions(this.db, accountId, { search: query.search, limit: page.limit, offset: page.offset })
+    const rows = await repo.listCommissions(this.db, accountId, {
+      search: query.search,
+      limit: page.limit,
+      offset: page.offset,
+    })
     return { commissions: rows.map(commissionRow), pagination: pag }
   }
 
@@ -58,8 +63,15 @@ export class AffiliateService {
     const page = pageOf(query)
     const total = await repo.countPayments(this.db, accountId, query.search)
     const pag = pagination(page, total)
-    const rows = await repo.listPayments(this.db, accountId, { search: query.search, limit: page.limit, offset: page.offset })
-    return { payments: rows.map((p) => ({ ...paymentRow(p), commission_count: Number(p.commission_count ?? 0) })), pagination: pag }
+    const rows = await repo.listPayments(this.db, accountId, {
+      search: query.search,
+      limit: page.limit,
+      offset: page.offset,
+    })
+    return {
+      payments: rows.map((p) => ({ ...paymentRow(p), commission_count: Number(p.commission_count ?? 0) })),
+      pagination: pag,
+    }
   }
 
   async getPayment(accountId: number, id: number) {
@@ -70,7 +82,17 @@ export class AffiliateService {
   }
 
   /** Records a commission for an order a referred customer placed (pending until approved). */
-  async addCommission(accountId: number, input: { orderNr: number; subId?: string; description?: string; saleCents: number; commissionCents: number; date?: Date }) {
+  async addCommission(
+    accountId: number,
+    input: {
+      orderNr: number
+      subId?: string
+      description?: string
+      saleCents: number
+      commissionCents: number
+      date?: Date
+    },
+  ) {
     const { id } = await repo.insertCommission(this.db, {
       account_id: accountId,
       date: iso(input.date ?? this.clock.now()),
@@ -119,7 +141,12 @@ export class AffiliateService {
             status: 'paid',
           })
           // Only commissions still unpaid are claimed: a concurrent payout that got there first makes this one start over.
-          const claimed = await repo.claimForPayment(trx, accountId, due.map((c) => c.id), id)
+          const claimed = await repo.claimForPayment(
+            trx,
+            accountId,
+            due.map((c) => c.id),
+            id,
+          )
           if (claimed !== due.length) throw new PayoutRaced()
           return id
         })
@@ -134,5 +161,12 @@ export class AffiliateService {
 class PayoutRaced extends Error {}
 
 function paymentRow(p: AffiliatePayment) {
-  return { id: p.id, date: time(p.date), amount: amount(p.amount_cents), method: p.method, reference: p.reference, status: p.status }
+  return {
+    id: p.id,
+    date: time(p.date),
+    amount: amount(p.amount_cents),
+    method: p.method,
+    reference: p.reference,
+    status: p.status,
+  }
 }

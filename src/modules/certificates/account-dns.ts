@@ -21,7 +21,10 @@ export function accountDnsOf(domains: DomainsService, dns: DnsService): AccountD
   }
   const txtAt = async (accountId: number, zone: string, fqdn: string) => {
     const { records } = await dns.get(accountId, zone)
-    return { records, values: records.filter((r) => r.type === 'TXT' && r.name === `${fqdn.toLowerCase()}.`).map((r) => r.value) }
+    return {
+      records,
+      values: records.filter((r) => r.type === 'TXT' && r.name === `${fqdn.toLowerCase()}.`).map((r) => r.value),
+    }
   }
   return {
     zoneOf,
@@ -35,7 +38,11 @@ export function accountDnsOf(domains: DomainsService, dns: DnsService): AccountD
       const record = { type: 'TXT', name: `${fqdn}.`, value, ttl: VALIDATION_TTL }
       // PATCH semantics replace the record set, so a name that already has TXT records keeps them through a full replace.
       if (values.length === 0) await dns.patch(accountId, zone, record)
-      else await dns.replace(accountId, zone, [...records.map((r) => ({ type: r.type, name: r.name, value: r.value, ttl: r.ttl })), record])
+      else
+        await dns.replace(accountId, zone, [
+          ...records.map((r) => ({ type: r.type, name: r.name, value: r.value, ttl: r.ttl })),
+          record,
+        ])
     },
     async removeTxt(accountId, zone, fqdn, value) {
       await dns.remove(accountId, zone, { type: 'TXT', name: `${fqdn}.`, value })

@@ -36,8 +36,9 @@ export const decodeCertificate = jsonColumns<CertificateJson>('domains', 'challe
 
 /** Products that can be ordered, by id. */
 export const listActiveProducts = async (db: Db): Promise<CertificateProduct[]> =>
-  (await db.selectFrom('certificate_products').selectAll().where('active', '=', 1).orderBy('id').execute())
-    .map(decodeProduct)
+  (await db.selectFrom('certificate_products').selectAll().where('active', '=', 1).orderBy('id').execute()).map(
+    decodeProduct,
+  )
 
 /** One product, active or not. */
 export const findProduct = async (db: Db, id: number): Promise<CertificateProduct | undefined> => {
@@ -85,7 +86,12 @@ export async function listOwned(
   let q = withProduct(db).where('certificates.account_id', '=', accountId)
   if (opts.search) {
     const search = opts.search
-    q = q.where((eb) => eb.or([likeContains(sql`lower(certificates.domains)`, search), likeContains(sql`lower(certificate_products.name)`, search)]))
+    q = q.where((eb) =>
+      eb.or([
+        likeContains(sql`lower(certificates.domains)`, search),
+        likeContains(sql`lower(certificate_products.name)`, search),
+      ]),
+    )
   }
   const { total } = await q
     .clearSelect()

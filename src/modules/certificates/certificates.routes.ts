@@ -24,89 +24,116 @@ export const certificatesRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const service = () => app.services.certificates
 
-  app.get('/certificates', {
-    config: { area: 'certificates' },
-    schema: {
-      operationId: 'listCertificates',
-      tags,
-      summary: 'List certificates',
-      description: 'The account\'s certificate packages, newest first; `search` matches the names and the product. A package whose certificate was not requested yet shows `requested: false`.',
-      querystring: CertificateListQuery,
-      response: { 200: CertificateListResponse },
+  app.get(
+    '/certificates',
+    {
+      config: { area: 'certificates' },
+      schema: {
+        operationId: 'listCertificates',
+        tags,
+        summary: 'List certificates',
+        description:
+          "The account's certificate packages, newest first; `search` matches the names and the product. A package whose certificate was not requested yet shows `requested: false`.",
+        querystring: CertificateListQuery,
+        response: { 200: CertificateListResponse },
+      },
     },
-  }, async (req) => ok(await service().list(req.principal!.accountId, pageOf(req.query), req.query.search)))
+    async (req) => ok(await service().list(req.principal!.accountId, pageOf(req.query), req.query.search)),
+  )
 
-  app.get('/certificates/products', {
-    config: { area: 'certificates' },
-    schema: {
-      operationId: 'listCertificateProducts',
-      tags,
-      summary: 'List certificate products',
-      response: { 200: ProductsResponse },
+  app.get(
+    '/certificates/products',
+    {
+      config: { area: 'certificates' },
+      schema: {
+        operationId: 'listCertificateProducts',
+        tags,
+        summary: 'List certificate products',
+        response: { 200: ProductsResponse },
+      },
     },
-  }, async () => ok({ products: await service().products() }))
+    async () => ok({ products: await service().products() }),
+  )
 
-  app.post('/certificates/order', {
-    // Ordering needs the `order` permission, as every order of the API does.
-    config: { area: 'order', idempotent: true },
-    schema: {
-      operationId: 'orderCertificate',
-      tags,
-      summary: 'Order a certificate',
-      description: 'Charges the product for `duration` years and creates a certificate package (asynchronously, through the order). Request its certificate with POST /certificates/{id}/request. `?test=1`: checks the order and answers `order_id` 0 without ordering or charging.',
-      querystring: DryRunQuery,
-      body: OrderBody,
-      response: { 200: OrderResponse },
+  app.post(
+    '/certificates/order',
+    {
+      // Ordering needs the `order` permission, as every order of the API does.
+      config: { area: 'order', idempotent: true },
+      schema: {
+        operationId: 'orderCertificate',
+        tags,
+        summary: 'Order a certificate',
+        description:
+          'Charges the product for `duration` years and creates a certificate package (asynchronously, through the order). Request its certificate with POST /certificates/{id}/request. `?test=1`: checks the order and answers `order_id` 0 without ordering or charging.',
+        querystring: DryRunQuery,
+        body: OrderBody,
+        response: { 200: OrderResponse },
+      },
     },
-  }, async (req) => {
-    const { orderId } = await service().order(req.principal!.accountId, req.body, dry(req))
-    return ok({ order_id: orderId })
-  })
+    async (req) => {
+      const { orderId } = await service().order(req.principal!.accountId, req.body, dry(req))
+      return ok({ order_id: orderId })
+    },
+  )
 
-  app.post('/certificates/csr', {
-    config: { area: 'certificates' },
-    schema: {
-      operationId: 'generateCsr',
-      tags,
-      summary: 'Generate a CSR',
-      description: 'Generates a private key (RSA 2048/3072/4096 or ECDSA P-256) and a PKCS#10 request for `common_name`. The private key is returned once and not stored. ' +
-        'Nothing is stored either way, so `?test=1` answers the same.',
-      querystring: DryRunQuery,
-      body: CsrBody,
-      response: { 200: CsrResponse },
+  app.post(
+    '/certificates/csr',
+    {
+      config: { area: 'certificates' },
+      schema: {
+        operationId: 'generateCsr',
+        tags,
+        summary: 'Generate a CSR',
+        description:
+          'Generates a private key (RSA 2048/3072/4096 or ECDSA P-256) and a PKCS#10 request for `common_name`. The private key is returned once and not stored. ' +
+          'Nothing is stored either way, so `?test=1` answers the same.',
+        querystring: DryRunQuery,
+        body: CsrBody,
+        response: { 200: CsrResponse },
+      },
     },
-  }, async (req) => ok(await service().generateCsr(req.body)))
+    async (req) => ok(await service().generateCsr(req.body)),
+  )
 
-  app.get('/certificates/:id', {
-    config: { area: 'certificates', fixture: 'certificate' },
-    schema: {
-      operationId: 'getCertificate',
-      tags,
-      summary: 'Get a certificate',
-      description: '`certificate` and `intermediate_certificate` (PEM) appear once `certificate_status` is `ACT`.',
-      params: CertificateParams,
-      response: { 200: CertificateResponse, ...errorsFor('certificates', { 404: [errors.certificateNotFound()] }) },
+  app.get(
+    '/certificates/:id',
+    {
+      config: { area: 'certificates', fixture: 'certificate' },
+      schema: {
+        operationId: 'getCertificate',
+        tags,
+        summary: 'Get a certificate',
+        description: '`certificate` and `intermediate_certificate` (PEM) appear once `certificate_status` is `ACT`.',
+        params: CertificateParams,
+        response: { 200: CertificateResponse, ...errorsFor('certificates', { 404: [errors.certificateNotFound()] }) },
+      },
     },
-  }, async (req) => ok(await service().get(req.principal!.accountId, req.params.id)))
+    async (req) => ok(await service().get(req.principal!.accountId, req.params.id)),
+  )
 
-  app.post('/certificates/:id/request', {
-    config: { area: 'certificates', fixture: 'certificateRequest' },
-    schema: {
-      operationId: 'requestCertificate',
-      tags,
-      summary: 'Request a certificate',
-      description:
-        'Requests the certificate of a package for the names of `csr` (common name and subjectAltNames). `dns` validation: publish the ' +
-        'TXT records listed under `validation.dns_records`, or set `auto_setup_dns` to have hostapi write them into your zones hosted here. ' +
-        '`http`/`https`: serve the files under `validation.http_files`. `email`: `approver_email` is required. The certificate is issued ' +
-        'as soon as the validation is met; validation is checked again, backing off up to hourly, for 7 days. An issued certificate ' +
-        'can be requested again (a reissue); it stays in place until the new one is issued. `?test=1`: checks ' +
-        'everything and answers the certificate as it would be, storing and writing nothing.',
-      params: CertificateParams,
-      querystring: DryRunQuery,
-      body: RequestBody,
-      response: { 200: CertificateResponse, ...errorsFor('certificates', { 404: [errors.certificateNotFound()] }) },
+  app.post(
+    '/certificates/:id/request',
+    {
+      config: { area: 'certificates', fixture: 'certificateRequest' },
+      schema: {
+        operationId: 'requestCertificate',
+        tags,
+        summary: 'Request a certificate',
+        description:
+          'Requests the certificate of a package for the names of `csr` (common name and subjectAltNames). `dns` validation: publish the ' +
+          'TXT records listed under `validation.dns_records`, or set `auto_setup_dns` to have hostapi write them into your zones hosted here. ' +
+          '`http`/`https`: serve the files under `validation.http_files`. `email`: `approver_email` is required. The certificate is issued ' +
+          'as soon as the validation is met; validation is checked again, backing off up to hourly, for 7 days. An issued certificate ' +
+          'can be requested again (a reissue); it stays in place until the new one is issued. `?test=1`: checks ' +
+          'everything and answers the certificate as it would be, storing and writing nothing.',
+        params: CertificateParams,
+        querystring: DryRunQuery,
+        body: RequestBody,
+        response: { 200: CertificateResponse, ...errorsFor('certificates', { 404: [errors.certificateNotFound()] }) },
+      },
     },
-  }, async (req) =>
-    ok(await service().request(req.principal!.accountId, req.params.id, req.body, dry(req)), 'Certificate requested'))
+    async (req) =>
+      ok(await service().request(req.principal!.accountId, req.params.id, req.body, dry(req)), 'Certificate requested'),
+  )
 }

@@ -43,13 +43,14 @@ export const ProductsResponse = Envelope(Type.Object({ products: Type.Array(Prod
 
 export const OrderBody = Type.Object({
   product_id: Type.Integer({ minimum: 1, description: 'From GET /certificates/products' }),
-  duration: Type.Integer({ minimum: 1, description: 'Years, one of the product\'s durations' }),
+  duration: Type.Integer({ minimum: 1, description: "Years, one of the product's durations" }),
 })
 
 export const OrderResponse = Envelope(Type.Object({ order_id: Type.Integer() }), { order_id: 1042 })
 
 const certificateStatus = Type.String({
-  description: '`NEW` not requested yet · `PEN` waiting for validation and issuance · `ACT` active · `EXP` expired · `ERR` failed (may be requested again)',
+  description:
+    '`NEW` not requested yet · `PEN` waiting for validation and issuance · `ACT` active · `EXP` expired · `ERR` failed (may be requested again)',
 })
 
 const listItemFields = {
@@ -104,7 +105,9 @@ const Detail = Type.Object({
         }),
         { description: '`dns`: publish each TXT record' },
       ),
-      http_files: Type.Array(Type.Object({ url: Type.String(), content: Type.String() }), { description: '`http`/`https`: serve each file' }),
+      http_files: Type.Array(Type.Object({ url: Type.String(), content: Type.String() }), {
+        description: '`http`/`https`: serve each file',
+      }),
       approver_email: Nullable(Type.String()),
     }),
   ),
@@ -127,7 +130,14 @@ const detailExample = {
   auto_setup_dns: true,
   validation: {
     method: 'dns',
-    dns_records: [{ type: 'TXT', name: '_pki-validation.www.example.com', value: 'q0H4m3Yb8bJt2WcKfS0v1xq6ZpN3r7Lk', auto_created: true }],
+    dns_records: [
+      {
+        type: 'TXT',
+        name: '_pki-validation.www.example.com',
+        value: 'q0H4m3Yb8bJt2WcKfS0v1xq6ZpN3r7Lk',
+        auto_created: true,
+      },
+    ],
     http_files: [],
     approver_email: null,
   },
@@ -144,15 +154,25 @@ const detailExample = {
 export const CertificateResponse = Envelope(Detail, detailExample)
 
 export const CsrBody = Type.Object({
-  common_name: Type.String({ minLength: 1, maxLength: 253, description: 'Domain name, `*.` allowed (www.example.com)' }),
+  common_name: Type.String({
+    minLength: 1,
+    maxLength: 253,
+    description: 'Domain name, `*.` allowed (www.example.com)',
+  }),
   organization: Type.String({ minLength: 1, maxLength: 64 }),
   email: Type.String({ minLength: 3, maxLength: 254 }),
   country: Type.String({ minLength: 2, maxLength: 2, description: 'ISO 3166 code (NL)' }),
   state: Type.String({ minLength: 1, maxLength: 128 }),
   locality: Type.String({ minLength: 1, maxLength: 128 }),
   unit: Type.Optional(Type.String({ maxLength: 64 })),
-  bits: Type.Optional(Type.Union([Type.Literal(2048), Type.Literal(3072), Type.Literal(4096)], { description: 'RSA key size (default 2048)' })),
-  key_type: Type.Optional(Type.Union([Type.Literal('rsa'), Type.Literal('ec')], { description: '`rsa` (default) or `ec` (ECDSA P-256)' })),
+  bits: Type.Optional(
+    Type.Union([Type.Literal(2048), Type.Literal(3072), Type.Literal(4096)], {
+      description: 'RSA key size (default 2048)',
+    }),
+  ),
+  key_type: Type.Optional(
+    Type.Union([Type.Literal('rsa'), Type.Literal('ec')], { description: '`rsa` (default) or `ec` (ECDSA P-256)' }),
+  ),
 })
 
 export const CsrResponse = Envelope(
@@ -168,7 +188,19 @@ export const CsrResponse = Envelope(
 
 export const RequestBody = Type.Object({
   csr: Type.String({ minLength: 1, maxLength: 65536, description: 'PKCS#10 request, PEM' }),
-  validation_method: Type.Union([Type.Literal('dns'), Type.Literal('http'), Type.Literal('https'), Type.Literal('email')]),
-  approver_email: Type.Optional(Type.String({ maxLength: 254, description: 'Required for `email`: admin@, administrator@, hostmaster@, postmaster@ or webmaster@ the domain' })),
-  auto_setup_dns: Type.Optional(Type.Boolean({ description: '`dns`: write the validation TXT records into your zones hosted here' })),
+  validation_method: Type.Union([
+    Type.Literal('dns'),
+    Type.Literal('http'),
+    Type.Literal('https'),
+    Type.Literal('email'),
+  ]),
+  approver_email: Type.Optional(
+    Type.String({
+      maxLength: 254,
+      description: 'Required for `email`: admin@, administrator@, hostmaster@, postmaster@ or webmaster@ the domain',
+    }),
+  ),
+  auto_setup_dns: Type.Optional(
+    Type.Boolean({ description: '`dns`: write the validation TXT records into your zones hosted here' }),
+  ),
 })

@@ -6,7 +6,12 @@ import type { DB } from '../../db/tables.js'
 import { errors } from '../../errors.js'
 import { Type } from 'typebox'
 import { defineJob, type JobRunner } from '../../jobs/runner.js'
-import { CertificateRejected, type CertificateAuthority, type Challenge, type ValidationMethod } from '../../drivers/ca/ca.js'
+import {
+  CertificateRejected,
+  type CertificateAuthority,
+  type Challenge,
+  type ValidationMethod,
+} from '../../drivers/ca/ca.js'
 import { baseName } from '../../drivers/ca/names.js'
 import type { Page } from '../../lib/paging.js'
 import { pagination } from '../../lib/paging.js'
@@ -93,7 +98,9 @@ export class CertificatesService {
 
   /** Orders a certificate package; the order's job creates it. A dry run checks the order and answers order id 0. */
   async order(
-    accountId: number, input: { product_id: number; duration: number }, opts: DryRun = {},
+    accountId: number,
+    input: { product_id: number; duration: number },
+    opts: DryRun = {},
   ): Promise<{ orderId: number }> {
     const product = await repo.findProduct(this.db, input.product_id)
     if (!product || !product.active) throw errors.certificateProductNotFound()
@@ -112,7 +119,9 @@ export class CertificatesService {
   }
 
   /** The order processor of `certificate` items: creates the package (once, however often it runs). */
-  async processOrderItem(item: OrderItemInput): Promise<{ errors: { code: string; description: string }[]; result?: unknown }> {
+  async processOrderItem(
+    item: OrderItemInput,
+  ): Promise<{ errors: { code: string; description: string }[]; result?: unknown }> {
     const existing = await repo.findByOrderItem(this.db, item.accountId, item.id)
     if (existing) return { errors: [], result: { certificate_id: existing.id } }
     const details = item.details as { product_id?: number; duration?: number }
@@ -179,7 +188,11 @@ export class CertificatesService {
 
     let challenge: Challenge
     try {
-      challenge = await this.ca.createChallenge({ names: csr.names, method: input.validation_method, approverEmail: approver })
+      challenge = await this.ca.createChallenge({
+        names: csr.names,
+        method: input.validation_method,
+        approverEmail: approver,
+      })
     } catch (err) {
       if (err instanceof CertificateRejected) throw errors.certificateRefused(err.message)
       throw err
@@ -205,7 +218,10 @@ export class CertificatesService {
       return this.detail({ ...row, ...changes, domains: csr.names, challenge, dns_auto_setup: wouldCreate })
     }
     const created = autoSetup ? await this.publishRecords(accountId, challenge) : []
-    const claimed = await repo.updateIfStatus(this.db, accountId, id, [row.status], { ...changes, dns_auto_setup: JSON.stringify(created) })
+    const claimed = await repo.updateIfStatus(this.db, accountId, id, [row.status], {
+      ...changes,
+      dns_auto_setup: JSON.stringify(created),
+    })
     if (!claimed) {
       await this.unpublishRecords(accountId, challenge, created)
       throw errors.certificateAlreadyRequested()
@@ -307,7 +323,12 @@ export class CertificatesService {
     })
   }
 
-  private async fail(row: CertificateWithProduct, message: string, challenge: Challenge, created: string[]): Promise<void> {
+  private async fail(
+    row: CertificateWithProduct,
+    message: string,
+    challenge: Challenge,
+    created: string[],
+  ): Promise<void> {
     await repo.updateIfStatus(this.db, row.account_id, row.id, ['PEN'], {
       status: 'ERR',
       status_message: message,
@@ -361,7 +382,8 @@ export class CertificatesService {
       common_name: row.common_name,
       domains: row.domains,
       requested: row.status !== 'NEW',
-      certificate_status: row.status === 'ACT' && row.valid_until && new Date(row.valid_until) <= this.clock.now() ? 'EXP' : row.status,
+      certificate_status:
+        row.status === 'ACT' && row.valid_until && new Date(row.valid_until) <= this.clock.now() ? 'EXP' : row.status,
       validation_method: row.validation_method,
       order_id: row.order_id,
       created: ymdhms(new Date(row.created_at)),

@@ -1,6 +1,14 @@
 import { ApiError, errors } from '../../errors.js'
 import { isCertificateName } from '../../drivers/ca/names.js'
-import { ECDSA_P256, loadX509, publicKeyProblem, rsaAlgorithm, subtle, toPem, type X509 } from '../../drivers/ca/x509.js'
+import {
+  ECDSA_P256,
+  loadX509,
+  publicKeyProblem,
+  rsaAlgorithm,
+  subtle,
+  toPem,
+  type X509,
+} from '../../drivers/ca/x509.js'
 
 /** The subject and key of a CSR to generate. */
 export interface CsrInput {
@@ -86,10 +94,16 @@ export async function generateCsr(input: CsrInput): Promise<GeneratedCsr> {
   const keys = (await subtle.generateKey(algorithm, true, ['sign', 'verify'])) as CryptoKeyPair
   // Every value typed explicitly: given as plain strings, the library reads `#…` as DER in hex and strips
   // quotes and backslashes.
-  const text = (value: string) => (x509.Name.isPrintableString(value) ? { printableString: value } : { utf8String: value })
+  const text = (value: string) =>
+    x509.Name.isPrintableString(value) ? { printableString: value } : { utf8String: value }
   const name: X509.JsonNameParams = [{ CN: [text(commonName)] }, { O: [text(organization)] }]
   if (unit) name.push({ OU: [text(unit)] })
-  name.push({ L: [text(locality)] }, { ST: [text(state)] }, { C: [{ printableString: country }] }, { E: [{ ia5String: email }] })
+  name.push(
+    { L: [text(locality)] },
+    { ST: [text(state)] },
+    { C: [{ printableString: country }] },
+    { E: [{ ia5String: email }] },
+  )
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({
     name: new x509.Name(name),
     keys,
@@ -117,7 +131,10 @@ export async function parseCsr(text: string): Promise<ParsedCsr> {
 }
 
 async function readCsr(text: string): Promise<ParsedCsr> {
-  const pem = text.trim().replace(/\r\n/g, '\n').replace(/-----(BEGIN|END) NEW CERTIFICATE REQUEST-----/g, '-----$1 CERTIFICATE REQUEST-----')
+  const pem = text
+    .trim()
+    .replace(/\r\n/g, '\n')
+    .replace(/-----(BEGIN|END) NEW CERTIFICATE REQUEST-----/g, '-----$1 CERTIFICATE REQUEST-----')
   if (!/^-----BEGIN CERTIFICATE REQUEST-----\n[\s\S]+\n-----END CERTIFICATE REQUEST-----$/.test(pem)) {
     throw errors.csrNotPem()
   }

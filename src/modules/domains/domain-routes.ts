@@ -10,7 +10,13 @@ import { domainsRoutes } from './domains.routes.js'
 /** Every route of the domains area: domains, DNS, contact and nameserver profiles, DNS templates, extensions, availability and orders. */
 export const domainAreaRoutes: FastifyPluginAsync = async (app) => {
   const areas = [
-    domainsRoutes, dnsRoutes, zoneFileRoutes, contactsRoutes, nameserversRoutes, dnsTemplatesRoutes, extensionsRoutes,
+    domainsRoutes,
+    dnsRoutes,
+    zoneFileRoutes,
+    contactsRoutes,
+    nameserversRoutes,
+    dnsTemplatesRoutes,
+    extensionsRoutes,
     domainOrdersRoutes,
   ]
   for (const routes of areas) await app.register(routes)

@@ -58,7 +58,14 @@ export function createDomainServices(deps: {
   const domains = new DomainsService(db, clock, jobs, registry, nameservers, contacts, publish, names)
   const dns = new DnsService(db, clock, domains, publish, new ZoneWork(config.zones))
   const domainOrders = new DomainOrdersService(db, clock, jobs, registry, {
-    orders: deps.orders, domains, dns, extensions, nameservers, contacts, dnsTemplates, publish,
+    orders: deps.orders,
+    domains,
+    dns,
+    extensions,
+    nameservers,
+    contacts,
+    dnsTemplates,
+    publish,
   })
   return { domains, dns, contacts, nameservers, dnsTemplates, extensions, domainOrders }
 }

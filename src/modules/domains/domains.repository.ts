@@ -67,12 +67,18 @@ export const deleteDomain = (db: Db, id: number) => db.deleteFrom('domains').whe
 
 /** Domains of the account whose nameservers come from the profile `alias`. */
 export const domainsUsingProfile = (db: Db, accountId: number, alias: string) =>
-  db.selectFrom('domains').select(['id', 'name', 'zone_serial']).where('account_id', '=', accountId).where('nameserver_profile', '=', alias).execute()
+  db
+    .selectFrom('domains')
+    .select(['id', 'name', 'zone_serial'])
+    .where('account_id', '=', accountId)
+    .where('nameserver_profile', '=', alias)
+    .execute()
 
 /** The contacts JSON of every domain of the account (to see whether a contact profile is in use). */
 export const contactsOfDomains = async (db: Db, accountId: number) =>
-  (await db.selectFrom('domains').select(['id', 'contacts']).where('account_id', '=', accountId).execute())
-    .map(decodeDomain)
+  (await db.selectFrom('domains').select(['id', 'contacts']).where('account_id', '=', accountId).execute()).map(
+    decodeDomain,
+  )
 
 /**
  * Raises the zone serial to `serial` or to the stored one plus one, whichever is higher, in one statement,
@@ -100,10 +106,7 @@ export const findOverlapping = (db: Db, name: string) => {
   return db
     .selectFrom('domains')
     .select(['id', 'account_id', 'name'])
-    .where((eb) => eb.or([
-      eb('name', 'in', atOrAbove),
-      likeEndsWith(sql.ref('name'), `.${name}`),
-    ]))
+    .where((eb) => eb.or([eb('name', 'in', atOrAbove), likeEndsWith(sql.ref('name'), `.${name}`)]))
     .orderBy('id')
     .execute()
 }

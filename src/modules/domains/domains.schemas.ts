@@ -6,12 +6,17 @@ import { PageQuery, Pagination } from '../../http/schemas.js'
 
 /** The `{domain}` of every /domains/{domain} route. */
 export const DomainParams = Type.Object({
-  domain: Type.String({ maxLength: 255, description: 'The domain name, e.g. `example.nl` (a trailing dot is allowed)' }),
+  domain: Type.String({
+    maxLength: 255,
+    description: 'The domain name, e.g. `example.nl` (a trailing dot is allowed)',
+  }),
 })
 
 /** `GET /domains`. */
 export const ListDomainsQuery = Type.Object({
-  tags: Type.Optional(Type.String({ maxLength: 1000, description: 'Comma-separated tags; a domain matches when it has any of them' })),
+  tags: Type.Optional(
+    Type.String({ maxLength: 1000, description: 'Comma-separated tags; a domain matches when it has any of them' }),
+  ),
   ...PageQuery,
 })
 
@@ -37,14 +42,17 @@ export const NameserverSchema = Type.Object({
   ipv6: Type.String({ description: 'Glue address, empty when none' }),
 })
 
-const Handle = Type.Union([
-  Type.Object({
-    handle_id: Type.Integer({ description: 'The contact profile id' }),
-    name: Type.String(),
-    type: Type.String({ description: '`person` or `company`' }),
-  }),
-  Type.Null(),
-], { description: 'Null when no contact profile is set for the role' })
+const Handle = Type.Union(
+  [
+    Type.Object({
+      handle_id: Type.Integer({ description: 'The contact profile id' }),
+      name: Type.String(),
+      type: Type.String({ description: '`person` or `company`' }),
+    }),
+    Type.Null(),
+  ],
+  { description: 'Null when no contact profile is set for the role' },
+)
 
 /** `GET /domains/{domain}`, typed as the generated clients of the API decode it. */
 export const DomainDetail = Type.Object({
@@ -53,24 +61,30 @@ export const DomainDetail = Type.Object({
   renewal_date: Type.String({ description: 'YYYY-MM-DD' }),
   status: Type.String(),
   status_id: Type.Integer(),
-  cancellation_date: Nullable(Type.String({ description: 'YYYY-MM-DD the domain ends when a cancellation is pending' })),
+  cancellation_date: Nullable(
+    Type.String({ description: 'YYYY-MM-DD the domain ends when a cancellation is pending' }),
+  ),
   tags: Type.Array(Type.String()),
   nameserver_profile: Nullable(Type.String({ description: 'The nameserver profile the nameservers come from' })),
   nameservers: Type.Array(Type.String(), { description: 'Hostnames of the nameservers' }),
   nameserver_details: Type.Array(NameserverSchema, { description: 'The nameservers with their glue addresses' }),
   dnssec_enabled: Type.Integer({ description: '0 or 1' }),
-  dnssec_keys: Type.Array(Type.Object({
-    alg: Type.String({ description: 'Algorithm number, as a string' }),
-    flags: Type.String({ description: '`256` or `257`, as a string' }),
-    pubKey: Type.String(),
-  })),
-  forwarder: Type.Union([Type.Object({ type: Type.Integer({ description: '301, 302 or 303' }), url: Type.String() }), Type.Null()],
-    { description: 'The redirect, or null when none is set' }),
+  dnssec_keys: Type.Array(
+    Type.Object({
+      alg: Type.String({ description: 'Algorithm number, as a string' }),
+      flags: Type.String({ description: '`256` or `257`, as a string' }),
+      pubKey: Type.String(),
+    }),
+  ),
+  forwarder: Type.Union(
+    [Type.Object({ type: Type.Integer({ description: '301, 302 or 303' }), url: Type.String() }), Type.Null()],
+    { description: 'The redirect, or null when none is set' },
+  ),
   forwarder_enabled: Type.Boolean(),
   forwarder_blocked_by_hosting: Type.Boolean({ description: 'Always false: this service sells no web hosting' }),
   is_lockable: Type.Boolean(),
   is_locked: Type.Boolean(),
-  managed_dns: Type.Boolean({ description: 'The zone is served by this service\'s nameservers' }),
+  managed_dns: Type.Boolean({ description: "The zone is served by this service's nameservers" }),
   whitelabel_ns: Type.Boolean(),
   handles: Type.Object({ owner: Handle, admin: Handle, tech: Handle, reseller: Handle, billing: Handle }),
   messages: Type.Array(Type.String()),
@@ -81,7 +95,9 @@ const Flag = Type.Union([Type.Boolean(), Type.Integer({ minimum: 0, maximum: 1 }
 /** `PUT /domains/{domain}`. */
 export const UpdateDomainBody = Type.Object(
   {
-    nameserver: Type.Optional(Type.String({ maxLength: 64, description: 'A nameserver profile alias (not together with `nameservers`)' })),
+    nameserver: Type.Optional(
+      Type.String({ maxLength: 64, description: 'A nameserver profile alias (not together with `nameservers`)' }),
+    ),
     nameservers: Type.Optional(
       Type.Array(
         Type.Union([
@@ -106,12 +122,15 @@ export const UpdateDomainBody = Type.Object(
       }),
     ),
     profile: Type.Optional(
-      Type.Object({
-        owner: Type.Optional(Nullable(Type.Integer())),
-        admin: Type.Optional(Nullable(Type.Integer())),
-        tech: Type.Optional(Nullable(Type.Integer())),
-        billing: Type.Optional(Nullable(Type.Integer())),
-      }, { description: 'Contact profile ids; 0 or null removes the role\'s contact' }),
+      Type.Object(
+        {
+          owner: Type.Optional(Nullable(Type.Integer())),
+          admin: Type.Optional(Nullable(Type.Integer())),
+          tech: Type.Optional(Nullable(Type.Integer())),
+          billing: Type.Optional(Nullable(Type.Integer())),
+        },
+        { description: "Contact profile ids; 0 or null removes the role's contact" },
+      ),
     ),
     forwarder: Type.Optional(
       Type.Object({
@@ -120,7 +139,12 @@ export const UpdateDomainBody = Type.Object(
         url: Type.Optional(Type.String({ maxLength: 2048 })),
       }),
     ),
-    tags: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100, description: 'Replaces the tags; `[]` clears them. Tags use a-z, 0-9, `.`, `_`, `-`' })),
+    tags: Type.Optional(
+      Type.Array(Type.String({ maxLength: 64 }), {
+        maxItems: 100,
+        description: 'Replaces the tags; `[]` clears them. Tags use a-z, 0-9, `.`, `_`, `-`',
+      }),
+    ),
   },
   { additionalProperties: false },
 )

@@ -13,15 +13,28 @@ export const seedDomains: DemoSeeder = async (ctx, account) => {
   const contact = await contacts.create(accountId, {
     name: 'Demo B.V.',
     profile: {
-      company_name: 'Demo B.V.', firstname: 'Demo', lastname: 'User', street: 'Stationsstraat', street_number: '12',
-      street_suffix: 'a', zipcode: '1234 AB', city: 'Amsterdam', country: 'NL', email: 'demo@example.com',
-      phone_country: '+31', phone_area: '20', phone_number: '1234567',
+      company_name: 'Demo B.V.',
+      firstname: 'Demo',
+      lastname: 'User',
+      street: 'Stationsstraat',
+      street_number: '12',
+      street_suffix: 'a',
+      zipcode: '1234 AB',
+      city: 'Amsterdam',
+      country: 'NL',
+      email: 'demo@example.com',
+      phone_country: '+31',
+      phone_area: '20',
+      phone_number: '1234567',
       defaults: { owner: true, admin: true, tech: true, billing: true },
     },
   })
   await nameservers.create(accountId, {
     alias: 'demo-external',
-    nameservers: [{ hostname: 'ns1.demo-dns.example', ipv4: '192.0.2.53' }, { hostname: 'ns2.demo-dns.example', ipv6: '2001:db8::53' }],
+    nameservers: [
+      { hostname: 'ns1.demo-dns.example', ipv4: '192.0.2.53' },
+      { hostname: 'ns2.demo-dns.example', ipv6: '2001:db8::53' },
+    ],
   })
   const template = await dnsTemplates.create(accountId, {
     alias: 'Website + mail',
@@ -38,11 +51,20 @@ export const seedDomains: DemoSeeder = async (ctx, account) => {
 
   const builtin = nameservers.builtin()
   const today = ymd(ctx.clock.now())
-  const demo: { name: string; tags: string[]; extra: { type: string; name: string; value: string; ttl?: number }[] }[] = [
-    { name: 'demo-shop.nl', tags: ['web', 'shop'], extra: [{ type: 'CAA', name: '', value: '0 issue "letsencrypt.org"' }] },
-    { name: 'demo-blog.com', tags: ['web'], extra: [{ type: 'TXT', name: '_acme-challenge', value: 'demo-challenge-token', ttl: 120 }] },
-    { name: 'demo-mail.eu', tags: ['mail'], extra: [{ type: 'SRV', name: '_imaps._tcp', value: '0 1 993 mail' }] },
-  ]
+  const demo: { name: string; tags: string[]; extra: { type: string; name: string; value: string; ttl?: number }[] }[] =
+    [
+      {
+        name: 'demo-shop.nl',
+        tags: ['web', 'shop'],
+        extra: [{ type: 'CAA', name: '', value: '0 issue "letsencrypt.org"' }],
+      },
+      {
+        name: 'demo-blog.com',
+        tags: ['web'],
+        extra: [{ type: 'TXT', name: '_acme-challenge', value: 'demo-challenge-token', ttl: 120 }],
+      },
+      { name: 'demo-mail.eu', tags: ['mail'], extra: [{ type: 'SRV', name: '_imaps._tcp', value: '0 1 993 mail' }] },
+    ]
   for (const [i, d] of demo.entries()) {
     const registered = await ctx.drivers.registry.register(d.name, 1)
     const renewalDate = registered.ok ? registered.expiresOn : addYears(today, 1)
@@ -64,7 +86,11 @@ export const seedDomains: DemoSeeder = async (ctx, account) => {
   // Not charged: demo data is no purchase.
   const transferable = ctx.config.registry.taken.find((n) => n.authCode) ?? ctx.config.registry.taken[0]
   if (transferable) {
-    const { orderId } = await domainOrders.order(accountId, { domain: transferable.name, type: 'transfer', transfer_code: 'WRONG-CODE' }, { charge: false })
+    const { orderId } = await domainOrders.order(
+      accountId,
+      { domain: transferable.name, type: 'transfer', transfer_code: 'WRONG-CODE' },
+      { charge: false },
+    )
     await orders.processOrder(orderId)
   }
 }

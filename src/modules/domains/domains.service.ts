@@ -111,7 +111,10 @@ export class DomainsService {
 
   /** The account's domains by id; `tags` keeps those with any of the tags; paged only when `page` or `limit` is given. */
   async list(accountId: number, query: { tags?: string; search?: string; page?: number; limit?: number }) {
-    const wanted = (query.tags ?? '').split(',').map((t) => t.trim().toLowerCase()).filter(Boolean)
+    const wanted = (query.tags ?? '')
+      .split(',')
+      .map((t) => t.trim().toLowerCase())
+      .filter(Boolean)
     let rows = await repo.listDomains(this.db, accountId, query.search?.trim() || undefined)
     if (wanted.length) rows = rows.filter((d) => d.tags.some((t) => wanted.includes(t)))
     const items = rows.map((d) => ({
@@ -137,7 +140,8 @@ export class DomainsService {
   async view(d: Domain) {
     const { contacts, nameservers } = d
     const messages: string[] = []
-    if (d.status === STATUS.pendingCancellation.status && d.cancel_at) messages.push(`Cancellation pending: the domain ends on ${d.cancel_at}`)
+    if (d.status === STATUS.pendingCancellation.status && d.cancel_at)
+      messages.push(`Cancellation pending: the domain ends on ${d.cancel_at}`)
     if (!d.is_locked) messages.push('The domain is not locked against transfers')
     return {
       id: d.id,
@@ -194,7 +198,10 @@ export class DomainsService {
     }
     if (input.profile !== undefined) {
       const current = d.contacts
-      const given = await this.contacts.resolve(accountId, Object.fromEntries(Object.entries(input.profile).filter(([, v]) => typeof v === 'number' && v > 0)))
+      const given = await this.contacts.resolve(
+        accountId,
+        Object.fromEntries(Object.entries(input.profile).filter(([, v]) => typeof v === 'number' && v > 0)),
+      )
       const next = { ...current }
       // A role given as 0 or null loses its contact; roles left out keep theirs.
       for (const [role, id] of Object.entries(input.profile) as [Role, number | null | undefined][]) {
@@ -266,7 +273,8 @@ export class DomainsService {
   /** The job: ends a domain whose cancellation is (still) pending and due. */
   async endDomain(domainId: number): Promise<{ ended: boolean }> {
     const d = await repo.findById(this.db, domainId)
-    if (!d || d.status !== STATUS.pendingCancellation.status || !d.cancel_at || d.cancel_at > ymd(this.clock.now())) return { ended: false }
+    if (!d || d.status !== STATUS.pendingCancellation.status || !d.cancel_at || d.cancel_at > ymd(this.clock.now()))
+      return { ended: false }
     await this.registry.cancel(d.name)
     await repo.deleteDomain(this.db, d.id)
     await this.publish({ domain: d.name, kind: 'removed' })

@@ -20,9 +20,13 @@ export async function postgresInvalidationBus(
   onChange: () => void,
   log: Logger,
 ): Promise<InvalidationBus> {
-  const channel = `hostapi_auth_${(database.schema ?? 'public').replace(/[^a-z0-9_]/gi, '_')}`.slice(0, 63).toLowerCase()
+  const channel = `hostapi_auth_${(database.schema ?? 'public').replace(/[^a-z0-9_]/gi, '_')}`
+    .slice(0, 63)
+    .toLowerCase()
   const listener = new (loadPg().Client)({ connectionString: database.url })
-  listener.on('error', (err) => log.warn({ err: err.message }, 'auth cache listener failed; other instances fall back to the cache lifetime'))
+  listener.on('error', (err) =>
+    log.warn({ err: err.message }, 'auth cache listener failed; other instances fall back to the cache lifetime'),
+  )
   listener.on('notification', (n) => {
     if (n.channel === channel) onChange()
   })

@@ -14,10 +14,17 @@ export interface ApiKeyJson {
 export const decodeKey = jsonColumns<ApiKeyJson>('allowed_ips')
 
 export const insertAccount = (db: Db, row: { customer_number: number; name: string; created_at: string }) =>
-  db.insertInto('accounts').values({ ...row, status: 'active' }).returning(['id', 'customer_number']).executeTakeFirstOrThrow()
+  db
+    .insertInto('accounts')
+    .values({ ...row, status: 'active' })
+    .returning(['id', 'customer_number'])
+    .executeTakeFirstOrThrow()
 
 export const maxCustomerNumber = async (db: Db): Promise<number | null> => {
-  const row = await db.selectFrom('accounts').select((eb) => eb.fn.max('customer_number').as('max')).executeTakeFirst()
+  const row = await db
+    .selectFrom('accounts')
+    .select((eb) => eb.fn.max('customer_number').as('max'))
+    .executeTakeFirst()
   return row?.max == null ? null : Number(row.max)
 }
 
@@ -28,7 +35,10 @@ export const findAccountByCustomerNumber = (db: Db, customerNumber: number) =>
   db.selectFrom('accounts').selectAll().where('customer_number', '=', customerNumber).executeTakeFirst()
 
 export const countAccounts = async (db: Db): Promise<number> => {
-  const row = await db.selectFrom('accounts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()
+  const row = await db
+    .selectFrom('accounts')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
@@ -39,18 +49,37 @@ export const findUser = (db: Db, accountId: number, userId: number) =>
   db.selectFrom('users').selectAll().where('account_id', '=', accountId).where('id', '=', userId).executeTakeFirst()
 
 export const findMainUser = (db: Db, accountId: number) =>
-  db.selectFrom('users').selectAll().where('account_id', '=', accountId).where('is_main_user', '=', 1).executeTakeFirst()
+  db
+    .selectFrom('users')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('is_main_user', '=', 1)
+    .executeTakeFirst()
 
 /** The main user of any account with this username (the operator's check that owner addresses stay apart). */
 export const findMainUserByUsername = (db: Db, username: string) =>
-  db.selectFrom('users').select(['id', 'account_id']).where('username', '=', username).where('is_main_user', '=', 1).executeTakeFirst()
+  db
+    .selectFrom('users')
+    .select(['id', 'account_id'])
+    .where('username', '=', username)
+    .where('is_main_user', '=', 1)
+    .executeTakeFirst()
 
 export const findUserById = (db: Db, userId: number) =>
   db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst()
 
 export const insertKey = (
   db: Db,
-  row: { account_id: number; user_id: number; key_hash: string; prefix: string; label: string; expires_at: string | null; allowed_ips: string; created_at: string },
+  row: {
+    account_id: number
+    user_id: number
+    key_hash: string
+    prefix: string
+    label: string
+    expires_at: string | null
+    allowed_ips: string
+    created_at: string
+  },
 ) => db.insertInto('api_keys').values(row).returning('id').executeTakeFirstOrThrow()
 
 const authQuery = (db: Db, keyHash: string) =>
@@ -59,9 +88,18 @@ const authQuery = (db: Db, keyHash: string) =>
     .innerJoin('users as u', 'u.id', 'k.user_id')
     .innerJoin('accounts as a', 'a.id', 'k.account_id')
     .select([
-      'k.id as key_id', 'k.prefix', 'k.expires_at', 'k.allowed_ips', 'k.revoked_at', 'k.last_used_at',
-      'u.id as user_id', 'u.is_main_user', 'u.permissions',
-      'a.id as account_id', 'a.customer_number', 'a.status as account_status',
+      'k.id as key_id',
+      'k.prefix',
+      'k.expires_at',
+      'k.allowed_ips',
+      'k.revoked_at',
+      'k.last_used_at',
+      'u.id as user_id',
+      'u.is_main_user',
+      'u.permissions',
+      'a.id as account_id',
+      'a.customer_number',
+      'a.status as account_status',
     ])
     .where('k.key_hash', '=', keyHash)
 
@@ -87,7 +125,15 @@ export const listKeys = async (db: Db, accountId: number) =>
     await db
       .selectFrom('api_keys')
       .select([
-        'id', 'user_id', 'prefix', 'label', 'expires_at', 'allowed_ips', 'last_used_at', 'last_used_ip', 'revoked_at',
+        'id',
+        'user_id',
+        'prefix',
+        'label',
+        'expires_at',
+        'allowed_ips',
+        'last_used_at',
+        'last_used_ip',
+        'revoked_at',
         'created_at',
       ])
       .where('account_id', '=', accountId)

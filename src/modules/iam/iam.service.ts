@@ -121,7 +121,9 @@ export class IamService {
    * CLI, seeds): an e-mail address that is already another account's main user is refused, so every account has
    * an owner address of its own. Sub-users' addresses are unique per account only (see createSubUser).
    */
-  async createAccount(input: { name: string } & NewUserInput): Promise<{ accountId: number; customerNumber: number; userId: number }> {
+  async createAccount(
+    input: { name: string } & NewUserInput,
+  ): Promise<{ accountId: number; customerNumber: number; userId: number }> {
     if (await repo.findMainUserByUsername(this.db, input.email.toLowerCase())) throw errors.emailTaken()
     for (let attempt = 0; ; attempt++) {
       try {
@@ -181,7 +183,11 @@ export class IamService {
   }
 
   /** Creates an API key for a user of the account; the key is returned once and stored only as a hash. */
-  async createKey(accountId: number, userId: number, input: NewKeyInput = {}): Promise<{ key: string; prefix: string; id: number }> {
+  async createKey(
+    accountId: number,
+    userId: number,
+    input: NewKeyInput = {},
+  ): Promise<{ key: string; prefix: string; id: number }> {
     const user = await repo.findUser(this.db, accountId, userId)
     if (!user) throw errors.userNotFound()
     const allowed = this.normaliseWhitelist(input.allowedIps ?? [])

@@ -15,7 +15,9 @@ const entry = fc.oneof(
   fc.ipV4().map((a) => `::ffff:${a}`),
   fc.tuple(fc.ipV4(), fc.integer({ min: 0, max: 140 })).map(([a, b]) => `::ffff:${a}/${b}`),
   fc.ipV6().map((a) => `${a}%eth0`),
-  fc.tuple(fc.constantFrom(' ', '\t', '\n', ''), fc.ipV4(), fc.constantFrom(' ', '/', '//', '/0x10', '/ 8', '/08', '')).map(([s, a, t]) => `${s}${a}${t}`),
+  fc
+    .tuple(fc.constantFrom(' ', '\t', '\n', ''), fc.ipV4(), fc.constantFrom(' ', '/', '//', '/0x10', '/ 8', '/08', ''))
+    .map(([s, a, t]) => `${s}${a}${t}`),
   fc.string({ unit: fc.constantFrom('0', '1', '9', 'f', ':', '.', '/', '%', 'x', ' '), maxLength: 45 }),
   fc.string({ unit: 'binary', maxLength: 64 }),
 )
@@ -61,16 +63,32 @@ describe('API key whitelist entries (properties)', () => {
   })
 
   it('takes only addresses written in the usual way', () => {
-    for (const odd of ['010.0.0.1', '0x7f.0.0.1', '127.1', '1', '4294967295', '1.2.3.4/033', 'fe80::1%eth0', '1.2.3.4/-1', '1.2.3.4/33', '::1/129', '1.2.3.4/+8']) {
+    for (const odd of [
+      '010.0.0.1',
+      '0x7f.0.0.1',
+      '127.1',
+      '1',
+      '4294967295',
+      '1.2.3.4/033',
+      'fe80::1%eth0',
+      '1.2.3.4/-1',
+      '1.2.3.4/33',
+      '::1/129',
+      '1.2.3.4/+8',
+    ]) {
       assert.equal(normaliseIpEntry(odd), null, odd)
     }
   })
 
   it('answers true or false for any caller address and list, never throws', () => {
     fc.assert(
-      fc.property(fc.oneof(entry, fc.string()), fc.array(fc.oneof(entry, fc.string()), { maxLength: 5 }), (ip, list) => {
-        assert.equal(typeof ipAllowed(ip, list), 'boolean')
-      }),
+      fc.property(
+        fc.oneof(entry, fc.string()),
+        fc.array(fc.oneof(entry, fc.string()), { maxLength: 5 }),
+        (ip, list) => {
+          assert.equal(typeof ipAllowed(ip, list), 'boolean')
+        },
+      ),
       RUNS,
     )
   })

@@ -64,7 +64,12 @@ export function ipAllowed(ip: string, list: readonly string[]): boolean {
     if (n === null) continue
     if (n.includes('/')) {
       const [range, bits] = ipaddr.parseCIDR(n)
-      if (range.kind() === 'ipv6' ? v6.match(range as ipaddr.IPv6, bits) : addr.kind() === 'ipv4' && (addr as ipaddr.IPv4).match(range as ipaddr.IPv4, bits)) return true
+      if (
+        range.kind() === 'ipv6'
+          ? v6.match(range as ipaddr.IPv6, bits)
+          : addr.kind() === 'ipv4' && (addr as ipaddr.IPv4).match(range as ipaddr.IPv4, bits)
+      )
+        return true
     } else {
       const one = ipaddr.parse(n)
       if (one.kind() === addr.kind() && one.toNormalizedString() === addr.toNormalizedString()) return true
@@ -74,5 +79,7 @@ export function ipAllowed(ip: string, list: readonly string[]): boolean {
 }
 
 function unmap(addr: ipaddr.IPv4 | ipaddr.IPv6): ipaddr.IPv4 | ipaddr.IPv6 {
-  return addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() ? (addr as ipaddr.IPv6).toIPv4Address() : addr
+  return addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()
+    ? (addr as ipaddr.IPv6).toIPv4Address()
+    : addr
 }

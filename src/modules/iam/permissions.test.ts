@@ -8,16 +8,31 @@ const dangerous = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnP
 
 /** Keys a client or an old row may hold: known names, prototype names and anything else. */
 const key = fc.oneof(fc.constantFrom(...PERMISSIONS), fc.constantFrom(...dangerous), fc.string({ maxLength: 20 }))
-const value = fc.oneof(fc.boolean(), fc.constant(null), fc.integer(), fc.string({ maxLength: 5 }), fc.object({ maxDepth: 1 }))
+const value = fc.oneof(
+  fc.boolean(),
+  fc.constant(null),
+  fc.integer(),
+  fc.string({ maxLength: 5 }),
+  fc.object({ maxDepth: 1 }),
+)
 /** JSON text of an object with those keys, written out so `__proto__` stays an own key as JSON.parse makes it. */
 const storedText = fc.oneof(
-  fc.array(fc.tuple(key, value), { maxLength: 30 }).map((pairs) => `{${pairs.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v) ?? 'null'}`).join(',')}}`),
+  fc
+    .array(fc.tuple(key, value), { maxLength: 30 })
+    .map((pairs) => `{${pairs.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v) ?? 'null'}`).join(',')}}`),
   fc.string({ maxLength: 40 }),
-  fc.constantFrom('null', '[]', '"x"', '1', '{"__proto__":{"polluted":true}}', '{"constructor":{"prototype":{"polluted":true}}}'),
+  fc.constantFrom(
+    'null',
+    '[]',
+    '"x"',
+    '1',
+    '{"__proto__":{"polluted":true}}',
+    '{"constructor":{"prototype":{"polluted":true}}}',
+  ),
 )
 
 describe('permission maps', () => {
-  it('knows only the specification\'s names, nothing inherited', () => {
+  it("knows only the specification's names, nothing inherited", () => {
     for (const p of PERMISSIONS) assert.equal(isPermission(p), true)
     for (const d of dangerous) assert.equal(isPermission(d), false)
   })

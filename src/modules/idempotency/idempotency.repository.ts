@@ -1,12 +1,25 @@
 import type { Db } from '../../db/database.js'
 
 export const findKey = (db: Db, accountId: number, key: string) =>
-  db.selectFrom('idempotency_keys').selectAll().where('account_id', '=', accountId).where('idem_key', '=', key).executeTakeFirst()
+  db
+    .selectFrom('idempotency_keys')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('idem_key', '=', key)
+    .executeTakeFirst()
 
 export const insertPending = (db: Db, accountId: number, key: string, requestHash: string, createdAt: string) =>
-  db.insertInto('idempotency_keys').values({ account_id: accountId, idem_key: key, request_hash: requestHash, created_at: createdAt }).execute()
+  db
+    .insertInto('idempotency_keys')
+    .values({ account_id: accountId, idem_key: key, request_hash: requestHash, created_at: createdAt })
+    .execute()
 
-export const complete = (db: Db, accountId: number, key: string, response: { status: number; contentType: string; body: string }) =>
+export const complete = (
+  db: Db,
+  accountId: number,
+  key: string,
+  response: { status: number; contentType: string; body: string },
+) =>
   db
     .updateTable('idempotency_keys')
     .set({ status: response.status, content_type: response.contentType, body: response.body })
@@ -17,4 +30,5 @@ export const complete = (db: Db, accountId: number, key: string, response: { sta
 export const remove = (db: Db, accountId: number, key: string) =>
   db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('idem_key', '=', key).execute()
 
-export const pruneBefore = (db: Db, cutoff: string) => db.deleteFrom('idempotency_keys').where('created_at', '<', cutoff).execute()
+export const pruneBefore = (db: Db, cutoff: string) =>
+  db.deleteFrom('idempotency_keys').where('created_at', '<', cutoff).execute()

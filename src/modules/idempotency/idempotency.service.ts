@@ -20,10 +20,15 @@ export type IdempotencyOutcome =
  * the same key with another request answers 409.
  */
 export class IdempotencyService {
-  constructor(private readonly db: Kysely<DB>, private readonly clock: Clock) {}
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock,
+  ) {}
 
   static hash(method: string, path: string, body: unknown): string {
-    return createHash('sha256').update(`${method} ${path}\n${JSON.stringify(body ?? null)}`).digest('hex')
+    return createHash('sha256')
+      .update(`${method} ${path}\n${JSON.stringify(body ?? null)}`)
+      .digest('hex')
   }
 
   /** Claims `key` for this request, or says what to answer instead. */
@@ -38,7 +43,12 @@ export class IdempotencyService {
       } else if (existing) {
         if (existing.request_hash !== requestHash) throw errors.idempotencyConflict()
         if (existing.status === null) throw errors.idempotencyInProgress()
-        return { kind: 'replay', status: existing.status, contentType: existing.content_type ?? 'application/json; charset=utf-8', body: existing.body ?? '' }
+        return {
+          kind: 'replay',
+          status: existing.status,
+          contentType: existing.content_type ?? 'application/json; charset=utf-8',
+          body: existing.body ?? '',
+        }
       }
       try {
         await repo.insertPending(this.db, accountId, key, requestHash, iso(now))
@@ -52,7 +62,11 @@ export class IdempotencyService {
   }
 
   /** Stores the first response; a server error frees the key so the client may retry. */
-  async finish(accountId: number, key: string, response: { status: number; contentType: string; body: string }): Promise<void> {
+  async finish(
+    accountId: number,
+    key: string,
+    response: { status: number; contentType: string; body: string },
+  ): Promise<void> {
     if (response.status >= 500) await repo.remove(this.db, accountId, key)
     else await repo.complete(this.db, accountId, key, response)
   }

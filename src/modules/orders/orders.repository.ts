@@ -20,8 +20,15 @@ export type OrderItem = Decoded<OrderItemRow, OrderItemJson>
 export const decodeOrderItem = jsonColumns<OrderItemJson>('details', 'errors', 'result')
 
 /** Stores a new order. */
-export const insertOrder = (db: Db, row: { account_id: number; status: OrderStatus; total_cents: number; created_at: string }) =>
-  db.insertInto('orders').values({ ...row, updated_at: row.created_at, completed_at: null }).returning('id').executeTakeFirstOrThrow()
+export const insertOrder = (
+  db: Db,
+  row: { account_id: number; status: OrderStatus; total_cents: number; created_at: string },
+) =>
+  db
+    .insertInto('orders')
+    .values({ ...row, updated_at: row.created_at, completed_at: null })
+    .returning('id')
+    .executeTakeFirstOrThrow()
 
 /** Stores one item of an order. */
 export const insertItem = (db: Db, row: Insertable<OrderItemsTable>) =>
@@ -37,7 +44,13 @@ export const findOrderForJob = (db: Db, orderId: number) =>
 
 /** The account's orders that are not completed, oldest first. */
 export const listOpenOrders = (db: Db, accountId: number) =>
-  db.selectFrom('orders').selectAll().where('account_id', '=', accountId).where('status', '!=', 'completed').orderBy('id').execute()
+  db
+    .selectFrom('orders')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('status', '!=', 'completed')
+    .orderBy('id')
+    .execute()
 
 /** The items of the account's orders `orderIds`, by id. */
 export const itemsOf = async (db: Db, accountId: number, orderIds: number[]): Promise<OrderItem[]> => {

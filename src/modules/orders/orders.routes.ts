@@ -52,63 +52,109 @@ const detailExample = {
   total_price: 9.99,
   created: '2026-03-01 10:15:00',
   completed: null,
-  services: [{ cart_id: 3301, type: 'domain', name: 'example.nl', status: 'error', price: 9.99, dns_template_id: 0,
-    errors: [{ code: 'transfer_code', description: 'The transfer code is not correct' }], result: null }],
+  services: [
+    {
+      cart_id: 3301,
+      type: 'domain',
+      name: 'example.nl',
+      status: 'error',
+      price: 9.99,
+      dns_template_id: 0,
+      errors: [{ code: 'transfer_code', description: 'The transfer code is not correct' }],
+      result: null,
+    },
+  ],
 }
 
 /** Open orders of the account, one order, and the correction of an order item. */
 export const ordersRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
 
-  app.get('/orders', {
-    config: { area: 'order' },
-    schema: {
-      operationId: 'listOrders',
-      tags: ['Orders'],
-      summary: 'List the open orders of the account',
-      description: 'Every order that is not completed, with its services; a service with a problem lists it in `errors`.',
-      response: {
-        200: Envelope(OrderList, {
-          orders: [{ order_id: 1201, status: 'error', services: [{ cart_id: 3301, type: 'domain', name: 'example.nl', dns_template_id: 0,
-            errors: [{ code: 'transfer_code', description: 'The transfer code is not correct' }] }] }],
-        }),
+  app.get(
+    '/orders',
+    {
+      config: { area: 'order' },
+      schema: {
+        operationId: 'listOrders',
+        tags: ['Orders'],
+        summary: 'List the open orders of the account',
+        description:
+          'Every order that is not completed, with its services; a service with a problem lists it in `errors`.',
+        response: {
+          200: Envelope(OrderList, {
+            orders: [
+              {
+                order_id: 1201,
+                status: 'error',
+                services: [
+                  {
+                    cart_id: 3301,
+                    type: 'domain',
+                    name: 'example.nl',
+                    dns_template_id: 0,
+                    errors: [{ code: 'transfer_code', description: 'The transfer code is not correct' }],
+                  },
+                ],
+              },
+            ],
+          }),
+        },
       },
     },
-  }, async (req) => {
-    const orders = await app.services.orders.listOpen(req.principal!.accountId)
-    return ok({ orders: orders.map(openOrder) })
-  })
-
-  app.get('/orders/:order_id', {
-    config: { area: 'order', fixture: 'order' },
-    schema: {
-      operationId: 'getOrder',
-      tags: ['Orders'],
-      summary: 'Get an order',
-      description: 'Any order of the account, completed ones included. Another account\'s order answers 404 `Order not found`.',
-      params: OrderIdParams,
-      response: { 200: Envelope(OrderDetail, detailExample), ...errorsFor('order', { 404: [errors.orderNotFound()] }) },
+    async (req) => {
+      const orders = await app.services.orders.listOpen(req.principal!.accountId)
+      return ok({ orders: orders.map(openOrder) })
     },
-  }, async (req) => ok(orderDetail(await app.services.orders.get(req.principal!.accountId, req.params.order_id))))
+  )
 
-  app.put('/orders/:order_id', {
-    config: { area: 'order', fixture: 'order' },
-    schema: {
-      operationId: 'updateOrder',
-      tags: ['Orders'],
-      summary: 'Correct a service of an open order',
-      description: 'Fixes one service (`cart_id`) of an open order — for a domain: `profile`, `nameserver`, `dns_template_id`, ' +
-        '`transfer_code` — and processes the order again. Returns the order. `?test=1` answers the corrected order without storing ' +
-        'the correction or processing the order. Contact, nameserver profile and DNS template references are checked against ' +
-        'the account: an unknown one and another account\'s answer alike (404 `Contact profile not found`, `Nameservers name not found`, ' +
-        '`DNS template not found`).',
-      params: OrderIdParams,
-      querystring: DryRunQuery,
-      body: FixOrderBody,
-      response: { 200: Envelope(OrderDetail, { ...detailExample, status: 'open',
-        services: [{ ...detailExample.services[0], status: 'pending', errors: [] }] }), ...errorsFor('order',
-        { 404: [errors.orderNotFound()] }) },
+  app.get(
+    '/orders/:order_id',
+    {
+      config: { area: 'order', fixture: 'order' },
+      schema: {
+        operationId: 'getOrder',
+        tags: ['Orders'],
+        summary: 'Get an order',
+        description:
+          "Any order of the account, completed ones included. Another account's order answers 404 `Order not found`.",
+        params: OrderIdParams,
+        response: {
+          200: Envelope(OrderDetail, detailExample),
+          ...errorsFor('order', { 404: [errors.orderNotFound()] }),
+        },
+      },
     },
-  }, async (req) =>
-    ok(orderDetail(await app.services.orders.fix(req.principal!.accountId, req.params.order_id, req.body, dry(req)))))
+    async (req) => ok(orderDetail(await app.services.orders.get(req.principal!.accountId, req.params.order_id))),
+  )
+
+  app.put(
+    '/orders/:order_id',
+    {
+      config: { area: 'order', fixture: 'order' },
+      schema: {
+        operationId: 'updateOrder',
+        tags: ['Orders'],
+        summary: 'Correct a service of an open order',
+        description:
+          'Fixes one service (`cart_id`) of an open order — for a domain: `profile`, `nameserver`, `dns_template_id`, ' +
+          '`transfer_code` — and processes the order again. Returns the order. `?test=1` answers the corrected order without storing ' +
+          'the correction or processing the order. Contact, nameserver profile and DNS template references are checked against ' +
+          "the account: an unknown one and another account's answer alike (404 `Contact profile not found`, `Nameservers name not found`, " +
+          '`DNS template not found`).',
+        params: OrderIdParams,
+        querystring: DryRunQuery,
+        body: FixOrderBody,
+        response: {
+          200: Envelope(OrderDetail, {
+            ...detailExample,
+            status: 'open',
+            services: [{ ...detailExample.services[0], status: 'pending', errors: [] }],
+          }),
+          ...errorsFor('order', { 404: [errors.orderNotFound()] }),
+        },
+      },
+    },
+    async (req) =>
+      ok(orderDetail(await app.services.orders.fix(req.principal!.accountId, req.params.order_id, req.body, dry(req)))),
+  )
 }

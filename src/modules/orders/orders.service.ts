@@ -43,7 +43,10 @@ export interface OrderItemProcessor {
 
 /** Charges an order: the invoice service implements it. */
 export interface OrderCharger {
-  createForOrder(accountId: number, input: { orderId: number; lines: { description: string; amountCents: number }[] }): Promise<unknown>
+  createForOrder(
+    accountId: number,
+    input: { orderId: number; lines: { description: string; amountCents: number }[] },
+  ): Promise<unknown>
 }
 
 /** One item of a new order. */
@@ -95,9 +98,14 @@ export class OrdersService {
   }
 
   /** Stores an order with its items, charges it (unless `charge: false`, for demo data) and queues its processing. */
-  async createOrder(accountId: number, items: NewOrderItem[], opts: { charge?: boolean } = {}): Promise<{ orderId: number }> {
+  async createOrder(
+    accountId: number,
+    items: NewOrderItem[],
+    opts: { charge?: boolean } = {},
+  ): Promise<{ orderId: number }> {
     if (items.length === 0) throw new Error('An order needs at least one item')
-    for (const item of items) if (!this.processors.has(item.type)) throw new Error(`No order processor for ${item.type}`)
+    for (const item of items)
+      if (!this.processors.has(item.type)) throw new Error(`No order processor for ${item.type}`)
     const now = iso(this.clock.now())
     const orderId = await this.db.transaction().execute(async (trx) => {
       const { id } = await repo.insertOrder(trx, {
@@ -172,7 +180,11 @@ export class OrdersService {
   /** The account's orders that are not completed, oldest first. */
   async listOpen(accountId: number): Promise<OrderView[]> {
     const orders = await repo.listOpenOrders(this.db, accountId)
-    const items = await repo.itemsOf(this.db, accountId, orders.map((o) => o.id))
+    const items = await repo.itemsOf(
+      this.db,
+      accountId,
+      orders.map((o) => o.id),
+    )
     return orders.map((order) => ({ order, items: items.filter((i) => i.order_id === order.id) }))
   }
 
@@ -188,7 +200,10 @@ export class OrdersService {
    * order as the correction would leave it before processing, without storing the correction or queueing the job.
    */
   async fix(
-    accountId: number, orderId: number, input: { cart_id: number } & Record<string, unknown>, opts: DryRun = {},
+    accountId: number,
+    orderId: number,
+    input: { cart_id: number } & Record<string, unknown>,
+    opts: DryRun = {},
   ): Promise<OrderView> {
     const view = await this.get(accountId, orderId)
     if (view.order.status === 'completed') throw errors.orderCompleted()

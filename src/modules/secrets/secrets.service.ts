@@ -37,7 +37,13 @@ export class SecretsService {
   async rotate(): Promise<number> {
     const check = await this.openCheck()
     if (check && !this.box.isCurrent(check)) {
-      await repo.replaceCheck(this.db, CHECK_NAME, check, this.box.seal(CHECK_TEXT, CHECK_CONTEXT), iso(this.clock.now()))
+      await repo.replaceCheck(
+        this.db,
+        CHECK_NAME,
+        check,
+        this.box.seal(CHECK_TEXT, CHECK_CONTEXT),
+        iso(this.clock.now()),
+      )
     }
     let resealed = 0
     for (const h of this.holders) resealed += await h.resealSecrets(true)

@@ -3,11 +3,18 @@ import { errors } from '../../errors.js'
 import type { FirewallConfig, FirewallRule } from '../../drivers/hypervisor/hypervisor.js'
 
 /** An IPv4 address as an unsigned 32-bit number. */
-export const ipToInt = (ip: string): number => ipaddr.IPv4.parse(ip).toByteArray().reduce((n, b) => n * 256 + b, 0)
+export const ipToInt = (ip: string): number =>
+  ipaddr.IPv4.parse(ip)
+    .toByteArray()
+    .reduce((n, b) => n * 256 + b, 0)
 /** The dotted form of an unsigned 32-bit number. */
 export const intToIp = (n: number): string => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.')
 
-const PRIVATE_BLOCKS: Array<[string, number]> = [['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16]]
+const PRIVATE_BLOCKS: Array<[string, number]> = [
+  ['10.0.0.0', 8],
+  ['172.16.0.0', 12],
+  ['192.168.0.0', 16],
+]
 
 /** A parsed IPv4 block. */
 export interface Block {
@@ -22,12 +29,14 @@ const strictIpv4 = (s: string) => /^\d{1,3}(\.\d{1,3}){3}$/.test(s) && ipaddr.IP
 /** Parses `a.b.c.d/n` strictly (four decimal parts; the address must be the block's network address). */
 export function parseBlock(cidr: string): Block {
   const m = /^([^/]+)\/(\d{1,2})$/.exec(cidr.trim())
-  if (!m || !strictIpv4(m[1]) || Number(m[2]) > 32) throw errors.subnetInvalid('cidr must be an IPv4 block such as 10.0.0.0/24')
+  if (!m || !strictIpv4(m[1]) || Number(m[2]) > 32)
+    throw errors.subnetInvalid('cidr must be an IPv4 block such as 10.0.0.0/24')
   const prefix = Number(m[2])
   const size = 2 ** (32 - prefix)
   const address = ipToInt(m[1])
   const network = address - (address % size)
-  if (network !== address) throw errors.subnetInvalid(`cidr must start at the network address (${intToIp(network)}/${prefix})`)
+  if (network !== address)
+    throw errors.subnetInvalid(`cidr must start at the network address (${intToIp(network)}/${prefix})`)
   return { network, prefix, broadcast: network + size - 1, cidr: `${intToIp(network)}/${prefix}` }
 }
 
@@ -70,7 +79,8 @@ export function planSubnet(input: SubnetInput, existing: Array<{ name: string; c
   if (block.prefix < MIN_PREFIX || block.prefix > MAX_PREFIX) {
     throw errors.subnetInvalid(`the prefix length must be from /${MIN_PREFIX} to /${MAX_PREFIX}`)
   }
-  if (!isPrivateBlock(block)) throw errors.subnetInvalid('only private ranges can be used (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16)')
+  if (!isPrivateBlock(block))
+    throw errors.subnetInvalid('only private ranges can be used (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16)')
   for (const other of existing) {
     if (overlaps(block, parseBlock(other.cidr))) throw errors.subnetOverlap(`${other.name} (${other.cidr})`)
   }
@@ -80,7 +90,10 @@ export function planSubnet(input: SubnetInput, existing: Array<{ name: string; c
     if (value === undefined || value === '') return undefined
     if (!strictIpv4(value)) throw errors.subnetInvalid(`${field} must be an IPv4 address`)
     const n = ipToInt(value)
-    if (n < first || n > last) throw errors.subnetInvalid(`${field} must be a usable address inside ${block.cidr} (${intToIp(first)} to ${intToIp(last)})`)
+    if (n < first || n > last)
+      throw errors.subnetInvalid(
+        `${field} must be a usable address inside ${block.cidr} (${intToIp(first)} to ${intToIp(last)})`,
+      )
     return n
   }
   const gateway = address('gateway', input.gateway) ?? first
@@ -100,7 +113,10 @@ export function planSubnet(input: SubnetInput, existing: Array<{ name: string; c
 }
 
 /** The lowest address of the DHCP range that is neither taken nor the gateway, or null when none is left. */
-export function firstFreeAddress(plan: { gateway: string; dhcp_start: string; dhcp_end: string }, taken: string[]): string | null {
+export function firstFreeAddress(
+  plan: { gateway: string; dhcp_start: string; dhcp_end: string },
+  taken: string[],
+): string | null {
   const used = new Set(taken.map(ipToInt))
   used.add(ipToInt(plan.gateway))
   for (let n = ipToInt(plan.dhcp_start); n <= ipToInt(plan.dhcp_end); n++) if (!used.has(n)) return intToIp(n)
@@ -130,14 +146,16 @@ export function normaliseFirewall(enabled: boolean, rules: FirewallRuleInput[]):
     const n = i + 1
     const direction = r.direction ?? 'in'
     if (direction !== 'in') throw errors.firewallRule(n, 'direction must be in')
-    if (r.protocol !== 'tcp' && r.protocol !== 'udp' && r.protocol !== 'icmp') throw errors.firewallRule(n, 'protocol must be tcp, udp or icmp')
+    if (r.protocol !== 'tcp' && r.protocol !== 'udp' && r.protocol !== 'icmp')
+      throw errors.firewallRule(n, 'protocol must be tcp, udp or icmp')
     let port: string | null = null
     if (r.port !== undefined && r.port !== null && r.port !== '') {
       if (r.protocol === 'icmp') throw errors.firewallRule(n, 'icmp rules have no port')
       const m = /^(\d{1,5})(?:-(\d{1,5}))?$/.exec(r.port)
       const from = m ? Number(m[1]) : 0
       const to = m?.[2] !== undefined ? Number(m[2]) : from
-      if (!m || from < 1 || to > 65535 || from > to) throw errors.firewallRule(n, 'port must be a port (1-65535) or a range such as 8000-8100')
+      if (!m || from < 1 || to > 65535 || from > to)
+        throw errors.firewallRule(n, 'port must be a port (1-65535) or a range such as 8000-8100')
       port = from === to ? String(from) : `${from}-${to}`
     }
     const source = normaliseSource(r.source ?? '0.0.0.0/0')
@@ -153,9 +171,8 @@ function normaliseSource(source: string): string | null {
   try {
     if (source.includes('/')) {
       const [addr, prefix] = ipaddr.parseCIDR(source)
-      const net = addr.kind() === 'ipv4'
-        ? ipaddr.IPv4.networkAddressFromCIDR(source)
-        : ipaddr.IPv6.networkAddressFromCIDR(source)
+      const net =
+        addr.kind() === 'ipv4' ? ipaddr.IPv4.networkAddressFromCIDR(source) : ipaddr.IPv6.networkAddressFromCIDR(source)
       return `${net.toString()}/${prefix}`
     }
     const addr = ipaddr.parse(source)

@@ -14,28 +14,59 @@ export const sshKeysRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const env = <T extends TSchema>(t: T, example: unknown) => ({ 200: Envelope(t, example) })
 
-  app.get('/vps/ssh-keys', {
-    config: { area: 'vps' },
-    schema: { operationId: 'listSshKeys', tags: TAGS, summary: 'List SSH keys', response: env(Type.Object({ ssh_keys: Type.Array(S.SshKey) }), { ssh_keys: [S.sshKeyExample] }) },
-  }, async (req) => ok({ ssh_keys: await app.services.vps.sshKeys.list(req.principal!.accountId) }))
-
-  app.post('/vps/ssh-keys', {
-    config: { area: 'vps' },
-    schema: {
-      operationId: 'addSshKey', querystring: DryRunQuery, tags: TAGS, summary: 'Add an SSH key',
-      description: 'The key is parsed and checked (ssh-ed25519, ecdsa, ssh-rsa ≥ 2048 bits); the same key twice → 400.',
-      body: S.SshKeyBody, response: env(S.SshKey, S.sshKeyExample),
+  app.get(
+    '/vps/ssh-keys',
+    {
+      config: { area: 'vps' },
+      schema: {
+        operationId: 'listSshKeys',
+        tags: TAGS,
+        summary: 'List SSH keys',
+        response: env(Type.Object({ ssh_keys: Type.Array(S.SshKey) }), { ssh_keys: [S.sshKeyExample] }),
+      },
     },
-  }, async (req) => ok(await app.services.vps.sshKeys.add(req.principal!.accountId, req.body.name, req.body.public_key, dry(req)), 'SSH key added'))
+    async (req) => ok({ ssh_keys: await app.services.vps.sshKeys.list(req.principal!.accountId) }),
+  )
 
-  app.delete('/vps/ssh-keys/:id', {
-    config: { area: 'vps', fixture: 'vpsSshKey' },
-    schema: {
-      operationId: 'deleteSshKey', querystring: DryRunQuery, tags: TAGS, summary: 'Delete an SSH key', description: 'Unknown or another account\'s key → 404 `SSH key not found`.',
-      params: S.IdParams, response: { 200: OkMessage, ...errorsFor('vps', { 404: [errors.sshKeyNotFound()] }) },
+  app.post(
+    '/vps/ssh-keys',
+    {
+      config: { area: 'vps' },
+      schema: {
+        operationId: 'addSshKey',
+        querystring: DryRunQuery,
+        tags: TAGS,
+        summary: 'Add an SSH key',
+        description:
+          'The key is parsed and checked (ssh-ed25519, ecdsa, ssh-rsa ≥ 2048 bits); the same key twice → 400.',
+        body: S.SshKeyBody,
+        response: env(S.SshKey, S.sshKeyExample),
+      },
     },
-  }, async (req) => {
-    await app.services.vps.sshKeys.delete(req.principal!.accountId, req.params.id, dry(req))
-    return okMessage('SSH key deleted')
-  })
+    async (req) =>
+      ok(
+        await app.services.vps.sshKeys.add(req.principal!.accountId, req.body.name, req.body.public_key, dry(req)),
+        'SSH key added',
+      ),
+  )
+
+  app.delete(
+    '/vps/ssh-keys/:id',
+    {
+      config: { area: 'vps', fixture: 'vpsSshKey' },
+      schema: {
+        operationId: 'deleteSshKey',
+        querystring: DryRunQuery,
+        tags: TAGS,
+        summary: 'Delete an SSH key',
+        description: "Unknown or another account's key → 404 `SSH key not found`.",
+        params: S.IdParams,
+        response: { 200: OkMessage, ...errorsFor('vps', { 404: [errors.sshKeyNotFound()] }) },
+      },
+    },
+    async (req) => {
+      await app.services.vps.sshKeys.delete(req.principal!.accountId, req.params.id, dry(req))
+      return okMessage('SSH key deleted')
+    },
+  )
 }

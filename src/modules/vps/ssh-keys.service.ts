@@ -40,7 +40,15 @@ export class SshKeysService {
     if (key.type === 'rsa' && key.size < 2048) throw errors.sshKeyTooShort()
     const fingerprint = key.fingerprint('sha256').toString()
     if (await repo.findSshKeyByFingerprint(this.db, accountId, fingerprint)) throw errors.sshKeyDuplicate()
-    const row = { account_id: accountId, name: name.trim(), public_key: text, fingerprint, key_type: key.type, bits: key.size, created_at: iso(this.clock.now()) }
+    const row = {
+      account_id: accountId,
+      name: name.trim(),
+      public_key: text,
+      fingerprint,
+      key_type: key.type,
+      bits: key.size,
+      created_at: iso(this.clock.now()),
+    }
     if (opts.dryRun) return sshKeyView({ ...row, id: 0 })
     try {
       return sshKeyView(await repo.insertSshKey(this.db, row))
@@ -53,7 +61,8 @@ export class SshKeysService {
   async delete(accountId: number, rawId: string, opts: DryRun = {}) {
     const id = isId(rawId) ? Number(rawId) : NaN
     if (opts.dryRun) {
-      if (Number.isNaN(id) || (await repo.findSshKeys(this.db, accountId, [id])).length === 0) throw errors.sshKeyNotFound()
+      if (Number.isNaN(id) || (await repo.findSshKeys(this.db, accountId, [id])).length === 0)
+        throw errors.sshKeyNotFound()
       return
     }
     if (Number.isNaN(id) || !(await repo.deleteSshKey(this.db, accountId, id))) throw errors.sshKeyNotFound()
@@ -67,6 +76,20 @@ export class SshKeysService {
   }
 }
 
-const sshKeyView = (k: { id: number; name: string; public_key: string; fingerprint: string; key_type: string; bits: number; created_at: string }) => ({
-  id: k.id, name: k.name, public_key: k.public_key, fingerprint: k.fingerprint, type: k.key_type, bits: k.bits, created: ymdhm(new Date(k.created_at)),
+const sshKeyView = (k: {
+  id: number
+  name: string
+  public_key: string
+  fingerprint: string
+  key_type: string
+  bits: number
+  created_at: string
+}) => ({
+  id: k.id,
+  name: k.name,
+  public_key: k.public_key,
+  fingerprint: k.fingerprint,
+  type: k.key_type,
+  bits: k.bits,
+  created: ymdhm(new Date(k.created_at)),
 })

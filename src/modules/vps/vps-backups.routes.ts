@@ -9,40 +9,65 @@ export const vpsBackupsRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const backups = () => app.services.vps.backups
 
-  app.get('/vps/:id/backups', {
-    config: { area: 'vps', fixture: 'vps' },
-    schema: {
-      operationId: 'listVpsBackups', tags: ['VPS'], summary: 'List VPS backups',
-      description: 'Answers `details` instead of `data`. 400 `No valid VPS ID provided`; 400 `No access to this VPS`.',
-      params: VpsIdParams, response: { 200: BackupList },
+  app.get(
+    '/vps/:id/backups',
+    {
+      config: { area: 'vps', fixture: 'vps' },
+      schema: {
+        operationId: 'listVpsBackups',
+        tags: ['VPS'],
+        summary: 'List VPS backups',
+        description:
+          'Answers `details` instead of `data`. 400 `No valid VPS ID provided`; 400 `No access to this VPS`.',
+        params: VpsIdParams,
+        response: { 200: BackupList },
+      },
     },
-  }, async (req) => {
-    const list = await backups().list(req.principal!.accountId, req.params.id)
-    return { status: 200, status_description: 'Request successful', details: { backups: list, count: list.length } }
-  })
+    async (req) => {
+      const list = await backups().list(req.principal!.accountId, req.params.id)
+      return { status: 200, status_description: 'Request successful', details: { backups: list, count: list.length } }
+    },
+  )
 
-  app.post('/vps/:id/backups', {
-    config: { area: 'vps', fixture: 'vps' },
-    schema: {
-      operationId: 'createVpsBackup', querystring: DryRunQuery, tags: ['VPS'], summary: 'Create a backup',
-      description: `A \`manual\` backup appears when the task is done. ${TASK_DESCRIPTION}`, params: VpsIdParams,
-      response: { 200: Envelope(TaskResult, { task: { ...taskExample, action: 'backup' } }) },
+  app.post(
+    '/vps/:id/backups',
+    {
+      config: { area: 'vps', fixture: 'vps' },
+      schema: {
+        operationId: 'createVpsBackup',
+        querystring: DryRunQuery,
+        tags: ['VPS'],
+        summary: 'Create a backup',
+        description: `A \`manual\` backup appears when the task is done. ${TASK_DESCRIPTION}`,
+        params: VpsIdParams,
+        response: { 200: Envelope(TaskResult, { task: { ...taskExample, action: 'backup' } }) },
+      },
     },
-  }, async (req) => {
-    const task = await backups().create(req.principal!.accountId, req.params.id, dry(req))
-    return ok({ task }, 'Task queued')
-  })
+    async (req) => {
+      const task = await backups().create(req.principal!.accountId, req.params.id, dry(req))
+      return ok({ task }, 'Task queued')
+    },
+  )
 
-  app.patch('/vps/:id/backups', {
-    config: { area: 'vps', fixture: 'vpsRestore' },
-    schema: {
-      operationId: 'restoreVpsBackup', querystring: DryRunQuery, tags: ['VPS'], summary: 'Restore a backup',
-      description: TASK_DESCRIPTION, params: VpsIdParams, body: RestoreBody,
-      response: { 200: Envelope(TaskResult, { task: { ...taskExample, action: 'restore' } }) },
+  app.patch(
+    '/vps/:id/backups',
+    {
+      config: { area: 'vps', fixture: 'vpsRestore' },
+      schema: {
+        operationId: 'restoreVpsBackup',
+        querystring: DryRunQuery,
+        tags: ['VPS'],
+        summary: 'Restore a backup',
+        description: TASK_DESCRIPTION,
+        params: VpsIdParams,
+        body: RestoreBody,
+        response: { 200: Envelope(TaskResult, { task: { ...taskExample, action: 'restore' } }) },
+      },
     },
-  }, async (req) => {
-    const { key, type } = req.body
-    const task = await backups().restore(req.principal!.accountId, req.params.id, key, type, dry(req))
-    return ok({ task }, 'Task queued')
-  })
+    async (req) => {
+      const { key, type } = req.body
+      const task = await backups().restore(req.principal!.accountId, req.params.id, key, type, dry(req))
+      return ok({ task }, 'Task queued')
+    },
+  )
 }

@@ -134,10 +134,16 @@ export function periodEnd(created: Date, months: number, now: Date): Date {
 
 /** `months` later on the same day of the month, or the month's last day when it is shorter (31 Jan + 1 → 28/29 Feb). */
 export function addMonths(from: Date, months: number): Date {
-  const target = new Date(Date.UTC(
-    from.getUTCFullYear(), from.getUTCMonth() + months, 1,
-    from.getUTCHours(), from.getUTCMinutes(), from.getUTCSeconds(),
-  ))
+  const target = new Date(
+    Date.UTC(
+      from.getUTCFullYear(),
+      from.getUTCMonth() + months,
+      1,
+      from.getUTCHours(),
+      from.getUTCMinutes(),
+      from.getUTCSeconds(),
+    ),
+  )
   const lastDay = new Date(Date.UTC(target.getUTCFullYear(), target.getUTCMonth() + 1, 0)).getUTCDate()
   target.setUTCDate(Math.min(from.getUTCDate(), lastDay))
   return target

@@ -7,7 +7,13 @@ import { errors } from '../../errors.js'
 import type { FirewallConfig, HypervisorDriver } from '../../drivers/hypervisor/hypervisor.js'
 import * as repo from './vps.repository.js'
 import { dmyhm, isId, ownedVps, viaDriver } from './vps.common.js'
-import { firstFreeAddress, normaliseFirewall, planSubnet, type FirewallRuleInput, type SubnetInput } from './network-rules.js'
+import {
+  firstFreeAddress,
+  normaliseFirewall,
+  planSubnet,
+  type FirewallRuleInput,
+  type SubnetInput,
+} from './network-rules.js'
 import { refusal } from './vps.state.js'
 import type { DryRun } from '../../lib/dry-run.js'
 
@@ -26,13 +32,22 @@ export class VpsNetworkService {
     return v.firewall
   }
 
-  async setFirewall(accountId: number, rawId: string, enabled: boolean, rules: FirewallRuleInput[], opts: DryRun = {}): Promise<FirewallConfig> {
+  async setFirewall(
+    accountId: number,
+    rawId: string,
+    enabled: boolean,
+    rules: FirewallRuleInput[],
+    opts: DryRun = {},
+  ): Promise<FirewallConfig> {
     const v = await ownedVps(this.db, accountId, rawId)
     const firewall = normaliseFirewall(enabled, rules)
     if (v.status === 'terminated') throw errors.vpsWrongState(refusal('terminated', 'hostname')!)
     if (opts.dryRun) return firewall
     await viaDriver(() => this.hypervisor.setFirewall(v.instance_ref, firewall))
-    await repo.updateVps(this.db, accountId, v.id, { firewall: JSON.stringify(firewall), updated_at: iso(this.clock.now()) })
+    await repo.updateVps(this.db, accountId, v.id, {
+      firewall: JSON.stringify(firewall),
+      updated_at: iso(this.clock.now()),
+    })
     return firewall
   }
 
@@ -52,7 +67,12 @@ export class VpsNetworkService {
     if (await repo.findVpcOnHost(this.db, accountId, v.host)) throw errors.vpcExists()
     if (opts.dryRun) return { id: 0, name: name.trim(), host: v.host, created: ymdhm(this.clock.now()), subnets: [] }
     try {
-      const vpc = await repo.insertVpc(this.db, { account_id: accountId, name: name.trim(), host: v.host, created_at: iso(this.clock.now()) })
+      const vpc = await repo.insertVpc(this.db, {
+        account_id: accountId,
+        name: name.trim(),
+        host: v.host,
+        created_at: iso(this.clock.now()),
+      })
       return this.vpcView(accountId, vpc)
     } catch (err) {
       if (isUniqueViolation(err)) throw errors.vpcExists()
@@ -68,8 +88,14 @@ export class VpsNetworkService {
     const existing = await repo.listSubnets(this.db, accountId, vpc.id)
     const plan = planSubnet(input, existing)
     const row = {
-      vpc_id: vpc.id, account_id: accountId, name: input.name?.trim() || plan.cidr, cidr: plan.cidr, gateway: plan.gateway,
-      dhcp_start: plan.dhcpStart, dhcp_end: plan.dhcpEnd, created_at: iso(this.clock.now()),
+      vpc_id: vpc.id,
+      account_id: accountId,
+      name: input.name?.trim() || plan.cidr,
+      cidr: plan.cidr,
+      gateway: plan.gateway,
+      dhcp_start: plan.dhcpStart,
+      dhcp_end: plan.dhcpEnd,
+      created_at: iso(this.clock.now()),
     }
     return subnetView(opts.dryRun ? { ...row, id: 0 } : await repo.insertSubnet(this.db, row))
   }
@@ -84,24 +110,47 @@ export class VpsNetworkService {
     for (let attempt = 0; ; attempt++) {
       const taken = await repo.attachmentsOfSubnet(this.db, accountId, subnet.id)
       const mine = taken.find((a) => a.vps_id === v.id)
-      if (mine) return { vps_id: v.id, subnet_id: subnet.id, address: mine.address, cidr: subnet.cidr, gateway: subnet.gateway }
-      const address = firstFreeAddress(subnet, taken.map((a) => a.address))
+      if (mine)
+        return { vps_id: v.id, subnet_id: subnet.id, address: mine.address, cidr: subnet.cidr, gateway: subnet.gateway }
+      const address = firstFreeAddress(
+        subnet,
+        taken.map((a) => a.address),
+      )
       if (!address) throw errors.subnetFull()
-      if (opts.dryRun) return { vps_id: v.id, subnet_id: subnet.id, address, cidr: subnet.cidr, gateway: subnet.gateway }
+      if (opts.dryRun)
+        return { vps_id: v.id, subnet_id: subnet.id, address, cidr: subnet.cidr, gateway: subnet.gateway }
       try {
-        await repo.insertAttachment(this.db, { subnet_id: subnet.id, vps_id: v.id, address, created_at: iso(this.clock.now()) })
+        await repo.insertAttachment(this.db, {
+          subnet_id: subnet.id,
+          vps_id: v.id,
+          address,
+          created_at: iso(this.clock.now()),
+        })
       } catch (err) {
         if (isUniqueViolation(err) && attempt < 5) continue
         throw err
       }
-      await viaDriver(() => this.hypervisor.attachNetwork(v.instance_ref, { networkId: subnet.id, cidr: subnet.cidr, gateway: subnet.gateway, address }))
+      await viaDriver(() =>
+        this.hypervisor.attachNetwork(v.instance_ref, {
+          networkId: subnet.id,
+          cidr: subnet.cidr,
+          gateway: subnet.gateway,
+          address,
+        }),
+      )
       return { vps_id: v.id, subnet_id: subnet.id, address, cidr: subnet.cidr, gateway: subnet.gateway }
     }
   }
 
   private async vpcView(accountId: number, vpc: { id: number; name: string; host: string; created_at: string }) {
     const subnets = await repo.listSubnets(this.db, accountId, vpc.id)
-    return { id: vpc.id, name: vpc.name, host: vpc.host, created: ymdhm(new Date(vpc.created_at)), subnets: subnets.map(subnetView) }
+    return {
+      id: vpc.id,
+      name: vpc.name,
+      host: vpc.host,
+      created: ymdhm(new Date(vpc.created_at)),
+      subnets: subnets.map(subnetView),
+    }
   }
 
   // ---- Floating IPs -----------------------------------------------------------------------------
@@ -116,7 +165,9 @@ export class VpsNetworkService {
     if (!locations.includes(location)) throw errors.floatingIpUnknownLocation(locations)
     if (opts.dryRun) return floatingView({ id: 0, ip: '', location, vps_id: null, created_at: iso(this.clock.now()) })
     const ip = await viaDriver(() => this.hypervisor.reserveFloatingIp(location))
-    return floatingView(await repo.insertFloatingIp(this.db, { account_id: accountId, ip, location, created_at: iso(this.clock.now()) }))
+    return floatingView(
+      await repo.insertFloatingIp(this.db, { account_id: accountId, ip, location, created_at: iso(this.clock.now()) }),
+    )
   }
 
   async attachFloatingIp(accountId: number, rawId: string, vpsId: number, opts: DryRun = {}) {
@@ -155,10 +206,28 @@ export class VpsNetworkService {
   }
 }
 
-const subnetView = (s: { id: number; name: string; cidr: string; gateway: string; dhcp_start: string; dhcp_end: string; created_at: string }) => ({
-  id: s.id, name: s.name, cidr: s.cidr, gateway: s.gateway, dhcp_start: s.dhcp_start, dhcp_end: s.dhcp_end, created: dmyhm(new Date(s.created_at)),
+const subnetView = (s: {
+  id: number
+  name: string
+  cidr: string
+  gateway: string
+  dhcp_start: string
+  dhcp_end: string
+  created_at: string
+}) => ({
+  id: s.id,
+  name: s.name,
+  cidr: s.cidr,
+  gateway: s.gateway,
+  dhcp_start: s.dhcp_start,
+  dhcp_end: s.dhcp_end,
+  created: dmyhm(new Date(s.created_at)),
 })
 
 const floatingView = (f: { id: number; ip: string; location: string; vps_id: number | null; created_at: string }) => ({
-  id: f.id, ip: f.ip, location: f.location, vps_id: f.vps_id, created: ymdhm(new Date(f.created_at)),
+  id: f.id,
+  ip: f.ip,
+  location: f.location,
+  vps_id: f.vps_id,
+  created: ymdhm(new Date(f.created_at)),
 })

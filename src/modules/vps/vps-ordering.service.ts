@@ -39,8 +39,14 @@ export class VpsOrderingService {
   /** The products on offer: specs, monthly price (excluding VAT), locations and billing periods. */
   products() {
     return VPS_PRODUCTS.map((p) => ({
-      id: p.id, name: p.name, cpu: p.cpu, memory_mb: p.memory_mb, disk_gb: p.disk_gb,
-      price: p.priceCents / 100, locations: [...p.locations], durations: [...VPS_DURATIONS],
+      id: p.id,
+      name: p.name,
+      cpu: p.cpu,
+      memory_mb: p.memory_mb,
+      disk_gb: p.disk_gb,
+      price: p.priceCents / 100,
+      locations: [...p.locations],
+      durations: [...VPS_DURATIONS],
     }))
   }
 
@@ -62,23 +68,58 @@ export class VpsOrderingService {
   /** Creates a VPS: allocates the instance on the hypervisor and queues the install task. */
   async provision(accountId: number, input: ProvisionInput): Promise<{ vpsId: number; taskId: number }> {
     const { product, hostname, location, months, keys } = await this.checkOrder(accountId, input)
-    const created = await viaDriver(() => this.hypervisor.createInstance({
-      location, host: input.host, imageId: input.imageId, hostname, cpu: product.cpu, memoryMb: product.memory_mb,
-      diskGb: product.disk_gb, rootPassword: newPassword(), sshKeys: keys,
-    }))
+    const created = await viaDriver(() =>
+      this.hypervisor.createInstance({
+        location,
+        host: input.host,
+        imageId: input.imageId,
+        hostname,
+        cpu: product.cpu,
+        memoryMb: product.memory_mb,
+        diskGb: product.disk_gb,
+        rootPassword: newPassword(),
+        sshKeys: keys,
+      }),
+    )
     const now = iso(this.clock.now())
     const ids = await this.db.transaction().execute(async (trx) => {
       const v = await repo.insertVps(trx, {
-        account_id: accountId, name: input.name ?? hostname.split('.')[0], hostname, product_id: product.id, location,
-        host: created.host, instance_ref: created.ref, image_id: input.imageId, cpu: product.cpu,
-        memory_mb: product.memory_mb, disk_gb: product.disk_gb, status: 'installing', rescue: 0, ipv4: created.ipv4,
-        ipv6: created.ipv6, reverse_dns: '{}', firewall: JSON.stringify({ enabled: false, rules: [] }),
-        billing_months: months, task_id: null, cancellation_date: null, order_item_id: input.orderItemId ?? null,
-        created_at: now, updated_at: now,
+        account_id: accountId,
+        name: input.name ?? hostname.split('.')[0],
+        hostname,
+        product_id: product.id,
+        location,
+        host: created.host,
+        instance_ref: created.ref,
+        image_id: input.imageId,
+        cpu: product.cpu,
+        memory_mb: product.memory_mb,
+        disk_gb: product.disk_gb,
+        status: 'installing',
+        rescue: 0,
+        ipv4: created.ipv4,
+        ipv6: created.ipv6,
+        reverse_dns: '{}',
+        firewall: JSON.stringify({ enabled: false, rules: [] }),
+        billing_months: months,
+        task_id: null,
+        cancellation_date: null,
+        order_item_id: input.orderItemId ?? null,
+        created_at: now,
+        updated_at: now,
       })
       const t = await repo.insertTask(trx, {
-        vps_id: v.id, account_id: accountId, action: 'create', status: 'queued', progress: 0, attempts: 0, params: '{}',
-        previous_status: 'installing', operation_ref: created.operation.ref, created_at: now, updated_at: now,
+        vps_id: v.id,
+        account_id: accountId,
+        action: 'create',
+        status: 'queued',
+        progress: 0,
+        attempts: 0,
+        params: '{}',
+        previous_status: 'installing',
+        operation_ref: created.operation.ref,
+        created_at: now,
+        updated_at: now,
       })
       await repo.holdVps(trx, accountId, v.id, t.id, 'installing', now)
       return { vpsId: v.id, taskId: t.id }

@@ -20,40 +20,71 @@ export const vpsPowerRoutes: FastifyPluginAsync = async (base) => {
     return ok({ task }, 'Task queued')
   }
 
-  app.post('/vps/:id/start', {
-    config: { area: 'vps', fixture: 'vps' },
-    schema: {
-      operationId: 'startVps', querystring: DryRunQuery, tags: ['VPS'], summary: 'Start a VPS',
-      description: TASK_DESCRIPTION, params: VpsIdParams,
-      response: { 200: Envelope(TaskResult, { task: { ...taskExample, action: 'start' } }) },
+  app.post(
+    '/vps/:id/start',
+    {
+      config: { area: 'vps', fixture: 'vps' },
+      schema: {
+        operationId: 'startVps',
+        querystring: DryRunQuery,
+        tags: ['VPS'],
+        summary: 'Start a VPS',
+        description: TASK_DESCRIPTION,
+        params: VpsIdParams,
+        response: { 200: Envelope(TaskResult, { task: { ...taskExample, action: 'start' } }) },
+      },
     },
-  }, async (req) => power(req, 'start'))
+    async (req) => power(req, 'start'),
+  )
 
-  app.post('/vps/:id/stop', {
-    config: { area: 'vps', fixture: 'vps' },
-    schema: {
-      operationId: 'stopVps', querystring: DryRunQuery, tags: ['VPS'],
-      summary: 'Stop a VPS gracefully (ACPI; a guest that ignores it makes the task fail: use poweroff)',
-      description: TASK_DESCRIPTION, params: VpsIdParams,
-      response: { 200: Envelope(TaskResult, { task: { ...taskExample, action: 'stop' } }) },
+  app.post(
+    '/vps/:id/stop',
+    {
+      config: { area: 'vps', fixture: 'vps' },
+      schema: {
+        operationId: 'stopVps',
+        querystring: DryRunQuery,
+        tags: ['VPS'],
+        summary: 'Stop a VPS gracefully (ACPI; a guest that ignores it makes the task fail: use poweroff)',
+        description: TASK_DESCRIPTION,
+        params: VpsIdParams,
+        response: { 200: Envelope(TaskResult, { task: { ...taskExample, action: 'stop' } }) },
+      },
     },
-  }, async (req) => power(req, 'stop'))
+    async (req) => power(req, 'stop'),
+  )
 
-  app.post('/vps/:id/poweroff', {
-    config: { area: 'vps', fixture: 'vps' },
-    schema: {
-      operationId: 'poweroffVps', querystring: DryRunQuery, tags: ['VPS'], summary: 'Power off a VPS (hard)',
-      description: TASK_DESCRIPTION, params: VpsIdParams,
-      response: { 200: Envelope(TaskResult, { task: { ...taskExample, action: 'poweroff' } }) },
+  app.post(
+    '/vps/:id/poweroff',
+    {
+      config: { area: 'vps', fixture: 'vps' },
+      schema: {
+        operationId: 'poweroffVps',
+        querystring: DryRunQuery,
+        tags: ['VPS'],
+        summary: 'Power off a VPS (hard)',
+        description: TASK_DESCRIPTION,
+        params: VpsIdParams,
+        response: { 200: Envelope(TaskResult, { task: { ...taskExample, action: 'poweroff' } }) },
+      },
     },
-  }, async (req) => power(req, 'poweroff'))
+    async (req) => power(req, 'poweroff'),
+  )
 
-  app.post('/vps/:id/restart', {
-    config: { area: 'vps', fixture: 'vps' },
-    schema: {
-      operationId: 'restartVps', querystring: DryRunQuery, tags: ['VPS'], summary: 'Restart a VPS',
-      description: TASK_DESCRIPTION, params: VpsIdParams,
-      response: { 200: Envelope(TaskResult, { task: { ...taskExample, action: 'restart' } }) },
+  app.post(
+    '/vps/:id/restart',
+    {
+      config: { area: 'vps', fixture: 'vps' },
+      schema: {
+        operationId: 'restartVps',
+        querystring: DryRunQuery,
+        tags: ['VPS'],
+        summary: 'Restart a VPS',
+        description: TASK_DESCRIPTION,
+        params: VpsIdParams,
+        response: { 200: Envelope(TaskResult, { task: { ...taskExample, action: 'restart' } }) },
+      },
     },
-  }, async (req) => power(req, 'restart'))
+    async (req) => power(req, 'restart'),
+  )
 }

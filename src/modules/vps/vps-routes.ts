@@ -14,8 +14,15 @@ import { vpsBackupsRoutes } from './vps-backups.routes.js'
 export const vpsAreaRoutes: FastifyPluginAsync = async (app) => {
   // The order of registration is the order of the operations in the OpenAPI document.
   for (const routes of [
-    sshKeysRoutes, vpsNetworkRoutes, vpsListRoutes, vpsOrderingRoutes, vpsRoutes,
-    vpsCancellationRoutes, vpsPowerRoutes, vpsSystemRoutes, vpsBackupsRoutes,
+    sshKeysRoutes,
+    vpsNetworkRoutes,
+    vpsListRoutes,
+    vpsOrderingRoutes,
+    vpsRoutes,
+    vpsCancellationRoutes,
+    vpsPowerRoutes,
+    vpsSystemRoutes,
+    vpsBackupsRoutes,
   ]) {
     await app.register(routes)
   }

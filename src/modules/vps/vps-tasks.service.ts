@@ -30,8 +30,12 @@ export interface TaskView {
 
 /** A task row as the API shows it. */
 export const taskView = (t: VpsTask): TaskView => ({
-  id: t.id, action: t.action, status: t.status, progress: t.progress,
-  created: ymdhm(new Date(t.created_at)), error: t.error,
+  id: t.id,
+  action: t.action,
+  status: t.status,
+  progress: t.progress,
+  created: ymdhm(new Date(t.created_at)),
+  error: t.error,
 })
 
 /**
@@ -82,15 +86,26 @@ export class VpsTasks {
 
   /** Records a task, gives it the VPS (or refuses: locked / wrong state) and queues its job. */
   async queue(
-    v: Vps, action: Exclude<TaskAction, 'create'>, params: Record<string, unknown>, opts: DryRun = {},
+    v: Vps,
+    action: Exclude<TaskAction, 'create'>,
+    params: Record<string, unknown>,
+    opts: DryRun = {},
   ): Promise<TaskView> {
     this.assertActionable(v, action)
     if (opts.dryRun) return { id: 0, action, status: 'queued', progress: 0, created: ymdhm(this.now()), error: null }
     const now = iso(this.now())
     const task = await this.db.transaction().execute(async (trx) => {
       const t = await repo.insertTask(trx, {
-        vps_id: v.id, account_id: v.account_id, action, status: 'queued', progress: 0, attempts: 0,
-        params: JSON.stringify(params), previous_status: v.status, created_at: now, updated_at: now,
+        vps_id: v.id,
+        account_id: v.account_id,
+        action,
+        status: 'queued',
+        progress: 0,
+        attempts: 0,
+        params: JSON.stringify(params),
+        previous_status: v.status,
+        created_at: now,
+        updated_at: now,
       })
       const held = await repo.holdVps(trx, v.account_id, v.id, t.id, TRANSITIONAL[action] ?? v.status, now)
       if (!held) throw errors.vpsLocked()
@@ -137,19 +152,29 @@ export class VpsTasks {
     const p = task.params
     const ref = vps.instance_ref
     switch (task.action as TaskAction) {
-      case 'start': return this.hypervisor.start(ref)
-      case 'stop': return this.hypervisor.shutdown(ref, { timeoutSeconds: this.opts.shutdownTimeoutSeconds })
-      case 'poweroff': return this.hypervisor.powerOff(ref)
-      case 'restart': return this.hypervisor.reboot(ref)
-      case 'rescue_on': return this.hypervisor.setRescue(ref, true, p.password as string)
-      case 'rescue_off': return this.hypervisor.setRescue(ref, false, null)
+      case 'start':
+        return this.hypervisor.start(ref)
+      case 'stop':
+        return this.hypervisor.shutdown(ref, { timeoutSeconds: this.opts.shutdownTimeoutSeconds })
+      case 'poweroff':
+        return this.hypervisor.powerOff(ref)
+      case 'restart':
+        return this.hypervisor.reboot(ref)
+      case 'rescue_on':
+        return this.hypervisor.setRescue(ref, true, p.password as string)
+      case 'rescue_off':
+        return this.hypervisor.setRescue(ref, false, null)
       case 'reinstall':
         return this.hypervisor.reinstall(ref, p.imageId as string, {
-          rootPassword: p.password as string, sshKeys: (p.sshKeys as string[]) ?? [],
+          rootPassword: p.password as string,
+          sshKeys: (p.sshKeys as string[]) ?? [],
         })
-      case 'backup': return this.hypervisor.createBackup(ref)
-      case 'restore': return this.hypervisor.restoreBackup(ref, Number(p.key))
-      case 'create': throw new HypervisorError('The instance was not created')
+      case 'backup':
+        return this.hypervisor.createBackup(ref)
+      case 'restore':
+        return this.hypervisor.restoreBackup(ref, Number(p.key))
+      case 'create':
+        throw new HypervisorError('The instance was not created')
     }
   }
 
@@ -165,8 +190,14 @@ export class VpsTasks {
     let image: string | undefined
     if (outcome === 'done') {
       const action = task.action as TaskAction
-      if (action === 'start' || action === 'rescue_off' || action === 'reinstall' || action === 'create'
-        || action === 'restore') status = 'running'
+      if (
+        action === 'start' ||
+        action === 'rescue_off' ||
+        action === 'reinstall' ||
+        action === 'create' ||
+        action === 'restore'
+      )
+        status = 'running'
       else if (action === 'stop' || action === 'poweroff') status = 'stopped'
       else if (action === 'rescue_on') status = 'rescue'
       if (action === 'reinstall') image = task.params.imageId as string
@@ -183,7 +214,10 @@ export class VpsTasks {
     await this.db.transaction().execute(async (trx) => {
       if (!(await repo.endTask(trx, task.id, { status: outcome, error, params: JSON.stringify(kept), now }))) return
       await repo.releaseVps(trx, task.vps_id, task.id, {
-        status, rescue: status === 'rescue' ? 1 : 0, ...(image ? { image_id: image } : {}), updated_at: now,
+        status,
+        rescue: status === 'rescue' ? 1 : 0,
+        ...(image ? { image_id: image } : {}),
+        updated_at: now,
       })
     })
     return { status: outcome }

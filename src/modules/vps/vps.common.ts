@@ -32,7 +32,8 @@ export async function viaDriver<T>(fn: () => Promise<T>): Promise<T> {
 
 const PASSWORD_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789'
 /** A random password of 20 characters (about 116 bits). */
-export const newPassword = (): string => Array.from({ length: 20 }, () => PASSWORD_ALPHABET[randomInt(PASSWORD_ALPHABET.length)]).join('')
+export const newPassword = (): string =>
+  Array.from({ length: 20 }, () => PASSWORD_ALPHABET[randomInt(PASSWORD_ALPHABET.length)]).join('')
 
 const pad = (n: number) => String(n).padStart(2, '0')
 /** `DD-MM-YYYY HH:MM`, the VPC subnet's date form. */

@@ -10,19 +10,28 @@ const DEMO_SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKL
  * tasks are run to their end at once, so the demo starts settled.
  */
 export const seedVps: DemoSeeder = async (ctx, account) => {
-  const driver = ctx.drivers.hypervisor instanceof BuiltinHypervisor
-    ? new BuiltinHypervisor(ctx.db, ctx.clock, { speed: 1_000_000 })
-    : ctx.drivers.hypervisor
-  const vps = new VpsService(ctx.db, ctx.clock, ctx.jobs, driver, { shutdownTimeoutSeconds: ctx.config.hypervisor.shutdownTimeoutSeconds })
+  const driver =
+    ctx.drivers.hypervisor instanceof BuiltinHypervisor
+      ? new BuiltinHypervisor(ctx.db, ctx.clock, { speed: 1_000_000 })
+      : ctx.drivers.hypervisor
+  const vps = new VpsService(ctx.db, ctx.clock, ctx.jobs, driver, {
+    shutdownTimeoutSeconds: ctx.config.hypervisor.shutdownTimeoutSeconds,
+  })
   const id = account.accountId
   const key = await vps.sshKeys.add(id, 'demo laptop', DEMO_SSH_KEY)
 
   const place = { location: 'ams', host: 'ams-hv01', sshKeyIds: [key.id] }
   const web = await vps.ordering.provision(id, {
-    productId: 'vps-m', imageId: 'debian-12', hostname: 'web1.demo.example', ...place,
+    productId: 'vps-m',
+    imageId: 'debian-12',
+    hostname: 'web1.demo.example',
+    ...place,
   })
   const db = await vps.ordering.provision(id, {
-    productId: 'vps-s', imageId: 'ubuntu-24.04', hostname: 'db1.demo.example', ...place,
+    productId: 'vps-s',
+    imageId: 'ubuntu-24.04',
+    hostname: 'db1.demo.example',
+    ...place,
   })
   await vps.tasks.run(web.taskId)
   await vps.tasks.run(db.taskId)

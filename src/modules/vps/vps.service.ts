@@ -71,7 +71,6 @@ export class VpsService {
   /** Products, order checks and provisioning. */
   readonly ordering: VpsOrderingService
 
-
   /** The account's VPS, in short. */
   async list(accountId: number) {
     const rows = await repo.listVps(this.db, accountId)
@@ -113,7 +112,12 @@ export class VpsService {
         { ip: v.ipv6, version: 6, type: 'primary', reverse: reverse[v.ipv6] ?? v.hostname },
         ...floating.map((f) => ({ ip: f.ip, version: 4, type: 'floating', reverse: reverse[f.ip] ?? v.hostname })),
       ],
-      private_networks: networks.map((n) => ({ subnet_id: n.subnet_id, name: n.name, cidr: n.cidr, address: n.address })),
+      private_networks: networks.map((n) => ({
+        subnet_id: n.subnet_id,
+        name: n.name,
+        cidr: n.cidr,
+        address: n.address,
+      })),
       rescue: v.rescue === 1,
       tasks: tasks.map(taskView),
       vps_locked: v.task_id !== null,
@@ -124,7 +128,10 @@ export class VpsService {
 
   /** Sets reverse DNS names of the VPS's addresses (an empty name restores the default). */
   async updateReverseDns(
-    accountId: number, rawId: string, entries: Array<{ ip: string; reverse: string }>, opts: DryRun = {},
+    accountId: number,
+    rawId: string,
+    entries: Array<{ ip: string; reverse: string }>,
+    opts: DryRun = {},
   ) {
     const v = await ownedVps(this.db, accountId, rawId)
     if (v.status === 'terminated') throw errors.vpsWrongState(refusal('terminated', 'hostname')!)

@@ -1,7 +1,17 @@
 /** The VPS state rules: which action fits which settled status, and what a task shows meanwhile. */
 
 /** Actions that run as tasks. */
-export type TaskAction = 'create' | 'start' | 'stop' | 'poweroff' | 'restart' | 'rescue_on' | 'rescue_off' | 'reinstall' | 'backup' | 'restore'
+export type TaskAction =
+  | 'create'
+  | 'start'
+  | 'stop'
+  | 'poweroff'
+  | 'restart'
+  | 'rescue_on'
+  | 'rescue_off'
+  | 'reinstall'
+  | 'backup'
+  | 'restore'
 /** Every action the state rules know, tasks and immediate ones. */
 export type VpsAction = Exclude<TaskAction, 'create'> | 'reset_password' | 'hostname'
 
@@ -42,7 +52,11 @@ export function refusal(status: string, action: VpsAction): string | null {
     case 'rescue_off':
       return rescue ? null : 'Rescue mode is not enabled'
     case 'reset_password':
-      return running ? null : rescue ? 'The root password cannot be reset in rescue mode' : 'The VPS must be running to reset the root password'
+      return running
+        ? null
+        : rescue
+          ? 'The root password cannot be reset in rescue mode'
+          : 'The VPS must be running to reset the root password'
     case 'reinstall':
     case 'hostname':
     case 'backup':

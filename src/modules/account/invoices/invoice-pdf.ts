@@ -62,12 +62,18 @@ function printable(input: InvoiceInput): InvoiceInput {
   const invoice = { ...i, invoice_nr: pdfText(i.invoice_nr), lines }
   const c = input.customer
   const customer = {
-    ...c, name: pdfText(c.name), company: pdfText(c.company), address: c.address.map(pdfText),
+    ...c,
+    name: pdfText(c.name),
+    company: pdfText(c.company),
+    address: c.address.map(pdfText),
     vat_number: pdfText(c.vat_number),
   }
   const s = input.seller
   const seller = {
-    name: pdfText(s.name), address: s.address.map(pdfText), vatNumber: pdfText(s.vatNumber), iban: pdfText(s.iban),
+    name: pdfText(s.name),
+    address: s.address.map(pdfText),
+    vatNumber: pdfText(s.vatNumber),
+    iban: pdfText(s.iban),
   }
   return { invoice, customer, seller }
 }
@@ -155,8 +161,10 @@ function drawPaymentNote({ doc, left, width, money }: Page, inv: InvoiceDetail, 
   doc.text(
     inv.paid
       ? 'This invoice has been paid. Thank you.'
-      : `Please pay ${money(inv.total_price)} before ${inv.due_date}` + reference +
-          (inv.payment_url ? `, or online: ${inv.payment_url}` : '') + '.',
+      : `Please pay ${money(inv.total_price)} before ${inv.due_date}` +
+          reference +
+          (inv.payment_url ? `, or online: ${inv.payment_url}` : '') +
+          '.',
     left,
     doc.y,
     { width },

@@ -38,7 +38,9 @@ const searchable = (db: Db, accountId: number, search: string | undefined) => {
 
 /** How many of the account's invoices match `search`. */
 export const countInvoices = async (db: Db, accountId: number, search?: string): Promise<number> => {
-  const row = await searchable(db, accountId, search).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()
+  const row = await searchable(db, accountId, search)
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
@@ -83,7 +85,12 @@ export const openInvoicesWithPayment = (db: Db, afterId: number, limit: number) 
 
 /** True when a job of this kind is in one of `statuses`. */
 export const jobPending = async (db: Db, kind: string, statuses: ('queued' | 'running')[]): Promise<boolean> =>
-  (await db.selectFrom('jobs').select('id').where('kind', '=', kind).where('status', 'in', statuses).executeTakeFirst()) !== undefined
+  (await db
+    .selectFrom('jobs')
+    .select('id')
+    .where('kind', '=', kind)
+    .where('status', 'in', statuses)
+    .executeTakeFirst()) !== undefined
 
 /** The lines of one of the account's invoices, in order. */
 export const linesOf = (db: Db, accountId: number, invoiceId: number) =>

@@ -62,7 +62,9 @@ export const InvoiceDetail = Envelope(
     subtotal_price: 9.99,
     vat_percentage: 21,
     vat_price: 2.1,
-    lines: [{ description: 'Domain registration example.nl (1 year)', quantity: 1, unit_price: 9.99, total_price: 9.99 }],
+    lines: [
+      { description: 'Domain registration example.nl (1 year)', quantity: 1, unit_price: 9.99, total_price: 9.99 },
+    ],
   },
 )
 

@@ -119,16 +119,23 @@ export class InvoicesService {
   }
 
   /** The charger of the orders module: an open invoice for the order's lines, VAT added. Call it outside a transaction. */
-  async createForOrder(accountId: number, input: { orderId: number; lines: NewInvoiceLine[] }): Promise<{ invoiceNr: string }> {
+  async createForOrder(
+    accountId: number,
+    input: { orderId: number; lines: NewInvoiceLine[] },
+  ): Promise<{ invoiceNr: string }> {
     return this.create(accountId, { orderId: input.orderId, lines: input.lines })
   }
 
   /** Makes an open invoice with VAT at the configured rate and opens its payment with the payments driver. */
-  async create(accountId: number, input: { orderId?: number | null; lines: NewInvoiceLine[]; date?: Date }): Promise<{ invoiceNr: string; id: number; totalCents: number }> {
+  async create(
+    accountId: number,
+    input: { orderId?: number | null; lines: NewInvoiceLine[]; date?: Date },
+  ): Promise<{ invoiceNr: string; id: number; totalCents: number }> {
     if (input.lines.length === 0) throw new Error('An invoice needs at least one line')
     for (const l of input.lines) {
       if (!Number.isInteger(l.amountCents)) throw new Error(`Invoice line amount must be whole cents: ${l.description}`)
-      if (l.quantity !== undefined && (!Number.isInteger(l.quantity) || l.quantity < 1)) throw new Error('Invoice line quantity must be a positive integer')
+      if (l.quantity !== undefined && (!Number.isInteger(l.quantity) || l.quantity < 1))
+        throw new Error('Invoice line quantity must be a positive integer')
     }
     const now = input.date ?? this.clock.now()
     const customer = await this.customer(accountId)
@@ -176,9 +183,17 @@ export class InvoicesService {
     })
     let paymentUrl: string | null = null
     if (total > 0) {
-      const payment = await this.payments.createPayment({ accountId, description: `Invoice ${invoiceNr}`, amountCents: total, currency: this.billing.currency })
+      const payment = await this.payments.createPayment({
+        accountId,
+        description: `Invoice ${invoiceNr}`,
+        amountCents: total,
+        currency: this.billing.currency,
+      })
       paymentUrl = payment.paymentUrl
-      await repo.updateInvoice(this.db, accountId, id, { payment_reference: payment.reference, payment_url: payment.paymentUrl })
+      await repo.updateInvoice(this.db, accountId, id, {
+        payment_reference: payment.reference,
+        payment_url: payment.paymentUrl,
+      })
       await this.scheduleReconcile()
     } else {
       await repo.updateInvoice(this.db, accountId, id, { status: 'paid', paid_at: iso(now) })
@@ -191,7 +206,9 @@ export class InvoicesService {
       subject: `Invoice ${invoiceNr}`,
       text:
         `Dear ${customer.name || 'customer'},\n\nInvoice ${invoiceNr} of ${this.billing.seller.name} for ${this.billing.currency} ${amountText(total)} (VAT included) is ready.\n` +
-        (total > 0 ? `Please pay it before ${due}${paymentUrl ? `, for example online: ${paymentUrl}` : ''}.\n` : 'Nothing is due.\n') +
+        (total > 0
+          ? `Please pay it before ${due}${paymentUrl ? `, for example online: ${paymentUrl}` : ''}.\n`
+          : 'Nothing is due.\n') +
         `Download it with GET /api/v2/account/invoices/${invoiceNr}/pdf.\n`,
     })
     return { invoiceNr, id, totalCents: total }
@@ -210,7 +227,11 @@ export class InvoicesService {
     const page = pageOf(query)
     const total = await repo.countInvoices(this.db, accountId, query.search)
     const pag = pagination(page, total)
-    const rows = await repo.listInvoices(this.db, accountId, { search: query.search, limit: page.limit, offset: page.offset })
+    const rows = await repo.listInvoices(this.db, accountId, {
+      search: query.search,
+      limit: page.limit,
+      offset: page.offset,
+    })
     return { invoices: rows.map((r) => this.summary(r)), pagination: pag }
   }
 

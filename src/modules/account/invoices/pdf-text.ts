@@ -1,6 +1,21 @@
 // The PDF's standard fonts (Helvetica) encode WinAnsi only; anything else would print as garbage.
 const WIN_ANSI_EXTRA = new Set('€‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ')
-const SPECIAL: Record<string, string> = { Ł: 'L', ł: 'l', Đ: 'D', đ: 'd', Ħ: 'H', ħ: 'h', ı: 'i', Ŀ: 'L', ŀ: 'l', Ŧ: 'T', ŧ: 't', ĸ: 'k', Ŋ: 'N', ŋ: 'n' }
+const SPECIAL: Record<string, string> = {
+  Ł: 'L',
+  ł: 'l',
+  Đ: 'D',
+  đ: 'd',
+  Ħ: 'H',
+  ħ: 'h',
+  ı: 'i',
+  Ŀ: 'L',
+  ŀ: 'l',
+  Ŧ: 'T',
+  ŧ: 't',
+  ĸ: 'k',
+  Ŋ: 'N',
+  ŋ: 'n',
+}
 
 const inWinAnsi = (c: string): boolean => {
   const code = c.codePointAt(0)!

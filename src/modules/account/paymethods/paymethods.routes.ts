@@ -10,26 +10,40 @@ import { errors } from '../../../errors.js'
 export const paymethodsRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
 
-  app.get('/account/paymethods', {
-    config: { area: 'account-paymethods' },
-    schema: { operationId: 'listPaymethods', tags: ['Account'], summary: 'List payment methods and the default', response: { 200: PaymethodList, ...errorsFor('account-paymethods') } },
-  }, async (req) => ok(await app.services.paymethods.list(req.principal!.accountId)))
-
-  app.put('/account/paymethods', {
-    config: { area: 'account-paymethods' },
-    schema: {
-      operationId: 'updateDefaultPaymethod',
-      tags: ['Account'],
-      summary: 'Update the default payment method',
-      description: 'Body: `default_paymethod_id` (an id from the list) or `paymethod: "bank_transfer"`; an unknown id answers 400.',
-      querystring: DryRunQuery,
-      body: SetDefaultPaymethodBody,
-      response: {
-        200: DefaultPaymethod,
-        ...errorsFor('account-paymethods', {
-          400: [errors.paymethodChoice(), errors.unknownPaymethod('<id>')],
-        }),
+  app.get(
+    '/account/paymethods',
+    {
+      config: { area: 'account-paymethods' },
+      schema: {
+        operationId: 'listPaymethods',
+        tags: ['Account'],
+        summary: 'List payment methods and the default',
+        response: { 200: PaymethodList, ...errorsFor('account-paymethods') },
       },
     },
-  }, async (req) => ok(await app.services.paymethods.setDefault(req.principal!.accountId, req.body, dry(req))))
+    async (req) => ok(await app.services.paymethods.list(req.principal!.accountId)),
+  )
+
+  app.put(
+    '/account/paymethods',
+    {
+      config: { area: 'account-paymethods' },
+      schema: {
+        operationId: 'updateDefaultPaymethod',
+        tags: ['Account'],
+        summary: 'Update the default payment method',
+        description:
+          'Body: `default_paymethod_id` (an id from the list) or `paymethod: "bank_transfer"`; an unknown id answers 400.',
+        querystring: DryRunQuery,
+        body: SetDefaultPaymethodBody,
+        response: {
+          200: DefaultPaymethod,
+          ...errorsFor('account-paymethods', {
+            400: [errors.paymethodChoice(), errors.unknownPaymethod('<id>')],
+          }),
+        },
+      },
+    },
+    async (req) => ok(await app.services.paymethods.setDefault(req.principal!.accountId, req.body, dry(req))),
+  )
 }

@@ -44,7 +44,9 @@ export class PaymethodsService {
 
   /** Chooses the default: a stored method by id, or bank transfer. */
   async setDefault(
-    accountId: number, input: { default_paymethod_id?: string | number; paymethod?: string }, opts: DryRun = {},
+    accountId: number,
+    input: { default_paymethod_id?: string | number; paymethod?: string },
+    opts: DryRun = {},
   ): Promise<DefaultPaymethod> {
     const byId = input.default_paymethod_id !== undefined && input.default_paymethod_id !== ''
     const byName = input.paymethod !== undefined

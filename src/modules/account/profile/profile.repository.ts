@@ -9,8 +9,16 @@ export const findProfile = (db: Db, accountId: number) =>
   db.selectFrom('account_profiles').selectAll().where('account_id', '=', accountId).executeTakeFirst()
 
 /** Stores the account's profile, or applies `changes` to the stored one (two first writes may race). */
-export const upsertProfile = (db: Db, row: Insertable<AccountProfilesTable>, changes: Updateable<AccountProfilesTable>) =>
-  db.insertInto('account_profiles').values(row).onConflict((oc) => oc.column('account_id').doUpdateSet(changes)).execute()
+export const upsertProfile = (
+  db: Db,
+  row: Insertable<AccountProfilesTable>,
+  changes: Updateable<AccountProfilesTable>,
+) =>
+  db
+    .insertInto('account_profiles')
+    .values(row)
+    .onConflict((oc) => oc.column('account_id').doUpdateSet(changes))
+    .execute()
 
 /** Changes the account's stored profile. */
 export const updateProfile = (db: Db, accountId: number, changes: Updateable<AccountProfilesTable>) =>
@@ -18,7 +26,12 @@ export const updateProfile = (db: Db, accountId: number, changes: Updateable<Acc
 
 /** The account's profile whose pending e-mail change has this token hash. */
 export const findProfileByEmailToken = (db: Db, accountId: number, tokenHash: string) =>
-  db.selectFrom('account_profiles').selectAll().where('account_id', '=', accountId).where('pending_email_token_hash', '=', tokenHash).executeTakeFirst()
+  db
+    .selectFrom('account_profiles')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('pending_email_token_hash', '=', tokenHash)
+    .executeTakeFirst()
 
 /** The account name and main user, from which a missing profile is made. */
 export const profileSource = (db: Db, accountId: number) =>

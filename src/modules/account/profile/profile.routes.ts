@@ -10,42 +10,65 @@ import { errors } from '../../../errors.js'
 export const profileRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
 
-  app.get('/account/profile', {
-    config: { area: 'account-profile' },
-    schema: { operationId: 'getProfile', tags: ['Account'], summary: 'Get the account profile', response: { 200: Profile, ...errorsFor('account-profile') } },
-  }, async (req) => ok(await app.services.profile.get(req.principal!.accountId)))
-
-  app.put('/account/profile', {
-    config: { area: 'account-profile' },
-    schema: {
-      operationId: 'updateProfile',
-      tags: ['Account'],
-      summary: 'Update the account profile',
-      description:
-        'A full replace: every field is required except `email_invoices` and `company_vat_number` (unchanged when omitted) and ' +
-        '`company`, which is read-only (accepted only with its current value). A new `email` is kept in `pending_email` and a ' +
-        'verification code is mailed to it; it takes effect once confirmed with `POST /account/profile/confirm-email`.',
-      querystring: DryRunQuery,
-      body: UpdateProfileBody,
-      response: { 200: Profile, ...errorsFor('account-profile', { 400: [errors.companyReadOnly()] }) },
+  app.get(
+    '/account/profile',
+    {
+      config: { area: 'account-profile' },
+      schema: {
+        operationId: 'getProfile',
+        tags: ['Account'],
+        summary: 'Get the account profile',
+        response: { 200: Profile, ...errorsFor('account-profile') },
+      },
     },
-  }, async (req) => {
-    const r = await app.services.profile.update(req.principal!.accountId, req.body, dry(req))
-    return ok(r.profile, r.verificationSent ? 'Profile updated; a verification code was sent to the new e-mail address' : 'Profile updated')
-  })
+    async (req) => ok(await app.services.profile.get(req.principal!.accountId)),
+  )
 
-  app.post('/account/profile/confirm-email', {
-    config: { area: 'account-profile' },
-    schema: {
-      operationId: 'confirmProfileEmail',
-      tags: ['Account'],
-      summary: 'Confirm a new e-mail address with the mailed code',
-      querystring: DryRunQuery,
-      body: ConfirmEmailBody,
-      response: { 200: Profile, ...errorsFor('account-profile', { 400: [errors.invalidEmailToken()] }) },
+  app.put(
+    '/account/profile',
+    {
+      config: { area: 'account-profile' },
+      schema: {
+        operationId: 'updateProfile',
+        tags: ['Account'],
+        summary: 'Update the account profile',
+        description:
+          'A full replace: every field is required except `email_invoices` and `company_vat_number` (unchanged when omitted) and ' +
+          '`company`, which is read-only (accepted only with its current value). A new `email` is kept in `pending_email` and a ' +
+          'verification code is mailed to it; it takes effect once confirmed with `POST /account/profile/confirm-email`.',
+        querystring: DryRunQuery,
+        body: UpdateProfileBody,
+        response: { 200: Profile, ...errorsFor('account-profile', { 400: [errors.companyReadOnly()] }) },
+      },
     },
-  }, async (req) => ok(
-    await app.services.profile.confirmEmail(req.principal!.accountId, req.body.token, dry(req)),
-    'E-mail address confirmed',
-  ))
+    async (req) => {
+      const r = await app.services.profile.update(req.principal!.accountId, req.body, dry(req))
+      return ok(
+        r.profile,
+        r.verificationSent
+          ? 'Profile updated; a verification code was sent to the new e-mail address'
+          : 'Profile updated',
+      )
+    },
+  )
+
+  app.post(
+    '/account/profile/confirm-email',
+    {
+      config: { area: 'account-profile' },
+      schema: {
+        operationId: 'confirmProfileEmail',
+        tags: ['Account'],
+        summary: 'Confirm a new e-mail address with the mailed code',
+        querystring: DryRunQuery,
+        body: ConfirmEmailBody,
+        response: { 200: Profile, ...errorsFor('account-profile', { 400: [errors.invalidEmailToken()] }) },
+      },
+    },
+    async (req) =>
+      ok(
+        await app.services.profile.confirmEmail(req.principal!.accountId, req.body.token, dry(req)),
+        'E-mail address confirmed',
+      ),
+  )
 }

@@ -3,7 +3,8 @@ import { Envelope } from '../../../http/schemas.js'
 import type { ProfileInput } from './profile.service.js'
 
 const Email = Type.String({ format: 'email', maxLength: 254 })
-const Text = (max: number, description?: string) => Type.String({ minLength: 1, maxLength: max, ...(description ? { description } : {}) })
+const Text = (max: number, description?: string) =>
+  Type.String({ minLength: 1, maxLength: max, ...(description ? { description } : {}) })
 
 const profileExample = {
   firstname: 'Jan',
@@ -62,7 +63,8 @@ export const UpdateProfileBody = Type.Object(
   },
   {
     additionalProperties: false,
-    description: 'A full replace of the profile, except `email_invoices` and `company_vat_number`, which keep their value when omitted. A new `email` is kept pending until confirmed.',
+    description:
+      'A full replace of the profile, except `email_invoices` and `company_vat_number`, which keep their value when omitted. A new `email` is kept pending until confirmed.',
     examples: [{ ...profileExample, pending_email: undefined }],
   },
 )
@@ -72,4 +74,7 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
 export const profileInputInStep: Same<Static<typeof UpdateProfileBody>, ProfileInput> = true
 
 /** The body of `POST /account/profile/confirm-email`. */
-export const ConfirmEmailBody = Type.Object({ token: Type.String({ minLength: 10, maxLength: 100 }) }, { additionalProperties: false })
+export const ConfirmEmailBody = Type.Object(
+  { token: Type.String({ minLength: 10, maxLength: 100 }) },
+  { additionalProperties: false },
+)

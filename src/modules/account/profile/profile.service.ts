@@ -82,7 +82,9 @@ export class ProfileService {
 
   /** Replaces the profile. A new e-mail address is kept pending and a verification mail is sent to it. */
   async update(
-    accountId: number, input: ProfileInput, opts: DryRun = {},
+    accountId: number,
+    input: ProfileInput,
+    opts: DryRun = {},
   ): Promise<{ profile: ProfileView; verificationSent: boolean }> {
     const current = await this.row(accountId)
     if (input.company !== undefined && input.company.trim() !== current.company) throw errors.companyReadOnly()
@@ -100,7 +102,9 @@ export class ProfileService {
       phone_country_code: input.phone_country_code,
       email_invoices: input.email_invoices === undefined ? current.email_invoices : input.email_invoices.trim(),
       company_vat_number:
-        input.company_vat_number === undefined ? current.company_vat_number : input.company_vat_number.replace(/[\s.]/g, '').toUpperCase(),
+        input.company_vat_number === undefined
+          ? current.company_vat_number
+          : input.company_vat_number.replace(/[\s.]/g, '').toUpperCase(),
       updated_at: iso(now),
     }
     let token: string | null = null
@@ -111,9 +115,14 @@ export class ProfileService {
     }
     if (email.toLowerCase() !== current.email.toLowerCase()) {
       token = randomBytes(24).toString('base64url')
-      pending = { pending_email: email, pending_email_token_hash: hashToken(token), pending_email_expires_at: iso(new Date(now.getTime() + VERIFY_TTL_MS)) }
+      pending = {
+        pending_email: email,
+        pending_email_token_hash: hashToken(token),
+        pending_email_expires_at: iso(new Date(now.getTime() + VERIFY_TTL_MS)),
+      }
     }
-    if (opts.dryRun) return { profile: view({ ...current, ...changes, ...pending }, now), verificationSent: token !== null }
+    if (opts.dryRun)
+      return { profile: view({ ...current, ...changes, ...pending }, now), verificationSent: token !== null }
     await repo.upsertProfile(this.db, { ...current, id: undefined, ...changes, ...pending }, { ...changes, ...pending })
     if (token) {
       await this.mail.send({
@@ -143,7 +152,12 @@ export class ProfileService {
   /** Confirms the account's pending e-mail change with the code from the verification mail. */
   async confirmEmail(accountId: number, token: string, opts: DryRun = {}): Promise<ProfileView> {
     const row = await repo.findProfileByEmailToken(this.db, accountId, hashToken(token))
-    if (!row || !row.pending_email || !row.pending_email_expires_at || row.pending_email_expires_at <= iso(this.clock.now())) {
+    if (
+      !row ||
+      !row.pending_email ||
+      !row.pending_email_expires_at ||
+      row.pending_email_expires_at <= iso(this.clock.now())
+    ) {
       throw errors.invalidEmailToken()
     }
     if (opts.dryRun) return view({ ...row, email: row.pending_email, pending_email: null }, this.clock.now())
@@ -160,13 +174,17 @@ export class ProfileService {
   /** Sets the default payment method (null = bank transfer), storing the profile if it was not stored yet. */
   async setDefaultPaymethod(accountId: number, paymethodId: number | null): Promise<void> {
     const current = await this.row(accountId)
-    await repo.upsertProfile(this.db, { ...current, id: undefined, default_paymethod_id: paymethodId }, { default_paymethod_id: paymethodId })
+    await repo.upsertProfile(
+      this.db,
+      { ...current, id: undefined, default_paymethod_id: paymethodId },
+      { default_paymethod_id: paymethodId },
+    )
   }
-
 }
 
 function view(p: AccountProfile, now: Date): ProfileView {
-  const pendingValid = p.pending_email !== null && p.pending_email_expires_at !== null && p.pending_email_expires_at > iso(now)
+  const pendingValid =
+    p.pending_email !== null && p.pending_email_expires_at !== null && p.pending_email_expires_at > iso(now)
   return {
     firstname: p.firstname,
     lastname: p.lastname,

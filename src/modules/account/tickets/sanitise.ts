@@ -6,9 +6,37 @@ const sanitizer = lazyRequire<typeof sanitizeHtml>('sanitize-html')
 
 const POLICY: sanitizeHtml.IOptions = {
   allowedTags: [
-    'p', 'br', 'hr', 'b', 'strong', 'i', 'em', 'u', 's', 'sub', 'sup', 'small', 'span', 'div',
-    'a', 'ul', 'ol', 'li', 'blockquote', 'pre', 'code', 'h1', 'h2', 'h3', 'h4',
-    'table', 'thead', 'tbody', 'tr', 'th', 'td',
+    'p',
+    'br',
+    'hr',
+    'b',
+    'strong',
+    'i',
+    'em',
+    'u',
+    's',
+    'sub',
+    'sup',
+    'small',
+    'span',
+    'div',
+    'a',
+    'ul',
+    'ol',
+    'li',
+    'blockquote',
+    'pre',
+    'code',
+    'h1',
+    'h2',
+    'h3',
+    'h4',
+    'table',
+    'thead',
+    'tbody',
+    'tr',
+    'th',
+    'td',
   ],
   // No style, class or event handler attributes: only links keep an address.
   allowedAttributes: { a: ['href', 'title', 'rel'], td: ['colspan', 'rowspan'], th: ['colspan', 'rowspan'] },
@@ -17,13 +45,26 @@ const POLICY: sanitizeHtml.IOptions = {
   allowProtocolRelative: false,
   disallowedTagsMode: 'discard',
   // Script and style contents are dropped with their tags, never shown as text.
-  nonTextTags: ['script', 'style', 'textarea', 'option', 'noscript', 'iframe', 'object', 'embed', 'svg', 'math', 'template'],
+  nonTextTags: [
+    'script',
+    'style',
+    'textarea',
+    'option',
+    'noscript',
+    'iframe',
+    'object',
+    'embed',
+    'svg',
+    'math',
+    'template',
+  ],
   transformTags: {
     a: (tagName, attribs) => ({ tagName, attribs: { ...attribs, rel: 'noopener noreferrer nofollow' } }),
   },
 }
 
-const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
+const escape = (s: string) =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
 
 /**
  * A ticket message as safe HTML: no scripts, event handlers, styles, images or `javascript:`/`data:` links.
@@ -39,10 +80,17 @@ export function sanitiseMessage(input: string): string {
 export function htmlToText(html: string): string {
   const withBreaks = html.replace(/<br\s*\/?>/gi, '\n').replace(/<\/(p|div|li|h[1-4]|tr|blockquote|pre)>/gi, '\n')
   return sanitizer()(withBreaks, { allowedTags: [], allowedAttributes: {} })
-    .replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&')
     .replace(/\n{3,}/g, '\n\n')
     .trim()
 }
 
 /** True when sanitised HTML shows no text at all. */
-export const isBlank = (html: string): boolean => htmlToText(html).replace(/\u00a0/g, ' ').trim() === ''
+export const isBlank = (html: string): boolean =>
+  htmlToText(html)
+    .replace(/\u00a0/g, ' ')
+    .trim() === ''

@@ -19,7 +19,12 @@ export const insertMessage = (db: Db, row: Insertable<TicketMessagesTable>) =>
 
 /** One ticket of the account by its number. */
 export const findTicket = (db: Db, accountId: number, ticketNumber: number) =>
-  db.selectFrom('tickets').selectAll().where('account_id', '=', accountId).where('ticket_number', '=', ticketNumber).executeTakeFirst()
+  db
+    .selectFrom('tickets')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('ticket_number', '=', ticketNumber)
+    .executeTakeFirst()
 
 /** For the support side, which answers tickets of every account. */
 export const findTicketByNumber = (db: Db, ticketNumber: number) =>
@@ -38,13 +43,16 @@ export const messagesOf = (db: Db, accountId: number, ticketId: number) =>
 
 const searchable = (db: Db, accountId: number, search: string | undefined) => {
   let q = db.selectFrom('tickets').where('account_id', '=', accountId)
-  if (search) q = q.where((eb) => eb.or([contains('subject', search), contains('ticket_number', search, { integer: true })]))
+  if (search)
+    q = q.where((eb) => eb.or([contains('subject', search), contains('ticket_number', search, { integer: true })]))
   return q
 }
 
 /** How many of the account's tickets match `search`. */
 export const countTickets = async (db: Db, accountId: number, search?: string): Promise<number> => {
-  const row = await searchable(db, accountId, search).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()
+  const row = await searchable(db, accountId, search)
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 

@@ -4,11 +4,20 @@ import { Envelope, PageQuery, Pagination } from '../../../http/schemas.js'
 import { DEPARTMENTS } from './tickets.service.js'
 
 /** The ticket number in the path. */
-export const TicketParams = Type.Object({ ticket_number: Type.Integer({ minimum: 1, maximum: MAX_ID, description: 'The ticket number' }) })
+export const TicketParams = Type.Object({
+  ticket_number: Type.Integer({ minimum: 1, maximum: MAX_ID, description: 'The ticket number' }),
+})
 /** `page`, `limit`, `search` of the ticket list. */
 export const TicketListQuery = Type.Object(PageQuery)
 
-const rowExample = { ticket_number: 100042, last_updated: '2026-03-02 09:15:00', subject: 'DNS not resolving', status: 'answered', creator: 'Jan Jansen', department: 'support' }
+const rowExample = {
+  ticket_number: 100042,
+  last_updated: '2026-03-02 09:15:00',
+  subject: 'DNS not resolving',
+  status: 'answered',
+  creator: 'Jan Jansen',
+  department: 'support',
+}
 
 /** The answer of `GET /account/tickets/`. */
 export const TicketList = Envelope(
@@ -51,13 +60,27 @@ export const TicketDetail = Envelope(
     ...rowExample,
     created: '2026-03-01 14:02:11',
     thread: [
-      { created: '2026-03-01 14:02:11', from: 'user', author: 'Jan Jansen', body: '<p>example.nl does not resolve since this morning.</p>' },
-      { created: '2026-03-02 09:15:00', from: 'support', author: 'Support desk', body: '<p>The zone is published again; please check.</p>' },
+      {
+        created: '2026-03-01 14:02:11',
+        from: 'user',
+        author: 'Jan Jansen',
+        body: '<p>example.nl does not resolve since this morning.</p>',
+      },
+      {
+        created: '2026-03-02 09:15:00',
+        from: 'support',
+        author: 'Support desk',
+        body: '<p>The zone is published again; please check.</p>',
+      },
     ],
   },
 )
 
-const Message = Type.String({ minLength: 1, maxLength: 65_536, description: 'Plain text or HTML; unsafe HTML (scripts, images, event handlers, `javascript:` links) is removed' })
+const Message = Type.String({
+  minLength: 1,
+  maxLength: 65_536,
+  description: 'Plain text or HTML; unsafe HTML (scripts, images, event handlers, `javascript:` links) is removed',
+})
 
 /** The body of `POST /account/tickets/`. */
 export const CreateTicketBody = Type.Object(
@@ -66,8 +89,19 @@ export const CreateTicketBody = Type.Object(
     message: Message,
     department: Type.Union(DEPARTMENTS.map((d) => Type.Literal(d))),
   },
-  { examples: [{ subject: 'DNS not resolving', message: 'example.nl does not resolve since this morning.', department: 'support' }] },
+  {
+    examples: [
+      {
+        subject: 'DNS not resolving',
+        message: 'example.nl does not resolve since this morning.',
+        department: 'support',
+      },
+    ],
+  },
 )
 
 /** The body of `POST /account/tickets/{ticket_number}/reply`. */
-export const ReplyTicketBody = Type.Object({ message: Message }, { examples: [{ message: 'It works again, thank you!' }] })
+export const ReplyTicketBody = Type.Object(
+  { message: Message },
+  { examples: [{ message: 'It works again, thank you!' }] },
+)

@@ -37,7 +37,11 @@ export class TicketsService {
     const page = pageOf(query)
     const total = await repo.countTickets(this.db, accountId, query.search)
     const pag = pagination(page, total)
-    const rows = await repo.listTickets(this.db, accountId, { search: query.search, limit: page.limit, offset: page.offset })
+    const rows = await repo.listTickets(this.db, accountId, {
+      search: query.search,
+      limit: page.limit,
+      offset: page.offset,
+    })
     return {
       tickets: rows.map((t) => ({
         ticket_number: t.ticket_number,
@@ -65,7 +69,18 @@ export class TicketsService {
     const subject = input.subject.replace(/[\r\n\t]+/g, ' ').trim()
     const now = iso(this.clock.now())
     if (opts.dryRun) {
-      const ticket = { id: 0, account_id: who.accountId, ticket_number: 0, subject, department: input.department, status: 'open', creator: author, user_id: who.userId, last_updated: now, created_at: now }
+      const ticket = {
+        id: 0,
+        account_id: who.accountId,
+        ticket_number: 0,
+        subject,
+        department: input.department,
+        status: 'open',
+        creator: author,
+        user_id: who.userId,
+        last_updated: now,
+        created_at: now,
+      }
       return this.detail(ticket, [{ id: 0, ticket_id: 0, sender: 'user', author, body, created_at: now }])
     }
     const ticketNumber = await this.db.transaction().execute(async (trx) => {
@@ -116,7 +131,10 @@ export class TicketsService {
     const author = user ? `${user.firstname} ${user.lastname}`.trim() : 'Customer'
     const now = iso(this.clock.now())
     if (opts.dryRun) {
-      const thread = [...(await repo.messagesOf(this.db, ticket.account_id, ticket.id)), { id: 0, ticket_id: ticket.id, sender: 'user', author, body, created_at: now }]
+      const thread = [
+        ...(await repo.messagesOf(this.db, ticket.account_id, ticket.id)),
+        { id: 0, ticket_id: ticket.id, sender: 'user', author, body, created_at: now },
+      ]
       return this.detail({ ...ticket, status: 'open', last_updated: now }, thread)
     }
     await this.db.transaction().execute(async (trx) => {
@@ -140,7 +158,13 @@ export class TicketsService {
     const body = this.body(input.message)
     const now = iso(this.clock.now())
     await this.db.transaction().execute(async (trx) => {
-      await repo.insertMessage(trx, { ticket_id: ticket.id, sender: 'support', author: input.author, body, created_at: now })
+      await repo.insertMessage(trx, {
+        ticket_id: ticket.id,
+        sender: 'support',
+        author: input.author,
+        body,
+        created_at: now,
+      })
       await repo.updateTicket(trx, ticket.id, { status: input.close ? 'closed' : 'answered', last_updated: now })
     })
     const to = await this.customerAddress(ticket)

@@ -6,14 +6,18 @@ import { contains } from '../../../db/search.js'
 const searchable = (db: Db, accountId: number, search: string | undefined) => {
   let q = db.selectFrom('users').where('account_id', '=', accountId)
   if (search) {
-    q = q.where((eb) => eb.or([contains('username', search), contains('firstname', search), contains('lastname', search)]))
+    q = q.where((eb) =>
+      eb.or([contains('username', search), contains('firstname', search), contains('lastname', search)]),
+    )
   }
   return q
 }
 
 /** How many users of the account match `search`. */
 export const countUsers = async (db: Db, accountId: number, search?: string): Promise<number> => {
-  const row = await searchable(db, accountId, search).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()
+  const row = await searchable(db, accountId, search)
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
@@ -28,7 +32,12 @@ export const listUsers = (db: Db, accountId: number, opts: { search?: string; li
     .execute()
 
 /** Sub-users of the account created since `since` (only those with an id up to `upToId`, when given). */
-export const countSubUsersCreatedSince = async (db: Db, accountId: number, since: string, upToId?: number): Promise<number> => {
+export const countSubUsersCreatedSince = async (
+  db: Db,
+  accountId: number,
+  since: string,
+  upToId?: number,
+): Promise<number> => {
   let q = db
     .selectFrom('users')
     .select((eb) => eb.fn.countAll().as('n'))
@@ -42,7 +51,12 @@ export const countSubUsersCreatedSince = async (db: Db, accountId: number, since
 
 /** True when the account has a user with this username (usernames are unique per account). */
 export const usernameTaken = async (db: Db, accountId: number, username: string): Promise<boolean> =>
-  (await db.selectFrom('users').select('id').where('account_id', '=', accountId).where('username', '=', username).executeTakeFirst()) !== undefined
+  (await db
+    .selectFrom('users')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('username', '=', username)
+    .executeTakeFirst()) !== undefined
 
 /** Removes a user of the account. */
 export const deleteUser = (db: Db, accountId: number, userId: number) =>
@@ -61,5 +75,9 @@ export const oldestSubUserSince = async (db: Db, accountId: number, since: strin
 }
 
 /** Changes names or permissions of a user of the account. */
-export const updateUser = (db: Db, accountId: number, userId: number, changes: { firstname?: string; lastname?: string; permissions?: string }) =>
-  db.updateTable('users').set(changes).where('account_id', '=', accountId).where('id', '=', userId).execute()
+export const updateUser = (
+  db: Db,
+  accountId: number,
+  userId: number,
+  changes: { firstname?: string; lastname?: string; permissions?: string },
+) => db.updateTable('users').set(changes).where('account_id', '=', accountId).where('id', '=', userId).execute()

@@ -36,17 +36,19 @@ const userExample = {
 }
 
 /** The user id in the path. */
-export const UserParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: MAX_ID, description: 'The id of an account user' }) })
+export const UserParams = Type.Object({
+  id: Type.Integer({ minimum: 1, maximum: MAX_ID, description: 'The id of an account user' }),
+})
 /** `page`, `limit`, `search` of the user list. */
 export const UserListQuery = Type.Object(PageQuery)
 
 /** One account user in the spec's shape, with `permissions`. */
 export const UserDetail = Envelope(Type.Object(userFields), userExample)
 /** The answer of `GET /account/users/`. */
-export const UserList = Envelope(
-  Type.Object({ users: Type.Array(Type.Object(userFields)), pagination: Pagination }),
-  { users: [userExample], pagination: { page: 1, limit: 25, total: 1, total_pages: 1 } },
-)
+export const UserList = Envelope(Type.Object({ users: Type.Array(Type.Object(userFields)), pagination: Pagination }), {
+  users: [userExample],
+  pagination: { page: 1, limit: 25, total: 1, total_pages: 1 },
+})
 
 const Name = Type.String({ minLength: 1, maxLength: 64 })
 
@@ -56,11 +58,25 @@ export const CreateUserBody = Type.Object(
     email: Type.String({ format: 'email', maxLength: 254 }),
     firstname: Name,
     lastname: Name,
-    password: Type.String({ minLength: 1, maxLength: 128, description: 'At least 10 characters; stored only as a scrypt hash' }),
+    password: Type.String({
+      minLength: 1,
+      maxLength: 128,
+      description: 'At least 10 characters; stored only as a scrypt hash',
+    }),
     password_confirm: Type.Optional(Type.String({ maxLength: 128 })),
     permissions: Type.Optional(Permissions),
   },
-  { examples: [{ email: 'dns@example.nl', firstname: 'Dana', lastname: 'Records', password: 'correct horse battery', permissions: { domains: true } }] },
+  {
+    examples: [
+      {
+        email: 'dns@example.nl',
+        firstname: 'Dana',
+        lastname: 'Records',
+        password: 'correct horse battery',
+        permissions: { domains: true },
+      },
+    ],
+  },
 )
 
 /** The body of `PUT /account/users/{id}`. */
@@ -70,5 +86,8 @@ export const UpdateUserBody = Type.Object(
     lastname: Type.Optional(Name),
     permissions: Type.Optional(Permissions),
   },
-  { description: '`permissions` replaces the set: names left out become false.', examples: [{ permissions: { domains: true, 'account-invoices': true } }] },
+  {
+    description: '`permissions` replaces the set: names left out become false.',
+    examples: [{ permissions: { domains: true, 'account-invoices': true } }],
+  },
 )

@@ -55,7 +55,11 @@ export class UsersService {
     const page = pageOf(query)
     const total = await repo.countUsers(this.db, accountId, query.search)
     const pag = pagination(page, total)
-    const rows = await repo.listUsers(this.db, accountId, { search: query.search, limit: page.limit, offset: page.offset })
+    const rows = await repo.listUsers(this.db, accountId, {
+      search: query.search,
+      limit: page.limit,
+      offset: page.offset,
+    })
     return { users: rows.map(view), pagination: pag }
   }
 
@@ -67,7 +71,8 @@ export class UsersService {
 
   /** Creates a sub-user with a hashed password; at most `newUsersPerHour` per account per hour. */
   async create(who: Principal, input: NewUserBody, opts: DryRun = {}): Promise<UserView> {
-    if (input.password_confirm !== undefined && input.password_confirm !== input.password) throw errors.passwordMismatch()
+    if (input.password_confirm !== undefined && input.password_confirm !== input.password)
+      throw errors.passwordMismatch()
     const weak = passwordProblem(input.password, input.email)
     if (weak) throw errors.weakPassword(weak)
     const permissions = permissionMap(false, input.permissions)
@@ -118,7 +123,8 @@ export class UsersService {
     if (input.lastname !== undefined) changes.lastname = input.lastname.trim()
     if (input.permissions !== undefined) {
       if (user.is_main_user === 1) {
-        if (PERMISSIONS.some((p) => Object.hasOwn(input.permissions!, p) && input.permissions![p] === false)) throw errors.mainUserPermissions()
+        if (PERMISSIONS.some((p) => Object.hasOwn(input.permissions!, p) && input.permissions![p] === false))
+          throw errors.mainUserPermissions()
         changes.permissions = JSON.stringify(permissionMap(true))
       } else {
         const wanted = permissionMap(false, input.permissions)

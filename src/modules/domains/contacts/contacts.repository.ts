@@ -9,8 +9,9 @@ export const decodeContact = jsonColumns<{ profile: ContactFields }>('profile')
 
 /** The account's contact profiles, oldest first. */
 export const listContacts = async (db: Db, accountId: number) =>
-  (await db.selectFrom('contact_profiles').selectAll().where('account_id', '=', accountId).orderBy('id').execute())
-    .map(decodeContact)
+  (await db.selectFrom('contact_profiles').selectAll().where('account_id', '=', accountId).orderBy('id').execute()).map(
+    decodeContact,
+  )
 
 /** One contact profile of the account. */
 export const findContact = async (db: Db, accountId: number, id: number) => {
@@ -25,11 +26,19 @@ export const findContact = async (db: Db, accountId: number, id: number) => {
 
 /** Stores a new contact profile. */
 export const insertContact = (db: Db, row: { account_id: number; name: string; profile: string; created_at: string }) =>
-  db.insertInto('contact_profiles').values({ ...row, updated_at: row.created_at }).returning('id').executeTakeFirstOrThrow()
+  db
+    .insertInto('contact_profiles')
+    .values({ ...row, updated_at: row.created_at })
+    .returning('id')
+    .executeTakeFirstOrThrow()
 
 /** Changes a contact profile of the account. */
-export const updateContact = (db: Db, accountId: number, id: number, changes: { name?: string; profile?: string; updated_at: string }) =>
-  db.updateTable('contact_profiles').set(changes).where('account_id', '=', accountId).where('id', '=', id).execute()
+export const updateContact = (
+  db: Db,
+  accountId: number,
+  id: number,
+  changes: { name?: string; profile?: string; updated_at: string },
+) => db.updateTable('contact_profiles').set(changes).where('account_id', '=', accountId).where('id', '=', id).execute()
 
 /** Deletes a contact profile of the account. */
 export const deleteContact = (db: Db, accountId: number, id: number) =>

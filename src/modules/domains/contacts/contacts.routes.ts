@@ -11,50 +11,95 @@ export const contactsRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const tags = ['Contact profiles']
 
-  app.get('/domains/contacts', {
-    config: { area: 'domains-profiles' },
-    schema: { operationId: 'listContactProfiles', tags, summary: 'List contact profiles', response: { 200: Envelope(ContactList, { contacts: [contactExample] }) } },
-  }, async (req) => ok({ contacts: await app.services.contacts.list(req.principal!.accountId) }))
-
-  app.post('/domains/contacts', {
-    config: { area: 'domains-profiles' },
-    schema: {
-      operationId: 'createContactProfile', tags, summary: 'Create a contact profile',
-      description: 'Required in `profile`: firstname, lastname, street, street_number, zipcode, city, country, email, phone_country, phone_area, phone_number. ' +
-        'Making it the default for a role takes that role from the profile that had it. `?test=1` answers `id` 0 without storing the profile.',
-      querystring: DryRunQuery,
-      body: ContactBody,
-      response: { 200: Envelope(Contact, contactExample) },
+  app.get(
+    '/domains/contacts',
+    {
+      config: { area: 'domains-profiles' },
+      schema: {
+        operationId: 'listContactProfiles',
+        tags,
+        summary: 'List contact profiles',
+        response: { 200: Envelope(ContactList, { contacts: [contactExample] }) },
+      },
     },
-  }, async (req) => ok(await app.services.contacts.create(req.principal!.accountId, req.body, dry(req))))
+    async (req) => ok({ contacts: await app.services.contacts.list(req.principal!.accountId) }),
+  )
 
-  app.get('/domains/contacts/:id', {
-    config: { area: 'domains-profiles', fixture: 'contact' },
-    schema: { operationId: 'getContactProfile', tags, summary: 'Get a contact profile', params: ContactIdParams,
-      response: { 200: Envelope(Contact, contactExample), ...errorsFor('domains-profiles',
-      { 404: [errors.contactNotFound()] }) } },
-  }, async (req) => ok(await app.services.contacts.get(req.principal!.accountId, req.params.id)))
-
-  app.put('/domains/contacts/:id', {
-    config: { area: 'domains-profiles', fixture: 'contact' },
-    schema: {
-      operationId: 'updateContactProfile', tags, summary: 'Update a contact profile',
-      description: 'Changes the fields given; the others stay.',
-      params: ContactIdParams, querystring: DryRunQuery, body: ContactBody, response: { 200: Envelope(Contact,
-        contactExample), ...errorsFor('domains-profiles', { 404: [errors.contactNotFound()] }) },
+  app.post(
+    '/domains/contacts',
+    {
+      config: { area: 'domains-profiles' },
+      schema: {
+        operationId: 'createContactProfile',
+        tags,
+        summary: 'Create a contact profile',
+        description:
+          'Required in `profile`: firstname, lastname, street, street_number, zipcode, city, country, email, phone_country, phone_area, phone_number. ' +
+          'Making it the default for a role takes that role from the profile that had it. `?test=1` answers `id` 0 without storing the profile.',
+        querystring: DryRunQuery,
+        body: ContactBody,
+        response: { 200: Envelope(Contact, contactExample) },
+      },
     },
-  }, async (req) => ok(await app.services.contacts.update(req.principal!.accountId, req.params.id, req.body, dry(req))))
+    async (req) => ok(await app.services.contacts.create(req.principal!.accountId, req.body, dry(req))),
+  )
 
-  app.delete('/domains/contacts/:id', {
-    config: { area: 'domains-profiles', fixture: 'contact' },
-    schema: {
-      operationId: 'deleteContactProfile', tags, summary: 'Delete a contact profile',
-      description: 'A profile that a domain uses cannot be deleted (400).',
-      params: ContactIdParams, querystring: DryRunQuery, response: { 200: OkMessage, ...errorsFor('domains-profiles',
-        { 404: [errors.contactNotFound()] }) },
+  app.get(
+    '/domains/contacts/:id',
+    {
+      config: { area: 'domains-profiles', fixture: 'contact' },
+      schema: {
+        operationId: 'getContactProfile',
+        tags,
+        summary: 'Get a contact profile',
+        params: ContactIdParams,
+        response: {
+          200: Envelope(Contact, contactExample),
+          ...errorsFor('domains-profiles', { 404: [errors.contactNotFound()] }),
+        },
+      },
     },
-  }, async (req) => {
-    await app.services.contacts.delete(req.principal!.accountId, req.params.id, dry(req))
-    return okMessage('Contact profile deleted')
-  })
+    async (req) => ok(await app.services.contacts.get(req.principal!.accountId, req.params.id)),
+  )
+
+  app.put(
+    '/domains/contacts/:id',
+    {
+      config: { area: 'domains-profiles', fixture: 'contact' },
+      schema: {
+        operationId: 'updateContactProfile',
+        tags,
+        summary: 'Update a contact profile',
+        description: 'Changes the fields given; the others stay.',
+        params: ContactIdParams,
+        querystring: DryRunQuery,
+        body: ContactBody,
+        response: {
+          200: Envelope(Contact, contactExample),
+          ...errorsFor('domains-profiles', { 404: [errors.contactNotFound()] }),
+        },
+      },
+    },
+    async (req) => ok(await app.services.contacts.update(req.principal!.accountId, req.params.id, req.body, dry(req))),
+  )
+
+  app.delete(
+    '/domains/contacts/:id',
+    {
+      config: { area: 'domains-profiles', fixture: 'contact' },
+      schema: {
+        operationId: 'deleteContactProfile',
+        tags,
+        summary: 'Delete a contact profile',
+        description: 'A profile that a domain uses cannot be deleted (400).',
+        params: ContactIdParams,
+        querystring: DryRunQuery,
+        response: { 200: OkMessage, ...errorsFor('domains-profiles', { 404: [errors.contactNotFound()] }) },
+      },
+    },
+    async (req) => {
+      await app.services.contacts.delete(req.principal!.accountId, req.params.id, dry(req))
+      return okMessage('Contact profile deleted')
+    },
+  )
 }

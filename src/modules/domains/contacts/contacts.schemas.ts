@@ -5,12 +5,15 @@ import { Type } from 'typebox'
 /** The `{id}` of a contact profile route. */
 export const ContactIdParams = Type.Object({ id: Type.Integer({ minimum: 1, description: 'Contact profile id' }) })
 
-const Defaults = Type.Object({
-  owner: Type.Boolean(),
-  admin: Type.Boolean(),
-  tech: Type.Boolean(),
-  billing: Type.Boolean(),
-}, { description: 'The roles this profile is the default for on new domains' })
+const Defaults = Type.Object(
+  {
+    owner: Type.Boolean(),
+    admin: Type.Boolean(),
+    tech: Type.Boolean(),
+    billing: Type.Boolean(),
+  },
+  { description: 'The roles this profile is the default for on new domains' },
+)
 
 const fields = {
   company_name: Type.String({ maxLength: 255 }),
@@ -36,13 +39,30 @@ const o = Type.Optional
 /** Create and update take the same body; on update every field is optional and the others stay. */
 export const ContactBody = Type.Object({
   name: o(Type.String({ maxLength: 255, description: 'A label for the profile; default: first and last name' })),
-  profile: o(Type.Object({
-    company_name: o(fields.company_name), vat: o(fields.vat), firstname: o(fields.firstname), lastname: o(fields.lastname),
-    street: o(fields.street), street_number: o(fields.street_number), street_suffix: o(fields.street_suffix), zipcode: o(fields.zipcode),
-    city: o(fields.city), state: o(fields.state), country: o(fields.country), email: o(fields.email), phone_country: o(fields.phone_country),
-    phone_area: o(fields.phone_area), phone_number: o(fields.phone_number), birth_date: o(fields.birth_date),
-    defaults: o(Type.Partial(Defaults)),
-  }, { additionalProperties: false })),
+  profile: o(
+    Type.Object(
+      {
+        company_name: o(fields.company_name),
+        vat: o(fields.vat),
+        firstname: o(fields.firstname),
+        lastname: o(fields.lastname),
+        street: o(fields.street),
+        street_number: o(fields.street_number),
+        street_suffix: o(fields.street_suffix),
+        zipcode: o(fields.zipcode),
+        city: o(fields.city),
+        state: o(fields.state),
+        country: o(fields.country),
+        email: o(fields.email),
+        phone_country: o(fields.phone_country),
+        phone_area: o(fields.phone_area),
+        phone_number: o(fields.phone_number),
+        birth_date: o(fields.birth_date),
+        defaults: o(Type.Partial(Defaults)),
+      },
+      { additionalProperties: false },
+    ),
+  ),
 })
 
 /** A contact profile as the API shows it. */
@@ -50,10 +70,23 @@ export const Contact = Type.Object({
   id: Type.Integer(),
   name: Type.String(),
   profile: Type.Object({
-    company_name: o(Type.String()), vat: o(Type.String()), firstname: Type.String(), lastname: Type.String(), street: Type.String(),
-    street_number: Type.String(), street_suffix: o(Type.String()), zipcode: Type.String(), city: Type.String(), state: o(Type.String()),
-    country: Type.String(), email: Type.String(), phone_country: Type.String(), phone_area: Type.String(), phone_number: Type.String(),
-    birth_date: o(Type.String()), defaults: Defaults,
+    company_name: o(Type.String()),
+    vat: o(Type.String()),
+    firstname: Type.String(),
+    lastname: Type.String(),
+    street: Type.String(),
+    street_number: Type.String(),
+    street_suffix: o(Type.String()),
+    zipcode: Type.String(),
+    city: Type.String(),
+    state: o(Type.String()),
+    country: Type.String(),
+    email: Type.String(),
+    phone_country: Type.String(),
+    phone_area: Type.String(),
+    phone_number: Type.String(),
+    birth_date: o(Type.String()),
+    defaults: Defaults,
   }),
 })
 
@@ -65,8 +98,17 @@ export const contactExample = {
   id: 12,
   name: 'Jan Jansen',
   profile: {
-    firstname: 'Jan', lastname: 'Jansen', street: 'Keizersgracht', street_number: '100', zipcode: '1015 AA', city: 'Amsterdam',
-    country: 'NL', email: 'jan@example.nl', phone_country: '+31', phone_area: '20', phone_number: '1234567',
+    firstname: 'Jan',
+    lastname: 'Jansen',
+    street: 'Keizersgracht',
+    street_number: '100',
+    zipcode: '1015 AA',
+    city: 'Amsterdam',
+    country: 'NL',
+    email: 'jan@example.nl',
+    phone_country: '+31',
+    phone_area: '20',
+    phone_number: '1234567',
     defaults: { owner: true, admin: true, tech: false, billing: true },
   },
 }

@@ -41,9 +41,24 @@ export interface ContactView {
 }
 
 /** The body of create and update: every field optional on update. */
-export type ContactInput = { name?: string; profile?: Partial<Omit<ContactFields, 'defaults'>> & { defaults?: Partial<Record<Role, boolean>> } }
+export type ContactInput = {
+  name?: string
+  profile?: Partial<Omit<ContactFields, 'defaults'>> & { defaults?: Partial<Record<Role, boolean>> }
+}
 
-const REQUIRED = ['firstname', 'lastname', 'street', 'street_number', 'zipcode', 'city', 'country', 'email', 'phone_country', 'phone_area', 'phone_number'] as const
+const REQUIRED = [
+  'firstname',
+  'lastname',
+  'street',
+  'street_number',
+  'zipcode',
+  'city',
+  'country',
+  'email',
+  'phone_country',
+  'phone_area',
+  'phone_number',
+] as const
 
 /** Contact profiles (the handles of a domain): owner, admin, tech and billing contacts. */
 export class ContactsService {
@@ -70,7 +85,12 @@ export class ContactsService {
     const name = input.name?.trim() || `${profile.firstname} ${profile.lastname}`
     if (opts.dryRun) return { id: 0, name, profile }
     const id = await this.db.transaction().execute(async (trx) => {
-      const { id } = await repo.insertContact(trx, { account_id: accountId, name, profile: JSON.stringify(profile), created_at: iso(this.clock.now()) })
+      const { id } = await repo.insertContact(trx, {
+        account_id: accountId,
+        name,
+        profile: JSON.stringify(profile),
+        created_at: iso(this.clock.now()),
+      })
       await this.clearOtherDefaults(trx, accountId, id, profile.defaults)
       return id
     })
@@ -84,7 +104,11 @@ export class ContactsService {
     const name = input.name?.trim() || current.name
     if (opts.dryRun) return { id, name, profile }
     await this.db.transaction().execute(async (trx) => {
-      await repo.updateContact(trx, accountId, id, { name, profile: JSON.stringify(profile), updated_at: iso(this.clock.now()) })
+      await repo.updateContact(trx, accountId, id, {
+        name,
+        profile: JSON.stringify(profile),
+        updated_at: iso(this.clock.now()),
+      })
       await this.clearOtherDefaults(trx, accountId, id, profile.defaults)
     })
     return { id, name, profile }
@@ -99,7 +123,10 @@ export class ContactsService {
   }
 
   /** The contacts of a new domain: the ids given, each role without one taking the account's default for it. */
-  async resolve(accountId: number, given: Partial<Record<Role, number | null>> = {}): Promise<Partial<Record<Role, number>>> {
+  async resolve(
+    accountId: number,
+    given: Partial<Record<Role, number | null>> = {},
+  ): Promise<Partial<Record<Role, number>>> {
     const all = await repo.listContacts(this.db, accountId)
     const out: Partial<Record<Role, number>> = {}
     for (const role of ROLES) {
@@ -123,10 +150,21 @@ export class ContactsService {
       if (!c) return null
       return { handle_id: c.id, name: c.name, type: c.profile.company_name ? 'company' : 'person' }
     }
-    return { owner: handle(contacts.owner), admin: handle(contacts.admin), tech: handle(contacts.tech), reseller: null, billing: handle(contacts.billing) }
+    return {
+      owner: handle(contacts.owner),
+      admin: handle(contacts.admin),
+      tech: handle(contacts.tech),
+      reseller: null,
+      billing: handle(contacts.billing),
+    }
   }
 
-  private async clearOtherDefaults(trx: Parameters<typeof repo.listContacts>[0], accountId: number, id: number, defaults: Record<Role, boolean>) {
+  private async clearOtherDefaults(
+    trx: Parameters<typeof repo.listContacts>[0],
+    accountId: number,
+    id: number,
+    defaults: Record<Role, boolean>,
+  ) {
     const roles = ROLES.filter((r) => defaults[r])
     if (roles.length === 0) return
     for (const other of await repo.listContacts(trx, accountId)) {
@@ -134,7 +172,10 @@ export class ContactsService {
       const p = other.profile
       if (!roles.some((r) => p.defaults?.[r])) continue
       for (const r of roles) p.defaults[r] = false
-      await repo.updateContact(trx, accountId, other.id, { profile: JSON.stringify(p), updated_at: iso(this.clock.now()) })
+      await repo.updateContact(trx, accountId, other.id, {
+        profile: JSON.stringify(p),
+        updated_at: iso(this.clock.now()),
+      })
     }
   }
 }
@@ -146,7 +187,14 @@ function view(row: { id: number; name: string; profile: ContactFields }): Contac
 /** Merges `input` over `base` and checks every required field is there. */
 function complete(input: NonNullable<ContactInput['profile']>, base: ContactFields | null): ContactFields {
   const merged = { ...(base ?? {}), ...stripUndefined(input) } as ContactFields
-  merged.defaults = { owner: false, admin: false, tech: false, billing: false, ...(base?.defaults ?? {}), ...stripUndefined(input.defaults ?? {}) }
+  merged.defaults = {
+    owner: false,
+    admin: false,
+    tech: false,
+    billing: false,
+    ...(base?.defaults ?? {}),
+    ...stripUndefined(input.defaults ?? {}),
+  }
   for (const field of REQUIRED) {
     const v = merged[field]
     if (typeof v !== 'string' || v.trim() === '') throw errors.contactFieldMissing(field)

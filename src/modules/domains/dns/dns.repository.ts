@@ -35,17 +35,38 @@ export async function insertRecords(db: Db, domainId: number, records: Normalise
     if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve))
     await db
       .insertInto('dns_records')
-      .values(records.slice(i, i + 500).map((r) => ({ domain_id: domainId, type: r.type, name: r.name, value: r.value, ttl: r.ttl, created_at: now })))
+      .values(
+        records
+          .slice(i, i + 500)
+          .map((r) => ({
+            domain_id: domainId,
+            type: r.type,
+            name: r.name,
+            value: r.value,
+            ttl: r.ttl,
+            created_at: now,
+          })),
+      )
       .execute()
   }
 }
 
 /** Deletes every record of one of the account's domains. */
 export const deleteAllRecords = (db: Db, accountId: number, domainId: number) =>
-  db.deleteFrom('dns_records').where('domain_id', 'in', ownedDomain(db, accountId, domainId)).execute()
+  db
+    .deleteFrom('dns_records')
+    .where('domain_id', 'in', ownedDomain(db, accountId, domainId))
+    .execute()
 
 /** Deletes the records of one (type, name), or only those with `value` when given; returns how many went. */
-export async function deleteRecords(db: Db, accountId: number, domainId: number, type: string, name: string, value?: string): Promise<number> {
+export async function deleteRecords(
+  db: Db,
+  accountId: number,
+  domainId: number,
+  type: string,
+  name: string,
+  value?: string,
+): Promise<number> {
   let q = db
     .deleteFrom('dns_records')
     .where('domain_id', 'in', ownedDomain(db, accountId, domainId))

@@ -18,7 +18,15 @@ export const DnsRecords = Type.Object({
 
 const RecordIn = Type.Object({
   type: Type.String({ maxLength: 10, description: 'A, AAAA, CNAME, MX, TXT, NS, SRV, CAA, TLSA, SSHFP, DS' }),
-  name: Type.Optional(Nullable(Type.String({ maxLength: 255, description: '`@` or empty for the apex, a relative name (`www`), or a FQDN in the zone with or without the trailing dot' }))),
+  name: Type.Optional(
+    Nullable(
+      Type.String({
+        maxLength: 255,
+        description:
+          '`@` or empty for the apex, a relative name (`www`), or a FQDN in the zone with or without the trailing dot',
+      }),
+    ),
+  ),
   value: Type.String({ maxLength: 8192 }),
   ttl: Type.Optional(Nullable(Type.Integer({ description: '60–86400, default 3600' }))),
 })
@@ -52,4 +60,6 @@ export const DeleteRecordBody = Type.Object({
 export const ZoneFile = Type.Object({ zone: Type.String({ description: 'BIND zone text' }) })
 
 /** `PUT /domains/{domain}/dns/zone`. */
-export const ImportZoneBody = Type.Object({ zone: Type.String({ description: 'BIND zone text, at most HOSTAPI_ZONE_MAX_BYTES bytes (10 MiB by default)' }) })
+export const ImportZoneBody = Type.Object({
+  zone: Type.String({ description: 'BIND zone text, at most HOSTAPI_ZONE_MAX_BYTES bytes (10 MiB by default)' }),
+})

@@ -9,7 +9,14 @@ import type { Domain } from '../domains.repository.js'
 import type { ZoneChange, ZonePublisher } from '../../../lib/dns/zone-serial.js'
 import type { Nameserver } from '../nameservers/nameservers.js'
 import * as repo from './dns.repository.js'
-import { RECORD_TYPES, checkRecordSet, fqdnWithDot, normaliseRecord, type NormalisedRecord, type RecordInput } from '../../../lib/dns/records.js'
+import {
+  RECORD_TYPES,
+  checkRecordSet,
+  fqdnWithDot,
+  normaliseRecord,
+  type NormalisedRecord,
+  type RecordInput,
+} from '../../../lib/dns/records.js'
 import { renderZone, sortRecords } from '../../../lib/dns/zone-file.js'
 import { ZoneWork } from './zone-work.js'
 import type { DryRun } from '../../../lib/dry-run.js'
@@ -48,7 +55,12 @@ export class DnsService {
   }
 
   /** Replaces every record of the zone with `input`, all or nothing. */
-  async replace(accountId: number, raw: string, input: (Omit<RecordInput, 'name'> & { name?: string | null })[], opts: DryRun = {}): Promise<void> {
+  async replace(
+    accountId: number,
+    raw: string,
+    input: (Omit<RecordInput, 'name'> & { name?: string | null })[],
+    opts: DryRun = {},
+  ): Promise<void> {
     const d = await this.domains.requireOwned(accountId, raw)
     const records = await this.work.records(accountId, d.name, input)
     if (opts.dryRun) return
@@ -105,8 +117,11 @@ export class DnsService {
   async zoneFile(accountId: number, raw: string): Promise<string> {
     const d = await this.domains.requireOwned(accountId, raw)
     const records = await repo.listRecords(this.db, accountId, d.id)
-    return renderZone(d.name, { serial: d.zone_serial, nameservers: d.nameservers },
-      records.map((r) => ({ ...r, type: r.type as NormalisedRecord['type'] })))
+    return renderZone(
+      d.name,
+      { serial: d.zone_serial, nameservers: d.nameservers },
+      records.map((r) => ({ ...r, type: r.type as NormalisedRecord['type'] })),
+    )
   }
 
   /** Replaces every record with those of a BIND zone text (its SOA and apex NS are ignored). */
@@ -169,7 +184,8 @@ function ownerName(zone: string, type: string, name: string | null | undefined):
     // Any TXT value is valid at any name, so this checks the name alone.
     return normaliseRecord(zone, { type: 'TXT', name, value: 'x' }).name
   } catch (err) {
-    if (err instanceof ApiError) throw new ApiError(err.kind, err.message.replace(/^Invalid DNS record TXT /, `Invalid DNS record ${type} `))
+    if (err instanceof ApiError)
+      throw new ApiError(err.kind, err.message.replace(/^Invalid DNS record TXT /, `Invalid DNS record ${type} `))
     throw err
   }
 }

@@ -32,7 +32,10 @@ forEachDialect((dialect) => {
       const served = { id, name: 'port-a.nl', serial: 42, nameserversJson: JSON.stringify(ns) }
       assert.deepEqual(await zones.servedZones(['port-a.nl']), [served])
       const three = await zones.servedZones(['port-c.nl', 'port-b.nl', 'port-a.nl'])
-      assert.deepEqual(three.map((z) => z.id), [id, pending])
+      assert.deepEqual(
+        three.map((z) => z.id),
+        [id, pending],
+      )
       assert.deepEqual(await zones.servedZones([]), [])
       assert.deepEqual(await zones.servedZone(id), served)
       assert.equal((await zones.servedZone(pending))?.name, 'port-b.nl')
@@ -77,8 +80,12 @@ forEachDialect((dialect) => {
       const nameservers = [{ hostname: 'ns1.elsewhere.example' }, { hostname: 'ns2.elsewhere.example' }]
       await t.ctx.services.domains.update(a.accountId, d, { nameservers })
       await t.ctx.services.domains.update(a.accountId, d, { tags: ['quiet'] })
-      const row = await t.ctx.db.updateTable('domains').set({ status: 'pending_cancellation', cancel_at: '2000-01-01' })
-        .where('name', '=', d).returning('id').executeTakeFirstOrThrow()
+      const row = await t.ctx.db
+        .updateTable('domains')
+        .set({ status: 'pending_cancellation', cancel_at: '2000-01-01' })
+        .where('name', '=', d)
+        .returning('id')
+        .executeTakeFirstOrThrow()
       assert.deepEqual(await t.ctx.services.domains.endDomain(row.id), { ended: true })
       assert.deepEqual(told, [
         { domain: d, kind: 'records', names: [`www.${d}`] },

@@ -15,7 +15,10 @@ describe('zone work in the pool', () => {
       // Counted before the first task has even reached a worker: the refusal does not depend on timing.
       const second = work.parse(1, zone, text)
       const other = work.parse(2, zone, text)
-      await assert.rejects(second, (err: unknown) => err instanceof ApiError && err.status === 429 && err.headers?.['retry-after'] === '5')
+      await assert.rejects(
+        second,
+        (err: unknown) => err instanceof ApiError && err.status === 429 && err.headers?.['retry-after'] === '5',
+      )
       assert.equal((await first).length, 200)
       assert.equal((await other).length, 200)
       // Once its task is done, the account may send the next one.
@@ -30,7 +33,10 @@ describe('zone work in the pool', () => {
     try {
       const small = 'www 300 IN A 192.0.2.1\n'
       const all = await Promise.all([work.parse(1, zone, small), work.parse(1, zone, small)])
-      assert.deepEqual(all.map((r) => r.length), [1, 1])
+      assert.deepEqual(
+        all.map((r) => r.length),
+        [1, 1],
+      )
     } finally {
       await work.close()
     }

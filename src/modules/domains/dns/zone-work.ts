@@ -27,7 +27,13 @@ export interface ZoneLimits {
 }
 
 export const DEFAULT_ZONE_LIMITS: ZoneLimits = {
-  maxBytes: 10 * 1024 * 1024, maxRecords: 50_000, inlineBytes: 64 * 1024, inlineRecords: 200, workers: 1, queue: 4, perAccount: 1,
+  maxBytes: 10 * 1024 * 1024,
+  maxRecords: 50_000,
+  inlineBytes: 64 * 1024,
+  inlineRecords: 200,
+  workers: 1,
+  queue: 4,
+  perAccount: 1,
 }
 
 const piscina = lazyRequire<typeof import('piscina')>('piscina')
@@ -37,9 +43,12 @@ const piscina = lazyRequire<typeof import('piscina')>('piscina')
  * inherit through execArgv); from the single-file bundle in dist/src/cli, the compiled one in dist/src/modules/domains/dns.
  */
 function workerFile(): string {
-  const candidates = ['./zone.worker.js', './zone.worker.ts', '../modules/domains/dns/zone.worker.js'].map((p) => new URL(p, import.meta.url))
+  const candidates = ['./zone.worker.js', './zone.worker.ts', '../modules/domains/dns/zone.worker.js'].map(
+    (p) => new URL(p, import.meta.url),
+  )
   const found = candidates.find((u) => fs.existsSync(fileURLToPath(u)))
-  if (!found) throw new Error(`the zone worker module is missing (looked for ${candidates.map((u) => u.pathname).join(', ')})`)
+  if (!found)
+    throw new Error(`the zone worker module is missing (looked for ${candidates.map((u) => u.pathname).join(', ')})`)
   return found.href
 }
 
@@ -54,7 +63,10 @@ export class ZoneWork {
   /** The records of a BIND zone text: 413 over maxBytes, 400 over maxRecords or for a bad line. */
   async parse(accountId: number, zone: string, text: string): Promise<NormalisedRecord[]> {
     // Cheap checks first: the length in UTF-16 units bounds the bytes from below (at most 3 bytes per unit).
-    if (text.length > this.limits.maxBytes || (text.length * 3 > this.limits.maxBytes && Buffer.byteLength(text) > this.limits.maxBytes)) {
+    if (
+      text.length > this.limits.maxBytes ||
+      (text.length * 3 > this.limits.maxBytes && Buffer.byteLength(text) > this.limits.maxBytes)
+    ) {
       throw errors.zoneFileTooLarge(this.limits.maxBytes)
     }
     const task: ZoneTask = { op: 'parse', zone, text, maxRecords: this.limits.maxRecords }
@@ -62,7 +74,11 @@ export class ZoneWork {
   }
 
   /** The validated record set of a replace: 400 over maxRecords or for a bad record. */
-  async records(accountId: number, zone: string, records: Extract<ZoneTask, { op: 'records' }>['records']): Promise<NormalisedRecord[]> {
+  async records(
+    accountId: number,
+    zone: string,
+    records: Extract<ZoneTask, { op: 'records' }>['records'],
+  ): Promise<NormalisedRecord[]> {
     if (records.length > this.limits.maxRecords) throw errors.tooManyDnsRecords(this.limits.maxRecords)
     const task: ZoneTask = { op: 'records', zone, records }
     return records.length <= this.limits.inlineRecords ? runZoneTask(task) : this.run(accountId, task)
@@ -109,7 +125,8 @@ export class ZoneWork {
     try {
       result = (await pool.run(task)) as ZoneResult
     } catch (err) {
-      if (err instanceof Error && /queue is at limit|No task queue available/i.test(err.message)) throw errors.zoneWorkBusy(5)
+      if (err instanceof Error && /queue is at limit|No task queue available/i.test(err.message))
+        throw errors.zoneWorkBusy(5)
       throw err
     }
     if (!result.ok) throw new ApiError(result.kind, result.message)

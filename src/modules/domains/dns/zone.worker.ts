@@ -25,7 +25,10 @@ export function runZoneTask<T extends ZoneTask>(task: T): TaskValue<T> {
 function runTask(task: ZoneTask): unknown {
   if (task.op === 'json') return parseJsonBody(task.text)
   if (task.op === 'parse') return parseZone(task.zone, task.text, { maxRecords: task.maxRecords })
-  return checkRecordSet(task.zone, task.records.map((r) => normaliseRecord(task.zone, { ...r, name: r.name })))
+  return checkRecordSet(
+    task.zone,
+    task.records.map((r) => normaliseRecord(task.zone, { ...r, name: r.name })),
+  )
 }
 
 export default function zoneWorker(task: ZoneTask): ZoneResult {

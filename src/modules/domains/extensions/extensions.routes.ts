@@ -25,33 +25,51 @@ const com = { extension: 'com', register_price: '9.99', renew_price: '12.99', tr
 export const extensionsRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
 
-  app.get('/domains/extensions', {
-    config: { area: 'domains' },
-    schema: {
-      operationId: 'listDomainExtensions',
-      tags: ['Domain extensions'],
-      summary: 'List domain extensions and their prices',
-      description: 'Paged; `search` matches part of the extension. A page beyond the last answers 400 `Page out of range`.',
-      querystring: Type.Object(PageQuery),
-      response: {
-        200: Envelope(Type.Object({ extensions: Type.Array(Type.Object(Prices)), pagination: Pagination }),
-          { extensions: [com], pagination: { page: 1, limit: 25, total: 1, total_pages: 1 } }),
+  app.get(
+    '/domains/extensions',
+    {
+      config: { area: 'domains' },
+      schema: {
+        operationId: 'listDomainExtensions',
+        tags: ['Domain extensions'],
+        summary: 'List domain extensions and their prices',
+        description:
+          'Paged; `search` matches part of the extension. A page beyond the last answers 400 `Page out of range`.',
+        querystring: Type.Object(PageQuery),
+        response: {
+          200: Envelope(Type.Object({ extensions: Type.Array(Type.Object(Prices)), pagination: Pagination }), {
+            extensions: [com],
+            pagination: { page: 1, limit: 25, total: 1, total_pages: 1 },
+          }),
+        },
       },
     },
-  }, async (req) => ok(await app.services.extensions.list(req.query)))
+    async (req) => ok(await app.services.extensions.list(req.query)),
+  )
 
-  app.get('/domains/extensions/:extension', {
-    config: { area: 'domains', fixture: 'extension' },
-    schema: {
-      operationId: 'getDomainExtension',
-      tags: ['Domain extensions'],
-      summary: 'Get one domain extension',
-      description: 'The extension written `com` or `.com`; 404 `Extension not found` when it is not offered.',
-      params: Type.Object({ extension: Type.String({ maxLength: 63 }) }),
-      response: {
-        200: Envelope(Extension, { ...com, min_period: 1, max_period: 10, supports_dnssec: true, supports_privacy: true,
-          requires_auth_code: true }), ...errorsFor('domains', { 404: [errors.extensionNotFound()] })
+  app.get(
+    '/domains/extensions/:extension',
+    {
+      config: { area: 'domains', fixture: 'extension' },
+      schema: {
+        operationId: 'getDomainExtension',
+        tags: ['Domain extensions'],
+        summary: 'Get one domain extension',
+        description: 'The extension written `com` or `.com`; 404 `Extension not found` when it is not offered.',
+        params: Type.Object({ extension: Type.String({ maxLength: 63 }) }),
+        response: {
+          200: Envelope(Extension, {
+            ...com,
+            min_period: 1,
+            max_period: 10,
+            supports_dnssec: true,
+            supports_privacy: true,
+            requires_auth_code: true,
+          }),
+          ...errorsFor('domains', { 404: [errors.extensionNotFound()] }),
+        },
       },
     },
-  }, async (req) => ok(await app.services.extensions.get(req.params.extension)))
+    async (req) => ok(await app.services.extensions.get(req.params.extension)),
+  )
 }

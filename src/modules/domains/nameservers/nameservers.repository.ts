@@ -11,8 +11,9 @@ export const decodeProfile = jsonColumns<{ nameservers: Nameserver[] }>('nameser
 
 /** The account's nameserver profiles, oldest first. */
 export const listProfiles = async (db: Db, accountId: number) =>
-  (await db.selectFrom('nameserver_profiles').selectAll().where('account_id', '=', accountId).orderBy('id').execute())
-    .map(decodeProfile)
+  (
+    await db.selectFrom('nameserver_profiles').selectAll().where('account_id', '=', accountId).orderBy('id').execute()
+  ).map(decodeProfile)
 
 /** One nameserver profile of the account by alias. */
 export const findProfile = async (db: Db, accountId: number, alias: string) => {

@@ -24,14 +24,20 @@ const NameserverIn = Type.Object({
 const Flag = Type.Union([Type.Boolean(), Type.Integer({ minimum: 0, maximum: 1 })])
 const CreateBody = Type.Object({
   alias: Type.String({ maxLength: 64, description: 'a-z, 0-9, `.`, `_`, `-`' }),
-  nameservers: Type.Array(Type.Union([NameserverIn, Type.String({ maxLength: 253 })]), { maxItems: 13, description: '2 to 13 nameservers' }),
+  nameservers: Type.Array(Type.Union([NameserverIn, Type.String({ maxLength: 253 })]), {
+    maxItems: 13,
+    description: '2 to 13 nameservers',
+  }),
   set_as_default: Type.Optional(Flag),
 })
 const UpdateBody = Type.Partial(CreateBody)
 
 const example = {
   alias: 'my-ns',
-  nameservers: [{ hostname: 'ns1.example.net', ipv4: '192.0.2.53', ipv6: '' }, { hostname: 'ns2.example.net', ipv4: '', ipv6: '' }],
+  nameservers: [
+    { hostname: 'ns1.example.net', ipv4: '192.0.2.53', ipv6: '' },
+    { hostname: 'ns2.example.net', ipv4: '', ipv6: '' },
+  ],
 }
 
 /** Nameserver profiles, including the read-only built-in `default-mijnhost`. */
@@ -39,54 +45,102 @@ export const nameserversRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const tags = ['Nameserver profiles']
 
-  app.get('/domains/nameservers', {
-    config: { area: 'domains-nameservers' },
-    schema: {
-      operationId: 'listNameserverProfiles', tags, summary: 'List nameserver profiles',
-      description: 'The built-in `default-mijnhost` (the provider\'s nameservers, read-only) first, then the account\'s own.',
-      response: { 200: Envelope(Type.Object({ profiles: Type.Array(ProfileListItem) }), { profiles: [{ ...example, default: 0, readonly: 0 }] }) },
+  app.get(
+    '/domains/nameservers',
+    {
+      config: { area: 'domains-nameservers' },
+      schema: {
+        operationId: 'listNameserverProfiles',
+        tags,
+        summary: 'List nameserver profiles',
+        description:
+          "The built-in `default-mijnhost` (the provider's nameservers, read-only) first, then the account's own.",
+        response: {
+          200: Envelope(Type.Object({ profiles: Type.Array(ProfileListItem) }), {
+            profiles: [{ ...example, default: 0, readonly: 0 }],
+          }),
+        },
+      },
     },
-  }, async (req) => ok({ profiles: await app.services.nameservers.list(req.principal!.accountId) }))
+    async (req) => ok({ profiles: await app.services.nameservers.list(req.principal!.accountId) }),
+  )
 
-  app.post('/domains/nameservers', {
-    config: { area: 'domains-nameservers' },
-    schema: {
-      operationId: 'createNameserverProfile', tags, summary: 'Create a nameserver profile',
-      querystring: DryRunQuery, body: CreateBody, response: { 200: Envelope(Profile, example) },
+  app.post(
+    '/domains/nameservers',
+    {
+      config: { area: 'domains-nameservers' },
+      schema: {
+        operationId: 'createNameserverProfile',
+        tags,
+        summary: 'Create a nameserver profile',
+        querystring: DryRunQuery,
+        body: CreateBody,
+        response: { 200: Envelope(Profile, example) },
+      },
     },
-  }, async (req) => ok(await app.services.nameservers.create(req.principal!.accountId, req.body, dry(req))))
+    async (req) => ok(await app.services.nameservers.create(req.principal!.accountId, req.body, dry(req))),
+  )
 
-  app.get('/domains/nameservers/:alias', {
-    config: { area: 'domains-nameservers', fixture: 'nameserverProfile' },
-    schema: {
-      operationId: 'getNameserverProfile', tags, summary: 'Get a nameserver profile',
-      description: '400 `No nameserver alias set` for a blank alias; 404 `Nameservers name not found` for an unknown one.',
-      params: AliasParams, response: { 200: Envelope(Profile, example), ...errorsFor('domains-nameservers',
-        { 404: [errors.nameserversNotFound()] }) },
+  app.get(
+    '/domains/nameservers/:alias',
+    {
+      config: { area: 'domains-nameservers', fixture: 'nameserverProfile' },
+      schema: {
+        operationId: 'getNameserverProfile',
+        tags,
+        summary: 'Get a nameserver profile',
+        description:
+          '400 `No nameserver alias set` for a blank alias; 404 `Nameservers name not found` for an unknown one.',
+        params: AliasParams,
+        response: {
+          200: Envelope(Profile, example),
+          ...errorsFor('domains-nameservers', { 404: [errors.nameserversNotFound()] }),
+        },
+      },
     },
-  }, async (req) => ok(await app.services.nameservers.get(req.principal!.accountId, req.params.alias)))
+    async (req) => ok(await app.services.nameservers.get(req.principal!.accountId, req.params.alias)),
+  )
 
-  app.put('/domains/nameservers/:alias', {
-    config: { area: 'domains-nameservers', fixture: 'nameserverProfile' },
-    schema: {
-      operationId: 'updateNameserverProfile', tags, summary: 'Update a nameserver profile',
-      description: 'Changes the alias, the nameservers or the default flag; domains using the profile get the new nameservers. The built-in profile cannot be changed.',
-      params: AliasParams, querystring: DryRunQuery, body: UpdateBody, response: { 200: Envelope(Profile, example),
-        ...errorsFor('domains-nameservers', { 404: [errors.nameserversNotFound()] }) },
+  app.put(
+    '/domains/nameservers/:alias',
+    {
+      config: { area: 'domains-nameservers', fixture: 'nameserverProfile' },
+      schema: {
+        operationId: 'updateNameserverProfile',
+        tags,
+        summary: 'Update a nameserver profile',
+        description:
+          'Changes the alias, the nameservers or the default flag; domains using the profile get the new nameservers. The built-in profile cannot be changed.',
+        params: AliasParams,
+        querystring: DryRunQuery,
+        body: UpdateBody,
+        response: {
+          200: Envelope(Profile, example),
+          ...errorsFor('domains-nameservers', { 404: [errors.nameserversNotFound()] }),
+        },
+      },
     },
-  }, async (req) =>
-    ok(await app.services.nameservers.update(req.principal!.accountId, req.params.alias, req.body, dry(req))))
+    async (req) =>
+      ok(await app.services.nameservers.update(req.principal!.accountId, req.params.alias, req.body, dry(req))),
+  )
 
-  app.delete('/domains/nameservers/:alias', {
-    config: { area: 'domains-nameservers', fixture: 'nameserverProfile' },
-    schema: {
-      operationId: 'deleteNameserverProfile', tags, summary: 'Delete a nameserver profile',
-      description: 'Domains that used it keep their nameservers. The built-in profile cannot be deleted.',
-      params: AliasParams, querystring: DryRunQuery, response: { 200: OkMessage, ...errorsFor('domains-nameservers',
-        { 404: [errors.nameserversNotFound()] }) },
+  app.delete(
+    '/domains/nameservers/:alias',
+    {
+      config: { area: 'domains-nameservers', fixture: 'nameserverProfile' },
+      schema: {
+        operationId: 'deleteNameserverProfile',
+        tags,
+        summary: 'Delete a nameserver profile',
+        description: 'Domains that used it keep their nameservers. The built-in profile cannot be deleted.',
+        params: AliasParams,
+        querystring: DryRunQuery,
+        response: { 200: OkMessage, ...errorsFor('domains-nameservers', { 404: [errors.nameserversNotFound()] }) },
+      },
     },
-  }, async (req) => {
-    await app.services.nameservers.delete(req.principal!.accountId, req.params.alias, dry(req))
-    return okMessage('Nameserver profile deleted')
-  })
+    async (req) => {
+      await app.services.nameservers.delete(req.principal!.accountId, req.params.alias, dry(req))
+      return okMessage('Nameserver profile deleted')
+    },
+  )
 }

@@ -41,7 +41,10 @@ export class NameserversService {
 
   /** The built-in profile. */
   builtin(): { alias: string; nameservers: Nameserver[] } {
-    return { alias: BUILTIN_ALIAS, nameservers: this.defaultNameservers.map((hostname) => ({ hostname, ipv4: '', ipv6: '' })) }
+    return {
+      alias: BUILTIN_ALIAS,
+      nameservers: this.defaultNameservers.map((hostname) => ({ hostname, ipv4: '', ipv6: '' })),
+    }
   }
 
   /** The built-in profile first, then the account's own in the order they were made. */
@@ -65,13 +68,20 @@ export class NameserversService {
   }
 
   /** The profile an order or domain uses: the named one, else the account's default, else the built-in one. */
-  async resolve(accountId: number, alias: string | null | undefined): Promise<{ alias: string; nameservers: Nameserver[] }> {
+  async resolve(
+    accountId: number,
+    alias: string | null | undefined,
+  ): Promise<{ alias: string; nameservers: Nameserver[] }> {
     if (alias) return this.get(accountId, alias)
     const def = await repo.findDefaultProfile(this.db, accountId)
     return def ? { alias: def.alias, nameservers: def.nameservers } : this.builtin()
   }
 
-  async create(accountId: number, input: NameserverProfileInput, opts: DryRun = {}): Promise<{ alias: string; nameservers: Nameserver[] }> {
+  async create(
+    accountId: number,
+    input: NameserverProfileInput,
+    opts: DryRun = {},
+  ): Promise<{ alias: string; nameservers: Nameserver[] }> {
     const alias = this.checkAlias(input.alias ?? '')
     const nameservers = normaliseNameservers(input.nameservers ?? [])
     if (opts.dryRun) {
@@ -99,12 +109,18 @@ export class NameserversService {
   }
 
   /** Changes a profile; domains that use it get the new nameservers (and a new zone serial). */
-  async update(accountId: number, rawAlias: string, input: NameserverProfileInput, opts: DryRun = {}): Promise<{ alias: string; nameservers: Nameserver[] }> {
+  async update(
+    accountId: number,
+    rawAlias: string,
+    input: NameserverProfileInput,
+    opts: DryRun = {},
+  ): Promise<{ alias: string; nameservers: Nameserver[] }> {
     const current = await this.own(accountId, rawAlias)
     const alias = input.alias === undefined ? current.alias : this.checkAlias(input.alias)
     const nameservers = input.nameservers === undefined ? current.nameservers : normaliseNameservers(input.nameservers)
     if (opts.dryRun) {
-      if (alias !== current.alias && (await repo.findProfile(this.db, accountId, alias))) throw errors.nameserverAliasTaken()
+      if (alias !== current.alias && (await repo.findProfile(this.db, accountId, alias)))
+        throw errors.nameserverAliasTaken()
       return { alias, nameservers }
     }
     const now = this.clock.now()

@@ -13,7 +13,12 @@ import { STATUS, type DomainsService } from '../domains.service.js'
 import type { ZonePublisher } from '../../../lib/dns/zone-serial.js'
 import type { ExtensionsService } from '../extensions/extensions.service.js'
 import type { NameserversService } from '../nameservers/nameservers.service.js'
-import type { OrderItemError, OrderItemForProcessing, OrderItemProcessor, OrdersService } from '../../orders/orders.service.js'
+import type {
+  OrderItemError,
+  OrderItemForProcessing,
+  OrderItemProcessor,
+  OrdersService,
+} from '../../orders/orders.service.js'
 import type { DryRun } from '../../../lib/dry-run.js'
 
 /** The availability of a name, as `GET /domains/availability/{domain}` shows it. */
@@ -98,9 +103,15 @@ export class DomainOrdersService implements OrderItemProcessor {
     if (!d || d.status !== STATUS.active.status || d.renewal_date > ymd(this.clock.now())) return { orderId: null }
     const tld = await this.deps.extensions.forDomain(d.name)
     const details: RenewalDetails = { type: 'renew', from: d.renewal_date, period: 1 }
-    const { orderId } = await this.deps.orders().createOrder(d.account_id, [{
-      type: 'domain', name: d.name, details, priceCents: tld?.renew_cents ?? 0, description: `Domain ${d.name}: renewal, 1 year`,
-    }])
+    const { orderId } = await this.deps.orders().createOrder(d.account_id, [
+      {
+        type: 'domain',
+        name: d.name,
+        details,
+        priceCents: tld?.renew_cents ?? 0,
+        description: `Domain ${d.name}: renewal, 1 year`,
+      },
+    ])
     return { orderId }
   }
 
@@ -119,7 +130,9 @@ export class DomainOrdersService implements OrderItemProcessor {
       domain: name,
       status: check.status,
       is_premium: check.premium !== null,
-      premium_price: check.premium ? { currency: 'EUR', register: check.premium.registerCents / 100, renew: check.premium.renewCents / 100 } : null,
+      premium_price: check.premium
+        ? { currency: 'EUR', register: check.premium.registerCents / 100, renew: check.premium.renewCents / 100 }
+        : null,
     }
   }
 
@@ -137,7 +150,9 @@ export class DomainOrdersService implements OrderItemProcessor {
    * A dry run checks everything (the availability check included, it only reads) and answers order id 0.
    */
   async order(
-    accountId: number, input: DomainOrderInput, opts: DryRun & { charge?: boolean } = {},
+    accountId: number,
+    input: DomainOrderInput,
+    opts: DryRun & { charge?: boolean } = {},
   ): Promise<{ orderId: number }> {
     const name = this.deps.domains.names.registrable(input.domain)
     if (!name) throw errors.invalidDomainName()
@@ -183,13 +198,19 @@ export class DomainOrdersService implements OrderItemProcessor {
       profile: input.profile ?? {},
       period,
     }
-    return this.deps.orders().createOrder(accountId, [{
-      type: 'domain',
-      name,
-      details,
-      priceCents,
-      description: `Domain ${name}: ${type === 'register' ? `registration, ${period} year${period > 1 ? 's' : ''}` : 'transfer'}`,
-    }], { charge: opts.charge })
+    return this.deps.orders().createOrder(
+      accountId,
+      [
+        {
+          type: 'domain',
+          name,
+          details,
+          priceCents,
+          description: `Domain ${name}: ${type === 'register' ? `registration, ${period} year${period > 1 ? 's' : ''}` : 'transfer'}`,
+        },
+      ],
+      { charge: opts.charge },
+    )
   }
 
   /** The order processor: registers or transfers the name and creates the domain with its zone. */
@@ -233,9 +254,10 @@ export class DomainOrdersService implements OrderItemProcessor {
       }
     }
 
-    const outcome = d.type === 'transfer'
-      ? await this.registry.transfer(item.name, d.transfer_code)
-      : await this.registry.register(item.name, d.period)
+    const outcome =
+      d.type === 'transfer'
+        ? await this.registry.transfer(item.name, d.transfer_code)
+        : await this.registry.register(item.name, d.period)
     if (!outcome.ok) return { errors: [{ code: outcome.code, description: outcome.description }] }
 
     let domainId: number

@@ -9,8 +9,9 @@ export const decodeTemplate = jsonColumns<{ records: TemplateRecord[] }>('record
 
 /** The account's DNS templates, oldest first. */
 export const listTemplates = async (db: Db, accountId: number) =>
-  (await db.selectFrom('dns_templates').selectAll().where('account_id', '=', accountId).orderBy('id').execute())
-    .map(decodeTemplate)
+  (await db.selectFrom('dns_templates').selectAll().where('account_id', '=', accountId).orderBy('id').execute()).map(
+    decodeTemplate,
+  )
 
 /** One DNS template of the account. */
 export const findTemplate = async (db: Db, accountId: number, id: number) => {
@@ -24,12 +25,23 @@ export const findTemplate = async (db: Db, accountId: number, id: number) => {
 }
 
 /** Stores a new DNS template. */
-export const insertTemplate = (db: Db, row: { account_id: number; alias: string; is_default: number; records: string; created_at: string }) =>
-  db.insertInto('dns_templates').values({ ...row, updated_at: row.created_at }).returning('id').executeTakeFirstOrThrow()
+export const insertTemplate = (
+  db: Db,
+  row: { account_id: number; alias: string; is_default: number; records: string; created_at: string },
+) =>
+  db
+    .insertInto('dns_templates')
+    .values({ ...row, updated_at: row.created_at })
+    .returning('id')
+    .executeTakeFirstOrThrow()
 
 /** Changes a DNS template of the account. */
-export const updateTemplate = (db: Db, accountId: number, id: number, changes: { alias?: string; is_default?: number; records?: string; updated_at: string }) =>
-  db.updateTable('dns_templates').set(changes).where('account_id', '=', accountId).where('id', '=', id).execute()
+export const updateTemplate = (
+  db: Db,
+  accountId: number,
+  id: number,
+  changes: { alias?: string; is_default?: number; records?: string; updated_at: string },
+) => db.updateTable('dns_templates').set(changes).where('account_id', '=', accountId).where('id', '=', id).execute()
 
 /** Unmarks the account's default template. */
 export const clearDefault = (db: Db, accountId: number) =>

@@ -50,7 +50,11 @@ export class DnsTemplatesService {
   ) {}
 
   async list(accountId: number): Promise<{ id: number; alias: string; default: number }[]> {
-    return (await repo.listTemplates(this.db, accountId)).map((t) => ({ id: t.id, alias: t.alias, default: t.is_default }))
+    return (await repo.listTemplates(this.db, accountId)).map((t) => ({
+      id: t.id,
+      alias: t.alias,
+      default: t.is_default,
+    }))
   }
 
   async get(accountId: number, id: number): Promise<TemplateView> {
@@ -68,7 +72,13 @@ export class DnsTemplatesService {
     if (opts.dryRun) return { id: 0, alias, default: isDefault, records }
     const id = await this.db.transaction().execute(async (trx) => {
       if (isDefault) await repo.clearDefault(trx, accountId)
-      const { id } = await repo.insertTemplate(trx, { account_id: accountId, alias, is_default: isDefault, records: JSON.stringify(records), created_at: iso(this.clock.now()) })
+      const { id } = await repo.insertTemplate(trx, {
+        account_id: accountId,
+        alias,
+        is_default: isDefault,
+        records: JSON.stringify(records),
+        created_at: iso(this.clock.now()),
+      })
       return id
     })
     return { id, alias, default: isDefault, records }
@@ -83,7 +93,12 @@ export class DnsTemplatesService {
     if (opts.dryRun) return { id, alias, default: isDefault, records }
     await this.db.transaction().execute(async (trx) => {
       if (isDefault && !current.default) await repo.clearDefault(trx, accountId)
-      await repo.updateTemplate(trx, accountId, id, { alias, is_default: isDefault, records: JSON.stringify(records), updated_at: iso(this.clock.now()) })
+      await repo.updateTemplate(trx, accountId, id, {
+        alias,
+        is_default: isDefault,
+        records: JSON.stringify(records),
+        updated_at: iso(this.clock.now()),
+      })
     })
     return { id, alias, default: isDefault, records }
   }
@@ -114,14 +129,22 @@ export function checkTemplateRecords(input: TemplateRecordInput[]): TemplateReco
   const out: TemplateRecord[] = []
   for (const r of input) {
     const name = (r.name ?? '').trim().toLowerCase()
-    const type = String(r.type ?? '').trim().toUpperCase()
+    const type = String(r.type ?? '')
+      .trim()
+      .toUpperCase()
     if (name.endsWith('.') || name.endsWith('.' + STAND_IN)) {
       throw errors.dnsTemplateNameNotRelative(`${type} ${name}`)
     }
-    const value = r.priority !== undefined && r.priority !== null && (type === 'MX' || type === 'SRV') ? `${r.priority} ${r.value}` : r.value
+    const value =
+      r.priority !== undefined && r.priority !== null && (type === 'MX' || type === 'SRV')
+        ? `${r.priority} ${r.value}`
+        : r.value
     const n = normaliseRecord(STAND_IN, { type, name, value, ttl: r.ttl })
     out.push({ type: n.type, name: name === '@' ? '' : name, value: String(value).trim(), ttl: n.ttl })
   }
-  checkRecordSet(STAND_IN, out.map((r) => normaliseRecord(STAND_IN, r)))
+  checkRecordSet(
+    STAND_IN,
+    out.map((r) => normaliseRecord(STAND_IN, r)),
+  )
   return out
 }
