@@ -24,11 +24,11 @@ const base = {
 if (job.warmupSeconds > 0) await autocannon({ ...base, duration: job.warmupSeconds })
 const r = await autocannon({ ...base, duration: job.durationSeconds })
 process.stdout.write(
-  JSON.stringify({
+  `${JSON.stringify({
     requests: r.requests.total,
     rps: r.requests.average,
     p50: r.latency.p50,
     p99: r.latency.p99,
     errors: r.errors + r.timeouts + r.non2xx,
-  }) + '\n',
+  })}\n`,
 )

@@ -231,7 +231,7 @@ function report(results: Result[], cold: { hostapi: number; prism: number } | nu
   process.stdout.write(`\n${out.join('\n')}\n`)
   fs.writeFileSync(
     path.join(root, 'bench', 'results.json'),
-    JSON.stringify(
+    `${JSON.stringify(
       {
         date: new Date().toISOString(),
         cores: os.cpus().length,
@@ -244,7 +244,7 @@ function report(results: Result[], cold: { hostapi: number; prism: number } | nu
       },
       null,
       2,
-    ) + '\n',
+    )}\n`,
   )
 }
 

@@ -426,7 +426,7 @@ function report(rows: Row[], sets: DataSet[]) {
   process.stdout.write(`\n${out.join('\n')}\n`)
   fs.writeFileSync(
     path.join(root, 'bench', 'scale-results.json'),
-    JSON.stringify(
+    `${JSON.stringify(
       {
         date: new Date().toISOString(),
         database: pg ? 'postgres' : 'sqlite',
@@ -440,7 +440,7 @@ function report(rows: Row[], sets: DataSet[]) {
       },
       null,
       2,
-    ) + '\n',
+    )}\n`,
   )
 }
 

@@ -28,7 +28,7 @@ export function loadSecretKeys(config: Config, log: Logger): SecretKeys {
   if (!fs.existsSync(file)) {
     try {
       fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 })
-      fs.writeFileSync(file, newSecretKeyText() + '\n', { mode: 0o600, flag: 'wx' })
+      fs.writeFileSync(file, `${newSecretKeyText()}\n`, { mode: 0o600, flag: 'wx' })
       log.warn(
         { file, shared: config.database.dialect === 'postgres' },
         'generated the secret key that encrypts secrets at rest: back it up with the database' +

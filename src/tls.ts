@@ -43,7 +43,7 @@ export async function generateSelfSigned(names: string[]): Promise<{ key: string
     ],
   })
   const pkcs8 = await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)
-  return { key: toPem(pkcs8, 'PRIVATE KEY'), cert: cert.toString('pem') + '\n' }
+  return { key: toPem(pkcs8, 'PRIVATE KEY'), cert: `${cert.toString('pem')}\n` }
 }
 
 /**

@@ -83,7 +83,7 @@ forEachDialect((dialect) => {
       assert.deepEqual(d.thread[0], {
         created: d.created,
         from: 'user',
-        author: 'Owner ' + d.creator.split(' ')[1],
+        author: `Owner ${d.creator.split(' ')[1]}`,
         body: 'example.nl does not resolve.<br />Since 9:00.',
       })
 

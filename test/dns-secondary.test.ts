@@ -8,7 +8,7 @@ import { startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { makeDomain, uniqueName } from './helpers/fixtures/domains.js'
 import { dig, freePort, insertZone, queryTcp, queryUdp, within } from './helpers/dns.js'
 import { describeWithKnot, startKnot, type Knot } from './helpers/knot.js'
-import { ConfigError, loadConfig } from '../src/config/config.js'
+import { type ConfigError, loadConfig } from '../src/config/config.js'
 import { ZoneNotifier } from '../src/drivers/dns/notify.js'
 import { TSIG_ERROR, findTsig, signTsig, verifyTsig } from '../src/lib/dns/tsig.js'
 

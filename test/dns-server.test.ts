@@ -10,7 +10,7 @@ import { zoneSourceOf } from '../src/modules/domains/dns/zone-source.js'
 
 const Z = 'example.nl'
 const SHA256 = 'ab'.repeat(32)
-const LONG_TXT = 'v=DKIM1; k=rsa; p=' + 'M'.repeat(582)
+const LONG_TXT = `v=DKIM1; k=rsa; p=${'M'.repeat(582)}`
 
 const records = [
   { type: 'A', name: Z, value: '192.0.2.1', ttl: 300 },

@@ -768,7 +768,7 @@ for (const dialect of fuzzDialects) {
         `fuzz ${dialect} seed ${SEED}: ${counts.requests} requests over ${routes.length} operations (${SKIPPED.length} skipped); ` +
           `5xx ${counts.fivexx}, non-envelope ${counts.nonEnvelope}, undeclared ${counts.undeclared}, schema violations ${counts.schema}; statuses ${statuses}`,
       )
-      if (process.env.FUZZ_REPORT) fs.writeFileSync(process.env.FUZZ_REPORT, failures.join('\n') + '\n')
+      if (process.env.FUZZ_REPORT) fs.writeFileSync(process.env.FUZZ_REPORT, `${failures.join('\n')}\n`)
       const alive = await t.request('GET', '/api/v2/whoami', { key: a.key })
       assert.equal(alive.status, 200, 'the server still answers GET /whoami')
       assert.deepEqual(failures.slice(0, 60), [], `${failures.length} failing answers`)

@@ -173,13 +173,13 @@ const keyCreate: Command = async ({ ctx, v, out, account }) => {
 const keyList: Command = async ({ ctx, out, account }) => {
   const acc = await account()
   const keys = await ctx.services.iam.listKeys(acc.id)
-  out.write(['prefix', 'id', 'user', 'label', 'expires', 'whitelist', 'last_used', 'revoked'].join('\t') + '\n')
+  out.write(`${['prefix', 'id', 'user', 'label', 'expires', 'whitelist', 'last_used', 'revoked'].join('\t')}\n`)
   for (const k of keys) {
     const whitelist = k.allowed_ips.join(',') || 'any'
     const revoked = k.revoked_at ?? 'no'
     const lastUsed = k.last_used_at ? `${k.last_used_at} from ${k.last_used_ip}` : 'never'
     const row = [k.prefix, k.id, k.user_id, k.label || '-', k.expires_at ?? 'never', whitelist, lastUsed, revoked]
-    out.write(row.join('\t') + '\n')
+    out.write(`${row.join('\t')}\n`)
   }
 }
 
@@ -208,10 +208,10 @@ const tokenCreate: Command = async ({ ctx, v, out }) => {
 }
 
 const tokenList: Command = async ({ ctx, out }) => {
-  out.write(['prefix', 'id', 'label', 'created', 'last_used', 'revoked'].join('\t') + '\n')
+  out.write(`${['prefix', 'id', 'label', 'created', 'last_used', 'revoked'].join('\t')}\n`)
   for (const t of await ctx.services.admin.listTokens()) {
     const row = [t.prefix, t.id, t.label || '-', t.created_at, t.last_used_at ?? 'never', t.revoked_at ?? 'no']
-    out.write(row.join('\t') + '\n')
+    out.write(`${row.join('\t')}\n`)
   }
 }
 

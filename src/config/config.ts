@@ -255,7 +255,7 @@ function storageConfig(r: EnvReader, dataDir: string): Pick<Config, 'database' |
 /** The demo account, on unless HOSTAPI_DEMO turns it off, with a fixed key when HOSTAPI_DEMO_KEY is set. */
 function demoConfig(r: EnvReader): Config['demo'] {
   const key = r.env.HOSTAPI_DEMO_KEY || null
-  if (key !== null && !/^[A-Za-z0-9_\-]{16,128}$/.test(key)) {
+  if (key !== null && !/^[A-Za-z0-9_-]{16,128}$/.test(key)) {
     r.problem('HOSTAPI_DEMO_KEY must be 16 to 128 characters of A-Z, a-z, 0-9, _ and -')
   }
   return { enabled: r.bool('HOSTAPI_DEMO', true), key }

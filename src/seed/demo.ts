@@ -64,6 +64,6 @@ export const demoKeyFile = (config: Config): string => path.join(config.dataDir,
 export function keepDemoKey(config: Config, key: string): void {
   fs.mkdirSync(config.dataDir, { recursive: true })
   const keyFile = demoKeyFile(config)
-  fs.writeFileSync(keyFile, key + '\n', { mode: 0o600 })
+  fs.writeFileSync(keyFile, `${key}\n`, { mode: 0o600 })
   fs.chmodSync(keyFile, 0o600)
 }

@@ -50,7 +50,7 @@ export async function startKnot(opts: KnotOptions): Promise<Knot> {
   const key = opts.tsig ? `    key: ${opts.tsig.name}\n` : ''
   fs.writeFileSync(
     path.join(dir, 'knot.conf'),
-    [
+    `${[
       'server:',
       `    listen: 127.0.0.1@${port}`,
       `    rundir: ${dir}`,
@@ -84,7 +84,7 @@ export async function startKnot(opts: KnotOptions): Promise<Knot> {
       '',
     ]
       .filter((l) => l !== '')
-      .join('\n') + '\n',
+      .join('\n')}\n`,
   )
   let output = ''
   const conf = path.join(dir, 'knot.conf')

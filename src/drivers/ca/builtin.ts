@@ -243,7 +243,7 @@ export class BuiltinCa implements CertificateAuthority, SecretHolder {
   }
 }
 
-const pem = (cert: X509.X509Certificate): string => cert.toString('pem') + '\n'
+const pem = (cert: X509.X509Certificate): string => `${cert.toString('pem')}\n`
 
 /** What a sealed key is bound to: a sealed key copied to another row or column does not open there. */
 const keyContext = (name: string, column: (typeof KEY_COLUMNS)[number]) => `ca_authorities.${name}.${column}`

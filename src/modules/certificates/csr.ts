@@ -111,7 +111,7 @@ export async function generateCsr(input: CsrInput): Promise<GeneratedCsr> {
     extensions: [new x509.SubjectAlternativeNameExtension([{ type: 'dns', value: commonName }])],
   })
   const privateKey = toPem(await subtle.exportKey('pkcs8', keys.privateKey), 'PRIVATE KEY')
-  const generated = { csr: csr.toString('pem') + '\n', private_key: privateKey }
+  const generated = { csr: `${csr.toString('pem')}\n`, private_key: privateKey }
   // Read it back: what we hand out must pass our own request check.
   await parseCsr(generated.csr)
   return generated
@@ -168,7 +168,7 @@ async function readCsr(text: string): Promise<ParsedCsr> {
   if (names.length === 0) throw errors.csrNoName()
   const alg = csr.publicKey.algorithm as Algorithm & { modulusLength?: number; namedCurve?: string }
   return {
-    pem: pem + '\n',
+    pem: `${pem}\n`,
     commonName: cn,
     names,
     key: alg.name.startsWith('RSA') ? `RSA ${alg.modulusLength}` : `EC ${alg.namedCurve}`,

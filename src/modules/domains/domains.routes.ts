@@ -155,7 +155,7 @@ export const domainsRoutes: FastifyPluginAsync = async (base) => {
         operationId: 'cancelDomainDeletion',
         tags: ['Domains'],
         summary: 'Withdraw a pending cancellation',
-        description: 'Answers 400 when no cancellation is pending. ' + noAccess,
+        description: `Answers 400 when no cancellation is pending. ${noAccess}`,
         params: DomainParams,
         querystring: DryRunQuery,
         response: { 200: OkMessage },

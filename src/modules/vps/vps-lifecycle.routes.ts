@@ -76,7 +76,7 @@ export const vpsSystemRoutes: FastifyPluginAsync = async (base) => {
         tags: ['VPS'],
         summary: 'Enable or disable rescue mode',
         description:
-          'Enabling reboots into the rescue system and returns its one-time root password. ' + TASK_DESCRIPTION,
+          `Enabling reboots into the rescue system and returns its one-time root password. ${TASK_DESCRIPTION}`,
         params: VpsIdParams,
         body: RescueBody,
         response: {

@@ -138,7 +138,7 @@ describe('ticket message sanitiser (properties)', () => {
   })
 
   it('finishes on deeply nested and very long input', () => {
-    const deep = '<div>'.repeat(20_000) + 'x' + '</div>'.repeat(20_000)
+    const deep = `${'<div>'.repeat(20_000)}x${'</div>'.repeat(20_000)}`
     assert.equal(htmlToText(sanitiseMessage(deep)), 'x')
     const open = '<a href="'.repeat(20_000)
     assert.equal(typeof sanitiseMessage(open), 'string')

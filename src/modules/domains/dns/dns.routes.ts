@@ -38,7 +38,7 @@ export const dnsRoutes: FastifyPluginAsync = async (base) => {
         operationId: 'getDnsRecords',
         tags: ['DNS'],
         summary: 'Get the DNS records of a domain',
-        description: 'Names are FQDN with the trailing dot; `records` is the last key of `data`. ' + noAccess,
+        description: `Names are FQDN with the trailing dot; \`records\` is the last key of \`data\`. ${noAccess}`,
         params: DomainParams,
         response: { 200: Envelope(DnsRecords, recordsExample) },
       },
@@ -131,7 +131,7 @@ export const zoneFileRoutes: FastifyPluginAsync = async (base) => {
         operationId: 'getDnsZoneFile',
         tags: ['DNS'],
         summary: 'Get the zone file of a domain',
-        description: 'The zone as BIND text, SOA and apex NS included. ' + noAccess,
+        description: `The zone as BIND text, SOA and apex NS included. ${noAccess}`,
         params: DomainParams,
         response: {
           200: Envelope(ZoneFile, {

@@ -132,7 +132,7 @@ export function checkTemplateRecords(input: TemplateRecordInput[]): TemplateReco
     const type = String(r.type ?? '')
       .trim()
       .toUpperCase()
-    if (name.endsWith('.') || name.endsWith('.' + STAND_IN)) {
+    if (name.endsWith('.') || name.endsWith(`.${STAND_IN}`)) {
       throw errors.dnsTemplateNameNotRelative(`${type} ${name}`)
     }
     const value =
