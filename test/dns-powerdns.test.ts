@@ -380,8 +380,14 @@ describeWithPowerDns('PowerDNS driver (a real pdns_server)', () => {
       assert.equal(failed.attempts, 1)
       assert.match(failed.last_error ?? '', /PowerDNS/)
       assert.doesNotMatch(failed.last_error ?? '', new RegExp(pdns.apiKey))
+      // The lag is visible to the operator: a queued push and its age.
+      clock.advance(1_500)
+      const metrics = await t.ctx.ops.metrics.text()
+      assert.match(metrics, /^hostapi_jobs\{kind="dns\.push",status="queued"\} 1$/m)
+      const age = /^hostapi_jobs_oldest_age_seconds\{kind="dns\.push",status="queued"\} ([0-9.]+)$/m.exec(metrics)
+      assert.ok(age && Number(age[1]) >= 1.5, metrics)
       await pdns.start()
-      clock.advance(2_000)
+      clock.advance(1_000)
       assert.equal(await t.ctx.jobs.drain(), 1)
       assert.deepEqual(
         (await pushes()).map((j) => j.status),

@@ -2,8 +2,8 @@ import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 
 /** What the metrics read at scrape time. */
 export interface MetricsSources {
-  /** Jobs per kind and status. */
-  jobCounts(): Promise<{ kind: string; status: string; n: number }[]>
+  /** Jobs per kind and status, with the age in seconds of the oldest of each. */
+  jobCounts(): Promise<{ kind: string; status: string; n: number; oldestSeconds: number }[]>
 }
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -91,6 +91,20 @@ export class Metrics {
         this.reset()
         for (const row of (await self.sources?.jobCounts()) ?? [])
           this.set({ kind: row.kind, status: row.status }, Number(row.n))
+      },
+    })
+    new Gauge({
+      name: 'hostapi_jobs_oldest_age_seconds',
+      help: 'Age of the oldest queued or running job per kind: how far behind the queue is (dns.push: zone pushes)',
+      labelNames: ['kind', 'status'],
+      registers,
+      async collect() {
+        this.reset()
+        for (const row of (await self.sources?.jobCounts()) ?? []) {
+          if (row.status === 'queued' || row.status === 'running') {
+            this.set({ kind: row.kind, status: row.status }, row.oldestSeconds)
+          }
+        }
       },
     })
     collectDefaultMetrics({ register: this.registry, prefix: 'hostapi_' })

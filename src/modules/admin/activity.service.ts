@@ -99,9 +99,15 @@ export class AdminActivityService {
     return messageView(row)
   }
 
-  /** Jobs per kind and status (for the metrics). */
-  jobCounts() {
-    return repo.jobCounts(this.db)
+  /** Jobs per kind and status, with the age of the oldest in seconds (for the metrics). */
+  async jobCounts() {
+    const now = this.clock.now().getTime()
+    return (await repo.jobCounts(this.db)).map((r) => ({
+      kind: r.kind,
+      status: r.status,
+      n: Number(r.n),
+      oldestSeconds: r.oldest ? Math.max(0, (now - new Date(r.oldest).getTime()) / 1000) : 0,
+    }))
   }
 }
 

@@ -168,11 +168,11 @@ export const requeueFailedJob = async (db: Db, id: number, now: string): Promise
   return Number(r.numUpdatedRows) === 1
 }
 
-/** Jobs per kind and status, for the metrics. */
+/** Jobs per kind and status with the creation time of the oldest, for the metrics. */
 export const jobCounts = (db: Db) =>
   db
     .selectFrom('jobs')
-    .select(['kind', 'status', (eb) => eb.fn.countAll<number>().as('n')])
+    .select(['kind', 'status', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.min('created_at').as('oldest')])
     .groupBy(['kind', 'status'])
     .execute()
 
