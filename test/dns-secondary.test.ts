@@ -116,7 +116,7 @@ describe('NOTIFY to a secondary (RFC 1996)', () => {
         const q = dnsPacket.decode(msg)
         assert.equal((msg.readUInt16BE(2) >> 11) & 0xf, 4, 'opcode NOTIFY')
         assert.equal(q.questions?.[0]?.name, 'example.nl')
-        assert.equal((q.answers?.[0] as { data: { serial: number } }).data.serial, 2026112405)
+        assert.equal((q.answers?.[0] as { data: { serial: number } } | undefined)?.data.serial, 2026112405)
         assert.equal(verifyTsig(msg, key, { now: Math.floor(Date.now() / 1000) }).status, 'ok')
       }
       // The answer was not signed: taken as an answer (no more attempts), with a warning.

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { forEachDialect, type Reply, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { makeVps } from './helpers/fixtures/vps.js'
 
 // `?test=1` on every mutating VPS call: the normal checks and answer, and nothing stored, queued or done on the hypervisor.
@@ -69,7 +69,7 @@ forEachDialect((dialect) => {
 
       const call = (method: string, path: string, body?: unknown) =>
         t.request(method, `${path}?test=1`, { key: a.key, body })
-      const cases: Array<[string, string, unknown, (data: any) => void]> = [
+      const cases: Array<[string, string, unknown, (data: Reply['body']) => void]> = [
         [
           'POST',
           '/vps/order',

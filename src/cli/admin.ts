@@ -82,9 +82,10 @@ export async function runAdmin(ctx: Context, argv: string[], out: Out, err: Out)
     out.write(HELP)
     return 0
   }
-  let parsed
+  const parse = () => parseArgs({ args: rest, options: OPTIONS, allowPositionals: true, strict: true })
+  let parsed: ReturnType<typeof parse>
   try {
-    parsed = parseArgs({ args: rest, options: OPTIONS, allowPositionals: true, strict: true })
+    parsed = parse()
   } catch (e) {
     throw new AdminUsageError(`${(e as Error).message}\n\n${HELP}`)
   }

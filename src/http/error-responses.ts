@@ -196,7 +196,8 @@ export function declareErrorResponses(app: FastifyInstance): void {
     }
     const paged = 'page' in ((schema as { querystring?: { properties?: object } }).querystring?.properties ?? {})
     const own: OwnTexts = paged ? { 400: textsOf(...PAGED) } : {}
-    const response = (schema.response ??= {})
+    schema.response ??= {}
+    const response = schema.response
     for (const [status, answer] of Object.entries(response)) {
       const texts = (answer as { [OWN]?: string[] })[OWN]
       if (texts)

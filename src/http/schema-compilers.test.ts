@@ -72,7 +72,10 @@ describe('lazy schema compilers', () => {
       ...ajvOptions,
       onCreate: (ajv: { compile: (s: unknown) => unknown }) => {
         const compile = ajv.compile.bind(ajv)
-        ajv.compile = (s) => (compiled++, compile(s))
+        ajv.compile = (s) => {
+          compiled++
+          return compile(s)
+        }
       },
     }
     const build = compilersFactory.buildValidator!({}, options as never)

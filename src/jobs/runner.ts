@@ -34,7 +34,8 @@ let valueChecker: Promise<typeof import('typebox/value')> | null = null
 
 /** The first problem of a payload that does not match its schema, as `path: message`. */
 async function payloadProblem(schema: TSchema, payload: unknown): Promise<string | null> {
-  const { Value } = await (valueChecker ??= import('typebox/value'))
+  valueChecker ??= import('typebox/value')
+  const { Value } = await valueChecker
   if (Value.Check(schema, payload)) return null
   const first = [...Value.Errors(schema, payload)][0]
   return first ? `${first.instancePath || '/'}: ${first.message}` : 'does not match its schema'

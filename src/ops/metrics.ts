@@ -43,11 +43,10 @@ function durationMetric(series: Map<string, Series>) {
     [...series.values()].flatMap((s) => {
       let cumulative = 0
       return [
-        ...BUCKETS.map((le, i) => ({
-          metricName: `${name}_bucket`,
-          labels: { le, ...s.labels },
-          value: (cumulative += s.buckets[i]),
-        })),
+        ...BUCKETS.map((le, i) => {
+          cumulative += s.buckets[i]
+          return { metricName: `${name}_bucket`, labels: { le, ...s.labels }, value: cumulative }
+        }),
         { metricName: `${name}_bucket`, labels: { le: '+Inf', ...s.labels }, value: s.count },
         { metricName: `${name}_sum`, labels: s.labels, value: s.sum },
         { metricName: `${name}_count`, labels: s.labels, value: s.count },

@@ -53,7 +53,7 @@ export interface Reply {
   status: number
   headers: Record<string, string | string[] | undefined>
   text: string
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: tests read into arbitrary JSON answers, including malformed ones
   body: any
 }
 

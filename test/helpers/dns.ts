@@ -106,8 +106,8 @@ function encodeQuery(name: string, type: string, opts: QueryOptions): { id: numb
           ]
         : [],
   }
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  return { id, buf: opts.raw ?? dnsPacket.encode(packet as any) }
+  // Types and classes come as plain strings and the OPT record leaves out fields dns-packet's typings require.
+  return { id, buf: opts.raw ?? dnsPacket.encode(packet as unknown as Packet) }
 }
 
 /** One query over UDP to 127.0.0.1:`port`; resolves with the decoded reply and its size. */

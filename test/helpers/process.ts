@@ -53,7 +53,13 @@ export function spawnServer(env: Record<string, string>, opts: { script?: string
       if (seen) return Promise.resolve(seen)
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no line matching ${pattern}; stderr: ${stderr}`)), timeoutMs)
-        waiters.push({ pattern, resolve: (m) => (clearTimeout(timer), resolve(m)) })
+        waiters.push({
+          pattern,
+          resolve: (m) => {
+            clearTimeout(timer)
+            resolve(m)
+          },
+        })
         void exited.then(({ code }) =>
           reject(new Error(`server exited (${code}) before ${pattern}; stderr: ${stderr}`)),
         )

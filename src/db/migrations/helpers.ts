@@ -1,7 +1,7 @@
 import { PostgresAdapter, type ColumnDefinitionBuilder, type CreateTableBuilder, type Kysely } from 'kysely'
 
-// Migrations never import application types: they see an untyped database.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+/** The database as migrations see it: untyped, since they never import application types. */
+// biome-ignore lint/suspicious/noExplicitAny: migrations run against every past schema, which no type describes
 export type AnyDb = Kysely<any>
 
 export const isPostgres = (db: AnyDb): boolean => db.getExecutor().adapter instanceof PostgresAdapter

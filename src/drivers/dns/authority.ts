@@ -111,7 +111,10 @@ export function buildSnapshot(
   const names = new Set<string>([apex])
   const add = (name: string, rec: WireRecord) => {
     let byType = rrsets.get(name)
-    if (!byType) rrsets.set(name, (byType = new Map()))
+    if (!byType) {
+      byType = new Map()
+      rrsets.set(name, byType)
+    }
     const list = byType.get(rec.type) ?? []
     list.push(rec)
     byType.set(rec.type, list)

@@ -192,18 +192,16 @@ describe('toPowerDnsRRsets (properties)', () => {
       SSHFP: hex(64).map((h) => `4 2 ${h}`),
       DS: hex(64).map((h) => `1 8 2 ${h}`),
     }
-    const input = fc
-      .constantFrom(...RECORD_TYPES)
-      .chain((type) =>
-        fc.record({
-          type: fc.constant(type),
-          name: fc.constantFrom('@', 'www', '*', '_x._tcp', 'a.b'),
-          value: valueFor[type]!,
-        }),
-      )
+    const input = fc.constantFrom(...RECORD_TYPES).chain((type) =>
+      fc.record({
+        type: fc.constant(type),
+        name: fc.constantFrom('@', 'www', '*', '_x._tcp', 'a.b'),
+        value: valueFor[type]!,
+      }),
+    )
     fc.assert(
       fc.property(input, (i) => {
-        let stored
+        let stored: ReturnType<typeof normaliseRecord>
         try {
           stored = normaliseRecord('example.nl', i)
         } catch (err) {

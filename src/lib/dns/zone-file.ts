@@ -160,7 +160,7 @@ function tokenize(text: string): Entry[] {
   let entry: Entry | null = null
   let atLineStart = true
   const finish = () => {
-    if (entry && entry.tokens.length) entries.push(entry)
+    if (entry?.tokens.length) entries.push(entry)
     entry = null
   }
   const current = (): Entry => (entry ??= { line, blankOwner: false, tokens: [] })

@@ -60,7 +60,7 @@ export class AdminService {
 
   /** Resolves a presented admin token, or throws 401 `No valid admin token set`. */
   async authenticate(raw: string | undefined): Promise<{ id: number; prefix: string }> {
-    if (!raw || !raw.startsWith(ADMIN_TOKEN_PREFIX)) throw errors.noValidAdminToken()
+    if (!raw?.startsWith(ADMIN_TOKEN_PREFIX)) throw errors.noValidAdminToken()
     const row = await repo.findTokenByHash(this.db, hashApiKey(raw))
     if (!row || row.revoked_at !== null) throw errors.noValidAdminToken()
     const now = this.clock.now()

@@ -10,6 +10,7 @@ import {
   CertificateRejected,
   type CertificateAuthority,
   type Challenge,
+  type IssuedCertificate,
   type ValidationMethod,
 } from '../../drivers/ca/ca.js'
 import { baseName } from '../../drivers/ca/names.js'
@@ -103,7 +104,7 @@ export class CertificatesService {
     opts: DryRun = {},
   ): Promise<{ orderId: number }> {
     const product = await repo.findProduct(this.db, input.product_id)
-    if (!product || !product.active) throw errors.certificateProductNotFound()
+    if (!product?.active) throw errors.certificateProductNotFound()
     const { durations } = product
     if (!durations.includes(input.duration)) throw errors.certificateDuration(durations)
     if (opts.dryRun) return { orderId: 0 }
@@ -236,7 +237,7 @@ export class CertificatesService {
    */
   async validateAndIssue(accountId: number, id: number): Promise<{ status: string }> {
     const row = await repo.findOwned(this.db, accountId, id)
-    if (!row || row.status !== 'PEN' || !row.challenge || !row.csr) return { status: row?.status ?? 'missing' }
+    if (row?.status !== 'PEN' || !row.challenge || !row.csr) return { status: row?.status ?? 'missing' }
     const { challenge, domains: names, dns_auto_setup: created } = row
     const now = this.clock.now()
     const checks = row.validation_checks + 1
@@ -257,7 +258,7 @@ export class CertificatesService {
       return { status: 'PEN' }
     }
 
-    let issued
+    let issued: IssuedCertificate
     try {
       issued = await this.ca.issue({ csr: row.csr, names, notAfter: new Date(row.ends_at) })
     } catch (err) {

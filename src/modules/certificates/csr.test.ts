@@ -5,7 +5,7 @@ import { webcrypto } from 'node:crypto'
 import fc from 'fast-check'
 import { ApiError } from '../../errors.js'
 import { loadX509 } from '../../drivers/ca/x509.js'
-import { generateCsr, parseCsr, type CsrInput } from './csr.js'
+import { generateCsr, parseCsr, type CsrInput, type GeneratedCsr } from './csr.js'
 
 const opensslCsr = (subj: string, san?: string) =>
   execFileSync(
@@ -182,7 +182,7 @@ describe('CSR subject fields and unreadable requests (properties)', () => {
           fc.string({ unit: 'grapheme', minLength: 60, maxLength: 140 }),
         ),
         async (field, value) => {
-          let g
+          let g: GeneratedCsr
           try {
             g = await generateCsr({ ...base, [field]: value })
           } catch (err) {

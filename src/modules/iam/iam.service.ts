@@ -269,7 +269,7 @@ export class IamService {
     if (!rawKey) throw errors.noValidApiKey()
     const now = this.clock.now()
     const key = await this.lookupKey(rawKey, now.getTime())
-    if (!key || !key.usable) throw errors.noValidApiKey()
+    if (!key?.usable) throw errors.noValidApiKey()
     if (key.expiresAt !== null && key.expiresAt <= now.getTime()) throw errors.apiKeyExpired()
     if (!(key.allowed.length === 0 && this.opts.emptyWhitelistAllowsAll) && !ipAllowed(ip, key.allowed)) {
       throw errors.ipNotWhitelisted(ip)

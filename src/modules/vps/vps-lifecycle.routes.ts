@@ -75,8 +75,7 @@ export const vpsSystemRoutes: FastifyPluginAsync = async (base) => {
         querystring: DryRunQuery,
         tags: ['VPS'],
         summary: 'Enable or disable rescue mode',
-        description:
-          `Enabling reboots into the rescue system and returns its one-time root password. ${TASK_DESCRIPTION}`,
+        description: `Enabling reboots into the rescue system and returns its one-time root password. ${TASK_DESCRIPTION}`,
         params: VpsIdParams,
         body: RescueBody,
         response: {

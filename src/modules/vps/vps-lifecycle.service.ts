@@ -105,7 +105,7 @@ export class VpsLifecycleService {
   /** Ends a cancelled VPS when its date has come (the job is queued at cancellation; an undo makes it a no-op). */
   async expire(vpsId: number): Promise<{ expired: boolean }> {
     const v = await repo.findVpsForJob(this.db, vpsId)
-    if (!v || !v.cancellation_date || v.status === 'terminated') return { expired: false }
+    if (!v?.cancellation_date || v.status === 'terminated') return { expired: false }
     if (v.cancellation_date > ymd(this.now())) return { expired: false }
     // A task holds the VPS: look again in a minute rather than end it under the task.
     if (v.task_id !== null) {

@@ -152,12 +152,7 @@ export class ProfileService {
   /** Confirms the account's pending e-mail change with the code from the verification mail. */
   async confirmEmail(accountId: number, token: string, opts: DryRun = {}): Promise<ProfileView> {
     const row = await repo.findProfileByEmailToken(this.db, accountId, hashToken(token))
-    if (
-      !row ||
-      !row.pending_email ||
-      !row.pending_email_expires_at ||
-      row.pending_email_expires_at <= iso(this.clock.now())
-    ) {
+    if (!row?.pending_email || !row.pending_email_expires_at || row.pending_email_expires_at <= iso(this.clock.now())) {
       throw errors.invalidEmailToken()
     }
     if (opts.dryRun) return view({ ...row, email: row.pending_email, pending_email: null }, this.clock.now())

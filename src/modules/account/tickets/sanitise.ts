@@ -63,7 +63,7 @@ const POLICY: sanitizeHtml.IOptions = {
   },
 }
 
-const escape = (s: string) =>
+const escapeHtml = (s: string) =>
   s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
 
 /**
@@ -72,7 +72,7 @@ const escape = (s: string) =>
  */
 export function sanitiseMessage(input: string): string {
   const text = input.replace(/\r\n?/g, '\n').trim()
-  if (!/<[a-zA-Z!/?]/.test(text)) return escape(text).replace(/\n/g, '<br />')
+  if (!/<[a-zA-Z!/?]/.test(text)) return escapeHtml(text).replace(/\n/g, '<br />')
   return sanitizer()(text, POLICY).trim()
 }
 

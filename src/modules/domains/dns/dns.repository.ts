@@ -36,16 +36,14 @@ export async function insertRecords(db: Db, domainId: number, records: Normalise
     await db
       .insertInto('dns_records')
       .values(
-        records
-          .slice(i, i + 500)
-          .map((r) => ({
-            domain_id: domainId,
-            type: r.type,
-            name: r.name,
-            value: r.value,
-            ttl: r.ttl,
-            created_at: now,
-          })),
+        records.slice(i, i + 500).map((r) => ({
+          domain_id: domainId,
+          type: r.type,
+          name: r.name,
+          value: r.value,
+          ttl: r.ttl,
+          created_at: now,
+        })),
       )
       .execute()
   }

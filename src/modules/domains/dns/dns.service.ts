@@ -7,7 +7,6 @@ import { ApiError, errors } from '../../../errors.js'
 import type { DomainsService } from '../domains.service.js'
 import type { Domain } from '../domains.repository.js'
 import type { ZoneChange, ZonePublisher } from '../../../lib/dns/zone-serial.js'
-import type { Nameserver } from '../nameservers/nameservers.js'
 import * as repo from './dns.repository.js'
 import {
   RECORD_TYPES,

@@ -111,7 +111,7 @@ export class ZoneWork {
   }
 
   private async runInPool(task: ZoneTask): Promise<unknown> {
-    const pool = (this.pool ??= new (piscina().Piscina)({
+    this.pool ??= new (piscina().Piscina)({
       filename: workerFile(),
       minThreads: 0,
       maxThreads: this.limits.workers,
@@ -120,7 +120,8 @@ export class ZoneWork {
       idleTimeout: 30_000,
       // One thread holds one task: the memory of a parse is bounded by maxBytes, not by the number waiting.
       concurrentTasksPerWorker: 1,
-    }))
+    })
+    const pool = this.pool
     let result: ZoneResult
     try {
       result = (await pool.run(task)) as ZoneResult
