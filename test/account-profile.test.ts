@@ -114,6 +114,53 @@ forEachDialect((dialect) => {
       }
     })
 
+    it('accepts the phone country code with or without + and an international phone, storing one form', async () => {
+      const email = (await t.request('GET', '/account/profile', { key: a.key })).body.data.email
+      const forms: Record<string, unknown>[] = [
+        { phone: '612345678', phone_country_code: '+31' },
+        { phone: '612345678', phone_country_code: '31' },
+        { phone: '06 1234 5678', phone_country_code: '31' },
+        { phone: '+31612345678' },
+        { phone: '+31 6 1234 5678', phone_country_code: '+31' },
+        { phone: '0031612345678' },
+      ]
+      for (const form of forms) {
+        const { phone: _p, phone_country_code: _c, ...rest } = fullProfile
+        const put = await t.request('PUT', '/account/profile/', { key: a.key, body: { ...rest, email, ...form } })
+        assert.equal(put.status, 200, JSON.stringify(form))
+        assert.equal(put.body.data.phone, '612345678', JSON.stringify(form))
+        assert.equal(put.body.data.phone_country_code, '+31', JSON.stringify(form))
+      }
+      const stored = (await t.request('GET', '/account/profile/', { key: a.key })).body.data
+      assert.equal(stored.phone, '612345678')
+      assert.equal(stored.phone_country_code, '+31')
+
+      const belgian = await t.request('PUT', '/account/profile/', {
+        key: a.key,
+        body: { ...fullProfile, email, phone: '+32470123456', phone_country_code: undefined },
+      })
+      assert.equal(belgian.body.data.phone, '470123456')
+      assert.equal(belgian.body.data.phone_country_code, '+32')
+
+      const clash = await t.request('PUT', '/account/profile/', {
+        key: a.key,
+        body: { ...fullProfile, email, phone: '+32470123456', phone_country_code: '31' },
+      })
+      assert.equal(clash.status, 400)
+      assert.equal(
+        clash.body.status_description,
+        'Invalid phone: its country code +32 differs from phone_country_code +31',
+      )
+      const national = await t.request('PUT', '/account/profile/', {
+        key: a.key,
+        body: { ...fullProfile, email, phone: '0612345678', phone_country_code: undefined },
+      })
+      assert.equal(national.status, 400)
+      assert.match(national.body.status_description, /^Missing phone_country_code/)
+      const stillStored = (await t.request('GET', '/account/profile/', { key: a.key })).body.data
+      assert.equal(stillStored.phone_country_code, '+32')
+    })
+
     it('keeps a new e-mail address pending, mails a code to it, and switches once the code is confirmed', async () => {
       const before = (await t.request('GET', '/account/profile', { key: a.key })).body.data
       const put = await t.request('PUT', '/account/profile', {
