@@ -35,7 +35,9 @@ forEachDialect((dialect) => {
       assert.equal(p.firstname, 'Owner')
       assert.match(p.email, /@example\.com$/)
       assert.equal(p.pending_email, null)
+      assert.equal(p.account_type, 'business')
       assert.deepEqual(Object.keys(p).sort(), [
+        'account_type',
         'address',
         'city',
         'company',
@@ -51,6 +53,29 @@ forEachDialect((dialect) => {
         'phone_country_code',
         'zipcode',
       ])
+    })
+
+    it('tells a private account from a business one in account_type', async () => {
+      const iam = t.ctx.services.iam
+      const held = await iam.createAccount({
+        name: 'Piet Bakker',
+        email: 'piet@example.com',
+        firstname: 'Piet',
+        lastname: 'Bakker',
+      })
+      const { key } = await iam.createKey(held.accountId, held.userId, { label: 'test' })
+      assert.equal((await t.request('GET', '/account/profile/', { key })).body.data.account_type, 'private')
+      const put = await t.request('PUT', '/account/profile/', {
+        key,
+        body: {
+          ...fullProfile,
+          firstname: 'Piet',
+          lastname: 'Bakker',
+          email: 'piet@example.com',
+          company_vat_number: 'NL123456789B01',
+        },
+      })
+      assert.equal(put.body.data.account_type, 'business', 'a VAT number makes it a business')
     })
 
     it('replaces the profile, normalising codes, and keeps optional fields when omitted', async () => {

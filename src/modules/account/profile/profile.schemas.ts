@@ -21,6 +21,7 @@ const profileExample = {
   email_invoices: 'facturen@example.nl',
   company_vat_number: 'NL123456789B01',
   pending_email: null,
+  account_type: 'business',
 }
 
 /** The answer of `GET` and `PUT /account/profile/`. */
@@ -40,6 +41,11 @@ export const Profile = Envelope(
     email_invoices: Type.String({ description: 'Where invoices go; empty = `email`' }),
     company_vat_number: Type.String(),
     pending_email: Type.Union([Type.String(), Type.Null()], { description: 'A new address waiting for verification' }),
+    account_type: Type.Union([Type.Literal('business'), Type.Literal('private')], {
+      description:
+        "Read-only: `private` when the company name is empty or the holder's own name and there is no VAT number, " +
+        'else `business`',
+    }),
   }),
   profileExample,
 )
@@ -82,7 +88,7 @@ export const UpdateProfileBody = Type.Object(
     description:
       'A full replace of the profile, except `email_invoices` and `company_vat_number`, which keep their value when omitted. A new `email` is kept pending until confirmed. ' +
       '`phone` and `phone_country_code` are stored in one form: `+31` and `612345678`.',
-    examples: [{ ...profileExample, pending_email: undefined }],
+    examples: [{ ...profileExample, pending_email: undefined, account_type: undefined }],
   },
 )
 

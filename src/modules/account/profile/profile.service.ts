@@ -10,11 +10,11 @@ import * as repo from './profile.repository.js'
 import type { DryRun } from '../../../lib/dry-run.js'
 import { normalisePhone } from '../../../lib/phone.js'
 
-/** The profile as the API shows it: the stored fields less the bookkeeping ones. */
+/** The profile as the API shows it: the stored fields less the bookkeeping ones, and the account type. */
 export type ProfileView = Omit<
   AccountProfile,
   'id' | 'account_id' | 'pending_email_token_hash' | 'pending_email_expires_at' | 'default_paymethod_id' | 'updated_at'
->
+> & { account_type: 'business' | 'private' }
 
 /**
  * The body of `PUT /account/profile/`: a full replace, except the optional fields. The route's schema
@@ -206,5 +206,14 @@ function view(p: AccountProfile, now: Date): ProfileView {
     email_invoices: p.email_invoices,
     company_vat_number: p.company_vat_number,
     pending_email: pendingValid ? p.pending_email : null,
+    account_type: accountType(p),
   }
+}
+
+// An account held by a person carries no company of its own: no name, or the holder's own name, and no VAT number.
+function accountType(p: AccountProfile): ProfileView['account_type'] {
+  if (p.company_vat_number !== '') return 'business'
+  const company = p.company.trim().toLowerCase()
+  const holder = `${p.firstname} ${p.lastname}`.trim().toLowerCase()
+  return company === '' || company === holder ? 'private' : 'business'
 }
