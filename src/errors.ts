@@ -218,6 +218,13 @@ export const errors = {
   // Account: profile, payment methods, invoices, users, API keys, tickets; affiliate.
   accountNotFound: () => new ApiError('not_found', 'Account not found'),
   companyReadOnly: () => bad('The company name cannot be changed through the API; contact support'),
+  /** A profile phone number that cannot be brought to its stored form. */
+  invalidPhone: (field: string, problem: string) => bad(`Invalid ${field}: ${problem}`, [{ field, message: problem }]),
+  /** A national phone number sent without its country calling code. */
+  missingPhoneCountryCode: () =>
+    bad('Missing phone_country_code: required unless phone is in international form (+31…)', [
+      { field: 'phone_country_code', message: 'is required unless phone is in international form' },
+    ]),
   invalidEmailToken: () => bad('Invalid or expired verification code'),
   paymethodChoice: () =>
     bad('Set either default_paymethod_id (an id from the list of payment methods) or paymethod: bank_transfer'),

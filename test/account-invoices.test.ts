@@ -122,6 +122,28 @@ forEachDialect((dialect) => {
       assert.ok(text.includes('NL91ABNA0417164300'), 'where to pay')
     })
 
+    it('finds an invoice by its integer id or its number in digits as well as by its number', async () => {
+      const { invoiceNr, id } = await t.ctx.services.invoices.create(a.accountId, {
+        lines: [{ description: 'By number', amountCents: 1234 }],
+      })
+      const byNr = await t.request('GET', `/account/invoices/${invoiceNr}`, { key: a.key })
+      assert.equal(byNr.status, 200)
+      assert.equal(byNr.body.data.id, id)
+      for (const ref of [String(id), invoiceNr.replace('-', '')]) {
+        const r = await t.request('GET', `/account/invoices/${ref}`, { key: a.key })
+        assert.equal(r.status, 200, ref)
+        assert.deepEqual(r.body, byNr.body, ref)
+        const pdf = await t.request('GET', `/account/invoices/${ref}/pdf`, { key: a.key })
+        assert.equal(pdf.status, 200, ref)
+        assert.match(String(pdf.headers['content-disposition']), new RegExp(`invoice-${invoiceNr}\\.pdf`))
+      }
+      const other = await t.ctx.services.invoices.create(b.accountId, { lines: [{ description: 'x', amountCents: 1 }] })
+      for (const ref of [String(other.id), other.invoiceNr.replace('-', ''), '999999']) {
+        const r = await t.request('GET', `/account/invoices/${ref}`, { key: a.key })
+        assert.deepEqual(r.body, { status: 404, status_description: 'Invoice not found' }, ref)
+      }
+    })
+
     it("answers 404 Invoice not found for a missing invoice and for another account's, also for the PDF", async () => {
       const { invoiceNr } = await t.ctx.services.invoices.create(b.accountId, {
         lines: [{ description: 'x', amountCents: 100 }],

@@ -35,7 +35,9 @@ forEachDialect((dialect) => {
       assert.equal(p.firstname, 'Owner')
       assert.match(p.email, /@example\.com$/)
       assert.equal(p.pending_email, null)
+      assert.equal(p.account_type, 'business')
       assert.deepEqual(Object.keys(p).sort(), [
+        'account_type',
         'address',
         'city',
         'company',
@@ -51,6 +53,29 @@ forEachDialect((dialect) => {
         'phone_country_code',
         'zipcode',
       ])
+    })
+
+    it('tells a private account from a business one in account_type', async () => {
+      const iam = t.ctx.services.iam
+      const held = await iam.createAccount({
+        name: 'Piet Bakker',
+        email: 'piet@example.com',
+        firstname: 'Piet',
+        lastname: 'Bakker',
+      })
+      const { key } = await iam.createKey(held.accountId, held.userId, { label: 'test' })
+      assert.equal((await t.request('GET', '/account/profile/', { key })).body.data.account_type, 'private')
+      const put = await t.request('PUT', '/account/profile/', {
+        key,
+        body: {
+          ...fullProfile,
+          firstname: 'Piet',
+          lastname: 'Bakker',
+          email: 'piet@example.com',
+          company_vat_number: 'NL123456789B01',
+        },
+      })
+      assert.equal(put.body.data.account_type, 'business', 'a VAT number makes it a business')
     })
 
     it('replaces the profile, normalising codes, and keeps optional fields when omitted', async () => {
@@ -112,6 +137,53 @@ forEachDialect((dialect) => {
         assert.equal(r.status, 400, field)
         assert.match(r.body.status_description, new RegExp(field), field)
       }
+    })
+
+    it('accepts the phone country code with or without + and an international phone, storing one form', async () => {
+      const email = (await t.request('GET', '/account/profile', { key: a.key })).body.data.email
+      const forms: Record<string, unknown>[] = [
+        { phone: '612345678', phone_country_code: '+31' },
+        { phone: '612345678', phone_country_code: '31' },
+        { phone: '06 1234 5678', phone_country_code: '31' },
+        { phone: '+31612345678' },
+        { phone: '+31 6 1234 5678', phone_country_code: '+31' },
+        { phone: '0031612345678' },
+      ]
+      for (const form of forms) {
+        const { phone: _p, phone_country_code: _c, ...rest } = fullProfile
+        const put = await t.request('PUT', '/account/profile/', { key: a.key, body: { ...rest, email, ...form } })
+        assert.equal(put.status, 200, JSON.stringify(form))
+        assert.equal(put.body.data.phone, '612345678', JSON.stringify(form))
+        assert.equal(put.body.data.phone_country_code, '+31', JSON.stringify(form))
+      }
+      const stored = (await t.request('GET', '/account/profile/', { key: a.key })).body.data
+      assert.equal(stored.phone, '612345678')
+      assert.equal(stored.phone_country_code, '+31')
+
+      const belgian = await t.request('PUT', '/account/profile/', {
+        key: a.key,
+        body: { ...fullProfile, email, phone: '+32470123456', phone_country_code: undefined },
+      })
+      assert.equal(belgian.body.data.phone, '470123456')
+      assert.equal(belgian.body.data.phone_country_code, '+32')
+
+      const clash = await t.request('PUT', '/account/profile/', {
+        key: a.key,
+        body: { ...fullProfile, email, phone: '+32470123456', phone_country_code: '31' },
+      })
+      assert.equal(clash.status, 400)
+      assert.equal(
+        clash.body.status_description,
+        'Invalid phone: its country code +32 differs from phone_country_code +31',
+      )
+      const national = await t.request('PUT', '/account/profile/', {
+        key: a.key,
+        body: { ...fullProfile, email, phone: '0612345678', phone_country_code: undefined },
+      })
+      assert.equal(national.status, 400)
+      assert.match(national.body.status_description, /^Missing phone_country_code/)
+      const stillStored = (await t.request('GET', '/account/profile/', { key: a.key })).body.data
+      assert.equal(stillStored.phone_country_code, '+32')
     })
 
     it('keeps a new e-mail address pending, mails a code to it, and switches once the code is confirmed', async () => {

@@ -218,7 +218,54 @@ forEachDialect((dialect) => {
       assert.equal(denied.status, 403)
       assert.deepEqual(denied.body, { status: 403, status_description: 'Access denied' })
       const withTickets = await t.subUser(a, { 'account-tickets': true })
-      assert.equal((await t.request('GET', `/account/tickets/${mine}`, { key: withTickets.key })).status, 200)
+      assert.deepEqual((await t.request('GET', `/account/tickets/${mine}`, { key: withTickets.key })).body, {
+        status: 403,
+        status_description: 'Access denied',
+      })
+    })
+
+    it('lets a sub-user see and answer only its own tickets, and the main user all of the account', async () => {
+      const acct = await t.account('Ticket Owners B.V.')
+      const one = await t.subUser(acct, { 'account-tickets': true })
+      const two = await t.subUser(acct, { 'account-tickets': true })
+      const byMain = (await open(acct.key, 'From the main user')).body.data.ticket_number
+      const byOne = (await open(one.key, 'From sub-user one')).body.data.ticket_number
+      const byTwo = (await open(two.key, 'From sub-user two')).body.data.ticket_number
+      const listed = async (key: string, query = '') =>
+        (await t.request('GET', `/account/tickets/${query}`, { key })).body.data.tickets
+          .map((x: { ticket_number: number }) => x.ticket_number)
+          .sort()
+      assert.deepEqual(await listed(acct.key), [byMain, byOne, byTwo].sort())
+      assert.deepEqual(await listed(one.key), [byOne])
+      assert.deepEqual(await listed(two.key), [byTwo])
+      const paged = await t.request('GET', '/account/tickets/?search=From', { key: one.key })
+      assert.equal(paged.body.data.pagination.total, 1)
+
+      const denied = { status: 403, status_description: 'Access denied' }
+      for (const n of [byMain, byTwo]) {
+        assert.deepEqual((await t.request('GET', `/account/tickets/${n}`, { key: one.key })).body, denied, String(n))
+        const reply = await t.request('POST', `/account/tickets/${n}/reply`, { key: one.key, body: { message: 'Me?' } })
+        assert.deepEqual(reply.body, denied, String(n))
+      }
+      assert.equal((await t.request('GET', `/account/tickets/${byOne}`, { key: one.key })).status, 200)
+      const own = await t.request('POST', `/account/tickets/${byOne}/reply`, {
+        key: one.key,
+        body: { message: 'More' },
+      })
+      assert.equal(own.status, 200)
+      for (const n of [byMain, byOne, byTwo]) {
+        assert.equal((await t.request('GET', `/account/tickets/${n}`, { key: acct.key })).status, 200, String(n))
+      }
+      const mainReply = await t.request('POST', `/account/tickets/${byTwo}/reply`, {
+        key: acct.key,
+        body: { message: 'The main user answers too' },
+      })
+      assert.equal(mainReply.status, 200)
+      const other = await t.account()
+      assert.deepEqual((await t.request('GET', `/account/tickets/${byOne}`, { key: other.key })).body, {
+        status: 404,
+        status_description: 'Ticket not found',
+      })
     })
 
     it('threads customer replies and support answers, mails both ways, and refuses replies to a closed ticket', async () => {

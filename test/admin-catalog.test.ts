@@ -91,7 +91,7 @@ forEachDialect((dialect) => {
       const r = await adm('GET', '/vps/images')
       assert.equal(r.status, 200)
       assert.ok(r.body.data.images.length > 0)
-      assert.deepEqual(Object.keys(r.body.data.images[0]).sort(), ['family', 'id', 'name', 'version'])
+      assert.deepEqual(Object.keys(r.body.data.images[0]).sort(), ['family', 'id', 'name', 'slug', 'version'])
     })
   })
 })

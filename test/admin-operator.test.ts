@@ -82,8 +82,9 @@ forEachDialect((dialect) => {
       const seen = await t.request('GET', `/affiliate/commissions/${c2.id}`, { key: a.key })
       assert.equal(seen.body.data.rejection_reason, 'Order refunded')
 
-      const paid = await adm('POST', `/accounts/${cn}/commissions/payout`, { reference: 'AFF-1' })
+      const paid = await adm('POST', `/accounts/${cn}/commissions/payout`, { reference: 'AFF-1', invoice_nr: 'SB-1' })
       assert.equal(paid.status, 200, paid.text)
+      assert.equal(paid.body.data.invoice_nr, 'SB-1')
       assert.equal(paid.body.data.amount, 12.5)
       assert.deepEqual(
         paid.body.data.commissions.map((c: { id: number }) => c.id),
@@ -91,6 +92,7 @@ forEachDialect((dialect) => {
       )
       const payments = await t.request('GET', '/affiliate/payments', { key: a.key })
       assert.equal(payments.body.data.payments[0].reference, 'AFF-1')
+      assert.equal(payments.body.data.payments[0].invoice_nr, 'SB-1')
       assert.deepEqual((await adm('PUT', `/accounts/${cn}/commissions/${c1.id}/reject`, { reason: 'late' })).body, {
         status: 400,
         status_description: 'A paid-out commission cannot be rejected',

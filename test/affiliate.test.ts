@@ -24,7 +24,7 @@ forEachDialect((dialect) => {
         description: 'VPS Medium',
       })
       await aff.approve(a.accountId, ids.paid)
-      paymentId = (await aff.payOut(a.accountId, 'AFF-2026-0001'))!
+      paymentId = (await aff.payOut(a.accountId, 'AFF-2026-0001', 'SB-2026-0001'))!
       clock.advance(60_000)
       ids.approved = await aff.addCommission(a.accountId, { orderNr: 880002, saleCents: 1000, commissionCents: 100 })
       await aff.approve(a.accountId, ids.approved)
@@ -137,6 +137,7 @@ forEachDialect((dialect) => {
           method: 'bank_transfer',
           reference: 'AFF-2026-0001',
           status: 'paid',
+          invoice_nr: 'SB-2026-0001',
           commission_count: 1,
         },
       )
@@ -165,6 +166,7 @@ forEachDialect((dialect) => {
         [ids.approved],
       )
       assert.equal(d.amount, 1)
+      assert.equal(d.invoice_nr, null, 'no invoice named')
       assert.equal(await t.ctx.services.affiliate.payOut(a.accountId, 'AFF-2026-0003'), null)
       const pending = (await t.request('GET', `/affiliate/commissions/${ids.pending}`, { key: a.key })).body.data
       assert.equal(pending.paidout, 0)

@@ -85,11 +85,13 @@ forEachDialect((dialect) => {
       const single = products.find((p: { id: number }) => p.id === 1)
       assert.deepEqual(single, {
         id: 1,
+        product_id: 1,
         name: 'hostapi SSL',
         type: 'single',
         validation: 'DV',
         max_domains: 1,
         wildcard: false,
+        duration_options: [1, 2],
         prices: [
           { duration: 1, price: 9.95 },
           { duration: 2, price: 19.9 },
@@ -184,6 +186,17 @@ forEachDialect((dialect) => {
         headers,
       })
       assert.equal(other.status, 409)
+    })
+
+    it('orders for one year when the body names no duration', async () => {
+      const r = await t.request('POST', '/certificates/order', { key: a.key, body: { product_id: 1 } })
+      assert.equal(r.status, 200, JSON.stringify(r.body))
+      const order = (await t.request('GET', `/orders/${r.body.data.order_id}`, { key: a.key })).body.data
+      assert.equal(order.total_price, 9.95)
+      await t.ctx.jobs.drain()
+      const done = (await t.request('GET', `/orders/${r.body.data.order_id}`, { key: a.key })).body.data
+      const c = await get(done.services[0].result.certificate_id)
+      assert.equal(c.body.data.duration, 1)
     })
 
     it('refuses an unknown product, a duration the product does not have and a bad body', async () => {

@@ -93,7 +93,7 @@ forEachDialect((dialect) => {
         await drain()
         const d = (await req('GET', `/vps/${id}`)).body.data
         assert.deepEqual(d.specs, { cpu: 2, memory_mb: 4096, disk_gb: 80 })
-        assert.deepEqual(d.image, { id: 'debian-12', name: 'Debian 12 (Bookworm)' })
+        assert.deepEqual(d.image, { id: 1, slug: 'debian-12', name: 'Debian 12 (Bookworm)' })
         assert.equal(d.status, 'running')
         assert.equal(d.rescue, false)
         assert.equal(d.vps_locked, false)
@@ -307,9 +307,38 @@ forEachDialect((dialect) => {
         assert.equal((await req('GET', `/vps/${id}`)).body.data.status, 'installing')
         await drain()
         const d = (await req('GET', `/vps/${id}`)).body.data
-        assert.deepEqual([d.status, d.image.id], ['running', 'rocky-9'])
+        assert.deepEqual([d.status, d.image.slug], ['running', 'rocky-9'])
         const inst = await hv().inspect(await refOf(id))
         assert.deepEqual(inst!.ssh_keys, [key.body.data.public_key])
+      })
+
+      it('takes image_id as the integer id from GET /vps/images or as the slug', async () => {
+        const images = (await req('GET', '/vps/images')).body.data.images
+        const ubuntu = images.find((i: { slug: string }) => i.slug === 'ubuntu-24.04')
+        assert.ok(Number.isInteger(ubuntu.id))
+        const id = await makeVps(t, a, { settle: true })
+        for (const imageId of [ubuntu.id, String(ubuntu.id), 'ubuntu-24.04']) {
+          const r = await req('POST', `/vps/${id}/reinstall`, { image_id: imageId })
+          assert.equal(r.status, 200, JSON.stringify(r.body))
+          await drain()
+          const d = (await req('GET', `/vps/${id}`)).body.data
+          assert.deepEqual(d.image, { id: ubuntu.id, slug: 'ubuntu-24.04', name: ubuntu.name })
+        }
+        for (const unknown of [999, 0, 'windows-95']) {
+          const r = await req('POST', `/vps/${id}/reinstall`, { image_id: unknown })
+          assert.equal(r.status, 400, String(unknown))
+        }
+        assert.deepEqual(
+          (await req('POST', `/vps/${id}/reinstall`, { image_id: 999 })).body,
+          bad('Unknown image_id: see GET /vps/images'),
+        )
+        const order = await req('POST', '/vps/order', { product_id: 'vps-s', image_id: 1, hostname: 'int.example.com' })
+        assert.equal(order.status, 200, JSON.stringify(order.body))
+        await drain()
+        const v = (await req('GET', '/vps')).body.data.vps.find(
+          (x: { hostname: string }) => x.hostname === 'int.example.com',
+        )
+        assert.equal((await req('GET', `/vps/${v.id}`)).body.data.image.slug, 'debian-12')
       })
 
       it('resets the root password of a running VPS and refuses a stopped one', async () => {
@@ -418,8 +447,14 @@ forEachDialect((dialect) => {
 
       it('lists images and products', async () => {
         const images = (await req('GET', '/vps/images')).body.data.images
-        assert.ok(images.some((i: { id: string }) => i.id === 'debian-12'))
-        for (const i of images) assert.deepEqual(Object.keys(i).sort(), ['family', 'id', 'name', 'version'])
+        assert.deepEqual(images[0], {
+          id: 1,
+          slug: 'debian-12',
+          name: 'Debian 12 (Bookworm)',
+          family: 'debian',
+          version: '12',
+        })
+        for (const i of images) assert.deepEqual(Object.keys(i).sort(), ['family', 'id', 'name', 'slug', 'version'])
         const products = (await req('GET', '/vps/products')).body.data.products
         assert.deepEqual(products[0], {
           id: 'vps-s',

@@ -40,15 +40,15 @@ export const SIM_HOSTS: HypervisorHost[] = [
   { name: 'rtm-hv01', location: 'rtm' },
 ]
 
-/** The images the simulator installs. */
+/** The images the simulator installs; the ids stay fixed, clients keep them. */
 export const SIM_IMAGES: OsImage[] = [
-  { id: 'debian-12', name: 'Debian 12 (Bookworm)', family: 'debian', version: '12' },
-  { id: 'debian-13', name: 'Debian 13 (Trixie)', family: 'debian', version: '13' },
-  { id: 'ubuntu-22.04', name: 'Ubuntu 22.04 LTS', family: 'ubuntu', version: '22.04' },
-  { id: 'ubuntu-24.04', name: 'Ubuntu 24.04 LTS', family: 'ubuntu', version: '24.04' },
-  { id: 'almalinux-9', name: 'AlmaLinux 9', family: 'almalinux', version: '9' },
-  { id: 'rocky-9', name: 'Rocky Linux 9', family: 'rocky', version: '9' },
-  { id: 'freebsd-14', name: 'FreeBSD 14', family: 'freebsd', version: '14' },
+  { id: 1, slug: 'debian-12', name: 'Debian 12 (Bookworm)', family: 'debian', version: '12' },
+  { id: 2, slug: 'debian-13', name: 'Debian 13 (Trixie)', family: 'debian', version: '13' },
+  { id: 3, slug: 'ubuntu-22.04', name: 'Ubuntu 22.04 LTS', family: 'ubuntu', version: '22.04' },
+  { id: 4, slug: 'ubuntu-24.04', name: 'Ubuntu 24.04 LTS', family: 'ubuntu', version: '24.04' },
+  { id: 5, slug: 'almalinux-9', name: 'AlmaLinux 9', family: 'almalinux', version: '9' },
+  { id: 6, slug: 'rocky-9', name: 'Rocky Linux 9', family: 'rocky', version: '9' },
+  { id: 7, slug: 'freebsd-14', name: 'FreeBSD 14', family: 'freebsd', version: '14' },
 ]
 
 const NIGHTLY_HOUR_UTC = 3
@@ -105,7 +105,7 @@ export class BuiltinHypervisor implements HypervisorDriver {
   }
 
   async createInstance(spec: InstanceSpec) {
-    if (!SIM_IMAGES.some((i) => i.id === spec.imageId)) throw new HypervisorError(`Unknown image ${spec.imageId}`)
+    if (!SIM_IMAGES.some((i) => i.slug === spec.imageId)) throw new HypervisorError(`Unknown image ${spec.imageId}`)
     const host = spec.host ? SIM_HOSTS.find((h) => h.name === spec.host) : await this.leastLoadedHost(spec.location)
     if (!host || host.location !== spec.location) throw new HypervisorError(`No host available in ${spec.location}`)
     const now = iso(this.clock.now())
@@ -216,7 +216,7 @@ export class BuiltinHypervisor implements HypervisorDriver {
 
   async reinstall(ref: string, imageId: string, opts: { rootPassword: string; sshKeys: string[] }) {
     const row = await this.mustFind(ref)
-    if (!SIM_IMAGES.some((i) => i.id === imageId)) throw new HypervisorError(`Unknown image ${imageId}`)
+    if (!SIM_IMAGES.some((i) => i.slug === imageId)) throw new HypervisorError(`Unknown image ${imageId}`)
     return this.begin(
       row.id,
       'reinstall',

@@ -42,15 +42,18 @@ export function hypervisorContract(name: string, make: () => Promise<ContractSub
       s = await make()
       d = s.driver
       location = (await d.listHosts())[0].location
-      image = (await d.listImages())[0].id
+      image = (await d.listImages())[0].slug
     })
     after(() => s.close())
 
-    it('lists hosts with locations and images with id, name, family and version', async () => {
+    it('lists hosts with locations and images with a unique integer id, slug, name, family and version', async () => {
       const hosts = await d.listHosts()
       assert.ok(hosts.length >= 1)
       for (const h of hosts) assert.ok(h.name && h.location)
-      for (const i of await d.listImages()) assert.ok(i.id && i.name && i.family && i.version)
+      const images = await d.listImages()
+      for (const i of images) assert.ok(Number.isInteger(i.id) && i.slug && i.name && i.family && i.version)
+      assert.equal(new Set(images.map((i) => i.id)).size, images.length)
+      assert.equal(new Set(images.map((i) => i.slug)).size, images.length)
     })
 
     it('creates an instance that runs once its operation ends, with addresses and a host', async () => {
@@ -107,7 +110,7 @@ export function hypervisorContract(name: string, make: () => Promise<ContractSub
       await assert.rejects(d.setRootPassword(ref, 'x'.repeat(20)), HypervisorError)
       assert.deepEqual(await d.wait(await d.setRescue(ref, false, null)), { ok: true })
       assert.equal((await d.getInstance(ref))?.rescue, false)
-      const other = (await d.listImages()).at(-1)!.id
+      const other = (await d.listImages()).at(-1)!.slug
       assert.deepEqual(await d.wait(await d.reinstall(ref, other, { rootPassword: 'New-12345678901', sshKeys: [] })), {
         ok: true,
       })

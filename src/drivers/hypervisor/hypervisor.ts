@@ -31,7 +31,7 @@ export interface HypervisorDriver {
   reboot(ref: string): Promise<Operation>
   /** Reboots into the rescue system with `password` for root, or (enabled false) back into the installed system. */
   setRescue(ref: string, enabled: boolean, password: string | null): Promise<Operation>
-  /** Wipes the disk and installs `imageId`; the instance is running afterwards. */
+  /** Wipes the disk and installs the image with the slug `imageId`; the instance is running afterwards. */
   reinstall(ref: string, imageId: string, opts: { rootPassword: string; sshKeys: string[] }): Promise<Operation>
 
   /** Sets root's password in the running guest (guest agent). */
@@ -69,8 +69,10 @@ export interface HypervisorHost {
   location: string
 }
 
+/** An OS image: a stable integer id and a slug (`debian-12`); instances name their image by its slug. */
 export interface OsImage {
-  id: string
+  id: number
+  slug: string
   name: string
   family: string
   version: string
@@ -80,6 +82,7 @@ export interface InstanceSpec {
   location: string
   /** Place on this host instead of choosing one. */
   host?: string
+  /** The image's slug. */
   imageId: string
   hostname: string
   cpu: number
@@ -94,6 +97,7 @@ export interface InstanceState {
   host: string
   power: 'running' | 'stopped'
   rescue: boolean
+  /** The installed image's slug. */
   imageId: string
   hostname: string
 }

@@ -19,7 +19,7 @@ interface Entry {
 }
 
 /**
- * Answers of routes with `config.cache`, kept per account and URL together with the data version they
+ * Answers of routes with `config.cache`, kept per account, user and URL together with the data version they
  * were computed at, and served again while the version is unchanged. The version changes with every
  * row written by this process and every commit by another, so an answer is never older than the data.
  * An answer is stored only when the version was the same before the handler ran and after, i.e. no
@@ -30,7 +30,8 @@ export const responseCachePlugin = fp(async (app, opts: { dataVersion: (() => st
   if (!dataVersion || maxBytes <= 0) return
   const entries = new Map<string, Entry>()
   let bytes = 0
-  const keyOf = (req: FastifyRequest) => `${req.principal!.accountId} ${req.url}`
+  // Per user too: what a sub-user may see (its own tickets) is less than the main user's view of the same URL.
+  const keyOf = (req: FastifyRequest) => `${req.principal!.accountId} ${req.principal!.userId} ${req.url}`
 
   const store = (key: string, version: string, body: string) => {
     const old = entries.get(key)

@@ -515,7 +515,16 @@ export const RejectBody = Type.Object(
   { additionalProperties: false },
 )
 export const PayoutBody = Type.Object(
-  { reference: Type.String({ minLength: 1, maxLength: 100, description: 'The bank transfer reference' }) },
+  {
+    reference: Type.String({ minLength: 1, maxLength: 100, description: 'The bank transfer reference' }),
+    invoice_nr: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'The invoice the payment settles, shown to the affiliate',
+      }),
+    ),
+  },
   { additionalProperties: false },
 )
 

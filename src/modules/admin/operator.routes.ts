@@ -382,7 +382,7 @@ export const adminAffiliateRoutes: FastifyPluginAsync = async (base) => {
     },
     async (req) => {
       const id = await accountId(req.params.customer_number)
-      const paymentId = await s.affiliate.payOut(id, req.body.reference)
+      const paymentId = await s.affiliate.payOut(id, req.body.reference, req.body.invoice_nr ?? null)
       if (paymentId === null) throw errors.adminNothingToPay()
       return ok(await s.affiliate.getPayment(id, paymentId), 'Commissions paid out')
     },

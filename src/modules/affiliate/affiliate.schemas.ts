@@ -68,6 +68,9 @@ const paymentFields = {
   method: Type.String({ description: '`bank_transfer`' }),
   reference: Type.String(),
   status: Type.String(),
+  invoice_nr: Type.Union([Type.String(), Type.Null()], {
+    description: "The invoice this payment settles (the affiliate's or a self-billing one); null when none is named",
+  }),
   commission_count: Type.Integer(),
 }
 const paymentExample = {
@@ -77,6 +80,7 @@ const paymentExample = {
   method: 'bank_transfer',
   reference: 'AFF-2026-03-100001',
   status: 'paid',
+  invoice_nr: 'AFF-2026-0012',
   commission_count: 3,
 }
 

@@ -126,7 +126,7 @@ export class AffiliateService {
   }
 
   /** Pays out every approved, unpaid commission in one bank transfer; null when there is nothing to pay. */
-  async payOut(accountId: number, reference: string): Promise<number | null> {
+  async payOut(accountId: number, reference: string, invoiceNr: string | null = null): Promise<number | null> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.db.transaction().execute(async (trx) => {
@@ -139,6 +139,7 @@ export class AffiliateService {
             method: 'bank_transfer',
             reference,
             status: 'paid',
+            invoice_nr: invoiceNr,
           })
           // Only commissions still unpaid are claimed: a concurrent payout that got there first makes this one start over.
           const claimed = await repo.claimForPayment(
@@ -168,5 +169,6 @@ function paymentRow(p: AffiliatePayment) {
     method: p.method,
     reference: p.reference,
     status: p.status,
+    invoice_nr: p.invoice_nr,
   }
 }

@@ -34,6 +34,8 @@ export interface AffiliatePaymentsTable {
   reference: string
   /** `paid`. */
   status: string
+  /** The invoice this payment settles, when the operator named one. */
+  invoice_nr: string | null
 }
 
 /** A stored commission. */

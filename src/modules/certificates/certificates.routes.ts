@@ -65,7 +65,7 @@ export const certificatesRoutes: FastifyPluginAsync = async (base) => {
         tags,
         summary: 'Order a certificate',
         description:
-          'Charges the product for `duration` years and creates a certificate package (asynchronously, through the order). Request its certificate with POST /certificates/{id}/request. `?test=1`: checks the order and answers `order_id` 0 without ordering or charging.',
+          'Charges the product for `duration` years (default 1) and creates a certificate package (asynchronously, through the order). Request its certificate with POST /certificates/{id}/request. `?test=1`: checks the order and answers `order_id` 0 without ordering or charging.',
         querystring: DryRunQuery,
         body: OrderBody,
         response: { 200: OrderResponse },

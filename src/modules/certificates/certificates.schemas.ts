@@ -13,11 +13,15 @@ export const CertificateListQuery = Type.Object(PageQuery)
 
 const Product = Type.Object({
   id: Type.Integer(),
+  product_id: Type.Integer({ description: 'The same as `id`: what POST /certificates/order takes as `product_id`' }),
   name: Type.String(),
   type: Type.String({ description: '`single`, `wildcard` or `multi_domain`' }),
   validation: Type.String({ description: '`DV`: domain validated' }),
   max_domains: Type.Integer({ description: 'Names a certificate may carry, the common name included' }),
   wildcard: Type.Boolean({ description: 'Whether `*.` names are allowed' }),
+  duration_options: Type.Array(Type.Integer(), {
+    description: 'The durations in years POST /certificates/order takes (default 1)',
+  }),
   prices: Type.Array(
     Type.Object({
       duration: Type.Integer({ description: 'Years' }),
@@ -28,11 +32,13 @@ const Product = Type.Object({
 
 const productExample = {
   id: 1,
+  product_id: 1,
   name: 'hostapi SSL',
   type: 'single',
   validation: 'DV',
   max_domains: 1,
   wildcard: false,
+  duration_options: [1, 2],
   prices: [
     { duration: 1, price: 9.95 },
     { duration: 2, price: 19.9 },
@@ -43,7 +49,9 @@ export const ProductsResponse = Envelope(Type.Object({ products: Type.Array(Prod
 
 export const OrderBody = Type.Object({
   product_id: Type.Integer({ minimum: 1, description: 'From GET /certificates/products' }),
-  duration: Type.Integer({ minimum: 1, description: "Years, one of the product's durations" }),
+  duration: Type.Optional(
+    Type.Integer({ minimum: 1, description: "Years, one of the product's `duration_options`; default 1" }),
+  ),
 })
 
 export const OrderResponse = Envelope(Type.Object({ order_id: Type.Integer() }), { order_id: 1042 })

@@ -58,13 +58,19 @@ export interface RequestInput {
 /** A product as the API shows it. */
 export interface ProductView {
   id: number
+  /** The same as `id`, under the name the order takes. */
+  product_id: number
   name: string
   type: string
   validation: string
   max_domains: number
   wildcard: boolean
+  duration_options: number[]
   prices: { duration: number; price: number }[]
 }
+
+/** The duration of an order that names none, as clients expect. */
+const DEFAULT_DURATION_YEARS = 1
 
 export const ISSUE_JOB = 'certificates.issue'
 const MINUTE_MS = 60_000
@@ -100,21 +106,22 @@ export class CertificatesService {
   /** Orders a certificate package; the order's job creates it. A dry run checks the order and answers order id 0. */
   async order(
     accountId: number,
-    input: { product_id: number; duration: number },
+    input: { product_id: number; duration?: number },
     opts: DryRun = {},
   ): Promise<{ orderId: number }> {
     const product = await repo.findProduct(this.db, input.product_id)
     if (!product?.active) throw errors.certificateProductNotFound()
     const { durations } = product
-    if (!durations.includes(input.duration)) throw errors.certificateDuration(durations)
+    const duration = input.duration ?? DEFAULT_DURATION_YEARS
+    if (!durations.includes(duration)) throw errors.certificateDuration(durations)
     if (opts.dryRun) return { orderId: 0 }
     return this.orders.createOrder(accountId, [
       {
         type: 'certificate',
         name: product.name,
-        details: { product_id: product.id, duration: input.duration },
-        priceCents: product.price_cents * input.duration,
-        description: `${product.name}, ${input.duration} year${input.duration === 1 ? '' : 's'}`,
+        details: { product_id: product.id, duration },
+        priceCents: product.price_cents * duration,
+        description: `${product.name}, ${duration} year${duration === 1 ? '' : 's'}`,
       },
     ])
   }
@@ -423,11 +430,13 @@ export class CertificatesService {
 function productView(p: CertificateProduct): ProductView {
   return {
     id: p.id,
+    product_id: p.id,
     name: p.name,
     type: p.kind,
     validation: p.validation,
     max_domains: p.max_domains,
     wildcard: p.wildcard === 1,
+    duration_options: [...p.durations],
     prices: p.durations.map((duration) => ({ duration, price: (p.price_cents * duration) / 100 })),
   }
 }

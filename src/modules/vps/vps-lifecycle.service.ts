@@ -8,7 +8,7 @@ import { defineJob, type JobRunner } from '../../jobs/runner.js'
 import type { HypervisorDriver } from '../../drivers/hypervisor/hypervisor.js'
 import * as repo from './vps.repository.js'
 import { isHostname } from './network-rules.js'
-import { newPassword, ownedVps, viaDriver } from './vps.common.js'
+import { findImage, type ImageRef, newPassword, ownedVps, viaDriver } from './vps.common.js'
 import type { DryRun } from '../../lib/dry-run.js'
 import { refusal } from './vps.state.js'
 import type { SshKeysService } from './ssh-keys.service.js'
@@ -48,10 +48,10 @@ export class VpsLifecycleService {
   }
 
   /** Reinstalls from an image; returns the new root password, shown only this once. */
-  async reinstall(accountId: number, rawId: string, imageId: string, sshKeyIds: number[] = [], opts: DryRun = {}) {
+  async reinstall(accountId: number, rawId: string, imageRef: ImageRef, sshKeyIds: number[] = [], opts: DryRun = {}) {
     const v = await ownedVps(this.db, accountId, rawId)
     this.tasks.assertActionable(v, 'reinstall')
-    if (!(await this.hypervisor.listImages()).some((i) => i.id === imageId)) throw errors.vpsUnknownImage()
+    const imageId = findImage(await this.hypervisor.listImages(), imageRef).slug
     const keys = await this.sshKeys.publicKeys(accountId, sshKeyIds)
     const password = newPassword()
     const task = await this.tasks.queue(v, 'reinstall', { imageId, password, sshKeys: keys }, opts)

@@ -72,7 +72,13 @@ export const vpsOrderingRoutes: FastifyPluginAsync = async (base) => {
         {
           type: 'vps',
           name: checked.hostname,
-          details: { ...input, hostname: checked.hostname, location: checked.location, billingMonths: checked.months },
+          details: {
+            ...input,
+            imageId: checked.image.slug,
+            hostname: checked.hostname,
+            location: checked.location,
+            billingMonths: checked.months,
+          },
           priceCents: checked.product.priceCents * checked.months,
           description: `${checked.product.name} ${checked.hostname}, ${checked.months} month(s)`,
         },

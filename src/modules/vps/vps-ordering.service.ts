@@ -7,14 +7,15 @@ import type { HypervisorDriver } from '../../drivers/hypervisor/hypervisor.js'
 import * as repo from './vps.repository.js'
 import { VPS_DURATIONS, VPS_PRODUCTS, findProduct } from './vps.catalog.js'
 import { isHostname } from './network-rules.js'
-import { newPassword, viaDriver } from './vps.common.js'
+import { findImage, type ImageRef, newPassword, viaDriver } from './vps.common.js'
 import type { SshKeysService } from './ssh-keys.service.js'
 import type { VpsTasks } from './vps-tasks.service.js'
 
 /** What a VPS is ordered and provisioned with. */
 export interface ProvisionInput {
   productId: string
-  imageId: string
+  /** The image's integer id or slug. */
+  imageId: ImageRef
   hostname: string
   location?: string
   sshKeyIds?: number[]
@@ -54,7 +55,7 @@ export class VpsOrderingService {
   async checkOrder(accountId: number, input: ProvisionInput) {
     const product = findProduct(input.productId)
     if (!product) throw errors.vpsUnknownProduct()
-    if (!(await this.hypervisor.listImages()).some((i) => i.id === input.imageId)) throw errors.vpsUnknownImage()
+    const image = findImage(await this.hypervisor.listImages(), input.imageId)
     const hostname = input.hostname.trim().replace(/\.$/, '').toLowerCase()
     if (!isHostname(hostname)) throw errors.vpsInvalidHostname()
     const location = input.location ?? product.locations[0]
@@ -62,17 +63,17 @@ export class VpsOrderingService {
     const months = input.billingMonths ?? 1
     if (!(VPS_DURATIONS as readonly number[]).includes(months)) throw errors.vpsInvalidDuration(VPS_DURATIONS)
     const keys = await this.sshKeys.publicKeys(accountId, input.sshKeyIds ?? [])
-    return { product, hostname, location, months, keys }
+    return { product, image, hostname, location, months, keys }
   }
 
   /** Creates a VPS: allocates the instance on the hypervisor and queues the install task. */
   async provision(accountId: number, input: ProvisionInput): Promise<{ vpsId: number; taskId: number }> {
-    const { product, hostname, location, months, keys } = await this.checkOrder(accountId, input)
+    const { product, image, hostname, location, months, keys } = await this.checkOrder(accountId, input)
     const created = await viaDriver(() =>
       this.hypervisor.createInstance({
         location,
         host: input.host,
-        imageId: input.imageId,
+        imageId: image.slug,
         hostname,
         cpu: product.cpu,
         memoryMb: product.memory_mb,
@@ -91,7 +92,7 @@ export class VpsOrderingService {
         location,
         host: created.host,
         instance_ref: created.ref,
-        image_id: input.imageId,
+        image_id: image.slug,
         cpu: product.cpu,
         memory_mb: product.memory_mb,
         disk_gb: product.disk_gb,

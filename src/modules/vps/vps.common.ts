@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto'
 import type { Db } from '../../db/database.js'
 import { errors } from '../../errors.js'
-import { HypervisorError } from '../../drivers/hypervisor/hypervisor.js'
+import { HypervisorError, type OsImage } from '../../drivers/hypervisor/hypervisor.js'
 import * as repo from './vps.repository.js'
 import type { Vps } from './vps.repository.js'
 
@@ -18,6 +18,19 @@ export async function ownedVps(db: Db, accountId: number, rawId: string): Promis
   const vps = await repo.findVps(db, accountId, Number(rawId))
   if (!vps) throw errors.noAccessToVps()
   return vps
+}
+
+/** An `image_id` as clients send it: the image's integer id (`1`, also as text `"1"`) or its slug (`debian-12`). */
+export type ImageRef = number | string
+
+/** The image an `image_id` names, or 400 `Unknown image_id` (slugs are never all digits, so the forms never clash). */
+export function findImage(images: OsImage[], ref: ImageRef): OsImage {
+  const image =
+    typeof ref === 'number' || /^\d+$/.test(ref)
+      ? images.find((i) => i.id === Number(ref))
+      : images.find((i) => i.slug === ref.trim().toLowerCase())
+  if (!image) throw errors.vpsUnknownImage()
+  return image
 }
 
 /** Runs a hypervisor call, turning its refusal into a 400 that names it. */

@@ -42,7 +42,7 @@ export const vpsListRoutes: FastifyPluginAsync = async (base) => {
         summary: 'List available OS images',
         response: {
           200: Envelope(Type.Object({ images: Type.Array(Image) }), {
-            images: [{ id: 'debian-12', name: 'Debian 12 (Bookworm)', family: 'debian', version: '12' }],
+            images: [{ id: 1, slug: 'debian-12', name: 'Debian 12 (Bookworm)', family: 'debian', version: '12' }],
           }),
         },
       },

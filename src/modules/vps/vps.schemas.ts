@@ -80,7 +80,11 @@ export const VpsDetail = Type.Object({
   ...vpsIdentity,
   host: Type.String({ description: 'The hypervisor host; a VPC belongs to one host' }),
   specs: Type.Object({ cpu: Type.Integer(), memory_mb: Type.Integer(), disk_gb: Type.Integer() }),
-  image: Type.Object({ id: Type.String(), name: Type.String() }),
+  image: Type.Object({
+    id: Type.Union([Type.Integer(), Type.Null()], { description: 'The id in GET /vps/images; null once withdrawn' }),
+    slug: Type.String(),
+    name: Type.String(),
+  }),
   ips: Type.Array(
     Type.Object({
       ip: Type.String(),
@@ -111,7 +115,7 @@ export const vpsDetailExample = {
   location: 'ams',
   host: 'ams-hv01',
   specs: { cpu: 2, memory_mb: 4096, disk_gb: 80 },
-  image: { id: 'debian-12', name: 'Debian 12 (Bookworm)' },
+  image: { id: 1, slug: 'debian-12', name: 'Debian 12 (Bookworm)' },
   ips: [
     { ip: '198.18.0.1', version: 4, type: 'primary', reverse: 'web1.example.com' },
     { ip: '2001:db8:1::1', version: 6, type: 'primary', reverse: 'web1.example.com' },
@@ -142,8 +146,14 @@ export const RescueResult = Type.Object({
   }),
 })
 
+/** `image_id` in a body: an image's integer `id` or its `slug`, both from GET /vps/images. */
+export const ImageId = Type.Union([Type.Integer({ minimum: 1 }), Type.String({ minLength: 1, maxLength: 64 })], {
+  description: 'An image from GET /vps/images: its integer `id` (`1`) or its `slug` (`debian-12`)',
+  examples: [1],
+})
+
 export const ReinstallBody = Type.Object({
-  image_id: Type.String({ minLength: 1, description: 'An id from GET /vps/images' }),
+  image_id: ImageId,
   ssh_key_ids: Type.Optional(Type.Array(Type.Integer(), { maxItems: 20, description: 'SSH keys to install for root' })),
 })
 export const ReinstallResult = Type.Object({
@@ -164,7 +174,8 @@ export const CancelResult = Type.Object({
 })
 
 export const Image = Type.Object({
-  id: Type.String(),
+  id: Type.Integer({ description: 'Stable; send it (or the slug) as `image_id` to reinstall or order' }),
+  slug: Type.String({ description: 'The image by name (`debian-12`); accepted as `image_id` too' }),
   name: Type.String(),
   family: Type.String(),
   version: Type.String(),
@@ -319,7 +330,7 @@ export const Product = Type.Object({
 })
 export const OrderBody = Type.Object({
   product_id: Type.String({ minLength: 1 }),
-  image_id: Type.String({ minLength: 1 }),
+  image_id: ImageId,
   hostname: Type.String({ minLength: 1, maxLength: 254 }),
   location: Type.Optional(Type.String()),
   ssh_key_ids: Type.Optional(Type.Array(Type.Integer(), { maxItems: 20 })),

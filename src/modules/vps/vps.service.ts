@@ -101,12 +101,12 @@ export class VpsService {
       this.hypervisor.listImages(),
     ])
     const reverse = v.reverse_dns
-    const image = images.find((i) => i.id === v.image_id)
+    const image = images.find((i) => i.slug === v.image_id)
     return {
       ...identity(v),
       host: v.host,
       specs: { cpu: v.cpu, memory_mb: v.memory_mb, disk_gb: v.disk_gb },
-      image: { id: v.image_id, name: image?.name ?? v.image_id },
+      image: { id: image?.id ?? null, slug: v.image_id, name: image?.name ?? v.image_id },
       ips: [
         { ip: v.ipv4, version: 4, type: 'primary', reverse: reverse[v.ipv4] ?? v.hostname },
         { ip: v.ipv6, version: 6, type: 'primary', reverse: reverse[v.ipv6] ?? v.hostname },

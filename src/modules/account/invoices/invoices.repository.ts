@@ -60,13 +60,18 @@ export const listInvoices = async (
       .execute()
   ).map(decodeInvoice)
 
-/** One invoice of the account by its number. */
-export const findInvoice = async (db: Db, accountId: number, invoiceNr: string) => {
+/** One invoice of the account by its number, or by its id or number in digits when `id` is given. */
+export const findInvoice = async (db: Db, accountId: number, invoiceNr: string, id?: number) => {
   const row = await db
     .selectFrom('invoices')
     .selectAll()
     .where('account_id', '=', accountId)
-    .where('invoice_nr', '=', invoiceNr)
+    .where((eb) =>
+      id === undefined
+        ? eb('invoice_nr', '=', invoiceNr)
+        : eb.or([eb('id', '=', id), eb('invoice_nr', '=', invoiceNr)]),
+    )
+    .orderBy('id')
     .executeTakeFirst()
   return row && decodeInvoice(row)
 }

@@ -57,13 +57,10 @@ export const invoicesRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req, reply) => {
-      const pdf = await app.services.invoices.pdf(req.principal!.accountId, req.params.invoice_nr)
+      const { pdf, invoiceNr } = await app.services.invoices.pdf(req.principal!.accountId, req.params.invoice_nr)
       return reply
         .type('application/pdf')
-        .header(
-          'content-disposition',
-          `attachment; filename="invoice-${req.params.invoice_nr.replace(/[^A-Za-z0-9-]/g, '')}.pdf"`,
-        )
+        .header('content-disposition', `attachment; filename="invoice-${invoiceNr.replace(/[^A-Za-z0-9-]/g, '')}.pdf"`)
         .send(pdf)
     },
   )

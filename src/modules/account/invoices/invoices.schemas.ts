@@ -6,13 +6,20 @@ export const InvoiceListQuery = Type.Object(PageQuery, { additionalProperties: f
 
 /** The invoice number in the path. */
 export const InvoiceParams = Type.Object({
-  invoice_nr: Type.String({ minLength: 1, maxLength: 32, description: 'The invoice number (`2026-000123`)' }),
+  invoice_nr: Type.String({
+    minLength: 1,
+    maxLength: 32,
+    description:
+      'The invoice: its `invoice_nr` (`2026-000123`) or its integer `id` (`123`); ' +
+      'the number without the hyphen (`2026000123`) is accepted too',
+    examples: ['2026-000123', '123'],
+  }),
 })
 
 const summaryFields = {
-  id: Type.Integer(),
+  id: Type.Integer({ description: 'Names the invoice in the path as well as `invoice_nr` does' }),
   invoice_date: Type.String({ description: '`YYYY-MM-DD`' }),
-  invoice_nr: Type.String(),
+  invoice_nr: Type.String({ description: '`YYYY-NNNNNN`' }),
   total_price: Type.Number({ description: 'Total including VAT, EUR' }),
   paid: Type.Boolean(),
   payment_status: Type.String({ description: '`open`, `overdue`, `paid` or `cancelled`' }),

@@ -216,8 +216,7 @@ export class InvoicesService {
 
   /** Marks an invoice paid (the operator's reconciliation) and settles its payment with the driver. */
   async markPaid(accountId: number, invoiceNr: string): Promise<void> {
-    const inv = await repo.findInvoice(this.db, accountId, invoiceNr)
-    if (!inv) throw errors.invoiceNotFound()
+    const inv = await this.find(accountId, invoiceNr)
     if (inv.status === 'paid') return
     if (inv.payment_reference) await this.payments.settle(inv.payment_reference)
     await repo.updateInvoice(this.db, accountId, inv.id, { status: 'paid', paid_at: iso(this.clock.now()) })
@@ -240,20 +239,33 @@ export class InvoicesService {
     return this.detail(invoice, lines)
   }
 
-  /** The invoice as a PDF document. */
-  async pdf(accountId: number, invoiceNr: string): Promise<Buffer> {
+  /** The invoice as a PDF document, with its number (for the file name). */
+  async pdf(accountId: number, invoiceNr: string): Promise<{ pdf: Buffer; invoiceNr: string }> {
     const { invoice, lines } = await this.load(accountId, invoiceNr)
-    return renderInvoicePdf({
+    const pdf = await renderInvoicePdf({
       invoice: this.detail(invoice, lines),
       customer: invoice.customer,
       seller: this.billing.seller,
     })
+    return { pdf, invoiceNr: invoice.invoice_nr }
   }
 
   private async load(accountId: number, invoiceNr: string): Promise<{ invoice: Invoice; lines: InvoiceLine[] }> {
-    const invoice = await repo.findInvoice(this.db, accountId, invoiceNr)
-    if (!invoice) throw errors.invoiceNotFound()
+    const invoice = await this.find(accountId, invoiceNr)
     return { invoice, lines: await repo.linesOf(this.db, accountId, invoice.id) }
+  }
+
+  /**
+   * The invoice a path names: its number (`2026-000042`), or in digits its integer `id` (`42`, the form clients
+   * send) or its number without the hyphen (`2026000042`).
+   */
+  private async find(accountId: number, ref: string): Promise<Invoice> {
+    const digits = /^\d{1,15}$/.test(ref) ? ref : null
+    const invoice = digits
+      ? await repo.findInvoice(this.db, accountId, `${digits.slice(0, 4)}-${digits.slice(4)}`, Number(digits))
+      : await repo.findInvoice(this.db, accountId, ref.trim())
+    if (!invoice) throw errors.invoiceNotFound()
+    return invoice
   }
 
   private async customer(accountId: number): Promise<InvoiceCustomer> {

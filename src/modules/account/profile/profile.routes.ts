@@ -33,12 +33,22 @@ export const profileRoutes: FastifyPluginAsync = async (base) => {
         tags: ['Account'],
         summary: 'Update the account profile',
         description:
-          'A full replace: every field is required except `email_invoices` and `company_vat_number` (unchanged when omitted) and ' +
+          'A full replace: every field is required except `email_invoices` and `company_vat_number` (unchanged when omitted), ' +
+          '`phone_country_code` (optional when `phone` is international, `+31612345678`) and ' +
           '`company`, which is read-only (accepted only with its current value). A new `email` is kept in `pending_email` and a ' +
           'verification code is mailed to it; it takes effect once confirmed with `POST /account/profile/confirm-email`.',
         querystring: DryRunQuery,
         body: UpdateProfileBody,
-        response: { 200: Profile, ...errorsFor('account-profile', { 400: [errors.companyReadOnly()] }) },
+        response: {
+          200: Profile,
+          ...errorsFor('account-profile', {
+            400: [
+              errors.companyReadOnly(),
+              errors.missingPhoneCountryCode(),
+              errors.invalidPhone('phone', 'its country code +32 differs from phone_country_code +31'),
+            ],
+          }),
+        },
       },
     },
     async (req) => {

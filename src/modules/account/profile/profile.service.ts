@@ -8,12 +8,13 @@ import type { MailDriver } from '../../../drivers/mail/mail.js'
 import type { AccountProfile } from '../account.tables.js'
 import * as repo from './profile.repository.js'
 import type { DryRun } from '../../../lib/dry-run.js'
+import { normalisePhone } from '../../../lib/phone.js'
 
-/** The profile as the API shows it: the stored fields less the bookkeeping ones. */
+/** The profile as the API shows it: the stored fields less the bookkeeping ones, and the account type. */
 export type ProfileView = Omit<
   AccountProfile,
   'id' | 'account_id' | 'pending_email_token_hash' | 'pending_email_expires_at' | 'default_paymethod_id' | 'updated_at'
->
+> & { account_type: 'business' | 'private' }
 
 /**
  * The body of `PUT /account/profile/`: a full replace, except the optional fields. The route's schema
@@ -28,8 +29,10 @@ export interface ProfileInput {
   zipcode: string
   city: string
   country_code: string
+  /** National or international (`+31612345678`); stored as the national number in digits. */
   phone: string
-  phone_country_code: string
+  /** `+31` or `31`; optional when `phone` is international. */
+  phone_country_code?: string
   email: string
   email_invoices?: string
   company_vat_number?: string
@@ -90,6 +93,9 @@ export class ProfileService {
     if (input.company !== undefined && input.company.trim() !== current.company) throw errors.companyReadOnly()
     const now = this.clock.now()
     const email = input.email.trim()
+    const phone = normalisePhone(input.phone, input.phone_country_code)
+    if ('missing' in phone) throw errors.missingPhoneCountryCode()
+    if ('problem' in phone) throw errors.invalidPhone(phone.field, phone.problem)
     const changes = {
       firstname: input.firstname.trim(),
       lastname: input.lastname.trim(),
@@ -98,8 +104,8 @@ export class ProfileService {
       zipcode: input.zipcode.trim().toUpperCase(),
       city: input.city.trim(),
       country_code: input.country_code.toUpperCase(),
-      phone: input.phone.trim(),
-      phone_country_code: input.phone_country_code,
+      phone: phone.phone,
+      phone_country_code: phone.phone_country_code,
       email_invoices: input.email_invoices === undefined ? current.email_invoices : input.email_invoices.trim(),
       company_vat_number:
         input.company_vat_number === undefined
@@ -195,5 +201,14 @@ function view(p: AccountProfile, now: Date): ProfileView {
     email_invoices: p.email_invoices,
     company_vat_number: p.company_vat_number,
     pending_email: pendingValid ? p.pending_email : null,
+    account_type: accountType(p),
   }
+}
+
+// An account held by a person carries no company of its own: no name, or the holder's own name, and no VAT number.
+function accountType(p: AccountProfile): ProfileView['account_type'] {
+  if (p.company_vat_number !== '') return 'business'
+  const company = p.company.trim().toLowerCase()
+  const holder = `${p.firstname} ${p.lastname}`.trim().toLowerCase()
+  return company === '' || company === holder ? 'private' : 'business'
 }

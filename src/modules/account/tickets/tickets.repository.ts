@@ -41,24 +41,31 @@ export const messagesOf = (db: Db, accountId: number, ticketId: number) =>
     .orderBy('m.id')
     .execute()
 
-const searchable = (db: Db, accountId: number, search: string | undefined) => {
-  let q = db.selectFrom('tickets').where('account_id', '=', accountId)
+/** Which of the account's tickets a list shows: all, or (`userId`) those the user opened. */
+export interface TicketScope {
+  accountId: number
+  userId?: number
+}
+
+const searchable = (db: Db, scope: TicketScope, search: string | undefined) => {
+  let q = db.selectFrom('tickets').where('account_id', '=', scope.accountId)
+  if (scope.userId !== undefined) q = q.where('user_id', '=', scope.userId)
   if (search)
     q = q.where((eb) => eb.or([contains('subject', search), contains('ticket_number', search, { integer: true })]))
   return q
 }
 
-/** How many of the account's tickets match `search`. */
-export const countTickets = async (db: Db, accountId: number, search?: string): Promise<number> => {
-  const row = await searchable(db, accountId, search)
+/** How many of the tickets in scope match `search`. */
+export const countTickets = async (db: Db, scope: TicketScope, search?: string): Promise<number> => {
+  const row = await searchable(db, scope, search)
     .select((eb) => eb.fn.countAll().as('n'))
     .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
 /** Newest activity first. */
-export const listTickets = (db: Db, accountId: number, opts: { search?: string; limit: number; offset: number }) =>
-  searchable(db, accountId, opts.search)
+export const listTickets = (db: Db, scope: TicketScope, opts: { search?: string; limit: number; offset: number }) =>
+  searchable(db, scope, opts.search)
     .selectAll()
     .orderBy('last_updated', 'desc')
     .orderBy('id', 'desc')

@@ -26,12 +26,13 @@ export const ticketsRoutes: FastifyPluginAsync = async (base) => {
         tags: ['Account'],
         summary: 'List support tickets',
         description:
-          'Newest activity first. `search` matches the subject or the ticket number, partially. A page past the last: 400 `Page out of range`.',
+          'Newest activity first. `search` matches the subject or the ticket number, partially. A page past the last: 400 `Page out of range`. ' +
+          'A sub-user sees the tickets it opened itself, the main user every ticket of the account.',
         querystring: TicketListQuery,
         response: { 200: TicketList, ...errorsFor('account-tickets', { 400: PAGED }) },
       },
     },
-    async (req) => ok(await app.services.tickets.list(req.principal!.accountId, req.query)),
+    async (req) => ok(await app.services.tickets.list(req.principal!, req.query)),
   )
 
   app.get(
@@ -42,12 +43,18 @@ export const ticketsRoutes: FastifyPluginAsync = async (base) => {
         operationId: 'getTicket',
         tags: ['Account'],
         summary: 'Get a support ticket with its thread',
-        description: '403 `Access denied` without the `account-tickets` permission; 404 `Ticket not found`.',
+        description:
+          'A sub-user opens the tickets it opened itself, the main user every ticket of the account. ' +
+          '403 `Access denied`: a ticket of the account opened by another user, or no `account-tickets` permission; ' +
+          "404 `Ticket not found`: an unknown number or another account's ticket.",
         params: TicketParams,
-        response: { 200: TicketDetail, ...errorsFor('account-tickets', { 404: [errors.ticketNotFound()] }) },
+        response: {
+          200: TicketDetail,
+          ...errorsFor('account-tickets', { 403: [errors.accessDenied()], 404: [errors.ticketNotFound()] }),
+        },
       },
     },
-    async (req) => ok(await app.services.tickets.get(req.principal!.accountId, req.params.ticket_number)),
+    async (req) => ok(await app.services.tickets.get(req.principal!, req.params.ticket_number)),
   )
 
   app.post(
@@ -81,6 +88,7 @@ export const ticketsRoutes: FastifyPluginAsync = async (base) => {
           200: TicketDetail,
           ...errorsFor('account-tickets', {
             400: [errors.ticketClosed(), errors.emptyMessage()],
+            403: [errors.accessDenied()],
             404: [errors.ticketNotFound()],
           }),
         },

@@ -33,11 +33,19 @@ export class TicketsService {
     private readonly supportAddress: string,
   ) {}
 
-  async list(accountId: number, query: { page?: number; limit?: number; search?: string }) {
+  /**
+   * The tickets `who` may open, newest activity first: a sub-user the ones it opened, the main user (and the
+   * operator, with an account id) all of the account's.
+   */
+  async list(who: Principal | number, query: { page?: number; limit?: number; search?: string }) {
+    const scope: repo.TicketScope =
+      typeof who === 'number'
+        ? { accountId: who }
+        : { accountId: who.accountId, userId: who.isMainUser ? undefined : who.userId }
     const page = pageOf(query)
-    const total = await repo.countTickets(this.db, accountId, query.search)
+    const total = await repo.countTickets(this.db, scope, query.search)
     const pag = pagination(page, total)
-    const rows = await repo.listTickets(this.db, accountId, {
+    const rows = await repo.listTickets(this.db, scope, {
       search: query.search,
       limit: page.limit,
       offset: page.offset,
@@ -55,10 +63,21 @@ export class TicketsService {
     }
   }
 
-  async get(accountId: number, ticketNumber: number) {
+  /** One ticket with its thread, for a customer (`Access denied` when it may not open it) or the operator. */
+  async get(who: Principal | number, ticketNumber: number) {
+    return this.detail(await this.find(who, ticketNumber))
+  }
+
+  /**
+   * The ticket `who` may open: another account's or an unknown number is `Ticket not found`; a ticket of the
+   * account that a sub-user did not open itself is `Access denied` (the main user and the operator open all).
+   */
+  private async find(who: Principal | number, ticketNumber: number): Promise<Ticket> {
+    const accountId = typeof who === 'number' ? who : who.accountId
     const ticket = await repo.findTicket(this.db, accountId, ticketNumber)
     if (!ticket) throw errors.ticketNotFound()
-    return this.detail(ticket)
+    if (typeof who !== 'number' && !who.isMainUser && ticket.user_id !== who.userId) throw errors.accessDenied()
+    return ticket
   }
 
   /** Opens a ticket with its first message and tells the customer and the support desk. */
@@ -118,13 +137,12 @@ export class TicketsService {
         text: `Hello ${user.firstname},\n\nWe received your ticket #${ticketNumber} and will answer it as soon as we can.\n\nYour message:\n\n${text}\n`,
       })
     }
-    return this.get(who.accountId, ticketNumber)
+    return this.get(who, ticketNumber)
   }
 
   /** Adds the customer's reply; the ticket is open again and the support desk is told. */
   async reply(who: Principal, ticketNumber: number, message: string, opts: DryRun = {}) {
-    const ticket = await repo.findTicket(this.db, who.accountId, ticketNumber)
-    if (!ticket) throw errors.ticketNotFound()
+    const ticket = await this.find(who, ticketNumber)
     if (ticket.status === 'closed') throw errors.ticketClosed()
     const body = this.body(message)
     const user = await this.iam.findUser(who.accountId, who.userId)
@@ -148,7 +166,7 @@ export class TicketsService {
       subject: `[Ticket #${ticketNumber}] ${ticket.subject}`,
       text: `Customer ${who.customerNumber} (${author}) replied to ticket #${ticketNumber}:\n\n${htmlToText(body)}\n`,
     })
-    return this.get(who.accountId, ticketNumber)
+    return this.get(who, ticketNumber)
   }
 
   /** The support desk's answer (operator or admin API): the ticket becomes `answered` and the customer is mailed. */
