@@ -207,7 +207,7 @@ async function main() {
       ])
       .execute()
 
-    const server = new BuiltinDnsServer(zoneSourceOf(ctx.db), { host: '127.0.0.1', port: 0 }, log)
+    const server = new BuiltinDnsServer(zoneSourceOf(ctx.db, ctx.secrets.box), { host: '127.0.0.1', port: 0 }, log)
     await server.start()
     const port = server.address()!.port
     console.log(

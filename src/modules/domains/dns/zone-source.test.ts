@@ -17,7 +17,7 @@ forEachDialect((dialect) => {
     after(() => t.close())
 
     it('gives served zones by name (oldest first) and by id, with serial, nameservers and records', async () => {
-      const zones = zoneSourceOf(t.ctx.db)
+      const zones = zoneSourceOf(t.ctx.db, t.ctx.secrets.box)
       const ns = [{ hostname: 'ns1.port.test' }]
       const id = await insertZone(t.ctx.db, accountId, 'port-a.nl', {
         serial: 42,
