@@ -237,6 +237,12 @@ forEachDialect((dialect) => {
       assert.equal(given.body.data.dnssec_enabled, 1)
       assert.deepEqual(given.body.data.dnssec_keys, [{ alg: '13', flags: '257', pubKey: goodKey }])
       assert.equal(given.body.data.managed_dns, false)
+      const parent = await t.ctx.drivers.registry.dnssec(name)
+      assert.deepEqual(
+        parent.map((k) => [k.flags, k.protocol, k.algorithm, k.publicKey, k.digestType]),
+        [[257, 3, 13, goodKey, 2]],
+        'the registry gets the given key with its DS',
+      )
       const badSec = await t.request('PUT', `/domains/${name}`, {
         key: a.key,
         body: { dnssec: { enabled: true, flags: 1, alg: 13, pubKey: goodKey } },
