@@ -53,7 +53,10 @@ export class ZoneKeys implements SecretHolder {
     return row && { algorithm: row.algorithm, flags: row.flags, publicKey: row.public_key }
   }
 
-  /** A new key for the domain (ECDSA P-256, flags 257), stored sealed; call in the transaction that turns DNSSEC on. */
+  /**
+   * A new key for the domain (ECDSA P-256, flags 257), stored sealed; call in the transaction that turns DNSSEC on.
+   * When the domain got a key meanwhile (two requests at once), that key is kept and returned.
+   */
   async create(domainId: number, db: Db = this.db): Promise<ZonePublicKey> {
     const generated = generateZoneKey()
     const key = { algorithm: ALG_ECDSAP256SHA256, flags: FLAGS_KSK, publicKey: generated.publicKey.toString('base64') }
@@ -67,8 +70,9 @@ export class ZoneKeys implements SecretHolder {
         private_key: this.box.seal(generated.privateKeyPem, keyContext(domainId)),
         created_at: iso(this.clock.now()),
       })
+      .onConflict((oc) => oc.column('domain_id').doNothing())
       .execute()
-    return key
+    return (await this.find(domainId, db)) ?? key
   }
 
   /** Removes the domain's key (DNSSEC off); nothing happens when it has none. */
