@@ -1,6 +1,7 @@
 // DNS benchmark (not part of `npm test`): queries/s and latency of the built-in DNS server under a small,
 // bounded UDP load on loopback, and the time from a database write to the new answer being served.
 // Run: npx tsx bench/dns.ts   (BENCH_DNS_QUERIES, BENCH_DNS_INFLIGHT, BENCH_DATABASE_URL=postgres://… optional)
+// Last, the load again with DNSSEC on for the zone and the DO bit in every query (answers signed online).
 import { spawn } from 'node:child_process'
 import dgram from 'node:dgram'
 import fs from 'node:fs'
@@ -37,8 +38,13 @@ interface LoadResult {
   max: number
 }
 
-/** The load generator, run in its own process: `total` queries over one UDP socket, `inflight` at a time. */
-async function generate(port: number, total: number, inflight: number): Promise<LoadResult> {
+/**
+ * The load generator, run in its own process: `total` queries over one UDP socket, `inflight` at a time; with
+ * `dnssec` each query has EDNS0 with the DO bit.
+ */
+async function generate(port: number, total: number, inflight: number, dnssec = false): Promise<LoadResult> {
+  const edns = { name: '.', type: 'OPT', udpPayloadSize: 1232, flags: dnsPacket.DNSSEC_OK, options: [] }
+  const additionals = dnssec ? [edns as unknown as dnsPacket.Answer] : []
   const sock = dgram.createSocket('udp4')
   const pending = new Map<number, { at: bigint; timer: NodeJS.Timeout }>()
   const latencies: number[] = []
@@ -54,7 +60,7 @@ async function generate(port: number, total: number, inflight: number): Promise<
       const id = sent % 65536
       const [name, type] = QUERIES[sent % QUERIES.length]!
       sent++
-      const buf = dnsPacket.encode({ id, type: 'query', flags: 0, questions: [{ name, type }] })
+      const buf = dnsPacket.encode({ id, type: 'query', flags: 0, questions: [{ name, type }], additionals })
       const timer = setTimeout(() => {
         pending.delete(id)
         lost++
@@ -90,11 +96,19 @@ async function generate(port: number, total: number, inflight: number): Promise<
   }
 }
 
-function runLoad(port: number, total: number, inflight: number): Promise<LoadResult> {
+function runLoad(port: number, total: number, inflight: number, dnssec = false): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      [...process.execArgv, new URL(import.meta.url).pathname, 'load', String(port), String(total), String(inflight)],
+      [
+        ...process.execArgv,
+        new URL(import.meta.url).pathname,
+        'load',
+        String(port),
+        String(total),
+        String(inflight),
+        dnssec ? '1' : '0',
+      ],
       {
         stdio: ['ignore', 'pipe', 'inherit'],
       },
@@ -207,7 +221,7 @@ async function main() {
       ])
       .execute()
 
-    const server = new BuiltinDnsServer(zoneSourceOf(ctx.db), { host: '127.0.0.1', port: 0 }, log)
+    const server = new BuiltinDnsServer(zoneSourceOf(ctx.db, ctx.secrets.box), { host: '127.0.0.1', port: 0 }, log)
     await server.start()
     const port = server.address()!.port
     console.log(
@@ -257,6 +271,18 @@ async function main() {
         `write → served (${mode}): median ${times[rounds >> 1]!.toFixed(1)} ms, max ${times.at(-1)!.toFixed(1)} ms over ${rounds} writes`,
       )
     }
+
+    // DNSSEC on: the zone gets its key (as turning it on through the API does), queries ask for signatures.
+    await ctx.services.zoneKeys.create(id)
+    await ctx.db.updateTable('domains').set({ dnssec_enabled: 1, zone_serial: 10_000 }).where('id', '=', id).execute()
+    await server.publish({ domain: ZONE, kind: 'zone' })
+    await runLoad(port, Math.min(2000, total), inflight, true)
+    const signed = await runLoad(port, total, inflight, true)
+    console.log(
+      `with DNSSEC (DO bit, signed zone): queries/s: ${signed.qps.toFixed(0)}   p50: ${signed.p50.toFixed(3)} ms   ` +
+        `p99: ${signed.p99.toFixed(3)} ms   max: ${signed.max.toFixed(3)} ms   ` +
+        `answered ${signed.answered}/${signed.sent}, lost ${signed.lost}`,
+    )
     await server.stop()
   } finally {
     await ctx.close()
@@ -266,8 +292,8 @@ async function main() {
 }
 
 if (process.argv[2] === 'load') {
-  generate(Number(process.argv[3]), Number(process.argv[4]), Number(process.argv[5])).then((r) =>
-    console.log(JSON.stringify(r)),
+  generate(Number(process.argv[3]), Number(process.argv[4]), Number(process.argv[5]), process.argv[6] === '1').then(
+    (r) => console.log(JSON.stringify(r)),
   )
 } else {
   main().catch((err) => {

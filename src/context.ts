@@ -185,7 +185,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     hypervisor: new BuiltinHypervisor(db, clock, { speed: config.hypervisor.simSpeed }),
     mail: new OutboxMailDriver(db, clock, config.mail.from),
     payments: new LedgerPaymentsDriver(db, clock, config.payments.baseUrl),
-    dns: dnsDriverFor(config, zoneSourceOf(db), log.child({ component: 'dns' })),
+    dns: dnsDriverFor(config, zoneSourceOf(db, secrets.box), log.child({ component: 'dns' })),
     ca,
   }
   const mail = new MailService(jobs, drivers.mail, log)
@@ -203,6 +203,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     config,
     log,
     registry: drivers.registry,
+    secrets: secrets.box,
     publish: (change) => zoneDelivery.publish(change),
     orders: () => services.orders,
   })
@@ -227,7 +228,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     affiliate: new AffiliateService(db, clock),
     mail,
     certificates: new CertificatesService(db, clock, jobs, drivers.ca, orders, () => accountDns, log),
-    secrets: new SecretsService(db, clock, secrets.box, [ca]),
+    secrets: new SecretsService(db, clock, secrets.box, [ca, domainArea.zoneKeys]),
     zoneDelivery,
   }
   ops.metrics.setSources({ jobCounts: () => services.adminActivity.jobCounts() })

@@ -186,6 +186,7 @@ export const errors = {
   dnssecAlgorithm: (allowed: readonly number[]) => bad(`Invalid dnssec: alg must be one of ${allowed.join(', ')}`),
   dnssecProtocol: () => bad('Invalid dnssec: protocol must be 3'),
   dnssecPubKey: () => bad('Invalid dnssec: pubKey must be the base64 public key'),
+  dnssecPubKeyForm: (alg: number, form: string) => bad(`Invalid dnssec: pubKey must be ${form} for alg ${alg}`),
   noNameserverAlias: () => bad('No nameserver alias set'),
   nameserversNotFound: () => new ApiError('not_found', 'Nameservers name not found'),
   nameserverAliasTaken: () => bad('A nameserver profile with this alias exists already'),

@@ -12,7 +12,11 @@ import { DnsPushError, PowerDnsDriver, type PowerDnsRRset } from '../src/drivers
 import { ManualClock } from '../src/clock.js'
 import { DNS_PUSH_JOB } from '../src/modules/domains/dns/zone-delivery.js'
 import { runAdmin } from '../src/cli/admin.js'
-import { startTestApp } from './helpers/app.js'
+import fs from 'node:fs'
+import path from 'node:path'
+import { execFile } from 'node:child_process'
+import { generateZoneKey } from '../src/lib/dns/dnssec.js'
+import { startTestApp, tempDir } from './helpers/app.js'
 import { dig, insertZone, queryUdp, txtOf } from './helpers/dns.js'
 import { MemoryZones } from './helpers/memory-zones.js'
 import { describeWithPowerDns, startPowerDns, type PowerDns } from './helpers/powerdns.js'
@@ -340,6 +344,112 @@ describeWithPowerDns('PowerDNS driver (a real pdns_server)', () => {
       await t.ctx.jobs.drain()
       assert.deepEqual(dataOf(await q(`www.${z}`, 'A'), 'A'), ['192.0.2.2'])
       assert.equal(rcodeOf(await q(`_acme-challenge.${z}`, 'TXT')), 'NXDOMAIN')
+    } finally {
+      await t.close()
+    }
+  })
+
+  it("signs a zone with DNSSEC on with hostapi's key alone; resync removes a key added behind its back", async () => {
+    const z = 'signed-by-pdns.nl'
+    const id = zones.add(z, { records: [{ type: 'A', name: z, value: '192.0.2.1' }] })
+    await driver.publish({ domain: z, kind: 'zone' })
+    const generated = generateZoneKey()
+    zones.setDnssec(id, { privateKeyPem: generated.privateKeyPem, flags: 257, algorithm: 13 })
+    await driver.publish({ domain: z, kind: 'zone' })
+    const keys = async () =>
+      ((await pdns.api('GET', `/zones/${z}./cryptokeys`)).body as { dnskey: string; active: boolean }[]).map(
+        (k) => `${k.active ? '' : '!'}${k.dnskey}`,
+      )
+    const ours = `257 3 13 ${generated.publicKey.toString('base64')}`
+    assert.deepEqual(await keys(), [ours])
+    const signed = await queryUdp(pdns.dnsPort, z, 'A', { dnssec: true })
+    assert.ok(
+      (signed.answers ?? []).some((a) => a.type === 'RRSIG'),
+      'PowerDNS signs',
+    )
+    const added = await pdns.api('POST', `/zones/${z}./cryptokeys`, {
+      keytype: 'zsk',
+      active: true,
+      algorithm: 'ECDSAP256SHA256',
+    })
+    assert.equal(added.status, 201)
+    assert.equal((await keys()).length, 2)
+    const drift = await driver.resync([z])
+    assert.deepEqual(drift, [{ zone: z, missing: false, extra: false, differing: [`${z}. DNSKEY`] }])
+    assert.deepEqual(await keys(), [ours])
+    assert.deepEqual(await driver.resync([z]), [], 'no drift left')
+
+    zones.setDnssec(id, null)
+    await driver.publish({ domain: z, kind: 'zone' })
+    assert.deepEqual(await keys(), [])
+    const unsigned = await queryUdp(pdns.dnsPort, z, 'A', { dnssec: true })
+    assert.deepEqual(
+      (unsigned.answers ?? []).map((a) => a.type),
+      ['A'],
+    )
+  })
+
+  it('signs a domain whose DNSSEC is turned on through the API; delv validates; off removes the key', async () => {
+    const env = {
+      HOSTAPI_DNS_DRIVER: 'powerdns',
+      HOSTAPI_POWERDNS_URL: pdns.url,
+      HOSTAPI_POWERDNS_API_KEY: pdns.apiKey,
+    }
+    const t = await startTestApp('sqlite', { env })
+    try {
+      const owner = await t.account()
+      const z = 'secured-through-the-api.nl'
+      const nameservers = ['ns1.hostapi.test', 'ns2.hostapi.test'].map((hostname) => ({ hostname, ipv4: '', ipv6: '' }))
+      await insertZone(t.ctx.db, owner.accountId, z, { nameservers })
+      await t.request('PUT', `/api/v2/domains/${z}/dns`, {
+        key: owner.key,
+        body: {
+          records: [
+            { type: 'A', name: '@', value: '192.0.2.1', ttl: 3600 },
+            { type: 'A', name: 'www', value: '192.0.2.2', ttl: 3600 },
+          ],
+        },
+      })
+      await t.ctx.jobs.drain()
+      const on = await t.request('PUT', `/api/v2/domains/${z}`, { key: owner.key, body: { dnssec: { enabled: true } } })
+      assert.equal(on.status, 200, on.text)
+      const [key] = on.body.data.dnssec_keys as { alg: string; flags: string; pubKey: string }[]
+      assert.deepEqual([key!.alg, key!.flags], ['13', '257'])
+      await t.ctx.jobs.drain()
+
+      const dnskey = await queryUdp(pdns.dnsPort, z, 'DNSKEY', { dnssec: true })
+      const served = (dnskey.answers ?? []).filter((a) => a.type === 'DNSKEY')
+      assert.deepEqual(
+        served.map((a) => (a as unknown as { data: { flags: number; key: Buffer } }).data.key.toString('base64')),
+        [key!.pubKey],
+        'PowerDNS publishes the key the domain shows',
+      )
+      assert.ok((dnskey.answers ?? []).some((a) => a.type === 'RRSIG'))
+      const text = await dig(pdns.dnsPort, '+dnssec', 'DNSKEY', z)
+      assert.match(text, /RRSIG\s+DNSKEY 13 2 /)
+      const parent = await t.ctx.drivers.registry.dnssec(z)
+      assert.deepEqual([parent[0]!.publicKey, parent[0]!.digestType], [key!.pubKey, 2])
+
+      if (fs.existsSync('/usr/bin/delv')) {
+        const anchors = path.join(tempDir(), 'anchors.conf')
+        fs.writeFileSync(anchors, `trust-anchors {\n  "${z}." static-key 257 3 13 "${key!.pubKey}";\n};\n`)
+        const delv = (name: string, type: string) =>
+          new Promise<string>((resolve) => {
+            const args = ['@127.0.0.1', '-p', String(pdns.dnsPort), '-a', anchors, `+root=${z}.`, name, type]
+            execFile('/usr/bin/delv', args, { timeout: 20_000 }, (_e, out, err) => resolve(`${out}${err}`))
+          })
+        assert.match(await delv(`www.${z}`, 'A'), /; fully validated/)
+        assert.match(await delv(`nope.${z}`, 'A'), /; negative response, fully validated/)
+      }
+
+      const off = await t.request('PUT', `/api/v2/domains/${z}`, {
+        key: owner.key,
+        body: { dnssec: { enabled: false } },
+      })
+      assert.equal(off.body.data.dnssec_enabled, 0)
+      await t.ctx.jobs.drain()
+      assert.deepEqual(((await pdns.api('GET', `/zones/${z}./cryptokeys`)).body as unknown[]).length, 0)
+      assert.deepEqual(await t.ctx.drivers.registry.dnssec(z), [])
     } finally {
       await t.close()
     }

@@ -338,7 +338,11 @@ forEachDialect((dialect) => {
     test('a second instance on the same database answers a change within one second', async () => {
       const second = openDatabase(t.config.database)
       const silent = pino({ level: 'silent' })
-      const other = new BuiltinDnsServer(zoneSourceOf(second.db), { host: '127.0.0.1', port: 0 }, silent)
+      const other = new BuiltinDnsServer(
+        zoneSourceOf(second.db, t.ctx.secrets.box),
+        { host: '127.0.0.1', port: 0 },
+        silent,
+      )
       await other.start()
       try {
         const otherPort = other.address()!.port

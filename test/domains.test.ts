@@ -1,5 +1,6 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
+import { generateKeyPairSync } from 'node:crypto'
 import { ManualClock } from '../src/clock.js'
 import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { contactProfile, makeDomain, uniqueName } from './helpers/fixtures/domains.js'
@@ -211,23 +212,65 @@ forEachDialect((dialect) => {
         status_description: 'Invalid forwarder: url must be an http or https URL',
       })
 
-      const pubKey = 'AwEAAa'.padEnd(60, 'b')
+      // On the provider's nameservers the zone is signed here: the key is made, whatever key fields are sent.
       const sec = await t.request('PUT', `/domains/${name}`, {
         key: a.key,
-        body: { dnssec: { enabled: true, flags: 257, alg: 13, protocol: 3, pubKey } },
+        body: { dnssec: { enabled: true, flags: 1, alg: 13, protocol: 3, pubKey: 'ignored' } },
       })
       assert.equal(sec.body.data.dnssec_enabled, 1)
-      assert.deepEqual(sec.body.data.dnssec_keys, [{ alg: '13', flags: '257', pubKey }])
+      assert.deepEqual(
+        sec.body.data.dnssec_keys.map((k: { alg: string; flags: string }) => [k.alg, k.flags]),
+        [['13', '257']],
+      )
+      const off = await t.request('PUT', `/domains/${name}`, { key: a.key, body: { dnssec: { enabled: false } } })
+      assert.equal(off.body.data.dnssec_enabled, 0)
+
+      // On other nameservers the key is given, and checked.
+      const external = { nameservers: ['ns1.example.net', 'ns2.example.net'] }
+      const p256 = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' })
+      const point = Buffer.concat([Buffer.from(p256.x!, 'base64url'), Buffer.from(p256.y!, 'base64url')])
+      const goodKey = point.toString('base64')
+      const given = await t.request('PUT', `/domains/${name}`, {
+        key: a.key,
+        body: { ...external, dnssec: { enabled: true, flags: 257, alg: 13, protocol: 3, pubKey: goodKey } },
+      })
+      assert.equal(given.body.data.dnssec_enabled, 1)
+      assert.deepEqual(given.body.data.dnssec_keys, [{ alg: '13', flags: '257', pubKey: goodKey }])
+      assert.equal(given.body.data.managed_dns, false)
+      const parent = await t.ctx.drivers.registry.dnssec(name)
+      assert.deepEqual(
+        parent.map((k) => [k.flags, k.protocol, k.algorithm, k.publicKey, k.digestType]),
+        [[257, 3, 13, goodKey, 2]],
+        'the registry gets the given key with its DS',
+      )
       const badSec = await t.request('PUT', `/domains/${name}`, {
         key: a.key,
-        body: { dnssec: { enabled: true, flags: 1, alg: 13, pubKey } },
+        body: { dnssec: { enabled: true, flags: 1, alg: 13, pubKey: goodKey } },
       })
       assert.deepEqual(badSec.body, {
         status: 400,
         status_description: 'Invalid dnssec: flags must be 256 (ZSK) or 257 (KSK)',
       })
-      const off = await t.request('PUT', `/domains/${name}`, { key: a.key, body: { dnssec: { enabled: false } } })
-      assert.equal(off.body.data.dnssec_enabled, 0)
+      const notAPoint = await t.request('PUT', `/domains/${name}`, {
+        key: a.key,
+        body: { dnssec: { enabled: true, flags: 257, alg: 13, pubKey: point.subarray(1).toString('base64') } },
+      })
+      assert.deepEqual(notAPoint.body, {
+        status: 400,
+        status_description: 'Invalid dnssec: pubKey must be a P-256 point of 64 bytes for alg 13',
+      })
+      const notRsa = await t.request('PUT', `/domains/${name}`, {
+        key: a.key,
+        body: { dnssec: { enabled: true, flags: 257, alg: 8, pubKey: goodKey } },
+      })
+      assert.deepEqual(notRsa.body, {
+        status: 400,
+        status_description: 'Invalid dnssec: pubKey must be an RSA key in RFC 3110 form (512 to 4096 bits) for alg 8',
+      })
+      const offAgain = await t.request('PUT', `/domains/${name}`, { key: a.key, body: { dnssec: { enabled: false } } })
+      assert.equal(offAgain.body.data.dnssec_enabled, 0)
+      const back = await t.request('PUT', `/domains/${name}`, { key: a.key, body: { nameserver: 'default-mijnhost' } })
+      assert.equal(back.body.data.managed_dns, true)
 
       const contact = await t.request('POST', '/domains/contacts', { key: a.key, body: contactProfile })
       const prof = await t.request('PUT', `/domains/${name}`, {

@@ -79,6 +79,8 @@ export interface QueryOptions {
   /** Adds an OPT record (EDNS0) advertising this UDP size. */
   edns?: number
   ednsVersion?: number
+  /** Sets the DO bit (DNSSEC records wanted), with EDNS0 at 1232 bytes unless `edns` says otherwise. */
+  dnssec?: boolean
   qclass?: string
   /** Raw bytes to send instead of an encoded query. */
   raw?: Buffer
@@ -93,14 +95,14 @@ function encodeQuery(name: string, type: string, opts: QueryOptions): { id: numb
     flags: dnsPacket.RECURSION_DESIRED,
     questions: [{ name, type, class: opts.qclass ?? 'IN' }],
     additionals:
-      opts.edns !== undefined
+      opts.edns !== undefined || opts.dnssec
         ? [
             {
               name: '.',
               type: 'OPT',
-              udpPayloadSize: opts.edns,
+              udpPayloadSize: opts.edns ?? 1232,
               ednsVersion: opts.ednsVersion ?? 0,
-              flags: 0,
+              flags: opts.dnssec ? dnsPacket.DNSSEC_OK : 0,
               options: [],
             },
           ]

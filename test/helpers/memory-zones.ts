@@ -48,6 +48,12 @@ export class MemoryZones implements ZoneSource {
     this.bump(id)
   }
 
+  /** Turns DNSSEC on with `key` (null: off) and raises the serial. */
+  setDnssec(id: number, key: ServedZone['dnssec']) {
+    this.zones.get(id)!.zone.dnssec = key
+    this.bump(id)
+  }
+
   /** Stops serving the zone (the domain ended). */
   remove(id: number) {
     this.zones.delete(id)

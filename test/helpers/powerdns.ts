@@ -61,6 +61,8 @@ export async function startPowerDns(): Promise<PowerDns> {
     [
       'launch=gsqlite3',
       `gsqlite3-database=${path.join(dir, 'pdns.sqlite3')}`,
+      // The DNSSEC tables are in the schema; the backend uses them only when told to.
+      'gsqlite3-dnssec=yes',
       'api=yes',
       `api-key=${apiKey}`,
       'webserver=yes',

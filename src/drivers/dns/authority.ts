@@ -2,7 +2,9 @@ import { isIPv4, isIPv6 } from 'node:net'
 import type { Answer } from 'dns-packet'
 import { splitQuotedStrings, txtChunks } from '../../lib/dns/records.js'
 import { apexNameservers, soaFor, type Soa } from '../../lib/dns/zone-file.js'
+import { coveringNsec, nsecSuccessor } from '../../lib/dns/dnssec.js'
 import type { ServedZone, ZoneRecord } from './dns.js'
+import { ZoneSigner } from './signer.js'
 
 /** One record as the server answers it: type, TTL and the `dns-packet` rdata, prepared once per zone load. */
 export interface WireRecord {
@@ -24,6 +26,8 @@ export interface ZoneSnapshot {
   rrsets: Map<string, Map<string, WireRecord[]>>
   /** Every name that exists: owners and their ancestors down to the apex (empty non-terminals). */
   names: Set<string>
+  /** Signs answers when DNSSEC is on for the zone (its DNSKEY is then in `rrsets`); null when it is off. */
+  signer: ZoneSigner | null
 }
 
 /** The sections of one authoritative answer. */
@@ -139,6 +143,11 @@ export function buildSnapshot(
       onBadRecord(r, err)
     }
   }
+  const signer = zone.dnssec ? new ZoneSigner(apex, zone.dnssec) : null
+  if (signer) {
+    const { flags, algorithm, publicKey } = signer.dnskey
+    add(apex, { type: 'DNSKEY', ttl: soa.ttl, data: { flags, algorithm, key: publicKey } })
+  }
   // In-zone nameservers answer with the addresses the domain gives for them (glue), unless records say otherwise.
   for (const ns of nameservers) {
     const host = noDot(ns.hostname.toLowerCase())
@@ -150,7 +159,8 @@ export function buildSnapshot(
     if (typeof ns.ipv6 === 'string' && isIPv6(ns.ipv6) && !at?.has('AAAA'))
       add(host, { type: 'AAAA', ttl: soa.ttl, data: ns.ipv6 })
   }
-  return { id: zone.id, name: apex, serial: zone.serial, nameserversJson: zone.nameserversJson, soa, rrsets, names }
+  const { id, serial, nameserversJson } = zone
+  return { id, name: apex, serial, nameserversJson, soa, rrsets, names, signer }
 }
 
 function soaData(soa: Soa) {
@@ -174,6 +184,8 @@ export function transferRecords(zone: ZoneSnapshot): Answer[] {
   const out: Answer[] = [soa]
   for (const [name, byType] of zone.rrsets) {
     for (const [type, list] of byType) {
+      // Secondaries get the zone unsigned: a DNSKEY without its signatures would make their answers bogus.
+      if (type === 'DNSKEY') continue
       if (!(type === 'SOA' && name === zone.name)) out.push(...list.map((r) => rr(name, r)))
     }
   }
@@ -290,4 +302,98 @@ export function resolve(zone: ZoneSnapshot, qname: string, qtype: string): Resol
     return res
   }
   return res
+}
+
+/**
+ * Adds DNSSEC to an answer from a signed zone (RFC 4035 §3.1), for a query with the DO bit: an RRSIG after every
+ * RRset of the answer and authority sections (delegation NS and glue aside), the DS of a delegation or the NSEC
+ * proving it has none, and authenticated denial with minimally covering NSECs made on the fly (RFC 4470 "white
+ * lies"): at the name for NODATA, around the next closer name and the wildcard for NXDOMAIN, around the next closer
+ * name for a wildcard answer. Does nothing for an unsigned zone.
+ */
+export function signResolution(zone: ZoneSnapshot, qname: string, qtype: string, res: Resolution): void {
+  const signer = zone.signer
+  if (!signer) return
+  const negativeTtl = Math.min(zone.soa.ttl, zone.soa.minimum)
+  const withSignatures = (records: Answer[]): Answer[] => {
+    const out: Answer[] = []
+    for (let i = 0; i < records.length; ) {
+      const first = records[i]!
+      let j = i
+      while (j < records.length && records[j]!.name === first.name && records[j]!.type === first.type) j++
+      const set = records.slice(i, j) as (Answer & { ttl: number; data: unknown })[]
+      const name = first.name
+      // A name that does not exist was answered from the wildcard of its closest encloser.
+      const owner = zone.names.has(name) ? name : `*.${closestEncloser(zone, name)}`
+      const stored = zone.rrsets.get(owner)?.get(first.type)
+      const originalTTL = stored ? Math.max(...stored.map((r) => r.ttl)) : Math.max(...set.map((r) => r.ttl))
+      const servedTtl = Math.min(...set.map((r) => r.ttl))
+      const data = signer.sign(
+        owner,
+        first.type,
+        originalTTL,
+        set.map((r) => r.data),
+        String(set.length),
+      )
+      out.push(...set, rr(name, { type: 'RRSIG', ttl: servedTtl, data }))
+      i = j
+    }
+    return out
+  }
+  const nsec = (owner: string, next: string, types: string[]): Answer[] => {
+    const data = { nextDomain: next, rrtypes: [...types, 'RRSIG', 'NSEC'] }
+    const sig = signer.sign(owner, 'NSEC', negativeTtl, [data], `${next}\n${types.join(' ')}`)
+    return [
+      rr(owner, { type: 'NSEC', ttl: negativeTtl, data }),
+      rr(owner, { type: 'RRSIG', ttl: negativeTtl, data: sig }),
+    ]
+  }
+  // The NSEC at a name that exists: its types (at a delegation only NS and DS are the zone's own).
+  const nsecAt = (name: string): Answer[] => {
+    let types = [...(zone.rrsets.get(name)?.keys() ?? [])]
+    if (name !== zone.name && types.includes('NS')) types = types.filter((t) => t === 'NS' || t === 'DS')
+    return nsec(name, nsecSuccessor(name), types)
+  }
+  // The NSEC covering a name that does not exist: around its next closer name below its closest encloser.
+  const covering = (name: string): Answer[] => {
+    const encloser = closestEncloser(zone, name)
+    const below = name.slice(0, name.length - encloser.length - 1)
+    const c = coveringNsec(below.slice(below.lastIndexOf('.') + 1), encloser)
+    return c ? nsec(c.owner, c.next, []) : []
+  }
+  const proofs: Answer[] = []
+  const prove = (records: Answer[]) => {
+    for (const r of records) if (!proofs.some((p) => p.type === r.type && p.name === r.name)) proofs.push(r)
+  }
+
+  res.answers = withSignatures(res.answers)
+  const cut = res.authorities.find((a) => a.type === 'NS')?.name
+  if (cut !== undefined) {
+    const ds = zone.rrsets.get(cut)?.get('DS')
+    const delegation = ds ? withSignatures(ds.map((r) => rr(cut, r))) : nsecAt(cut)
+    res.authorities = [...res.authorities, ...delegation]
+    return
+  }
+  // Where the answer ends: the last CNAME's target inside the zone, else the query name.
+  let name = qname
+  for (const a of res.answers)
+    if (a.type === 'CNAME' && a.name === name) name = String((a as Answer & { data: unknown }).data).toLowerCase()
+  const negative = res.authorities.some((a) => a.type === 'SOA')
+  res.authorities = withSignatures(res.authorities)
+  if (res.rcode === 'NXDOMAIN') {
+    prove(covering(name))
+    prove(covering(`*.${closestEncloser(zone, name)}`))
+  } else if (negative && zone.names.has(name)) {
+    if (qtype === 'NSEC') {
+      // The NSEC at the name is what was asked for: an answer, not a denial.
+      res.answers.push(...nsecAt(name))
+      res.authorities = []
+    } else prove(nsecAt(name))
+  } else if (negative) {
+    prove(covering(name))
+    prove(nsecAt(`*.${closestEncloser(zone, name)}`))
+  }
+  // A wildcard answer is valid only with the proof that the name asked for does not exist itself.
+  for (const a of res.answers) if (a.type !== 'RRSIG' && !zone.names.has(a.name)) prove(covering(a.name))
+  res.authorities.push(...proofs)
 }

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks'
 import dnsPacket, { type Answer, type Packet, type Question } from 'dns-packet'
 import type { Logger } from 'pino'
 import type { DnsDriver, ServedZone, ZoneSource } from './dns.js'
-import { buildSnapshot, resolve, transferRecords, type ZoneSnapshot } from './authority.js'
+import { buildSnapshot, resolve, signResolution, transferRecords, type ZoneSnapshot } from './authority.js'
 import { ZoneNotifier } from './notify.js'
 import {
   QTYPE_AXFR,
@@ -393,8 +393,11 @@ export class BuiltinDnsServer implements DnsDriver {
     const opts = (query.additionals ?? []).filter((a) => a.type === 'OPT') as (Answer & {
       udpPayloadSize?: number
       ednsVersion?: number
+      flags?: number
     })[]
     const edns = opts[0]
+    // DO: the client wants DNSSEC records (RFC 3225), and the bit is copied to the answer.
+    const dnssecOk = ((edns?.flags ?? 0) & dnsPacket.DNSSEC_OK) !== 0
     const reply: Packet & { questions: Question[] } = {
       id,
       type: 'response',
@@ -411,7 +414,7 @@ export class BuiltinDnsServer implements DnsDriver {
           udpPayloadSize: EDNS_UDP_SIZE,
           extendedRcode: 0,
           ednsVersion: 0,
-          flags: 0,
+          flags: dnssecOk ? dnsPacket.DNSSEC_OK : 0,
           options: [],
         } as unknown as Answer)
       : null
@@ -444,6 +447,14 @@ export class BuiltinDnsServer implements DnsDriver {
     // ANY over UDP is the classic amplification query: answer it only over TCP (TC set, nothing else).
     if (qtype === 'ANY' && transport === 'udp') return finish('NOERROR', true, true)
     const res = resolve(zone, qname, qtype)
+    if (dnssecOk && zone.signer) {
+      try {
+        signResolution(zone, qname, qtype, res)
+      } catch (err) {
+        this.log.error({ err: String(err), qname }, 'DNSSEC signing failed')
+        return finish('SERVFAIL', false)
+      }
+    }
     reply.answers = res.answers
     reply.authorities = res.authorities
     reply.additionals = res.additionals

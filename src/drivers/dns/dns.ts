@@ -55,6 +55,18 @@ export interface ServedZone {
   serial: number
   /** The domain's nameservers as stored: JSON, an array of `{ hostname, ipv4?, ipv6? }` (bad data is tolerated). */
   nameserversJson: string
+  /** The key the zone is signed with when DNSSEC is on for it; absent or null when it is off. */
+  dnssec?: ZoneSigningKey | null
+}
+
+/** The key of a zone with DNSSEC on: hostapi keeps it (sealed at rest); a driver signs with it or hands it on. */
+export interface ZoneSigningKey {
+  /** The private key as PKCS#8 PEM: ECDSA P-256 for algorithm 13, the only one so far. */
+  privateKeyPem: string
+  /** The DNSKEY flags (257: a combined signing key, published as the zone's secure entry point). */
+  flags: number
+  /** The DNSSEC algorithm number (13). */
+  algorithm: number
 }
 
 /** One stored record of a zone. */

@@ -1,11 +1,13 @@
 import { isIPv4 } from 'node:net'
 import ipaddr from 'ipaddr.js'
 import type { Logger } from 'pino'
-import type { DnsDriver, ServedZone, ZoneDrift, ZoneRecord, ZoneSource } from './dns.js'
+import { createPrivateKey } from 'node:crypto'
+import type { DnsDriver, ServedZone, ZoneDrift, ZoneRecord, ZoneSigningKey, ZoneSource } from './dns.js'
 import { servedNameservers } from './authority.js'
 import { escapeQuoted, txtChunks } from '../../lib/dns/records.js'
 import { apexNameservers, soaFor } from '../../lib/dns/zone-file.js'
 import type { ZoneChange } from '../../lib/dns/zone-serial.js'
+import { ALG_ECDSAP256SHA256, DNSKEY_PROTOCOL, iscPrivateKey, p256Point } from '../../lib/dns/dnssec.js'
 
 /** Options of the PowerDNS driver. */
 export interface PowerDnsOptions {
@@ -191,7 +193,23 @@ interface PdnsZone {
   name: string
   account?: string
   soa_edit_api?: string
+  /** True when PowerDNS holds keys for the zone (it signs it). */
+  dnssec?: boolean
   rrsets?: PowerDnsRRset[]
+}
+
+/** One of a zone's keys as PowerDNS's API lists it. */
+interface PdnsCryptokey {
+  id: number
+  active: boolean
+  /** `flags protocol algorithm base64`. */
+  dnskey: string
+}
+
+/** A zone key's DNSKEY as PowerDNS writes it. */
+function dnskeyContent(key: ZoneSigningKey): string {
+  const point = p256Point(createPrivateKey(key.privateKeyPem))
+  return `${key.flags} ${DNSKEY_PROTOCOL} ${key.algorithm} ${point.toString('base64')}`
 }
 
 type RRsetChange = (PowerDnsRRset & { changetype: 'REPLACE' }) | { name: string; type: string; changetype: 'DELETE' }
@@ -201,6 +219,8 @@ type RRsetChange = (PowerDnsRRset & { changetype: 'REPLACE' }) | { name: string;
  * Zones it creates are `Native` (PowerDNS replication, if any, is the operator's), carry `account: hostapi`, and
  * keep hostapi's SOA serial (`soa_edit_api` off). Every push reads the zone from the `ZoneSource` and PowerDNS's
  * copy, and changes only the RRsets that differ. Failures throw `DnsPushError`; nothing is retried here.
+ * A zone with DNSSEC on is signed by PowerDNS with hostapi's key, imported as its one active combined signing key
+ * (so the DS at the parent holds whatever happens to PowerDNS's database); with DNSSEC off it has no keys.
  */
 export class PowerDnsDriver implements DnsDriver {
   readonly pushes = true
@@ -354,7 +374,39 @@ export class PowerDnsDriver implements DnsDriver {
       if (inScope(s) && !wantedKeys.has(rrsetKey(s))) changes.push({ name: s.name, type: s.type, changetype: 'DELETE' })
     }
     if (changes.length) await this.request('PATCH', this.zonePath(apex), { rrsets: changes })
-    return created ? [] : changes.map(rrsetKey)
+    const keysChanged = await this.syncKeys(apex, zone.dnssec ?? null, current.dnssec === true)
+    if (created) return []
+    return [...changes.map(rrsetKey), ...(keysChanged ? [`${apex}. DNSKEY`] : [])]
+  }
+
+  /**
+   * Makes the zone's keys in PowerDNS hostapi's key alone (imported, active), or none when `key` is null; `hasKeys`
+   * (PowerDNS's `dnssec` flag of the zone) spares the look-up for an unsigned zone. Returns whether anything changed.
+   */
+  private async syncKeys(apex: string, key: ZoneSigningKey | null, hasKeys: boolean): Promise<boolean> {
+    if (!key && !hasKeys) return false
+    if (key && key.algorithm !== ALG_ECDSAP256SHA256) throw new Error(`DNSSEC algorithm ${key.algorithm} not supported`)
+    const path = `${this.zonePath(apex)}/cryptokeys`
+    const keys = (await this.request('GET', path)) as PdnsCryptokey[]
+    const wanted = key ? dnskeyContent(key) : null
+    const same = (k: PdnsCryptokey) => k.active && k.dnskey.replace(/\s+/g, ' ').trim() === wanted
+    let changed = false
+    if (key && !keys.some(same)) {
+      const privatekey = iscPrivateKey(createPrivateKey(key.privateKeyPem))
+      // The algorithm (ECDSAP256SHA256) is read from the private key: PowerDNS refuses it given beside one.
+      const body = { keytype: 'csk', active: true, published: true, privatekey }
+      await this.request('POST', path, body)
+      changed = true
+    }
+    // Keys PowerDNS made or kept that are not hostapi's would sign with a key the parent's DS does not name.
+    for (const k of keys) {
+      if (same(k)) continue
+      await this.request('DELETE', `${path}/${k.id}`)
+      changed = true
+    }
+    if (changed && key) await this.request('PUT', `${this.zonePath(apex)}/rectify`)
+    if (changed) this.log.info({ zone: apex, dnssec: key !== null }, 'PowerDNS zone keys updated')
+    return changed
   }
 
   private zonePath(apex: string): string {

@@ -23,6 +23,8 @@ export interface RegistryDomainsTable {
   auth_code: string
   /** `YYYY-MM-DD`. */
   expires_on: string
+  /** JSON array of the DNSSEC keys published for the name in the parent zone (`RegistryDnssecKey`). */
+  dnssec_keys: Generated<string>
   created_at: string
   updated_at: string
 }

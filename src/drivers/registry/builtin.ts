@@ -5,7 +5,7 @@ import { iso, ymd } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import { addYears, parseDomainName } from '../../lib/domain-name.js'
-import type { RegistryCheck, RegistryDriver, RegistryResult } from './registry.js'
+import type { RegistryCheck, RegistryDnssecKey, RegistryDriver, RegistryResult } from './registry.js'
 
 /** An auth code: 16 characters of letters, digits and a few symbols, as registries hand them out. */
 function newAuthCode(): string {
@@ -91,6 +91,24 @@ export class BuiltinRegistry implements RegistryDriver {
 
   async authCode(name: string): Promise<string> {
     return (await this.ensure(name)).auth_code
+  }
+
+  async setDnssec(name: string, keys: RegistryDnssecKey[]): Promise<void> {
+    await this.ensure(name)
+    await this.db
+      .updateTable('registry_domains')
+      .set({ dnssec_keys: JSON.stringify(keys), updated_at: iso(this.clock.now()) })
+      .where('name', '=', name)
+      .execute()
+  }
+
+  async dnssec(name: string): Promise<RegistryDnssecKey[]> {
+    const row = await this.db
+      .selectFrom('registry_domains')
+      .select('dnssec_keys')
+      .where('name', '=', name)
+      .executeTakeFirst()
+    return row ? (JSON.parse(row.dnssec_keys) as RegistryDnssecKey[]) : []
   }
 
   private async isOurs(name: string): Promise<boolean> {

@@ -50,6 +50,25 @@ export function registryContract(label: string, make: () => Promise<RegistryHarn
       assert.equal((await h.driver.check(name)).status, 'available')
     })
 
+    it('publishes the DNSSEC keys of a name in the parent zone, replaced or removed as given', async () => {
+      const name = free()
+      await h.driver.register(name, 1)
+      assert.deepEqual(await h.driver.dnssec(name), [])
+      const key = {
+        flags: 257,
+        protocol: 3,
+        algorithm: 13,
+        publicKey: randomBytes(64).toString('base64'),
+        keyTag: 12345,
+        digestType: 2,
+        digest: randomBytes(32).toString('hex'),
+      }
+      await h.driver.setDnssec(name, [key])
+      assert.deepEqual(await h.driver.dnssec(name), [key])
+      await h.driver.setDnssec(name, [])
+      assert.deepEqual(await h.driver.dnssec(name), [])
+    })
+
     it('prices a premium name', async () => {
       assert.deepEqual(await h.driver.check(h.premium.name), {
         status: 'available',

@@ -12,6 +12,22 @@ export interface RegistryCheck {
 /** The outcome of a registration or transfer: the new expiry day, or why it failed (`code` as order errors show it). */
 export type RegistryResult = { ok: true; expiresOn: string } | { ok: false; code: string; description: string }
 
+/** A DNSSEC key of a name as the parent zone publishes it: the DNSKEY (EPP secDNS keyData) and its DS. */
+export interface RegistryDnssecKey {
+  /** 257 (KSK) or 256 (ZSK). */
+  flags: number
+  /** Always 3. */
+  protocol: number
+  /** The DNSSEC algorithm number. */
+  algorithm: number
+  /** The DNSKEY public key, base64. */
+  publicKey: string
+  /** The DS record of the key: key tag, digest type (2: SHA-256) and digest (hex). */
+  keyTag: number
+  digestType: number
+  digest: string
+}
+
 /**
  * A domain registry (or the registrar in front of it). Every implementation passes `contract.test.ts`.
  * Names are in stored form: lower case, no trailing dot, punycode.
@@ -29,4 +45,8 @@ export interface RegistryDriver {
   cancel(name: string): Promise<void>
   /** The auth (EPP) code of a name registered with us, created on first use. */
   authCode(name: string): Promise<string>
+  /** Publishes `keys` as the DNSSEC keys (DS records) of `name` in its parent zone, replacing any; none: off. */
+  setDnssec(name: string, keys: RegistryDnssecKey[]): Promise<void>
+  /** The DNSSEC keys the parent zone publishes for `name` (none when DNSSEC is off for it). */
+  dnssec(name: string): Promise<RegistryDnssecKey[]>
 }

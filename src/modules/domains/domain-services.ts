@@ -16,6 +16,8 @@ import type { OrdersService } from '../orders/orders.service.js'
 import { DomainNames } from '../../lib/domain-name.js'
 import { DomainsService } from './domains.service.js'
 import type { ZonePublisher } from '../../lib/dns/zone-serial.js'
+import type { SecretBox } from '../../lib/secret-box.js'
+import { ZoneKeys } from './dnssec/zone-keys.js'
 
 /** The services of the domains area. */
 export interface DomainServices {
@@ -26,6 +28,8 @@ export interface DomainServices {
   dnsTemplates: DnsTemplatesService
   extensions: ExtensionsService
   domainOrders: DomainOrdersService
+  /** The DNSSEC signing keys of the zones served here (a holder of sealed secrets). */
+  zoneKeys: ZoneKeys
 }
 
 /**
@@ -39,6 +43,8 @@ export function createDomainServices(deps: {
   config: Config
   log: Logger
   registry: RegistryDriver
+  /** Seals the DNSSEC signing keys at rest. */
+  secrets: SecretBox
   publish: ZonePublisher | null
   orders: () => OrdersService
 }): DomainServices {
@@ -55,7 +61,8 @@ export function createDomainServices(deps: {
   const dnsTemplates = new DnsTemplatesService(db, clock)
   const extensions = new ExtensionsService(db)
   const names = new DomainNames(config.domainNames.privateSuffixes)
-  const domains = new DomainsService(db, clock, jobs, registry, nameservers, contacts, publish, names)
+  const zoneKeys = new ZoneKeys(db, clock, deps.secrets)
+  const domains = new DomainsService(db, clock, jobs, registry, nameservers, contacts, publish, zoneKeys, names)
   const dns = new DnsService(db, clock, domains, publish, new ZoneWork(config.zones))
   const domainOrders = new DomainOrdersService(db, clock, jobs, registry, {
     orders: deps.orders,
@@ -67,5 +74,5 @@ export function createDomainServices(deps: {
     dnsTemplates,
     publish,
   })
-  return { domains, dns, contacts, nameservers, dnsTemplates, extensions, domainOrders }
+  return { domains, dns, contacts, nameservers, dnsTemplates, extensions, domainOrders, zoneKeys }
 }

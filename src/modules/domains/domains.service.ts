@@ -6,7 +6,9 @@ import type { DB } from '../../db/tables.js'
 import { errors } from '../../errors.js'
 import { Type } from 'typebox'
 import { defineJob, type JobRunner } from '../../jobs/runner.js'
-import type { RegistryDriver } from '../../drivers/registry/registry.js'
+import type { RegistryDnssecKey, RegistryDriver } from '../../drivers/registry/registry.js'
+import { DIGEST_SHA256, DNSKEY_PROTOCOL, PUBLIC_KEY_FORMS, delegationKey } from '../../lib/dns/dnssec.js'
+import type { ZoneKeys } from './dnssec/zone-keys.js'
 import { pageOf, pagination } from '../../lib/paging.js'
 import type { ContactsService, Role } from './contacts/contacts.service.js'
 import type { NameserversService } from './nameservers/nameservers.service.js'
@@ -67,6 +69,8 @@ export class DomainsService {
     private readonly nameservers: NameserversService,
     private readonly contacts: ContactsService,
     private readonly publish: ZonePublisher,
+    /** The signing keys of the zones served here with DNSSEC on. */
+    private readonly zoneKeys: ZoneKeys,
     /** The registrable-name rules (public suffixes, the operator's private ones). */
     readonly names: DomainNames = new DomainNames(),
   ) {}
@@ -190,9 +194,23 @@ export class DomainsService {
       zoneChanged = true
     }
     if (input.is_locked !== undefined) changes.is_locked = input.is_locked ? 1 : 0
+    // DNSSEC of a zone served here is signed here with a key hostapi makes; for other nameservers the key is given.
+    // A change of who serves the zone turns it off unless the request sets it: the old keys no longer fit.
+    const managed = changes.managed_dns ?? d.managed_dns
+    let dnssec: 'sign' | 'off' | DnssecKey[] | null = null
     if (input.dnssec !== undefined) {
-      const keys = dnssecKeys(input.dnssec)
-      changes.dnssec_enabled = keys.length ? 1 : 0
+      if (managed) dnssec = flag(input.dnssec.enabled) ? 'sign' : 'off'
+      else {
+        const keys = dnssecKeys(input.dnssec)
+        dnssec = keys.length ? keys : 'off'
+      }
+    } else if (changes.managed_dns !== undefined && changes.managed_dns !== d.managed_dns && d.dnssec_enabled) {
+      dnssec = 'off'
+    }
+    const zoneKey = dnssec === 'sign' ? await this.zoneKeys.find(d.id) : undefined
+    if (dnssec !== null) {
+      const keys = Array.isArray(dnssec) ? dnssec : zoneKey ? [dnssecKeyOf(zoneKey)] : []
+      changes.dnssec_enabled = dnssec === 'off' ? 0 : 1
       changes.dnssec_keys = JSON.stringify(keys)
       zoneChanged = true
     }
@@ -223,13 +241,25 @@ export class DomainsService {
     if (opts.dryRun) return this.view({ ...d, ...decodeDomain(changes) })
     const now = this.clock.now()
     if (Object.keys(changes).length > 0) {
-      await repo.updateDomain(this.db, accountId, d.id, {
-        ...changes,
-        ...(zoneChanged ? { zone_serial: nextSerial(d.zone_serial, now) } : {}),
-        updated_at: iso(now),
+      await this.db.transaction().execute(async (trx) => {
+        if (dnssec === 'sign' && !zoneKey)
+          changes.dnssec_keys = JSON.stringify([dnssecKeyOf(await this.zoneKeys.create(d.id, trx))])
+        else if (dnssec !== null && dnssec !== 'sign') await this.zoneKeys.remove(d.id, trx)
+        await repo.updateDomain(trx, accountId, d.id, {
+          ...changes,
+          ...(zoneChanged ? { zone_serial: nextSerial(d.zone_serial, now) } : {}),
+          updated_at: iso(now),
+        })
       })
     }
     if (zoneChanged) await this.publish({ domain: d.name, kind: 'zone' })
+    if (dnssec !== null) {
+      const keys = JSON.parse(changes.dnssec_keys!) as DnssecKey[]
+      await this.registry.setDnssec(
+        d.name,
+        keys.map((k) => registryKey(d.name, k)),
+      )
+    }
     return this.view((await repo.findOwned(this.db, accountId, d.name))!)
   }
 
@@ -337,6 +367,7 @@ function flag(v: boolean | number | undefined): boolean {
   return v === true || v === 1
 }
 
+/** The key given for a zone served elsewhere, checked: flags, an allowed algorithm and a key of its form. */
 function dnssecKeys(input: NonNullable<DomainUpdate['dnssec']>): DnssecKey[] {
   if (!flag(input.enabled)) return []
   const { flags, alg, protocol, pubKey } = input
@@ -345,7 +376,29 @@ function dnssecKeys(input: NonNullable<DomainUpdate['dnssec']>): DnssecKey[] {
   if (protocol !== undefined && protocol !== 3) throw errors.dnssecProtocol()
   const key = (pubKey ?? '').replace(/\s+/g, '')
   if (key.length < 16 || !/^[A-Za-z0-9+/]+={0,2}$/.test(key)) throw errors.dnssecPubKey()
+  const form = PUBLIC_KEY_FORMS[alg]!
+  if (!form.valid(Buffer.from(key, 'base64'))) throw errors.dnssecPubKeyForm(alg, form.describe)
   return [{ alg, flags, pubKey: key }]
+}
+
+/** A zone key as a domain shows it. */
+function dnssecKeyOf(key: { algorithm: number; flags: number; publicKey: string }): DnssecKey {
+  return { alg: key.algorithm, flags: key.flags, pubKey: key.publicKey }
+}
+
+/** A domain's DNSSEC key as the registry publishes it: the DNSKEY and its SHA-256 DS. */
+function registryKey(zone: string, key: DnssecKey): RegistryDnssecKey {
+  const publicKey = Buffer.from(key.pubKey, 'base64')
+  const ds = delegationKey(zone, { flags: key.flags, algorithm: key.alg, publicKey })
+  return {
+    flags: key.flags,
+    protocol: DNSKEY_PROTOCOL,
+    algorithm: key.alg,
+    publicKey: key.pubKey,
+    keyTag: ds.keyTag,
+    digestType: DIGEST_SHA256,
+    digest: ds.digest.toString('hex'),
+  }
 }
 
 function forwarderOf(input: NonNullable<DomainUpdate['forwarder']>, current: { type: number; url: string } | null) {

@@ -9,6 +9,22 @@ export interface DomainTables extends RegistryTables {
   nameserver_profiles: NameserverProfilesTable
   dns_templates: DnsTemplatesTable
   tld_prices: TldPricesTable
+  dnssec_zone_keys: DnssecZoneKeysTable
+}
+
+/** The DNSSEC signing key of a zone hostapi serves with DNSSEC on (one per domain). */
+export interface DnssecZoneKeysTable {
+  id: Generated<number>
+  domain_id: number
+  /** The DNSSEC algorithm number (13: ECDSA P-256/SHA-256). */
+  algorithm: number
+  /** DNSKEY flags (257). */
+  flags: number
+  /** The DNSKEY public key, base64. */
+  public_key: string
+  /** PKCS#8 PEM, sealed with the secret key (a SecretBox envelope bound to the domain id). */
+  private_key: string
+  created_at: string
 }
 
 /** One domain of an account. */

@@ -4,6 +4,8 @@ import { forEachDialect, startTestApp, type TestAccount, type TestApp } from '..
 import { insertZone } from '../../../../test/helpers/dns.js'
 import { makeDomain } from '../../../../test/helpers/fixtures/domains.js'
 import type { ZoneChange } from '../../../lib/dns/zone-serial.js'
+import { createPrivateKey } from 'node:crypto'
+import { p256Point } from '../../../lib/dns/dnssec.js'
 import { zoneSourceOf } from './zone-source.js'
 
 forEachDialect((dialect) => {
@@ -17,7 +19,7 @@ forEachDialect((dialect) => {
     after(() => t.close())
 
     it('gives served zones by name (oldest first) and by id, with serial, nameservers and records', async () => {
-      const zones = zoneSourceOf(t.ctx.db)
+      const zones = zoneSourceOf(t.ctx.db, t.ctx.secrets.box)
       const ns = [{ hostname: 'ns1.port.test' }]
       const id = await insertZone(t.ctx.db, accountId, 'port-a.nl', {
         serial: 42,
@@ -47,6 +49,46 @@ forEachDialect((dialect) => {
       assert.equal(await zones.servedZone(id), undefined)
       assert.deepEqual(await zones.servedZones(['port-a.nl']), [])
       assert.deepEqual(await zones.zoneRecords(-1), [])
+    })
+  })
+
+  describe(`the signing keys the zone port hands over (${dialect})`, () => {
+    let t: TestApp
+    let accountId: number
+    before(async () => {
+      t = await startTestApp(dialect)
+      accountId = (await t.account()).accountId
+    })
+    after(() => t.close())
+
+    it('gives a managed zone with a key that key opened, an unmanaged one none; re-sealing keeps it', async () => {
+      const zones = zoneSourceOf(t.ctx.db, t.ctx.secrets.box)
+      const keys = t.ctx.services.zoneKeys
+      const id = await insertZone(t.ctx.db, accountId, 'keyed.nl')
+      assert.equal((await zones.servedZone(id))?.dnssec, undefined)
+      const shown = await keys.create(id)
+      assert.deepEqual([shown.algorithm, shown.flags], [13, 257])
+      const served = (await zones.servedZone(id))!.dnssec!
+      assert.deepEqual([served.algorithm, served.flags], [13, 257])
+      const point = p256Point(createPrivateKey(served.privateKeyPem))
+      assert.equal(point.toString('base64'), shown.publicKey)
+      assert.deepEqual((await zones.servedZones(['keyed.nl']))[0]!.dnssec, served)
+
+      assert.equal(await keys.resealSecrets(false), 0, 'sealed with the current key: nothing to do')
+      assert.equal(await keys.resealSecrets(true), 0)
+      const row = await t.ctx.db.selectFrom('dnssec_zone_keys').selectAll().executeTakeFirstOrThrow()
+      await t.ctx.db.updateTable('dnssec_zone_keys').set({ private_key: served.privateKeyPem }).execute()
+      assert.equal(await keys.resealSecrets(false), 1, 'a key in the clear is sealed')
+      assert.notEqual(
+        (await t.ctx.db.selectFrom('dnssec_zone_keys').selectAll().executeTakeFirstOrThrow()).private_key,
+        row.private_key,
+      )
+      assert.deepEqual((await zones.servedZone(id))!.dnssec, served)
+
+      await t.ctx.db.updateTable('domains').set({ managed_dns: 0 }).where('id', '=', id).execute()
+      assert.equal((await zones.servedZone(id))?.dnssec, undefined, 'served elsewhere: not signed here')
+      await keys.remove(id)
+      assert.equal(await keys.find(id), undefined)
     })
   })
 

@@ -1,5 +1,7 @@
 import type { Db } from '../../../db/database.js'
 import type { ServedZone, ZoneSource } from '../../../drivers/dns/dns.js'
+import type { SecretBox } from '../../../lib/secret-box.js'
+import { findZoneKeys, openZoneKey } from '../dnssec/zone-keys.js'
 
 /** The statuses of a domain whose zone is served. */
 const SERVED_DOMAIN_STATUSES = ['active', 'pending_cancellation'] as const
@@ -8,11 +10,11 @@ const SERVED_DOMAIN_STATUSES = ['active', 'pending_cancellation'] as const
 // never an API request.
 
 /** The served domains (active or pending cancellation) whose name is one of `names`, oldest first. */
-function findServedZones(db: Db, names: string[]): Promise<ServedZone[]> {
+function findServedZones(db: Db, names: string[]): Promise<(ServedZone & { managed: number })[]> {
   if (names.length === 0) return Promise.resolve([])
   return db
     .selectFrom('domains')
-    .select(['id', 'name', 'zone_serial as serial', 'nameservers as nameserversJson'])
+    .select(['id', 'name', 'zone_serial as serial', 'nameservers as nameserversJson', 'managed_dns as managed'])
     .where('name', 'in', names)
     .where('status', 'in', [...SERVED_DOMAIN_STATUSES])
     .orderBy('id')
@@ -20,10 +22,10 @@ function findServedZones(db: Db, names: string[]): Promise<ServedZone[]> {
 }
 
 /** One served domain by id, or undefined when it is gone or no longer served. */
-function findServedZoneById(db: Db, id: number): Promise<ServedZone | undefined> {
+function findServedZoneById(db: Db, id: number): Promise<(ServedZone & { managed: number }) | undefined> {
   return db
     .selectFrom('domains')
-    .select(['id', 'name', 'zone_serial as serial', 'nameservers as nameserversJson'])
+    .select(['id', 'name', 'zone_serial as serial', 'nameservers as nameserversJson', 'managed_dns as managed'])
     .where('id', '=', id)
     .where('status', 'in', [...SERVED_DOMAIN_STATUSES])
     .executeTakeFirst()
@@ -50,11 +52,27 @@ async function listServedZoneNames(db: Db): Promise<string[]> {
   return rows.map((r) => r.name)
 }
 
-/** The zone port of the DNS driver, over the `domains` and `dns_records` tables. */
-export function zoneSourceOf(db: Db): ZoneSource {
+/**
+ * The zones with their signing keys: a zone served with DNSSEC on (managed DNS and a key stored) gets its key, opened
+ * with `box`; the others none.
+ */
+async function withKeys(db: Db, box: SecretBox, zones: (ServedZone & { managed: number })[]): Promise<ServedZone[]> {
+  const managed = zones.filter((z) => z.managed === 1).map((z) => z.id)
+  const keys = new Map((await findZoneKeys(db, managed)).map((k) => [k.domain_id, k]))
+  return zones.map(({ managed: _, ...zone }) => {
+    const key = keys.get(zone.id)
+    return key ? { ...zone, dnssec: openZoneKey(box, key) } : zone
+  })
+}
+
+/** The zone port of the DNS driver, over the `domains`, `dns_records` and `dnssec_zone_keys` tables. */
+export function zoneSourceOf(db: Db, box: SecretBox): ZoneSource {
   return {
-    servedZones: (names) => findServedZones(db, names),
-    servedZone: (id) => findServedZoneById(db, id),
+    servedZones: async (names) => withKeys(db, box, await findServedZones(db, names)),
+    servedZone: async (id) => {
+      const zone = await findServedZoneById(db, id)
+      return zone && (await withKeys(db, box, [zone]))[0]
+    },
     zoneRecords: (zoneId) => listZoneRecords(db, zoneId),
     servedZoneNames: () => listServedZoneNames(db),
   }

@@ -1,0 +1,100 @@
+import type { Clock } from '../../../clock.js'
+import { iso } from '../../../clock.js'
+import type { Db } from '../../../db/database.js'
+import type { ZoneSigningKey } from '../../../drivers/dns/dns.js'
+import { ALG_ECDSAP256SHA256, FLAGS_KSK, generateZoneKey } from '../../../lib/dns/dnssec.js'
+import { SecretBox, type SecretHolder } from '../../../lib/secret-box.js'
+
+/** A zone's signing key as the domains area shows it: the DNSKEY fields, the public key in base64. */
+export interface ZonePublicKey {
+  algorithm: number
+  flags: number
+  publicKey: string
+}
+
+/** The sealing context of a zone key: table, column and domain, so a key copied to another row does not open. */
+const keyContext = (domainId: number) => `dnssec_zone_keys.private_key/${domainId}`
+
+/** The stored keys of the given domains, private keys still sealed. */
+export function findZoneKeys(db: Db, domainIds: number[]) {
+  if (domainIds.length === 0) return Promise.resolve([])
+  return db
+    .selectFrom('dnssec_zone_keys')
+    .select(['id', 'domain_id', 'algorithm', 'flags', 'public_key', 'private_key'])
+    .where('domain_id', 'in', domainIds)
+    .execute()
+}
+
+/** A stored zone key with its private key opened, as the DNS driver gets it through the zone port. */
+export function openZoneKey(
+  box: SecretBox,
+  row: { domain_id: number; algorithm: number; flags: number; private_key: string },
+): ZoneSigningKey {
+  const privateKeyPem = SecretBox.isSealed(row.private_key)
+    ? box.open(row.private_key, keyContext(row.domain_id))
+    : row.private_key
+  return { privateKeyPem, algorithm: row.algorithm, flags: row.flags }
+}
+
+/**
+ * The DNSSEC signing keys of the zones hostapi serves (one per domain, ECDSA P-256, in `dnssec_zone_keys`), their
+ * private keys sealed with the secret key.
+ */
+export class ZoneKeys implements SecretHolder {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly box: SecretBox,
+  ) {}
+
+  /** The public part of a domain's key, or undefined when it has none; `db` may be a transaction. */
+  async find(domainId: number, db: Db = this.db): Promise<ZonePublicKey | undefined> {
+    const [row] = await findZoneKeys(db, [domainId])
+    return row && { algorithm: row.algorithm, flags: row.flags, publicKey: row.public_key }
+  }
+
+  /**
+   * A new key for the domain (ECDSA P-256, flags 257), stored sealed; call in the transaction that turns DNSSEC on.
+   * When the domain got a key meanwhile (two requests at once), that key is kept and returned.
+   */
+  async create(domainId: number, db: Db = this.db): Promise<ZonePublicKey> {
+    const generated = generateZoneKey()
+    const key = { algorithm: ALG_ECDSAP256SHA256, flags: FLAGS_KSK, publicKey: generated.publicKey.toString('base64') }
+    await db
+      .insertInto('dnssec_zone_keys')
+      .values({
+        domain_id: domainId,
+        algorithm: key.algorithm,
+        flags: key.flags,
+        public_key: key.publicKey,
+        private_key: this.box.seal(generated.privateKeyPem, keyContext(domainId)),
+        created_at: iso(this.clock.now()),
+      })
+      .onConflict((oc) => oc.column('domain_id').doNothing())
+      .execute()
+    return (await this.find(domainId, db)) ?? key
+  }
+
+  /** Removes the domain's key (DNSSEC off); nothing happens when it has none. */
+  async remove(domainId: number, db: Db = this.db): Promise<void> {
+    await db.deleteFrom('dnssec_zone_keys').where('domain_id', '=', domainId).execute()
+  }
+
+  async resealSecrets(rotate: boolean): Promise<number> {
+    let rewritten = 0
+    const rows = await this.db.selectFrom('dnssec_zone_keys').select(['id', 'domain_id', 'private_key']).execute()
+    for (const row of rows) {
+      const sealed = SecretBox.isSealed(row.private_key)
+      const plain = sealed ? this.box.open(row.private_key, keyContext(row.domain_id)) : row.private_key
+      if (sealed && !(rotate && !this.box.isCurrent(row.private_key))) continue
+      const result = await this.db
+        .updateTable('dnssec_zone_keys')
+        .set({ private_key: this.box.seal(plain, keyContext(row.domain_id)) })
+        .where('id', '=', row.id)
+        .where('private_key', '=', row.private_key)
+        .executeTakeFirst()
+      rewritten += Number(result.numUpdatedRows)
+    }
+    return rewritten
+  }
+}
