@@ -16,6 +16,14 @@ import type { OrdersService } from '../orders/orders.service.js'
 import { DomainNames } from '../../lib/domain-name.js'
 import { DomainsService } from './domains.service.js'
 import type { ZonePublisher } from '../../lib/dns/zone-serial.js'
+import type { FastifyPluginAsync } from 'fastify'
+import { contactsRoutes } from './contacts/contacts.routes.js'
+import { dnsTemplatesRoutes } from './templates/dns-templates.routes.js'
+import { dnsRoutes, zoneFileRoutes } from './dns/dns.routes.js'
+import { domainOrdersRoutes } from './orders/domain-orders.routes.js'
+import { extensionsRoutes } from './extensions/extensions.routes.js'
+import { nameserversRoutes } from './nameservers/nameservers.routes.js'
+import { domainsRoutes } from './domains.routes.js'
 
 /** The services of the domains area. */
 export interface DomainServices {
@@ -68,4 +76,19 @@ export function createDomainServices(deps: {
     publish,
   })
   return { domains, dns, contacts, nameservers, dnsTemplates, extensions, domainOrders }
+}
+
+/** Every route of the domains area: domains, DNS, contact and nameserver profiles, DNS templates, extensions, availability and orders. */
+export const domainAreaRoutes: FastifyPluginAsync = async (app) => {
+  const areas = [
+    domainsRoutes,
+    dnsRoutes,
+    zoneFileRoutes,
+    contactsRoutes,
+    nameserversRoutes,
+    dnsTemplatesRoutes,
+    extensionsRoutes,
+    domainOrdersRoutes,
+  ]
+  for (const routes of areas) await app.register(routes)
 }
