@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import { toolsRoutes } from '../modules/tools/tools.routes.js'
 import { ordersRoutes } from '../modules/orders/orders.routes.js'
 import { domainAreaRoutes } from '../modules/domains/area.js'
-import { certificatesRoutes } from '../modules/certificates/certificates.routes.js'
+import { certificateRoutes, certificatesRoutes } from '../modules/certificates/certificates.routes.js'
 import { accountAreaRoutes } from '../modules/account/area.js'
 import { affiliateRoutes } from '../modules/affiliate/affiliate.routes.js'
 import { vpsAreaRoutes } from '../modules/vps/area.js'
@@ -13,6 +13,7 @@ export const apiRoutes: readonly FastifyPluginAsync[] = [
   ordersRoutes,
   domainAreaRoutes,
   certificatesRoutes,
+  certificateRoutes,
   accountAreaRoutes,
   affiliateRoutes,
   vpsAreaRoutes,

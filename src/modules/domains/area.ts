@@ -23,7 +23,7 @@ import { dnsRoutes, zoneFileRoutes } from './dns/dns.routes.js'
 import { domainOrdersRoutes } from './orders/domain-orders.routes.js'
 import { extensionsRoutes } from './extensions/extensions.routes.js'
 import { nameserversRoutes } from './nameservers/nameservers.routes.js'
-import { domainsRoutes } from './domains.routes.js'
+import { domainExitRoutes, domainsRoutes } from './domains.routes.js'
 
 /** The services of the domains area. */
 export interface DomainServices {
@@ -82,6 +82,7 @@ export function createDomainServices(deps: {
 export const domainAreaRoutes: FastifyPluginAsync = async (app) => {
   const areas = [
     domainsRoutes,
+    domainExitRoutes,
     dnsRoutes,
     zoneFileRoutes,
     contactsRoutes,
