@@ -1,6 +1,7 @@
 import type { DemoSeeder } from '../../seed/demo.js'
 import { permissionMap } from '../iam/permissions.js'
 import type { Principal } from '../iam/iam.service.js'
+import { profileExample } from './profile/profile.schemas.js'
 
 const DAY = 86_400_000
 
@@ -13,19 +14,21 @@ export const seedAccount: DemoSeeder = async (ctx, account) => {
   const { profile, paymethods, invoices, tickets, affiliate } = ctx.services
   const now = ctx.clock.now()
   const current = await profile.get(account.accountId)
+  const { address, house_number, zipcode, city, country_code, phone, phone_country_code, company_vat_number } =
+    profileExample
   await profile.update(account.accountId, {
     firstname: current.firstname,
     lastname: current.lastname,
-    address: 'Stationsstraat',
-    house_number: '12a',
-    zipcode: '1234 AB',
-    city: 'Amsterdam',
-    country_code: 'NL',
-    phone: '201234567',
-    phone_country_code: '+31',
+    address,
+    house_number,
+    zipcode,
+    city,
+    country_code,
+    phone,
+    phone_country_code,
     email: current.email,
     email_invoices: 'invoices@example.com',
-    company_vat_number: 'NL123456789B01',
+    company_vat_number,
   })
 
   await paymethods.add(account.accountId, {
