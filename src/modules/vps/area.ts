@@ -7,7 +7,7 @@ import type { HypervisorDriver } from '../../drivers/hypervisor/hypervisor.js'
 import type { JobRunner } from '../../jobs/runner.js'
 import { VpsService } from './vps.service.js'
 import { sshKeysRoutes } from './ssh-keys.routes.js'
-import { vpsNetworkRoutes } from './vps-network.routes.js'
+import { vpsFirewallRoutes, vpsFloatingIpRoutes, vpsVpcRoutes } from './vps-network.routes.js'
 import { vpsListRoutes, vpsRoutes } from './vps.routes.js'
 import { vpsOrderingRoutes } from './vps-ordering.routes.js'
 import { vpsPowerRoutes } from './vps-power.routes.js'
@@ -43,7 +43,9 @@ export const vpsAreaRoutes: FastifyPluginAsync = async (app) => {
   // The order of registration is the order of the operations in the OpenAPI document.
   for (const routes of [
     sshKeysRoutes,
-    vpsNetworkRoutes,
+    vpsFloatingIpRoutes,
+    vpsFirewallRoutes,
+    vpsVpcRoutes,
     vpsListRoutes,
     vpsOrderingRoutes,
     vpsRoutes,
