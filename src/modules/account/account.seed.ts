@@ -11,7 +11,12 @@ const DAY = 86_400_000
  * pending) with one affiliate payment.
  */
 export const seedAccount: DemoSeeder = async (ctx, account) => {
-  const { profile, paymethods, invoices, tickets, affiliate } = ctx.services
+  for (const seed of [seedProfileAndBilling, seedTickets, seedAffiliate]) await seed(ctx, account)
+}
+
+/** A filled-in profile, two payment methods (direct debit the default), paid and open invoices. */
+const seedProfileAndBilling: DemoSeeder = async (ctx, account) => {
+  const { profile, paymethods, invoices } = ctx.services
   const now = ctx.clock.now()
   const current = await profile.get(account.accountId)
   const { address, house_number, zipcode, city, country_code, phone, phone_country_code, company_vat_number } =
@@ -67,7 +72,11 @@ export const seedAccount: DemoSeeder = async (ctx, account) => {
       { description: 'Extra mailbox', amountCents: 150, quantity: 3 },
     ],
   })
+}
 
+/** Two tickets with threads, one still open. */
+const seedTickets: DemoSeeder = async (ctx, account) => {
+  const { tickets } = ctx.services
   const owner: Principal = {
     accountId: account.accountId,
     customerNumber: account.customerNumber,
@@ -97,7 +106,12 @@ export const seedAccount: DemoSeeder = async (ctx, account) => {
     message: 'Done: you can also change it yourself with PUT /account/profile.',
     close: true,
   })
+}
 
+/** Affiliate commissions: paid out, approved, rejected and pending, with one affiliate payment. */
+const seedAffiliate: DemoSeeder = async (ctx, account) => {
+  const { affiliate } = ctx.services
+  const now = ctx.clock.now()
   const paid = await affiliate.addCommission(account.accountId, {
     orderNr: 880_123,
     subId: 'blog',
