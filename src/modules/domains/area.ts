@@ -78,7 +78,10 @@ export function createDomainServices(deps: {
   return { domains, dns, contacts, nameservers, dnsTemplates, extensions, domainOrders }
 }
 
-/** Every route of the domains area: domains, DNS, contact and nameserver profiles, DNS templates, extensions, availability and orders. */
+/**
+ * Every route of the domains area: domains, DNS, contact and nameserver profiles, DNS templates, extensions,
+ * availability and orders.
+ */
 export const domainAreaRoutes: FastifyPluginAsync = async (app) => {
   const areas = [
     domainsRoutes,
