@@ -20,10 +20,11 @@ import { IdempotencyService } from './modules/idempotency/idempotency.service.js
 import { OrdersService } from './modules/orders/orders.service.js'
 import type { RegistryDriver } from './drivers/registry/registry.js'
 import { BuiltinRegistry } from './drivers/registry/builtin.js'
-import { createDomainServices, type DomainServices } from './modules/domains/domain-services.js'
+import { createDomainServices, type DomainServices } from './modules/domains/area.js'
+import { createVpsServices, type VpsServices } from './modules/vps/area.js'
+import { createAccountServices, type AccountServices } from './modules/account/area.js'
 import type { HypervisorDriver } from './drivers/hypervisor/hypervisor.js'
 import { BuiltinHypervisor } from './drivers/hypervisor/builtin.js'
-import { VpsService } from './modules/vps/vps.service.js'
 import type { MailDriver } from './drivers/mail/mail.js'
 import { OutboxMailDriver } from './drivers/mail/builtin.js'
 import type { PaymentsDriver } from './drivers/payments/payments.js'
@@ -33,23 +34,20 @@ import { BuiltinDnsServer } from './drivers/dns/builtin.js'
 import { PowerDnsDriver } from './drivers/dns/powerdns.js'
 import { ZoneDelivery } from './modules/domains/dns/zone-delivery.js'
 import { zoneSourceOf } from './modules/domains/dns/zone-source.js'
-import { ProfileService } from './modules/account/profile/profile.service.js'
-import { InvoicesService } from './modules/account/invoices/invoices.service.js'
-import { PaymethodsService } from './modules/account/paymethods/paymethods.service.js'
-import { UsersService } from './modules/account/users/users.service.js'
-import { TicketsService } from './modules/account/tickets/tickets.service.js'
 import { AffiliateService } from './modules/affiliate/affiliate.service.js'
 import { MailService } from './modules/mail/mail.service.js'
 import type { CertificateAuthority } from './drivers/ca/ca.js'
 import { BuiltinCa } from './drivers/ca/builtin.js'
 import { CertificatesService } from './modules/certificates/certificates.service.js'
 import { accountDnsOf } from './modules/certificates/account-dns.js'
+import type { AccountDns } from './modules/certificates/certificates.service.js'
 import { txtLookup } from './modules/certificates/txt-lookup.js'
 import { openRedis, RedisGuard } from './db/redis.js'
 import { MemoryWindowCounter, RedisWindowCounter, type WindowCounter } from './db/window-counter.js'
 import { SecretsService } from './modules/secrets/secrets.service.js'
 import { prepareDataDir } from './data-dir.js'
 import { loadSecretKeys, type SecretKeys } from './secret-key.js'
+import type { SecretHolder } from './lib/secret-box.js'
 import { resetSandbox } from './seed/sandbox-reset.js'
 
 /** The providers behind interfaces; the built-in ones work on one machine. */
@@ -63,7 +61,7 @@ export interface Drivers {
 }
 
 /** Every service of the application, built once per process. */
-export interface Services extends DomainServices {
+export interface Services extends DomainServices, AccountServices, VpsServices {
   iam: IamService
   /** Admin tokens; the operator's accounts, catalogue and activity follow. */
   admin: AdminService
@@ -72,12 +70,6 @@ export interface Services extends DomainServices {
   adminActivity: AdminActivityService
   idempotency: IdempotencyService
   orders: OrdersService
-  vps: VpsService
-  profile: ProfileService
-  invoices: InvoicesService
-  paymethods: PaymethodsService
-  users: UsersService
-  tickets: TicketsService
   affiliate: AffiliateService
   /** Outgoing mail, queued as jobs and sent through the mail driver. */
   mail: MailService
@@ -135,11 +127,113 @@ export function dnsDriverFor(config: Config, zones: ZoneSource, log: Logger): Dn
   return new BuiltinDnsServer(zones, opts, log)
 }
 
+/** What a caller may set instead of the defaults: the clock (tests, sandbox) and the logger. */
 export interface ContextOptions {
   clock?: Clock
   log?: Logger
 }
 
+/** What every driver and service is built on. */
+interface Foundation {
+  config: Config
+  db: Kysely<DB>
+  clock: Clock
+  log: Logger
+  jobs: JobRunner
+  secrets: SecretKeys
+}
+
+/**
+ * The built-in drivers (and the DNS driver the configuration names), with those that keep secrets sealed at rest.
+ * The CA reads TXT records through `accountDns`.
+ */
+function createDrivers(
+  base: Foundation,
+  accountDns: () => AccountDns | null,
+): { drivers: Drivers; sealing: SecretHolder[] } {
+  const { config, db, clock, log, secrets } = base
+  const ca = new BuiltinCa(db, clock, txtLookup(accountDns), secrets.box)
+  const drivers: Drivers = {
+    registry: new BuiltinRegistry(db, clock, config.registry.taken),
+    hypervisor: new BuiltinHypervisor(db, clock, { speed: config.hypervisor.simSpeed }),
+    mail: new OutboxMailDriver(db, clock, config.mail.from),
+    payments: new LedgerPaymentsDriver(db, clock, config.payments.baseUrl),
+    dns: dnsDriverFor(config, zoneSourceOf(db, secrets.box), log.child({ component: 'dns' })),
+    ca,
+  }
+  return { drivers, sealing: [ca] }
+}
+
+/** Every service, and the certificates' view of the account's DNS zones that the CA reads as well. */
+function createServices(
+  base: Foundation,
+  drivers: Drivers,
+  sealing: SecretHolder[],
+): { services: Services; accountDns: AccountDns } {
+  const { config, db, clock, log, jobs, secrets } = base
+  const mail = new MailService(jobs, drivers.mail, log)
+  const orders = new OrdersService(db, clock, jobs)
+  const iam = new IamService(db, clock, {
+    emptyWhitelistAllowsAll: config.emptyWhitelistAllowsAll,
+    authCacheMs: config.authCacheMs,
+  })
+  const zoneDelivery = new ZoneDelivery(jobs, drivers.dns, log.child({ component: 'dns' }))
+  const domainArea = createDomainServices({
+    db,
+    clock,
+    jobs,
+    config,
+    log,
+    registry: drivers.registry,
+    secrets: secrets.box,
+    publish: (change) => zoneDelivery.publish(change),
+    orders: () => services.orders,
+  })
+  const accountDns = accountDnsOf(domainArea.domains, domainArea.dns)
+  const services: Services = {
+    ...domainArea,
+    ...createAccountServices({ db, clock, jobs, config, payments: drivers.payments, mail, iam }),
+    ...createVpsServices({ db, clock, jobs, config, hypervisor: drivers.hypervisor }),
+    iam,
+    admin: new AdminService(db, clock),
+    adminAccounts: new AdminAccountsService(db, () => services.iam),
+    adminCatalog: new CatalogService(db, clock, domainArea.domains.names),
+    adminActivity: new AdminActivityService(db, clock),
+    idempotency: new IdempotencyService(db, clock),
+    orders,
+    affiliate: new AffiliateService(db, clock),
+    mail,
+    certificates: new CertificatesService(db, clock, jobs, drivers.ca, orders, () => accountDns, log),
+    secrets: new SecretsService(db, clock, secrets.box, [...sealing, domainArea.zoneKeys]),
+    zoneDelivery,
+  }
+  return { services, accountDns }
+}
+
+/** Connects the services to each other (charging, order processors, metrics) and registers every job. */
+function registerWork(services: Services, jobs: JobRunner, maintenance: Maintenance, ops: Ops): void {
+  ops.metrics.setSources({ jobCounts: () => services.adminActivity.jobCounts() })
+  services.orders.setCharger(services.invoices)
+  services.orders.registerProcessor('domain', services.domainOrders)
+  services.orders.registerProcessor('certificate', { process: (item) => services.certificates.processOrderItem(item) })
+  services.orders.registerProcessor('vps', { process: (item) => services.vps.ordering.processOrderItem(item) })
+  for (const job of [
+    maintenance.pruneJob,
+    services.mail.sendJob,
+    services.orders.processJob,
+    services.invoices.reconcileJob,
+    services.domains.endJob,
+    services.domainOrders.renewJob,
+    services.certificates.issueJob,
+    services.vps.tasks.taskJob,
+    services.vps.lifecycle.expireJob,
+    services.zoneDelivery.pushJob,
+    services.zoneDelivery.resyncJob,
+  ])
+    jobs.register(job)
+}
+
+/** Builds the whole application state from a configuration: nothing listens yet. */
 export function createContext(config: Config, opts: ContextOptions = {}): Context {
   const log = opts.log ?? pino({ level: config.logLevel })
   // In sandbox mode the clock is one the admin API can move; a clock given by the caller becomes its base.
@@ -173,83 +267,11 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     : new MemoryWindowCounter(clock)
   const jobs = new JobRunner(db, database.dialect, clock, log, config.jobs)
   const maintenance = new Maintenance(jobs, db, clock, 90)
-  // The CA reads TXT records through the domains area, built below.
-  const ca = new BuiltinCa(
-    db,
-    clock,
-    txtLookup(() => accountDns),
-    secrets.box,
-  )
-  const drivers: Drivers = {
-    registry: new BuiltinRegistry(db, clock, config.registry.taken),
-    hypervisor: new BuiltinHypervisor(db, clock, { speed: config.hypervisor.simSpeed }),
-    mail: new OutboxMailDriver(db, clock, config.mail.from),
-    payments: new LedgerPaymentsDriver(db, clock, config.payments.baseUrl),
-    dns: dnsDriverFor(config, zoneSourceOf(db, secrets.box), log.child({ component: 'dns' })),
-    ca,
-  }
-  const mail = new MailService(jobs, drivers.mail, log)
-  const profile = new ProfileService(db, clock, mail)
-  const orders = new OrdersService(db, clock, jobs)
-  const iam = new IamService(db, clock, {
-    emptyWhitelistAllowsAll: config.emptyWhitelistAllowsAll,
-    authCacheMs: config.authCacheMs,
-  })
-  const zoneDelivery = new ZoneDelivery(jobs, drivers.dns, log.child({ component: 'dns' }))
-  const domainArea = createDomainServices({
-    db,
-    clock,
-    jobs,
-    config,
-    log,
-    registry: drivers.registry,
-    secrets: secrets.box,
-    publish: (change) => zoneDelivery.publish(change),
-    orders: () => services.orders,
-  })
-  const accountDns = accountDnsOf(domainArea.domains, domainArea.dns)
-  const services: Services = {
-    ...domainArea,
-    iam,
-    admin: new AdminService(db, clock),
-    adminAccounts: new AdminAccountsService(db, () => services.iam),
-    adminCatalog: new CatalogService(db, clock, domainArea.domains.names),
-    adminActivity: new AdminActivityService(db, clock),
-    idempotency: new IdempotencyService(db, clock),
-    orders,
-    vps: new VpsService(db, clock, jobs, drivers.hypervisor, {
-      shutdownTimeoutSeconds: config.hypervisor.shutdownTimeoutSeconds,
-    }),
-    profile,
-    invoices: new InvoicesService(db, clock, config.billing, drivers.payments, profile, iam, mail, jobs),
-    paymethods: new PaymethodsService(db, clock, drivers.payments, profile),
-    users: new UsersService(db, clock, () => services.iam, { newUsersPerHour: 10 }),
-    tickets: new TicketsService(db, clock, mail, profile, iam, config.mail.supportAddress),
-    affiliate: new AffiliateService(db, clock),
-    mail,
-    certificates: new CertificatesService(db, clock, jobs, drivers.ca, orders, () => accountDns, log),
-    secrets: new SecretsService(db, clock, secrets.box, [ca, domainArea.zoneKeys]),
-    zoneDelivery,
-  }
-  ops.metrics.setSources({ jobCounts: () => services.adminActivity.jobCounts() })
-  services.orders.setCharger(services.invoices)
-  services.orders.registerProcessor('domain', services.domainOrders)
-  services.orders.registerProcessor('certificate', { process: (item) => services.certificates.processOrderItem(item) })
-  services.orders.registerProcessor('vps', { process: (item) => services.vps.ordering.processOrderItem(item) })
-  for (const job of [
-    maintenance.pruneJob,
-    services.mail.sendJob,
-    services.orders.processJob,
-    services.invoices.reconcileJob,
-    services.domains.endJob,
-    services.domainOrders.renewJob,
-    services.certificates.issueJob,
-    services.vps.tasks.taskJob,
-    services.vps.lifecycle.expireJob,
-    zoneDelivery.pushJob,
-    zoneDelivery.resyncJob,
-  ])
-    jobs.register(job)
+  const base: Foundation = { config, db, clock, log, jobs, secrets }
+  // The CA reads TXT records through the domains area, built after the drivers.
+  const { drivers, sealing } = createDrivers(base, () => accountDns)
+  const { services, accountDns } = createServices(base, drivers, sealing)
+  registerWork(services, jobs, maintenance, ops)
   const context: Context = {
     config,
     db,

@@ -342,15 +342,19 @@ export const errors = {
   adminInvalidDuration: () => bad('Invalid advance: use a number and a unit, such as 30d, 12h, 15m or 45s'),
   adminInvalidTime: (field: string) => bad(`Invalid ${field}: use YYYY-MM-DD or an ISO 8601 time`),
   adminNothingToPay: () => bad('There is no approved, unpaid commission to pay out'),
+  adminTokenNotFound: () => new ApiError('not_found', 'Admin token not found'),
+  adminInvalidExtension: () => bad('Invalid extension: labels of a-z, 0-9 and hyphens, such as com or co.uk'),
+  adminPeriodRange: () => bad('min_period must not be above max_period'),
+  adminPremiumNameNotFound: () => new ApiError('not_found', 'Premium name not found'),
+  adminReservedNameNotFound: () => new ApiError('not_found', 'Reserved name not found'),
+  adminClockMove: () => bad('Set either advance or to'),
   dnsResyncUnsupported: () =>
     bad('The DNS driver serves the zones from the database itself: there is nothing to resync'),
   /** An answer injected by sandbox fault injection; `status` is one of FAULT_STATUSES. */
   injectedFault: (status: FaultStatus, text?: string) =>
     new ApiError(faultKinds[status], text ?? defaultFaultText[status]),
 
-  badRequest: bad,
-  notFound: (text: string) => new ApiError('not_found', text),
-  conflict: (text: string) => new ApiError('conflict', text),
+  /** A 4xx Fastify raised itself, its own text passed through; every other error has a named factory above. */
+  fastifyClientError: (text: string) => bad(text),
   internal: () => new ApiError('internal', 'Error'),
-  unavailable: (text: string) => new ApiError('unavailable', text),
 }

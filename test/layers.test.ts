@@ -5,8 +5,9 @@ import path from 'node:path'
 
 // The tree is built in one-way layers: lib <- db/ops <- drivers/modules/jobs <- http <- app/server/cli.
 // An import may point to its own layer or a lower one, never to a higher one. A module's routes and request/reply
-// schemas (*.routes.ts, *-routes.ts, *.schemas.ts) are its HTTP face and belong to the http layer; its services, rules and
-// repositories may not import them.
+// schemas (*.routes.ts, *.schemas.ts) are its HTTP face and belong to the http layer; its services, rules and
+// repositories may not import them. A module's wiring (area.ts: its services built, its route plugins registered)
+// imports its routes, so it belongs to the http layer too.
 const root = new URL('..', import.meta.url).pathname
 const src = path.join(root, 'src')
 
@@ -24,7 +25,8 @@ export function layerOf(rel: string): number {
   if (p.startsWith('db/') || p.startsWith('ops/') || base.endsWith('.tables.ts')) return 1
   // The demo data of a module is loaded by the seeder of the composition root.
   if (base.endsWith('.seed.ts')) return 4
-  if (p.startsWith('modules/') && /[.-]routes\.ts$|\.schemas\.ts$/.test(base)) return 3
+  // A module's HTTP face and its wiring.
+  if (p.startsWith('modules/') && (/\.routes\.ts$|\.schemas\.ts$/.test(base) || base === 'area.ts')) return 3
   if (p.startsWith('drivers/') || p.startsWith('modules/') || p.startsWith('jobs/')) return 2
   if (p.startsWith('http/')) return 3
   // The composition root: app, server, CLI, context, seeding, data directory, secret key, TLS.

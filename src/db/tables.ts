@@ -120,5 +120,7 @@ export type Account = Selectable<AccountsTable>
 export type User = Selectable<UsersTable>
 export type NewUser = Insertable<UsersTable>
 export type ApiKey = Selectable<ApiKeysTable>
+/** A new row of `api_keys`. */
+export type NewApiKey = Insertable<ApiKeysTable>
 export type ApiKeyUpdate = Updateable<ApiKeysTable>
 export type Job = Selectable<JobsTable>

@@ -1,11 +1,11 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { toolsRoutes } from '../modules/tools/tools.routes.js'
 import { ordersRoutes } from '../modules/orders/orders.routes.js'
-import { domainAreaRoutes } from '../modules/domains/domain-routes.js'
-import { certificatesRoutes } from '../modules/certificates/certificates.routes.js'
-import { accountRoutes } from '../modules/account/account.routes.js'
+import { domainAreaRoutes } from '../modules/domains/area.js'
+import { certificateRoutes, certificatesRoutes } from '../modules/certificates/certificates.routes.js'
+import { accountAreaRoutes } from '../modules/account/area.js'
 import { affiliateRoutes } from '../modules/affiliate/affiliate.routes.js'
-import { vpsAreaRoutes } from '../modules/vps/vps-routes.js'
+import { vpsAreaRoutes } from '../modules/vps/area.js'
 
 /** Every module's routes, mounted under the API prefix. */
 export const apiRoutes: readonly FastifyPluginAsync[] = [
@@ -13,7 +13,8 @@ export const apiRoutes: readonly FastifyPluginAsync[] = [
   ordersRoutes,
   domainAreaRoutes,
   certificatesRoutes,
-  accountRoutes,
+  certificateRoutes,
+  accountAreaRoutes,
   affiliateRoutes,
   vpsAreaRoutes,
 ]

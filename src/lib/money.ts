@@ -1,6 +1,9 @@
 /** Cents as the API shows money: a number with two decimals. */
 export const amount = (cents: number): number => Math.round(cents) / 100
 
+/** An amount in euros as a request gives it (12.1) in cents, rounded to the cent. */
+export const centsOf = (euros: number): number => Math.round(euros * 100)
+
 /** Cents as text with two decimals and a decimal point (`12.10`). */
 export const amountText = (cents: number): string => {
   const sign = cents < 0 ? '-' : ''

@@ -19,40 +19,9 @@ import {
 } from './hypervisor.js'
 import type { HvInstance } from './builtin.tables.js'
 import { jsonColumns, type Decoded } from '../../db/json-columns.js'
+import { backupsOf, insertManualBackup, runNightlies } from './builtin-backups.js'
+import { FLOATING_BASE, INSTANCE_BASE, SIM_DURATIONS_MS, SIM_HOSTS, SIM_IMAGES, addressAt } from './builtin-sim.js'
 
-/** Realistic durations of the simulated actions, in milliseconds at speed 1. */
-export const SIM_DURATIONS_MS = {
-  create: 60_000,
-  start: 15_000,
-  shutdown: 20_000,
-  poweroff: 2_000,
-  reboot: 25_000,
-  rescue: 30_000,
-  reinstall: 90_000,
-  backup: 45_000,
-  restore: 60_000,
-} as const
-
-/** The hosts the simulator runs. */
-export const SIM_HOSTS: HypervisorHost[] = [
-  { name: 'ams-hv01', location: 'ams' },
-  { name: 'ams-hv02', location: 'ams' },
-  { name: 'rtm-hv01', location: 'rtm' },
-]
-
-/** The images the simulator installs; the ids stay fixed, clients keep them. */
-export const SIM_IMAGES: OsImage[] = [
-  { id: 1, slug: 'debian-12', name: 'Debian 12 (Bookworm)', family: 'debian', version: '12' },
-  { id: 2, slug: 'debian-13', name: 'Debian 13 (Trixie)', family: 'debian', version: '13' },
-  { id: 3, slug: 'ubuntu-22.04', name: 'Ubuntu 22.04 LTS', family: 'ubuntu', version: '22.04' },
-  { id: 4, slug: 'ubuntu-24.04', name: 'Ubuntu 24.04 LTS', family: 'ubuntu', version: '24.04' },
-  { id: 5, slug: 'almalinux-9', name: 'AlmaLinux 9', family: 'almalinux', version: '9' },
-  { id: 6, slug: 'rocky-9', name: 'Rocky Linux 9', family: 'rocky', version: '9' },
-  { id: 7, slug: 'freebsd-14', name: 'FreeBSD 14', family: 'freebsd', version: '14' },
-]
-
-const NIGHTLY_HOUR_UTC = 3
-const KEEP_INCREMENTALS = 7
 const PROGRESS_STEPS = 4
 
 const hash = (secret: string) => {
@@ -74,14 +43,6 @@ interface InstanceJson {
 export type Instance = Decoded<HvInstance, InstanceJson>
 const decodeInstance = jsonColumns<InstanceJson>('ssh_keys', 'reverse_dns', 'firewall', 'networks')
 const decodeOperation = jsonColumns<{ params: Record<string, unknown> }>('params')
-
-/** 198.18.0.0/15 (benchmarking space) for instances, from its start; floating addresses from 198.19.128.0. */
-function addressAt(base: number, n: number): string {
-  const v = base + Math.floor((n - 1) / 254) * 256 + ((n - 1) % 254) + 1
-  return [v >>> 24, (v >>> 16) & 255, (v >>> 8) & 255, v & 255].join('.')
-}
-const INSTANCE_BASE = ((198 << 24) >>> 0) + (18 << 16)
-const FLOATING_BASE = ((198 << 24) >>> 0) + (19 << 16) + (128 << 8)
 
 /**
  * The built-in hypervisor: instances, operations and backups live in the database, so every instance of
@@ -273,21 +234,8 @@ export class BuiltinHypervisor implements HypervisorDriver {
 
   async listBackups(ref: string): Promise<Backup[]> {
     const row = await this.mustFind(ref)
-    await this.runNightlies(row)
-    const rows = await this.db
-      .selectFrom('hv_backups')
-      .selectAll()
-      .where('instance_id', '=', row.id)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .execute()
-    return rows.map((b) => ({
-      type: b.type,
-      dateInternal: b.date_internal,
-      key: b.id,
-      createdAt: new Date(b.created_at),
-      sizeMb: b.size_mb,
-    }))
+    await runNightlies(this.db, this.clock.now(), row)
+    return backupsOf(this.db, row.id)
   }
 
   async setFirewall(ref: string, firewall: FirewallConfig): Promise<void> {
@@ -484,30 +432,9 @@ export class BuiltinHypervisor implements HypervisorDriver {
             ssh_keys: JSON.stringify(params.sshKeys ?? []),
           })
           break
-        case 'backup': {
-          const inst = await trx
-            .selectFrom('hv_instances')
-            .select('image_id')
-            .where('id', '=', op.instance_id)
-            .executeTakeFirstOrThrow()
-          // Two manual backups in the same second get consecutive tokens.
-          for (let second = Math.floor(this.clock.now().getTime() / 1000); ; second++) {
-            const r = await trx
-              .insertInto('hv_backups')
-              .values({
-                instance_id: op.instance_id,
-                type: 'manual',
-                date_internal: String(second),
-                size_mb: 1024 + ((op.instance_id * 7919 + id * 104729) % 6144),
-                image_id: inst.image_id,
-                created_at: now,
-              })
-              .onConflict((oc) => oc.columns(['instance_id', 'type', 'date_internal']).doNothing())
-              .executeTakeFirst()
-            if (Number(r.numInsertedOrUpdatedRows ?? 0) === 1) break
-          }
+        case 'backup':
+          await insertManualBackup(trx, op.instance_id, id, now, this.clock.now())
           break
-        }
         case 'restore': {
           const b = await trx
             .selectFrom('hv_backups')
@@ -519,54 +446,5 @@ export class BuiltinHypervisor implements HypervisorDriver {
         }
       }
     })
-  }
-
-  /** The nightly incremental backups since the instance was created, keeping the last seven. */
-  private async runNightlies(row: Instance): Promise<void> {
-    const now = this.clock.now()
-    const created = new Date(row.created_at)
-    const day = (d: Date) => Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate())
-    const DAY = 86_400_000
-    // The newest nightly is today's once its hour has passed, else yesterday's: before that hour the
-    // last seven run up to yesterday, so a list never holds fewer than seven for the hour of the day.
-    const last = day(now) + NIGHTLY_HOUR_UTC * 3_600_000 <= now.getTime() ? day(now) : day(now) - DAY
-    const first = Math.max(day(created), last - (KEEP_INCREMENTALS - 1) * DAY)
-    for (let d = first; d <= last; d += DAY) {
-      const at = new Date(d + NIGHTLY_HOUR_UTC * 3_600_000)
-      if (at > now || at < created) continue
-      const token = at.toISOString().slice(0, 10).replace(/-/g, '')
-      await this.db
-        .insertInto('hv_backups')
-        .values({
-          instance_id: row.id,
-          type: 'incremental',
-          date_internal: token,
-          size_mb: 128 + ((row.id * 31 + Number(token)) % 896),
-          image_id: row.image_id,
-          created_at: iso(at),
-        })
-        .onConflict((oc) => oc.columns(['instance_id', 'type', 'date_internal']).doNothing())
-        .execute()
-    }
-    const keep = await this.db
-      .selectFrom('hv_backups')
-      .select('id')
-      .where('instance_id', '=', row.id)
-      .where('type', '=', 'incremental')
-      .orderBy('created_at', 'desc')
-      .limit(KEEP_INCREMENTALS)
-      .execute()
-    if (keep.length === KEEP_INCREMENTALS) {
-      await this.db
-        .deleteFrom('hv_backups')
-        .where('instance_id', '=', row.id)
-        .where('type', '=', 'incremental')
-        .where(
-          'id',
-          'not in',
-          keep.map((k) => k.id),
-        )
-        .execute()
-    }
   }
 }

@@ -163,7 +163,7 @@ export const errorsPlugin = fp(async (app) => {
     else if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') e = errors.bodyTooLarge()
     else if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError) e = errors.invalidJson()
     else if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500)
-      e = errors.badRequest(err.message)
+      e = errors.fastifyClientError(err.message)
     else {
       req.log.error({ err }, 'unhandled error')
       e = errors.internal()

@@ -1,6 +1,7 @@
 import type { DemoSeeder } from '../../seed/demo.js'
 import { permissionMap } from '../iam/permissions.js'
 import type { Principal } from '../iam/iam.service.js'
+import { profileExample } from './profile/profile.schemas.js'
 
 const DAY = 86_400_000
 
@@ -10,22 +11,29 @@ const DAY = 86_400_000
  * pending) with one affiliate payment.
  */
 export const seedAccount: DemoSeeder = async (ctx, account) => {
-  const { profile, paymethods, invoices, tickets, affiliate } = ctx.services
+  for (const seed of [seedProfileAndBilling, seedTickets, seedAffiliate]) await seed(ctx, account)
+}
+
+/** A filled-in profile, two payment methods (direct debit the default), paid and open invoices. */
+const seedProfileAndBilling: DemoSeeder = async (ctx, account) => {
+  const { profile, paymethods, invoices } = ctx.services
   const now = ctx.clock.now()
   const current = await profile.get(account.accountId)
+  const { address, house_number, zipcode, city, country_code, phone, phone_country_code, company_vat_number } =
+    profileExample
   await profile.update(account.accountId, {
     firstname: current.firstname,
     lastname: current.lastname,
-    address: 'Stationsstraat',
-    house_number: '12a',
-    zipcode: '1234 AB',
-    city: 'Amsterdam',
-    country_code: 'NL',
-    phone: '201234567',
-    phone_country_code: '+31',
+    address,
+    house_number,
+    zipcode,
+    city,
+    country_code,
+    phone,
+    phone_country_code,
     email: current.email,
     email_invoices: 'invoices@example.com',
-    company_vat_number: 'NL123456789B01',
+    company_vat_number,
   })
 
   await paymethods.add(account.accountId, {
@@ -64,7 +72,11 @@ export const seedAccount: DemoSeeder = async (ctx, account) => {
       { description: 'Extra mailbox', amountCents: 150, quantity: 3 },
     ],
   })
+}
 
+/** Two tickets with threads, one still open. */
+const seedTickets: DemoSeeder = async (ctx, account) => {
+  const { tickets } = ctx.services
   const owner: Principal = {
     accountId: account.accountId,
     customerNumber: account.customerNumber,
@@ -94,7 +106,12 @@ export const seedAccount: DemoSeeder = async (ctx, account) => {
     message: 'Done: you can also change it yourself with PUT /account/profile.',
     close: true,
   })
+}
 
+/** Affiliate commissions: paid out, approved, rejected and pending, with one affiliate payment. */
+const seedAffiliate: DemoSeeder = async (ctx, account) => {
+  const { affiliate } = ctx.services
+  const now = ctx.clock.now()
   const paid = await affiliate.addCommission(account.accountId, {
     orderNr: 880_123,
     subId: 'blog',

@@ -8,6 +8,7 @@ import * as iamRepo from '../iam/iam.repository.js'
 import { findJob, type DecodedJob } from '../../jobs/jobs.repository.js'
 import * as repo from './admin.repository.js'
 import { parseTime, type PageInput } from './admin-input.js'
+import type { OutboxMessage } from '../../drivers/mail/outbox.tables.js'
 
 /** What happened across tenants, for the operator: the audit log, the job queue and the mail outbox. */
 export class AdminActivityService {
@@ -130,17 +131,7 @@ function jobView(j: DecodedJob) {
   }
 }
 
-function messageView(m: {
-  id: number
-  account_id: number | null
-  kind: string
-  sender: string
-  recipient: string
-  subject: string
-  text_body: string
-  html_body: string | null
-  created_at: string
-}) {
+function messageView(m: OutboxMessage) {
   return {
     id: m.id,
     account_id: m.account_id,

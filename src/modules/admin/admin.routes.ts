@@ -213,7 +213,7 @@ export const adminKeyRoutes: FastifyPluginAsync = async (base) => {
   )
 }
 
-/** The operator's view of what happened: the audit log, jobs, the mail outbox, the metrics. */
+/** The operator's view of what happened and what is queued: the audit log and the jobs. */
 export const adminActivityRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const svc = app.services.adminActivity
@@ -291,6 +291,12 @@ export const adminActivityRoutes: FastifyPluginAsync = async (base) => {
     },
     async () => ok({ jobs_run: await app.ctx.jobs.drain() }),
   )
+}
+
+/** The operator's tools: the DNS resync, the mail outbox and the metrics. */
+export const adminOperationsRoutes: FastifyPluginAsync = async (base) => {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>()
+  const svc = app.services.adminActivity
 
   app.post(
     '/dns/resync',
@@ -357,4 +363,9 @@ export const adminActivityRoutes: FastifyPluginAsync = async (base) => {
 }
 
 /** The operator's routes of this file, in the order the admin document lists them. */
-export const adminRoutes: readonly FastifyPluginAsync[] = [adminAccountRoutes, adminKeyRoutes, adminActivityRoutes]
+export const adminRoutes: readonly FastifyPluginAsync[] = [
+  adminAccountRoutes,
+  adminKeyRoutes,
+  adminActivityRoutes,
+  adminOperationsRoutes,
+]

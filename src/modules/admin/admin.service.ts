@@ -54,7 +54,7 @@ export class AdminService {
 
   async revokeToken(ref: string): Promise<void> {
     const match = (await repo.listTokens(this.db)).filter((t) => t.prefix === ref || String(t.id) === ref)
-    if (match.length !== 1) throw errors.notFound('Admin token not found')
+    if (match.length !== 1) throw errors.adminTokenNotFound()
     await repo.revokeToken(this.db, match[0].id, iso(this.clock.now()))
   }
 

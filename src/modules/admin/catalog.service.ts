@@ -32,12 +32,11 @@ export class CatalogService {
     },
   ): Promise<string> {
     const extension = raw.trim().toLowerCase().replace(/^\./, '')
-    if (!EXTENSION.test(extension))
-      throw errors.badRequest('Invalid extension: labels of a-z, 0-9 and hyphens, such as com or co.uk')
+    if (!EXTENSION.test(extension)) throw errors.adminInvalidExtension()
     const current = await catalog.findTld(this.db, extension)
     const minPeriod = input.minPeriod ?? current?.min_period ?? 1
     const maxPeriod = input.maxPeriod ?? current?.max_period ?? 10
-    if (minPeriod > maxPeriod) throw errors.badRequest('min_period must not be above max_period')
+    if (minPeriod > maxPeriod) throw errors.adminPeriodRange()
     const flag = (v: boolean | undefined, old: number | undefined, def: number) =>
       v === undefined ? (old ?? def) : v ? 1 : 0
     await catalog.upsertTld(this.db, {
@@ -78,7 +77,7 @@ export class CatalogService {
 
   async deletePremium(raw: string): Promise<void> {
     if (!(await catalog.deletePremium(this.db, raw.trim().toLowerCase().replace(/\.$/, ''))))
-      throw errors.notFound('Premium name not found')
+      throw errors.adminPremiumNameNotFound()
   }
 
   reservedNames() {
@@ -96,6 +95,6 @@ export class CatalogService {
 
   async unreserve(raw: string): Promise<void> {
     if (!(await catalog.deleteReserved(this.db, raw.trim().toLowerCase().replace(/\.$/, ''))))
-      throw errors.notFound('Reserved name not found')
+      throw errors.adminReservedNameNotFound()
   }
 }

@@ -62,8 +62,7 @@ export const sandboxClockRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      if ((req.body.advance === undefined) === (req.body.to === undefined))
-        throw errors.badRequest('Set either advance or to')
+      if ((req.body.advance === undefined) === (req.body.to === undefined)) throw errors.adminClockMove()
       return ok(await moveClock(sandbox, app.ctx.jobs, req.body))
     },
   )

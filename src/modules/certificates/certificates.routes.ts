@@ -19,7 +19,7 @@ import { errors } from '../../errors.js'
 
 const tags = ['Certificates']
 
-/** Certificate products, orders, packages, CSR generation and requests. */
+/** The account's certificate packages, the products, ordering and CSR generation. */
 export const certificatesRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const service = () => app.services.certificates
@@ -95,6 +95,12 @@ export const certificatesRoutes: FastifyPluginAsync = async (base) => {
     },
     async (req) => ok(await service().generateCsr(req.body)),
   )
+}
+
+/** One certificate package: its details and the request (or reissue) of its certificate. */
+export const certificateRoutes: FastifyPluginAsync = async (base) => {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>()
+  const service = () => app.services.certificates
 
   app.get(
     '/certificates/:id',

@@ -48,7 +48,7 @@ const detailExample = {
 const noAccess =
   'A domain that is not in the account answers 400 `You have no access to this resource`; a malformed name 400 `Invalid domain name`.'
 
-/** Domains: list, detail, settings, cancellation and auth codes. */
+/** Domains: the list, one domain's details and its settings. */
 export const domainsRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
 
@@ -120,6 +120,11 @@ export const domainsRoutes: FastifyPluginAsync = async (base) => {
     async (req) =>
       ok(await app.services.domains.update(req.principal!.accountId, req.params.domain, req.body, dry(req))),
   )
+}
+
+/** Leaving: a domain's cancellation, its withdrawal and the auth code for a transfer away. */
+export const domainExitRoutes: FastifyPluginAsync = async (base) => {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>()
 
   app.delete(
     '/domains/:domain',

@@ -92,6 +92,18 @@ export const DomainDetail = Type.Object({
 
 const Flag = Type.Union([Type.Boolean(), Type.Integer({ minimum: 0, maximum: 1 })])
 
+/** The contact profile id of each role of a domain; `description` says what a role left out or null means. */
+export const ContactProfileIds = (description: string) =>
+  Type.Object(
+    {
+      owner: Type.Optional(Nullable(Type.Integer())),
+      admin: Type.Optional(Nullable(Type.Integer())),
+      tech: Type.Optional(Nullable(Type.Integer())),
+      billing: Type.Optional(Nullable(Type.Integer())),
+    },
+    { description },
+  )
+
 /** `PUT /domains/{domain}`. */
 export const UpdateDomainBody = Type.Object(
   {
@@ -121,17 +133,7 @@ export const UpdateDomainBody = Type.Object(
         pubKey: Type.Optional(Type.String({ maxLength: 4096 })),
       }),
     ),
-    profile: Type.Optional(
-      Type.Object(
-        {
-          owner: Type.Optional(Nullable(Type.Integer())),
-          admin: Type.Optional(Nullable(Type.Integer())),
-          tech: Type.Optional(Nullable(Type.Integer())),
-          billing: Type.Optional(Nullable(Type.Integer())),
-        },
-        { description: "Contact profile ids; 0 or null removes the role's contact" },
-      ),
-    ),
+    profile: Type.Optional(ContactProfileIds("Contact profile ids; 0 or null removes the role's contact")),
     forwarder: Type.Optional(
       Type.Object({
         enabled: Type.Optional(Flag),

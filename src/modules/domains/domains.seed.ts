@@ -1,4 +1,5 @@
 import { ymd } from '../../clock.js'
+import type { Context } from '../../context.js'
 import type { DemoSeeder } from '../../seed/demo.js'
 import { addYears } from '../../lib/domain-name.js'
 
@@ -8,47 +9,9 @@ import { addYears } from '../../lib/domain-name.js'
  * wrong code, which `PUT /orders/{id}` with the right code completes).
  */
 export const seedDomains: DemoSeeder = async (ctx, account) => {
-  const { contacts, nameservers, dnsTemplates, domains, dns, domainOrders, orders } = ctx.services
+  const { nameservers, dnsTemplates, domains, dns, domainOrders, orders } = ctx.services
   const { accountId } = account
-  const contact = await contacts.create(accountId, {
-    name: 'Demo B.V.',
-    profile: {
-      company_name: 'Demo B.V.',
-      firstname: 'Demo',
-      lastname: 'User',
-      street: 'Stationsstraat',
-      street_number: '12',
-      street_suffix: 'a',
-      zipcode: '1234 AB',
-      city: 'Amsterdam',
-      country: 'NL',
-      email: 'demo@example.com',
-      phone_country: '+31',
-      phone_area: '20',
-      phone_number: '1234567',
-      defaults: { owner: true, admin: true, tech: true, billing: true },
-    },
-  })
-  await nameservers.create(accountId, {
-    alias: 'demo-external',
-    nameservers: [
-      { hostname: 'ns1.demo-dns.example', ipv4: '192.0.2.53' },
-      { hostname: 'ns2.demo-dns.example', ipv6: '2001:db8::53' },
-    ],
-  })
-  const template = await dnsTemplates.create(accountId, {
-    alias: 'Website + mail',
-    default: true,
-    records: [
-      { type: 'A', name: '', value: '192.0.2.80' },
-      { type: 'AAAA', name: '', value: '2001:db8::80' },
-      { type: 'CNAME', name: 'www', value: '@' },
-      { type: 'MX', name: '', value: 'mail', priority: 10 },
-      { type: 'A', name: 'mail', value: '192.0.2.25' },
-      { type: 'TXT', name: '', value: 'v=spf1 mx -all' },
-    ],
-  })
-
+  const { contact, template } = await seedProfiles(ctx, accountId)
   const builtin = nameservers.builtin()
   const today = ymd(ctx.clock.now())
   const demo: { name: string; tags: string[]; extra: { type: string; name: string; value: string; ttl?: number }[] }[] =
@@ -93,4 +56,48 @@ export const seedDomains: DemoSeeder = async (ctx, account) => {
     )
     await orders.processOrder(orderId)
   }
+}
+
+/** A contact profile (default for every role), a nameserver profile and a DNS template (the default one). */
+async function seedProfiles(ctx: Context, accountId: number) {
+  const { contacts, nameservers, dnsTemplates } = ctx.services
+  const contact = await contacts.create(accountId, {
+    name: 'Demo B.V.',
+    profile: {
+      company_name: 'Demo B.V.',
+      firstname: 'Demo',
+      lastname: 'User',
+      street: 'Stationsstraat',
+      street_number: '12',
+      street_suffix: 'a',
+      zipcode: '1234 AB',
+      city: 'Amsterdam',
+      country: 'NL',
+      email: 'demo@example.com',
+      phone_country: '+31',
+      phone_area: '20',
+      phone_number: '1234567',
+      defaults: { owner: true, admin: true, tech: true, billing: true },
+    },
+  })
+  await nameservers.create(accountId, {
+    alias: 'demo-external',
+    nameservers: [
+      { hostname: 'ns1.demo-dns.example', ipv4: '192.0.2.53' },
+      { hostname: 'ns2.demo-dns.example', ipv6: '2001:db8::53' },
+    ],
+  })
+  const template = await dnsTemplates.create(accountId, {
+    alias: 'Website + mail',
+    default: true,
+    records: [
+      { type: 'A', name: '', value: '192.0.2.80' },
+      { type: 'AAAA', name: '', value: '2001:db8::80' },
+      { type: 'CNAME', name: 'www', value: '@' },
+      { type: 'MX', name: '', value: 'mail', priority: 10 },
+      { type: 'A', name: 'mail', value: '192.0.2.25' },
+      { type: 'TXT', name: '', value: 'v=spf1 mx -all' },
+    ],
+  })
+  return { contact, template }
 }

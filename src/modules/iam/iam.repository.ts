@@ -1,6 +1,6 @@
 import { CompiledQuery } from 'kysely'
 import type { Db } from '../../db/database.js'
-import type { ApiKeyUpdate, NewUser } from '../../db/tables.js'
+import type { ApiKeyUpdate, NewApiKey, NewUser } from '../../db/tables.js'
 import { jsonColumns, type Decoded } from '../../db/json-columns.js'
 
 /** Accounts, users and API keys. Every read of account data takes the account id; key reads answer decoded rows. */
@@ -68,19 +68,8 @@ export const findMainUserByUsername = (db: Db, username: string) =>
 export const findUserById = (db: Db, userId: number) =>
   db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst()
 
-export const insertKey = (
-  db: Db,
-  row: {
-    account_id: number
-    user_id: number
-    key_hash: string
-    prefix: string
-    label: string
-    expires_at: string | null
-    allowed_ips: string
-    created_at: string
-  },
-) => db.insertInto('api_keys').values(row).returning('id').executeTakeFirstOrThrow()
+export const insertKey = (db: Db, row: NewApiKey) =>
+  db.insertInto('api_keys').values(row).returning('id').executeTakeFirstOrThrow()
 
 const authQuery = (db: Db, keyHash: string) =>
   db

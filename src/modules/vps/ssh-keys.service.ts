@@ -6,6 +6,7 @@ import type { DB } from '../../db/tables.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import { errors } from '../../errors.js'
 import * as repo from './vps.repository.js'
+import type { VpsSshKey } from './vps.tables.js'
 import { isId } from './vps.common.js'
 import { lazyRequire } from '../../lazy-require.js'
 import type { DryRun } from '../../lib/dry-run.js'
@@ -76,15 +77,7 @@ export class SshKeysService {
   }
 }
 
-const sshKeyView = (k: {
-  id: number
-  name: string
-  public_key: string
-  fingerprint: string
-  key_type: string
-  bits: number
-  created_at: string
-}) => ({
+const sshKeyView = (k: Omit<VpsSshKey, 'account_id'>) => ({
   id: k.id,
   name: k.name,
   public_key: k.public_key,

@@ -9,8 +9,8 @@ import { errors } from '../../errors.js'
 
 const TAGS = ['VPS']
 
-/** A VPS's firewall, VPC and subnets, and floating IPs. */
-export const vpsNetworkRoutes: FastifyPluginAsync = async (base) => {
+/** The account's floating IPs: reserving, attaching to a VPS, detaching and deleting them. */
+export const vpsFloatingIpRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const env = <T extends TSchema>(t: T, example: unknown) => ({ 200: Envelope(t, example) })
 
@@ -115,6 +115,12 @@ export const vpsNetworkRoutes: FastifyPluginAsync = async (base) => {
       return okMessage('Floating IP deleted')
     },
   )
+}
+
+/** A VPS's firewall: its rules and their replacement. */
+export const vpsFirewallRoutes: FastifyPluginAsync = async (base) => {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>()
+  const env = <T extends TSchema>(t: T, example: unknown) => ({ 200: Envelope(t, example) })
 
   app.get(
     '/vps/:id/firewall',
@@ -158,6 +164,12 @@ export const vpsNetworkRoutes: FastifyPluginAsync = async (base) => {
         'Firewall updated',
       ),
   )
+}
+
+/** The private network (VPC) of a VPS's host and its subnets. */
+export const vpsVpcRoutes: FastifyPluginAsync = async (base) => {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>()
+  const env = <T extends TSchema>(t: T, example: unknown) => ({ 200: Envelope(t, example) })
 
   app.get(
     '/vps/:id/vpc',

@@ -15,6 +15,7 @@ import {
   type SubnetInput,
 } from './network-rules.js'
 import { refusal } from './vps.state.js'
+import type { VpsSubnet } from './vps.tables.js'
 import type { DryRun } from '../../lib/dry-run.js'
 
 /** A VPS's network: firewall, the account's VPC on its host with subnets, and floating IPs. */
@@ -206,15 +207,7 @@ export class VpsNetworkService {
   }
 }
 
-const subnetView = (s: {
-  id: number
-  name: string
-  cidr: string
-  gateway: string
-  dhcp_start: string
-  dhcp_end: string
-  created_at: string
-}) => ({
+const subnetView = (s: Omit<VpsSubnet, 'vpc_id' | 'account_id'>) => ({
   id: s.id,
   name: s.name,
   cidr: s.cidr,

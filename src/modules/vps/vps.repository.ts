@@ -2,7 +2,7 @@ import type { Insertable, Updateable } from 'kysely'
 import type { Db } from '../../db/database.js'
 import { jsonColumns, type Decoded } from '../../db/json-columns.js'
 import type { FirewallConfig } from '../../drivers/hypervisor/hypervisor.js'
-import type { VpsRow, VpsTable, VpsTaskRow, VpsTasksTable } from './vps.tables.js'
+import type { VpsRow, VpsSshKeysTable, VpsSubnetsTable, VpsTable, VpsTaskRow, VpsTasksTable } from './vps.tables.js'
 
 /** The JSON columns of a VPS row, decoded. */
 export interface VpsJson {
@@ -167,18 +167,8 @@ export const findSshKeyByFingerprint = (db: Db, accountId: number, fingerprint: 
     .where('fingerprint', '=', fingerprint)
     .executeTakeFirst()
 
-export const insertSshKey = (
-  db: Db,
-  row: {
-    account_id: number
-    name: string
-    public_key: string
-    fingerprint: string
-    key_type: string
-    bits: number
-    created_at: string
-  },
-) => db.insertInto('vps_ssh_keys').values(row).returningAll().executeTakeFirstOrThrow()
+export const insertSshKey = (db: Db, row: Insertable<VpsSshKeysTable>) =>
+  db.insertInto('vps_ssh_keys').values(row).returningAll().executeTakeFirstOrThrow()
 
 export async function deleteSshKey(db: Db, accountId: number, id: number): Promise<boolean> {
   const r = await db
@@ -227,19 +217,8 @@ export const findSubnet = (db: Db, accountId: number, id: number) =>
     .where('vps_subnets.id', '=', id)
     .executeTakeFirst()
 
-export const insertSubnet = (
-  db: Db,
-  row: {
-    vpc_id: number
-    account_id: number
-    name: string
-    cidr: string
-    gateway: string
-    dhcp_start: string
-    dhcp_end: string
-    created_at: string
-  },
-) => db.insertInto('vps_subnets').values(row).returningAll().executeTakeFirstOrThrow()
+export const insertSubnet = (db: Db, row: Insertable<VpsSubnetsTable>) =>
+  db.insertInto('vps_subnets').values(row).returningAll().executeTakeFirstOrThrow()
 
 export const attachmentsOfSubnet = (db: Db, accountId: number, subnetId: number) =>
   db

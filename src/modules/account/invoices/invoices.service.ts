@@ -59,6 +59,16 @@ export interface InvoiceDetail extends InvoiceSummary {
   lines: { description: string; quantity: number; unit_price: number; total_price: number }[]
 }
 
+/** Refuses an invoice without lines, or with an amount in part cents or a quantity below 1 (a programming error). */
+function checkLines(lines: NewInvoiceLine[]): void {
+  if (lines.length === 0) throw new Error('An invoice needs at least one line')
+  for (const l of lines) {
+    if (!Number.isInteger(l.amountCents)) throw new Error(`Invoice line amount must be whole cents: ${l.description}`)
+    if (l.quantity !== undefined && (!Number.isInteger(l.quantity) || l.quantity < 1))
+      throw new Error('Invoice line quantity must be a positive integer')
+  }
+}
+
 /** The job that marks open invoices paid once the payments driver reports their payment paid. */
 export const RECONCILE_JOB = 'invoices.reconcile'
 const RECONCILE_EVERY_MS = 15 * 60_000
@@ -131,12 +141,7 @@ export class InvoicesService {
     accountId: number,
     input: { orderId?: number | null; lines: NewInvoiceLine[]; date?: Date },
   ): Promise<{ invoiceNr: string; id: number; totalCents: number }> {
-    if (input.lines.length === 0) throw new Error('An invoice needs at least one line')
-    for (const l of input.lines) {
-      if (!Number.isInteger(l.amountCents)) throw new Error(`Invoice line amount must be whole cents: ${l.description}`)
-      if (l.quantity !== undefined && (!Number.isInteger(l.quantity) || l.quantity < 1))
-        throw new Error('Invoice line quantity must be a positive integer')
-    }
+    checkLines(input.lines)
     const now = input.date ?? this.clock.now()
     const customer = await this.customer(accountId)
     const subtotal = input.lines.reduce((s, l) => s + l.amountCents, 0)
@@ -181,23 +186,7 @@ export class InvoicesService {
       )
       return { id, invoiceNr }
     })
-    let paymentUrl: string | null = null
-    if (total > 0) {
-      const payment = await this.payments.createPayment({
-        accountId,
-        description: `Invoice ${invoiceNr}`,
-        amountCents: total,
-        currency: this.billing.currency,
-      })
-      paymentUrl = payment.paymentUrl
-      await repo.updateInvoice(this.db, accountId, id, {
-        payment_reference: payment.reference,
-        payment_url: payment.paymentUrl,
-      })
-      await this.scheduleReconcile()
-    } else {
-      await repo.updateInvoice(this.db, accountId, id, { status: 'paid', paid_at: iso(now) })
-    }
+    const paymentUrl = await this.openPayment(accountId, { id, invoiceNr, total }, now)
     const due = ymd(new Date(now.getTime() + this.billing.dueDays * 86_400_000))
     await this.mail.send({
       to: customer.email,
@@ -212,6 +201,30 @@ export class InvoicesService {
         `Download it with GET /api/v2/account/invoices/${invoiceNr}/pdf.\n`,
     })
     return { invoiceNr, id, totalCents: total }
+  }
+
+  /** Opens the payment of a new invoice with the driver (its address), or marks it paid when nothing is due. */
+  private async openPayment(
+    accountId: number,
+    invoice: { id: number; invoiceNr: string; total: number },
+    now: Date,
+  ): Promise<string | null> {
+    if (invoice.total <= 0) {
+      await repo.updateInvoice(this.db, accountId, invoice.id, { status: 'paid', paid_at: iso(now) })
+      return null
+    }
+    const payment = await this.payments.createPayment({
+      accountId,
+      description: `Invoice ${invoice.invoiceNr}`,
+      amountCents: invoice.total,
+      currency: this.billing.currency,
+    })
+    await repo.updateInvoice(this.db, accountId, invoice.id, {
+      payment_reference: payment.reference,
+      payment_url: payment.paymentUrl,
+    })
+    await this.scheduleReconcile()
+    return payment.paymentUrl
   }
 
   /** Marks an invoice paid (the operator's reconciliation) and settles its payment with the driver. */

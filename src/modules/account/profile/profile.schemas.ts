@@ -6,7 +6,8 @@ const Email = Type.String({ format: 'email', maxLength: 254 })
 const Text = (max: number, description?: string) =>
   Type.String({ minLength: 1, maxLength: max, ...(description ? { description } : {}) })
 
-const profileExample = {
+/** The profile the OpenAPI document shows; the demo account lives at the same address. */
+export const profileExample = {
   firstname: 'Jan',
   lastname: 'Jansen',
   company: 'Jansen Hosting B.V.',

@@ -16,27 +16,15 @@ export type ProfileView = Omit<
   'id' | 'account_id' | 'pending_email_token_hash' | 'pending_email_expires_at' | 'default_paymethod_id' | 'updated_at'
 > & { account_type: 'business' | 'private' }
 
+/** The fields of the profile body that may be left out. */
+type OptionalProfileField = 'company' | 'email_invoices' | 'company_vat_number' | 'phone_country_code'
+
 /**
  * The body of `PUT /account/profile/`: a full replace, except the optional fields. The route's schema
  * (UpdateProfileBody in profile.schemas.ts) checks the text; the type check keeps the two in step.
  */
-export interface ProfileInput {
-  firstname: string
-  lastname: string
-  company?: string
-  address: string
-  house_number: string
-  zipcode: string
-  city: string
-  country_code: string
-  /** National or international (`+31612345678`); stored as the national number in digits. */
-  phone: string
-  /** `+31` or `31`; optional when `phone` is international. */
-  phone_country_code?: string
-  email: string
-  email_invoices?: string
-  company_vat_number?: string
-}
+export type ProfileInput = Omit<ProfileView, OptionalProfileField | 'pending_email' | 'account_type'> &
+  Partial<Pick<ProfileView, OptionalProfileField>>
 
 const VERIFY_TTL_MS = 48 * 3600_000
 const hashToken = (t: string) => createHash('sha256').update(t).digest('hex')

@@ -87,34 +87,23 @@ export class TicketsService {
     const author = user ? `${user.firstname} ${user.lastname}`.trim() : 'Customer'
     const subject = input.subject.replace(/[\r\n\t]+/g, ' ').trim()
     const now = iso(this.clock.now())
+    const ticket = {
+      account_id: who.accountId,
+      subject,
+      department: input.department,
+      status: 'open',
+      creator: author,
+      user_id: who.userId,
+      last_updated: now,
+      created_at: now,
+    }
     if (opts.dryRun) {
-      const ticket = {
-        id: 0,
-        account_id: who.accountId,
-        ticket_number: 0,
-        subject,
-        department: input.department,
-        status: 'open',
-        creator: author,
-        user_id: who.userId,
-        last_updated: now,
-        created_at: now,
-      }
-      return this.detail(ticket, [{ id: 0, ticket_id: 0, sender: 'user', author, body, created_at: now }])
+      const thread = [{ id: 0, ticket_id: 0, sender: 'user', author, body, created_at: now }]
+      return this.detail({ id: 0, ticket_number: 0, ...ticket }, thread)
     }
     const ticketNumber = await this.db.transaction().execute(async (trx) => {
-      const { id } = await repo.insertTicket(trx, {
-        account_id: who.accountId,
-        // A placeholder until the number derived from the row id is set, so concurrent tickets never race for a number.
-        ticket_number: -randomInt(1, 2 ** 31 - 1),
-        subject,
-        department: input.department,
-        status: 'open',
-        creator: author,
-        user_id: who.userId,
-        last_updated: now,
-        created_at: now,
-      })
+      // A placeholder until the number derived from the row id is set, so concurrent tickets never race for a number.
+      const { id } = await repo.insertTicket(trx, { ...ticket, ticket_number: -randomInt(1, 2 ** 31 - 1) })
       const ticketNumber = FIRST_TICKET_NUMBER + id
       await repo.updateTicket(trx, id, { ticket_number: ticketNumber })
       await repo.insertMessage(trx, { ticket_id: id, sender: 'user', author, body, created_at: now })

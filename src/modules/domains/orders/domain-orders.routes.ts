@@ -5,6 +5,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import { errors } from '../../../errors.js'
 import { DryRunQuery, dry } from '../../../http/dry-run.js'
 import { Envelope, ok } from '../../../http/schemas.js'
+import { ContactProfileIds } from '../domains.schemas.js'
 
 const AvailabilityResult = Type.Object({
   domain: Type.String(),
@@ -46,15 +47,7 @@ const OrderBody = Type.Object({
     Nullable(Type.Integer({ minimum: 0, description: 'Fills the new zone from this template' })),
   ),
   profile: Type.Optional(
-    Type.Object(
-      {
-        owner: Type.Optional(Nullable(Type.Integer())),
-        admin: Type.Optional(Nullable(Type.Integer())),
-        tech: Type.Optional(Nullable(Type.Integer())),
-        billing: Type.Optional(Nullable(Type.Integer())),
-      },
-      { description: "Contact profile ids; a role left out takes the account's default profile for it" },
-    ),
+    ContactProfileIds("Contact profile ids; a role left out takes the account's default profile for it"),
   ),
   period: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, description: 'Years (register only); default 1' })),
 })

@@ -1,0 +1,108 @@
+import type { Kysely } from 'kysely'
+import { iso } from '../../clock.js'
+import type { DB } from '../../db/tables.js'
+import type { Backup } from './hypervisor.js'
+
+const NIGHTLY_HOUR_UTC = 3
+const KEEP_INCREMENTALS = 7
+
+/** Stores the manual backup an operation made; `createdAt` is when the operation ended. */
+export async function insertManualBackup(
+  trx: Kysely<DB>,
+  instanceId: number,
+  operationId: number,
+  createdAt: string,
+  at: Date,
+): Promise<void> {
+  const inst = await trx
+    .selectFrom('hv_instances')
+    .select('image_id')
+    .where('id', '=', instanceId)
+    .executeTakeFirstOrThrow()
+  // Two manual backups in the same second get consecutive tokens.
+  for (let second = Math.floor(at.getTime() / 1000); ; second++) {
+    const r = await trx
+      .insertInto('hv_backups')
+      .values({
+        instance_id: instanceId,
+        type: 'manual',
+        date_internal: String(second),
+        size_mb: 1024 + ((instanceId * 7919 + operationId * 104729) % 6144),
+        image_id: inst.image_id,
+        created_at: createdAt,
+      })
+      .onConflict((oc) => oc.columns(['instance_id', 'type', 'date_internal']).doNothing())
+      .executeTakeFirst()
+    if (Number(r.numInsertedOrUpdatedRows ?? 0) === 1) break
+  }
+}
+
+/** The nightly incremental backups of an instance since it was created, up to `now`, keeping the last seven. */
+export async function runNightlies(
+  db: Kysely<DB>,
+  now: Date,
+  row: { id: number; created_at: string; image_id: string },
+): Promise<void> {
+  const created = new Date(row.created_at)
+  const day = (d: Date) => Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate())
+  const DAY = 86_400_000
+  // The newest nightly is today's once its hour has passed, else yesterday's: before that hour the
+  // last seven run up to yesterday, so a list never holds fewer than seven for the hour of the day.
+  const last = day(now) + NIGHTLY_HOUR_UTC * 3_600_000 <= now.getTime() ? day(now) : day(now) - DAY
+  const first = Math.max(day(created), last - (KEEP_INCREMENTALS - 1) * DAY)
+  for (let d = first; d <= last; d += DAY) {
+    const at = new Date(d + NIGHTLY_HOUR_UTC * 3_600_000)
+    if (at > now || at < created) continue
+    const token = at.toISOString().slice(0, 10).replace(/-/g, '')
+    await db
+      .insertInto('hv_backups')
+      .values({
+        instance_id: row.id,
+        type: 'incremental',
+        date_internal: token,
+        size_mb: 128 + ((row.id * 31 + Number(token)) % 896),
+        image_id: row.image_id,
+        created_at: iso(at),
+      })
+      .onConflict((oc) => oc.columns(['instance_id', 'type', 'date_internal']).doNothing())
+      .execute()
+  }
+  const keep = await db
+    .selectFrom('hv_backups')
+    .select('id')
+    .where('instance_id', '=', row.id)
+    .where('type', '=', 'incremental')
+    .orderBy('created_at', 'desc')
+    .limit(KEEP_INCREMENTALS)
+    .execute()
+  if (keep.length === KEEP_INCREMENTALS) {
+    await db
+      .deleteFrom('hv_backups')
+      .where('instance_id', '=', row.id)
+      .where('type', '=', 'incremental')
+      .where(
+        'id',
+        'not in',
+        keep.map((k) => k.id),
+      )
+      .execute()
+  }
+}
+
+/** The backups of an instance, newest first. */
+export async function backupsOf(db: Kysely<DB>, instanceId: number): Promise<Backup[]> {
+  const rows = await db
+    .selectFrom('hv_backups')
+    .selectAll()
+    .where('instance_id', '=', instanceId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute()
+  return rows.map((b) => ({
+    type: b.type,
+    dateInternal: b.date_internal,
+    key: b.id,
+    createdAt: new Date(b.created_at),
+    sizeMb: b.size_mb,
+  }))
+}

@@ -1,0 +1,58 @@
+import type { FastifyPluginAsync } from 'fastify'
+import type { Kysely } from 'kysely'
+import type { Clock } from '../../clock.js'
+import type { Config } from '../../config/config.js'
+import type { DB } from '../../db/tables.js'
+import type { MailDriver } from '../../drivers/mail/mail.js'
+import type { PaymentsDriver } from '../../drivers/payments/payments.js'
+import type { JobRunner } from '../../jobs/runner.js'
+import type { IamService } from '../iam/iam.service.js'
+import { InvoicesService } from './invoices/invoices.service.js'
+import { invoicesRoutes } from './invoices/invoices.routes.js'
+import { PaymethodsService } from './paymethods/paymethods.service.js'
+import { paymethodsRoutes } from './paymethods/paymethods.routes.js'
+import { ProfileService } from './profile/profile.service.js'
+import { profileRoutes } from './profile/profile.routes.js'
+import { TicketsService } from './tickets/tickets.service.js'
+import { ticketsRoutes } from './tickets/tickets.routes.js'
+import { UsersService } from './users/users.service.js'
+import { usersRoutes } from './users/users.routes.js'
+
+/** The services of the account area. */
+export interface AccountServices {
+  profile: ProfileService
+  invoices: InvoicesService
+  paymethods: PaymethodsService
+  users: UsersService
+  tickets: TicketsService
+}
+
+/** Builds the account area: profile, invoices, payment methods, users and tickets. */
+export function createAccountServices(deps: {
+  db: Kysely<DB>
+  clock: Clock
+  jobs: JobRunner
+  config: Config
+  payments: PaymentsDriver
+  mail: MailDriver
+  iam: IamService
+}): AccountServices {
+  const { db, clock, jobs, config, payments, mail, iam } = deps
+  const profile = new ProfileService(db, clock, mail)
+  return {
+    profile,
+    invoices: new InvoicesService(db, clock, config.billing, payments, profile, iam, mail, jobs),
+    paymethods: new PaymethodsService(db, clock, payments, profile),
+    users: new UsersService(db, clock, () => iam, { newUsersPerHour: 10 }),
+    tickets: new TicketsService(db, clock, mail, profile, iam, config.mail.supportAddress),
+  }
+}
+
+/** Every route of the account area. */
+export const accountAreaRoutes: FastifyPluginAsync = async (app) => {
+  await app.register(profileRoutes)
+  await app.register(paymethodsRoutes)
+  await app.register(invoicesRoutes)
+  await app.register(usersRoutes)
+  await app.register(ticketsRoutes)
+}
