@@ -14,6 +14,7 @@ import * as admin from './0400-admin.js'
 import * as reservedNames from './0410-reserved-names.js'
 import * as usersEmailPerAccount from './0420-users-email-per-account.js'
 import * as secretKeyChecks from './0430-secret-key-checks.js'
+import * as outboxDelivery from './0440-outbox-delivery.js'
 
 /**
  * Every migration, by name. Names sort in the order they run; each area takes its own
@@ -35,4 +36,5 @@ export const migrations: Record<string, Migration> = {
   '0410-reserved-names': reservedNames,
   '0420-users-email-per-account': usersEmailPerAccount,
   '0430-secret-key-checks': secretKeyChecks,
+  '0440-outbox-delivery': outboxDelivery,
 }
