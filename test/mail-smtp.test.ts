@@ -164,7 +164,7 @@ forEachDialect((dialect) => {
   })
 })
 
-describe('SMTP relay failures that are retried', () => {
+describe('SMTP relay connections: TLS from the start, and failures that are retried', () => {
   let dir: string
   const dkim = dkimKeyPair()
   before(() => {
@@ -173,8 +173,8 @@ describe('SMTP relay failures that are retried', () => {
   after(() => fs.rmSync(dir, { recursive: true, force: true }))
 
   /** Sends one message through an app pointed at `server` and returns the job after its first attempt. */
-  async function firstAttempt(server: { port: number; caFile: string }) {
-    const t = await startTestApp('sqlite', { env: smtpEnv(server, dir, dkim.privateKey) })
+  async function firstAttempt(server: { port: number; caFile: string }, env: Record<string, string> = {}) {
+    const t = await startTestApp('sqlite', { env: { ...smtpEnv(server, dir, dkim.privateKey), ...env } })
     try {
       const { id } = await t.ctx.services.mail.send({ to: 'x@customer.example', subject: 'Hi', text: 'x', kind: 't' })
       await t.ctx.jobs.drain()
@@ -185,6 +185,40 @@ describe('SMTP relay failures that are retried', () => {
       await t.close()
     }
   }
+
+  it('smtps:// speaks TLS from the first byte', async () => {
+    const server = await startSmtpServer({ implicitTls: true, login: { user: 'hostapi', password: PASSWORD } })
+    try {
+      const url = `smtps://hostapi:${encodeURIComponent(PASSWORD)}@127.0.0.1:${server.port}`
+      const { job, outbox } = await firstAttempt(server, { HOSTAPI_SMTP_URL: url })
+      assert.equal(job.status, 'done', job.last_error ?? '')
+      assert.equal(server.received.length, 1)
+      assert.equal(server.received[0].secure, true)
+      assert.equal(server.received[0].user, 'hostapi')
+      assert.deepEqual(
+        outbox.map((m) => m.status),
+        ['sent'],
+      )
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('a wrong password: retried (the relay may be fixed), and the password is in no error', async () => {
+    const server = await startSmtpServer({ login: { user: 'hostapi', password: PASSWORD } })
+    try {
+      const url = `smtp://hostapi:not-the-secret-42@127.0.0.1:${server.port}`
+      const { job, outbox } = await firstAttempt(server, { HOSTAPI_SMTP_URL: url })
+      assert.equal(job.status, 'queued')
+      assert.match(job.last_error ?? '', /SMTP relay unavailable \(EAUTH\).*535/)
+      assert.doesNotMatch(job.last_error ?? '', /not-the-secret-42/)
+      assert.equal(server.badLogins, 1)
+      assert.deepEqual(server.received, [])
+      assert.deepEqual(outbox, [])
+    } finally {
+      await server.close()
+    }
+  })
 
   it('a relay that is down (connection refused): the job waits for a retry, nothing recorded as failed', async () => {
     const { job, outbox } = await firstAttempt({ port: await closedPort(), caFile: selfSignedCert(dir).cert })
