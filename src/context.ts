@@ -27,6 +27,7 @@ import type { HypervisorDriver } from './drivers/hypervisor/hypervisor.js'
 import { BuiltinHypervisor } from './drivers/hypervisor/builtin.js'
 import type { MailDriver } from './drivers/mail/mail.js'
 import { OutboxMailDriver } from './drivers/mail/builtin.js'
+import { SmtpMailDriver } from './drivers/mail/smtp.js'
 import type { PaymentsDriver } from './drivers/payments/payments.js'
 import { LedgerPaymentsDriver } from './drivers/payments/builtin.js'
 import type { DnsDriver, ZoneSource } from './drivers/dns/dns.js'
@@ -127,6 +128,16 @@ export function dnsDriverFor(config: Config, zones: ZoneSource, log: Logger): Dn
   return new BuiltinDnsServer(zones, opts, log)
 }
 
+/** The mail driver HOSTAPI_MAIL_DRIVER names: the built-in outbox or an SMTP relay (recording in the outbox). */
+export function mailDriverFor(config: Config, db: Kysely<DB>, clock: Clock): MailDriver {
+  const d = config.mailDriver
+  if (d.driver === 'smtp') return new SmtpMailDriver(db, clock, config.mail.from, d.smtp)
+  return new OutboxMailDriver(db, clock, config.mail.from)
+}
+
+// A relay may be down for a while: 16 attempts back off from 1 s to 5 min, about 40 minutes in all.
+const SMTP_MAIL_ATTEMPTS = 16
+
 /** What a caller may set instead of the defaults: the clock (tests, sandbox) and the logger. */
 export interface ContextOptions {
   clock?: Clock
@@ -156,7 +167,7 @@ function createDrivers(
   const drivers: Drivers = {
     registry: new BuiltinRegistry(db, clock, config.registry.taken),
     hypervisor: new BuiltinHypervisor(db, clock, { speed: config.hypervisor.simSpeed }),
-    mail: new OutboxMailDriver(db, clock, config.mail.from),
+    mail: mailDriverFor(config, db, clock),
     payments: new LedgerPaymentsDriver(db, clock, config.payments.baseUrl),
     dns: dnsDriverFor(config, zoneSourceOf(db, secrets.box), log.child({ component: 'dns' })),
     ca,
@@ -171,7 +182,9 @@ function createServices(
   sealing: SecretHolder[],
 ): { services: Services; accountDns: AccountDns } {
   const { config, db, clock, log, jobs, secrets } = base
-  const mail = new MailService(jobs, drivers.mail, log)
+  const mail = new MailService(jobs, drivers.mail, log, {
+    maxAttempts: config.mailDriver.driver === 'smtp' ? SMTP_MAIL_ATTEMPTS : undefined,
+  })
   const orders = new OrdersService(db, clock, jobs)
   const iam = new IamService(db, clock, {
     emptyWhitelistAllowsAll: config.emptyWhitelistAllowsAll,

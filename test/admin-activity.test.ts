@@ -137,6 +137,8 @@ forEachDialect((dialect) => {
       const m = list.body.data.messages[0]
       assert.equal(m.to, 'ann@tenant-a.test')
       assert.equal(m.subject, 'Hello')
+      assert.equal(m.status, 'stored')
+      assert.equal(m.status_detail, null)
       const one = await adm('GET', `/outbox/${m.id}`)
       assert.equal(one.body.data.text_body, 'Body text')
       assert.equal((await adm('GET', '/outbox?recipient=ANN@tenant-a.test')).body.data.pagination.total, 1)

@@ -16,6 +16,7 @@ import * as usersEmailPerAccount from './0420-users-email-per-account.js'
 import * as secretKeyChecks from './0430-secret-key-checks.js'
 import * as affiliatePaymentInvoice from './0440-affiliate-payment-invoice.js'
 import * as dnssec from './0450-dnssec.js'
+import * as outboxDelivery from './0460-outbox-delivery.js'
 
 /**
  * Every migration, by name. Names sort in the order they run; each area takes its own
@@ -39,4 +40,5 @@ export const migrations: Record<string, Migration> = {
   '0430-secret-key-checks': secretKeyChecks,
   '0440-affiliate-payment-invoice': affiliatePaymentInvoice,
   '0450-dnssec': dnssec,
+  '0460-outbox-delivery': outboxDelivery,
 }

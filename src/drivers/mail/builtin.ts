@@ -3,6 +3,7 @@ import type { Clock } from '../../clock.js'
 import { iso } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
 import { checkMessage, type MailDriver, type MailMessage } from './mail.js'
+import { insertOutboxMessage } from './outbox.repository.js'
 
 /**
  * The built-in mail driver: writes every message to the `outbox` table instead of sending it, so an
@@ -17,21 +18,8 @@ export class OutboxMailDriver implements MailDriver {
 
   async send(m: MailMessage): Promise<{ id: string }> {
     checkMessage(m)
-    const row = await this.db
-      .insertInto('outbox')
-      .values({
-        account_id: m.accountId ?? null,
-        kind: m.kind,
-        sender: this.from,
-        recipient: m.to,
-        subject: m.subject,
-        text_body: m.text,
-        html_body: m.html ?? null,
-        created_at: iso(this.clock.now()),
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow()
-    return { id: String(row.id) }
+    const id = await insertOutboxMessage(this.db, m, { sender: this.from, createdAt: iso(this.clock.now()) })
+    return { id: String(id) }
   }
 
   /** The newest messages first, optionally only those to one recipient. */

@@ -6,6 +6,8 @@ import { systemClock } from '../../clock.js'
 import { forEachDialect, freshDatabase, tempDir } from '../../../test/helpers/app.js'
 import { MailRejected, type MailDriver } from './mail.js'
 import { OutboxMailDriver } from './builtin.js'
+import { SmtpMailDriver } from './smtp.js'
+import { startSmtpServer } from '../../../test/helpers/smtp.js'
 
 /** The behaviour every mail driver must have; `sentTo` reads back what the driver accepted for a recipient. */
 export function mailDriverContract(
@@ -72,6 +74,42 @@ forEachDialect((dialect) => {
           return { subject: r.subject, text: r.text_body }
         }),
       close: async () => {
+        await database.close()
+        await fresh.drop()
+        fs.rmSync(dir, { recursive: true, force: true })
+      },
+    }
+  })
+})
+
+forEachDialect((dialect) => {
+  mailDriverContract(`SMTP relay, a real SMTP server on loopback with STARTTLS (${dialect})`, async () => {
+    const dir = tempDir()
+    const fresh = await freshDatabase(dialect, dir)
+    const database: Database = openDatabase(fresh.database)
+    await migrate(database.db, database.schema)
+    const server = await startSmtpServer({ login: { user: 'hostapi', password: 'relay-secret' } })
+    const driver = new SmtpMailDriver(database.db, systemClock, 'noreply@example.com', {
+      host: '127.0.0.1',
+      port: server.port,
+      security: 'starttls',
+      user: 'hostapi',
+      password: 'relay-secret',
+      caFile: server.caFile,
+      dkim: null,
+    })
+    return {
+      driver,
+      sentTo: async (to) =>
+        server.received
+          .filter((r) => r.rcptTo.includes(to))
+          .map((r) => {
+            assert.equal(r.mailFrom, 'noreply@example.com')
+            assert.ok(r.secure, 'sent over STARTTLS')
+            return { subject: r.parsed.subject ?? '', text: (r.parsed.text ?? '').replace(/\n$/, '') }
+          }),
+      close: async () => {
+        await server.close()
         await database.close()
         await fresh.drop()
         fs.rmSync(dir, { recursive: true, force: true })

@@ -8,7 +8,7 @@ import * as iamRepo from '../iam/iam.repository.js'
 import { findJob, type DecodedJob } from '../../jobs/jobs.repository.js'
 import * as repo from './admin.repository.js'
 import { parseTime, type PageInput } from './admin-input.js'
-import type { OutboxMessage } from '../../drivers/mail/outbox.tables.js'
+import type { OutboxMessage, OutboxStatus } from '../../drivers/mail/outbox.tables.js'
 
 /** What happened across tenants, for the operator: the audit log, the job queue and the mail outbox. */
 export class AdminActivityService {
@@ -83,9 +83,9 @@ export class AdminActivityService {
     return this.job(id)
   }
 
-  async outbox(query: PageInput & { account?: number; recipient?: string; kind?: string }) {
+  async outbox(query: PageInput & { account?: number; recipient?: string; kind?: string; status?: OutboxStatus }) {
     const page = pageOf(query)
-    const filter: repo.OutboxFilter = { recipient: query.recipient, kind: query.kind }
+    const filter: repo.OutboxFilter = { recipient: query.recipient, kind: query.kind, status: query.status }
     if (query.account !== undefined)
       filter.accountId = (await iamRepo.findAccountByCustomerNumber(this.db, query.account))?.id ?? -1
     const total = await repo.countOutbox(this.db, filter)
@@ -141,6 +141,8 @@ function messageView(m: OutboxMessage) {
     subject: m.subject,
     text_body: m.text_body,
     html_body: m.html_body,
+    status: m.status,
+    status_detail: m.status_detail,
     created_at: m.created_at,
   }
 }

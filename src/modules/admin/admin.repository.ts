@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import type { Db } from '../../db/database.js'
 import { likeContains } from '../../db/search.js'
 import { decodeJob } from '../../jobs/jobs.repository.js'
+import type { OutboxStatus } from '../../drivers/mail/outbox.tables.js'
 
 /** The operator's queries: admin tokens, and reads across accounts (the admin API sees every tenant). */
 
@@ -180,6 +181,7 @@ export interface OutboxFilter {
   accountId?: number
   recipient?: string
   kind?: string
+  status?: OutboxStatus
 }
 
 const outboxWhere = (db: Db, f: OutboxFilter) => {
@@ -187,6 +189,7 @@ const outboxWhere = (db: Db, f: OutboxFilter) => {
   if (f.accountId !== undefined) q = q.where('account_id', '=', f.accountId)
   if (f.recipient) q = q.where(sql`lower(recipient)`, '=', f.recipient.toLowerCase())
   if (f.kind) q = q.where('kind', '=', f.kind)
+  if (f.status) q = q.where('status', '=', f.status)
   return q
 }
 

@@ -270,12 +270,18 @@ export const JobsReply = Envelope(Type.Object({ jobs: Type.Array(Job), paginatio
 })
 export const JobReply = Envelope(Job, jobExample)
 
+const OutboxStatus = Type.Union([Type.Literal('stored'), Type.Literal('sent'), Type.Literal('failed')], {
+  description:
+    '`stored`: kept in the outbox by the built-in mail driver, not delivered; `sent`: accepted by the SMTP relay; ' +
+    '`failed`: refused by the SMTP relay for good (a temporary failure is retried by the mail job instead)',
+})
 export const OutboxQuery = Type.Object({
   page: PageQuery.page,
   limit: PageQuery.limit,
   account: Type.Optional(Type.Integer({ minimum: 1, description: 'Customer number' })),
   recipient: Type.Optional(Type.String({ maxLength: 254 })),
   kind: Type.Optional(Type.String({ maxLength: 100 })),
+  status: Type.Optional(OutboxStatus),
 })
 const Message = Type.Object({
   id: Type.Integer(),
@@ -286,6 +292,10 @@ const Message = Type.Object({
   subject: Type.String(),
   text_body: Type.String(),
   html_body: Type.Union([Type.String(), Type.Null()]),
+  status: OutboxStatus,
+  status_detail: Type.Union([Type.String(), Type.Null()], {
+    description: "The SMTP relay's reply to the message; null for a stored message",
+  }),
   created_at: Time(),
 })
 const messageExample = {
@@ -297,6 +307,8 @@ const messageExample = {
   subject: 'New ticket 100',
   text_body: 'A new ticket…',
   html_body: null,
+  status: 'sent',
+  status_detail: '250 2.0.0 Ok: queued as 4dXyZ1',
   created_at: '2026-11-22T16:00:00.000Z',
 }
 export const OutboxReply = Envelope(Type.Object({ messages: Type.Array(Message), pagination: Pagination }), {

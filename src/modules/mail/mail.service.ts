@@ -15,6 +15,7 @@ export class MailService implements MailDriver {
     private readonly jobs: JobRunner,
     private readonly driver: MailDriver,
     private readonly log: Logger,
+    private readonly opts: { maxAttempts?: number } = {},
   ) {}
 
   /** The job that hands one queued message to the mail driver. */
@@ -45,7 +46,10 @@ export class MailService implements MailDriver {
   /** Queues one message; throws MailRejected at once for a message no driver could send. */
   async send(message: MailMessage): Promise<{ id: string }> {
     checkMessage(message)
-    const id = await this.jobs.enqueue(this.sendJob, message, { accountId: message.accountId ?? null })
+    const id = await this.jobs.enqueue(this.sendJob, message, {
+      accountId: message.accountId ?? null,
+      maxAttempts: this.opts.maxAttempts,
+    })
     return { id: `job-${id}` }
   }
 }
