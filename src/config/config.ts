@@ -1,8 +1,12 @@
 import path from 'node:path'
-import ipaddr from 'ipaddr.js'
 import { parseSecretKey } from '../lib/secret-box.js'
 import { EnvReader, type Env } from './env-reader.js'
-import { parseTsigKey } from '../lib/dns/tsig.js'
+import { dnsConfig, dnsDriverConfig, dnsTransferConfig, type DnsDriverConfig, type DnsTransferConfig } from './dns.js'
+import { mailDriverConfig, type MailDriverConfig } from './mail.js'
+
+// The types of the DNS and mail sections are part of Config's shape.
+export type { DnsDriverConfig, DnsSecondary, DnsTransferConfig } from './dns.js'
+export type { MailDriverConfig, SmtpConfig } from './mail.js'
 
 /** The validated, frozen configuration of one hostapi process. Only this module reads the environment. */
 export interface Config {
@@ -112,74 +116,6 @@ export class ConfigError extends Error {
   }
 }
 
-/** A secondary of the built-in DNS server: it may transfer zones, and is sent NOTIFY when it is one address. */
-export interface DnsSecondary {
-  /** The address, or the first address of the range, as given (IPv4 or IPv6). */
-  address: string
-  /** The CIDR prefix length: 32 or 128 for one address. */
-  prefixLength: number
-  /** The UDP port NOTIFY goes to; null for a range, which is never notified. */
-  notifyPort: number | null
-}
-
-/** Zone transfers (AXFR, IXFR) and NOTIFY of the built-in DNS server; no secondaries: no transfers. */
-export interface DnsTransferConfig {
-  secondaries: DnsSecondary[]
-  /** The TSIG key (hmac-sha256) every transfer must be signed with, and NOTIFY is signed with; null: none. */
-  tsigKey: { name: string; secret: string } | null
-}
-
-/** Reads HOSTAPI_DNS_SECONDARIES, HOSTAPI_DNS_TSIG_KEY and HOSTAPI_DNS_NOTIFY_PORT; every problem is recorded. */
-function dnsTransferConfig(r: EnvReader): DnsTransferConfig {
-  const env = r.env
-  const rawPort = env.HOSTAPI_DNS_NOTIFY_PORT || '53'
-  const port = (raw: string, what: string): number => {
-    const n = Number(raw)
-    if (/^\d{1,5}$/.test(raw) && n >= 1 && n <= 65535) return n
-    r.problem(`${what} must be a port from 1 to 65535 (got "${raw}")`)
-    return 53
-  }
-  const notifyPort = port(rawPort, 'HOSTAPI_DNS_NOTIFY_PORT')
-  const secondaries: DnsSecondary[] = []
-  for (const entry of (env.HOSTAPI_DNS_SECONDARIES ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean)) {
-    // ip, ip/prefix, ipv4:port, [ipv6]:port
-    const m = /^\[([^\]]+)\](?::(\d*))?$/.exec(entry) ?? /^([^:/]+):(\d*)$/.exec(entry)
-    const ip = m ? m[1]! : entry
-    const what = `HOSTAPI_DNS_SECONDARIES: "${entry}"`
-    if (ip.includes('/')) {
-      try {
-        const [addr, prefixLength] = ipaddr.parseCIDR(ip)
-        const single = prefixLength === (addr.kind() === 'ipv4' ? 32 : 128)
-        secondaries.push({ address: addr.toString(), prefixLength, notifyPort: single ? notifyPort : null })
-      } catch {
-        r.problem(`${what} is not an IP address, CIDR range or address:port`)
-      }
-      continue
-    }
-    if (!ipaddr.IPv4.isValidFourPartDecimal(ip) && !ipaddr.IPv6.isValid(ip)) {
-      r.problem(`${what} is not an IP address, CIDR range or address:port`)
-      continue
-    }
-    const addr = ipaddr.parse(ip)
-    const p = m?.[2] !== undefined ? port(m[2], what) : notifyPort
-    secondaries.push({ address: addr.toString(), prefixLength: addr.kind() === 'ipv4' ? 32 : 128, notifyPort: p })
-  }
-  let tsigKey: DnsTransferConfig['tsigKey'] = null
-  if (env.HOSTAPI_DNS_TSIG_KEY) {
-    const key = parseTsigKey(env.HOSTAPI_DNS_TSIG_KEY)
-    if (!key) r.problem('HOSTAPI_DNS_TSIG_KEY must be name:base64secret (hmac-sha256), e.g. transfer.key:c2VjcmV0')
-    else tsigKey = { name: key.name, secret: key.secret.toString('base64') }
-  }
-  if (tsigKey && !secondaries.length) r.problem('HOSTAPI_DNS_TSIG_KEY is set but HOSTAPI_DNS_SECONDARIES is empty')
-  if (secondaries.length && (env.HOSTAPI_DNS_DRIVER || 'builtin') !== 'builtin') {
-    r.problem('HOSTAPI_DNS_SECONDARIES applies to the built-in DNS server only (HOSTAPI_DNS_DRIVER=builtin)')
-  }
-  return { secondaries, tsigKey }
-}
-
 /** Reads every HOSTAPI_* variable (and DATABASE_URL, REDIS_URL); lists every problem at once. */
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const r = new EnvReader(env)
@@ -262,142 +198,6 @@ function demoConfig(r: EnvReader): Config['demo'] {
     r.problem('HOSTAPI_DEMO_KEY must be 16 to 128 characters of A-Z, a-z, 0-9, _ and -')
   }
   return { enabled: r.bool('HOSTAPI_DEMO', true), key }
-}
-
-/** The built-in DNS server's address; port 0 turns it off. */
-function dnsConfig(r: EnvReader): Config['dns'] {
-  const host = r.env.HOSTAPI_DNS_HOST || '127.0.0.1'
-  if (!ipaddr.isValid(host)) r.problem(`HOSTAPI_DNS_HOST must be an IP address (got "${host}")`)
-  const port = r.int('HOSTAPI_DNS_PORT', 5353, 0, 65535)
-  return { host, port: port === 0 ? null : port }
-}
-
-/** The DNS driver's settings (HOSTAPI_DNS_DRIVER and, for PowerDNS, HOSTAPI_POWERDNS_*). */
-export type DnsDriverConfig =
-  | { driver: 'builtin' }
-  | { driver: 'powerdns'; url: string; apiKey: string; serverId: string }
-
-/** The DNS driver: the built-in server, or PowerDNS through its HTTP API. */
-function dnsDriverConfig(r: EnvReader): DnsDriverConfig {
-  const env = r.env
-  const driver = env.HOSTAPI_DNS_DRIVER || 'builtin'
-  if (driver === 'builtin') return { driver }
-  if (driver !== 'powerdns') {
-    r.problem(`HOSTAPI_DNS_DRIVER must be builtin or powerdns (got "${driver}")`)
-    return { driver: 'builtin' }
-  }
-  const url = env.HOSTAPI_POWERDNS_URL || ''
-  const apiKey = env.HOSTAPI_POWERDNS_API_KEY || ''
-  if (!url) r.problem('HOSTAPI_POWERDNS_URL must be set when HOSTAPI_DNS_DRIVER is powerdns')
-  else if (!/^https?:\/\/[^\s/]+(\/\S*)?$/.test(url))
-    r.problem(`HOSTAPI_POWERDNS_URL must be an http(s) URL (got "${url}")`)
-  if (!apiKey) r.problem('HOSTAPI_POWERDNS_API_KEY must be set when HOSTAPI_DNS_DRIVER is powerdns')
-  return { driver, url, apiKey, serverId: env.HOSTAPI_POWERDNS_SERVER_ID || 'localhost' }
-}
-
-/** The mail driver's settings (HOSTAPI_MAIL_DRIVER and, for an SMTP relay, HOSTAPI_SMTP_* and HOSTAPI_DKIM_*). */
-export type MailDriverConfig = { driver: 'builtin' } | { driver: 'smtp'; smtp: SmtpConfig }
-
-/** An SMTP relay: where it is, how the connection is secured, the login, a private CA, and DKIM signing. */
-export interface SmtpConfig {
-  host: string
-  port: number
-  /** `tls`: TLS from the start (smtps://); `starttls`: STARTTLS required (smtp://); `none`: plain (?starttls=false). */
-  security: 'tls' | 'starttls' | 'none'
-  user: string | null
-  /** Never logged nor shown in a problem or error. */
-  password: string | null
-  /** PEM file of a CA to trust for the relay's certificate, besides the system's. */
-  caFile: string | null
-  dkim: { domain: string; selector: string; keyFile: string } | null
-}
-
-const DKIM_VARS = ['HOSTAPI_DKIM_DOMAIN', 'HOSTAPI_DKIM_SELECTOR', 'HOSTAPI_DKIM_KEY_FILE'] as const
-
-/** The mail driver: the built-in outbox, or an SMTP relay given as HOSTAPI_SMTP_URL. */
-function mailDriverConfig(r: EnvReader): MailDriverConfig {
-  const env = r.env
-  const driver = env.HOSTAPI_MAIL_DRIVER || 'builtin'
-  const smtpVars = ['HOSTAPI_SMTP_URL', 'HOSTAPI_SMTP_CA_FILE', ...DKIM_VARS].filter((v) => env[v])
-  if (driver === 'builtin') {
-    if (smtpVars.length) r.problem(`${smtpVars.join(', ')} apply to HOSTAPI_MAIL_DRIVER=smtp only`)
-    return { driver }
-  }
-  if (driver !== 'smtp') {
-    r.problem(`HOSTAPI_MAIL_DRIVER must be builtin or smtp (got "${driver}")`)
-    return { driver: 'builtin' }
-  }
-  const raw = env.HOSTAPI_SMTP_URL || ''
-  const smtp = raw ? smtpUrl(r, raw) : null
-  if (!raw) r.problem('HOSTAPI_SMTP_URL must be set when HOSTAPI_MAIL_DRIVER is smtp')
-  const caFile = filePath(r, 'HOSTAPI_SMTP_CA_FILE')
-  let dkim: SmtpConfig['dkim'] = null
-  const dkimSet = DKIM_VARS.filter((v) => env[v])
-  if (dkimSet.length && dkimSet.length < DKIM_VARS.length) {
-    r.problem(`${DKIM_VARS.join(', ')} must be set together (DKIM signing) or not at all`)
-  } else if (dkimSet.length) {
-    const domain = env.HOSTAPI_DKIM_DOMAIN!.toLowerCase().replace(/\.$/, '')
-    const selector = env.HOSTAPI_DKIM_SELECTOR!
-    if (!/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$/.test(domain)) {
-      r.problem(`HOSTAPI_DKIM_DOMAIN must be a domain name (got "${env.HOSTAPI_DKIM_DOMAIN}")`)
-    }
-    if (!/^[A-Za-z0-9_-]{1,63}(\.[A-Za-z0-9_-]{1,63})*$/.test(selector)) {
-      r.problem(`HOSTAPI_DKIM_SELECTOR must be one or more DNS labels (got "${selector}")`)
-    }
-    dkim = { domain, selector, keyFile: filePath(r, 'HOSTAPI_DKIM_KEY_FILE')! }
-  }
-  if (!smtp) return { driver: 'builtin' }
-  return { driver, smtp: { ...smtp, caFile, dkim } }
-}
-
-/** The relay of HOSTAPI_SMTP_URL; problems quote the URL with its password masked. */
-function smtpUrl(
-  r: EnvReader,
-  raw: string,
-): Pick<SmtpConfig, 'host' | 'port' | 'security' | 'user' | 'password'> | null {
-  const masked = raw.replace(/^([a-z]+:\/\/[^:@/]*):[^@/]*@/i, '$1:***@')
-  const bad = (why: string) => {
-    r.problem(`HOSTAPI_SMTP_URL ${why} (got "${masked}")`)
-    return null
-  }
-  let url: URL
-  try {
-    url = new URL(raw)
-  } catch {
-    return bad('must be smtp://[user:password@]host[:port] or smtps://…')
-  }
-  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') return bad('must start with smtp:// or smtps://')
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
-  if (!host) return bad('has no host')
-  if (url.pathname && url.pathname !== '/') return bad('must not have a path')
-  const implicitTls = url.protocol === 'smtps:'
-  let security: SmtpConfig['security'] = implicitTls ? 'tls' : 'starttls'
-  for (const [key, value] of url.searchParams) {
-    if (key !== 'starttls' || implicitTls || !['true', 'false'].includes(value)) {
-      return bad('takes no query but ?starttls=false (or true) on smtp://')
-    }
-    if (value === 'false') security = 'none'
-  }
-  const decode = (s: string) => {
-    try {
-      return decodeURIComponent(s)
-    } catch {
-      return s
-    }
-  }
-  return {
-    host,
-    port: url.port ? Number(url.port) : implicitTls ? 465 : 587,
-    security,
-    user: url.username ? decode(url.username) : null,
-    password: url.password ? decode(url.password) : null,
-  }
-}
-
-/** The absolute path of the file a variable names (read, and checked, by the driver at start); null when unset. */
-function filePath(r: EnvReader, name: string): string | null {
-  const raw = r.env[name]
-  return raw ? path.resolve(raw) : null
 }
 
 type Limits =

@@ -7,24 +7,11 @@ import type { Piscina as PiscinaPool } from 'piscina'
 import { ApiError, errors } from '../../../errors.js'
 import { lazyRequire } from '../../../lazy-require.js'
 import type { NormalisedRecord } from '../../../lib/dns/records.js'
+import type { Config } from '../../../config/config.js'
 import { runZoneTask, type TaskValue, type ZoneResult, type ZoneTask } from './zone.worker.js'
 
-export interface ZoneLimits {
-  /** The largest zone text accepted, in UTF-8 bytes (413 above). */
-  maxBytes: number
-  /** The most records a zone import or record replace may hold (400 above). */
-  maxRecords: number
-  /** Zone texts up to this many bytes are parsed inline. */
-  inlineBytes: number
-  /** Record lists up to this many records are validated inline. */
-  inlineRecords: number
-  /** Worker threads of the pool. */
-  workers: number
-  /** Tasks waiting for a worker at most; one more answers 503 with Retry-After. */
-  queue: number
-  /** Large tasks one account may have running or waiting at once; one more answers 429 with Retry-After. */
-  perAccount: number
-}
+/** The zone size limits and the worker pool's size (HOSTAPI_ZONE_*). */
+export type ZoneLimits = Config['zones']
 
 export const DEFAULT_ZONE_LIMITS: ZoneLimits = {
   maxBytes: 10 * 1024 * 1024,

@@ -1,0 +1,105 @@
+import ipaddr from 'ipaddr.js'
+import { parseTsigKey } from '../lib/dns/tsig.js'
+import type { Config } from './config.js'
+import type { EnvReader } from './env-reader.js'
+
+// The DNS sections of the configuration: the built-in server, its secondaries, and the driver.
+
+/** The built-in DNS server's address; port 0 turns it off. */
+export function dnsConfig(r: EnvReader): Config['dns'] {
+  const host = r.env.HOSTAPI_DNS_HOST || '127.0.0.1'
+  if (!ipaddr.isValid(host)) r.problem(`HOSTAPI_DNS_HOST must be an IP address (got "${host}")`)
+  const port = r.int('HOSTAPI_DNS_PORT', 5353, 0, 65535)
+  return { host, port: port === 0 ? null : port }
+}
+
+/** The DNS driver's settings (HOSTAPI_DNS_DRIVER and, for PowerDNS, HOSTAPI_POWERDNS_*). */
+export type DnsDriverConfig =
+  | { driver: 'builtin' }
+  | { driver: 'powerdns'; url: string; apiKey: string; serverId: string }
+
+/** The DNS driver: the built-in server, or PowerDNS through its HTTP API. */
+export function dnsDriverConfig(r: EnvReader): DnsDriverConfig {
+  const env = r.env
+  const driver = env.HOSTAPI_DNS_DRIVER || 'builtin'
+  if (driver === 'builtin') return { driver }
+  if (driver !== 'powerdns') {
+    r.problem(`HOSTAPI_DNS_DRIVER must be builtin or powerdns (got "${driver}")`)
+    return { driver: 'builtin' }
+  }
+  const url = env.HOSTAPI_POWERDNS_URL || ''
+  const apiKey = env.HOSTAPI_POWERDNS_API_KEY || ''
+  if (!url) r.problem('HOSTAPI_POWERDNS_URL must be set when HOSTAPI_DNS_DRIVER is powerdns')
+  else if (!/^https?:\/\/[^\s/]+(\/\S*)?$/.test(url))
+    r.problem(`HOSTAPI_POWERDNS_URL must be an http(s) URL (got "${url}")`)
+  if (!apiKey) r.problem('HOSTAPI_POWERDNS_API_KEY must be set when HOSTAPI_DNS_DRIVER is powerdns')
+  return { driver, url, apiKey, serverId: env.HOSTAPI_POWERDNS_SERVER_ID || 'localhost' }
+}
+
+/** A secondary of the built-in DNS server: it may transfer zones, and is sent NOTIFY when it is one address. */
+export interface DnsSecondary {
+  /** The address, or the first address of the range, as given (IPv4 or IPv6). */
+  address: string
+  /** The CIDR prefix length: 32 or 128 for one address. */
+  prefixLength: number
+  /** The UDP port NOTIFY goes to; null for a range, which is never notified. */
+  notifyPort: number | null
+}
+
+/** Zone transfers (AXFR, IXFR) and NOTIFY of the built-in DNS server; no secondaries: no transfers. */
+export interface DnsTransferConfig {
+  secondaries: DnsSecondary[]
+  /** The TSIG key (hmac-sha256) every transfer must be signed with, and NOTIFY is signed with; null: none. */
+  tsigKey: { name: string; secret: string } | null
+}
+
+/** Reads HOSTAPI_DNS_SECONDARIES, HOSTAPI_DNS_TSIG_KEY and HOSTAPI_DNS_NOTIFY_PORT; every problem is recorded. */
+export function dnsTransferConfig(r: EnvReader): DnsTransferConfig {
+  const env = r.env
+  const rawPort = env.HOSTAPI_DNS_NOTIFY_PORT || '53'
+  const port = (raw: string, what: string): number => {
+    const n = Number(raw)
+    if (/^\d{1,5}$/.test(raw) && n >= 1 && n <= 65535) return n
+    r.problem(`${what} must be a port from 1 to 65535 (got "${raw}")`)
+    return 53
+  }
+  const notifyPort = port(rawPort, 'HOSTAPI_DNS_NOTIFY_PORT')
+  const secondaries: DnsSecondary[] = []
+  for (const entry of (env.HOSTAPI_DNS_SECONDARIES ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    // ip, ip/prefix, ipv4:port, [ipv6]:port
+    const m = /^\[([^\]]+)\](?::(\d*))?$/.exec(entry) ?? /^([^:/]+):(\d*)$/.exec(entry)
+    const ip = m ? m[1]! : entry
+    const what = `HOSTAPI_DNS_SECONDARIES: "${entry}"`
+    if (ip.includes('/')) {
+      try {
+        const [addr, prefixLength] = ipaddr.parseCIDR(ip)
+        const single = prefixLength === (addr.kind() === 'ipv4' ? 32 : 128)
+        secondaries.push({ address: addr.toString(), prefixLength, notifyPort: single ? notifyPort : null })
+      } catch {
+        r.problem(`${what} is not an IP address, CIDR range or address:port`)
+      }
+      continue
+    }
+    if (!ipaddr.IPv4.isValidFourPartDecimal(ip) && !ipaddr.IPv6.isValid(ip)) {
+      r.problem(`${what} is not an IP address, CIDR range or address:port`)
+      continue
+    }
+    const addr = ipaddr.parse(ip)
+    const p = m?.[2] !== undefined ? port(m[2], what) : notifyPort
+    secondaries.push({ address: addr.toString(), prefixLength: addr.kind() === 'ipv4' ? 32 : 128, notifyPort: p })
+  }
+  let tsigKey: DnsTransferConfig['tsigKey'] = null
+  if (env.HOSTAPI_DNS_TSIG_KEY) {
+    const key = parseTsigKey(env.HOSTAPI_DNS_TSIG_KEY)
+    if (!key) r.problem('HOSTAPI_DNS_TSIG_KEY must be name:base64secret (hmac-sha256), e.g. transfer.key:c2VjcmV0')
+    else tsigKey = { name: key.name, secret: key.secret.toString('base64') }
+  }
+  if (tsigKey && !secondaries.length) r.problem('HOSTAPI_DNS_TSIG_KEY is set but HOSTAPI_DNS_SECONDARIES is empty')
+  if (secondaries.length && (env.HOSTAPI_DNS_DRIVER || 'builtin') !== 'builtin') {
+    r.problem('HOSTAPI_DNS_SECONDARIES applies to the built-in DNS server only (HOSTAPI_DNS_DRIVER=builtin)')
+  }
+  return { secondaries, tsigKey }
+}
