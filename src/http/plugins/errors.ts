@@ -107,7 +107,14 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Duple
     socket.destroy()
     return
   }
-  const e = clientErrorOf(err)
+  answerAndClose(socket, clientErrorOf(err))
+}
+
+/**
+ * Writes `e` in the envelope straight to a socket no HTTP parser answers for, with `Connection: close`; what the
+ * client still sends is read and dropped, and the socket closes once both sides are done (or after 10 s).
+ */
+export function answerAndClose(socket: Duplex, e: ApiError) {
   const body = JSON.stringify({ status: e.status, status_description: e.message })
   const headers: Record<string, string> = {
     ...API_HEADERS,
