@@ -184,6 +184,20 @@ forEachDialect((dialect) => {
       assert.ok(!answer.toString('latin1').startsWith('HTTP/'))
     })
 
+    it('points to the docs and the OpenAPI document from the server root and the API root, without a key', async () => {
+      for (const p of ['/', '/api/v2', '/api/v2/']) {
+        const r = await t.request('GET', p)
+        assert.equal(r.status, 200, p)
+        assert.match(String(r.headers['content-type']), /^application\/json/)
+        assert.deepEqual(r.body, {
+          status: 200,
+          status_description: 'Request successful',
+          data: { docs: '/docs', openapi: '/api/v2/openapi.json' },
+        })
+      }
+      assert.equal((await t.request('GET', '/api/v2/openapi.json')).status, 200)
+    })
+
     it('rate-limits per key with Retry-After and RateLimit headers', async () => {
       const limited = await startTestApp(dialect, { env: { HOSTAPI_RATE_LIMIT: '3' } })
       try {

@@ -110,6 +110,9 @@ export class ConfigError extends Error {
   }
 }
 
+/** What stops a start that the configuration can fix (a port in use): its message is the one line to print. */
+export class StartError extends Error {}
+
 /** A secondary of the built-in DNS server: it may transfer zones, and is sent NOTIFY when it is one address. */
 export interface DnsSecondary {
   /** The address, or the first address of the range, as given (IPv4 or IPv6). */
