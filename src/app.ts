@@ -1,3 +1,4 @@
+import type { Server as TlsServer } from 'node:tls'
 import Fastify, { LogController, type FastifyInstance, type FastifyPluginAsync, type FastifyRequest } from 'fastify'
 import type { Context, Services } from './context.js'
 import { requestId, transportPlugin } from './http/plugins/transport.js'
@@ -21,6 +22,7 @@ import { asArray } from './http/route-hooks.js'
 import { AuthThrottle } from './http/auth-throttle.js'
 import { declareErrorResponses } from './http/error-responses.js'
 import { ErrorBody, Pagination } from './http/schemas.js'
+import { answerPlainHttpOnTls } from './http/plain-on-tls.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -59,6 +61,11 @@ function newFastify(ctx: Context, opts: AppOptions): FastifyInstance {
     forceCloseConnections: 'idle',
     schemaController: { compilersFactory: schemas.compilersFactory },
   }) as unknown as FastifyInstance
+  if (opts.https) {
+    // Plain HTTP sent to the HTTPS port is answered `SSL connection is required` rather than dropped by TLS.
+    const plainHttp = answerPlainHttpOnTls(app.server as unknown as TlsServer)
+    app.addHook('preClose', async () => plainHttp.closePending())
+  }
   app.decorate('ctx', ctx)
   app.decorate('services', ctx.services)
   app.decorate('routeTable', [] as RouteEntry[])

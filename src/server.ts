@@ -1,14 +1,14 @@
 import fs from 'node:fs'
 import http from 'node:http'
 import type { FastifyInstance } from 'fastify'
-import { ConfigError, type Config } from './config/config.js'
+import { ConfigError, StartError, type Config } from './config/config.js'
 import { SecretBoxError } from './lib/secret-box.js'
 import { buildAdminApp, buildApp, type AppOptions } from './app.js'
 import { ADMIN_PREFIX } from './http/constants.js'
 import { clientErrorHandler } from './http/plugins/errors.js'
 import { createContext, type Context, type ContextOptions } from './context.js'
 import { migrate } from './db/database.js'
-import { demoKeyFile, keepDemoKey, seedDemoIfEmpty } from './seed/demo.js'
+import { demoKeyFile, demoSubUserKeyFile, keepDemoKeys, seedDemoIfEmpty } from './seed/demo.js'
 import { seedFileIfEmpty } from './seed/seed-file.js'
 import { loadTls } from './tls.js'
 import { hashApiKey } from './modules/iam/keys.js'
@@ -26,6 +26,8 @@ export interface RunningServer {
   /** Base URL of the admin API (on its own listener when HOSTAPI_ADMIN_PORT is set). */
   adminUrl: string
   demoKey: string | null
+  /** The key of the demo account's sub-user (domains only), while it is valid. */
+  demoSubUserKey: string | null
   close(): Promise<void>
 }
 
@@ -37,11 +39,13 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
   const ctx = createContext(config, opts)
   try {
     await prepare(ctx)
-    const demoKey = config.demo.enabled ? await demoKeyFor(ctx) : null
+    const { key: demoKey, subUserKey: demoSubUserKey } = config.demo.enabled
+      ? await demoKeysFor(ctx)
+      : { key: null, subUserKey: null }
     const tls = await loadTls(config)
     const app = await buildApp(ctx, { https: tls, extraRoutes: opts.extraRoutes })
 
-    await app.listen({ host: config.host, port: config.port })
+    await explainListen(() => app.listen({ host: config.host, port: config.port }), config, config.port, 'HOSTAPI_PORT')
     const address = app.server.address()
     const port = typeof address === 'object' && address ? address.port : config.port
     const host = config.host.includes(':') ? `[${config.host}]` : config.host
@@ -88,7 +92,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
         await ctx.services.iam.closeInvalidationBus()
         await ctx.close()
       })())
-    return { ctx, app, url, httpUrl, adminUrl, demoKey, close }
+    return { ctx, app, url, httpUrl, adminUrl, demoKey, demoSubUserKey, close }
   } catch (err) {
     await ctx.services.iam.closeInvalidationBus().catch(() => undefined)
     await ctx.close().catch(() => undefined)
@@ -119,7 +123,7 @@ async function prepare(ctx: Context): Promise<void> {
 
 /** Starts the admin API on its own port; returns its base URL. */
 async function listenAdmin(adminApp: FastifyInstance, config: Config, port: number, host: string): Promise<string> {
-  await adminApp.listen({ host: config.host, port })
+  await explainListen(() => adminApp.listen({ host: config.host, port }), config, port, 'HOSTAPI_ADMIN_PORT')
   const a = adminApp.server.address()
   const shown = host === '0.0.0.0' || host === '[::]' ? 'localhost' : host
   return `https://${shown}:${typeof a === 'object' && a ? a.port : port}${ADMIN_PREFIX}`
@@ -134,12 +138,38 @@ async function listenPlain(app: FastifyInstance, config: Config, host: string) {
   const port = config.httpPort
   const plain = http.createServer((req, res) => app.routing(req, res))
   plain.on('clientError', clientErrorHandler)
-  await new Promise<void>((resolve, reject) => {
-    plain.once('error', reject)
-    plain.listen(port, config.host, () => resolve())
-  })
+  const listen = () =>
+    new Promise<void>((resolve, reject) => {
+      plain.once('error', reject)
+      plain.listen(port, config.host, () => resolve())
+    })
+  await explainListen(listen, config, port, 'HOSTAPI_HTTP_PORT')
   const a = plain.address()
   return { plain, httpUrl: `http://${host}:${typeof a === 'object' && a ? a.port : port}` }
+}
+
+/**
+ * Runs `listen`; a port in use, a port below 1024 without the privilege, or an address not on this machine
+ * stops the start with a StartError naming the setting to change.
+ */
+async function explainListen(listen: () => Promise<unknown>, config: Config, port: number, variable: string) {
+  try {
+    await listen()
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    const where = `${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
+    if (code === 'EADDRINUSE')
+      throw new StartError(
+        `Port ${port} is already in use (${where}): set ${variable} to a free port, or stop what uses it`,
+      )
+    if (code === 'EACCES')
+      throw new StartError(
+        `Port ${port} needs privileges this process lacks (${where}): set ${variable} to 1024 or above`,
+      )
+    if (code === 'EADDRNOTAVAIL')
+      throw new StartError(`${config.host} is not an address of this machine: set HOSTAPI_HOST to one that is`)
+    throw err
+  }
 }
 
 /**
@@ -161,18 +191,23 @@ async function verifySecrets(ctx: Context): Promise<void> {
 }
 
 /**
- * Seeds the demo account on an empty database and returns its key. The generated key is kept in the
- * data directory so a later start can show it again; a fixed HOSTAPI_DEMO_KEY is always shown.
+ * Seeds the demo account on an empty database and returns its keys. The generated keys are kept in the
+ * data directory so a later start can show them again (while they are valid); a fixed HOSTAPI_DEMO_KEY is always shown.
  */
-async function demoKeyFor(ctx: Context): Promise<string | null> {
-  const keyFile = demoKeyFile(ctx.config)
+async function demoKeysFor(ctx: Context): Promise<{ key: string | null; subUserKey: string | null }> {
   const seeded = await seedDemoIfEmpty(ctx)
   if (seeded) {
-    if (!ctx.config.demo.key) keepDemoKey(ctx.config, seeded.key)
-    return seeded.key
+    keepDemoKeys(ctx.config, seeded)
+    return { key: seeded.key, subUserKey: seeded.subUserKey }
   }
-  const candidate = ctx.config.demo.key ?? (fs.existsSync(keyFile) ? fs.readFileSync(keyFile, 'utf8').trim() : null)
-  if (!candidate) return null
-  const row = await findKeyForAuth(ctx.db, hashApiKey(candidate))
-  return row && row.revoked_at === null ? candidate : null
+  const stored = (file: string) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : null)
+  const valid = async (candidate: string | null) => {
+    if (!candidate) return null
+    const row = await findKeyForAuth(ctx.db, hashApiKey(candidate))
+    return row && row.revoked_at === null ? candidate : null
+  }
+  return {
+    key: await valid(ctx.config.demo.key ?? stored(demoKeyFile(ctx.config))),
+    subUserKey: await valid(stored(demoSubUserKeyFile(ctx.config))),
+  }
 }

@@ -104,4 +104,20 @@ describe('the single-file build (npm run build, then npm start)', () => {
     assert.equal(ticket.body.status, 200, 'a ticket (sanitize-html)')
     assert.doesNotMatch(JSON.stringify(ticket.body), /<script/)
   })
+
+  it('builds nothing before a start while the sources are unchanged, and no bundle while its inputs match', async () => {
+    const manifest = path.join(root, 'dist/src/cli/cli.bundle.json')
+    const stamp = path.join(root, 'dist/.build-stamp')
+    const before = [fs.statSync(manifest).mtimeMs, fs.statSync(stamp).mtimeMs]
+    const prestart = () => promisify(execFile)('node', ['scripts/build.mjs', '--if-changed'], { cwd: root })
+    assert.equal((await prestart()).stdout, '')
+    assert.deepEqual([fs.statSync(manifest).mtimeMs, fs.statSync(stamp).mtimeMs], before)
+    // A source saved again without a change: tsc runs (incrementally), emits nothing new, so the bundle stays.
+    const source = path.join(root, 'src/cli/cli.ts')
+    const now = new Date()
+    fs.utimesSync(source, now, now)
+    assert.match((await prestart()).stdout, /sources changed: compiling/)
+    assert.equal(fs.statSync(manifest).mtimeMs, before[0])
+    assert.ok(fs.statSync(stamp).mtimeMs > before[1])
+  })
 })

@@ -70,6 +70,16 @@ forEachDialect((dialect) => {
       }
     })
 
+    it('refuses an unknown permission name with the list of valid ones', async () => {
+      const customer = (await admin('account', 'create', '--name', 'Perm', '--email', 'perm@acme.test')).out.trim()
+      const create = admin('user', 'create', '--account', customer, '--email', 'x@acme.test', '--permission', 'bogus')
+      await assert.rejects(create, (e: { stderr: string; code: number }) => {
+        assert.equal(e.code, 2)
+        assert.match(e.stderr, /^Unknown permission: bogus\. Valid names: domains, domains-profiles, .*, order\n$/)
+        return true
+      })
+    })
+
     it('explains a usage error without a stack trace', async () => {
       await assert.rejects(admin('key', 'create', '--account', '999999999'), (e: { stderr: string; code: number }) => {
         assert.equal(e.code, 2)

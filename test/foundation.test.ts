@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import http from 'node:http'
+import net from 'node:net'
 import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { ManualClock } from '../src/clock.js'
 
@@ -141,6 +142,60 @@ forEachDialect((dialect) => {
       assert.deepEqual(JSON.parse(r.body), { status: 400, status_description: 'SSL connection is required' })
       const proxied = await plain({ 'x-forwarded-proto': 'https' })
       assert.equal(proxied.status, 200)
+    })
+
+    it('answers `SSL connection is required` to plain HTTP on the HTTPS port, and still serves TLS there', async () => {
+      const httpsPort = new URL(t.origin).port
+      const plain = (method: string, headers: Record<string, string> = {}) =>
+        new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
+          const req = http.request(
+            `http://127.0.0.1:${httpsPort}/api/v2/whoami`,
+            { method, headers: { 'api-key': a.key, ...headers }, agent: false },
+            (res) => {
+              let body = ''
+              res.on('data', (c) => (body += c))
+              res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
+            },
+          )
+          req.on('error', reject)
+          req.end(method === 'POST' ? '{"a":1}' : undefined)
+        })
+      for (const method of ['GET', 'POST', 'DELETE']) {
+        const r = await plain(method)
+        assert.equal(r.status, 400, method)
+        assert.match(String(r.headers['content-type']), /^application\/json/)
+        assert.equal(r.headers.connection, 'close')
+        assert.deepEqual(JSON.parse(r.body), { status: 400, status_description: 'SSL connection is required' })
+      }
+      // Not even a trusted proxy's word makes plain HTTP on the HTTPS port count as HTTPS.
+      assert.equal((await plain('GET', { 'x-forwarded-proto': 'https' })).status, 400)
+      assert.equal((await t.request('GET', '/whoami', { key: a.key })).status, 200)
+    })
+
+    it('drops a connection to the HTTPS port that is neither TLS nor HTTP, as TLS did before', async () => {
+      const { port } = new URL(t.origin)
+      const answer = await new Promise<Buffer>((resolve, reject) => {
+        const socket = net.connect(Number(port), '127.0.0.1', () => socket.write(Buffer.alloc(16, 0x01)))
+        const chunks: Buffer[] = []
+        socket.on('data', (c: Buffer) => chunks.push(c))
+        socket.on('close', () => resolve(Buffer.concat(chunks)))
+        socket.on('error', reject)
+      })
+      assert.ok(!answer.toString('latin1').startsWith('HTTP/'))
+    })
+
+    it('points to the docs and the OpenAPI document from the server root and the API root, without a key', async () => {
+      for (const p of ['/', '/api/v2', '/api/v2/']) {
+        const r = await t.request('GET', p)
+        assert.equal(r.status, 200, p)
+        assert.match(String(r.headers['content-type']), /^application\/json/)
+        assert.deepEqual(r.body, {
+          status: 200,
+          status_description: 'Request successful',
+          data: { docs: '/docs', openapi: '/api/v2/openapi.json' },
+        })
+      }
+      assert.equal((await t.request('GET', '/api/v2/openapi.json')).status, 200)
     })
 
     it('rate-limits per key with Retry-After and RateLimit headers', async () => {

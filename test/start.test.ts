@@ -1,9 +1,13 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
+import net from 'node:net'
 import Database from 'better-sqlite3'
 import { request, tempDir } from './helpers/app.js'
-import { spawnServer } from './helpers/process.js'
+import { cli, spawnServer } from './helpers/process.js'
+
+// A pseudo-terminal for the start, from util-linux's script(1).
+const canFakeTerminal = process.platform === 'linux' && fs.existsSync('/usr/bin/script')
 
 describe('hostapi serve (the demo start)', () => {
   it('seeds a demo account on an empty database, prints the demo key, and serves it over HTTPS', async () => {
@@ -11,10 +15,17 @@ describe('hostapi serve (the demo start)', () => {
     const server = spawnServer({ HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_DNS_PORT: '0' })
     try {
       const [, url] = await server.waitFor(/^hostapi listening on (https:\/\/\S+)/)
+      await server.waitFor(/^Admin API: \S+ \(token: npx hostapi admin token create\)/)
       const [, key] = await server.waitFor(/^Demo API key: (\S+)$/)
+      const [, subKey] = await server.waitFor(/^Demo sub-user API key \(domains only\): (\S+)$/)
       const origin = url.replace(/\/api\/v2$/, '')
       const who = await request(origin, 'GET', '/api/v2/whoami', { key })
       assert.equal(who.status, 200)
+      assert.equal((await request(origin, 'GET', '/api/v2/domains', { key: subKey })).status, 200)
+      assert.equal(
+        (await request(origin, 'GET', '/api/v2/vps', { key: subKey })).body.status_description,
+        'No access to this VPS',
+      )
       assert.deepEqual(Object.keys(who.body.data), ['ip', 'customer_number'])
       assert.equal(who.body.data.ip, '127.0.0.1')
       assert.ok(fs.existsSync(`${dataDir}/tls-cert.pem`) && fs.existsSync(`${dataDir}/hostapi.db`))
@@ -27,6 +38,8 @@ describe('hostapi serve (the demo start)', () => {
       try {
         const [, again_key] = await again.waitFor(/^Demo API key: (\S+)$/)
         assert.equal(again_key, key)
+        const [, againSubKey] = await again.waitFor(/^Demo sub-user API key \(domains only\): (\S+)$/)
+        assert.equal(againSubKey, subKey)
       } finally {
         again.child.kill('SIGTERM')
         await again.exited
@@ -80,6 +93,57 @@ describe('hostapi serve (the demo start)', () => {
       bare.child.kill('SIGTERM')
       await bare.exited
       fs.rmSync(emptyDir, { recursive: true, force: true })
+    }
+  })
+
+  it('stops with one line naming the variable when a port is in use', async () => {
+    const dataDir = tempDir()
+    const busy = net.createServer()
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve))
+    const port = String((busy.address() as net.AddressInfo).port)
+    try {
+      for (const [variable, env] of [
+        ['HOSTAPI_PORT', { HOSTAPI_PORT: port, HOSTAPI_DNS_PORT: '0' }],
+        ['HOSTAPI_ADMIN_PORT', { HOSTAPI_PORT: '0', HOSTAPI_ADMIN_PORT: port, HOSTAPI_DNS_PORT: '0' }],
+        ['HOSTAPI_HTTP_PORT', { HOSTAPI_PORT: '0', HOSTAPI_HTTP_PORT: port, HOSTAPI_DNS_PORT: '0' }],
+        ['HOSTAPI_DNS_PORT', { HOSTAPI_PORT: '0', HOSTAPI_DNS_HOST: '127.0.0.1', HOSTAPI_DNS_PORT: port }],
+      ] as const) {
+        const server = spawnServer({ HOSTAPI_DATA_DIR: dataDir, HOSTAPI_HOST: '127.0.0.1', HOSTAPI_DEMO: '0', ...env })
+        const { code } = await server.exited
+        assert.equal(code, 2, variable)
+        const lines = server.stderr().trim().split('\n')
+        assert.equal(lines.length, 1, server.stderr())
+        assert.match(lines[0], new RegExp(`${port}.*${variable}`))
+      }
+    } finally {
+      busy.close()
+      fs.rmSync(dataDir, { recursive: true, force: true })
+    }
+  })
+
+  it('writes readable log lines on a terminal and JSON lines elsewhere', { skip: !canFakeTerminal }, async () => {
+    const dataDir = tempDir()
+    fs.chmodSync(dataDir, 0o755)
+    const env = { HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_DNS_PORT: '0', HOSTAPI_DEMO: '0' }
+    try {
+      // script(1) runs the start on a pseudo-terminal; the data directory's mode draws a warning at start.
+      const cmd = `${process.execPath} --import tsx ${cli} serve`
+      const tty = spawnServer(env, { argv: ['script', '-qfec', cmd, '/dev/null'] })
+      await tty.waitFor(/^hostapi listening on /)
+      tty.child.kill('SIGTERM')
+      await tty.exited
+      const warning = tty.lines.find((l) => l.includes('the data directory is open'))
+      assert.match(warning ?? '', /^\d\d:\d\d:\d\d WARN {2}the data directory is open .* dataDir=/)
+      assert.ok(!tty.lines.some((l) => l.startsWith('{')), tty.lines.join('\n'))
+
+      const piped = spawnServer(env)
+      await piped.waitFor(/^hostapi listening on /)
+      piped.child.kill('SIGTERM')
+      await piped.exited
+      const json = piped.lines.find((l) => l.includes('the data directory is open'))
+      assert.equal(JSON.parse(json ?? '{}').level, 40)
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true })
     }
   })
 

@@ -3,7 +3,7 @@ import type { Context } from '../context.js'
 import { ApiError } from '../errors.js'
 import { SecretBoxError } from '../lib/secret-box.js'
 import * as repo from '../modules/iam/iam.repository.js'
-import { PERMISSIONS } from '../modules/iam/permissions.js'
+import { isPermission, PERMISSIONS } from '../modules/iam/permissions.js'
 import { permissionsOf } from '../modules/admin/admin-input.js'
 
 export class AdminUsageError extends Error {}
@@ -138,6 +138,10 @@ const accountSuspend: Command = async ({ ctx, action, err, account }) => {
 }
 
 const userCreate: Command = async ({ ctx, v, out, need, account }) => {
+  const unknown = (v.permission ?? []).filter((name) => !isPermission(name))
+  if (unknown.length) {
+    throw new AdminUsageError(`Unknown permission: ${unknown.join(', ')}. Valid names: ${PERMISSIONS.join(', ')}`)
+  }
   const acc = await account()
   const permissions = permissionsOf(v.permission ?? [])
   const user = { email: need('email'), firstname: v.firstname ?? '', lastname: v.lastname ?? '', permissions }

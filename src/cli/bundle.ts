@@ -41,11 +41,8 @@ export interface LoadedBundle {
   run(): void
 }
 
-/**
- * The bundle the manifest describes, compiled (from V8's code cache when it fits this Node), when the
- * manifest exists and every file it lists is unchanged (same size and modification time); otherwise null.
- */
-export function loadBundle(manifestUrl: URL): LoadedBundle | null {
+/** The manifest, when it exists and every file it lists is unchanged (same size and modification time). */
+export function currentManifest(manifestUrl: URL): BundleManifest | null {
   let manifest: BundleManifest
   try {
     manifest = JSON.parse(fs.readFileSync(manifestUrl, 'utf8')) as BundleManifest
@@ -57,6 +54,17 @@ export function loadBundle(manifestUrl: URL): LoadedBundle | null {
     const st = fs.statSync(path.resolve(dir, file), { throwIfNoEntry: false })
     if (!st || st.size !== size || st.mtimeMs !== mtimeMs) return null
   }
+  return manifest
+}
+
+/**
+ * The bundle the manifest describes, compiled (from V8's code cache when it fits this Node), when the
+ * manifest exists and every file it lists is unchanged (same size and modification time); otherwise null.
+ */
+export function loadBundle(manifestUrl: URL): LoadedBundle | null {
+  const manifest = currentManifest(manifestUrl)
+  if (!manifest) return null
+  const dir = path.dirname(fileURLToPath(manifestUrl))
   const filename = path.resolve(dir, manifest.bundle)
   const cacheFile = path.resolve(dir, manifest.cache)
   let cachedData: Buffer | undefined

@@ -1,5 +1,7 @@
 // The hostapi command line (serve, migrate, admin); main.ts starts it.
-import { ConfigError, loadConfig } from '../config/config.js'
+import pino from 'pino'
+import { ConfigError, loadConfig, StartError, type Config } from '../config/config.js'
+import { readableLogLine } from '../lib/log-line.js'
 import { startServer } from '../server.js'
 import { createContext } from '../context.js'
 import { migrate } from '../db/database.js'
@@ -14,6 +16,14 @@ Commands:
   admin <...>        Manage accounts, users, API keys, admin tokens and the secret key (hostapi admin help)
 `
 
+// On a terminal the log is read by a person: one readable line per entry. Elsewhere (a pipe, a file, a service
+// manager) it stays JSON, one object per line, for whatever collects it.
+function terminalLog(config: Config) {
+  if (!process.stdout.isTTY) return {}
+  const write = (line: string) => process.stdout.write(readableLogLine(line))
+  return { log: pino({ level: config.logLevel }, { write }) }
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command = 'serve', ...rest] = argv
   if (command === 'help' || command === '--help' || command === '-h') {
@@ -24,15 +34,16 @@ async function main(argv: string[]): Promise<number> {
   process.umask(PRIVATE_UMASK)
   const config = loadConfig()
   if (command === 'serve') {
-    const server = await startServer(config)
+    const server = await startServer(config, terminalLog(config))
     const log = server.ctx.log
     process.stdout.write(`hostapi listening on ${server.url}\n`)
     if (server.httpUrl) process.stdout.write(`plain HTTP listener on ${server.httpUrl}\n`)
     process.stdout.write(`API docs: ${server.url.replace(/\/api\/v2$/, '')}/docs\n`)
     process.stdout.write(
-      `Admin API: ${server.adminUrl} (token: hostapi admin token create)${server.ctx.ops.sandbox ? ', sandbox mode on' : ''}\n`,
+      `Admin API: ${server.adminUrl} (token: npx hostapi admin token create)${server.ctx.ops.sandbox ? ', sandbox mode on' : ''}\n`,
     )
     if (server.demoKey) process.stdout.write(`Demo API key: ${server.demoKey}\n`)
+    if (server.demoSubUserKey) process.stdout.write(`Demo sub-user API key (domains only): ${server.demoSubUserKey}\n`)
     let stopping = false
     const stop = (signal: string) => {
       if (stopping) return
@@ -78,7 +89,7 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exit(code)
   },
   (err) => {
-    if (err instanceof ConfigError || err instanceof AdminUsageError) {
+    if (err instanceof ConfigError || err instanceof StartError || err instanceof AdminUsageError) {
       process.stderr.write(`${err.message}\n`)
       process.exit(2)
     }

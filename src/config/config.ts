@@ -116,6 +116,9 @@ export class ConfigError extends Error {
   }
 }
 
+/** What stops a start that the configuration can fix (a port in use): its message is the one line to print. */
+export class StartError extends Error {}
+
 /** Reads every HOSTAPI_* variable (and DATABASE_URL, REDIS_URL); lists every problem at once. */
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const r = new EnvReader(env)

@@ -60,10 +60,17 @@ export async function seedDemoIfEmpty(
 /** The file in the data directory that keeps a generated demo key, so a later start can show it again. */
 export const demoKeyFile = (config: Config): string => path.join(config.dataDir, 'demo-api-key')
 
-/** Writes a generated demo key to demoKeyFile, readable by the owner only. */
-export function keepDemoKey(config: Config, key: string): void {
+/** The file in the data directory that keeps the demo sub-user's key, so a later start can show it again. */
+export const demoSubUserKeyFile = (config: Config): string => path.join(config.dataDir, 'demo-subuser-api-key')
+
+/** Writes the keys of a demo account just seeded to their files (a fixed HOSTAPI_DEMO_KEY is not), owner-only. */
+export function keepDemoKeys(config: Config, seeded: { key: string; subUserKey: string }): void {
   fs.mkdirSync(config.dataDir, { recursive: true })
-  const keyFile = demoKeyFile(config)
-  fs.writeFileSync(keyFile, `${key}\n`, { mode: 0o600 })
-  fs.chmodSync(keyFile, 0o600)
+  if (!config.demo.key) writeOwnerOnly(demoKeyFile(config), seeded.key)
+  writeOwnerOnly(demoSubUserKeyFile(config), seeded.subUserKey)
+}
+
+function writeOwnerOnly(file: string, key: string): void {
+  fs.writeFileSync(file, `${key}\n`, { mode: 0o600 })
+  fs.chmodSync(file, 0o600)
 }

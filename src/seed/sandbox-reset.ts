@@ -3,7 +3,7 @@ import { errors } from '../errors.js'
 import type { SandboxReset } from '../ops/sandbox.js'
 import { countAccounts } from '../modules/iam/iam.repository.js'
 import { wipeAccountData } from '../modules/admin/sandbox.repository.js'
-import { keepDemoKey, seedDemoIfEmpty } from './demo.js'
+import { keepDemoKeys, seedDemoIfEmpty } from './demo.js'
 import { applySeed, readSeedFile } from './seed-file.js'
 
 /**
@@ -24,8 +24,8 @@ export async function resetSandbox(ctx: Context): Promise<SandboxReset> {
   if (file && spec) return { accounts: await applySeed(ctx, spec, file), seed: 'file', demo_key: null }
   if (ctx.config.demo.enabled) {
     const seeded = await seedDemoIfEmpty(ctx)
-    // A later start shows the demo key from this file (see startServer).
-    if (seeded && !ctx.config.demo.key) keepDemoKey(ctx.config, seeded.key)
+    // A later start shows the demo keys from these files (see startServer).
+    if (seeded) keepDemoKeys(ctx.config, seeded)
     return { accounts: await countAccounts(ctx.db), seed: 'demo', demo_key: seeded?.key ?? null }
   }
   return { accounts: 0, seed: 'empty', demo_key: null }

@@ -2,7 +2,8 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { promisify } from 'node:util'
 import readline from 'node:readline'
 
-const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname
+/** The command line's entry point in the sources. */
+export const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname
 
 export interface ServerProcess {
   child: ChildProcess
@@ -18,11 +19,15 @@ export interface ServerProcess {
 
 /**
  * Starts `hostapi serve` as its own process, as `npm start` does, with `env` on top of a minimal environment:
- * from the sources, or from a compiled entry point (`script`, run by plain node).
+ * from the sources, or from a compiled entry point (`script`, run by plain node), or as the command `argv`.
  */
-export function spawnServer(env: Record<string, string>, opts: { script?: string } = {}): ServerProcess {
+export function spawnServer(
+  env: Record<string, string>,
+  opts: { script?: string; argv?: string[] } = {},
+): ServerProcess {
   const args = opts.script ? [opts.script, 'serve'] : ['--import', 'tsx', cli, 'serve']
-  const child = spawn(process.execPath, args, {
+  const [command, ...rest] = opts.argv ?? [process.execPath, ...args]
+  const child = spawn(command, rest, {
     env: { PATH: process.env.PATH ?? '', HOSTAPI_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

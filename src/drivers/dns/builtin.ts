@@ -16,7 +16,7 @@ import {
   serialNewer,
   transferMessages,
 } from './transfer.js'
-import type { DnsTransferConfig } from '../../config/config.js'
+import { StartError, type DnsTransferConfig } from '../../config/config.js'
 import { DomainNames } from '../../lib/domain-name.js'
 import type { ZoneChange } from '../../lib/dns/zone-serial.js'
 import {
@@ -128,7 +128,7 @@ export class BuiltinDnsServer implements DnsDriver {
       }
     }
     const reason = lastError instanceof Error ? lastError.message : String(lastError)
-    throw new Error(
+    throw new StartError(
       `The DNS server cannot listen on ${this.opts.host}:${this.opts.port} (HOSTAPI_DNS_HOST/HOSTAPI_DNS_PORT; port 0 switches it off): ${reason}`,
     )
   }

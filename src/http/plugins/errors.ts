@@ -107,7 +107,14 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Duple
     socket.destroy()
     return
   }
-  const e = clientErrorOf(err)
+  answerAndClose(socket, clientErrorOf(err))
+}
+
+/**
+ * Writes `e` in the envelope straight to a socket no HTTP parser answers for, with `Connection: close`; what the
+ * client still sends is read and dropped, and the socket closes once both sides are done (or after 10 s).
+ */
+export function answerAndClose(socket: Duplex, e: ApiError) {
   const body = JSON.stringify({ status: e.status, status_description: e.message })
   const headers: Record<string, string> = {
     ...API_HEADERS,
@@ -132,13 +139,58 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Duple
  * One error handler for everything: ApiErrors as they are, validation and parser errors as 400/413,
  * the rest logged with their cause and answered `500 Error`. Also the 404 / wrong-method answer.
  */
+/**
+ * The parameter values of pattern `p` for which a request matched to `p` names a path of the more specific
+ * pattern `q` (same length, and at their first difference `q` has a fixed segment where `p` has a parameter);
+ * null when no path matches both or `p` is the more specific one. The router only falls back to `p` when `q`
+ * does not serve the method, so such a request is a wrong method on `q`'s path.
+ */
+function shadowedBy(p: string, q: string): Record<string, string> | null {
+  const ps = p.replace(/\/+$/, '').split('/')
+  const qs = q.replace(/\/+$/, '').split('/')
+  if (p === q || ps.length !== qs.length || p.includes('*') || q.includes('*')) return null
+  const when: Record<string, string> = {}
+  let qMoreSpecific = false
+  for (let i = 0; i < ps.length; i++) {
+    const pParam = ps[i].startsWith(':')
+    const qParam = qs[i].startsWith(':')
+    if (!pParam && !qParam && ps[i] !== qs[i]) return null
+    if (pParam && !qParam) {
+      qMoreSpecific = true
+      when[ps[i].slice(1)] = qs[i]
+    } else if (!pParam && qParam && !qMoreSpecific) return null
+  }
+  return qMoreSpecific ? when : null
+}
+
 export const errorsPlugin = fp(async (app) => {
   // Every route, to tell a wrong method from an unknown path; the router over them is built on the first miss.
   const routes: [string, string][] = []
   let router: ReturnType<typeof FindMyWay> | null = null
+  // A parametric route also catches the fixed paths next to it (`GET /domains/order` reaches `/domains/:domain`
+  // when `/domains/order` serves POST only): per pattern, the parameter values that name such a fixed path.
+  const shadows = new Map<string, Record<string, string>[]>()
   app.addHook('onRoute', (route) => {
     for (const m of asArray(route.method)) routes.push([m, route.url])
     router = null
+    if (shadows.has(route.url)) return
+    shadows.set(route.url, [])
+    for (const [url, list] of shadows) {
+      const mine = shadowedBy(route.url, url)
+      if (mine) shadows.get(route.url)!.push(mine)
+      const theirs = shadowedBy(url, route.url)
+      if (theirs) list.push(theirs)
+    }
+  })
+  app.addHook('onReady', async () => {
+    for (const [url, list] of shadows) if (list.length === 0) shadows.delete(url)
+  })
+  // Before authentication and validation, like the wrong-method answer of the not-found handler.
+  app.addHook('onRequest', (req, _reply, done) => {
+    const shadowed = shadows.get(req.routeOptions.url ?? '')
+    const params = req.params as Record<string, string>
+    if (shadowed?.some((when) => Object.keys(when).every((k) => params[k] === when[k]))) done(errors.wrongMethod())
+    else done()
   })
   const known = () => {
     if (!router) {

@@ -3,6 +3,7 @@ import type { FastifySchema } from 'fastify'
 import swagger, { type FastifyDynamicSwaggerOptions, type SwaggerTransform } from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { ADMIN_PREFIX } from '../constants.js'
+import { ok } from '../schemas.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -60,6 +61,11 @@ export const openapiPlugin = fp(async (app) => {
   app.get('/api/v2/openapi.json', { config: { area: 'public', rateLimit: false }, schema: { hide: true } }, async () =>
     app.swagger(),
   )
+  // The server's root and the API's root, where a newcomer looks first, point to the docs page and the document.
+  const pointer = { config: { area: 'public', rateLimit: false }, schema: { hide: true } } as const
+  const signpost = ok({ docs: '/docs', openapi: '/api/v2/openapi.json' })
+  app.get('/', pointer, async () => signpost)
+  app.get('/api/v2', pointer, async () => signpost)
 })
 
 // A string answer is plain text (the Prometheus metrics), not JSON.
