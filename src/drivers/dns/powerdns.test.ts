@@ -4,7 +4,7 @@ import fc from 'fast-check'
 import { ApiError } from '../../errors.js'
 import { RECORD_TYPES, normaliseRecord } from '../../lib/dns/records.js'
 import type { ServedZone, ZoneRecord } from './dns.js'
-import { powerDnsContent, toPowerDnsRRsets, type PowerDnsRRset } from './powerdns.js'
+import { powerDnsContent, toPowerDnsRRsets, type PowerDnsRRset } from './powerdns-rrsets.js'
 
 const zone = (over: Partial<ServedZone> = {}): ServedZone => ({
   id: 1,

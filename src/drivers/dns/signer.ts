@@ -9,19 +9,12 @@ import {
   rrsigSigningInput,
   signP256,
   type DnskeyData,
+  type RrsigFields,
 } from '../../lib/dns/dnssec.js'
 import type { ZoneSigningKey } from './dns.js'
 
 /** The RDATA of an RRSIG as `dns-packet` encodes it. */
-export interface RrsigData {
-  typeCovered: string
-  algorithm: number
-  labels: number
-  originalTTL: number
-  expiration: number
-  inception: number
-  keyTag: number
-  signersName: string
+export interface RrsigData extends RrsigFields {
   signature: Buffer
 }
 
@@ -66,7 +59,7 @@ export class ZoneSigner {
     const cached = this.cache.get(key)
     if (cached && now - cached.signedAt < RESIGN_AFTER_MS) return cached.rrsig
     const seconds = Math.floor(now / 1000)
-    const fields = {
+    const fields: RrsigFields = {
       typeCovered: type,
       algorithm: this.dnskey.algorithm,
       labels: rrsigLabels(signingOwner),

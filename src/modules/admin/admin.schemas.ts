@@ -1,6 +1,5 @@
 import { Type } from 'typebox'
 import { Envelope, PageQuery, Pagination } from '../../http/schemas.js'
-import { FAULT_STATUSES } from '../../errors.js'
 
 /** Request and response schemas of the admin API. */
 
@@ -316,115 +315,6 @@ export const OutboxReply = Envelope(Type.Object({ messages: Type.Array(Message),
   pagination: { page: 1, limit: 25, total: 1, total_pages: 1 },
 })
 export const MessageReply = Envelope(Message, messageExample)
-
-// Sandbox.
-
-export const ResetReply = Envelope(
-  Type.Object({
-    accounts: Type.Integer({ description: 'Accounts after the reset' }),
-    seed: Type.String({ description: '`file` (HOSTAPI_SEED_FILE), `demo` or `empty`' }),
-    demo_key: Type.Union([Type.String(), Type.Null()], { description: 'The demo key, when the demo data was seeded' }),
-  }),
-  { accounts: 1, seed: 'file', demo_key: null },
-)
-
-export const ClockBody = Type.Object(
-  {
-    advance: Type.Optional(
-      Type.String({
-        description: 'Move forward by a number and a unit: 30d, 12h, 15m, 45s (or back with a leading -)',
-        examples: ['30d'],
-      }),
-    ),
-    to: Type.Optional(Type.String({ description: 'Set the clock to this time (YYYY-MM-DD or ISO 8601)' })),
-  },
-  { additionalProperties: false },
-)
-export const ClockReply = Envelope(
-  Type.Object({
-    now: Time(),
-    offset_seconds: Type.Number({ description: 'How far the sandbox clock is from real time' }),
-    jobs_run: Type.Integer({ description: 'Jobs that became due and ran before this answer' }),
-  }),
-  { now: '2026-12-22T16:00:00.000Z', offset_seconds: 2592000, jobs_run: 1 },
-)
-
-export const FaultBody = Type.Object(
-  {
-    operation: Type.String({
-      minLength: 1,
-      maxLength: 100,
-      description: 'An operationId of the customer API, e.g. `getDnsRecords`',
-    }),
-    status: Type.Optional(
-      Type.Union(
-        FAULT_STATUSES.map((s) => Type.Literal(s)),
-        { description: 'Answer with this status; omitted = only delay' },
-      ),
-    ),
-    status_description: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    probability: Type.Optional(
-      Type.Number({ minimum: 0, maximum: 1, description: 'Chance per matching call (default 1)' }),
-    ),
-    latency_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000 })),
-    count: Type.Optional(
-      Type.Integer({ minimum: 1, description: 'Fire this many times, then stop (default: until deleted)' }),
-    ),
-  },
-  { additionalProperties: false },
-)
-const Fault = Type.Object({
-  id: Type.Integer(),
-  operation: Type.String(),
-  status: Type.Union([Type.Integer(), Type.Null()]),
-  status_description: Type.Union([Type.String(), Type.Null()]),
-  probability: Type.Number(),
-  latency_ms: Type.Integer(),
-  remaining: Type.Union([Type.Integer(), Type.Null()], { description: 'Firings left; null = until deleted' }),
-  fired: Type.Integer(),
-})
-const faultExample = {
-  id: 1,
-  operation: 'getDnsRecords',
-  status: 503,
-  status_description: null,
-  probability: 1,
-  latency_ms: 0,
-  remaining: 2,
-  fired: 0,
-}
-export const FaultReply = Envelope(Fault, faultExample)
-export const FaultsReply = Envelope(Type.Object({ faults: Type.Array(Fault) }), { faults: [faultExample] })
-
-export const JournalQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, description: 'Only the last N calls' })),
-})
-const JournalEntry = Type.Object({
-  id: Type.Integer(),
-  time: Time(),
-  request_id: Type.String(),
-  method: Type.String(),
-  path: Type.String(),
-  operation: Type.Union([Type.String(), Type.Null()]),
-  key_prefix: Type.Union([Type.String(), Type.Null()]),
-  body: Type.Unknown({ description: 'The request body (secret fields redacted)' }),
-  status: Type.Integer(),
-})
-export const JournalReply = Envelope(Type.Object({ entries: Type.Array(JournalEntry) }), {
-  entries: [
-    {
-      id: 1,
-      time: '2026-11-22T16:00:00.000Z',
-      request_id: 'b3c1…',
-      method: 'GET',
-      path: '/api/v2/whoami',
-      operation: 'whoami',
-      key_prefix: 'Xk3v9QbZ',
-      body: null,
-      status: 200,
-    },
-  ],
-})
 
 export const Health = Type.Object({
   status: Type.Integer(),

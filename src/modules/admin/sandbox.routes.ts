@@ -4,7 +4,8 @@ import { errors } from '../../errors.js'
 import { OkMessage, ok, okMessage } from '../../http/schemas.js'
 import { adminErrors } from '../../http/error-responses.js'
 import type { Sandbox } from '../../ops/sandbox.js'
-import * as S from './admin.schemas.js'
+import { IdParams } from './admin.schemas.js'
+import * as S from './sandbox.schemas.js'
 import { clockState, moveClock } from './sandbox.js'
 
 const tags = ['Sandbox']
@@ -130,7 +131,7 @@ export const sandboxFaultRoutes: FastifyPluginAsync = async (base) => {
         operationId: 'sandboxRemoveFault',
         tags,
         summary: 'Remove one fault',
-        params: S.IdParams,
+        params: IdParams,
         response: { 200: OkMessage, ...adminErrors },
       },
     },

@@ -6,19 +6,26 @@ import { makeDomain } from '../../../../test/helpers/fixtures/domains.js'
 import type { ZoneChange } from '../../../lib/dns/zone-serial.js'
 import { createPrivateKey } from 'node:crypto'
 import { p256Point } from '../../../lib/dns/dnssec.js'
+import type { Dialect } from '../../../db/database.js'
 import { zoneSourceOf } from './zone-source.js'
+
+/** A test app with one account, started before the enclosing suite and closed after it. */
+function appWithAccount(dialect: Dialect): { t: TestApp; accountId: number } {
+  const app = { accountId: 0 } as { t: TestApp; accountId: number }
+  before(async () => {
+    app.t = await startTestApp(dialect)
+    app.accountId = (await app.t.account()).accountId
+  })
+  after(() => app.t.close())
+  return app
+}
 
 forEachDialect((dialect) => {
   describe(`the DNS driver's zone port over the tables (${dialect})`, () => {
-    let t: TestApp
-    let accountId: number
-    before(async () => {
-      t = await startTestApp(dialect)
-      accountId = (await t.account()).accountId
-    })
-    after(() => t.close())
+    const app = appWithAccount(dialect)
 
     it('gives served zones by name (oldest first) and by id, with serial, nameservers and records', async () => {
+      const { t, accountId } = app
       const zones = zoneSourceOf(t.ctx.db, t.ctx.secrets.box)
       const ns = [{ hostname: 'ns1.port.test' }]
       const id = await insertZone(t.ctx.db, accountId, 'port-a.nl', {
@@ -53,15 +60,10 @@ forEachDialect((dialect) => {
   })
 
   describe(`the signing keys the zone port hands over (${dialect})`, () => {
-    let t: TestApp
-    let accountId: number
-    before(async () => {
-      t = await startTestApp(dialect)
-      accountId = (await t.account()).accountId
-    })
-    after(() => t.close())
+    const app = appWithAccount(dialect)
 
     it('gives a managed zone with a key that key opened, an unmanaged one none; re-sealing keeps it', async () => {
+      const { t, accountId } = app
       const zones = zoneSourceOf(t.ctx.db, t.ctx.secrets.box)
       const keys = t.ctx.services.zoneKeys
       const id = await insertZone(t.ctx.db, accountId, 'keyed.nl')
