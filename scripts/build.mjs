@@ -13,7 +13,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const dist = path.join(root, 'dist')
 // Written after a successful tsc, dated when that tsc started: an edit made while it ran counts as newer.
 const stamp = path.join(dist, '.build-stamp')
-const inputs = ['src', 'scripts', 'test', 'bench', 'tsconfig.json', 'package.json', 'package-lock.json']
+const inputs = ['src', 'scripts', 'test', 'bench', 'clients', 'tsconfig.json', 'package.json', 'package-lock.json']
 
 /** The latest modification time of the TypeScript files under `p` (or of `p`, a file). */
 function newest(p) {
