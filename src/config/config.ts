@@ -4,10 +4,6 @@ import { EnvReader, type Env } from './env-reader.js'
 import { dnsConfig, dnsDriverConfig, dnsTransferConfig, type DnsDriverConfig, type DnsTransferConfig } from './dns.js'
 import { mailDriverConfig, type MailDriverConfig } from './mail.js'
 
-// The types of the DNS and mail sections are part of Config's shape.
-export type { DnsDriverConfig, DnsSecondary, DnsTransferConfig } from './dns.js'
-export type { MailDriverConfig, SmtpConfig } from './mail.js'
-
 /** The validated, frozen configuration of one hostapi process. Only this module reads the environment. */
 export interface Config {
   host: string

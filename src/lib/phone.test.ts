@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
+import fc from 'fast-check'
 import { callingCodeOf, normalisePhone } from './phone.js'
 
 describe('normalisePhone', () => {
@@ -29,5 +30,31 @@ describe('normalisePhone', () => {
 
   it('splits calling codes of one, two and three digits', () => {
     assert.deepEqual(['1202', '7495', '3161', '3531', '2127'].map(callingCodeOf), ['1', '7', '31', '353', '212'])
+  })
+
+  it('takes any text to a stored form or a named problem, and a stored form is stored again unchanged', () => {
+    const phoneText = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 60 }),
+      fc.stringMatching(/^(\+|00)?[0-9 ().-]{0,20}$/),
+      fc.stringMatching(/^[0 ]{0,4}[1-9][0-9]{3,10}$/),
+    )
+    const codeText = fc.option(fc.oneof(fc.string({ maxLength: 6 }), fc.stringMatching(/^\+?[0-9]{1,4}$/)), {
+      nil: undefined,
+    })
+    fc.assert(
+      fc.property(phoneText, codeText, (phone, code) => {
+        const r = normalisePhone(phone, code)
+        if ('phone' in r) {
+          assert.match(r.phone, /^[0-9]{4,14}$/)
+          assert.match(r.phone_country_code, /^\+[1-9][0-9]{0,3}$/)
+          assert.deepEqual(normalisePhone(r.phone, r.phone_country_code), r)
+        } else if ('field' in r) {
+          assert.ok(['phone', 'phone_country_code'].includes(r.field) && r.problem.length > 0)
+        } else {
+          assert.equal(r.missing, 'phone_country_code')
+        }
+      }),
+      { seed: 20261124, numRuns: 2000 },
+    )
   })
 })

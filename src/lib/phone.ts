@@ -33,7 +33,9 @@ export function normalisePhone(phone: string, countryCode: string | undefined): 
   const raw = phone.trim()
   const international = raw.startsWith('+') || raw.startsWith('00')
   const digits = raw.replace(/[\s().-]/g, '').replace(/^(\+|00)/, '')
-  if (!/^[0-9]+$/.test(digits)) return { field: 'phone', problem: 'must be a telephone number' }
+  // A calling code never starts with 0, so an international number's digits start with 1 to 9.
+  if (!(international ? /^[1-9][0-9]*$/ : /^[0-9]+$/).test(digits))
+    return { field: 'phone', problem: 'must be a telephone number' }
   let cc = code
   let national = digits
   if (international) {
@@ -45,7 +47,8 @@ export function normalisePhone(phone: string, countryCode: string | undefined): 
   } else if (cc === undefined) {
     return { missing: 'phone_country_code' }
   }
-  if (!KEEPS_ZERO.has(cc!)) national = national.replace(/^0/, '')
+  // The trunk prefix goes, all of it, so a stored number is stored again unchanged.
+  if (!KEEPS_ZERO.has(cc!)) national = national.replace(/^0+/, '')
   if (national.length < 4 || national.length + cc!.length > 15)
     return { field: 'phone', problem: 'must have 4 to 15 digits with the country code' }
   return { phone: national, phone_country_code: `+${cc}` }

@@ -17,7 +17,8 @@ import {
   serialNewer,
   transferMessages,
 } from './transfer.js'
-import { StartError, type DnsTransferConfig } from '../../config/config.js'
+import { StartError } from '../../config/config.js'
+import type { DnsTransferConfig } from '../../config/dns.js'
 import { DomainNames } from '../../lib/domain-name.js'
 import type { ZoneChange } from '../../lib/dns/zone-serial.js'
 import {

@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js'
 import dnsPacket, { type Answer, type Packet, type Question } from 'dns-packet'
-import type { DnsSecondary } from '../../config/config.js'
+import type { DnsSecondary } from '../../config/dns.js'
 
 /** DNS type codes of the zone transfer questions. */
 export const QTYPE_AXFR = 252

@@ -1,5 +1,6 @@
 import { describe, test } from 'node:test'
 import assert from 'node:assert/strict'
+import fc from 'fast-check'
 import { createPrivateKey, generateKeyPairSync, createPublicKey, verify } from 'node:crypto'
 import {
   PUBLIC_KEY_FORMS,
@@ -148,4 +149,28 @@ describe('DNSSEC wire forms', () => {
     assert.equal(decodeBase64('abc'), null)
     assert.deepEqual(decodeBase64('AAEC AwQ='), Buffer.from([0, 1, 2, 3, 4]))
   })
+})
+
+test('customer keys: any text and any bytes are judged valid or not, never thrown on', () => {
+  fc.assert(
+    fc.property(
+      fc.oneof(fc.string({ unit: 'binary', maxLength: 700 }), fc.base64String({ maxLength: 700 })),
+      fc.constantFrom(...Object.keys(PUBLIC_KEY_FORMS).map(Number)),
+      (text, alg) => {
+        const key = decodeBase64(text)
+        if (key === null) return
+        assert.equal(typeof PUBLIC_KEY_FORMS[alg]!.valid(key), 'boolean')
+      },
+    ),
+    { seed: 20261124, numRuns: 1000 },
+  )
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 600 }), fc.constantFrom(5, 8, 10, 13, 14, 15, 16), (bytes, alg) => {
+      const valid = PUBLIC_KEY_FORMS[alg]!.valid(Buffer.from(bytes))
+      // A key the check accepts has its algorithm's length: a fixed one for the curves, a whole RSA key otherwise.
+      const sizes: Record<number, number> = { 13: 64, 14: 96, 15: 32, 16: 57 }
+      if (valid) assert.ok(sizes[alg] ? bytes.length === sizes[alg] : bytes.length >= 2 + 64)
+    }),
+    { seed: 20261124, numRuns: 1000 },
+  )
 })
