@@ -155,6 +155,14 @@ forEachDialect((dialect) => {
         (await t.request('GET', '/affiliate/payments?search=nothing', { key: a.key })).body.data.pagination.total,
         0,
       )
+      const byInvoice = await t.request('GET', '/affiliate/payments?search=sb-2026', { key: a.key })
+      assert.deepEqual(
+        byInvoice.body.data.payments.map((x: { id: number }) => x.id),
+        [paymentId],
+        'search matches the invoice number too',
+      )
+      const byId = await t.request('GET', `/affiliate/payments?search=${paymentId}`, { key: a.key })
+      assert.ok(byId.body.data.payments.some((x: { id: number }) => x.id === paymentId))
     })
 
     it('pays out only approved commissions, once', async () => {

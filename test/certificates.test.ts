@@ -118,6 +118,7 @@ forEachDialect((dialect) => {
       const d = c.body.data
       assert.equal(d.id, id)
       assert.equal(d.requested, false)
+      assert.equal(d.domain, '', 'a package not requested yet has an empty domain')
       assert.equal(d.certificate_status, 'NEW')
       assert.equal(d.product_id, 2)
       assert.equal(d.product, 'hostapi SSL Wildcard')
@@ -387,6 +388,7 @@ forEachDialect((dialect) => {
       const [record] = r.body.data.validation.dns_records
       assert.equal(record.name, `_pki-validation.www.${zone}`)
       assert.equal(record.auto_created, true)
+      assert.equal(r.body.data.warning, null, 'every record was written')
       assert.deepEqual(await txtIn(zone, record.name), [record.value], 'the validation record is in the zone')
 
       await t.ctx.jobs.drain()
@@ -582,6 +584,11 @@ forEachDialect((dialect) => {
         { ...record, value: typeof record.value },
         { type: 'TXT', name: '_pki-validation.unhosted.invalid', value: 'string', auto_created: false },
       )
+      // Still requested, with a warning that the automatic setup could not write the record.
+      assert.equal(
+        r.body.data.warning,
+        'Automatic DNS setup could not write _pki-validation.unhosted.invalid: publish this TXT record yourself',
+      )
       await t.ctx.jobs.drain()
       let c = (await get(id)).body.data
       assert.equal(c.certificate_status, 'PEN')
@@ -597,6 +604,7 @@ forEachDialect((dialect) => {
       }
       assert.equal(c.certificate_status, 'ERR')
       assert.match(c.status_message, /^Validation failed: The TXT record _pki-validation\.unhosted\.invalid/)
+      assert.equal(c.warning, null, 'the warning goes with the wait for validation')
       // A failed certificate may be requested again.
       const again = await request(id, { csr: opensslCsr('again.example.com'), validation_method: 'http' })
       assert.equal(again.status, 200)
@@ -624,8 +632,10 @@ forEachDialect((dialect) => {
       const row = all.body.data.certificates.find((x: { id: number }) => x.id === ids[0])
       assert.equal(row.requested, true)
       assert.equal(row.common_name, 'paging.example.net')
+      assert.equal(row.domain, 'paging.example.net')
       assert.equal(row.validation_method, 'http')
-      assert.equal(all.body.data.certificates.find((x: { id: number }) => x.id === ids[1]).requested, false)
+      const unrequested = all.body.data.certificates.find((x: { id: number }) => x.id === ids[1])
+      assert.deepEqual([unrequested.requested, unrequested.domain], [false, ''])
       assert.equal('certificate' in row, false, 'the list leaves the PEM out')
 
       const p2 = await t.request('GET', '/certificates?page=2&limit=2', { key: c.key })

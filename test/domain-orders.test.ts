@@ -57,6 +57,8 @@ forEachDialect((dialect) => {
         supports_dnssec: true,
         supports_privacy: false,
         requires_auth_code: true,
+        dnssec_allowed: true,
+        transfer_auth_code_required: true,
       })
       const dotted = await t.request('GET', '/domains/extensions/.NL', { key: a.key })
       assert.deepEqual(dotted.body.data, plain.body.data)

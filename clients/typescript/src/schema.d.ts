@@ -829,7 +829,7 @@ export interface paths {
         };
         /**
          * List affiliate payments
-         * @description Newest first. `search` matches the payment reference, partially.
+         * @description Newest first. `search` matches the reference, the invoice number or the id, partially.
          */
         get: operations["listAffiliatePayments"];
         put?: never;
@@ -7112,7 +7112,9 @@ export interface operations {
                      *         "max_period": 10,
                      *         "supports_dnssec": true,
                      *         "supports_privacy": true,
-                     *         "requires_auth_code": true
+                     *         "requires_auth_code": true,
+                     *         "dnssec_allowed": true,
+                     *         "transfer_auth_code_required": true
                      *       }
                      *     }
                      */
@@ -7136,6 +7138,10 @@ export interface operations {
                             supports_privacy: boolean;
                             /** @description A transfer needs the auth code */
                             requires_auth_code: boolean;
+                            /** @description The same as `supports_dnssec`, under the name clients read */
+                            dnssec_allowed: boolean;
+                            /** @description The same as `requires_auth_code`, under the name clients read */
+                            transfer_auth_code_required: boolean;
                         };
                     };
                 };
@@ -7729,6 +7735,7 @@ export interface operations {
                      *             "product_id": 1,
                      *             "product": "hostapi SSL",
                      *             "common_name": "www.example.com",
+                     *             "domain": "www.example.com",
                      *             "domains": [
                      *               "www.example.com"
                      *             ],
@@ -7761,6 +7768,8 @@ export interface operations {
                                 product_id: number;
                                 product: string;
                                 common_name: string | null;
+                                /** @description The common name; empty for a package whose certificate was not requested yet */
+                                domain: string;
                                 /** @description The common name first, then the other names */
                                 domains: string[];
                                 /** @description False for a package whose certificate has not been requested yet */
@@ -8403,6 +8412,7 @@ export interface operations {
                      *         "product_id": 1,
                      *         "product": "hostapi SSL",
                      *         "common_name": "www.example.com",
+                     *         "domain": "www.example.com",
                      *         "domains": [
                      *           "www.example.com"
                      *         ],
@@ -8430,6 +8440,7 @@ export interface operations {
                      *           "approver_email": null
                      *         },
                      *         "status_message": "Waiting for validation",
+                     *         "warning": null,
                      *         "csr": "-----BEGIN CERTIFICATE REQUEST-----\nMIIC…\n-----END CERTIFICATE REQUEST-----\n",
                      *         "certificate": null,
                      *         "intermediate_certificate": null,
@@ -8450,6 +8461,8 @@ export interface operations {
                             product_id: number;
                             product: string;
                             common_name: string | null;
+                            /** @description The common name; empty for a package whose certificate was not requested yet */
+                            domain: string;
                             /** @description The common name first, then the other names */
                             domains: string[];
                             /** @description False for a package whose certificate has not been requested yet */
@@ -8485,6 +8498,7 @@ export interface operations {
                                 approver_email: string | null;
                             } | null;
                             status_message: string | null;
+                            warning: string | null;
                             csr: string | null;
                             certificate: string | null;
                             intermediate_certificate: string | null;
@@ -8639,6 +8653,7 @@ export interface operations {
                      *         "product_id": 1,
                      *         "product": "hostapi SSL",
                      *         "common_name": "www.example.com",
+                     *         "domain": "www.example.com",
                      *         "domains": [
                      *           "www.example.com"
                      *         ],
@@ -8666,6 +8681,7 @@ export interface operations {
                      *           "approver_email": null
                      *         },
                      *         "status_message": "Waiting for validation",
+                     *         "warning": null,
                      *         "csr": "-----BEGIN CERTIFICATE REQUEST-----\nMIIC…\n-----END CERTIFICATE REQUEST-----\n",
                      *         "certificate": null,
                      *         "intermediate_certificate": null,
@@ -8686,6 +8702,8 @@ export interface operations {
                             product_id: number;
                             product: string;
                             common_name: string | null;
+                            /** @description The common name; empty for a package whose certificate was not requested yet */
+                            domain: string;
                             /** @description The common name first, then the other names */
                             domains: string[];
                             /** @description False for a package whose certificate has not been requested yet */
@@ -8721,6 +8739,7 @@ export interface operations {
                                 approver_email: string | null;
                             } | null;
                             status_message: string | null;
+                            warning: string | null;
                             csr: string | null;
                             certificate: string | null;
                             intermediate_certificate: string | null;

@@ -104,7 +104,10 @@ export const findPayment = (db: Db, accountId: number, id: number) =>
 
 const paymentsMatching = (db: Db, accountId: number, search: string | undefined) => {
   let q = db.selectFrom('affiliate_payments').where('account_id', '=', accountId)
-  if (search) q = q.where(contains('reference', search))
+  if (search)
+    q = q.where((eb) =>
+      eb.or([contains('reference', search), contains('invoice_nr', search), contains('id', search, { integer: true })]),
+    )
   return q
 }
 

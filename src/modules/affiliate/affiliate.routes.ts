@@ -55,7 +55,7 @@ export const affiliateRoutes: FastifyPluginAsync = async (base) => {
         operationId: 'listAffiliatePayments',
         tags: ['Affiliate'],
         summary: 'List affiliate payments',
-        description: 'Newest first. `search` matches the payment reference, partially.',
+        description: 'Newest first. `search` matches the reference, the invoice number or the id, partially.',
         querystring: AffiliateListQuery,
         response: { 200: PaymentList, ...errorsFor('account-affiliate', { 400: PAGED }) },
       },

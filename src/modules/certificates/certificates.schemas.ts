@@ -66,6 +66,7 @@ const listItemFields = {
   product_id: Type.Integer(),
   product: Type.String(),
   common_name: Nullable(Type.String()),
+  domain: Type.String({ description: 'The common name; empty for a package whose certificate was not requested yet' }),
   domains: Type.Array(Type.String(), { description: 'The common name first, then the other names' }),
   requested: Type.Boolean({ description: 'False for a package whose certificate has not been requested yet' }),
   certificate_status: certificateStatus,
@@ -81,6 +82,7 @@ const listItemExample = {
   product_id: 1,
   product: 'hostapi SSL',
   common_name: 'www.example.com',
+  domain: 'www.example.com',
   domains: ['www.example.com'],
   requested: true,
   certificate_status: 'ACT',
@@ -120,6 +122,13 @@ const Detail = Type.Object({
     }),
   ),
   status_message: Nullable(Type.String({ description: 'Why the certificate is waiting or failed' })),
+  warning: Nullable(
+    Type.String({
+      description:
+        'While waiting for validation with `auto_setup_dns`: the TXT records hostapi could not write (their names ' +
+        'lie in no zone of the account hosted here), to publish yourself; null otherwise',
+    }),
+  ),
   csr: Nullable(Type.String()),
   certificate: Nullable(Type.String({ description: 'PEM, once issued' })),
   intermediate_certificate: Nullable(Type.String({ description: 'PEM of the issuing CA, once issued' })),
@@ -150,6 +159,7 @@ const detailExample = {
     approver_email: null,
   },
   status_message: 'Waiting for validation',
+  warning: null,
   csr: '-----BEGIN CERTIFICATE REQUEST-----\nMIIC…\n-----END CERTIFICATE REQUEST-----\n',
   certificate: null,
   intermediate_certificate: null,

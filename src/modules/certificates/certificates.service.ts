@@ -388,6 +388,7 @@ export class CertificatesService {
       product_id: row.product_id,
       product: row.product_name,
       common_name: row.common_name,
+      domain: row.common_name ?? '',
       domains: row.domains,
       requested: row.status !== 'NEW',
       certificate_status:
@@ -416,6 +417,7 @@ export class CertificatesService {
           }
         : null,
       status_message: row.status_message,
+      warning: autoSetupWarning(row),
       csr: row.csr,
       certificate: row.certificate,
       intermediate_certificate: row.intermediate_certificate,
@@ -425,6 +427,18 @@ export class CertificatesService {
       issued_at: row.issued_at ? ymdhms(new Date(row.issued_at)) : null,
     }
   }
+}
+
+/**
+ * While a certificate asked for `auto_setup_dns` waits for validation: which of its TXT records hostapi could not
+ * write (their names are in no zone the account hosts here), so the customer publishes them; otherwise null.
+ */
+function autoSetupWarning(row: CertificateWithProduct): string | null {
+  if (row.status !== 'PEN' || row.auto_setup_dns !== 1 || !row.challenge) return null
+  const missing = row.challenge.dnsRecords.filter((r) => !row.dns_auto_setup.includes(r.name)).map((r) => r.name)
+  if (missing.length === 0) return null
+  const which = missing.length === 1 ? 'this TXT record' : 'these TXT records'
+  return `Automatic DNS setup could not write ${missing.join(', ')}: publish ${which} yourself`
 }
 
 function productView(p: CertificateProduct): ProductView {

@@ -18,6 +18,10 @@ const Extension = Type.Object({
   supports_dnssec: Type.Boolean(),
   supports_privacy: Type.Boolean(),
   requires_auth_code: Type.Boolean({ description: 'A transfer needs the auth code' }),
+  dnssec_allowed: Type.Boolean({ description: 'The same as `supports_dnssec`, under the name clients read' }),
+  transfer_auth_code_required: Type.Boolean({
+    description: 'The same as `requires_auth_code`, under the name clients read',
+  }),
 })
 const com = { extension: 'com', register_price: '9.99', renew_price: '12.99', transfer_price: '9.99' }
 
@@ -65,6 +69,8 @@ export const extensionsRoutes: FastifyPluginAsync = async (base) => {
             supports_dnssec: true,
             supports_privacy: true,
             requires_auth_code: true,
+            dnssec_allowed: true,
+            transfer_auth_code_required: true,
           }),
           ...errorsFor('domains', { 404: [errors.extensionNotFound()] }),
         },

@@ -37,6 +37,8 @@ export class ExtensionsService {
       supports_dnssec: t.supports_dnssec === 1,
       supports_privacy: t.supports_privacy === 1,
       requires_auth_code: t.requires_auth_code === 1,
+      dnssec_allowed: t.supports_dnssec === 1,
+      transfer_auth_code_required: t.requires_auth_code === 1,
     }
   }
 
