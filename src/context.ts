@@ -39,10 +39,11 @@ import { AffiliateService } from './modules/affiliate/affiliate.service.js'
 import { MailService } from './modules/mail/mail.service.js'
 import type { CertificateAuthority } from './drivers/ca/ca.js'
 import { BuiltinCa } from './drivers/ca/builtin.js'
+import { AcmeCa } from './drivers/ca/acme.js'
 import { CertificatesService } from './modules/certificates/certificates.service.js'
 import { accountDnsOf } from './modules/certificates/account-dns.js'
 import type { AccountDns } from './modules/certificates/certificates.service.js'
-import { txtLookup } from './modules/certificates/txt-lookup.js'
+import { addressLookup, txtLookup } from './modules/certificates/txt-lookup.js'
 import { openRedis, RedisGuard } from './db/redis.js'
 import { MemoryWindowCounter, RedisWindowCounter, type WindowCounter } from './db/window-counter.js'
 import { SecretsService } from './modules/secrets/secrets.service.js'
@@ -155,7 +156,8 @@ interface Foundation {
 }
 
 /**
- * The built-in drivers (and the DNS driver the configuration names), with those that keep secrets sealed at rest.
+ * The drivers (the built-in ones, or the DNS, mail and CA drivers the configuration names), with those that keep
+ * secrets sealed at rest.
  * The CA reads TXT records through `accountDns`.
  */
 function createDrivers(
@@ -163,7 +165,10 @@ function createDrivers(
   accountDns: () => AccountDns | null,
 ): { drivers: Drivers; sealing: SecretHolder[] } {
   const { config, db, clock, log, secrets } = base
-  const ca = new BuiltinCa(db, clock, txtLookup(accountDns), secrets.box)
+  const ca =
+    config.caDriver.driver === 'acme'
+      ? new AcmeCa(db, clock, txtLookup(accountDns), addressLookup(accountDns), secrets.box, config.caDriver.acme, log)
+      : new BuiltinCa(db, clock, txtLookup(accountDns), secrets.box)
   const drivers: Drivers = {
     registry: new BuiltinRegistry(db, clock, config.registry.taken),
     hypervisor: new BuiltinHypervisor(db, clock, { speed: config.hypervisor.simSpeed }),

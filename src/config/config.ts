@@ -3,6 +3,7 @@ import { parseSecretKey } from '../lib/secret-box.js'
 import { EnvReader, type Env } from './env-reader.js'
 import { dnsConfig, dnsDriverConfig, dnsTransferConfig, type DnsDriverConfig, type DnsTransferConfig } from './dns.js'
 import { mailDriverConfig, type MailDriverConfig } from './mail.js'
+import { caDriverConfig, type CaDriverConfig } from './ca.js'
 
 /** The validated, frozen configuration of one hostapi process. Only this module reads the environment. */
 export interface Config {
@@ -86,6 +87,8 @@ export interface Config {
   mail: { from: string; supportAddress: string }
   /** Which mail driver sends the mail: the built-in outbox (`builtin`) or an SMTP relay (`smtp`). */
   mailDriver: MailDriverConfig
+  /** Which CA signs the certificates customers order: the built-in test CA (`builtin`) or an ACME server (`acme`). */
+  caDriver: CaDriverConfig
   /** The built-in payments driver: payment links are `<paymentUrl>/<reference>`. */
   payments: { baseUrl: string }
   /**
@@ -141,6 +144,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     zones: zoneConfig(r),
     ...providerConfig(r),
     mailDriver: mailDriverConfig(r),
+    caDriver: caDriverConfig(r),
     ...operatorConfig(r, demo.enabled),
     ...overrides,
   }

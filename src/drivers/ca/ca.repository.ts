@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js'
-import type { CaAuthority } from './ca.tables.js'
+import type { AcmeAccount, CaAuthority } from './ca.tables.js'
 
 /** The stored CA named `name`, if any. */
 export const findAuthority = (db: Db, name: string): Promise<CaAuthority | undefined> =>
@@ -25,6 +25,33 @@ export async function replaceKeys(
     .where('id', '=', row.id)
     .where('root_key', '=', row.root_key)
     .where('intermediate_key', '=', row.intermediate_key)
+    .executeTakeFirst()
+  return Number(r.numUpdatedRows)
+}
+
+/** The installation's ACME account at `directoryUrl`, if one was made. */
+export const findAcmeAccount = (db: Db, directoryUrl: string): Promise<AcmeAccount | undefined> =>
+  db.selectFrom('acme_accounts').selectAll().where('directory_url', '=', directoryUrl).executeTakeFirst()
+
+/** Stores a new ACME account key; a unique violation means another instance stored one first. */
+export const insertAcmeAccount = (db: Db, row: Omit<AcmeAccount, 'id'>) =>
+  db.insertInto('acme_accounts').values(row).execute()
+
+/** Records the account URL the ACME server gave the account. */
+export const setAcmeAccountUrl = (db: Db, id: number, accountUrl: string) =>
+  db.updateTable('acme_accounts').set({ account_url: accountUrl }).where('id', '=', id).execute()
+
+/** Every stored ACME account (the key rotation goes through all of them). */
+export const listAcmeAccounts = (db: Db): Promise<AcmeAccount[]> =>
+  db.selectFrom('acme_accounts').selectAll().orderBy('id').execute()
+
+/** Replaces the sealed key of `row`, if it still holds what `row` holds; returns 1 when replaced. */
+export async function replaceAcmeKey(db: Db, row: AcmeAccount, accountKey: string): Promise<number> {
+  const r = await db
+    .updateTable('acme_accounts')
+    .set({ account_key: accountKey })
+    .where('id', '=', row.id)
+    .where('account_key', '=', row.account_key)
     .executeTakeFirst()
   return Number(r.numUpdatedRows)
 }

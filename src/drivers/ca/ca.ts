@@ -24,15 +24,26 @@ export interface Challenge {
   httpFiles: HttpChallengeFile[]
   /** `email`: the address the approval mail goes to. */
   approverEmail: string | null
+  /**
+   * The CA's own state of this validation, kept with the certificate between requests and restarts (an ACME
+   * order: its URL, authorizations and challenge URLs); absent for a CA that keeps none.
+   */
+  order?: unknown
 }
 
+/** What a certificate request asks of the CA. */
 export interface ChallengeRequest {
+  /** The account that asks. */
+  accountId: number
   /** The certificate's names: the common name first, then the other SANs; wildcards as `*.example.com`. */
   names: string[]
   method: ValidationMethod
   approverEmail: string | null
+  /** The customer's PKCS#10 request, PEM (checked by the caller). */
+  csr: string
 }
 
+/** A check of a challenge, by the job that issues the certificate. */
 export interface ValidationRequest {
   /** The account that asked; a CA that looks at hosted zones looks only at this account's. */
   accountId: number
@@ -40,7 +51,14 @@ export interface ValidationRequest {
   challenge: Challenge
 }
 
-export type ValidationResult = { valid: true } | { valid: false; reason: string }
+/**
+ * Whether the challenge is met. `challenge`, when given, replaces the stored one (a CA that creates its
+ * challenge remotely fills it in here: the records to publish appear then); `retryInMs` asks for the next
+ * check sooner than the usual back-off.
+ */
+export type ValidationResult =
+  | { valid: true; challenge?: Challenge }
+  | { valid: false; reason: string; challenge?: Challenge; retryInMs?: number }
 
 export interface IssueRequest {
   /** The PKCS#10 request, PEM; its signature has been checked by the caller. */
@@ -49,6 +67,8 @@ export interface IssueRequest {
   names: string[]
   /** The latest expiry the customer paid for; the CA may end the certificate earlier. */
   notAfter: Date
+  /** The challenge that was met, for a CA that issues within its own order (ACME); absent for demo data. */
+  challenge?: Challenge
 }
 
 export interface IssuedCertificate {
@@ -72,9 +92,17 @@ export class CertificateRejected extends Error {}
 export interface CertificateAuthority {
   /** The driver's name, stored with what it issued. */
   readonly name: string
-  /** The challenge that proves control over `names` with `method`; a new random one on every call. */
+  /**
+   * The challenge that proves control over `names` with `method`; a new random one on every call. Answers at
+   * once without a remote server: a CA that creates its challenge remotely answers it empty, with `order`
+   * unset, and fills it in at the first `validate`.
+   */
   createChallenge(req: ChallengeRequest): Promise<Challenge>
-  /** Whether the challenge has been met now; resolves `{valid: false, reason}` while it is not (never throws for that). */
+  /**
+   * Whether the challenge has been met now; resolves `{valid: false, reason}` while it is not (never throws for
+   * that). Throws CertificateRejected when the CA refused for good, any other error when the CA cannot be
+   * reached (the job retries).
+   */
   validate(req: ValidationRequest): Promise<ValidationResult>
   /** Signs a certificate for the CSR's public key and `names`; throws CertificateRejected for what it will not sign. */
   issue(req: IssueRequest): Promise<IssuedCertificate>

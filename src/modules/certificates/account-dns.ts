@@ -19,18 +19,23 @@ export function accountDnsOf(domains: DomainsService, dns: DnsService): AccountD
     }
     return null
   }
-  const txtAt = async (accountId: number, zone: string, fqdn: string) => {
+  const valuesAt = async (accountId: number, zone: string, fqdn: string, types: string[]) => {
     const { records } = await dns.get(accountId, zone)
     return {
       records,
-      values: records.filter((r) => r.type === 'TXT' && r.name === `${fqdn.toLowerCase()}.`).map((r) => r.value),
+      values: records.filter((r) => types.includes(r.type) && r.name === `${fqdn.toLowerCase()}.`).map((r) => r.value),
     }
   }
+  const txtAt = (accountId: number, zone: string, fqdn: string) => valuesAt(accountId, zone, fqdn, ['TXT'])
   return {
     zoneOf,
     async txtValues(accountId, fqdn) {
       const zone = await zoneOf(accountId, fqdn)
       return zone ? (await txtAt(accountId, zone, fqdn)).values : []
+    },
+    async addresses(accountId, fqdn) {
+      const zone = await zoneOf(accountId, fqdn)
+      return zone ? (await valuesAt(accountId, zone, fqdn, ['A', 'AAAA'])).values : []
     },
     async addTxt(accountId, zone, fqdn, value) {
       const { records, values } = await txtAt(accountId, zone, fqdn)

@@ -12,6 +12,7 @@ import {
   type Challenge,
   type IssuedCertificate,
   type ValidationMethod,
+  type ValidationResult,
 } from '../../drivers/ca/ca.js'
 import { baseName } from '../../drivers/ca/names.js'
 import type { Page } from '../../lib/paging.js'
@@ -27,6 +28,8 @@ export interface AccountDns {
   zoneOf(accountId: number, fqdn: string): Promise<string | null>
   /** The TXT values published at `fqdn` in the account's zone (empty when none or not hosted). */
   txtValues(accountId: number, fqdn: string): Promise<string[]>
+  /** The A and AAAA values at `fqdn` in the account's zone (empty when none or not hosted). */
+  addresses(accountId: number, fqdn: string): Promise<string[]>
   /** Adds a TXT record with `value` at `fqdn` in the account's zone `zone`, keeping the other records. */
   addTxt(accountId: number, zone: string, fqdn: string, value: string): Promise<void>
   /** Removes the TXT record with `value` at `fqdn` from the account's zone `zone`, if it is there. */
@@ -73,6 +76,8 @@ export interface ProductView {
 const DEFAULT_DURATION_YEARS = 1
 
 export const ISSUE_JOB = 'certificates.issue'
+// A CA may be unreachable for a while: 20 attempts back off from 1 s to 5 min, about 75 minutes in all.
+const ISSUE_ATTEMPTS = 20
 const MINUTE_MS = 60_000
 /** How long a requested certificate waits for its validation before it fails. */
 export const VALIDATION_WINDOW_MS = 7 * 24 * 60 * MINUTE_MS
@@ -197,9 +202,11 @@ export class CertificatesService {
     let challenge: Challenge
     try {
       challenge = await this.ca.createChallenge({
+        accountId,
         names: csr.names,
         method: input.validation_method,
         approverEmail: approver,
+        csr: csr.pem,
       })
     } catch (err) {
       if (err instanceof CertificateRejected) throw errors.certificateRefused(err.message)
@@ -234,7 +241,7 @@ export class CertificatesService {
       await this.unpublishRecords(accountId, challenge, created)
       throw errors.certificateAlreadyRequested()
     }
-    await this.jobs.enqueue(this.issueJob, { accountId, certificateId: id }, { accountId })
+    await this.jobs.enqueue(this.issueJob, { accountId, certificateId: id }, { accountId, maxAttempts: ISSUE_ATTEMPTS })
     return this.get(accountId, id)
   }
 
@@ -245,11 +252,30 @@ export class CertificatesService {
   async validateAndIssue(accountId: number, id: number): Promise<{ status: string }> {
     const row = await repo.findOwned(this.db, accountId, id)
     if (row?.status !== 'PEN' || !row.challenge || !row.csr) return { status: row?.status ?? 'missing' }
-    const { challenge, domains: names, dns_auto_setup: created } = row
+    const { domains: names } = row
+    let { challenge, dns_auto_setup: created } = row
     const now = this.clock.now()
     const checks = row.validation_checks + 1
 
-    const validation = await this.ca.validate({ accountId, names, challenge })
+    let validation: ValidationResult
+    try {
+      validation = await this.ca.validate({ accountId, names, challenge })
+    } catch (err) {
+      if (!(err instanceof CertificateRejected)) return this.waitForCa(row, err)
+      await this.fail(row, `The CA refused the request: ${err.message}`, challenge, created)
+      return { status: 'ERR' }
+    }
+    if (validation.challenge) {
+      // The CA made its challenge now (an ACME order): it is kept with the certificate, its records published.
+      challenge = validation.challenge
+      if (row.auto_setup_dns === 1 && challenge.method === 'dns')
+        created = [...new Set([...created, ...(await this.publishRecords(accountId, challenge))])]
+      await repo.updateIfStatus(this.db, accountId, id, ['PEN'], {
+        challenge: JSON.stringify(challenge),
+        dns_auto_setup: JSON.stringify(created),
+        updated_at: iso(now),
+      })
+    }
     if (!validation.valid) {
       if (now.getTime() - new Date(row.requested_at ?? row.updated_at).getTime() >= VALIDATION_WINDOW_MS) {
         await this.fail(row, `Validation failed: ${validation.reason}`, challenge, created)
@@ -260,16 +286,20 @@ export class CertificatesService {
         status_message: validation.reason,
         updated_at: iso(now),
       })
-      const runAt = new Date(now.getTime() + recheckDelay(checks))
-      await this.jobs.enqueue(this.issueJob, { accountId, certificateId: id }, { accountId, runAt })
+      const runAt = new Date(now.getTime() + (validation.retryInMs ?? recheckDelay(checks)))
+      await this.jobs.enqueue(
+        this.issueJob,
+        { accountId, certificateId: id },
+        { accountId, runAt, maxAttempts: ISSUE_ATTEMPTS },
+      )
       return { status: 'PEN' }
     }
 
     let issued: IssuedCertificate
     try {
-      issued = await this.ca.issue({ csr: row.csr, names, notAfter: new Date(row.ends_at) })
+      issued = await this.ca.issue({ csr: row.csr, names, notAfter: new Date(row.ends_at), challenge })
     } catch (err) {
-      if (!(err instanceof CertificateRejected)) throw err
+      if (!(err instanceof CertificateRejected)) return this.waitForCa(row, err)
       await this.fail(row, `The CA refused the request: ${err.message}`, challenge, created)
       return { status: 'ERR' }
     }
@@ -287,6 +317,19 @@ export class CertificatesService {
     })
     await this.unpublishRecords(accountId, challenge, created)
     return { status: 'ACT' }
+  }
+
+  /**
+   * The CA could not be reached or answered with a passing problem: the certificate says so, and the error
+   * fails the job's attempt, which the job queue retries with back-off (and shows the operator).
+   */
+  private async waitForCa(row: CertificateWithProduct, err: unknown): Promise<never> {
+    const message = err instanceof Error ? err.message : String(err)
+    await repo.updateIfStatus(this.db, row.account_id, row.id, ['PEN'], {
+      status_message: `Waiting for the CA: ${message}`.slice(0, 1000),
+      updated_at: iso(this.clock.now()),
+    })
+    throw err
   }
 
   /**

@@ -1,0 +1,299 @@
+import { after, before, it } from 'node:test'
+import assert from 'node:assert/strict'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { forEachDialect, rawRows, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { freePort, insertZone } from './helpers/dns.js'
+import { describeWithPebble, startPebble, type Pebble } from './helpers/pebble.js'
+import { certificateNames, openssl, opensslVerify } from './helpers/pki.js'
+
+/** A CSR made by openssl for `cn` and `sans`, PEM. */
+const opensslCsr = (cn: string, sans: string[] = []) =>
+  openssl(
+    [
+      'req',
+      '-new',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      '/dev/null',
+      '-subj',
+      `/CN=${cn}`,
+      ...(sans.length ? ['-addext', `subjectAltName=${sans.map((s) => `DNS:${s}`).join(',')}`] : []),
+    ],
+    '',
+  )
+
+/** A web server on loopback serving the files a test puts in `files` (path → content), as http-01 wants. */
+async function startFileServer(port: number) {
+  const files = new Map<string, string>()
+  const requests: string[] = []
+  const server = http.createServer((req, res) => {
+    requests.push(`${req.headers.host} ${req.url}`)
+    const body = files.get(req.url ?? '')
+    res.writeHead(body === undefined ? 404 : 200, { 'content-type': 'text/plain' })
+    res.end(body ?? 'not found')
+  })
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
+  return {
+    port: (server.address() as AddressInfo).port,
+    files,
+    requests,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  }
+}
+
+/** A certificate package of `owner` (one year of `productId`), once the running job runner has made it. */
+async function certificatePackage(t: TestApp, owner: TestAccount, productId: number): Promise<number> {
+  const { orderId } = await t.ctx.services.certificates.order(owner.accountId, { product_id: productId, duration: 1 })
+  const start = Date.now()
+  for (;;) {
+    const { items } = await t.ctx.services.orders.get(owner.accountId, orderId)
+    const result = items[0].result as { certificate_id?: number } | null
+    if (result?.certificate_id) return result.certificate_id
+    if (Date.now() - start > 10_000) throw new Error(`order ${orderId} made no certificate`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+const EAB_KID = 'kid-hostapi'
+const EAB_HMAC = 'zWNDZM6eQGHWpSRTPal5eIUYFTu7EajVIoguysqZ9wG44nMEtx3MUAsUDkMTQ12W'
+
+describeWithPebble('certificates through an ACME CA (pebble)', () => {
+  forEachDialect((dialect) => {
+    let pebble: Pebble
+    let files: Awaited<ReturnType<typeof startFileServer>>
+    let t: TestApp
+    let a: TestAccount
+
+    before(async () => {
+      const dnsPort = await freePort()
+      files = await startFileServer(await freePort())
+      pebble = await startPebble({ dnsPort, httpPort: files.port, blocked: ['refused-acme.test'] })
+      t = await startTestApp(dialect, {
+        env: {
+          HOSTAPI_DNS_PORT: String(dnsPort),
+          HOSTAPI_JOBS: '1',
+          HOSTAPI_JOB_POLL_MS: '50',
+          HOSTAPI_CA_DRIVER: 'acme',
+          HOSTAPI_ACME_DIRECTORY: pebble.directoryUrl,
+          HOSTAPI_ACME_EMAIL: 'hostmaster@example.com',
+          HOSTAPI_ACME_CA_BUNDLE: pebble.caBundle,
+          HOSTAPI_ACME_HTTP_PORT: String(files.port),
+        },
+      })
+      a = await t.account('ACME customer')
+    })
+    after(async () => {
+      await t?.close()
+      await files?.close()
+      await pebble?.close()
+    })
+
+    const get = async (id: number, app = t, key = a.key) => {
+      const r = await app.request('GET', `/certificates/${id}`, { key })
+      assert.equal(r.status, 200, r.text)
+      return r.body.data
+    }
+    /** Waits for the certificate to leave PEN (the job runner works meanwhile). */
+    const settled = async (id: number, app = t, key = a.key, ms = 30_000) => {
+      const start = Date.now()
+      for (;;) {
+        const c = await get(id, app, key)
+        if (c.certificate_status !== 'PEN') return c
+        if (Date.now() - start > ms) assert.fail(`still PEN after ${ms} ms: ${c.status_message}`)
+        await new Promise((r) => setTimeout(r, 100))
+      }
+    }
+    const txtIn = async (zone: string, fqdn: string): Promise<string[]> => {
+      const r = await t.request('GET', `/domains/${zone}/dns`, { key: a.key })
+      return r.body.data.records
+        .filter((x: { type: string; name: string }) => x.type === 'TXT' && x.name === `${fqdn}.`)
+        .map((x: { value: string }) => x.value)
+    }
+    const verifies = async (c: { certificate: string; intermediate_certificate: string }, p = pebble) =>
+      opensslVerify(await p.root(), c.intermediate_certificate, c.certificate)
+
+    it(`dns-01 with auto_setup_dns: an apex and wildcard certificate from request to ACT (${dialect})`, async () => {
+      const zone = 'acme-apex.test'
+      await insertZone(t.ctx.db, a.accountId, zone, { records: [{ type: 'A', name: zone, value: '192.0.2.1' }] })
+      const id = await certificatePackage(t, a, 2)
+      const csr = opensslCsr(zone, [zone, `*.${zone}`])
+      const started = Date.now()
+      const r = await t.request('POST', `/certificates/${id}/request`, {
+        key: a.key,
+        body: { csr, validation_method: 'dns', auto_setup_dns: true },
+      })
+      assert.equal(r.status, 200, r.text)
+      assert.ok(Date.now() - started < 2000, 'the request does not wait for the CA')
+      assert.equal(r.body.data.certificate_status, 'PEN')
+
+      const c = await settled(id)
+      const elapsed = Date.now() - started
+      assert.equal(c.certificate_status, 'ACT', c.status_message)
+      console.log(`# ACME dns-01 issuance (${dialect}): request to ACT in ${elapsed} ms`)
+      // The CA's own dns-01 values, one per authorization (the apex and the wildcard share the name).
+      assert.equal(c.validation.dns_records.length, 2)
+      for (const rec of c.validation.dns_records) {
+        assert.equal(rec.name, `_acme-challenge.${zone}`)
+        assert.match(rec.value, /^[A-Za-z0-9_-]{43}$/)
+        assert.equal(rec.auto_created, true)
+      }
+      assert.match(await verifies(c), /OK$/)
+      assert.deepEqual(certificateNames(c.certificate), { cn: zone, sans: [zone, `*.${zone}`] })
+      assert.equal(openssl(['x509', '-noout', '-pubkey'], c.certificate), openssl(['req', '-noout', '-pubkey'], csr))
+      // The validation records are gone from the customer's zone again.
+      assert.deepEqual(await txtIn(zone, `_acme-challenge.${zone}`), [])
+      // One account for the installation, its key sealed at rest, its URL kept.
+      const accounts = await rawRows(t.config.database, 'select * from acme_accounts')
+      assert.equal(accounts.length, 1)
+      assert.doesNotMatch(String(accounts[0].account_key), /PRIVATE KEY/)
+      assert.match(String(accounts[0].account_url), /^https:\/\/127\.0\.0\.1:\d+\/my-account\//)
+    })
+
+    it(`http-01: the file to serve, fetched by the CA from the customer's web server (${dialect})`, async () => {
+      const zone = 'acme-web.test'
+      const name = `www.${zone}`
+      await insertZone(t.ctx.db, a.accountId, zone, { records: [{ type: 'A', name, value: '127.0.0.1' }] })
+      const id = await certificatePackage(t, a, 1)
+      const r = await t.request('POST', `/certificates/${id}/request`, {
+        key: a.key,
+        body: { csr: opensslCsr(name, [name]), validation_method: 'http' },
+      })
+      assert.equal(r.status, 200, r.text)
+      // The order is made by the job: the file appears on the certificate then.
+      let shown: { url: string; content: string }[] = []
+      const start = Date.now()
+      while (shown.length === 0 && Date.now() - start < 15_000) {
+        shown = (await get(id)).validation.http_files
+        if (!shown.length) await new Promise((res) => setTimeout(res, 100))
+      }
+      assert.equal(shown.length, 1)
+      const url = new URL(shown[0].url)
+      assert.equal(url.host, name)
+      assert.match(url.pathname, /^\/\.well-known\/acme-challenge\/[A-Za-z0-9_-]+$/)
+      await new Promise((res) => setTimeout(res, 1500))
+      assert.equal((await get(id)).certificate_status, 'PEN', 'nothing is validated before the file is served')
+      files.files.set(url.pathname, shown[0].content)
+      const c = await settled(id)
+      assert.equal(c.certificate_status, 'ACT', c.status_message)
+      assert.match(await verifies(c), /OK$/)
+      assert.deepEqual(certificateNames(c.certificate), { cn: name, sans: [name] })
+      assert.ok(files.requests.some((line) => line.startsWith(name)))
+    })
+
+    it(`refuses email validation with a 400 under ACME (${dialect})`, async () => {
+      const id = await certificatePackage(t, a, 1)
+      const r = await t.request('POST', `/certificates/${id}/request`, {
+        key: a.key,
+        body: {
+          csr: opensslCsr('mail.acme-apex.test'),
+          validation_method: 'email',
+          approver_email: 'admin@acme-apex.test',
+        },
+      })
+      assert.equal(r.status, 400, r.text)
+      assert.match(r.body.status_description, /ACME certificates cannot be validated by email/)
+      assert.equal((await get(id)).certificate_status, 'NEW')
+    })
+
+    it(`a name the CA refuses: status ERR with the CA's problem detail (${dialect})`, async () => {
+      const zone = 'refused-acme.test'
+      await insertZone(t.ctx.db, a.accountId, zone)
+      const id = await certificatePackage(t, a, 1)
+      const r = await t.request('POST', `/certificates/${id}/request`, {
+        key: a.key,
+        body: { csr: opensslCsr(zone), validation_method: 'dns', auto_setup_dns: true },
+      })
+      assert.equal(r.status, 200, r.text)
+      const c = await settled(id)
+      assert.equal(c.certificate_status, 'ERR')
+      assert.match(c.status_message, /^The CA refused the request: .*forbidden by policy.*refused-acme\.test/)
+    })
+
+    it(`external account binding: a CA requiring it issues with the kid and HMAC key given (${dialect})`, async () => {
+      const dnsPort = await freePort()
+      const eabPebble = await startPebble({ dnsPort, httpPort: files.port, eab: { [EAB_KID]: EAB_HMAC } })
+      const other = await startTestApp(dialect, {
+        env: {
+          HOSTAPI_DNS_PORT: String(dnsPort),
+          HOSTAPI_JOBS: '1',
+          HOSTAPI_JOB_POLL_MS: '50',
+          HOSTAPI_CA_DRIVER: 'acme',
+          HOSTAPI_ACME_DIRECTORY: eabPebble.directoryUrl,
+          HOSTAPI_ACME_CA_BUNDLE: eabPebble.caBundle,
+          HOSTAPI_ACME_EAB_KID: EAB_KID,
+          HOSTAPI_ACME_EAB_HMAC_KEY: EAB_HMAC,
+        },
+      })
+      try {
+        const b = await other.account('EAB customer')
+        const zone = 'acme-eab.test'
+        await insertZone(other.ctx.db, b.accountId, zone)
+        const id = await certificatePackage(other, b, 1)
+        const r = await other.request('POST', `/certificates/${id}/request`, {
+          key: b.key,
+          body: { csr: opensslCsr(zone, [zone]), validation_method: 'dns', auto_setup_dns: true },
+        })
+        assert.equal(r.status, 200, r.text)
+        const c = await settled(id, other, b.key)
+        assert.equal(c.certificate_status, 'ACT', c.status_message)
+        assert.match(await verifies(c, eabPebble), /OK$/)
+        const accounts = await rawRows(other.config.database, 'select directory_url from acme_accounts')
+        assert.deepEqual(
+          accounts.map((row) => row.directory_url),
+          [eabPebble.directoryUrl],
+        )
+        assert.ok(!pebble.log().includes(EAB_HMAC) && !eabPebble.log().includes(EAB_HMAC))
+      } finally {
+        await other.close()
+        await eabPebble.close()
+      }
+    })
+
+    it(`an unreachable ACME server: the API answers at once, the work waits in the queue (${dialect})`, async () => {
+      const closedPort = await freePort()
+      const other = await startTestApp(dialect, {
+        env: {
+          HOSTAPI_CA_DRIVER: 'acme',
+          HOSTAPI_ACME_DIRECTORY: `https://127.0.0.1:${closedPort}/dir`,
+        },
+      })
+      try {
+        const b = await other.account('Customer of an unreachable CA')
+        const { orderId } = await other.ctx.services.certificates.order(b.accountId, { product_id: 1, duration: 1 })
+        await other.ctx.jobs.drain()
+        const { items } = await other.ctx.services.orders.get(b.accountId, orderId)
+        const id = (items[0].result as { certificate_id: number }).certificate_id
+        const started = Date.now()
+        const r = await other.request('POST', `/certificates/${id}/request`, {
+          key: b.key,
+          body: { csr: opensslCsr('down.acme-apex.test'), validation_method: 'dns' },
+        })
+        assert.equal(r.status, 200, r.text)
+        assert.ok(Date.now() - started < 2000)
+        await other.ctx.jobs.drain()
+        const c = await get(id, other, b.key)
+        assert.equal(c.certificate_status, 'PEN')
+        assert.match(
+          c.status_message,
+          /^Waiting for the CA: The ACME server https:\/\/127\.0\.0\.1:\d+ cannot be reached/,
+        )
+        const jobs = await rawRows(
+          other.config.database,
+          `select status, attempts, max_attempts, last_error from jobs
+           where kind = 'certificates.issue' and payload like '%"certificateId":${id}%'`,
+        )
+        assert.equal(jobs.length, 1)
+        assert.equal(jobs[0].status, 'queued')
+        assert.ok(Number(jobs[0].max_attempts) > 5)
+        assert.match(String(jobs[0].last_error), /cannot be reached/)
+      } finally {
+        await other.close()
+      }
+    })
+  })
+})

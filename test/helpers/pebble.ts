@@ -1,0 +1,126 @@
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import https from 'node:https'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { describe, it } from 'node:test'
+import { freePort } from './dns.js'
+import { selfSignedCert } from './smtp.js'
+
+const PEBBLE_PATHS = ['/usr/bin/pebble', '/usr/local/bin/pebble']
+const pebbleBinary = () => PEBBLE_PATHS.find((p) => fs.existsSync(p))
+
+/** describe(name, fn) when pebble can run; otherwise a skipped test of that name giving the reason. */
+export function describeWithPebble(name: string, fn: () => void): void {
+  // node:test counts skipped tests in its summary but not skipped suites.
+  if (!pebbleBinary()) it(name, { skip: 'pebble not installed' }, () => undefined)
+  else describe(name, fn)
+}
+
+/** How a test's pebble is set up. */
+export interface PebbleOptions {
+  /** The DNS server (on 127.0.0.1) pebble resolves names and reads dns-01 records through. */
+  dnsPort: number
+  /** The port pebble fetches http-01 files on. */
+  httpPort: number
+  /** EAB key ids and their base64url HMAC keys; when given, an account needs one. */
+  eab?: Record<string, string>
+  /** Names pebble refuses to certify. */
+  blocked?: string[]
+  /** Extra environment (PEBBLE_WFE_NONCEREJECT, …). */
+  env?: Record<string, string>
+}
+
+/** A pebble of a test on loopback, with its TLS certificate and configuration in a temporary directory. */
+export interface Pebble {
+  directoryUrl: string
+  /** The PEM file that signed pebble's own TLS certificate (HOSTAPI_ACME_CA_BUNDLE). */
+  caBundle: string
+  /** Pebble's root and intermediate issuing certificates, from its management port. */
+  root(): Promise<string>
+  intermediate(): Promise<string>
+  /** What it has logged so far. */
+  log(): string
+  close(): Promise<void>
+}
+
+/** Starts pebble on free loopback ports; resolves once its directory answers. */
+export async function startPebble(opts: PebbleOptions): Promise<Pebble> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostapi-pebble-'))
+  const { key, cert } = selfSignedCert(dir)
+  const [port, managementPort] = [await freePort(), await freePort()]
+  const config = {
+    pebble: {
+      listenAddress: `127.0.0.1:${port}`,
+      managementListenAddress: `127.0.0.1:${managementPort}`,
+      certificate: cert,
+      privateKey: key,
+      httpPort: opts.httpPort,
+      tlsPort: 5001,
+      ocspResponderURL: '',
+      externalAccountBindingRequired: !!opts.eab,
+      ...(opts.eab ? { externalAccountMACKeys: opts.eab } : {}),
+      ...(opts.blocked ? { domainBlocklist: opts.blocked } : {}),
+    },
+  }
+  const configFile = path.join(dir, 'pebble.json')
+  fs.writeFileSync(configFile, JSON.stringify(config))
+  let output = ''
+  const child: ChildProcess = spawn(
+    pebbleBinary()!,
+    ['-config', configFile, '-dnsserver', `127.0.0.1:${opts.dnsPort}`],
+    {
+      env: {
+        PATH: process.env.PATH ?? '',
+        PEBBLE_VA_NOSLEEP: '1',
+        PEBBLE_WFE_NONCEREJECT: '0',
+        PEBBLE_AUTHZREUSE: '0',
+        ...opts.env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  )
+  child.stdout?.on('data', (b: Buffer) => (output += b.toString()))
+  child.stderr?.on('data', (b: Buffer) => (output += b.toString()))
+  const ca = fs.readFileSync(cert)
+  const get = (url: string) =>
+    new Promise<string>((resolve, reject) => {
+      https
+        .get(url, { ca }, (res) => {
+          let body = ''
+          res.setEncoding('utf8')
+          res.on('data', (c: string) => (body += c))
+          res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`${url}: ${res.statusCode}`))))
+        })
+        .on('error', reject)
+    })
+  const directoryUrl = `https://127.0.0.1:${port}/dir`
+  const started = Date.now()
+  for (;;) {
+    try {
+      await get(directoryUrl)
+      break
+    } catch (err) {
+      if (child.exitCode !== null || Date.now() - started > 15_000) {
+        child.kill()
+        throw new Error(`pebble did not start: ${(err as Error).message}\n${output}`)
+      }
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
+  return {
+    directoryUrl,
+    caBundle: cert,
+    root: () => get(`https://127.0.0.1:${managementPort}/roots/0`),
+    intermediate: () => get(`https://127.0.0.1:${managementPort}/intermediates/0`),
+    log: () => output,
+    async close() {
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once('exit', r))
+        child.kill()
+        await exited
+      }
+      fs.rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
