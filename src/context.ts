@@ -92,6 +92,8 @@ export interface Context {
   durable(): Promise<void>
   /** See Database.dataVersion. */
   dataVersion: (() => string) | null
+  /** See Database.roundTrips. */
+  roundTrips(): number
   clock: Clock
   log: Logger
   /** The key that seals secrets at rest (and previous ones during a rotation). */
@@ -301,6 +303,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     dbSchema: database.schema,
     durable: () => database.durable(),
     dataVersion: database.dataVersion,
+    roundTrips: () => database.roundTrips(),
     clock,
     log,
     secrets,

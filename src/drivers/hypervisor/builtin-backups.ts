@@ -37,6 +37,17 @@ export async function insertManualBackup(
   }
 }
 
+const DAY = 86_400_000
+const day = (d: Date) => Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate())
+
+/**
+ * The day (ms since the epoch, midnight UTC) of the newest nightly at `now`: today's once its hour has passed,
+ * else yesterday's. The nightlies of every instance change only when it does.
+ */
+export function lastNightly(now: Date): number {
+  return day(now) + NIGHTLY_HOUR_UTC * 3_600_000 <= now.getTime() ? day(now) : day(now) - DAY
+}
+
 /** The nightly incremental backups of an instance since it was created, up to `now`, keeping the last seven. */
 export async function runNightlies(
   db: Kysely<DB>,
@@ -44,11 +55,8 @@ export async function runNightlies(
   row: { id: number; created_at: string; image_id: string },
 ): Promise<void> {
   const created = new Date(row.created_at)
-  const day = (d: Date) => Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate())
-  const DAY = 86_400_000
-  // The newest nightly is today's once its hour has passed, else yesterday's: before that hour the
-  // last seven run up to yesterday, so a list never holds fewer than seven for the hour of the day.
-  const last = day(now) + NIGHTLY_HOUR_UTC * 3_600_000 <= now.getTime() ? day(now) : day(now) - DAY
+  // Before the nightly hour the last seven run up to yesterday, so a list never holds fewer than seven.
+  const last = lastNightly(now)
   const first = Math.max(day(created), last - (KEEP_INCREMENTALS - 1) * DAY)
   for (let d = first; d <= last; d += DAY) {
     const at = new Date(d + NIGHTLY_HOUR_UTC * 3_600_000)
