@@ -100,7 +100,7 @@ forEachDialect((dialect) => {
 })
 
 forEachDialect((dialect) => {
-  describe(`the backups list, which the hypervisor driver answers, is cached only while it is exact (${dialect})`, () => {
+  describe(`the backups list, answered by the hypervisor driver, is cached only while exact (${dialect})`, () => {
     const clock = new ManualClock()
     let t: TestApp
     let a: TestAccount
