@@ -3,6 +3,8 @@ import assert from 'node:assert/strict'
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { forEachDialect, startTestApp, type TestApp } from './helpers/app.js'
+import { makeVps } from './helpers/fixtures/vps.js'
+import { ManualClock } from '../src/clock.js'
 
 // A route whose database work is known exactly: one query, then a transaction of one query (BEGIN, the query,
 // COMMIT), then one that rolls back (BEGIN, the query, ROLLBACK): 7 statements.
@@ -51,6 +53,28 @@ forEachDialect((dialect) => {
         for (let i = 0; i < times; i++) assert.equal((await t.request('GET', '/probe/round-trips')).status, 200)
         assert.equal((await roundTrips()) - before - scrape, 7 * times)
       }
+    })
+  })
+
+  describe(`the backups list of a VPS with a week of nightlies (${dialect})`, () => {
+    const clock = new ManualClock()
+    let t: TestApp
+    after(() => t?.close())
+
+    it('costs the same few round trips however many nightlies are due: they are written in one statement', async () => {
+      t = await startTestApp(dialect, { clock })
+      const a = await t.account('Backups')
+      const id = await makeVps(t, a, { settle: true })
+      const list = async () => {
+        const before = t.ctx.roundTrips()
+        const backups = await t.ctx.services.vps.backups.list(a.accountId, String(id))
+        return { count: backups.length, roundTrips: t.ctx.roundTrips() - before }
+      }
+      clock.advance(10 * 86_400_000)
+      // The VPS, the instance, the week's nightlies, the pruning (a new one was written), the list.
+      assert.deepEqual(await list(), { count: 7, roundTrips: 5 })
+      // Nothing new: no pruning.
+      assert.deepEqual(await list(), { count: 7, roundTrips: 4 })
     })
   })
 })
