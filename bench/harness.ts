@@ -1,5 +1,5 @@
 // What the benchmarks share: where the compiled files are, the load settings, and the calls to a running server.
-import { execFileSync, type ChildProcess } from 'node:child_process'
+import { execFile, execFileSync, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import https from 'node:https'
@@ -69,22 +69,68 @@ export function call(
   })
 }
 
-/** Load on one URL with autocannon in a process of its own (dist/bench/load.js): a warm-up, then the measured window. */
-export function load(url: string, method: string, headers: Record<string, string>, body?: string): Figures {
-  const job = {
+/**
+ * Load with autocannon in a process of its own (dist/bench/load.js): a warm-up, then the measured window. Several
+ * URLs (instances of one server) share the connections round-robin: connection i goes to URL i mod n.
+ */
+export function load(url: string | string[], method: string, headers: Record<string, string>, body?: string): Figures {
+  const out = execFileSync(process.execPath, [dist('bench/load.js'), loadJob(url, method, headers, body)], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 20,
+  })
+  return JSON.parse(out.trim().split('\n').pop()!)
+}
+
+/** As `load`, without blocking this process (which goes on sending requests of its own meanwhile). */
+export function loadInBackground(
+  url: string | string[],
+  method: string,
+  headers: Record<string, string>,
+  opts: { warmupSeconds: number; durationSeconds: number },
+): Promise<Figures> {
+  const job = loadJob(url, method, headers, undefined, opts)
+  return new Promise((resolve, reject) =>
+    execFile(process.execPath, [dist('bench/load.js'), job], { encoding: 'utf8', maxBuffer: 1 << 20 }, (err, out) =>
+      err ? reject(err) : resolve(JSON.parse(out.trim().split('\n').pop()!)),
+    ),
+  )
+}
+
+function loadJob(
+  url: string | string[],
+  method: string,
+  headers: Record<string, string>,
+  body?: string,
+  windows = { warmupSeconds, durationSeconds },
+): string {
+  return JSON.stringify({
     url,
     method,
     headers: body ? { ...headers, 'content-type': 'application/json' } : headers,
     body,
     connections,
-    warmupSeconds,
-    durationSeconds,
-  }
-  const out = execFileSync(process.execPath, [dist('bench/load.js'), JSON.stringify(job)], {
-    encoding: 'utf8',
-    maxBuffer: 1 << 20,
+    ...windows,
   })
-  return JSON.parse(out.trim().split('\n').pop()!)
+}
+
+/** What a running hostapi has counted so far, read from its metrics: requests answered and database round trips. */
+export interface ServerCounts {
+  requests: number
+  roundTrips: number
+}
+
+/** Reads `hostapi_http_requests_total` (all series) and `hostapi_db_round_trips_total` from the admin metrics. */
+export async function serverCounts(origin: string, adminToken: string): Promise<ServerCounts> {
+  const r = await call(`${origin}/admin/v1/metrics`, 'GET', { authorization: `Bearer ${adminToken}` })
+  if (r.status !== 200) throw new Error(`metrics: ${r.status} ${r.text.slice(0, 200)}`)
+  let requests = 0
+  let roundTrips = 0
+  for (const line of r.text.split('\n')) {
+    const m = /^(hostapi_http_requests_total|hostapi_db_round_trips_total)(?:\{[^}]*\})? (\S+)$/.exec(line)
+    if (m?.[1] === 'hostapi_http_requests_total') requests += Number(m[2])
+    else if (m) roundTrips += Number(m[2])
+  }
+  return { requests, roundTrips }
 }
 
 /** A TCP port free on loopback at the time of asking. */

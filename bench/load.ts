@@ -3,7 +3,8 @@
 import autocannon from 'autocannon'
 
 interface LoadJob {
-  url: string
+  /** Several URLs share the connections round-robin (autocannon: connection i to URL i mod n). */
+  url: string | string[]
   method: string
   headers: Record<string, string>
   body?: string
@@ -14,7 +15,8 @@ interface LoadJob {
 
 const job = JSON.parse(process.argv[2]) as LoadJob
 const base = {
-  url: job.url,
+  // autocannon takes an array of URLs too; its types name only a string.
+  url: job.url as string,
   method: job.method as 'GET',
   headers: job.headers,
   body: job.body,

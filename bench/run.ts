@@ -1,16 +1,18 @@
 // `npm run bench`: load benchmarks of hostapi beside reference servers, one table per run.
 // Never part of `npm test`. Every server and the load generator run in processes of their own; loopback only.
-//   hostapi       — over HTTPS, authenticated, on SQLite (or on PostgreSQL when DATABASE_URL is set)
+//   hostapi       — over HTTPS, authenticated, on SQLite; with DATABASE_URL (postgres://) on PostgreSQL as well, one
+//                   mode after the other, and with REDIS_URL too on two instances behind the bench's round-robin
 //   bare Fastify  — one Fastify route on the same certificate answering the same bytes (status, headers, body)
 //   ceiling       — a bare node:https server on the same certificate answering the same bytes (status, headers, body)
 //   Prism         — @stoplight/prism-cli mocking the committed openapi.json over plain HTTP
-// then cold start (spawn to first authenticated answer), the built-in DNS server (bench/dns.ts) and the scale run
+// Each hostapi figure comes with the database round trips per request, read from the server's own metrics.
+// Then cold start (spawn to first authenticated answer), the built-in DNS server (bench/dns.ts) and the scale run
 // (bench/scale.ts).
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { scenarios, seedBenchmarkData, DEMO_KEY } from './scenarios.js'
+import { scenarios, seedBenchmarkData, DEMO_KEY, type BenchData } from './scenarios.js'
 import {
   call,
   connections,
@@ -18,19 +20,50 @@ import {
   durationSeconds,
   freePort,
   load,
+  loadInBackground,
   root,
+  serverCounts,
   waitForLine,
   warmupSeconds,
   type Figures,
+  type ServerCounts,
 } from './harness.js'
 
 /** Response headers Node's HTTP server writes on its own. */
 const NODE_WRITES = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding'])
 const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null
+/** Reads the server's metrics (the admin API on the main listener). */
+const ADMIN_TOKEN = 'adm_benchmarkBenchmarkBenchmark01'
+const PG_URL = process.env.DATABASE_URL?.startsWith('postgres') ? process.env.DATABASE_URL : null
+const REDIS_URL = process.env.REDIS_URL || null
+const INSTANCES = Number(process.env.BENCH_INSTANCES ?? (PG_URL && REDIS_URL ? 2 : 1))
+const COLD_RUNS = Number(process.env.BENCH_COLD_RUNS ?? 5)
+const auth = { 'API-Key': DEMO_KEY }
+
+/** How hostapi runs in one part of the bench. */
+interface Mode {
+  label: string
+  /** The server's database and Redis. */
+  env: Record<string, string>
+  /** The PostgreSQL schema the mode seeds and drops, or null on SQLite. */
+  schema: string | null
+  instances: number
+}
 
 interface Result extends Figures {
   scenario: string
   server: string
+  /** Database round trips per request answered, as the server counted them (hostapi only). */
+  roundTrips?: number
+}
+
+/** The cross-instance check: writes on one instance, each followed at once by a read on the other. */
+interface Staleness {
+  rounds: number
+  stale: number
+  errors: number
+  /** The read load on both instances the check ran under. */
+  load: Figures
 }
 
 const progress = (text: string) => process.stderr.write(`bench: ${text}\n`)
@@ -57,112 +90,159 @@ async function coldStart(start: () => ChildProcess, url: string, headers: Record
   }
 }
 
+/** The modes of this run: SQLite alone (no Redis); PostgreSQL (with Redis when set); two instances on both. */
+function modes(): Mode[] {
+  const sqlite: Mode = { label: 'SQLite', env: { DATABASE_URL: '', REDIS_URL: '' }, schema: null, instances: 1 }
+  if (!PG_URL) return [sqlite]
+  const pg = (n: number): Mode => {
+    const schema = `bench_${process.pid}_${n}`
+    return {
+      label: n > 1 ? `PostgreSQL, ${n} instances` : 'PostgreSQL',
+      env: { DATABASE_URL: PG_URL, REDIS_URL: REDIS_URL ?? '', HOSTAPI_DB_SCHEMA: schema },
+      schema,
+      instances: n,
+    }
+  }
+  return [sqlite, pg(1), ...(INSTANCES > 1 ? [pg(INSTANCES)] : [])]
+}
+
+async function dropSchema(schema: string): Promise<void> {
+  const pg = await import('pg')
+  const client = new pg.default.Client({ connectionString: PG_URL! })
+  await client.connect()
+  await client.query(`drop schema if exists ${schema} cascade`)
+  await client.end()
+}
+
 async function main() {
   if (process.env.BENCH_NO_BUILD !== '1') execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' })
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostapi-bench-'))
   const children: ChildProcess[] = []
   const results: Result[] = []
-  const pg = process.env.DATABASE_URL?.startsWith('postgres')
-  const schema = pg ? `bench_${process.pid}` : null
-  const serverEnv = {
-    ...process.env,
+  let staleness: Staleness | null = null
+  const cold: Record<string, number> = {}
+  const baseEnv: Record<string, string> = {
+    ...(process.env as Record<string, string>),
     HOSTAPI_DATA_DIR: dataDir,
     HOSTAPI_PORT: '0',
     HOSTAPI_DEMO_KEY: DEMO_KEY,
     HOSTAPI_LOG_LEVEL: 'warn',
     HOSTAPI_RATE_LIMIT: '1000000000',
     HOSTAPI_DNS_PORT: '0',
-    ...(schema ? { HOSTAPI_DB_SCHEMA: schema } : {}),
+    HOSTAPI_ADMIN_TOKEN: ADMIN_TOKEN,
   }
-  const startHostapi = (port = 0) =>
+  delete baseEnv.HOSTAPI_ADMIN_PORT
+  const startHostapi = (mode: Mode, port = 0) =>
     spawn(process.execPath, [dist('src/cli/main.js'), 'serve'], {
-      env: { ...serverEnv, HOSTAPI_PORT: String(port) },
+      env: { ...baseEnv, ...mode.env, HOSTAPI_PORT: String(port) },
       stdio: ['ignore', 'pipe', 'inherit'],
     })
-  let cold: { hostapi: number; prism: number } | null = null
+  const all = modes()
   try {
-    progress('seeding')
-    const data = await seedBenchmarkData(serverEnv, schema)
-    progress('starting hostapi')
-    const hostapi = startHostapi()
-    children.push(hostapi)
-    const [, base] = await waitForLine(hostapi, /^hostapi listening on (\S+)/)
-    const auth = { 'API-Key': DEMO_KEY }
-    const cert = path.join(dataDir, 'tls-cert.pem')
-    const key = path.join(dataDir, 'tls-key.pem')
-    const label = pg ? 'hostapi (PostgreSQL)' : 'hostapi (SQLite)'
-
     progress('starting Prism')
     const prism = startPrism(await freePort(), ['ignore', 'pipe', 'inherit'])
     children.push(prism)
     const [, prismBase] = await waitForLine(prism, /Prism is listening on (http:\/\/\S+)/)
 
-    for (const s of scenarios(data)) {
-      if (only && !only.test(s.name)) continue
-      const url = `${base}${s.path}`
-      const sample = await call(url, s.method, auth, s.body)
-      if (sample.status !== 200) throw new Error(`${s.name}: ${sample.status} ${sample.text.slice(0, 200)}`)
-      const bodyFile = path.join(dataDir, 'body.json')
-      fs.writeFileSync(bodyFile, sample.text)
-      // The references answer the same bytes: hostapi's headers too, but those Node writes itself.
-      const headersFile = path.join(dataDir, 'headers.json')
-      fs.writeFileSync(
-        headersFile,
-        JSON.stringify(Object.fromEntries(Object.entries(sample.headers).filter(([name]) => !NODE_WRITES.has(name)))),
-      )
-      progress(`${s.name}: ${label}`)
-      results.push({ scenario: s.name, server: label, ...load(url, s.method, auth, s.body) })
-      for (const [name, file] of [
-        ['bare Fastify', 'bench/servers/bare-fastify.js'],
-        ['ceiling (node:https)', 'bench/servers/ceiling.js'],
-      ] as const) {
-        const ref = spawn(process.execPath, [dist(file)], {
-          env: {
-            ...process.env,
-            BENCH_CERT: cert,
-            BENCH_KEY: key,
-            BENCH_BODY_FILE: bodyFile,
-            BENCH_HEADERS_FILE: headersFile,
-          },
-          stdio: ['ignore', 'pipe', 'inherit'],
-        })
-        children.push(ref)
-        const [, port] = await waitForLine(ref, /^ready (\d+)/)
-        progress(`${s.name}: ${name}`)
+    for (const [i, mode] of all.entries()) {
+      progress(`${mode.label}: seeding`)
+      const data = await seedBenchmarkData({ ...baseEnv, ...mode.env }, mode.schema)
+      const bases: string[] = []
+      const servers: ChildProcess[] = []
+      for (let n = 0; n < mode.instances; n++) {
+        progress(`${mode.label}: starting hostapi`)
+        const server = startHostapi(mode)
+        children.push(server)
+        servers.push(server)
+        bases.push((await waitForLine(server, /^hostapi listening on (\S+)/))[1])
+      }
+      const label = `hostapi (${mode.label})`
+      // The references answer the same bytes whatever the database: measured once, beside the first mode.
+      const references = i === 0
+      for (const s of scenarios(data)) {
+        if (only && !only.test(s.name)) continue
+        const urls = bases.map((b) => `${b}${s.path}`)
+        const sample = await call(urls[0], s.method, auth, s.body)
+        if (sample.status !== 200) throw new Error(`${s.name}: ${sample.status} ${sample.text.slice(0, 200)}`)
+        progress(`${s.name}: ${label}`)
+        const before = await countsOf(bases)
+        const figures = load(urls.length > 1 ? urls : urls[0], s.method, auth, s.body)
+        const after = await countsOf(bases)
+        results.push({ scenario: s.name, server: label, ...figures, roundTrips: perRequest(before, after) })
+        if (!references) continue
+        const bodyFile = path.join(dataDir, 'body.json')
+        fs.writeFileSync(bodyFile, sample.text)
+        // The references answer the same bytes: hostapi's headers too, but those Node writes itself.
+        const headersFile = path.join(dataDir, 'headers.json')
+        fs.writeFileSync(
+          headersFile,
+          JSON.stringify(Object.fromEntries(Object.entries(sample.headers).filter(([name]) => !NODE_WRITES.has(name)))),
+        )
+        for (const [name, file] of [
+          ['bare Fastify', 'bench/servers/bare-fastify.js'],
+          ['ceiling (node:https)', 'bench/servers/ceiling.js'],
+        ] as const) {
+          const ref = spawn(process.execPath, [dist(file)], {
+            env: {
+              ...process.env,
+              BENCH_CERT: path.join(dataDir, 'tls-cert.pem'),
+              BENCH_KEY: path.join(dataDir, 'tls-key.pem'),
+              BENCH_BODY_FILE: bodyFile,
+              BENCH_HEADERS_FILE: headersFile,
+            },
+            stdio: ['ignore', 'pipe', 'inherit'],
+          })
+          children.push(ref)
+          const [, port] = await waitForLine(ref, /^ready (\d+)/)
+          progress(`${s.name}: ${name}`)
+          results.push({
+            scenario: s.name,
+            server: name,
+            ...load(`https://127.0.0.1:${port}/api/v2${s.path}`, s.method, {}, s.body),
+          })
+          ref.kill('SIGTERM')
+        }
+        progress(`${s.name}: Prism`)
+        // Prism answers 400 to a path with a trailing slash; it gets the same request without it.
         results.push({
           scenario: s.name,
-          server: name,
-          ...load(`https://127.0.0.1:${port}/api/v2${s.path}`, s.method, {}, s.body),
+          server: 'Prism (HTTP)',
+          ...load(`${prismBase}/api/v2${s.path.replace(/\/(\?|$)/, '$1')}`, s.method, auth, s.body),
         })
-        ref.kill('SIGTERM')
       }
-      progress(`${s.name}: Prism`)
-      // Prism answers 400 to a path with a trailing slash; it gets the same request without it.
-      results.push({
-        scenario: s.name,
-        server: 'Prism (HTTP)',
-        ...load(`${prismBase}/api/v2${s.path.replace(/\/(\?|$)/, '$1')}`, s.method, auth, s.body),
-      })
+      if (bases.length > 1) {
+        progress(`${mode.label}: cross-instance staleness`)
+        staleness = await stalenessCheck(bases, data)
+      }
+      for (const server of servers) {
+        server.kill('SIGTERM')
+        await new Promise((r) => server.once('exit', r))
+      }
+      if (mode.instances === 1) {
+        progress(`${mode.label}: cold starts`)
+        const runs: number[] = []
+        for (let n = 0; n < COLD_RUNS; n++) {
+          const port = await freePort()
+          runs.push(await coldStart(() => startHostapi(mode, port), `https://127.0.0.1:${port}/api/v2/whoami`, auth))
+        }
+        cold[label] = median(runs)
+      }
+      if (mode.schema) await dropSchema(mode.schema)
     }
 
-    hostapi.kill('SIGTERM')
-    await new Promise((r) => hostapi.once('exit', r))
     prism.kill('SIGTERM')
-    progress('cold starts')
-    const runs = Number(process.env.BENCH_COLD_RUNS ?? 5)
-    const hostapiRuns: number[] = []
-    const prismRuns: number[] = []
-    for (let i = 0; i < runs; i++) {
+    progress('cold starts: Prism')
+    const runs: number[] = []
+    for (let n = 0; n < COLD_RUNS; n++) {
       const port = await freePort()
-      hostapiRuns.push(await coldStart(() => startHostapi(port), `https://127.0.0.1:${port}/api/v2/whoami`, auth))
-      prismRuns.push(await coldStart(() => startPrism(port, 'ignore'), `http://127.0.0.1:${port}/api/v2/whoami`, auth))
+      runs.push(await coldStart(() => startPrism(port, 'ignore'), `http://127.0.0.1:${port}/api/v2/whoami`, auth))
     }
-    cold = { hostapi: median(hostapiRuns), prism: median(prismRuns) }
+    cold.Prism = median(runs)
   } finally {
     for (const c of children) c.kill('SIGKILL')
     fs.rmSync(dataDir, { recursive: true, force: true })
   }
-  report(results, cold)
+  report(results, staleness, cold)
   if (process.env.BENCH_SKIP_DNS !== '1') {
     progress('DNS server')
     process.stdout.write('\nDNS server (npm run bench:dns):\n')
@@ -178,6 +258,55 @@ async function main() {
   }
 }
 
+/** The counts of every instance, summed. */
+async function countsOf(bases: string[]): Promise<ServerCounts> {
+  const each = await Promise.all(bases.map((b) => serverCounts(b.replace(/\/api\/v2$/, ''), ADMIN_TOKEN)))
+  return each.reduce((a, b) => ({ requests: a.requests + b.requests, roundTrips: a.roundTrips + b.roundTrips }))
+}
+
+/**
+ * Round trips per request between two readings. The window holds the warm-up, the jobs' polling and the reading
+ * itself as well: a few dozen round trips beside tens of thousands of requests.
+ */
+function perRequest(before: ServerCounts, after: ServerCounts): number {
+  const requests = after.requests - before.requests
+  return requests > 0 ? (after.roundTrips - before.roundTrips) / requests : 0
+}
+
+/**
+ * Writes a TXT record through one instance and, as soon as the write is answered, reads the zone through the
+ * other, alternating the direction, while both serve a read load on the same zone (so a cache is being filled
+ * and read meanwhile). A read that misses the value just written is stale.
+ */
+async function stalenessCheck(bases: string[], data: BenchData): Promise<Staleness> {
+  const zone = `/domains/${data.bigZone}/dns`
+  const background = loadInBackground(
+    bases.map((b) => `${b}${zone}`),
+    'GET',
+    auth,
+    { warmupSeconds: 0, durationSeconds },
+  )
+  let done = false
+  const finished = background.finally(() => {
+    done = true
+  })
+  const result = { rounds: 0, stale: 0, errors: 0 }
+  while (!done) {
+    const n = result.rounds++
+    const [writer, reader] = n % 2 ? [bases[1], bases[0]] : [bases[0], bases[1]]
+    const value = `stale-check-${process.pid}-${n}`
+    const record = { type: 'TXT', name: '_stale-check', value, ttl: 120 }
+    const written = await call(`${writer}${zone}`, 'PATCH', auth, JSON.stringify({ record }))
+    const read = written.status === 200 ? await call(`${reader}${zone}`, 'GET', auth) : null
+    if (read?.status !== 200) {
+      result.errors++
+      continue
+    }
+    const records = JSON.parse(read.text).data.records as { value: string }[]
+    if (!records.some((r) => r.value === value)) result.stale++
+  }
+  return { ...result, load: await finished }
+}
 function startPrism(port: number, stdio: 'ignore' | ['ignore', 'pipe', 'inherit']): ChildProcess {
   return spawn(
     path.join(root, 'node_modules/.bin/prism'),
@@ -186,47 +315,132 @@ function startPrism(port: number, stdio: 'ignore' | ['ignore', 'pipe', 'inherit'
   )
 }
 
-function report(results: Result[], cold: { hostapi: number; prism: number } | null) {
-  const rows = results.map((r) => [
-    r.scenario,
-    r.server,
-    r.rps.toFixed(0),
-    `${r.p50} ms`,
-    `${r.p99} ms`,
-    String(r.errors),
-  ])
-  const header = ['scenario', 'server', 'req/s', 'p50', 'p99', 'errors']
+/** A table with a header rule, columns padded to their widest cell. */
+function table(header: string[], rows: string[][]): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)))
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ')
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)]
+}
+
+const fixed = (x: number | undefined, digits = 2) => (x === undefined ? '' : x.toFixed(digits))
+
+function report(results: Result[], staleness: Staleness | null, cold: Record<string, number>) {
   const out: string[] = []
   out.push(
-    `${connections} connections, ${warmupSeconds} s warm-up, ${durationSeconds} s measured, ${os.cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`,
+    `${connections} connections, ${warmupSeconds} s warm-up, ${durationSeconds} s measured, ` +
+      `${os.cpus().length} cores, ${new Date().toISOString().slice(0, 10)}`,
     '',
   )
-  out.push(line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line), '')
+  out.push(
+    ...table(
+      ['scenario', 'server', 'req/s', 'p50', 'p99', 'errors', 'db round trips/req'],
+      results.map((r) => [
+        r.scenario,
+        r.server,
+        r.rps.toFixed(0),
+        `${r.p50} ms`,
+        `${r.p99} ms`,
+        String(r.errors),
+        fixed(r.roundTrips),
+      ]),
+    ),
+    '',
+  )
+  const of = (scenario: string, server: string) =>
+    results.find((r) => r.scenario === scenario && r.server.startsWith(server))
+  const scenarioNames = [...new Set(results.map((r) => r.scenario))]
   const ratios: Record<string, Record<string, number>> = {}
-  for (const scenario of new Set(results.map((r) => r.scenario))) {
-    const h = results.find((r) => r.scenario === scenario && r.server.startsWith('hostapi'))!
-    const of = (name: string) => results.find((r) => r.scenario === scenario && r.server.startsWith(name))?.rps
+  for (const scenario of scenarioNames) {
     ratios[scenario] = {}
-    const parts: string[] = []
-    for (const [key, name] of [
-      ['bare_fastify', 'bare Fastify'],
-      ['ceiling', 'ceiling'],
-      ['prism', 'Prism'],
-    ] as const) {
-      const rps = of(name)
-      if (rps) {
-        ratios[scenario][key] = h.rps / rps
-        parts.push(`${(h.rps / rps).toFixed(2)}x ${name}`)
+    for (const h of results.filter((r) => r.scenario === scenario && r.server.startsWith('hostapi'))) {
+      const parts: string[] = []
+      // The SQLite row keeps the plain keys; the others are prefixed with their mode.
+      const prefix =
+        h.server === 'hostapi (SQLite)' ? '' : `${h.server.slice(9, -1).toLowerCase().replace(/\W+/g, '_')}_`
+      for (const [key, name] of [
+        ['bare_fastify', 'bare Fastify'],
+        ['ceiling', 'ceiling'],
+        ['prism', 'Prism'],
+      ] as const) {
+        const rps = of(scenario, name)?.rps
+        if (rps) {
+          ratios[scenario][`${prefix}${key}`] = h.rps / rps
+          parts.push(`${(h.rps / rps).toFixed(2)}x ${name}`)
+        }
       }
+      out.push(`${scenario}: ${h.server} = ${parts.join(', ')}`)
     }
-    out.push(`${scenario}: hostapi = ${parts.join(', ')}`)
   }
-  if (cold)
+  if (results.some((r) => r.server === 'hostapi (PostgreSQL)')) {
+    out.push('', 'PostgreSQL beside SQLite (one instance each):', '')
+    const rows = scenarioNames.map((scenario) => {
+      const lite = of(scenario, 'hostapi (SQLite)')
+      const pg = of(scenario, 'hostapi (PostgreSQL)')
+      const ceiling = of(scenario, 'ceiling')?.rps
+      const prism = of(scenario, 'Prism')?.rps
+      if (lite && pg) ratios[scenario].postgres_over_sqlite = pg.rps / lite.rps
+      return [
+        scenario,
+        fixed(lite?.rps, 0),
+        fixed(pg?.rps, 0),
+        lite && pg ? fixed(pg.rps / lite.rps) : '',
+        lite && ceiling ? fixed(lite.rps / ceiling) : '',
+        pg && ceiling ? fixed(pg.rps / ceiling) : '',
+        pg && prism ? fixed(pg.rps / prism, 1) : '',
+        fixed(lite?.roundTrips),
+        fixed(pg?.roundTrips),
+      ]
+    })
+    out.push(
+      ...table(
+        [
+          'scenario',
+          'SQLite req/s',
+          'PG req/s',
+          'PG ÷ SQLite',
+          'SQLite × ceiling',
+          'PG × ceiling',
+          'PG × Prism',
+          'round trips/req SQLite',
+          'PG',
+        ],
+        rows,
+      ),
+    )
+  }
+  const several = results.filter((r) => / instances\)$/.test(r.server))
+  if (several.length) {
+    out.push('', `${several[0].server.slice(9, -1)} on one database and one Redis, round-robin by connection:`, '')
+    out.push(
+      ...table(
+        ['scenario', 'req/s', 'p99', 'errors', '× one instance', 'round trips/req'],
+        several.map((r) => {
+          const one = of(r.scenario, 'hostapi (PostgreSQL)')
+          return [
+            r.scenario,
+            r.rps.toFixed(0),
+            `${r.p99} ms`,
+            String(r.errors),
+            one ? fixed(r.rps / one.rps) : '',
+            fixed(r.roundTrips),
+          ]
+        }),
+      ),
+    )
+  }
+  if (staleness)
     out.push(
       '',
-      `cold start (spawn to first authenticated 200, median of ${process.env.BENCH_COLD_RUNS ?? 5}): hostapi ${cold.hostapi.toFixed(0)} ms, Prism ${cold.prism.toFixed(0)} ms`,
+      `cross-instance staleness: ${staleness.rounds} writes each read back at once through the other instance ` +
+        `(under ${staleness.load.rps.toFixed(0)} reads/s of the same zone on both): ${staleness.stale} stale, ` +
+        `${staleness.errors} errors`,
+    )
+  const colds = Object.entries(cold)
+  if (colds.length)
+    out.push(
+      '',
+      `cold start (spawn to first authenticated 200, median of ${COLD_RUNS}): ` +
+        colds.map(([k, v]) => `${k} ${v.toFixed(0)} ms`).join(', '),
     )
   process.stdout.write(`\n${out.join('\n')}\n`)
   fs.writeFileSync(
@@ -240,6 +454,7 @@ function report(results: Result[], cold: { hostapi: number; prism: number } | nu
         durationSeconds,
         results,
         ratios,
+        staleness,
         coldStartMs: cold,
       },
       null,

@@ -11,7 +11,7 @@ import { Metrics } from './ops/metrics.js'
 import { FaultInjector } from './ops/faults.js'
 import { RequestJournal } from './ops/journal.js'
 import type { Sandbox } from './ops/sandbox.js'
-import { openDatabase, type Dialect } from './db/database.js'
+import { openDatabase, type Database, type Dialect } from './db/database.js'
 import type { DB } from './db/tables.js'
 import { JobRunner } from './jobs/runner.js'
 import { Maintenance } from './jobs/maintenance.js'
@@ -93,6 +93,8 @@ export interface Context {
   durable(): Promise<void>
   /** See Database.dataVersion. */
   dataVersion: (() => string) | null
+  /** See Database.roundTrips. */
+  roundTrips(): number
   clock: Clock
   log: Logger
   /** The key that seals secrets at rest (and previous ones during a rotation). */
@@ -229,8 +231,17 @@ function createServices(
 }
 
 /** Connects the services to each other (charging, order processors, metrics) and registers every job. */
-function registerWork(services: Services, jobs: JobRunner, maintenance: Maintenance, ops: Ops): void {
-  ops.metrics.setSources({ jobCounts: () => services.adminActivity.jobCounts() })
+function registerWork(
+  services: Services,
+  jobs: JobRunner,
+  maintenance: Maintenance,
+  ops: Ops,
+  database: Database,
+): void {
+  ops.metrics.setSources({
+    jobCounts: () => services.adminActivity.jobCounts(),
+    dbRoundTrips: () => database.roundTrips(),
+  })
   services.orders.setCharger(services.invoices)
   services.orders.registerProcessor('domain', services.domainOrders)
   services.orders.registerProcessor('certificate', { process: (item) => services.certificates.processOrderItem(item) })
@@ -289,7 +300,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   // The CA reads TXT records through the domains area, built after the drivers.
   const { drivers, sealing } = createDrivers(base, () => accountDns)
   const { services, accountDns } = createServices(base, drivers, sealing)
-  registerWork(services, jobs, maintenance, ops)
+  registerWork(services, jobs, maintenance, ops, database)
   const context: Context = {
     config,
     db,
@@ -297,6 +308,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     dbSchema: database.schema,
     durable: () => database.durable(),
     dataVersion: database.dataVersion,
+    roundTrips: () => database.roundTrips(),
     clock,
     log,
     secrets,

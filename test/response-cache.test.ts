@@ -2,7 +2,9 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { makeDomain, uniqueName } from './helpers/fixtures/domains.js'
+import { makeVps } from './helpers/fixtures/vps.js'
 import { openDatabase } from '../src/db/database.js'
+import { ManualClock } from '../src/clock.js'
 
 const names = (r: { body: { data: { domains: { domain: string }[] } } }) => r.body.data.domains.map((d) => d.domain)
 
@@ -93,6 +95,51 @@ forEachDialect((dialect) => {
       const p2 = await t.request('GET', '/domains?page=2&limit=1', { key: a.key })
       assert.notDeepEqual(names(p1), names(p2))
       assert.deepEqual(names(await t.request('GET', '/domains?page=1&limit=1', { key: a.key })), names(p1))
+    })
+  })
+})
+
+forEachDialect((dialect) => {
+  describe(`the backups list, answered by the hypervisor driver, is cached only while exact (${dialect})`, () => {
+    const clock = new ManualClock()
+    let t: TestApp
+    let a: TestAccount
+    before(async () => {
+      // Half a minute before the nightly hour (03:00 UTC) of the next day.
+      const now = clock.now()
+      clock.advance(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1, 2, 59, 30) - now.getTime())
+      t = await startTestApp(dialect, { clock, env: { HOSTAPI_AUTH_CACHE_MS: '60000' } })
+      a = await t.account('Backups')
+    })
+    after(() => t.close())
+
+    it('serves the list again, shows a new backup, and shows the nightly once its hour has passed', async () => {
+      const id = await makeVps(t, a, { settle: true })
+      const list = async () => {
+        const before = t.ctx.roundTrips()
+        const r = await t.request('GET', `/vps/${id}/backups`, { key: a.key })
+        assert.equal(r.status, 200)
+        return { backups: r.body.details.backups as { type: string }[], roundTrips: t.ctx.roundTrips() - before }
+      }
+      const first = await list()
+      assert.deepEqual(first.backups, [])
+      const again = await list()
+      assert.deepEqual(again.backups, [])
+      // Where there is a response cache (SQLite), the second answer reads neither the database nor the driver.
+      if (dialect === 'sqlite') assert.equal(again.roundTrips, 0)
+
+      assert.equal((await t.request('POST', `/vps/${id}/backups`, { key: a.key })).status, 200)
+      await t.ctx.jobs.drain()
+      assert.deepEqual(
+        (await list()).backups.map((b) => b.type),
+        ['manual'],
+      )
+      // Within the key lookup's cache lifetime, so no other read or write than the clock's tells the answers apart.
+      clock.advance(40_000)
+      assert.deepEqual(
+        (await list()).backups.map((b) => b.type),
+        ['incremental', 'manual'],
+      )
     })
   })
 })

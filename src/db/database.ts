@@ -47,6 +47,11 @@ export interface Database {
    * cheap exact one (PostgreSQL). Answers computed between two equal readings can be reused.
    */
   dataVersion: (() => string) | null
+  /**
+   * Statements sent to the database since it was opened: every query, BEGIN, COMMIT and ROLLBACK (on SQLite every
+   * statement executed through Kysely). A round trip on PostgreSQL; a count of how much work a request does.
+   */
+  roundTrips(): number
   close(): Promise<void>
 }
 
@@ -67,7 +72,8 @@ export function openDatabase(config: Config['database']): Database {
     sqlite.pragma('synchronous = NORMAL')
     sqlite.pragma('foreign_keys = ON')
     sqlite.pragma('busy_timeout = 5000')
-    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
+    const counted = withStatementCache(sqlite)
+    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: counted }) })
     const wal = config.file === ':memory:' ? null : new GroupCommit(`${config.file}-wal`)
     // Rows changed through this connection (committed or not: its reads see them), and commits by other connections.
     const version = sqlite.prepare('SELECT total_changes(), data_version FROM pragma_data_version').raw()
@@ -80,6 +86,7 @@ export function openDatabase(config: Config['database']): Database {
         const [changes, commits] = version.get() as [number, number]
         return `${changes}.${commits}`
       },
+      roundTrips: () => counted.executed,
       close: async () => {
         await db.destroy()
         wal?.close()
@@ -91,6 +98,15 @@ export function openDatabase(config: Config['database']): Database {
     max: 10,
     ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),
   })
+  let roundTrips = 0
+  // Kysely sends every query, BEGIN and COMMIT through client.query of a pooled client.
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown
+    client.query = ((...args: unknown[]) => {
+      roundTrips++
+      return query(...args)
+    }) as typeof client.query
+  })
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
   return {
     db,
@@ -98,6 +114,7 @@ export function openDatabase(config: Config['database']): Database {
     schema: config.schema,
     durable: () => Promise.resolve(),
     dataVersion: null,
+    roundTrips: () => roundTrips,
     close: () => db.destroy(),
   }
 }
@@ -159,11 +176,14 @@ const STATEMENT_CACHE_SIZE = 2000
 /**
  * better-sqlite3 compiles a statement on every `prepare`; Kysely prepares on every query. Reusing the
  * prepared statement per SQL text removes that cost (the connection is used by one query at a time).
+ * Kysely prepares once per statement it executes (BEGIN and COMMIT too), so `executed` counts them.
  */
 function withStatementCache(sqlite: SqliteDatabase.Database) {
   const cache = new Map<string, SqliteDatabase.Statement>()
-  return {
+  const handle = {
+    executed: 0,
     prepare(text: string) {
+      handle.executed++
       let stmt = cache.get(text)
       if (!stmt) {
         if (cache.size >= STATEMENT_CACHE_SIZE) cache.clear()
@@ -174,6 +194,7 @@ function withStatementCache(sqlite: SqliteDatabase.Database) {
     },
     close: () => sqlite.close(),
   }
+  return handle
 }
 
 /** Runs every pending migration; safe to call from several instances at once. */

@@ -4,6 +4,8 @@ import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 export interface MetricsSources {
   /** Jobs per kind and status, with the age in seconds of the oldest of each. */
   jobCounts(): Promise<{ kind: string; status: string; n: number; oldestSeconds: number }[]>
+  /** Statements sent to the database since it was opened (see Database.roundTrips). */
+  dbRoundTrips(): number
 }
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -55,7 +57,21 @@ function durationMetric(series: Map<string, Series>) {
   return { ...metric, get: async () => ({ ...metric, values: values() }) }
 }
 
-/** The process's Prometheus metrics: requests and latency per operation and status, jobs, rate-limit rejections, faults. */
+/** `hostapi_db_round_trips_total`, read from the database layer's own count at scrape time. */
+function roundTripsMetric(read: () => number) {
+  const metric = {
+    name: 'hostapi_db_round_trips_total',
+    help: 'Statements sent to the database: every query, BEGIN, COMMIT and ROLLBACK',
+    type: 'counter',
+    aggregator: 'sum',
+  }
+  return { ...metric, get: async () => ({ ...metric, values: [{ labels: {}, value: read() }] }) }
+}
+
+/**
+ * The process's Prometheus metrics: requests and latency per operation and status, database round trips, jobs,
+ * rate-limit rejections, faults.
+ */
 export class Metrics {
   readonly registry = new Registry()
   /** Requests and their durations per operation, method and status, counted without prom-client's per-call label hashing. */
@@ -68,6 +84,7 @@ export class Metrics {
     const registers = [this.registry]
     this.registry.registerMetric(requestsMetric(this.series) as never)
     this.registry.registerMetric(durationMetric(this.series) as never)
+    this.registry.registerMetric(roundTripsMetric(() => this.sources?.dbRoundTrips() ?? 0) as never)
     this.rateLimited = new Counter({
       name: 'hostapi_rate_limit_rejections_total',
       help: 'Requests refused with 429, per operation',

@@ -1,7 +1,8 @@
-import type { Kysely } from 'kysely'
+import type { Insertable, Kysely } from 'kysely'
 import { iso } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
 import type { Backup } from './hypervisor.js'
+import type { HvBackupsTable } from './builtin.tables.js'
 
 const NIGHTLY_HOUR_UTC = 3
 const KEEP_INCREMENTALS = 7
@@ -37,6 +38,17 @@ export async function insertManualBackup(
   }
 }
 
+const DAY = 86_400_000
+const day = (d: Date) => Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate())
+
+/**
+ * The day (ms since the epoch, midnight UTC) of the newest nightly at `now`: today's once its hour has passed,
+ * else yesterday's. The nightlies of every instance change only when it does.
+ */
+export function lastNightly(now: Date): number {
+  return day(now) + NIGHTLY_HOUR_UTC * 3_600_000 <= now.getTime() ? day(now) : day(now) - DAY
+}
+
 /** The nightly incremental backups of an instance since it was created, up to `now`, keeping the last seven. */
 export async function runNightlies(
   db: Kysely<DB>,
@@ -44,49 +56,45 @@ export async function runNightlies(
   row: { id: number; created_at: string; image_id: string },
 ): Promise<void> {
   const created = new Date(row.created_at)
-  const day = (d: Date) => Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate())
-  const DAY = 86_400_000
-  // The newest nightly is today's once its hour has passed, else yesterday's: before that hour the
-  // last seven run up to yesterday, so a list never holds fewer than seven for the hour of the day.
-  const last = day(now) + NIGHTLY_HOUR_UTC * 3_600_000 <= now.getTime() ? day(now) : day(now) - DAY
+  // Before the nightly hour the last seven run up to yesterday, so a list never holds fewer than seven.
+  const last = lastNightly(now)
   const first = Math.max(day(created), last - (KEEP_INCREMENTALS - 1) * DAY)
+  const due: Insertable<HvBackupsTable>[] = []
   for (let d = first; d <= last; d += DAY) {
     const at = new Date(d + NIGHTLY_HOUR_UTC * 3_600_000)
     if (at > now || at < created) continue
     const token = at.toISOString().slice(0, 10).replace(/-/g, '')
-    await db
-      .insertInto('hv_backups')
-      .values({
-        instance_id: row.id,
-        type: 'incremental',
-        date_internal: token,
-        size_mb: 128 + ((row.id * 31 + Number(token)) % 896),
-        image_id: row.image_id,
-        created_at: iso(at),
-      })
-      .onConflict((oc) => oc.columns(['instance_id', 'type', 'date_internal']).doNothing())
-      .execute()
+    due.push({
+      instance_id: row.id,
+      type: 'incremental',
+      date_internal: token,
+      size_mb: 128 + ((row.id * 31 + Number(token)) % 896),
+      image_id: row.image_id,
+      created_at: iso(at),
+    })
   }
-  const keep = await db
-    .selectFrom('hv_backups')
-    .select('id')
+  if (!due.length) return
+  // The week in one statement, and pruning only after a new one: a list costs one round trip here, not up to nine.
+  const inserted = await db
+    .insertInto('hv_backups')
+    .values(due)
+    .onConflict((oc) => oc.columns(['instance_id', 'type', 'date_internal']).doNothing())
+    .executeTakeFirst()
+  if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return
+  await db
+    .deleteFrom('hv_backups')
     .where('instance_id', '=', row.id)
     .where('type', '=', 'incremental')
-    .orderBy('created_at', 'desc')
-    .limit(KEEP_INCREMENTALS)
+    .where('id', 'not in', (sub) =>
+      sub
+        .selectFrom('hv_backups')
+        .select('id')
+        .where('instance_id', '=', row.id)
+        .where('type', '=', 'incremental')
+        .orderBy('created_at', 'desc')
+        .limit(KEEP_INCREMENTALS),
+    )
     .execute()
-  if (keep.length === KEEP_INCREMENTALS) {
-    await db
-      .deleteFrom('hv_backups')
-      .where('instance_id', '=', row.id)
-      .where('type', '=', 'incremental')
-      .where(
-        'id',
-        'not in',
-        keep.map((k) => k.id),
-      )
-      .execute()
-  }
 }
 
 /** The backups of an instance, newest first. */

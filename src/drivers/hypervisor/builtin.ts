@@ -19,7 +19,7 @@ import {
 } from './hypervisor.js'
 import type { HvInstance } from './builtin.tables.js'
 import { jsonColumns, type Decoded } from '../../db/json-columns.js'
-import { backupsOf, insertManualBackup, runNightlies } from './builtin-backups.js'
+import { backupsOf, insertManualBackup, lastNightly, runNightlies } from './builtin-backups.js'
 import { FLOATING_BASE, INSTANCE_BASE, SIM_DURATIONS_MS, SIM_HOSTS, SIM_IMAGES, addressAt } from './builtin-sim.js'
 
 const PROGRESS_STEPS = 4
@@ -236,6 +236,11 @@ export class BuiltinHypervisor implements HypervisorDriver {
     const row = await this.mustFind(ref)
     await runNightlies(this.db, this.clock.now(), row)
     return backupsOf(this.db, row.id)
+  }
+
+  /** Backups live in the database; besides its writes only the clock adds one, at the nightly hour. */
+  backupsVersion(): string {
+    return String(lastNightly(this.clock.now()))
   }
 
   async setFirewall(ref: string, firewall: FirewallConfig): Promise<void> {

@@ -47,6 +47,12 @@ export interface HypervisorDriver {
   restoreBackup(ref: string, key: number): Promise<Operation>
   /** Every backup of the instance, newest first: nightly `incremental` ones and `manual` ones. */
   listBackups(ref: string): Promise<Backup[]>
+  /**
+   * A value that changes whenever listBackups may answer differently other than through a write to hostapi's
+   * database (the clock reaching the next nightly, a backup made outside hostapi), or null when the driver cannot
+   * tell: lists are then read from the hypervisor on every request instead of from the response cache.
+   */
+  backupsVersion(): string | null
 
   /** Replaces the instance's inbound firewall. */
   setFirewall(ref: string, firewall: FirewallConfig): Promise<void>

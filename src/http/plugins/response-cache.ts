@@ -54,11 +54,21 @@ export const responseCachePlugin = fp(async (app, opts: { dataVersion: (() => st
   app.decorateRequest('cacheVersion', null)
 
   app.addHook('onRoute', (route) => {
-    if (!route.config?.cache) return
+    const cache = route.config?.cache
+    if (!cache) return
+    const own = typeof cache === 'object' ? cache.version : null
+    // The route's own version, when it has one, joins the data version; null means no caching this time.
+    const versionOf = own
+      ? () => {
+          const v = own()
+          return v === null ? null : `${dataVersion()} ${v}`
+        }
+      : dataVersion
     route.preHandler = [
       async (req: FastifyRequest, reply: FastifyReply) => {
         if (!req.principal) return
-        const version = dataVersion()
+        const version = versionOf()
+        if (version === null) return
         const hit = entries.get(keyOf(req))
         if (hit && hit.version === version) return reply.type(JSON_TYPE).send(hit.body)
         req.cacheVersion = version
@@ -69,7 +79,7 @@ export const responseCachePlugin = fp(async (app, opts: { dataVersion: (() => st
       ...asArray(route.onSend),
       async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
         const version = req.cacheVersion
-        if (version !== null && reply.statusCode === 200 && typeof payload === 'string' && dataVersion() === version) {
+        if (version !== null && reply.statusCode === 200 && typeof payload === 'string' && versionOf() === version) {
           store(keyOf(req), version, payload)
         }
         return payload

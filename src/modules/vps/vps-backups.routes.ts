@@ -12,7 +12,7 @@ export const vpsBackupsRoutes: FastifyPluginAsync = async (base) => {
   app.get(
     '/vps/:id/backups',
     {
-      config: { area: 'vps', fixture: 'vps' },
+      config: { area: 'vps', fixture: 'vps', cache: { version: () => backups().listVersion() } },
       schema: {
         operationId: 'listVpsBackups',
         tags: ['VPS'],

@@ -29,6 +29,11 @@ export class VpsBackupsService {
     }))
   }
 
+  /** What, besides the database, the lists depend on (see HypervisorDriver.backupsVersion). */
+  listVersion(): string | null {
+    return this.hypervisor.backupsVersion()
+  }
+
   /** Queues a manual backup. */
   async create(accountId: number, rawId: string, opts: DryRun = {}): Promise<TaskView> {
     const v = await ownedVps(this.db, accountId, rawId)
