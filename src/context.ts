@@ -92,6 +92,8 @@ export interface Context {
   durable(): Promise<void>
   /** See Database.dataVersion. */
   dataVersion: (() => string) | null
+  /** See Database.accountVersion. */
+  accountVersion: ((accountId: number) => Promise<string>) | null
   clock: Clock
   log: Logger
   /** The key that seals secrets at rest (and previous ones during a rotation). */
@@ -292,6 +294,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     dbSchema: database.schema,
     durable: () => database.durable(),
     dataVersion: database.dataVersion,
+    accountVersion: database.accountVersion,
     clock,
     log,
     secrets,

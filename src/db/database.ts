@@ -43,10 +43,16 @@ export interface Database {
    */
   durable(): Promise<void>
   /**
-   * A value that changes whenever data changes, by this process or any other, or null where there is no
-   * cheap exact one (PostgreSQL). Answers computed between two equal readings can be reused.
+   * SQLite: a value that changes whenever data changes, by this process or any other, read without I/O. Answers
+   * computed between two equal readings can be reused. Null on PostgreSQL, which has no cheap exact one.
    */
   dataVersion: (() => string) | null
+  /**
+   * PostgreSQL: the version of one account's data, read with one indexed query. Triggers set it in the
+   * transaction of every write to a table the cacheable answers show (migration 0470), so a reading taken
+   * before an answer's data was read changes once any of that data does. Null on SQLite.
+   */
+  accountVersion: ((accountId: number) => Promise<string>) | null
   close(): Promise<void>
 }
 
@@ -80,6 +86,7 @@ export function openDatabase(config: Config['database']): Database {
         const [changes, commits] = version.get() as [number, number]
         return `${changes}.${commits}`
       },
+      accountVersion: null,
       close: async () => {
         await db.destroy()
         wal?.close()
@@ -98,6 +105,15 @@ export function openDatabase(config: Config['database']): Database {
     schema: config.schema,
     durable: () => Promise.resolve(),
     dataVersion: null,
+    // A named statement: parsed and planned once per connection. No row yet is the version before the first write.
+    accountVersion: async (accountId) => {
+      const { rows } = await pool.query<{ version: number }>({
+        name: 'hostapi_account_version',
+        text: 'select version from account_versions where account_id = $1',
+        values: [accountId],
+      })
+      return rows.length ? String(rows[0].version) : '0'
+    },
     close: () => db.destroy(),
   }
 }
