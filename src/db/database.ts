@@ -6,6 +6,7 @@ import {
   DEFAULT_MIGRATION_TABLE,
   Kysely,
   Migrator,
+  PostgresAdapter,
   PostgresDialect,
   SqliteDialect,
   sql,
@@ -19,6 +20,9 @@ import { lazyRequire } from '../lazy-require.js'
 /** The data layer handle: a Kysely instance or a transaction on it. */
 export type Db = Kysely<DB> | Transaction<DB>
 export type Dialect = 'sqlite' | 'postgres'
+
+/** True when `db` runs on PostgreSQL: for the few statements written differently there. */
+export const onPostgres = (db: Db): boolean => db.getExecutor().adapter instanceof PostgresAdapter
 
 const requirePg = lazyRequire<typeof pg>('pg')
 

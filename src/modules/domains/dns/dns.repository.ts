@@ -1,5 +1,8 @@
-import type { Db } from '../../../db/database.js'
+import { sql } from 'kysely'
+import { auditInsert, type PendingAudit } from '../../../db/audit-log.js'
+import { onPostgres, type Db } from '../../../db/database.js'
 import type { NormalisedRecord } from '../../../lib/dns/records.js'
+import { serialUpdate } from '../domains.repository.js'
 
 /** DNS records of a domain. Every function takes the account id and the domain id; records of another account's domain are never touched. */
 
@@ -73,4 +76,65 @@ export async function deleteRecords(
   if (value !== undefined) q = q.where('value', '=', value)
   const result = await q.executeTakeFirst()
   return Number(result.numDeletedRows)
+}
+
+/**
+ * One of the account's domains, by name, with its records at the owner name `name`, in one statement; on
+ * PostgreSQL the domain row is locked until the transaction ends, so changes to one zone run one after the other
+ * and each sees the records the previous one left (SQLite runs one writing transaction at a time anyway).
+ */
+export async function lockZoneAt(db: Db, accountId: number, zone: string, name: string) {
+  let q = db
+    .selectFrom('domains as d')
+    .leftJoin('dns_records as r', (j) => j.onRef('r.domain_id', '=', 'd.id').on('r.name', '=', name))
+    .select(['d.id as domain_id', 'd.name as zone', 'r.id', 'r.type', 'r.name', 'r.value', 'r.ttl'])
+    .where('d.account_id', '=', accountId)
+    .where('d.name', '=', zone)
+    .orderBy('r.id')
+  if (onPostgres(db)) q = q.forNoKeyUpdate('d')
+  const rows = await q.execute()
+  if (rows.length === 0) return undefined
+  return {
+    domain: { id: rows[0].domain_id, name: rows[0].zone },
+    records: rows.flatMap((r) =>
+      r.id === null ? [] : [{ id: r.id, type: r.type!, name: r.name!, value: r.value!, ttl: r.ttl! }],
+    ),
+  }
+}
+
+/**
+ * The record set (type, name) of one of the account's domains becomes `record`, the zone serial is raised to
+ * `serial` or past the stored one, and the audit row is written: on PostgreSQL in one statement.
+ */
+export async function replaceRecordSet(
+  db: Db,
+  accountId: number,
+  domainId: number,
+  record: NormalisedRecord,
+  change: { now: string; serial: number; audit?: PendingAudit },
+): Promise<void> {
+  const del = db
+    .deleteFrom('dns_records')
+    .where('domain_id', 'in', ownedDomain(db, accountId, domainId))
+    .where('type', '=', record.type)
+    .where('name', '=', record.name)
+  const row = { domain_id: domainId, ...record, created_at: change.now }
+  const ins = db.insertInto('dns_records').values(row)
+  const ser = serialUpdate(db, accountId, domainId, change.serial, change.now)
+  if (onPostgres(db)) {
+    // The parts of one statement see one snapshot: the deleted rows are not the inserted one.
+    const parts = db
+      .with('del', () => del)
+      .with('ins', () => ins)
+      .with('ser', () => ser)
+    await (change.audit
+      ? parts.insertInto('audit_log').values(change.audit.row)
+      : parts.selectNoFrom(sql<number>`1`.as('done'))
+    ).execute()
+    return
+  }
+  await del.execute()
+  await ins.execute()
+  await ser.execute()
+  if (change.audit) await auditInsert(db, change.audit).execute()
 }
