@@ -18,6 +18,7 @@ import * as affiliatePaymentInvoice from './0440-affiliate-payment-invoice.js'
 import * as dnssec from './0450-dnssec.js'
 import * as outboxDelivery from './0460-outbox-delivery.js'
 import * as accountVersions from './0470-account-versions.js'
+import * as dnsRecordSet from './0480-dns-record-set.js'
 
 /**
  * Every migration, by name. Names sort in the order they run; each area takes its own
@@ -43,4 +44,5 @@ export const migrations: Record<string, Migration> = {
   '0450-dnssec': dnssec,
   '0460-outbox-delivery': outboxDelivery,
   '0470-account-versions': accountVersions,
+  '0480-dns-record-set': dnsRecordSet,
 }

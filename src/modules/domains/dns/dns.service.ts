@@ -32,6 +32,9 @@ export interface RecordView {
   ttl: number
 }
 
+/** How often a PATCH reads and checks again when the records at its name changed meanwhile. */
+const MAX_ATTEMPTS = 20
+
 /** How a change is made: only checked (`dryRun`), and with the request's audit row written in its transaction. */
 export type Change = DryRun & { audit?: PendingAudit }
 
@@ -75,8 +78,8 @@ export class DnsService {
 
   /**
    * Upsert of one record set: the (type, name) set becomes this one record; `value: null` deletes the set. The
-   * upsert is one transaction of two statements: the zone locked and the records at the name read, then the
-   * change, the new serial and `audit` written together.
+   * upsert is two statements: the records at the name read and the record checked against them, then the
+   * change, the new serial and `audit` written together while those records are unchanged.
    */
   async patch(accountId: number, raw: string, input: RecordSelector, opts: Change = {}): Promise<void> {
     if (!opts.dryRun && typeof input.value === 'string') return this.upsert(accountId, raw, input, opts.audit)
@@ -117,19 +120,21 @@ export class DnsService {
       invalid = err
     }
     const now = this.clock.now()
-    const d = await this.db.transaction().execute(async (trx) => {
-      const found = await repo.lockZoneAt(trx, accountId, zone, record?.name ?? zone)
+    let d: { name: string }
+    for (let attempt = 1; ; attempt++) {
+      if (attempt > MAX_ATTEMPTS) throw new Error(`the records at ${record?.name} kept changing during a PATCH`)
+      const found = await repo.zoneAt(this.db, accountId, zone, record?.name ?? zone)
       if (!found) throw errors.noAccessToResource()
       if (!record) throw invalid
       const others = found.records.filter((r) => r.type !== record.type)
       checkRecordSet(found.domain.name, [...others.map((r) => ({ ...r, type: r.type as RecordType })), record])
-      await repo.replaceRecordSet(trx, accountId, found.domain.id, record, {
-        now: iso(now),
-        serial: nextSerial(0, now),
-        audit,
-      })
-      return found.domain
-    })
+      const change = { now: iso(now), serial: nextSerial(0, now), others: repo.otherTypes(others, record.type), audit }
+      // False when the other types at the name changed since they were read: they are read and checked again.
+      if (await repo.replaceRecordSet(this.db, accountId, found.domain.id, record, change)) {
+        d = found.domain
+        break
+      }
+    }
     if (audit) audit.written = true
     await this.publish({ domain: d.name, kind: 'records', names: [record!.name] })
   }
