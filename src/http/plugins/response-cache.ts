@@ -24,9 +24,10 @@ interface Entry {
  * SQLite (`dataVersion`): one version for all data, read without I/O, that changes with every row written by
  * this process and every commit by another; an answer is stored only when the version was the same before the
  * handler ran and after, i.e. no write happened in between. PostgreSQL (`accountVersion`): the account's
- * version, one indexed read per request, set by the commit of every write to the account's data on any
- * instance; the answer is stored under the reading taken before the handler read anything, so a write
- * committed meanwhile makes the next reading differ. With neither, or with no memory, nothing is registered.
+ * version, one indexed read per request (or read with the API key when that lookup was not cached), set by the
+ * commit of every write to the account's data on any instance; the answer is stored under the reading taken
+ * before the handler read anything, so a write committed meanwhile makes the next reading differ. With neither,
+ * or with no memory, nothing is registered.
  */
 export const responseCachePlugin = fp(
   async (
@@ -76,7 +77,8 @@ export const responseCachePlugin = fp(
           }
         : async (req: FastifyRequest, reply: FastifyReply) => {
             if (!req.principal) return
-            const version = await accountVersion!(req.principal.accountId)
+            // Read with the key in this request when the key was not cached: the one round trip is that lookup.
+            const version = req.accountVersion ?? (await accountVersion!(req.principal.accountId))
             const hit = entries.get(keyOf(req))
             if (hit && hit.version === version) return reply.type(JSON_TYPE).send(hit.body)
             req.cacheVersion = version
