@@ -123,6 +123,7 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   await app.register(durabilityPlugin, { durable: ctx.durable })
   await app.register(responseCachePlugin, {
     dataVersion: ctx.dataVersion,
+    accountVersion: ctx.accountVersion,
     maxBytes: config.responseCacheMb * 1024 * 1024,
   })
   await app.register(openapiPlugin)

@@ -95,6 +95,8 @@ export interface Context {
   dataVersion: (() => string) | null
   /** See Database.roundTrips. */
   roundTrips(): number
+  /** See Database.accountVersion. */
+  accountVersion: ((accountId: number) => Promise<string>) | null
   clock: Clock
   log: Logger
   /** The key that seals secrets at rest (and previous ones during a rotation). */
@@ -309,6 +311,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     durable: () => database.durable(),
     dataVersion: database.dataVersion,
     roundTrips: () => database.roundTrips(),
+    accountVersion: database.accountVersion,
     clock,
     log,
     secrets,

@@ -6,6 +6,7 @@ import {
   DEFAULT_MIGRATION_TABLE,
   Kysely,
   Migrator,
+  PostgresAdapter,
   PostgresDialect,
   SqliteDialect,
   sql,
@@ -19,6 +20,9 @@ import { lazyRequire } from '../lazy-require.js'
 /** The data layer handle: a Kysely instance or a transaction on it. */
 export type Db = Kysely<DB> | Transaction<DB>
 export type Dialect = 'sqlite' | 'postgres'
+
+/** True when `db` runs on PostgreSQL: for the few statements written differently there. */
+export const onPostgres = (db: Db): boolean => db.getExecutor().adapter instanceof PostgresAdapter
 
 const requirePg = lazyRequire<typeof pg>('pg')
 
@@ -43,8 +47,8 @@ export interface Database {
    */
   durable(): Promise<void>
   /**
-   * A value that changes whenever data changes, by this process or any other, or null where there is no
-   * cheap exact one (PostgreSQL). Answers computed between two equal readings can be reused.
+   * SQLite: a value that changes whenever data changes, by this process or any other, read without I/O. Answers
+   * computed between two equal readings can be reused. Null on PostgreSQL, which has no cheap exact one.
    */
   dataVersion: (() => string) | null
   /**
@@ -52,6 +56,12 @@ export interface Database {
    * statement executed through Kysely). A round trip on PostgreSQL; a count of how much work a request does.
    */
   roundTrips(): number
+  /**
+   * PostgreSQL: the version of one account's data, read with one indexed query. Triggers set it in the
+   * transaction of every write to a table the cacheable answers show (migration 0470), so a reading taken
+   * before an answer's data was read changes once any of that data does. Null on SQLite.
+   */
+  accountVersion: ((accountId: number) => Promise<string>) | null
   close(): Promise<void>
 }
 
@@ -87,6 +97,7 @@ export function openDatabase(config: Config['database']): Database {
         return `${changes}.${commits}`
       },
       roundTrips: () => counted.executed,
+      accountVersion: null,
       close: async () => {
         await db.destroy()
         wal?.close()
@@ -115,6 +126,15 @@ export function openDatabase(config: Config['database']): Database {
     durable: () => Promise.resolve(),
     dataVersion: null,
     roundTrips: () => roundTrips,
+    // A named statement: parsed and planned once per connection. No row yet is the version before the first write.
+    accountVersion: async (accountId) => {
+      const { rows } = await pool.query<{ version: number }>({
+        name: 'hostapi_account_version',
+        text: 'select version from account_versions where account_id = $1',
+        values: [accountId],
+      })
+      return rows.length ? String(rows[0].version) : '0'
+    },
     close: () => db.destroy(),
   }
 }

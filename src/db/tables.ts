@@ -43,6 +43,13 @@ export interface FoundationTables {
   api_keys: ApiKeysTable
   audit_log: AuditLogTable
   jobs: JobsTable
+  account_versions: AccountVersionsTable
+}
+
+/** The version of an account's data on PostgreSQL, set by triggers in every write's transaction (migration 0470). */
+export interface AccountVersionsTable {
+  account_id: number
+  version: number
 }
 
 export interface AccountsTable {

@@ -17,7 +17,9 @@ import * as secretKeyChecks from './0430-secret-key-checks.js'
 import * as affiliatePaymentInvoice from './0440-affiliate-payment-invoice.js'
 import * as dnssec from './0450-dnssec.js'
 import * as outboxDelivery from './0460-outbox-delivery.js'
+import * as accountVersions from './0470-account-versions.js'
 import * as acmeAccounts from './0480-acme-accounts.js'
+import * as dnsRecordSet from './0500-dns-record-set.js'
 
 /**
  * Every migration, by name. Names sort in the order they run; each area takes its own
@@ -42,5 +44,7 @@ export const migrations: Record<string, Migration> = {
   '0440-affiliate-payment-invoice': affiliatePaymentInvoice,
   '0450-dnssec': dnssec,
   '0460-outbox-delivery': outboxDelivery,
+  '0470-account-versions': accountVersions,
   '0480-acme-accounts': acmeAccounts,
+  '0500-dns-record-set': dnsRecordSet,
 }

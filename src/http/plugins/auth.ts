@@ -9,6 +9,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated caller; set on every route whose area is not `public`. */
     principal: Principal | null
+    /** The account's data version when the key lookup of this request read it from the database, else null. */
+    accountVersion: string | null
   }
 }
 
@@ -18,6 +20,7 @@ declare module 'fastify' {
  */
 export const authPlugin = fp(async (app, opts: { iam: IamService; throttle: AuthThrottle }) => {
   app.decorateRequest('principal', null)
+  app.decorateRequest('accountVersion', null)
 
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith(API_PREFIX) && route.config?.area === undefined) {
@@ -30,7 +33,10 @@ export const authPlugin = fp(async (app, opts: { iam: IamService; throttle: Auth
     if (!req.routeOptions.url || area === undefined || area === 'public') return
     const key = presentedKey(req)
     const ip = callerIp(req)
-    req.principal = await opts.throttle.guard(ip, !!key, () => opts.iam.authenticate(key, ip))
+    const seen = (version: string) => {
+      req.accountVersion = version
+    }
+    req.principal = await opts.throttle.guard(ip, !!key, () => opts.iam.authenticate(key, ip, seen))
   })
 
   app.addHook('preParsing', async (req, _reply, payload) => {

@@ -20,70 +20,87 @@ interface Entry {
 
 /**
  * Answers of routes with `config.cache`, kept per account, user and URL together with the data version they
- * were computed at, and served again while the version is unchanged. The version changes with every
- * row written by this process and every commit by another, so an answer is never older than the data.
- * An answer is stored only when the version was the same before the handler ran and after, i.e. no
- * write happened in between. Without a data version (PostgreSQL) or with no memory, nothing is registered.
+ * were computed at, and served again while the version is unchanged, so an answer is never older than the data.
+ * SQLite (`dataVersion`): one version for all data, read without I/O, that changes with every row written by
+ * this process and every commit by another; an answer is stored only when the version was the same before the
+ * handler ran and after, i.e. no write happened in between. PostgreSQL (`accountVersion`): the account's
+ * version, one indexed read per request (or read with the API key when that lookup was not cached), set by the
+ * commit of every write to the account's data on any instance; the answer is stored under the reading taken
+ * before the handler read anything, so a write committed meanwhile makes the next reading differ. With neither,
+ * or with no memory, nothing is registered.
  */
-export const responseCachePlugin = fp(async (app, opts: { dataVersion: (() => string) | null; maxBytes: number }) => {
-  const { dataVersion, maxBytes } = opts
-  if (!dataVersion || maxBytes <= 0) return
-  const entries = new Map<string, Entry>()
-  let bytes = 0
-  // Per user too: what a sub-user may see (its own tickets) is less than the main user's view of the same URL.
-  const keyOf = (req: FastifyRequest) => `${req.principal!.accountId} ${req.principal!.userId} ${req.url}`
+export const responseCachePlugin = fp(
+  async (
+    app,
+    opts: {
+      dataVersion: (() => string) | null
+      accountVersion: ((accountId: number) => Promise<string>) | null
+      maxBytes: number
+    },
+  ) => {
+    const { dataVersion, accountVersion, maxBytes } = opts
+    if ((!dataVersion && !accountVersion) || maxBytes <= 0) return
+    const entries = new Map<string, Entry>()
+    let bytes = 0
+    // Per user too: what a sub-user may see (its own tickets) is less than the main user's view of the same URL.
+    const keyOf = (req: FastifyRequest) => `${req.principal!.accountId} ${req.principal!.userId} ${req.url}`
 
-  const store = (key: string, version: string, body: string) => {
-    const old = entries.get(key)
-    if (old) {
-      bytes -= old.size
-      entries.delete(key)
+    const store = (key: string, version: string, body: string) => {
+      const old = entries.get(key)
+      if (old) {
+        bytes -= old.size
+        entries.delete(key)
+      }
+      const size = key.length + body.length
+      if (size > maxBytes) return
+      // Oldest first: a Map iterates in insertion order (an entry served again is not moved; cheaper than a true LRU).
+      for (const [k, e] of entries) {
+        if (bytes + size <= maxBytes) break
+        entries.delete(k)
+        bytes -= e.size
+      }
+      entries.set(key, { version, body, size })
+      bytes += size
     }
-    const size = key.length + body.length
-    if (size > maxBytes) return
-    // Oldest first: a Map iterates in insertion order (an entry served again is not moved; cheaper than a true LRU).
-    for (const [k, e] of entries) {
-      if (bytes + size <= maxBytes) break
-      entries.delete(k)
-      bytes -= e.size
-    }
-    entries.set(key, { version, body, size })
-    bytes += size
-  }
 
-  app.decorateRequest('cacheVersion', null)
+    app.decorateRequest('cacheVersion', null)
 
-  app.addHook('onRoute', (route) => {
-    const cache = route.config?.cache
-    if (!cache) return
-    const own = typeof cache === 'object' ? cache.version : null
-    // The route's own version, when it has one, joins the data version; null means no caching this time.
-    const versionOf = own
-      ? () => {
-          const v = own()
-          return v === null ? null : `${dataVersion()} ${v}`
-        }
-      : dataVersion
-    route.preHandler = [
-      async (req: FastifyRequest, reply: FastifyReply) => {
+    app.addHook('onRoute', (route) => {
+      const cache = route.config?.cache
+      if (!cache) return
+      // The route's own version (of data a driver holds), when it has one, joins the data version; null means no
+      // caching this time.
+      const own = typeof cache === 'object' ? cache.version : null
+      const join = (base: string) => {
+        if (!own) return base
+        const v = own()
+        return v === null ? null : `${base} ${v}`
+      }
+      const lookup = async (req: FastifyRequest, reply: FastifyReply) => {
         if (!req.principal) return
-        const version = versionOf()
+        // PostgreSQL: read with the key in this request when the key was not cached; that lookup is the round trip.
+        const base = dataVersion
+          ? dataVersion()
+          : (req.accountVersion ?? (await accountVersion!(req.principal.accountId)))
+        const version = join(base)
         if (version === null) return
         const hit = entries.get(keyOf(req))
         if (hit && hit.version === version) return reply.type(JSON_TYPE).send(hit.body)
         req.cacheVersion = version
-      },
-      ...asArray(route.preHandler),
-    ]
-    route.onSend = [
-      ...asArray(route.onSend),
-      async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-        const version = req.cacheVersion
-        if (version !== null && reply.statusCode === 200 && typeof payload === 'string' && versionOf() === version) {
-          store(keyOf(req), version, payload)
-        }
-        return payload
-      },
-    ]
-  })
-})
+      }
+      // SQLite only: a write during the handler may or may not be in the answer, so that answer is not kept.
+      const unchanged = (version: string) => !dataVersion || join(dataVersion()) === version
+      route.preHandler = [lookup, ...asArray(route.preHandler)]
+      route.onSend = [
+        ...asArray(route.onSend),
+        async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+          const version = req.cacheVersion
+          if (version !== null && reply.statusCode === 200 && typeof payload === 'string' && unchanged(version)) {
+            store(keyOf(req), version, payload)
+          }
+          return payload
+        },
+      ]
+    })
+  },
+)

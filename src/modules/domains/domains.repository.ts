@@ -85,6 +85,10 @@ export const contactsOfDomains = async (db: Db, accountId: number) =>
  * so two changes at once still give two serials.
  */
 export const bumpSerial = (db: Db, accountId: number, id: number, serial: number, now: string) =>
+  serialUpdate(db, accountId, id, serial, now).execute()
+
+/** The statement of bumpSerial, unexecuted: a part of a larger statement. */
+export const serialUpdate = (db: Db, accountId: number, id: number, serial: number, now: string) =>
   db
     .updateTable('domains')
     .set({
@@ -93,7 +97,6 @@ export const bumpSerial = (db: Db, accountId: number, id: number, serial: number
     })
     .where('account_id', '=', accountId)
     .where('id', '=', id)
-    .execute()
 
 /**
  * Domains of any account whose zone overlaps `name`: the name itself, one of its ancestors (`example.nl`

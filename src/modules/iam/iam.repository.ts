@@ -76,6 +76,7 @@ const authQuery = (db: Db, keyHash: string) =>
     .selectFrom('api_keys as k')
     .innerJoin('users as u', 'u.id', 'k.user_id')
     .innerJoin('accounts as a', 'a.id', 'k.account_id')
+    .leftJoin('account_versions as v', 'v.account_id', 'k.account_id')
     .select([
       'k.id as key_id',
       'k.prefix',
@@ -89,6 +90,7 @@ const authQuery = (db: Db, keyHash: string) =>
       'a.id as account_id',
       'a.customer_number',
       'a.status as account_status',
+      'v.version as data_version',
     ])
     .where('k.key_hash', '=', keyHash)
 
@@ -96,7 +98,8 @@ type AuthRow = NonNullable<Awaited<ReturnType<ReturnType<typeof authQuery>['exec
 const compiledAuth = new WeakMap<Db, string>()
 
 /**
- * The authentication lookup: one indexed query on the key hash, with the user and account it belongs to.
+ * The authentication lookup: one indexed query on the key hash, with the user and account it belongs to and the
+ * account's data version (PostgreSQL; see Database.accountVersion).
  * It runs on every request, so its SQL is built once per database handle and only the parameter changes.
  */
 export async function findKeyForAuth(db: Db, keyHash: string): Promise<Decoded<AuthRow, ApiKeyJson> | undefined> {

@@ -85,7 +85,11 @@ export class IamService {
     this.bus = null
   }
 
-  private async lookupKey(rawKey: string, now: number): Promise<CachedKey | null> {
+  private async lookupKey(
+    rawKey: string,
+    now: number,
+    seen?: (dataVersion: string) => void,
+  ): Promise<CachedKey | null> {
     const cached = this.authCache.get(rawKey)
     if (cached && now - cached.fetchedAt < this.opts.authCacheMs) return cached
     const row = await repo.findKeyForAuth(this.db, hashApiKey(rawKey))
@@ -93,6 +97,7 @@ export class IamService {
       this.authCache.delete(rawKey)
       return null
     }
+    seen?.(row.data_version === null ? '0' : String(row.data_version))
     const entry: CachedKey = {
       fetchedAt: now,
       lastTouch: row.last_used_at === null ? 0 : Date.parse(row.last_used_at),
@@ -263,12 +268,13 @@ export class IamService {
 
   /**
    * Resolves an API key presented by `ip` to a principal, or throws the matching 401:
-   * missing/unknown/revoked → expired → IP not in the whitelist.
+   * missing/unknown/revoked → expired → IP not in the whitelist. When the key was read from the database (not
+   * from the cache), `seen` gets the account's data version read with it.
    */
-  async authenticate(rawKey: string | undefined, ip: string): Promise<Principal> {
+  async authenticate(rawKey: string | undefined, ip: string, seen?: (dataVersion: string) => void): Promise<Principal> {
     if (!rawKey) throw errors.noValidApiKey()
     const now = this.clock.now()
-    const key = await this.lookupKey(rawKey, now.getTime())
+    const key = await this.lookupKey(rawKey, now.getTime(), seen)
     if (!key?.usable) throw errors.noValidApiKey()
     if (key.expiresAt !== null && key.expiresAt <= now.getTime()) throw errors.apiKeyExpired()
     if (!(key.allowed.length === 0 && this.opts.emptyWhitelistAllowsAll) && !ipAllowed(ip, key.allowed)) {

@@ -1,5 +1,9 @@
-import type { Db } from '../../../db/database.js'
+import { sql, type Kysely } from 'kysely'
+import { auditInsert, type PendingAudit } from '../../../db/audit-log.js'
+import { onPostgres, type Db } from '../../../db/database.js'
+import type { DB } from '../../../db/tables.js'
 import type { NormalisedRecord } from '../../../lib/dns/records.js'
+import { serialUpdate } from '../domains.repository.js'
 
 /** DNS records of a domain. Every function takes the account id and the domain id; records of another account's domain are never touched. */
 
@@ -73,4 +77,59 @@ export async function deleteRecords(
   if (value !== undefined) q = q.where('value', '=', value)
   const result = await q.executeTakeFirst()
   return Number(result.numDeletedRows)
+}
+
+/** One of the account's domains, by name, with its records at the owner name `name`, in one statement. */
+export async function zoneAt(db: Db, accountId: number, zone: string, name: string) {
+  const rows = await db
+    .selectFrom('domains as d')
+    .leftJoin('dns_records as r', (j) => j.onRef('r.domain_id', '=', 'd.id').on('r.name', '=', name))
+    .select(['d.id as domain_id', 'd.name as zone', 'r.id', 'r.type', 'r.name', 'r.value', 'r.ttl'])
+    .where('d.account_id', '=', accountId)
+    .where('d.name', '=', zone)
+    .orderBy('r.id')
+    .execute()
+  if (rows.length === 0) return undefined
+  return {
+    domain: { id: rows[0].domain_id, name: rows[0].zone },
+    records: rows.flatMap((r) =>
+      r.id === null ? [] : [{ id: r.id, type: r.type!, name: r.name!, value: r.value!, ttl: r.ttl! }],
+    ),
+  }
+}
+
+/** The types at an owner name other than `type`, sorted, comma-separated: what a record there is checked against. */
+export const otherTypes = (records: { type: string }[], type: string): string =>
+  [...new Set(records.filter((r) => r.type !== type).map((r) => r.type))].sort().join(',')
+
+/**
+ * The record set (type, name) of one of the account's domains becomes `record`, the zone serial is raised to
+ * `serial` or past the stored one, and the audit row is written, atomically and only while the other types at
+ * the name are still `others` (what the record was checked against); false, with nothing written, otherwise. On
+ * PostgreSQL one call of dns_replace_record_set (migration 0500), which holds the zone's row lock only meanwhile.
+ */
+export async function replaceRecordSet(
+  db: Kysely<DB>,
+  accountId: number,
+  domainId: number,
+  record: NormalisedRecord,
+  change: { now: string; serial: number; others: string; audit?: PendingAudit },
+): Promise<boolean> {
+  if (onPostgres(db)) {
+    const audit = change.audit ? JSON.stringify(change.audit.row) : null
+    const { rows } = await sql<{ done: boolean }>`select dns_replace_record_set(${accountId}, ${domainId},
+      ${record.type}, ${record.name}, ${record.value}, ${record.ttl}, ${change.now}, ${change.serial},
+      ${change.others}, ${audit}::json) as done`.execute(db)
+    return rows[0].done
+  }
+  return db.transaction().execute(async (trx) => {
+    const current = await listRecordsAt(trx, accountId, domainId, record.name)
+    if (current.length === 0 && !(await ownedDomain(trx, accountId, domainId).executeTakeFirst())) return false
+    if (otherTypes(current, record.type) !== change.others) return false
+    await deleteRecords(trx, accountId, domainId, record.type, record.name)
+    await insertRecords(trx, domainId, [record], change.now)
+    await serialUpdate(trx, accountId, domainId, change.serial, change.now).execute()
+    if (change.audit) await auditInsert(trx, change.audit).execute()
+    return true
+  })
 }

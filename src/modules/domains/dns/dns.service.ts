@@ -15,10 +15,14 @@ import {
   normaliseRecord,
   type NormalisedRecord,
   type RecordInput,
+  type RecordType,
 } from '../../../lib/dns/records.js'
 import { renderZone, sortRecords } from '../../../lib/dns/zone-file.js'
 import { ZoneWork } from './zone-work.js'
 import type { DryRun } from '../../../lib/dry-run.js'
+import { auditInsert, type PendingAudit } from '../../../db/audit-log.js'
+import { parseDomainName } from '../../../lib/domain-name.js'
+import { nextSerial } from '../../../lib/dns/zone-serial.js'
 
 /** A record as the API shows it: the name as FQDN with the trailing dot. */
 export interface RecordView {
@@ -27,6 +31,12 @@ export interface RecordView {
   value: string
   ttl: number
 }
+
+/** How often a PATCH reads and checks again when the records at its name changed meanwhile. */
+const MAX_ATTEMPTS = 20
+
+/** How a change is made: only checked (`dryRun`), and with the request's audit row written in its transaction. */
+export type Change = DryRun & { audit?: PendingAudit }
 
 /** The record-set key a PATCH or DELETE names: a type and an owner name. */
 export interface RecordSelector {
@@ -58,23 +68,33 @@ export class DnsService {
     accountId: number,
     raw: string,
     input: (Omit<RecordInput, 'name'> & { name?: string | null })[],
-    opts: DryRun = {},
+    opts: Change = {},
   ): Promise<void> {
     const d = await this.domains.requireOwned(accountId, raw)
     const records = await this.work.records(accountId, d.name, input)
     if (opts.dryRun) return
-    await this.replaceAll(d, records)
+    await this.replaceAll(d, records, opts.audit)
   }
 
-  /** Upsert of one record set: the (type, name) set becomes this one record; `value: null` deletes the set. */
-  async patch(accountId: number, raw: string, input: RecordSelector, opts: DryRun = {}): Promise<void> {
+  /**
+   * Upsert of one record set: the (type, name) set becomes this one record; `value: null` deletes the set. The
+   * upsert is two statements: the records at the name read and the record checked against them, then the
+   * change, the new serial and `audit` written together while those records are unchanged.
+   */
+  async patch(accountId: number, raw: string, input: RecordSelector, opts: Change = {}): Promise<void> {
+    if (!opts.dryRun && typeof input.value === 'string') return this.upsert(accountId, raw, input, opts.audit)
     const d = await this.domains.requireOwned(accountId, raw)
     const type = recordType(input.type)
     if (input.value === null || input.value === undefined) {
       if (input.value === undefined) throw errors.dnsRecordValueRequired(`${type} ${input.name || '@'}`)
       const name = ownerName(d.name, type, input.name)
       if (opts.dryRun) return
-      await this.change(d, [name], async (trx) => (await repo.deleteRecords(trx, accountId, d.id, type, name)) > 0)
+      await this.change(
+        d,
+        [name],
+        async (trx) => (await repo.deleteRecords(trx, accountId, d.id, type, name)) > 0,
+        opts.audit,
+      )
       return
     }
     const record = normaliseRecord(d.name, { type, name: input.name, value: input.value, ttl: input.ttl })
@@ -84,17 +104,43 @@ export class DnsService {
       const others = current.filter((r) => r.type !== record.type)
       checkRecordSet(d.name, [...others.map((r) => ({ ...r, type: r.type as NormalisedRecord['type'] })), record])
     }
-    if (opts.dryRun) return checkAgainst(this.db)
-    await this.change(d, [record.name], async (trx) => {
-      await checkAgainst(trx)
-      await repo.deleteRecords(trx, accountId, d.id, record.type, record.name)
-      await repo.insertRecords(trx, d.id, [record], iso(this.clock.now()))
-      return true
-    })
+    return checkAgainst(this.db)
+  }
+
+  private async upsert(accountId: number, raw: string, input: RecordSelector, audit?: PendingAudit): Promise<void> {
+    // The answers and their order are those of the dry run above: the domain first, then the record.
+    const zone = parseDomainName(raw)
+    if (!zone) throw errors.invalidDomainName()
+    let record: NormalisedRecord | null = null
+    let invalid: unknown = null
+    try {
+      const value = input.value as string
+      record = normaliseRecord(zone, { type: recordType(input.type), name: input.name, value, ttl: input.ttl })
+    } catch (err) {
+      invalid = err
+    }
+    const now = this.clock.now()
+    let d: { name: string }
+    for (let attempt = 1; ; attempt++) {
+      if (attempt > MAX_ATTEMPTS) throw new Error(`the records at ${record?.name} kept changing during a PATCH`)
+      const found = await repo.zoneAt(this.db, accountId, zone, record?.name ?? zone)
+      if (!found) throw errors.noAccessToResource()
+      if (!record) throw invalid
+      const others = found.records.filter((r) => r.type !== record.type)
+      checkRecordSet(found.domain.name, [...others.map((r) => ({ ...r, type: r.type as RecordType })), record])
+      const change = { now: iso(now), serial: nextSerial(0, now), others: repo.otherTypes(others, record.type), audit }
+      // False when the other types at the name changed since they were read: they are read and checked again.
+      if (await repo.replaceRecordSet(this.db, accountId, found.domain.id, record, change)) {
+        d = found.domain
+        break
+      }
+    }
+    if (audit) audit.written = true
+    await this.publish({ domain: d.name, kind: 'records', names: [record!.name] })
   }
 
   /** Deletes the records matching type, name and (when given) value; nothing matching is not an error. */
-  async remove(accountId: number, raw: string, input: RecordSelector, opts: DryRun = {}): Promise<void> {
+  async remove(accountId: number, raw: string, input: RecordSelector, opts: Change = {}): Promise<void> {
     const d = await this.domains.requireOwned(accountId, raw)
     const type = recordType(input.type)
     const name = ownerName(d.name, type, input.name)
@@ -109,7 +155,12 @@ export class DnsService {
       }
     }
     if (opts.dryRun) return
-    await this.change(d, [name], async (trx) => (await repo.deleteRecords(trx, accountId, d.id, type, name, value)) > 0)
+    await this.change(
+      d,
+      [name],
+      async (trx) => (await repo.deleteRecords(trx, accountId, d.id, type, name, value)) > 0,
+      opts.audit,
+    )
   }
 
   /** The zone as BIND text, SOA and apex NS included. */
@@ -124,11 +175,11 @@ export class DnsService {
   }
 
   /** Replaces every record with those of a BIND zone text (its SOA and apex NS are ignored). */
-  async importZone(accountId: number, raw: string, text: string, opts: DryRun = {}): Promise<void> {
+  async importZone(accountId: number, raw: string, text: string, opts: Change = {}): Promise<void> {
     const d = await this.domains.requireOwned(accountId, raw)
     const records = await this.work.parse(accountId, d.name, text)
     if (opts.dryRun) return
-    await this.replaceAll(d, records)
+    await this.replaceAll(d, records, opts.audit)
   }
 
   /** Stops the worker threads of large imports. */
@@ -141,24 +192,36 @@ export class DnsService {
     await repo.insertRecords(db, domain.id, records, iso(this.clock.now()))
   }
 
-  private async replaceAll(d: Domain, records: NormalisedRecord[]): Promise<void> {
-    await this.change(d, null, async (trx) => {
-      await repo.deleteAllRecords(trx, d.account_id, d.id)
-      await repo.insertRecords(trx, d.id, records, iso(this.clock.now()))
-      return true
-    })
+  private async replaceAll(d: Domain, records: NormalisedRecord[], audit?: PendingAudit): Promise<void> {
+    await this.change(
+      d,
+      null,
+      async (trx) => {
+        await repo.deleteAllRecords(trx, d.account_id, d.id)
+        await repo.insertRecords(trx, d.id, records, iso(this.clock.now()))
+        return true
+      },
+      audit,
+    )
   }
 
   /**
    * Runs `work` in a transaction; when it changed the zone, raises the serial there and publishes afterwards: the
-   * records at `names`, or (null) the whole zone when every record was replaced.
+   * records at `names`, or (null) the whole zone when every record was replaced. `audit` is written in it too.
    */
-  private async change(d: Domain, names: string[] | null, work: (trx: Db) => Promise<boolean>): Promise<void> {
+  private async change(
+    d: Domain,
+    names: string[] | null,
+    work: (trx: Db) => Promise<boolean>,
+    audit?: PendingAudit,
+  ): Promise<void> {
     const changed = await this.db.transaction().execute(async (trx) => {
       const did = await work(trx)
       if (did) await this.domains.bumpSerial(trx, d)
+      if (audit) await auditInsert(trx, audit).execute()
       return did
     })
+    if (audit) audit.written = true
     if (!changed) return
     const what: ZoneChange = names ? { domain: d.name, kind: 'records', names } : { domain: d.name, kind: 'zone' }
     await this.publish(what)
