@@ -41,8 +41,7 @@ import type { CertificateAuthority } from './drivers/ca/ca.js'
 import { BuiltinCa } from './drivers/ca/builtin.js'
 import { AcmeCa } from './drivers/ca/acme.js'
 import { CertificatesService } from './modules/certificates/certificates.service.js'
-import { accountDnsOf } from './modules/certificates/account-dns.js'
-import type { AccountDns } from './modules/certificates/certificates.service.js'
+import { accountDnsOf, type AccountDns } from './modules/certificates/account-dns.js'
 import { addressLookup, txtLookup } from './modules/certificates/txt-lookup.js'
 import { openRedis, RedisGuard } from './db/redis.js'
 import { MemoryWindowCounter, RedisWindowCounter, type WindowCounter } from './db/window-counter.js'
@@ -242,7 +241,7 @@ function registerWork(services: Services, jobs: JobRunner, maintenance: Maintena
     services.invoices.reconcileJob,
     services.domains.endJob,
     services.domainOrders.renewJob,
-    services.certificates.issueJob,
+    services.certificates.issuance.issueJob,
     services.vps.tasks.taskJob,
     services.vps.lifecycle.expireJob,
     services.zoneDelivery.pushJob,
