@@ -6,6 +6,7 @@ import { forEachDialect, rawRows, startTestApp, type TestAccount, type TestApp }
 import { freePort, insertZone } from './helpers/dns.js'
 import { describeWithPebble, startPebble, type Pebble } from './helpers/pebble.js'
 import { certificateNames, openssl, opensslVerify } from './helpers/pki.js'
+import { ManualClock } from '../src/clock.js'
 
 /** A CSR made by openssl for `cn` and `sans`, PEM. */
 const opensslCsr = (cn: string, sans: string[] = []) =>
@@ -59,6 +60,11 @@ async function certificatePackage(t: TestApp, owner: TestAccount, productId: num
   }
 }
 
+/** A time as the API shows it (`YYYY-MM-DD HH:MM:SS`, UTC). */
+const shownTime = (text: string) => new Date(`${text.replace(' ', 'T')}Z`).getTime()
+
+// Pebble's leaves last 40 days here; hostapi renews those that end within 30 (the default).
+const LEAF_DAYS = 40
 const EAB_KID = 'kid-hostapi'
 const EAB_HMAC = 'zWNDZM6eQGHWpSRTPal5eIUYFTu7EajVIoguysqZ9wG44nMEtx3MUAsUDkMTQ12W'
 
@@ -68,12 +74,20 @@ describeWithPebble('certificates through an ACME CA (pebble)', () => {
     let files: Awaited<ReturnType<typeof startFileServer>>
     let t: TestApp
     let a: TestAccount
+    // The main app's clock: the renewal test moves it (last, as it leaves the app 15 days ahead).
+    const clock = new ManualClock()
 
     before(async () => {
       const dnsPort = await freePort()
       files = await startFileServer(await freePort())
-      pebble = await startPebble({ dnsPort, httpPort: files.port, blocked: ['refused-acme.test'] })
+      pebble = await startPebble({
+        dnsPort,
+        httpPort: files.port,
+        blocked: ['refused-acme.test'],
+        validitySeconds: LEAF_DAYS * 86_400,
+      })
       t = await startTestApp(dialect, {
+        clock,
         env: {
           HOSTAPI_DNS_PORT: String(dnsPort),
           HOSTAPI_JOBS: '1',
@@ -116,6 +130,16 @@ describeWithPebble('certificates through an ACME CA (pebble)', () => {
     }
     const verifies = async (c: { certificate: string; intermediate_certificate: string }, p = pebble) =>
       opensslVerify(await p.root(), c.intermediate_certificate, c.certificate)
+    /** The http-01 files the certificate shows once its job made the order (other than a previous `url`). */
+    const challengeFiles = async (id: number, previous?: string): Promise<{ url: string; content: string }[]> => {
+      const start = Date.now()
+      for (;;) {
+        const shown: { url: string; content: string }[] = (await get(id)).validation?.http_files ?? []
+        if (shown.length && shown[0].url !== previous) return shown
+        if (Date.now() - start > 15_000) assert.fail(`no new http-01 file on certificate ${id}`)
+        await new Promise((res) => setTimeout(res, 100))
+      }
+    }
 
     it(`dns-01 with auto_setup_dns: an apex and wildcard certificate from request to ACT (${dialect})`, async () => {
       const zone = 'acme-apex.test'
@@ -294,6 +318,74 @@ describeWithPebble('certificates through an ACME CA (pebble)', () => {
       } finally {
         await other.close()
       }
+    })
+
+    it(`renews before expiry with the stored CSR: automatic with auto_setup_dns, else shown (${dialect})`, async () => {
+      const zone = 'acme-renew.test'
+      const web = `www.${zone}`
+      await insertZone(t.ctx.db, a.accountId, zone, { records: [{ type: 'A', name: web, value: '127.0.0.1' }] })
+      // One certificate validated by dns with auto_setup_dns, one by http-01 with a file the customer serves.
+      const auto = await certificatePackage(t, a, 1)
+      let r = await t.request('POST', `/certificates/${auto}/request`, {
+        key: a.key,
+        body: { csr: opensslCsr(zone, [zone]), validation_method: 'dns', auto_setup_dns: true },
+      })
+      assert.equal(r.status, 200, r.text)
+      const byHand = await certificatePackage(t, a, 1)
+      r = await t.request('POST', `/certificates/${byHand}/request`, {
+        key: a.key,
+        body: { csr: opensslCsr(web, [web]), validation_method: 'http' },
+      })
+      assert.equal(r.status, 200, r.text)
+      const files0 = await challengeFiles(byHand)
+      for (const f of files0) files.files.set(new URL(f.url).pathname, f.content)
+      const [auto0, hand0] = [await settled(auto), await settled(byHand)]
+      assert.equal(auto0.certificate_status, 'ACT', auto0.status_message)
+      assert.equal(hand0.certificate_status, 'ACT', hand0.status_message)
+      assert.ok(shownTime(auto0.valid_until) < clock.now().getTime() + (LEAF_DAYS + 1) * 86_400_000)
+
+      // 40 days left of a one-year package: not due yet.
+      assert.equal(await t.ctx.services.certificates.renewal.renewDue(), 0)
+      // 15 days later 25 are left: the hourly scan (queued at start, due now) requests both again.
+      clock.advance(15 * 86_400_000)
+      const start = Date.now()
+      let hand1 = await get(byHand)
+      while (hand1.certificate_status === 'ACT' && Date.now() - start < 10_000) {
+        await new Promise((res) => setTimeout(res, 50))
+        hand1 = await get(byHand)
+      }
+      assert.equal(hand1.certificate_status, 'PEN')
+      // The old leaf is still the certificate's while the new challenge waits for the customer.
+      assert.equal(hand1.certificate, hand0.certificate)
+      assert.equal(hand1.serial_number, hand0.serial_number)
+      const files1 = await challengeFiles(byHand, files0[0].url)
+      await new Promise((res) => setTimeout(res, 1500))
+      hand1 = await get(byHand)
+      assert.equal(hand1.certificate_status, 'PEN', 'nothing is validated before the new file is served')
+      assert.equal(hand1.certificate, hand0.certificate)
+      for (const f of files1) files.files.set(new URL(f.url).pathname, f.content)
+
+      for (const [id, before] of [
+        [auto, auto0],
+        [byHand, hand0],
+      ] as const) {
+        let c = await settled(id)
+        const waited = Date.now()
+        // The scan may not have reached the dns certificate when the http one turned PEN.
+        while (c.serial_number === before.serial_number && Date.now() - waited < 15_000) {
+          await new Promise((res) => setTimeout(res, 100))
+          c = await settled(id)
+        }
+        assert.equal(c.certificate_status, 'ACT', c.status_message)
+        assert.notEqual(c.serial_number, before.serial_number)
+        assert.notEqual(c.certificate, before.certificate)
+        assert.match(await verifies(c), /OK$/)
+        assert.equal(c.csr, before.csr)
+        assert.deepEqual(certificateNames(c.certificate), certificateNames(before.certificate))
+        assert.ok(shownTime(c.valid_until) > shownTime(before.valid_until))
+      }
+      // The renewal's validation records are gone from the zone again.
+      assert.deepEqual(await txtIn(zone, `_acme-challenge.${zone}`), [])
     })
   })
 })

@@ -303,6 +303,7 @@ describeWithPebble('ACME CA driver (pebble)', () => {
         eab: null,
         caBundle: pebble.caBundle,
         httpPort: 80,
+        renewDays: 30,
       }
       const log = pino({ level: 'silent' })
       const make = () => new AcmeCa(database.db, systemClock, lookup, async () => [], box, opts, log)

@@ -21,6 +21,7 @@ import type { JobRunner } from '../../jobs/runner.js'
 import type { AccountDns } from './account-dns.js'
 import { CertificateIssuance } from './issuance.service.js'
 import { ValidationRecords } from './validation-records.js'
+import { CertificateRenewal, type Reissue } from './renewal.service.js'
 
 /** The part of the orders service that certificates use. */
 export interface OrderPlacer {
@@ -66,6 +67,8 @@ export class CertificatesService {
   private readonly records: ValidationRecords
   /** Validation and issuance of requested certificates (the job). */
   readonly issuance: CertificateIssuance
+  /** Renewal of leaves that end before the paid term (the recurring scan). */
+  readonly renewal: CertificateRenewal
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -75,9 +78,13 @@ export class CertificatesService {
     private readonly orders: OrderPlacer,
     dns: () => AccountDns | null,
     log: Logger,
+    /** Days before a leaf's expiry that it is renewed; null for a CA whose leaves last the paid term. */
+    renewDays: number | null = null,
   ) {
     this.records = new ValidationRecords(dns, log)
     this.issuance = new CertificateIssuance(db, clock, jobs, ca, this.records)
+    const reissue: Reissue = (accountId, id, input) => this.request(accountId, id, input)
+    this.renewal = new CertificateRenewal(db, clock, jobs, reissue, renewDays, log)
   }
 
   /** The products that can be ordered. */
