@@ -7,6 +7,9 @@ import { freePort, insertZone } from './helpers/dns.js'
 import { describeWithPebble, startPebble, type Pebble } from './helpers/pebble.js'
 import { certificateNames, openssl, opensslVerify } from './helpers/pki.js'
 import { ManualClock } from '../src/clock.js'
+import { AUDIT_FAILED, AUDIT_WAITING_FOR_CA } from '../src/modules/certificates/issuance.service.js'
+import { createPrivateKey } from 'node:crypto'
+import pino from 'pino'
 
 /** A CSR made by openssl for `cn` and `sans`, PEM. */
 const opensslCsr = (cn: string, sans: string[] = []) =>
@@ -59,6 +62,15 @@ async function certificatePackage(t: TestApp, owner: TestAccount, productId: num
     await new Promise((r) => setTimeout(r, 50))
   }
 }
+
+/** The audit log's entries of the issuance job for certificate `id`. */
+const jobAudit = async (app: TestApp, id: number) =>
+  (
+    await rawRows(
+      app.config.database,
+      `select account_id, method, status from audit_log where method = 'JOB' and path = '/api/v2/certificates/${id}'`,
+    )
+  ).map((r) => ({ account_id: Number(r.account_id), method: r.method, status: Number(r.status) }))
 
 /** A time as the API shows it (`YYYY-MM-DD HH:MM:SS`, UTC). */
 const shownTime = (text: string) => new Date(`${text.replace(' ', 'T')}Z`).getTime()
@@ -236,12 +248,18 @@ describeWithPebble('certificates through an ACME CA (pebble)', () => {
       const c = await settled(id)
       assert.equal(c.certificate_status, 'ERR')
       assert.match(c.status_message, /^The CA refused the request: .*forbidden by policy.*refused-acme\.test/)
+      // The operator finds it in the audit log: the job's entry for the certificate, with the status of a failure.
+      assert.deepEqual(await jobAudit(t, id), [{ account_id: a.accountId, method: 'JOB', status: AUDIT_FAILED }])
     })
 
     it(`external account binding: a CA requiring it issues with the kid and HMAC key given (${dialect})`, async () => {
       const dnsPort = await freePort()
       const eabPebble = await startPebble({ dnsPort, httpPort: files.port, eab: { [EAB_KID]: EAB_HMAC } })
+      // Everything the app logs, at every level, to search for the secrets afterwards.
+      let logged = ''
+      const log = pino({ level: 'trace' }, { write: (line: string) => void (logged += line) })
       const other = await startTestApp(dialect, {
+        log,
         env: {
           HOSTAPI_DNS_PORT: String(dnsPort),
           HOSTAPI_JOBS: '1',
@@ -272,6 +290,21 @@ describeWithPebble('certificates through an ACME CA (pebble)', () => {
           [eabPebble.directoryUrl],
         )
         assert.ok(!pebble.log().includes(EAB_HMAC) && !eabPebble.log().includes(EAB_HMAC))
+        // Neither the HMAC key nor the account's private key is in what hostapi logged, in any encoding.
+        const [row] = await rawRows(other.config.database, 'select account_key from acme_accounts')
+        const key = other.ctx.secrets.box.open(
+          String(row.account_key),
+          `acme_accounts.${eabPebble.directoryUrl}.account_key`,
+        )
+        const jwk = createPrivateKey(key).export({ format: 'jwk' })
+        const secrets = {
+          hmac: EAB_HMAC,
+          'hmac (base64)': Buffer.from(EAB_HMAC, 'base64url').toString('base64'),
+          'account key (PEM)': key.split('\n')[1],
+          'account key (JWK d)': String(jwk.d),
+        }
+        assert.ok(logged.includes('registered the ACME account'), 'the log was captured')
+        for (const [what, secret] of Object.entries(secrets)) assert.ok(!logged.includes(secret), `${what} logged`)
       } finally {
         await other.close()
         await eabPebble.close()
@@ -308,13 +341,25 @@ describeWithPebble('certificates through an ACME CA (pebble)', () => {
         )
         const jobs = await rawRows(
           other.config.database,
-          `select status, attempts, max_attempts, last_error from jobs
+          `select id, status, attempts, max_attempts, last_error from jobs
            where kind = 'certificates.issue' and payload like '%"certificateId":${id}%'`,
         )
         assert.equal(jobs.length, 1)
         assert.equal(jobs[0].status, 'queued')
         assert.ok(Number(jobs[0].max_attempts) > 5)
         assert.match(String(jobs[0].last_error), /cannot be reached/)
+        // A second attempt after the back-off: still waiting, and the audit log has the wait once, not per attempt.
+        await new Promise((res) => setTimeout(res, 2500))
+        await other.ctx.jobs.drain()
+        const [again] = await rawRows(other.config.database, `select attempts from jobs where id = ${jobs[0].id}`)
+        assert.ok(Number(again.attempts) >= 2, `attempts: ${again.attempts}`)
+        assert.deepEqual(await jobAudit(other, id), [
+          { account_id: b.accountId, method: 'JOB', status: AUDIT_WAITING_FOR_CA },
+        ])
+        // The waiting work is in the metrics: one certificates.issue job queued, its age counted.
+        const metrics = await other.ctx.ops.metrics.text()
+        assert.match(metrics, /^hostapi_jobs\{kind="certificates\.issue",status="queued"\} 1$/m)
+        assert.match(metrics, /^hostapi_jobs_oldest_age_seconds\{kind="certificates\.issue",status="queued"\} [1-9]/m)
       } finally {
         await other.close()
       }

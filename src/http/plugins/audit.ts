@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely'
 import type { Clock } from '../../clock.js'
 import { iso } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
+import { insertAuditEntry } from '../../db/audit.js'
 import { callerIp } from '../caller.js'
 import { onSendOfMutatingRoutes } from '../route-hooks.js'
 
@@ -15,21 +16,18 @@ export const auditPlugin = fp(async (app, opts: { db: Kysely<DB>; clock: Clock }
   const record: onSendHookHandler = async (req, reply, payload) => {
     const who = req.principal
     try {
-      await opts.db
-        .insertInto('audit_log')
-        .values({
-          account_id: who?.accountId ?? null,
-          user_id: who?.userId ?? null,
-          // An admin call is recorded under the prefix of the admin token that made it.
-          key_prefix: who?.keyPrefix ?? req.adminToken?.prefix ?? null,
-          ip: callerIp(req),
-          method: req.method,
-          path: req.url.split('?')[0],
-          status: reply.statusCode,
-          request_id: String(req.id),
-          created_at: iso(opts.clock.now()),
-        })
-        .execute()
+      await insertAuditEntry(opts.db, {
+        account_id: who?.accountId ?? null,
+        user_id: who?.userId ?? null,
+        // An admin call is recorded under the prefix of the admin token that made it.
+        key_prefix: who?.keyPrefix ?? req.adminToken?.prefix ?? null,
+        ip: callerIp(req),
+        method: req.method,
+        path: req.url.split('?')[0],
+        status: reply.statusCode,
+        request_id: String(req.id),
+        created_at: iso(opts.clock.now()),
+      })
     } catch (err) {
       req.log.error({ err }, 'audit log write failed')
     }

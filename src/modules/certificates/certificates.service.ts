@@ -82,7 +82,7 @@ export class CertificatesService {
     renewDays: number | null = null,
   ) {
     this.records = new ValidationRecords(dns, log)
-    this.issuance = new CertificateIssuance(db, clock, jobs, ca, this.records)
+    this.issuance = new CertificateIssuance(db, clock, jobs, ca, this.records, log)
     const reissue: Reissue = (accountId, id, input) => this.request(accountId, id, input)
     this.renewal = new CertificateRenewal(db, clock, jobs, reissue, renewDays, log)
   }
