@@ -311,6 +311,60 @@ describeWithPebble('certificates through an ACME CA (pebble)', () => {
       }
     })
 
+    it(`half of the nonces rejected (badNonce): issuance completes through retries (${dialect})`, async () => {
+      const dnsPort = await freePort()
+      const flaky = await startPebble({ dnsPort, httpPort: files.port, env: { PEBBLE_WFE_NONCEREJECT: '50' } })
+      let logged = ''
+      const log = pino({ level: 'debug' }, { write: (line: string) => void (logged += line) })
+      const other = await startTestApp(dialect, {
+        log,
+        env: {
+          HOSTAPI_DNS_PORT: String(dnsPort),
+          HOSTAPI_JOBS: '1',
+          HOSTAPI_JOB_POLL_MS: '50',
+          HOSTAPI_CA_DRIVER: 'acme',
+          HOSTAPI_ACME_DIRECTORY: flaky.directoryUrl,
+          HOSTAPI_ACME_CA_BUNDLE: flaky.caBundle,
+        },
+      })
+      try {
+        const b = await other.account('Customer of a flaky CA')
+        const zone = 'acme-nonce.test'
+        await insertZone(other.ctx.db, b.accountId, zone)
+        const ids = [await certificatePackage(other, b, 1), await certificatePackage(other, b, 1)]
+        for (const [i, id] of ids.entries()) {
+          const name = `n${i}.${zone}`
+          const r = await other.request('POST', `/certificates/${id}/request`, {
+            key: b.key,
+            body: { csr: opensslCsr(name, [name]), validation_method: 'dns', auto_setup_dns: true },
+          })
+          assert.equal(r.status, 200, r.text)
+        }
+        for (const id of ids) {
+          const c = await settled(id, other, b.key, 90_000)
+          assert.equal(c.certificate_status, 'ACT', c.status_message)
+          assert.match(await verifies(c, flaky), /OK$/)
+        }
+        const attempts = await rawRows(
+          other.config.database,
+          `select attempts, last_error from jobs where kind = 'certificates.issue' and attempts > 1`,
+        )
+        assert.match(flaky.log(), /Configured to reject 50% of good nonces/)
+        // Each rejected nonce was answered badNonce, and the request was sent again with the fresh one (RFC 8555
+        // 6.5); what still failed after that failed the job's attempt, which the queue retried.
+        const rejected = [...logged.matchAll(/"badNonces":(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0)
+        assert.ok(rejected > 0, 'pebble rejected some nonces')
+        console.log(
+          `# ACME with half the nonces rejected (${dialect}): ${rejected} badNonce answers resent, ` +
+            `${attempts.length} job attempts retried`,
+        )
+        for (const row of attempts) assert.match(String(row.last_error), /badNonce|cannot be reached|answered/)
+      } finally {
+        await other.close()
+        await flaky.close()
+      }
+    })
+
     it(`an unreachable ACME server: the API answers at once, the work waits in the queue (${dialect})`, async () => {
       const closedPort = await freePort()
       const other = await startTestApp(dialect, {

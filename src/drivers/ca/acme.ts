@@ -58,6 +58,8 @@ const requireAcme = lazyRequire<typeof Acme>('acme-client')
 interface CallState {
   agent: http.Agent | undefined
   problem: { status: number; type: string; detail: string } | null
+  /** How many nonces the server rejected (acme-client sends the request again with the fresh nonce). */
+  badNonces: number
 }
 
 const calls = new AsyncLocalStorage<CallState>()
@@ -82,6 +84,10 @@ function installInterceptors(acme: typeof Acme): void {
     const data = response.data as { type?: unknown; detail?: unknown } | undefined
     if (state && response.status >= 400 && data && typeof data.type === 'string') {
       state.problem = { status: response.status, type: data.type, detail: String(data.detail ?? '') }
+      if (data.type === `${PROBLEM}badNonce`) state.badNonces++
+    } else if (state && response.status < 400) {
+      // A problem that acme-client got past (a badNonce it retried with the fresh nonce) is not the call's.
+      state.problem = null
     }
     return response
   })
@@ -249,7 +255,7 @@ export class AcmeCa implements CertificateAuthority, SecretHolder {
 
   /** Runs `fn` with the account's client; a problem the CA answers becomes the error's message. */
   private async call<T>(fn: (client: Acme.Client) => Promise<T>): Promise<T> {
-    const state: CallState = { agent: this.agent, problem: null }
+    const state: CallState = { agent: this.agent, problem: null, badNonces: 0 }
     return calls.run(state, async () => {
       try {
         return await fn(await this.account())
@@ -264,6 +270,8 @@ export class AcmeCa implements CertificateAuthority, SecretHolder {
         }
         const message = err instanceof TypeError ? 'no answer' : (err as Error).message
         throw new Error(`The ACME server ${origin} cannot be reached (${message})`)
+      } finally {
+        if (state.badNonces) this.log.debug({ badNonces: state.badNonces }, 'the ACME server rejected nonces; resent')
       }
     })
   }
