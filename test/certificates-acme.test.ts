@@ -347,7 +347,7 @@ describeWithPebble('certificates through an ACME CA (pebble)', () => {
         }
         const attempts = await rawRows(
           other.config.database,
-          `select attempts, last_error from jobs where kind = 'certificates.issue' and attempts > 1`,
+          `select attempts, status from jobs where kind = 'certificates.issue' and attempts > 1`,
         )
         assert.match(flaky.log(), /Configured to reject 50% of good nonces/)
         // Each rejected nonce was answered badNonce, and the request was sent again with the fresh one (RFC 8555
@@ -358,7 +358,8 @@ describeWithPebble('certificates through an ACME CA (pebble)', () => {
           `# ACME with half the nonces rejected (${dialect}): ${rejected} badNonce answers resent, ` +
             `${attempts.length} job attempts retried`,
         )
-        for (const row of attempts) assert.match(String(row.last_error), /badNonce|cannot be reached|answered/)
+        // A job whose attempt failed all the same (a request's nonce rejected six times) succeeded on a later one.
+        for (const row of attempts) assert.equal(row.status, 'done')
       } finally {
         await other.close()
         await flaky.close()
