@@ -63,6 +63,15 @@ async function certificatePackage(t: TestApp, owner: TestAccount, productId: num
   }
 }
 
+/** A logger at `level` that keeps what it writes, and what it has written so far. */
+function capturedLog(level: string) {
+  const lines: string[] = []
+  return {
+    log: pino({ level }, { write: (line: string) => lines.push(line) }),
+    logged: () => lines.join(''),
+  }
+}
+
 /** The audit log's entries of the issuance job for certificate `id`. */
 const jobAudit = async (app: TestApp, id: number) =>
   (
@@ -256,8 +265,7 @@ describeWithPebble('certificates through an ACME CA (pebble)', () => {
       const dnsPort = await freePort()
       const eabPebble = await startPebble({ dnsPort, httpPort: files.port, eab: { [EAB_KID]: EAB_HMAC } })
       // Everything the app logs, at every level, to search for the secrets afterwards.
-      let logged = ''
-      const log = pino({ level: 'trace' }, { write: (line: string) => void (logged += line) })
+      const { log, logged } = capturedLog('trace')
       const other = await startTestApp(dialect, {
         log,
         env: {
@@ -303,8 +311,8 @@ describeWithPebble('certificates through an ACME CA (pebble)', () => {
           'account key (PEM)': key.split('\n')[1],
           'account key (JWK d)': String(jwk.d),
         }
-        assert.ok(logged.includes('registered the ACME account'), 'the log was captured')
-        for (const [what, secret] of Object.entries(secrets)) assert.ok(!logged.includes(secret), `${what} logged`)
+        assert.ok(logged().includes('registered the ACME account'), 'the log was captured')
+        for (const [what, secret] of Object.entries(secrets)) assert.ok(!logged().includes(secret), `${what} logged`)
       } finally {
         await other.close()
         await eabPebble.close()
@@ -314,8 +322,7 @@ describeWithPebble('certificates through an ACME CA (pebble)', () => {
     it(`half of the nonces rejected (badNonce): issuance completes through retries (${dialect})`, async () => {
       const dnsPort = await freePort()
       const flaky = await startPebble({ dnsPort, httpPort: files.port, env: { PEBBLE_WFE_NONCEREJECT: '50' } })
-      let logged = ''
-      const log = pino({ level: 'debug' }, { write: (line: string) => void (logged += line) })
+      const { log, logged } = capturedLog('debug')
       const other = await startTestApp(dialect, {
         log,
         env: {
@@ -352,7 +359,7 @@ describeWithPebble('certificates through an ACME CA (pebble)', () => {
         assert.match(flaky.log(), /Configured to reject 50% of good nonces/)
         // Each rejected nonce was answered badNonce, and the request was sent again with the fresh one (RFC 8555
         // 6.5); what still failed after that failed the job's attempt, which the queue retried.
-        const rejected = [...logged.matchAll(/"badNonces":(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0)
+        const rejected = [...logged().matchAll(/"badNonces":(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0)
         assert.ok(rejected > 0, 'pebble rejected some nonces')
         console.log(
           `# ACME with half the nonces rejected (${dialect}): ${rejected} badNonce answers resent, ` +
