@@ -41,8 +41,7 @@ import type { CertificateAuthority } from './drivers/ca/ca.js'
 import { BuiltinCa } from './drivers/ca/builtin.js'
 import { AcmeCa } from './drivers/ca/acme.js'
 import { CertificatesService } from './modules/certificates/certificates.service.js'
-import { accountDnsOf } from './modules/certificates/account-dns.js'
-import type { AccountDns } from './modules/certificates/certificates.service.js'
+import { accountDnsOf, type AccountDns } from './modules/certificates/account-dns.js'
 import { addressLookup, txtLookup } from './modules/certificates/txt-lookup.js'
 import { openRedis, RedisGuard } from './db/redis.js'
 import { MemoryWindowCounter, RedisWindowCounter, type WindowCounter } from './db/window-counter.js'
@@ -225,7 +224,16 @@ function createServices(
     orders,
     affiliate: new AffiliateService(db, clock),
     mail,
-    certificates: new CertificatesService(db, clock, jobs, drivers.ca, orders, () => accountDns, log),
+    certificates: new CertificatesService(
+      db,
+      clock,
+      jobs,
+      drivers.ca,
+      orders,
+      () => accountDns,
+      log,
+      config.caDriver.driver === 'acme' ? config.caDriver.acme.renewDays : null,
+    ),
     secrets: new SecretsService(db, clock, secrets.box, [...sealing, domainArea.zoneKeys]),
     zoneDelivery,
   }
@@ -255,7 +263,8 @@ function registerWork(
     services.invoices.reconcileJob,
     services.domains.endJob,
     services.domainOrders.renewJob,
-    services.certificates.issueJob,
+    services.certificates.issuance.issueJob,
+    services.certificates.renewal.renewJob,
     services.vps.tasks.taskJob,
     services.vps.lifecycle.expireJob,
     services.zoneDelivery.pushJob,

@@ -6,6 +6,10 @@ import { forEachDialect, rawRows, startTestApp, type TestAccount, type TestApp }
 import { freePort, insertZone } from './helpers/dns.js'
 import { describeWithPebble, startPebble, type Pebble } from './helpers/pebble.js'
 import { certificateNames, openssl, opensslVerify } from './helpers/pki.js'
+import { ManualClock } from '../src/clock.js'
+import { AUDIT_FAILED, AUDIT_WAITING_FOR_CA } from '../src/modules/certificates/issuance.service.js'
+import { createPrivateKey } from 'node:crypto'
+import pino from 'pino'
 
 /** A CSR made by openssl for `cn` and `sans`, PEM. */
 const opensslCsr = (cn: string, sans: string[] = []) =>
@@ -59,6 +63,29 @@ async function certificatePackage(t: TestApp, owner: TestAccount, productId: num
   }
 }
 
+/** A logger at `level` that keeps what it writes, and what it has written so far. */
+function capturedLog(level: string) {
+  const lines: string[] = []
+  return {
+    log: pino({ level }, { write: (line: string) => lines.push(line) }),
+    logged: () => lines.join(''),
+  }
+}
+
+/** The audit log's entries of the issuance job for certificate `id`. */
+const jobAudit = async (app: TestApp, id: number) =>
+  (
+    await rawRows(
+      app.config.database,
+      `select account_id, method, status from audit_log where method = 'JOB' and path = '/api/v2/certificates/${id}'`,
+    )
+  ).map((r) => ({ account_id: Number(r.account_id), method: r.method, status: Number(r.status) }))
+
+/** A time as the API shows it (`YYYY-MM-DD HH:MM:SS`, UTC). */
+const shownTime = (text: string) => new Date(`${text.replace(' ', 'T')}Z`).getTime()
+
+// Pebble's leaves last 40 days here; hostapi renews those that end within 30 (the default).
+const LEAF_DAYS = 40
 const EAB_KID = 'kid-hostapi'
 const EAB_HMAC = 'zWNDZM6eQGHWpSRTPal5eIUYFTu7EajVIoguysqZ9wG44nMEtx3MUAsUDkMTQ12W'
 
@@ -68,12 +95,20 @@ describeWithPebble('certificates through an ACME CA (pebble)', () => {
     let files: Awaited<ReturnType<typeof startFileServer>>
     let t: TestApp
     let a: TestAccount
+    // The main app's clock: the renewal test moves it (last, as it leaves the app 15 days ahead).
+    const clock = new ManualClock()
 
     before(async () => {
       const dnsPort = await freePort()
       files = await startFileServer(await freePort())
-      pebble = await startPebble({ dnsPort, httpPort: files.port, blocked: ['refused-acme.test'] })
+      pebble = await startPebble({
+        dnsPort,
+        httpPort: files.port,
+        blocked: ['refused-acme.test'],
+        validitySeconds: LEAF_DAYS * 86_400,
+      })
       t = await startTestApp(dialect, {
+        clock,
         env: {
           HOSTAPI_DNS_PORT: String(dnsPort),
           HOSTAPI_JOBS: '1',
@@ -116,6 +151,16 @@ describeWithPebble('certificates through an ACME CA (pebble)', () => {
     }
     const verifies = async (c: { certificate: string; intermediate_certificate: string }, p = pebble) =>
       opensslVerify(await p.root(), c.intermediate_certificate, c.certificate)
+    /** The http-01 files the certificate shows once its job made the order (other than a previous `url`). */
+    const challengeFiles = async (id: number, previous?: string): Promise<{ url: string; content: string }[]> => {
+      const start = Date.now()
+      for (;;) {
+        const shown: { url: string; content: string }[] = (await get(id)).validation?.http_files ?? []
+        if (shown.length && shown[0].url !== previous) return shown
+        if (Date.now() - start > 15_000) assert.fail(`no new http-01 file on certificate ${id}`)
+        await new Promise((res) => setTimeout(res, 100))
+      }
+    }
 
     it(`dns-01 with auto_setup_dns: an apex and wildcard certificate from request to ACT (${dialect})`, async () => {
       const zone = 'acme-apex.test'
@@ -212,12 +257,17 @@ describeWithPebble('certificates through an ACME CA (pebble)', () => {
       const c = await settled(id)
       assert.equal(c.certificate_status, 'ERR')
       assert.match(c.status_message, /^The CA refused the request: .*forbidden by policy.*refused-acme\.test/)
+      // The operator finds it in the audit log: the job's entry for the certificate, with the status of a failure.
+      assert.deepEqual(await jobAudit(t, id), [{ account_id: a.accountId, method: 'JOB', status: AUDIT_FAILED }])
     })
 
     it(`external account binding: a CA requiring it issues with the kid and HMAC key given (${dialect})`, async () => {
       const dnsPort = await freePort()
       const eabPebble = await startPebble({ dnsPort, httpPort: files.port, eab: { [EAB_KID]: EAB_HMAC } })
+      // Everything the app logs, at every level, to search for the secrets afterwards.
+      const { log, logged } = capturedLog('trace')
       const other = await startTestApp(dialect, {
+        log,
         env: {
           HOSTAPI_DNS_PORT: String(dnsPort),
           HOSTAPI_JOBS: '1',
@@ -248,9 +298,78 @@ describeWithPebble('certificates through an ACME CA (pebble)', () => {
           [eabPebble.directoryUrl],
         )
         assert.ok(!pebble.log().includes(EAB_HMAC) && !eabPebble.log().includes(EAB_HMAC))
+        // Neither the HMAC key nor the account's private key is in what hostapi logged, in any encoding.
+        const [row] = await rawRows(other.config.database, 'select account_key from acme_accounts')
+        const key = other.ctx.secrets.box.open(
+          String(row.account_key),
+          `acme_accounts.${eabPebble.directoryUrl}.account_key`,
+        )
+        const jwk = createPrivateKey(key).export({ format: 'jwk' })
+        const secrets = {
+          hmac: EAB_HMAC,
+          'hmac (base64)': Buffer.from(EAB_HMAC, 'base64url').toString('base64'),
+          'account key (PEM)': key.split('\n')[1],
+          'account key (JWK d)': String(jwk.d),
+        }
+        assert.ok(logged().includes('registered the ACME account'), 'the log was captured')
+        for (const [what, secret] of Object.entries(secrets)) assert.ok(!logged().includes(secret), `${what} logged`)
       } finally {
         await other.close()
         await eabPebble.close()
+      }
+    })
+
+    it(`half of the nonces rejected (badNonce): issuance completes through retries (${dialect})`, async () => {
+      const dnsPort = await freePort()
+      const flaky = await startPebble({ dnsPort, httpPort: files.port, env: { PEBBLE_WFE_NONCEREJECT: '50' } })
+      const { log, logged } = capturedLog('debug')
+      const other = await startTestApp(dialect, {
+        log,
+        env: {
+          HOSTAPI_DNS_PORT: String(dnsPort),
+          HOSTAPI_JOBS: '1',
+          HOSTAPI_JOB_POLL_MS: '50',
+          HOSTAPI_CA_DRIVER: 'acme',
+          HOSTAPI_ACME_DIRECTORY: flaky.directoryUrl,
+          HOSTAPI_ACME_CA_BUNDLE: flaky.caBundle,
+        },
+      })
+      try {
+        const b = await other.account('Customer of a flaky CA')
+        const zone = 'acme-nonce.test'
+        await insertZone(other.ctx.db, b.accountId, zone)
+        const ids = [await certificatePackage(other, b, 1), await certificatePackage(other, b, 1)]
+        for (const [i, id] of ids.entries()) {
+          const name = `n${i}.${zone}`
+          const r = await other.request('POST', `/certificates/${id}/request`, {
+            key: b.key,
+            body: { csr: opensslCsr(name, [name]), validation_method: 'dns', auto_setup_dns: true },
+          })
+          assert.equal(r.status, 200, r.text)
+        }
+        for (const id of ids) {
+          const c = await settled(id, other, b.key, 90_000)
+          assert.equal(c.certificate_status, 'ACT', c.status_message)
+          assert.match(await verifies(c, flaky), /OK$/)
+        }
+        const attempts = await rawRows(
+          other.config.database,
+          `select attempts, status from jobs where kind = 'certificates.issue' and attempts > 1`,
+        )
+        assert.match(flaky.log(), /Configured to reject 50% of good nonces/)
+        // Each rejected nonce was answered badNonce, and the request was sent again with the fresh one (RFC 8555
+        // 6.5); what still failed after that failed the job's attempt, which the queue retried.
+        const rejected = [...logged().matchAll(/"badNonces":(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0)
+        assert.ok(rejected > 0, 'pebble rejected some nonces')
+        console.log(
+          `# ACME with half the nonces rejected (${dialect}): ${rejected} badNonce answers resent, ` +
+            `${attempts.length} job attempts retried`,
+        )
+        // A job whose attempt failed all the same (a request's nonce rejected six times) succeeded on a later one.
+        for (const row of attempts) assert.equal(row.status, 'done')
+      } finally {
+        await other.close()
+        await flaky.close()
       }
     })
 
@@ -284,16 +403,96 @@ describeWithPebble('certificates through an ACME CA (pebble)', () => {
         )
         const jobs = await rawRows(
           other.config.database,
-          `select status, attempts, max_attempts, last_error from jobs
+          `select id, status, attempts, max_attempts, last_error from jobs
            where kind = 'certificates.issue' and payload like '%"certificateId":${id}%'`,
         )
         assert.equal(jobs.length, 1)
         assert.equal(jobs[0].status, 'queued')
         assert.ok(Number(jobs[0].max_attempts) > 5)
         assert.match(String(jobs[0].last_error), /cannot be reached/)
+        // A second attempt after the back-off: still waiting, and the audit log has the wait once, not per attempt.
+        await new Promise((res) => setTimeout(res, 2500))
+        await other.ctx.jobs.drain()
+        const [again] = await rawRows(other.config.database, `select attempts from jobs where id = ${jobs[0].id}`)
+        assert.ok(Number(again.attempts) >= 2, `attempts: ${again.attempts}`)
+        assert.deepEqual(await jobAudit(other, id), [
+          { account_id: b.accountId, method: 'JOB', status: AUDIT_WAITING_FOR_CA },
+        ])
+        // The waiting work is in the metrics: one certificates.issue job queued, its age counted.
+        const metrics = await other.ctx.ops.metrics.text()
+        assert.match(metrics, /^hostapi_jobs\{kind="certificates\.issue",status="queued"\} 1$/m)
+        assert.match(metrics, /^hostapi_jobs_oldest_age_seconds\{kind="certificates\.issue",status="queued"\} [1-9]/m)
       } finally {
         await other.close()
       }
+    })
+
+    it(`renews before expiry with the stored CSR: automatic with auto_setup_dns, else shown (${dialect})`, async () => {
+      const zone = 'acme-renew.test'
+      const web = `www.${zone}`
+      await insertZone(t.ctx.db, a.accountId, zone, { records: [{ type: 'A', name: web, value: '127.0.0.1' }] })
+      // One certificate validated by dns with auto_setup_dns, one by http-01 with a file the customer serves.
+      const auto = await certificatePackage(t, a, 1)
+      let r = await t.request('POST', `/certificates/${auto}/request`, {
+        key: a.key,
+        body: { csr: opensslCsr(zone, [zone]), validation_method: 'dns', auto_setup_dns: true },
+      })
+      assert.equal(r.status, 200, r.text)
+      const byHand = await certificatePackage(t, a, 1)
+      r = await t.request('POST', `/certificates/${byHand}/request`, {
+        key: a.key,
+        body: { csr: opensslCsr(web, [web]), validation_method: 'http' },
+      })
+      assert.equal(r.status, 200, r.text)
+      const files0 = await challengeFiles(byHand)
+      for (const f of files0) files.files.set(new URL(f.url).pathname, f.content)
+      const [auto0, hand0] = [await settled(auto), await settled(byHand)]
+      assert.equal(auto0.certificate_status, 'ACT', auto0.status_message)
+      assert.equal(hand0.certificate_status, 'ACT', hand0.status_message)
+      assert.ok(shownTime(auto0.valid_until) < clock.now().getTime() + (LEAF_DAYS + 1) * 86_400_000)
+
+      // 40 days left of a one-year package: not due yet.
+      assert.equal(await t.ctx.services.certificates.renewal.renewDue(), 0)
+      // 15 days later 25 are left: the hourly scan (queued at start, due now) requests both again.
+      clock.advance(15 * 86_400_000)
+      const start = Date.now()
+      let hand1 = await get(byHand)
+      while (hand1.certificate_status === 'ACT' && Date.now() - start < 10_000) {
+        await new Promise((res) => setTimeout(res, 50))
+        hand1 = await get(byHand)
+      }
+      assert.equal(hand1.certificate_status, 'PEN')
+      // The old leaf is still the certificate's while the new challenge waits for the customer.
+      assert.equal(hand1.certificate, hand0.certificate)
+      assert.equal(hand1.serial_number, hand0.serial_number)
+      const files1 = await challengeFiles(byHand, files0[0].url)
+      await new Promise((res) => setTimeout(res, 1500))
+      hand1 = await get(byHand)
+      assert.equal(hand1.certificate_status, 'PEN', 'nothing is validated before the new file is served')
+      assert.equal(hand1.certificate, hand0.certificate)
+      for (const f of files1) files.files.set(new URL(f.url).pathname, f.content)
+
+      for (const [id, before] of [
+        [auto, auto0],
+        [byHand, hand0],
+      ] as const) {
+        let c = await settled(id)
+        const waited = Date.now()
+        // The scan may not have reached the dns certificate when the http one turned PEN.
+        while (c.serial_number === before.serial_number && Date.now() - waited < 15_000) {
+          await new Promise((res) => setTimeout(res, 100))
+          c = await settled(id)
+        }
+        assert.equal(c.certificate_status, 'ACT', c.status_message)
+        assert.notEqual(c.serial_number, before.serial_number)
+        assert.notEqual(c.certificate, before.certificate)
+        assert.match(await verifies(c), /OK$/)
+        assert.equal(c.csr, before.csr)
+        assert.deepEqual(certificateNames(c.certificate), certificateNames(before.certificate))
+        assert.ok(shownTime(c.valid_until) > shownTime(before.valid_until))
+      }
+      // The renewal's validation records are gone from the zone again.
+      assert.deepEqual(await txtIn(zone, `_acme-challenge.${zone}`), [])
     })
   })
 })

@@ -324,7 +324,7 @@ forEachDialect((dialect) => {
       assert.equal(c.certificate_status, 'ACT')
       assert.equal(c.status_message, null)
       assert.match(
-        opensslVerify(await t.ctx.drivers.ca.rootCertificate(), c.intermediate_certificate, c.certificate),
+        opensslVerify((await t.ctx.drivers.ca.rootCertificate())!, c.intermediate_certificate, c.certificate),
         /OK$/,
       )
       assert.deepEqual(certificateNames(c.certificate), { cn: 'shop.example.com', sans: ['shop.example.com'] })
@@ -395,7 +395,7 @@ forEachDialect((dialect) => {
       const c = (await get(id)).body.data
       assert.equal(c.certificate_status, 'ACT', c.status_message)
       assert.match(
-        opensslVerify(await t.ctx.drivers.ca.rootCertificate(), c.intermediate_certificate, c.certificate),
+        opensslVerify((await t.ctx.drivers.ca.rootCertificate())!, c.intermediate_certificate, c.certificate),
         /OK$/,
       )
       const asked = csrNames(csr)
@@ -467,7 +467,7 @@ forEachDialect((dialect) => {
       assert.equal(c.certificate_status, 'ACT', c.status_message)
       assert.deepEqual(certificateNames(c.certificate), { cn: `*.${zone}`, sans: names })
       assert.match(
-        opensslVerify(await t.ctx.drivers.ca.rootCertificate(), c.intermediate_certificate, c.certificate),
+        opensslVerify((await t.ctx.drivers.ca.rootCertificate())!, c.intermediate_certificate, c.certificate),
         /OK$/,
       )
       assert.equal((await get(second)).body.data.certificate_status, 'ACT')
@@ -745,7 +745,7 @@ forEachDialect((dialect) => {
       const c = (await t.request('GET', `/certificates/${issued[0].id}`, { key })).body.data
       assert.equal(c.requested, true)
       assert.match(
-        opensslVerify(await t.ctx.drivers.ca.rootCertificate(), c.intermediate_certificate, c.certificate),
+        opensslVerify((await t.ctx.drivers.ca.rootCertificate())!, c.intermediate_certificate, c.certificate),
         /OK$/,
       )
       assert.deepEqual(certificateNames(c.certificate), { cn: c.common_name, sans: c.domains })

@@ -36,6 +36,7 @@ async function issues(t: TestApp): Promise<string> {
     notAfter: new Date(Date.now() + 30 * 86_400_000),
   })
   const root = await t.ctx.drivers.ca.rootCertificate()
+  assert.ok(root, 'the built-in CA holds its root')
   assert.match(opensslVerify(root, issued.intermediate, issued.certificate), /OK$/)
   return root
 }

@@ -20,6 +20,8 @@ export interface AcmeConfig {
   caBundle: string | null
   /** The port the CA fetches http-01 files on (80; another only for test CAs such as pebble). */
   httpPort: number
+  /** Days before a leaf's expiry that it is renewed, while the paid term lasts longer. */
+  renewDays: number
 }
 
 const ACME_VARS = [
@@ -29,6 +31,7 @@ const ACME_VARS = [
   'HOSTAPI_ACME_EAB_HMAC_KEY',
   'HOSTAPI_ACME_CA_BUNDLE',
   'HOSTAPI_ACME_HTTP_PORT',
+  'HOSTAPI_ACME_RENEW_DAYS',
 ] as const
 
 /** The CA driver: the built-in CA, or an ACME server (HOSTAPI_ACME_DIRECTORY, Let's Encrypt by default). */
@@ -54,8 +57,10 @@ export function caDriverConfig(r: EnvReader): CaDriverConfig {
     r.problem('HOSTAPI_ACME_EAB_HMAC_KEY must be base64url, as the CA gives it (its value is not shown)')
   const caBundle = env.HOSTAPI_ACME_CA_BUNDLE ? path.resolve(env.HOSTAPI_ACME_CA_BUNDLE) : null
   const httpPort = r.int('HOSTAPI_ACME_HTTP_PORT', 80, 1, 65_535)
+  // Let's Encrypt advises renewing a 90-day leaf with a third of its life left.
+  const renewDays = r.int('HOSTAPI_ACME_RENEW_DAYS', 30, 1, 365)
   return {
     driver,
-    acme: { directoryUrl, email, eab: kid && hmacKey ? { kid, hmacKey } : null, caBundle, httpPort },
+    acme: { directoryUrl, email, eab: kid && hmacKey ? { kid, hmacKey } : null, caBundle, httpPort, renewDays },
   }
 }

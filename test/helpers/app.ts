@@ -1,3 +1,4 @@
+import type { Logger } from 'pino'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -208,6 +209,8 @@ export async function startTestApp(
     database?: Config['database']
     /** Route modules mounted under the API prefix besides the app's own. */
     routes?: FastifyPluginAsync[]
+    /** The logger instead of a silent one (a test that reads what is logged). */
+    log?: Logger
   } = {},
 ): Promise<TestApp> {
   const dataDir = tempDir()
@@ -235,6 +238,7 @@ export async function startTestApp(
     startServer(config, {
       ...(opts.clock ? { clock: opts.clock } : {}),
       ...(opts.routes ? { extraRoutes: opts.routes } : {}),
+      ...(opts.log ? { log: opts.log } : {}),
     })
   let server: RunningServer
   try {

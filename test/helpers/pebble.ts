@@ -8,12 +8,15 @@ import { freePort } from './dns.js'
 import { selfSignedCert } from './smtp.js'
 
 const PEBBLE_PATHS = ['/usr/bin/pebble', '/usr/local/bin/pebble']
+const CHALLTESTSRV_PATHS = ['/usr/bin/pebble-challtestsrv', '/usr/local/bin/pebble-challtestsrv']
 const pebbleBinary = () => PEBBLE_PATHS.find((p) => fs.existsSync(p))
+const challTestSrvBinary = () => CHALLTESTSRV_PATHS.find((p) => fs.existsSync(p))
 
-/** describe(name, fn) when pebble can run; otherwise a skipped test of that name giving the reason. */
+/** describe(name, fn) when pebble (and pebble-challtestsrv, from the same package) can run; else a skipped test. */
 export function describeWithPebble(name: string, fn: () => void): void {
   // node:test counts skipped tests in its summary but not skipped suites.
   if (!pebbleBinary()) it(name, { skip: 'pebble not installed' }, () => undefined)
+  else if (!challTestSrvBinary()) it(name, { skip: 'pebble-challtestsrv not installed' }, () => undefined)
   else describe(name, fn)
 }
 
@@ -29,6 +32,8 @@ export interface PebbleOptions {
   blocked?: string[]
   /** Extra environment (PEBBLE_WFE_NONCEREJECT, …). */
   env?: Record<string, string>
+  /** How long the leaves it issues last, in seconds (pebble's own default is five years). */
+  validitySeconds?: number
 }
 
 /** A pebble of a test on loopback, with its TLS certificate and configuration in a temporary directory. */
@@ -61,6 +66,7 @@ export async function startPebble(opts: PebbleOptions): Promise<Pebble> {
       externalAccountBindingRequired: !!opts.eab,
       ...(opts.eab ? { externalAccountMACKeys: opts.eab } : {}),
       ...(opts.blocked ? { domainBlocklist: opts.blocked } : {}),
+      ...(opts.validitySeconds ? { certificateValidityPeriod: opts.validitySeconds } : {}),
     },
   }
   const configFile = path.join(dir, 'pebble.json')
@@ -121,6 +127,59 @@ export async function startPebble(opts: PebbleOptions): Promise<Pebble> {
         await exited
       }
       fs.rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** pebble-challtestsrv on loopback: a DNS server whose TXT records a test sets over its management API. */
+export interface ChallTestSrv {
+  /** The UDP and TCP port of its DNS server (pebble's -dnsserver). */
+  dnsPort: number
+  /** Adds `value` to the TXT records at `fqdn` (values at one name accumulate). */
+  addTxt(fqdn: string, value: string): Promise<void>
+  close(): Promise<void>
+}
+
+/** Starts pebble-challtestsrv with only its DNS server (A queries answer 127.0.0.1); resolves once it answers. */
+export async function startChallTestSrv(): Promise<ChallTestSrv> {
+  const [dnsPort, managementPort] = [await freePort(), await freePort()]
+  let output = ''
+  const child = spawn(
+    challTestSrvBinary()!,
+    [
+      ...['-dns01', `127.0.0.1:${dnsPort}`, '-management', `127.0.0.1:${managementPort}`],
+      ...['-http01', '', '-https01', '', '-tlsalpn01', ''],
+    ],
+    { env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] },
+  )
+  child.stdout?.on('data', (b: Buffer) => (output += b.toString()))
+  child.stderr?.on('data', (b: Buffer) => (output += b.toString()))
+  const post = async (path: string, body: unknown) => {
+    const r = await fetch(`http://127.0.0.1:${managementPort}${path}`, { method: 'POST', body: JSON.stringify(body) })
+    if (!r.ok) throw new Error(`pebble-challtestsrv ${path}: ${r.status} ${await r.text()}`)
+  }
+  const started = Date.now()
+  for (;;) {
+    try {
+      await post('/clear-txt', { host: 'ready.test.' })
+      break
+    } catch (err) {
+      if (child.exitCode !== null || Date.now() - started > 15_000) {
+        child.kill()
+        throw new Error(`pebble-challtestsrv did not start: ${(err as Error).message}\n${output}`)
+      }
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
+  return {
+    dnsPort,
+    addTxt: (fqdn, value) => post('/set-txt', { host: `${fqdn}.`, value }),
+    async close() {
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once('exit', r))
+        child.kill()
+        await exited
+      }
     },
   }
 }

@@ -25,7 +25,7 @@ import {
   type ValidationResult,
 } from './ca.js'
 import type { TxtLookup } from './builtin.js'
-import { loadX509 } from './x509.js'
+import { loadX509, readCsr } from './x509.js'
 
 /** Reads the addresses (A and AAAA) of `fqdn`, as the account's own zone (or public DNS) has them. */
 export type AddressLookup = (accountId: number, fqdn: string) => Promise<string[]>
@@ -58,6 +58,8 @@ const requireAcme = lazyRequire<typeof Acme>('acme-client')
 interface CallState {
   agent: http.Agent | undefined
   problem: { status: number; type: string; detail: string } | null
+  /** How many nonces the server rejected (acme-client sends the request again with the fresh nonce). */
+  badNonces: number
 }
 
 const calls = new AsyncLocalStorage<CallState>()
@@ -82,6 +84,10 @@ function installInterceptors(acme: typeof Acme): void {
     const data = response.data as { type?: unknown; detail?: unknown } | undefined
     if (state && response.status >= 400 && data && typeof data.type === 'string') {
       state.problem = { status: response.status, type: data.type, detail: String(data.detail ?? '') }
+      if (data.type === `${PROBLEM}badNonce`) state.badNonces++
+    } else if (state && response.status < 400) {
+      // A problem that acme-client got past (a badNonce it retried with the fresh nonce) is not the call's.
+      state.problem = null
     }
     return response
   })
@@ -127,6 +133,7 @@ const MAX_RECHECK_MS = 60 * 60_000
  */
 export class AcmeCa implements CertificateAuthority, SecretHolder {
   readonly name = 'acme'
+  readonly validationMethods = ['dns', 'http', 'https'] as const
   private client: Promise<Acme.Client> | null = null
   private readonly agent: http.Agent | undefined
 
@@ -220,6 +227,8 @@ export class AcmeCa implements CertificateAuthority, SecretHolder {
     const order = req.challenge?.order as AcmeOrder | undefined
     if (!order) return Promise.reject(new CertificateRejected('An ACME CA signs only within a validated order'))
     return this.call(async (client) => {
+      // The same CSR policy as the built-in CA's, before the order is finalised with it.
+      await readCsr(req.csr)
       let state = await client.getOrder({ url: order.url } as Acme.Order)
       if (state.status === 'ready') state = await client.finalizeOrder(state, req.csr)
       for (let i = 0; i < POLLS && (state.status === 'processing' || state.status === 'ready'); i++) {
@@ -233,8 +242,9 @@ export class AcmeCa implements CertificateAuthority, SecretHolder {
     })
   }
 
-  rootCertificate(): Promise<string> {
-    return Promise.reject(new Error('An ACME CA publishes its roots itself; hostapi does not hold them'))
+  /** Null: the chain an ACME CA returns ends below its root, which browsers hold in their trust stores. */
+  async rootCertificate(): Promise<string | null> {
+    return null
   }
 
   /** The next check of a record or file not seen yet: soon for a new order, then less often (up to an hour). */
@@ -245,7 +255,7 @@ export class AcmeCa implements CertificateAuthority, SecretHolder {
 
   /** Runs `fn` with the account's client; a problem the CA answers becomes the error's message. */
   private async call<T>(fn: (client: Acme.Client) => Promise<T>): Promise<T> {
-    const state: CallState = { agent: this.agent, problem: null }
+    const state: CallState = { agent: this.agent, problem: null, badNonces: 0 }
     return calls.run(state, async () => {
       try {
         return await fn(await this.account())
@@ -260,6 +270,8 @@ export class AcmeCa implements CertificateAuthority, SecretHolder {
         }
         const message = err instanceof TypeError ? 'no answer' : (err as Error).message
         throw new Error(`The ACME server ${origin} cannot be reached (${message})`)
+      } finally {
+        if (state.badNonces) this.log.debug({ badNonces: state.badNonces }, 'the ACME server rejected nonces; resent')
       }
     })
   }
@@ -303,10 +315,16 @@ export class AcmeCa implements CertificateAuthority, SecretHolder {
       externalAccountBinding: this.opts.eab ?? undefined,
     })
     if (!row.account_url) {
-      await client.createAccount({
-        termsOfServiceAgreed: true,
-        ...(this.opts.email ? { contact: [`mailto:${this.opts.email}`] } : {}),
-      })
+      try {
+        await client.createAccount({
+          termsOfServiceAgreed: true,
+          ...(this.opts.email ? { contact: [`mailto:${this.opts.email}`] } : {}),
+        })
+      } catch (err) {
+        // Another instance registered the same key a moment ago: the CA then answers with that account, which
+        // acme-client follows with an update some CAs refuse; asking for the existing account needs no update.
+        await client.createAccount({ onlyReturnExisting: true }).catch(() => Promise.reject(err))
+      }
       const accountUrl = client.getAccountUrl()
       await repo.setAcmeAccountUrl(this.db, row.id, accountUrl)
       this.log.info({ directory: url, account: accountUrl }, 'registered the ACME account')

@@ -17,7 +17,7 @@ import {
   type ValidationResult,
 } from './ca.js'
 import { baseName, isCertificateName, isSameOrParent } from './names.js'
-import { ECDSA_P256, fromPem, loadX509, publicKeyProblem, randomSerial, subtle, toPem, type X509 } from './x509.js'
+import { ECDSA_P256, fromPem, loadX509, randomSerial, readCsr, subtle, toPem, type X509 } from './x509.js'
 
 /** Reads the TXT values published at `fqdn`, as the account's own zone (or public DNS) has them. */
 export type TxtLookup = (accountId: number, fqdn: string) => Promise<string[]>
@@ -58,6 +58,7 @@ const KEY_COLUMNS = ['root_key', 'intermediate_key'] as const
  */
 export class BuiltinCa implements CertificateAuthority, SecretHolder {
   readonly name = 'builtin'
+  readonly validationMethods = ['dns', 'http', 'https', 'email'] as const
   private loaded: Promise<LoadedCa> | null = null
 
   constructor(
@@ -133,15 +134,7 @@ export class BuiltinCa implements CertificateAuthority, SecretHolder {
   async issue(req: IssueRequest): Promise<IssuedCertificate> {
     const ca = await this.ca()
     const x509 = await loadX509()
-    let csr: X509.Pkcs10CertificateRequest
-    try {
-      csr = new x509.Pkcs10CertificateRequest(req.csr)
-    } catch {
-      throw new CertificateRejected('The CSR cannot be read')
-    }
-    if (!(await csr.verify().catch(() => false))) throw new CertificateRejected('The CSR signature does not verify')
-    const keyProblem = publicKeyProblem(csr.publicKey.algorithm)
-    if (keyProblem) throw new CertificateRejected(`Unacceptable key: ${keyProblem}`)
+    const csr = await readCsr(req.csr)
     const names = [...new Set(req.names)]
     if (names.length === 0) throw new CertificateRejected('No name to certify')
     for (const n of names)
@@ -181,7 +174,7 @@ export class BuiltinCa implements CertificateAuthority, SecretHolder {
     return { certificate: pem(leaf), intermediate: ca.intermediatePem, serialNumber, notBefore, notAfter }
   }
 
-  async rootCertificate(): Promise<string> {
+  async rootCertificate(): Promise<string | null> {
     return (await this.ca()).rootPem
   }
 

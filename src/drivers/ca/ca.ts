@@ -92,6 +92,8 @@ export class CertificateRejected extends Error {}
 export interface CertificateAuthority {
   /** The driver's name, stored with what it issued. */
   readonly name: string
+  /** The validation methods it offers; `createChallenge` refuses the others. */
+  readonly validationMethods: readonly ValidationMethod[]
   /**
    * The challenge that proves control over `names` with `method`; a new random one on every call. Answers at
    * once without a remote server: a CA that creates its challenge remotely answers it empty, with `order`
@@ -106,6 +108,9 @@ export interface CertificateAuthority {
   validate(req: ValidationRequest): Promise<ValidationResult>
   /** Signs a certificate for the CSR's public key and `names`; throws CertificateRejected for what it will not sign. */
   issue(req: IssueRequest): Promise<IssuedCertificate>
-  /** The root certificate (PEM) that verifies every certificate this CA issues. */
-  rootCertificate(): Promise<string>
+  /**
+   * The root certificate (PEM) that verifies every certificate this CA issues, or null for a CA whose roots
+   * are in the public trust stores and not held by hostapi (ACME: the chain it returns ends below the root).
+   */
+  rootCertificate(): Promise<string | null>
 }

@@ -7,8 +7,18 @@ import { openDatabase, migrate, type Database } from '../../db/database.js'
 import { systemClock } from '../../clock.js'
 import { forEachDialect, freshDatabase, tempDir } from '../../../test/helpers/app.js'
 import { certificateNames, openssl, opensslVerify } from '../../../test/helpers/pki.js'
-import { CertificateRejected, type CertificateAuthority } from './ca.js'
+import pino from 'pino'
+import {
+  CertificateRejected,
+  type CertificateAuthority,
+  type Challenge,
+  type IssuedCertificate,
+  type ValidationMethod,
+} from './ca.js'
 import { BuiltinCa } from './builtin.js'
+import { AcmeCa } from './acme.js'
+import { describeWithPebble, startChallTestSrv, startPebble } from '../../../test/helpers/pebble.js'
+import { freePort } from '../../../test/helpers/dns.js'
 import { SecretBox } from '../../lib/secret-box.js'
 import { randomBytes } from 'node:crypto'
 
@@ -26,17 +36,30 @@ function opensslCsr(dir: string, key: string, cn: string, sans: string[]): strin
   )
 }
 
-/** The fields of a challenge request these tests do not vary (the builtin CA reads neither). */
+/** The fields of a challenge request these tests do not vary (neither CA reads them). */
 const asked = { accountId: 1, csr: '' }
 
 interface Harness {
   ca: CertificateAuthority
   /** Publishes a TXT value where the CA looks for `accountId`'s records. */
-  publishTxt(accountId: number, fqdn: string, value: string): void
+  publishTxt(accountId: number, fqdn: string, value: string): Promise<void>
+  /** The root that verifies what the CA issues: its own, or the one a browser's trust store holds for it. */
+  trustAnchor(): Promise<string>
+  /** The label of the CA's DNS validation records (`_pki-validation`, ACME's `_acme-challenge`). */
+  txtLabel: string
+  /** The URL of a validation file the CA asks for `name` and `method`. */
+  httpFileUrl: (name: string, method: 'http' | 'https') => RegExp
+  /**
+   * Whether the CA ends a leaf when the customer's paid term ends (the built-in CA); an ACME CA sets the leaf's
+   * lifetime itself (Let's Encrypt and pebble refuse a notAfter in the order) and hostapi renews it.
+   */
+  honoursPaidTerm: boolean
   /** A second instance of the same CA (another process on the same database), when the driver has state. */
   sibling?(): CertificateAuthority
   close(): Promise<void>
 }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** The behaviour every CA driver must have. */
 export function caDriverContract(name: string, make: () => Promise<Harness>) {
@@ -52,64 +75,113 @@ export function caDriverContract(name: string, make: () => Promise<Harness>) {
       fs.rmSync(dir, { recursive: true, force: true })
     })
 
+    /** The challenge with its records or files: a CA that creates it remotely fills it in at the first check. */
+    async function challengeFor(names: string[], method: ValidationMethod, ca = h.ca): Promise<Challenge> {
+      const created = await ca.createChallenge({ ...asked, names, method, approverEmail: null })
+      if (created.dnsRecords.length || created.httpFiles.length) return created
+      const first = await ca.validate({ accountId: 1, names, challenge: created })
+      assert.equal(first.valid, false)
+      assert.ok(first.challenge, 'a challenge answered empty is filled in at the first check')
+      return first.challenge
+    }
+
+    /** A certificate through the whole flow: a dns challenge, its records published, validated, then signed. */
+    async function issueFor(csr: string, names: string[], notAfter: Date, ca = h.ca): Promise<IssuedCertificate> {
+      const challenge = await challengeFor(names, 'dns', ca)
+      for (const r of challenge.dnsRecords) await h.publishTxt(1, r.name, r.value)
+      for (let i = 0; ; i++) {
+        const result = await ca.validate({ accountId: 1, names, challenge })
+        if (result.valid) break
+        if (i === 40) assert.fail(`not validated: ${result.reason}`)
+        await sleep(250)
+      }
+      return ca.issue({ csr, names, notAfter, challenge })
+    }
+
     it('signs with one CA from every instance on the same database', async () => {
       if (!h.sibling) return
-      // Runs first, on an empty database: three instances start at once and settle on one CA.
+      // Runs first, on an empty database: three instances start at once and settle on one CA (one ACME account).
       const [a, b] = [h.sibling(), h.sibling()]
+      const notAfter = new Date(Date.now() + 30 * 86_400_000)
+      const issued = await Promise.all(
+        [a, b, h.ca].map((ca, i) =>
+          issueFor(
+            opensslCsr(dir, 'ec:prime256v1', `x${i}.example.com`, [`x${i}.example.com`]),
+            [`x${i}.example.com`],
+            notAfter,
+            ca,
+          ),
+        ),
+      )
+      const root = await h.trustAnchor()
+      for (const c of issued) assert.match(opensslVerify(root, c.intermediate, c.certificate), /OK$/)
       const [ra, rb, rc] = await Promise.all([a.rootCertificate(), b.rootCertificate(), h.ca.rootCertificate()])
       assert.equal(ra, rb)
       assert.equal(ra, rc)
-      const csr = opensslCsr(dir, 'ec:prime256v1', 'x.example.com', [])
-      const issued = await b.issue({ csr, names: ['x.example.com'], notAfter: new Date(Date.now() + 30 * 86_400_000) })
-      assert.match(opensslVerify(ra, issued.intermediate, issued.certificate), /OK$/)
     })
-    it('asks for one TXT record per base name for dns, with a new value each time', async () => {
+
+    it('asks for TXT records at the base names for dns, with a new value each time', async () => {
       const names = ['example.com', '*.example.com', 'www.shop.example.com']
-      const one = await h.ca.createChallenge({ ...asked, names, method: 'dns', approverEmail: null })
-      const two = await h.ca.createChallenge({ ...asked, names, method: 'dns', approverEmail: null })
+      const one = await challengeFor(names, 'dns')
+      const two = await challengeFor(names, 'dns')
       assert.equal(one.method, 'dns')
-      assert.equal(one.dnsRecords.length, 2, 'the wildcard is validated at its base name')
       for (const r of one.dnsRecords) assert.equal(r.type, 'TXT')
-      assert.deepEqual(one.dnsRecords.map((r) => r.name).sort(), [
-        '_pki-validation.example.com',
-        '_pki-validation.www.shop.example.com',
+      // The wildcard is validated at its base name (ACME asks a second value there, for its own authorization).
+      assert.deepEqual([...new Set(one.dnsRecords.map((r) => r.name))].sort(), [
+        `${h.txtLabel}.example.com`,
+        `${h.txtLabel}.www.shop.example.com`,
       ])
-      assert.notEqual(one.dnsRecords[0].value, two.dnsRecords[0].value)
-      assert.ok(one.dnsRecords[0].value.length >= 20)
+      const values = new Set(two.dnsRecords.map((r) => r.value))
+      for (const r of one.dnsRecords) {
+        assert.ok(!values.has(r.value))
+        assert.ok(r.value.length >= 20)
+      }
     })
 
     it('is not validated until every record holds the value, in the requesting account only', async () => {
       const names = ['a.example.net', 'b.example.net']
-      const challenge = await h.ca.createChallenge({ ...asked, names, method: 'dns', approverEmail: null })
+      const challenge = await challengeFor(names, 'dns')
       const unmet = await h.ca.validate({ accountId: 1, names, challenge })
       assert.equal(unmet.valid, false)
-      assert.ok(!unmet.valid && unmet.reason.includes('_pki-validation.a.example.net'))
-      h.publishTxt(1, challenge.dnsRecords[0].name, challenge.dnsRecords[0].value)
-      h.publishTxt(2, challenge.dnsRecords[1].name, challenge.dnsRecords[1].value)
-      h.publishTxt(1, challenge.dnsRecords[1].name, 'some other value')
+      // The reason names a record still missing (which one first is the CA's order of its authorizations).
+      const missing = names.map((n) => `${h.txtLabel}.${n}`)
+      assert.ok(!unmet.valid && missing.some((m) => unmet.reason.includes(m)), !unmet.valid && unmet.reason)
+      const [first, second] = [0, 1].map((i) => challenge.dnsRecords.filter((r) => r.name.endsWith(names[i])))
+      for (const r of first) await h.publishTxt(1, r.name, r.value)
+      for (const r of second) await h.publishTxt(2, r.name, r.value)
+      for (const r of second) await h.publishTxt(1, r.name, 'some other value')
       assert.equal((await h.ca.validate({ accountId: 1, names, challenge })).valid, false)
-      h.publishTxt(1, challenge.dnsRecords[1].name, challenge.dnsRecords[1].value)
+      for (const r of second) await h.publishTxt(1, r.name, r.value)
       assert.deepEqual(await h.ca.validate({ accountId: 1, names, challenge }), { valid: true })
     })
 
     it('gives files to serve for http and https, and refuses wildcards there', async () => {
-      const c = await h.ca.createChallenge({
-        ...asked,
-        names: ['example.org', 'www.example.org'],
-        method: 'https',
-        approverEmail: null,
-      })
-      assert.equal(c.httpFiles.length, 2)
-      assert.match(c.httpFiles[0].url, /^https:\/\/example\.org\/\.well-known\/pki-validation\/[A-Za-z0-9]+\.txt$/)
-      assert.ok(c.httpFiles[0].content.length > 0)
-      await assert.rejects(
-        h.ca.createChallenge({ ...asked, names: ['*.example.org'], method: 'http', approverEmail: null }),
-        CertificateRejected,
-      )
+      for (const method of ['http', 'https'] as const) {
+        const c = await challengeFor(['example.org', 'www.example.org'], method)
+        assert.equal(c.httpFiles.length, 2)
+        for (const name of ['example.org', 'www.example.org'])
+          assert.ok(
+            c.httpFiles.some((f) => h.httpFileUrl(name, method).test(f.url)),
+            `${method} ${name}`,
+          )
+        assert.ok(c.httpFiles[0].content.length > 0)
+        await assert.rejects(
+          h.ca.createChallenge({ ...asked, names: ['*.example.org'], method, approverEmail: null }),
+          CertificateRejected,
+        )
+      }
     })
 
-    it('accepts only an approver mailbox at a domain covering every name for email', async () => {
+    it('offers email only when it declares it, with an approver mailbox at a domain covering every name', async () => {
       const names = ['www.example.org', 'shop.example.org']
+      if (!h.ca.validationMethods.includes('email')) {
+        const approverEmail = 'admin@example.org'
+        await assert.rejects(
+          h.ca.createChallenge({ ...asked, names, method: 'email', approverEmail }),
+          CertificateRejected,
+        )
+        return
+      }
       const c = await h.ca.createChallenge({ ...asked, names, method: 'email', approverEmail: 'Admin@Example.org' })
       assert.equal(c.approverEmail, 'admin@example.org')
       for (const bad of ['info@example.org', 'admin@www.example.org', 'admin@evil.test', null]) {
@@ -125,16 +197,18 @@ export function caDriverContract(name: string, make: () => Promise<Harness>) {
       it(`signs a ${key} CSR into a certificate that openssl verifies against the root and intermediate`, async () => {
         const csr = opensslCsr(dir, key, 'www.example.com', ['www.example.com', 'example.com'])
         const wanted = new Date(Date.now() + 90 * 86_400_000)
-        const issued = await h.ca.issue({ csr, names: ['www.example.com', 'example.com'], notAfter: wanted })
-        assert.match(opensslVerify(await h.ca.rootCertificate(), issued.intermediate, issued.certificate), /OK$/)
+        const issued = await issueFor(csr, ['www.example.com', 'example.com'], wanted)
+        assert.match(opensslVerify(await h.trustAnchor(), issued.intermediate, issued.certificate), /OK$/)
         assert.deepEqual(certificateNames(issued.certificate), {
           cn: 'www.example.com',
           sans: ['www.example.com', 'example.com'],
         })
         assert.ok(issued.notAfter.getTime() <= wanted.getTime())
-        assert.ok(issued.notAfter.getTime() > Date.now() + 89 * 86_400_000)
+        if (h.honoursPaidTerm) assert.ok(issued.notAfter.getTime() > Date.now() + 89 * 86_400_000)
         const serial = openssl(['x509', '-noout', '-serial'], issued.certificate).trim().split('=')[1]
         assert.equal(serial.toLowerCase().replace(/^0+/, ''), issued.serialNumber.replace(/^0+/, ''))
+        const ends = openssl(['x509', '-noout', '-enddate'], issued.certificate).trim().split('=')[1]
+        assert.equal(Math.floor(issued.notAfter.getTime() / 1000), new Date(ends).getTime() / 1000)
         // The certificate certifies the CSR's key.
         assert.equal(
           openssl(['x509', '-noout', '-pubkey'], issued.certificate),
@@ -144,12 +218,8 @@ export function caDriverContract(name: string, make: () => Promise<Harness>) {
     }
 
     it('keeps a certificate within 398 days whatever was paid for', async () => {
-      const csr = opensslCsr(dir, 'ec:prime256v1', 'long.example.com', [])
-      const issued = await h.ca.issue({
-        csr,
-        names: ['long.example.com'],
-        notAfter: new Date(Date.now() + 3 * 365 * 86_400_000),
-      })
+      const csr = opensslCsr(dir, 'ec:prime256v1', 'long.example.com', ['long.example.com'])
+      const issued = await issueFor(csr, ['long.example.com'], new Date(Date.now() + 3 * 365 * 86_400_000))
       assert.ok(issued.notAfter.getTime() - issued.notBefore.getTime() <= 398 * 86_400_000)
     })
 
@@ -159,15 +229,20 @@ export function caDriverContract(name: string, make: () => Promise<Harness>) {
       der[der.length - 5] ^= 0xff
       const tampered = `-----BEGIN CERTIFICATE REQUEST-----\n${der.toString('base64')}\n-----END CERTIFICATE REQUEST-----\n`
       const notAfter = new Date(Date.now() + 30 * 86_400_000)
-      await assert.rejects(h.ca.issue({ csr: tampered, names: ['www.example.com'], notAfter }), CertificateRejected)
+      await assert.rejects(issueFor(tampered, ['www.example.com'], notAfter), CertificateRejected)
       const weak = opensslCsr(dir, 'rsa:1024', 'weak.example.com', [])
-      await assert.rejects(h.ca.issue({ csr: weak, names: ['weak.example.com'], notAfter }), CertificateRejected)
-      await assert.rejects(h.ca.issue({ csr: 'not a csr', names: ['www.example.com'], notAfter }), CertificateRejected)
-      await assert.rejects(h.ca.issue({ csr, names: ['not a name'], notAfter }), CertificateRejected)
+      await assert.rejects(issueFor(weak, ['weak.example.com'], notAfter), CertificateRejected)
+      await assert.rejects(issueFor('not a csr', ['www.example.com'], notAfter), CertificateRejected)
+      await assert.rejects(issueFor(csr, ['not a name'], notAfter), CertificateRejected)
     })
 
-    it('has a self-signed CA root', async () => {
+    it('has a self-signed CA root, or none when its roots are in the trust stores', async () => {
       const root = await h.ca.rootCertificate()
+      if (root === null) {
+        assert.equal(h.honoursPaidTerm, false, 'only an ACME CA holds no root')
+        return
+      }
+      assert.equal(root, await h.trustAnchor())
       const text = openssl(['x509', '-noout', '-text'], root)
       assert.match(text, /CA:TRUE/)
       assert.match(opensslVerify(root, root, root, null), /OK$/)
@@ -187,8 +262,14 @@ forEachDialect((dialect) => {
     const make = () => new BuiltinCa(database.db, systemClock, lookup, box)
     return {
       ca: make(),
-      publishTxt: (accountId, fqdn, value) =>
-        zones.set(`${accountId} ${fqdn}`, [...(zones.get(`${accountId} ${fqdn}`) ?? []), value]),
+      publishTxt: async (accountId, fqdn, value) => {
+        zones.set(`${accountId} ${fqdn}`, [...(zones.get(`${accountId} ${fqdn}`) ?? []), value])
+      },
+      trustAnchor: async () => (await make().rootCertificate())!,
+      txtLabel: '_pki-validation',
+      httpFileUrl: (name, method) =>
+        new RegExp(`^${method}://${name.replace(/\./g, '\\.')}/\\.well-known/pki-validation/[A-Za-z0-9]+\\.txt$`),
+      honoursPaidTerm: true,
       sibling: make,
       close: async () => {
         await database.close()
@@ -196,6 +277,60 @@ forEachDialect((dialect) => {
         fs.rmSync(dir, { recursive: true, force: true })
       },
     }
+  })
+})
+
+// pebble resolves through pebble-challtestsrv, whose TXT records the harness sets: what a customer publishes in
+// public DNS. The driver's own check before it asks the CA reads the account's records, as hostapi's zones hold them.
+describeWithPebble('ACME CA driver (pebble)', () => {
+  forEachDialect((dialect) => {
+    caDriverContract(`ACME CA (${dialect})`, async () => {
+      const dir = tempDir()
+      const fresh = await freshDatabase(dialect, dir)
+      const database: Database = openDatabase(fresh.database)
+      await migrate(database.db, database.schema)
+      const dns = await startChallTestSrv()
+      // Leaves of 80 days, below the 90 a customer might pay for, as at Let's Encrypt.
+      const pebble = await startPebble({
+        dnsPort: dns.dnsPort,
+        httpPort: await freePort(),
+        validitySeconds: 80 * 86_400,
+      })
+      const zones = new Map<string, string[]>()
+      const lookup = async (accountId: number, fqdn: string) => zones.get(`${accountId} ${fqdn}`) ?? []
+      const box = new SecretBox(randomBytes(32))
+      const opts = {
+        directoryUrl: pebble.directoryUrl,
+        email: null,
+        eab: null,
+        caBundle: pebble.caBundle,
+        httpPort: 80,
+        renewDays: 30,
+      }
+      const log = pino({ level: 'silent' })
+      const make = () => new AcmeCa(database.db, systemClock, lookup, async () => [], box, opts, log)
+      return {
+        ca: make(),
+        publishTxt: async (accountId, fqdn, value) => {
+          zones.set(`${accountId} ${fqdn}`, [...(zones.get(`${accountId} ${fqdn}`) ?? []), value])
+          await dns.addTxt(fqdn, value)
+        },
+        trustAnchor: () => pebble.root(),
+        txtLabel: '_acme-challenge',
+        // http-01 is fetched over http on port 80 whatever the customer asked: the CA's rule, not hostapi's.
+        httpFileUrl: (name) =>
+          new RegExp(`^http://${name.replace(/\./g, '\\.')}/\\.well-known/acme-challenge/[A-Za-z0-9_-]+$`),
+        honoursPaidTerm: false,
+        sibling: make,
+        close: async () => {
+          await pebble.close()
+          await dns.close()
+          await database.close()
+          await fresh.drop()
+          fs.rmSync(dir, { recursive: true, force: true })
+        },
+      }
+    })
   })
 })
 

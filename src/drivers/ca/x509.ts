@@ -1,6 +1,7 @@
 import { webcrypto } from 'node:crypto'
 import type * as X509 from '@peculiar/x509'
 import { lazyRequire } from '../../lazy-require.js'
+import { CertificateRejected } from './ca.js'
 
 export type { X509 }
 
@@ -66,4 +67,19 @@ export function publicKeyProblem(alg: Algorithm & { modulusLength?: number; name
     return alg.namedCurve === 'P-256' || alg.namedCurve === 'P-384' ? null : 'EC keys must use the curve P-256 or P-384'
   }
   return 'the key must be RSA or EC'
+}
+
+/** The CSR a CA signs: readable, its signature verified, its key acceptable; CertificateRejected otherwise. */
+export async function readCsr(pem: string): Promise<X509.Pkcs10CertificateRequest> {
+  const x509 = await loadX509()
+  let csr: X509.Pkcs10CertificateRequest
+  try {
+    csr = new x509.Pkcs10CertificateRequest(pem)
+  } catch {
+    throw new CertificateRejected('The CSR cannot be read')
+  }
+  if (!(await csr.verify().catch(() => false))) throw new CertificateRejected('The CSR signature does not verify')
+  const keyProblem = publicKeyProblem(csr.publicKey.algorithm)
+  if (keyProblem) throw new CertificateRejected(`Unacceptable key: ${keyProblem}`)
+  return csr
 }

@@ -3,8 +3,8 @@ import type { FastifyRequest, onSendHookHandler } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../../clock.js'
 import { iso } from '../../clock.js'
-import type { PendingAudit } from '../../db/audit-log.js'
 import type { DB } from '../../db/tables.js'
+import { insertAuditEntry, type PendingAudit } from '../../db/audit.js'
 import { callerIp } from '../caller.js'
 import { onSendOfMutatingRoutes } from '../route-hooks.js'
 
@@ -50,7 +50,7 @@ export const auditPlugin = fp(async (app, opts: { db: Kysely<DB>; clock: Clock }
     const done = pending.get(req)
     if (done?.written && done.row.status === reply.statusCode) return payload
     try {
-      await opts.db.insertInto('audit_log').values(rowOf(req, reply.statusCode)).execute()
+      await insertAuditEntry(opts.db, rowOf(req, reply.statusCode))
     } catch (err) {
       req.log.error({ err }, 'audit log write failed')
     }

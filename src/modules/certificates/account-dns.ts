@@ -1,7 +1,20 @@
 import { ApiError } from '../../errors.js'
 import type { DnsService } from '../domains/dns/dns.service.js'
 import type { DomainsService } from '../domains/domains.service.js'
-import type { AccountDns } from './certificates.service.js'
+
+/** What certificates need from DNS hosting: the account's zone of a name, and its TXT records. */
+export interface AccountDns {
+  /** The account's domain whose zone holds `fqdn`, or null when the account does not host it. */
+  zoneOf(accountId: number, fqdn: string): Promise<string | null>
+  /** The TXT values published at `fqdn` in the account's zone (empty when none or not hosted). */
+  txtValues(accountId: number, fqdn: string): Promise<string[]>
+  /** The A and AAAA values at `fqdn` in the account's zone (empty when none or not hosted). */
+  addresses(accountId: number, fqdn: string): Promise<string[]>
+  /** Adds a TXT record with `value` at `fqdn` in the account's zone `zone`, keeping the other records. */
+  addTxt(accountId: number, zone: string, fqdn: string, value: string): Promise<void>
+  /** Removes the TXT record with `value` at `fqdn` from the account's zone `zone`, if it is there. */
+  removeTxt(accountId: number, zone: string, fqdn: string, value: string): Promise<void>
+}
 
 const VALIDATION_TTL = 300
 

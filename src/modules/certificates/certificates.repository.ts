@@ -125,3 +125,26 @@ export async function updateIfStatus(
     .executeTakeFirst()
   return Number(result.numUpdatedRows) > 0
 }
+
+/** An issued certificate whose leaf the renewal job replaces, with what its request stored. */
+export type RenewableCertificate = Pick<
+  CertificateRow,
+  'id' | 'account_id' | 'csr' | 'validation_method' | 'approver_email' | 'auto_setup_dns' | 'valid_until'
+>
+
+/**
+ * Issued certificates of every account (the renewal job's scan) whose leaf ends before `before` while their paid
+ * term ends later, requested with a method that can be repeated without the customer; soonest first.
+ */
+export const listRenewable = (db: Db, before: string, limit: number): Promise<RenewableCertificate[]> =>
+  db
+    .selectFrom('certificates')
+    .select(['id', 'account_id', 'csr', 'validation_method', 'approver_email', 'auto_setup_dns', 'valid_until'])
+    .where('status', '=', 'ACT')
+    .where('csr', 'is not', null)
+    .where('validation_method', 'in', ['dns', 'http', 'https'])
+    .where('valid_until', '<', before)
+    .where((eb) => eb('ends_at', '>', eb.ref('valid_until')))
+    .orderBy('valid_until')
+    .limit(limit)
+    .execute()

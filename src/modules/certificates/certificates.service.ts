@@ -4,15 +4,11 @@ import type { Clock } from '../../clock.js'
 import { iso, ymd, ymdhms } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
 import { errors } from '../../errors.js'
-import { Type } from 'typebox'
-import { defineJob, type JobRunner } from '../../jobs/runner.js'
 import {
   CertificateRejected,
   type CertificateAuthority,
   type Challenge,
-  type IssuedCertificate,
   type ValidationMethod,
-  type ValidationResult,
 } from '../../drivers/ca/ca.js'
 import { baseName } from '../../drivers/ca/names.js'
 import type { Page } from '../../lib/paging.js'
@@ -21,20 +17,11 @@ import * as repo from './certificates.repository.js'
 import type { CertificateProduct, CertificateWithProduct } from './certificates.repository.js'
 import { generateCsr, parseCsr, type CsrInput, type GeneratedCsr } from './csr.js'
 import type { DryRun } from '../../lib/dry-run.js'
-
-/** What certificates need from DNS hosting: the account's zone of a name, and its TXT records. */
-export interface AccountDns {
-  /** The account's domain whose zone holds `fqdn`, or null when the account does not host it. */
-  zoneOf(accountId: number, fqdn: string): Promise<string | null>
-  /** The TXT values published at `fqdn` in the account's zone (empty when none or not hosted). */
-  txtValues(accountId: number, fqdn: string): Promise<string[]>
-  /** The A and AAAA values at `fqdn` in the account's zone (empty when none or not hosted). */
-  addresses(accountId: number, fqdn: string): Promise<string[]>
-  /** Adds a TXT record with `value` at `fqdn` in the account's zone `zone`, keeping the other records. */
-  addTxt(accountId: number, zone: string, fqdn: string, value: string): Promise<void>
-  /** Removes the TXT record with `value` at `fqdn` from the account's zone `zone`, if it is there. */
-  removeTxt(accountId: number, zone: string, fqdn: string, value: string): Promise<void>
-}
+import type { JobRunner } from '../../jobs/runner.js'
+import type { AccountDns } from './account-dns.js'
+import { CertificateIssuance } from './issuance.service.js'
+import { ValidationRecords } from './validation-records.js'
+import { CertificateRenewal, type Reissue } from './renewal.service.js'
 
 /** The part of the orders service that certificates use. */
 export interface OrderPlacer {
@@ -75,33 +62,30 @@ export interface ProductView {
 /** The duration of an order that names none, as clients expect. */
 const DEFAULT_DURATION_YEARS = 1
 
-export const ISSUE_JOB = 'certificates.issue'
-// A CA may be unreachable for a while: 20 attempts back off from 1 s to 5 min, about 75 minutes in all.
-const ISSUE_ATTEMPTS = 20
-const MINUTE_MS = 60_000
-/** How long a requested certificate waits for its validation before it fails. */
-export const VALIDATION_WINDOW_MS = 7 * 24 * 60 * MINUTE_MS
-/** Rechecks back off from one minute to one hour. */
-const recheckDelay = (checks: number) => Math.min(60 * MINUTE_MS, MINUTE_MS * 2 ** Math.max(0, checks - 1))
-
 /** Certificate products, orders, CSR generation, requests and issuance through the configured CA. */
 export class CertificatesService {
+  private readonly records: ValidationRecords
+  /** Validation and issuance of requested certificates (the job). */
+  readonly issuance: CertificateIssuance
+  /** Renewal of leaves that end before the paid term (the recurring scan). */
+  readonly renewal: CertificateRenewal
+
   constructor(
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
-    private readonly jobs: JobRunner,
+    jobs: JobRunner,
     private readonly ca: CertificateAuthority,
     private readonly orders: OrderPlacer,
-    private readonly dns: () => AccountDns | null,
-    private readonly log: Logger,
-  ) {}
-
-  /** The job that checks a requested certificate's validation and issues it once it passes. */
-  readonly issueJob = defineJob({
-    name: ISSUE_JOB,
-    payload: Type.Object({ accountId: Type.Integer(), certificateId: Type.Integer() }),
-    handle: ({ accountId, certificateId }) => this.validateAndIssue(accountId, certificateId),
-  })
+    dns: () => AccountDns | null,
+    log: Logger,
+    /** Days before a leaf's expiry that it is renewed; null for a CA whose leaves last the paid term. */
+    renewDays: number | null = null,
+  ) {
+    this.records = new ValidationRecords(dns, log)
+    this.issuance = new CertificateIssuance(db, clock, jobs, ca, this.records, log)
+    const reissue: Reissue = (accountId, id, input) => this.request(accountId, id, input)
+    this.renewal = new CertificateRenewal(db, clock, jobs, reissue, renewDays, log)
+  }
 
   /** The products that can be ordered. */
   async products(): Promise<ProductView[]> {
@@ -229,107 +213,20 @@ export class CertificatesService {
       updated_at: iso(now),
     }
     if (opts.dryRun) {
-      const wouldCreate = autoSetup ? await this.hostedRecordNames(accountId, challenge) : []
+      const wouldCreate = autoSetup ? await this.records.hostedNames(accountId, challenge) : []
       return this.detail({ ...row, ...changes, domains: csr.names, challenge, dns_auto_setup: wouldCreate })
     }
-    const created = autoSetup ? await this.publishRecords(accountId, challenge) : []
+    const created = autoSetup ? await this.records.publish(accountId, challenge) : []
     const claimed = await repo.updateIfStatus(this.db, accountId, id, [row.status], {
       ...changes,
       dns_auto_setup: JSON.stringify(created),
     })
     if (!claimed) {
-      await this.unpublishRecords(accountId, challenge, created)
+      await this.records.unpublish(accountId, challenge, created)
       throw errors.certificateAlreadyRequested()
     }
-    await this.jobs.enqueue(this.issueJob, { accountId, certificateId: id }, { accountId, maxAttempts: ISSUE_ATTEMPTS })
+    await this.issuance.queue(accountId, id)
     return this.get(accountId, id)
-  }
-
-  /**
-   * The job: checks the validation; when met, has the CA sign the certificate. While it is not met the
-   * check is queued again, backing off, until the validation window closes.
-   */
-  async validateAndIssue(accountId: number, id: number): Promise<{ status: string }> {
-    const row = await repo.findOwned(this.db, accountId, id)
-    if (row?.status !== 'PEN' || !row.challenge || !row.csr) return { status: row?.status ?? 'missing' }
-    const { domains: names } = row
-    let { challenge, dns_auto_setup: created } = row
-    const now = this.clock.now()
-    const checks = row.validation_checks + 1
-
-    let validation: ValidationResult
-    try {
-      validation = await this.ca.validate({ accountId, names, challenge })
-    } catch (err) {
-      if (!(err instanceof CertificateRejected)) return this.waitForCa(row, err)
-      await this.fail(row, `The CA refused the request: ${err.message}`, challenge, created)
-      return { status: 'ERR' }
-    }
-    if (validation.challenge) {
-      // The CA made its challenge now (an ACME order): it is kept with the certificate, its records published.
-      challenge = validation.challenge
-      if (row.auto_setup_dns === 1 && challenge.method === 'dns')
-        created = [...new Set([...created, ...(await this.publishRecords(accountId, challenge))])]
-      await repo.updateIfStatus(this.db, accountId, id, ['PEN'], {
-        challenge: JSON.stringify(challenge),
-        dns_auto_setup: JSON.stringify(created),
-        updated_at: iso(now),
-      })
-    }
-    if (!validation.valid) {
-      if (now.getTime() - new Date(row.requested_at ?? row.updated_at).getTime() >= VALIDATION_WINDOW_MS) {
-        await this.fail(row, `Validation failed: ${validation.reason}`, challenge, created)
-        return { status: 'ERR' }
-      }
-      await repo.updateIfStatus(this.db, accountId, id, ['PEN'], {
-        validation_checks: checks,
-        status_message: validation.reason,
-        updated_at: iso(now),
-      })
-      const runAt = new Date(now.getTime() + (validation.retryInMs ?? recheckDelay(checks)))
-      await this.jobs.enqueue(
-        this.issueJob,
-        { accountId, certificateId: id },
-        { accountId, runAt, maxAttempts: ISSUE_ATTEMPTS },
-      )
-      return { status: 'PEN' }
-    }
-
-    let issued: IssuedCertificate
-    try {
-      issued = await this.ca.issue({ csr: row.csr, names, notAfter: new Date(row.ends_at), challenge })
-    } catch (err) {
-      if (!(err instanceof CertificateRejected)) return this.waitForCa(row, err)
-      await this.fail(row, `The CA refused the request: ${err.message}`, challenge, created)
-      return { status: 'ERR' }
-    }
-    await repo.updateIfStatus(this.db, accountId, id, ['PEN'], {
-      status: 'ACT',
-      validation_checks: checks,
-      certificate: issued.certificate,
-      intermediate_certificate: issued.intermediate,
-      serial_number: issued.serialNumber,
-      valid_from: iso(issued.notBefore),
-      valid_until: iso(issued.notAfter),
-      status_message: null,
-      issued_at: iso(now),
-      updated_at: iso(now),
-    })
-    await this.unpublishRecords(accountId, challenge, created)
-    return { status: 'ACT' }
-  }
-
-  /**
-   * The CA could not be reached or answered with a passing problem: the certificate says so, and the error
-   * fails the job's attempt, which the job queue retries with back-off (and shows the operator).
-   */
-  private async waitForCa(row: CertificateWithProduct, err: unknown): Promise<never> {
-    const message = err instanceof Error ? err.message : String(err)
-    await repo.updateIfStatus(this.db, row.account_id, row.id, ['PEN'], {
-      status_message: `Waiting for the CA: ${message}`.slice(0, 1000),
-      updated_at: iso(this.clock.now()),
-    })
-    throw err
   }
 
   /**
@@ -372,57 +269,6 @@ export class CertificatesService {
       created_at: iso(now),
       updated_at: iso(now),
     })
-  }
-
-  private async fail(
-    row: CertificateWithProduct,
-    message: string,
-    challenge: Challenge,
-    created: string[],
-  ): Promise<void> {
-    await repo.updateIfStatus(this.db, row.account_id, row.id, ['PEN'], {
-      status: 'ERR',
-      status_message: message,
-      updated_at: iso(this.clock.now()),
-    })
-    await this.unpublishRecords(row.account_id, challenge, created)
-  }
-
-  /** Writes the challenge's TXT records into the account's zones that hold them; returns the names written. */
-  private async publishRecords(accountId: number, challenge: Challenge): Promise<string[]> {
-    const dns = this.dns()
-    if (!dns) return []
-    const created: string[] = []
-    for (const record of challenge.dnsRecords) {
-      const zone = await dns.zoneOf(accountId, record.name)
-      if (!zone) continue
-      await dns.addTxt(accountId, zone, record.name, record.value)
-      created.push(record.name)
-    }
-    return created
-  }
-
-  /** The challenge's TXT record names that lie in zones the account hosts here. */
-  private async hostedRecordNames(accountId: number, challenge: Challenge): Promise<string[]> {
-    const dns = this.dns()
-    if (!dns) return []
-    const hosted: string[] = []
-    for (const record of challenge.dnsRecords) if (await dns.zoneOf(accountId, record.name)) hosted.push(record.name)
-    return hosted
-  }
-
-  /** Removes the validation records hostapi wrote; a failure here must not undo an issued certificate. */
-  private async unpublishRecords(accountId: number, challenge: Challenge, created: string[]): Promise<void> {
-    const dns = this.dns()
-    if (!dns) return
-    for (const record of challenge.dnsRecords.filter((r) => created.includes(r.name))) {
-      try {
-        const zone = await dns.zoneOf(accountId, record.name)
-        if (zone) await dns.removeTxt(accountId, zone, record.name, record.value)
-      } catch (err) {
-        this.log.warn({ err, accountId, record: record.name }, 'could not remove a certificate validation record')
-      }
-    }
   }
 
   private listItem(row: CertificateWithProduct) {

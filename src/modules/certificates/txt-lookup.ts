@@ -1,7 +1,7 @@
 import { lookup, Resolver } from 'node:dns/promises'
 import type { TxtLookup } from '../../drivers/ca/builtin.js'
 import type { AddressLookup } from '../../drivers/ca/acme.js'
-import type { AccountDns } from './certificates.service.js'
+import type { AccountDns } from './account-dns.js'
 
 /**
  * TXT values at a name as a CA sees them: from the account's own zone when hostapi hosts it (no waiting

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import { auditInsert, type PendingAudit } from '../../../db/audit-log.js'
+import { auditInsert, type PendingAudit } from '../../../db/audit.js'
 import { onPostgres, type Db } from '../../../db/database.js'
 import type { DB } from '../../../db/tables.js'
 import type { NormalisedRecord } from '../../../lib/dns/records.js'

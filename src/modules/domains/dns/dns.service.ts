@@ -20,7 +20,7 @@ import {
 import { renderZone, sortRecords } from '../../../lib/dns/zone-file.js'
 import { ZoneWork } from './zone-work.js'
 import type { DryRun } from '../../../lib/dry-run.js'
-import { auditInsert, type PendingAudit } from '../../../db/audit-log.js'
+import { auditInsert, type PendingAudit } from '../../../db/audit.js'
 import { parseDomainName } from '../../../lib/domain-name.js'
 import { nextSerial } from '../../../lib/dns/zone-serial.js'
 
