@@ -50,6 +50,8 @@ import { prepareDataDir } from './data-dir.js'
 import { loadSecretKeys, type SecretKeys } from './secret-key.js'
 import type { SecretHolder } from './lib/secret-box.js'
 import { resetSandbox } from './seed/sandbox-reset.js'
+import type { WebhooksService } from './modules/webhooks/webhooks.service.js'
+import { createWebhooksService } from './modules/webhooks/area.js'
 
 /** The providers behind interfaces; the built-in ones work on one machine. */
 export interface Drivers {
@@ -79,6 +81,8 @@ export interface Services extends DomainServices, AccountServices, VpsServices {
   secrets: SecretsService
   /** Committed zone changes on their way to the DNS driver (through the job queue for a pushing one). */
   zoneDelivery: ZoneDelivery
+  /** Webhook endpoints and the delivery of events to them. */
+  webhooks: WebhooksService
 }
 
 /** The composition root: configuration, database, clock, logger, job runner and services. */
@@ -203,6 +207,7 @@ function createServices(
     orders: () => services.orders,
   })
   const accountDns = accountDnsOf(domainArea.domains, domainArea.dns)
+  const webhooks = createWebhooksService({ db, clock, config, box: secrets.box, mail, log })
   const services: Services = {
     ...domainArea,
     ...createAccountServices({ db, clock, jobs, config, payments: drivers.payments, mail, iam }),
@@ -217,8 +222,9 @@ function createServices(
     affiliate: new AffiliateService(db, clock),
     mail,
     certificates: new CertificatesService(db, clock, jobs, drivers.ca, orders, () => accountDns, log),
-    secrets: new SecretsService(db, clock, secrets.box, [...sealing, domainArea.zoneKeys]),
+    secrets: new SecretsService(db, clock, secrets.box, [...sealing, domainArea.zoneKeys, webhooks]),
     zoneDelivery,
+    webhooks,
   }
   return { services, accountDns }
 }
@@ -242,6 +248,7 @@ function registerWork(services: Services, jobs: JobRunner, maintenance: Maintena
     services.vps.lifecycle.expireJob,
     services.zoneDelivery.pushJob,
     services.zoneDelivery.resyncJob,
+    services.webhooks.deliverJob,
   ])
     jobs.register(job)
 }

@@ -17,6 +17,7 @@ import * as secretKeyChecks from './0430-secret-key-checks.js'
 import * as affiliatePaymentInvoice from './0440-affiliate-payment-invoice.js'
 import * as dnssec from './0450-dnssec.js'
 import * as outboxDelivery from './0460-outbox-delivery.js'
+import * as webhooks from './0490-webhooks.js'
 
 /**
  * Every migration, by name. Names sort in the order they run; each area takes its own
@@ -41,4 +42,5 @@ export const migrations: Record<string, Migration> = {
   '0440-affiliate-payment-invoice': affiliatePaymentInvoice,
   '0450-dnssec': dnssec,
   '0460-outbox-delivery': outboxDelivery,
+  '0490-webhooks': webhooks,
 }

@@ -1,0 +1,425 @@
+import type { Kysely } from 'kysely'
+import type { Logger } from 'pino'
+import { Type } from 'typebox'
+import { iso, type Clock } from '../../clock.js'
+import type { DB } from '../../db/tables.js'
+import type { MailDriver } from '../../drivers/mail/mail.js'
+import { errors } from '../../errors.js'
+import { defineJob } from '../../jobs/runner.js'
+import type { DryRun } from '../../lib/dry-run.js'
+import { isIpLiteral, isPublicAddress } from '../../lib/public-address.js'
+import type { SecretBox, SecretHolder } from '../../lib/secret-box.js'
+import { newWebhookSecret, signatureHeader } from '../../lib/webhook-signature.js'
+import { DELIVERY_JOB, recordEvent, TEST_EVENT, type EventBody } from './webhook-events.js'
+import { SendError, sendWebhook, systemResolver, type Resolver, type SenderOptions } from './webhook-sender.js'
+import * as repo from './webhooks.repository.js'
+import type { WebhookEndpoint } from './webhooks.tables.js'
+
+/** A webhook endpoint as the API shows it (never with its secret). */
+export interface WebhookView {
+  id: number
+  url: string
+  description: string
+  events: string[]
+  enabled: boolean
+  /** Why hostapi disabled the endpoint, when it did. */
+  disabled_reason: string | null
+  created_at: string
+  updated_at: string
+}
+
+/** A delivery of an event to an endpoint as the API shows it. */
+export interface DeliveryView {
+  id: number
+  event_id: string
+  event_type: string
+  status: 'pending' | 'sending' | 'succeeded' | 'failed'
+  attempts: number
+  response_status: number | null
+  duration_ms: number | null
+  last_error: string | null
+  last_attempt_at: string | null
+  next_attempt_at: string | null
+  created_at: string
+}
+
+/** What `POST /account/webhooks` carries. */
+export interface NewWebhookBody {
+  url: string
+  events: string[]
+  description?: string
+  enabled?: boolean
+}
+
+/** What `PUT /account/webhooks/{id}` carries. */
+export type UpdateWebhookBody = Partial<NewWebhookBody>
+
+/** How the webhooks area behaves; see the configuration. */
+export interface WebhookOptions {
+  maxEndpoints: number
+  /** Attempts in flight to one endpoint at a time. */
+  endpointConcurrency: number
+  sender: SenderOptions
+}
+
+const SECRET_CONTEXT = 'webhook_endpoints.secret'
+const PREVIOUS_CONTEXT = 'webhook_endpoints.previous_secret'
+const PREVIOUS_SECRET_MS = 24 * 3600_000
+// How long an attempt holds an endpoint slot: longer than any send, shorter than the job's lease.
+const ATTEMPT_LEASE_MS = 30_000
+// When the endpoint's slots are taken, the attempt is queued again this much later.
+const BUSY_RETRY_MS = 1_000
+const DELIVERIES_SHOWN = 50
+
+/**
+ * The wait after each failed attempt: 5 s, 1 min, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, about three
+ * days from the first attempt to the eleventh and last. Each wait is spread by ±10 % (jitter) so deliveries that
+ * failed together do not come back together.
+ */
+const H = 3600e3
+/** See above. */
+export const RETRY_SCHEDULE_MS = [5e3, 60e3, 300e3, 1800e3, 2 * H, 5 * H, 10 * H, 14 * H, 20 * H, 20 * H]
+const JITTER = 0.1
+
+const view = (e: WebhookEndpoint): WebhookView => ({
+  id: e.id,
+  url: e.url,
+  description: e.description,
+  events: JSON.parse(e.events) as string[],
+  enabled: e.enabled === 1,
+  disabled_reason: e.disabled_reason,
+  created_at: e.created_at,
+  updated_at: e.updated_at,
+})
+
+const deliveryView = (d: repo.DeliveryRow): DeliveryView => ({
+  id: d.id,
+  event_id: d.event_uid,
+  event_type: d.event_type,
+  status: d.status,
+  attempts: d.attempts,
+  response_status: d.response_status,
+  duration_ms: d.duration_ms,
+  last_error: d.last_error,
+  last_attempt_at: d.last_attempt_at,
+  next_attempt_at: d.status === 'pending' ? d.next_attempt_at : null,
+  created_at: d.created_at,
+})
+
+/**
+ * Webhook endpoints of accounts and the delivery of their events: signed as the Standard Webhooks specification
+ * asks, at least once, retried with backoff for about three days, to public addresses only unless allowed.
+ */
+export class WebhooksService implements SecretHolder {
+  private resolve: Resolver = systemResolver
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock,
+    private readonly box: SecretBox,
+    private readonly mail: MailDriver,
+    private readonly log: Logger,
+    private readonly opts: WebhookOptions,
+  ) {}
+
+  /** The job that makes one attempt of one delivery. */
+  readonly deliverJob = defineJob({
+    name: DELIVERY_JOB,
+    payload: Type.Object({ deliveryId: Type.Integer() }),
+    handle: async ({ deliveryId }) => this.attempt(deliveryId),
+  })
+
+  /** Replaces the resolver used at delivery (tests play DNS answers with it). */
+  setResolver(resolve: Resolver): void {
+    this.resolve = resolve
+  }
+
+  /** The endpoints of an account. */
+  async list(accountId: number): Promise<WebhookView[]> {
+    return (await repo.listEndpoints(this.db, accountId)).map(view)
+  }
+
+  /** One endpoint of an account; 404 when the account has none of this id. */
+  async get(accountId: number, id: number): Promise<WebhookView> {
+    return view(await this.owned(accountId, id))
+  }
+
+  /** Adds an endpoint; its secret is in the answer, and only there. */
+  async create(accountId: number, input: NewWebhookBody, opts: DryRun = {}): Promise<WebhookView & { secret: string }> {
+    const url = this.checkUrl(input.url)
+    if ((await repo.countEndpoints(this.db, accountId)) >= this.opts.maxEndpoints)
+      throw errors.tooManyWebhooks(this.opts.maxEndpoints)
+    const now = iso(this.clock.now())
+    const secret = newWebhookSecret()
+    const row = {
+      account_id: accountId,
+      url,
+      description: input.description ?? '',
+      events: JSON.stringify(input.events),
+      enabled: input.enabled === false ? 0 : 1,
+      secret: this.box.seal(secret, SECRET_CONTEXT),
+      created_at: now,
+      updated_at: now,
+    }
+    if (opts.dryRun) {
+      const endpoint = { ...row, id: 0, disabled_reason: null, previous_secret: null, previous_secret_until: null }
+      return { ...view({ ...endpoint, last_success_at: null }), secret }
+    }
+    const { id } = await repo.insertEndpoint(this.db, row)
+    return { ...(await this.get(accountId, id)), secret }
+  }
+
+  /** Changes the fields given; enabling an endpoint hostapi disabled clears the reason. */
+  async update(accountId: number, id: number, input: UpdateWebhookBody, opts: DryRun = {}): Promise<WebhookView> {
+    const endpoint = await this.owned(accountId, id)
+    const changes: Partial<WebhookEndpoint> = { updated_at: iso(this.clock.now()) }
+    if (input.url !== undefined) changes.url = this.checkUrl(input.url)
+    if (input.events !== undefined) changes.events = JSON.stringify(input.events)
+    if (input.description !== undefined) changes.description = input.description
+    if (input.enabled !== undefined) {
+      changes.enabled = input.enabled ? 1 : 0
+      changes.disabled_reason = null
+    }
+    if (opts.dryRun) return view({ ...endpoint, ...changes })
+    await repo.updateEndpoint(this.db, accountId, id, changes)
+    return this.get(accountId, id)
+  }
+
+  /** Removes an endpoint and its deliveries. */
+  async remove(accountId: number, id: number, opts: DryRun = {}): Promise<void> {
+    await this.owned(accountId, id)
+    if (!opts.dryRun) await repo.deleteEndpoint(this.db, accountId, id)
+  }
+
+  /** A new secret, returned once; the old one keeps signing beside it for 24 hours. */
+  async rotateSecret(accountId: number, id: number, opts: DryRun = {}): Promise<{ secret: string }> {
+    const endpoint = await this.owned(accountId, id)
+    const secret = newWebhookSecret()
+    if (opts.dryRun) return { secret }
+    const now = this.clock.now()
+    await repo.updateEndpoint(this.db, accountId, id, {
+      secret: this.box.seal(secret, SECRET_CONTEXT),
+      previous_secret: this.box.seal(this.box.open(endpoint.secret, SECRET_CONTEXT), PREVIOUS_CONTEXT),
+      previous_secret_until: iso(new Date(now.getTime() + PREVIOUS_SECRET_MS)),
+      updated_at: iso(now),
+    })
+    return { secret }
+  }
+
+  /** Queues a `webhook.test` event to this endpoint alone (even when it is disabled). */
+  async sendTest(accountId: number, id: number, opts: DryRun = {}): Promise<DeliveryView> {
+    const endpoint = await this.owned(accountId, id)
+    const now = this.clock.now()
+    const body: EventBody = {
+      type: TEST_EVENT,
+      timestamp: iso(now),
+      data: { webhook_id: endpoint.id, account: await repo.customerNumber(this.db, accountId) },
+    }
+    if (opts.dryRun) return this.dryDelivery(TEST_EVENT, now)
+    const [deliveryId] = await this.db
+      .transaction()
+      .execute((trx) => recordEvent(trx, accountId, body, [endpoint], now))
+    return this.delivery(accountId, id, deliveryId)
+  }
+
+  /** The most recent deliveries of an endpoint, newest first. */
+  async deliveries(accountId: number, id: number): Promise<DeliveryView[]> {
+    await this.owned(accountId, id)
+    return (await repo.listDeliveries(this.db, accountId, id, DELIVERIES_SHOWN)).map(deliveryView)
+  }
+
+  /** Sends a delivery's event again as a new delivery, with a fresh set of attempts. */
+  async redeliver(accountId: number, id: number, deliveryId: number, opts: DryRun = {}): Promise<DeliveryView> {
+    await this.owned(accountId, id)
+    const old = await repo.findDelivery(this.db, accountId, id, deliveryId)
+    if (!old) throw errors.webhookDeliveryNotFound()
+    const now = this.clock.now()
+    if (opts.dryRun) return this.dryDelivery(old.event_type, now, old.event_uid)
+    const newId = await this.db
+      .transaction()
+      .execute((trx) => repo.insertDelivery(trx, accountId, id, old.event_id, now))
+    return this.delivery(accountId, id, newId)
+  }
+
+  /** Checks every stored secret opens; seals plaintext ones and, with `rotate`, re-seals old-key ones. */
+  async resealSecrets(rotate: boolean): Promise<number> {
+    let n = 0
+    for (const row of await repo.allSecrets(this.db)) {
+      const secret = this.box.open(row.secret, SECRET_CONTEXT)
+      const previous = row.previous_secret && this.box.open(row.previous_secret, PREVIOUS_CONTEXT)
+      const stale = !this.box.isCurrent(row.secret) || (row.previous_secret && !this.box.isCurrent(row.previous_secret))
+      if (!rotate || !stale) continue
+      await repo.updateEndpoint(this.db, row.account_id, row.id, {
+        secret: this.box.seal(secret, SECRET_CONTEXT),
+        previous_secret: previous ? this.box.seal(previous, PREVIOUS_CONTEXT) : null,
+      })
+      n++
+    }
+    return n
+  }
+
+  private dryDelivery(eventType: string, now: Date, eventId = 'msg_dry_run'): DeliveryView {
+    return {
+      id: 0,
+      event_id: eventId,
+      event_type: eventType,
+      status: 'pending',
+      attempts: 0,
+      response_status: null,
+      duration_ms: null,
+      last_error: null,
+      last_attempt_at: null,
+      next_attempt_at: iso(now),
+      created_at: iso(now),
+    }
+  }
+
+  private async delivery(accountId: number, id: number, deliveryId: number): Promise<DeliveryView> {
+    const row = await repo.findDelivery(this.db, accountId, id, deliveryId)
+    if (!row) throw errors.webhookDeliveryNotFound()
+    return deliveryView(row)
+  }
+
+  private async owned(accountId: number, id: number): Promise<WebhookEndpoint> {
+    const endpoint = await repo.findEndpoint(this.db, accountId, id)
+    if (!endpoint) throw errors.webhookNotFound()
+    return endpoint
+  }
+
+  /** The URL as stored; a 400 for one that could never be delivered to under the configuration. */
+  private checkUrl(text: string): string {
+    let url: URL
+    try {
+      url = new URL(text)
+    } catch {
+      throw errors.invalidWebhookUrl('not an absolute URL')
+    }
+    const { allowHttp, allowPrivate } = this.opts.sender
+    if (url.protocol !== 'https:' && !(allowHttp && url.protocol === 'http:'))
+      throw errors.invalidWebhookUrl(allowHttp ? 'use https:// or http://' : 'use https://')
+    if (url.username || url.password) throw errors.invalidWebhookUrl('credentials in the URL are not allowed')
+    const host = url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase()
+    const local = host === 'localhost' || host.endsWith('.localhost') || (isIpLiteral(host) && !isPublicAddress(host))
+    if (local && !allowPrivate) throw errors.invalidWebhookUrl('the host is not a public address')
+    url.hash = ''
+    return url.toString()
+  }
+
+  /**
+   * One attempt of a delivery: claims it (unless the endpoint has its concurrent attempts in flight, then the
+   * attempt is queued again shortly), sends it, and records the answer: done on a 2xx, else the next attempt
+   * is queued after the schedule's wait, or, after the last one, the delivery fails and an endpoint that has
+   * not succeeded since is disabled and the account's main user mailed.
+   */
+  private async attempt(deliveryId: number): Promise<unknown> {
+    const now = this.clock.now()
+    const claim = await this.db.transaction().execute(async (trx) => {
+      const delivery = await repo.deliveryById(trx, deliveryId)
+      if (!delivery) return { skip: 'gone' as const }
+      const claimable =
+        delivery.status === 'pending' || (delivery.status === 'sending' && (delivery.locked_until ?? '') < iso(now))
+      if (!claimable) return { skip: delivery.status }
+      const endpoint = await repo.endpointById(trx, delivery.endpoint_id)
+      if (!endpoint) return { skip: 'gone' as const }
+      await repo.lockEndpoint(trx, endpoint.id)
+      if ((await repo.inFlight(trx, endpoint.id, iso(now))) >= this.opts.endpointConcurrency) {
+        await repo.queueAttempt(trx, delivery.account_id, delivery.id, new Date(now.getTime() + BUSY_RETRY_MS), now)
+        return { skip: 'busy' as const }
+      }
+      const attempts = delivery.attempts + 1
+      await repo.updateDelivery(trx, delivery.id, {
+        status: 'sending',
+        attempts,
+        locked_until: iso(new Date(now.getTime() + ATTEMPT_LEASE_MS)),
+        last_attempt_at: iso(now),
+        updated_at: iso(now),
+      })
+      const event = await repo.eventById(trx, delivery.event_id)
+      return { delivery: { ...delivery, attempts }, endpoint, event }
+    })
+    if ('skip' in claim) return { skipped: claim.skip }
+    const { delivery, endpoint, event } = claim
+    const secrets = [this.box.open(endpoint.secret, SECRET_CONTEXT)]
+    if (endpoint.previous_secret && (endpoint.previous_secret_until ?? '') > iso(now))
+      secrets.push(this.box.open(endpoint.previous_secret, PREVIOUS_CONTEXT))
+    const timestamp = Math.floor(now.getTime() / 1000)
+    const headers = {
+      'webhook-id': event.uid,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signatureHeader(secrets, event.uid, timestamp, event.payload),
+      'user-agent': 'hostapi-webhooks',
+    }
+    let status: number | null = null
+    let durationMs: number
+    let error: string | null = null
+    try {
+      const result = await sendWebhook(endpoint.url, headers, event.payload, this.opts.sender, this.resolve)
+      status = result.status
+      durationMs = result.durationMs
+      if (status < 200 || status > 299) error = `The receiver answered ${status}`
+    } catch (err) {
+      if (!(err instanceof SendError)) throw err
+      durationMs = err.durationMs
+      error = err.message
+    }
+    await this.record(delivery, endpoint, { status, durationMs, error })
+    return { status, error }
+  }
+
+  private async record(
+    delivery: { id: number; account_id: number; attempts: number; created_at: string },
+    endpoint: WebhookEndpoint,
+    outcome: { status: number | null; durationMs: number; error: string | null },
+  ): Promise<void> {
+    const now = this.clock.now()
+    const base = {
+      response_status: outcome.status,
+      duration_ms: outcome.durationMs,
+      last_error: outcome.error,
+      locked_until: null,
+      updated_at: iso(now),
+    }
+    if (outcome.error === null) {
+      await this.db.transaction().execute(async (trx) => {
+        await repo.updateDelivery(trx, delivery.id, { ...base, status: 'succeeded', next_attempt_at: null })
+        await repo.updateEndpoint(trx, endpoint.account_id, endpoint.id, { last_success_at: iso(now) })
+      })
+      return
+    }
+    const wait = RETRY_SCHEDULE_MS[delivery.attempts - 1]
+    if (wait !== undefined) {
+      const next = new Date(now.getTime() + Math.round(wait * (1 + JITTER * (2 * Math.random() - 1))))
+      await this.db.transaction().execute(async (trx) => {
+        await repo.updateDelivery(trx, delivery.id, { ...base, status: 'pending', next_attempt_at: iso(next) })
+        await repo.queueAttempt(trx, delivery.account_id, delivery.id, next, now)
+      })
+      return
+    }
+    await repo.updateDelivery(this.db, delivery.id, { ...base, status: 'failed', next_attempt_at: null })
+    // An endpoint with a success after this delivery began is working again: only this delivery failed.
+    if (endpoint.enabled !== 1 || (endpoint.last_success_at ?? '') > delivery.created_at) return
+    await this.disable(endpoint, now)
+  }
+
+  private async disable(endpoint: WebhookEndpoint, now: Date): Promise<void> {
+    const reason = `Every delivery failed since ${endpoint.last_success_at ?? endpoint.created_at}`
+    await repo.updateEndpoint(this.db, endpoint.account_id, endpoint.id, {
+      enabled: 0,
+      disabled_reason: reason,
+      updated_at: iso(now),
+    })
+    this.log.warn({ accountId: endpoint.account_id, webhookId: endpoint.id }, 'webhook endpoint disabled')
+    const to = await repo.mainUserEmail(this.db, endpoint.account_id)
+    if (!to) return
+    await this.mail.send({
+      to,
+      subject: `Webhook endpoint ${endpoint.id} was disabled`,
+      text:
+        `Deliveries to your webhook endpoint ${endpoint.url} kept failing for about three days, so we disabled it.\n` +
+        `${reason}.\nFix the receiver, then enable the endpoint again (PUT /account/webhooks/${endpoint.id}` +
+        ' with {"enabled": true}) and redeliver the failed deliveries.',
+      kind: 'webhook.disabled',
+      accountId: endpoint.account_id,
+    })
+  }
+}
