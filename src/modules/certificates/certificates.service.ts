@@ -17,6 +17,8 @@ import { baseName } from '../../drivers/ca/names.js'
 import type { Page } from '../../lib/paging.js'
 import { pagination } from '../../lib/paging.js'
 import * as repo from './certificates.repository.js'
+import { emitEvent } from '../webhooks/webhook-events.js'
+import type { Db } from '../../db/database.js'
 import type { CertificateProduct, CertificateWithProduct } from './certificates.repository.js'
 import { generateCsr, parseCsr, type CsrInput, type GeneratedCsr } from './csr.js'
 import type { DryRun } from '../../lib/dry-run.js'
@@ -273,17 +275,20 @@ export class CertificatesService {
       await this.fail(row, `The CA refused the request: ${err.message}`, challenge, created)
       return { status: 'ERR' }
     }
-    await repo.updateIfStatus(this.db, accountId, id, ['PEN'], {
-      status: 'ACT',
-      validation_checks: checks,
-      certificate: issued.certificate,
-      intermediate_certificate: issued.intermediate,
-      serial_number: issued.serialNumber,
-      valid_from: iso(issued.notBefore),
-      valid_until: iso(issued.notAfter),
-      status_message: null,
-      issued_at: iso(now),
-      updated_at: iso(now),
+    await this.db.transaction().execute(async (trx) => {
+      const done = await repo.updateIfStatus(trx, accountId, id, ['PEN'], {
+        status: 'ACT',
+        validation_checks: checks,
+        certificate: issued.certificate,
+        intermediate_certificate: issued.intermediate,
+        serial_number: issued.serialNumber,
+        valid_from: iso(issued.notBefore),
+        valid_until: iso(issued.notAfter),
+        status_message: null,
+        issued_at: iso(now),
+        updated_at: iso(now),
+      })
+      if (done) await emitEvent(trx, accountId, 'certificate.issued', () => this.eventData(trx, accountId, id), now)
     })
     await this.unpublishRecords(accountId, challenge, created)
     return { status: 'ACT' }
@@ -337,12 +342,22 @@ export class CertificatesService {
     challenge: Challenge,
     created: string[],
   ): Promise<void> {
-    await repo.updateIfStatus(this.db, row.account_id, row.id, ['PEN'], {
-      status: 'ERR',
-      status_message: message,
-      updated_at: iso(this.clock.now()),
+    const now = this.clock.now()
+    await this.db.transaction().execute(async (trx) => {
+      const done = await repo.updateIfStatus(trx, row.account_id, row.id, ['PEN'], {
+        status: 'ERR',
+        status_message: message,
+        updated_at: iso(now),
+      })
+      const data = () => this.eventData(trx, row.account_id, row.id)
+      if (done) await emitEvent(trx, row.account_id, 'certificate.failed', data, now)
     })
     await this.unpublishRecords(row.account_id, challenge, created)
+  }
+
+  /** A certificate as `GET /certificates/{id}` shows it, read in the transaction that changed it. */
+  private async eventData(trx: Db, accountId: number, id: number): Promise<Record<string, unknown>> {
+    return { ...this.detail((await repo.findOwned(trx, accountId, id))!) }
   }
 
   /** Writes the challenge's TXT records into the account's zones that hold them; returns the names written. */

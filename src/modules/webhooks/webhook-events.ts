@@ -43,20 +43,22 @@ export interface EventBody {
 /**
  * Records an event of an account in the caller's transaction (the outbox), with one delivery, and its job, for
  * each enabled endpoint subscribed to it: the event exists if and only if the change that caused it committed.
- * `resource` is the resource's API representation; the account's customer number is added as `account`.
+ * `resource` is the resource's API representation (or a function reading it, called only when an endpoint
+ * listens); the account's customer number is added as `account`.
  * Nothing is written when no endpoint listens.
  */
 export async function emitEvent(
   trx: Db,
   accountId: number,
   type: EventType,
-  resource: Record<string, unknown>,
+  resource: Record<string, unknown> | (() => Promise<Record<string, unknown>>),
   at: Date,
 ): Promise<void> {
   const endpoints = (await repo.enabledEndpoints(trx, accountId)).filter((e) => subscribes(e.events, type))
   if (endpoints.length === 0) return
   const account = await repo.customerNumber(trx, accountId)
-  const body: EventBody = { type, timestamp: iso(at), data: { ...resource, account } }
+  const data = typeof resource === 'function' ? await resource() : resource
+  const body: EventBody = { type, timestamp: iso(at), data: { ...data, account } }
   await recordEvent(trx, accountId, body, endpoints, at)
 }
 

@@ -8,6 +8,7 @@ import type { DomainsService } from '../domains.service.js'
 import type { Domain } from '../domains.repository.js'
 import type { ZoneChange, ZonePublisher } from '../../../lib/dns/zone-serial.js'
 import * as repo from './dns.repository.js'
+import { emitEvent } from '../../webhooks/webhook-events.js'
 import {
   RECORD_TYPES,
   checkRecordSet,
@@ -157,6 +158,7 @@ export class DnsService {
     const changed = await this.db.transaction().execute(async (trx) => {
       const did = await work(trx)
       if (did) await this.domains.bumpSerial(trx, d)
+      if (did) await emitEvent(trx, d.account_id, 'dns.zone.changed', { domain: d.name }, this.clock.now())
       return did
     })
     if (!changed) return
