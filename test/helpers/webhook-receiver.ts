@@ -22,6 +22,8 @@ export interface Receiver {
   answer(...statuses: number[]): void
   /** Waits this long before answering each request. */
   delayMs: number
+  /** The most requests it was answering at one time. */
+  maxInFlight: number
   /** Resolves once `n` requests arrived (or rejects after `ms`). */
   waitFor(n: number, ms?: number): Promise<Received[]>
   close(): Promise<void>
@@ -31,9 +33,12 @@ export interface Receiver {
 export async function startReceiver(dir: string, cert = selfSignedCert(dir)): Promise<Receiver> {
   const script: number[] = []
   const received: Received[] = []
+  let inFlight = 0
   const server = https.createServer(
     { key: fs.readFileSync(cert.key), cert: fs.readFileSync(cert.cert) },
     (req, res) => {
+      r.maxInFlight = Math.max(r.maxInFlight, ++inFlight)
+      res.on('close', () => inFlight--)
       const chunks: Buffer[] = []
       req.on('data', (c: Buffer) => chunks.push(c))
       req.on('end', () => {
@@ -59,6 +64,7 @@ export async function startReceiver(dir: string, cert = selfSignedCert(dir)): Pr
     caFile: cert.cert,
     received,
     delayMs: 0,
+    maxInFlight: 0,
     answer: (...statuses) => void script.push(...statuses),
     async waitFor(n, ms = 10_000) {
       const until = Date.now() + ms
