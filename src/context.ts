@@ -207,7 +207,7 @@ function createServices(
     orders: () => services.orders,
   })
   const accountDns = accountDnsOf(domainArea.domains, domainArea.dns)
-  const webhooks = createWebhooksService({ db, clock, config, box: secrets.box, mail, log })
+  const webhooks = createWebhooksService({ db, clock, jobs, config, box: secrets.box, mail, log })
   const services: Services = {
     ...domainArea,
     ...createAccountServices({ db, clock, jobs, config, payments: drivers.payments, mail, iam }),
@@ -231,7 +231,10 @@ function createServices(
 
 /** Connects the services to each other (charging, order processors, metrics) and registers every job. */
 function registerWork(services: Services, jobs: JobRunner, maintenance: Maintenance, ops: Ops): void {
-  ops.metrics.setSources({ jobCounts: () => services.adminActivity.jobCounts() })
+  ops.metrics.setSources({
+    jobCounts: () => services.adminActivity.jobCounts(),
+    webhookStats: () => services.webhooks.stats(),
+  })
   services.orders.setCharger(services.invoices)
   services.orders.registerProcessor('domain', services.domainOrders)
   services.orders.registerProcessor('certificate', { process: (item) => services.certificates.processOrderItem(item) })
@@ -249,6 +252,7 @@ function registerWork(services: Services, jobs: JobRunner, maintenance: Maintena
     services.zoneDelivery.pushJob,
     services.zoneDelivery.resyncJob,
     services.webhooks.deliverJob,
+    services.webhooks.expiringJob,
   ])
     jobs.register(job)
 }

@@ -76,6 +76,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     if (config.jobs.enabled) {
       await ctx.maintenance.schedule()
       await ctx.services.zoneDelivery.scheduleResync()
+      await ctx.services.webhooks.scheduleScan()
       ctx.jobs.start()
     }
 

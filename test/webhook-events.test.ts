@@ -142,6 +142,46 @@ forEachDialect((dialect) => {
       assert.deepEqual([e.data.ticket_number, e.data.author, e.data.subject], [n, 'Support', 'Webhooks?'])
     })
 
+    it('domain.status.changed when a cancellation is requested and withdrawn', async () => {
+      const domain = await makeDomain(t, a)
+      const from = receiver.received.length
+      assert.equal((await t.request('DELETE', `/domains/${domain}`, { key: a.key })).status, 200)
+      assert.equal((await t.request('PUT', `/domains/${domain}/cancel-delete`, { key: a.key })).status, 200)
+      const events = await received(from, 'domain.status.changed')
+      assert.deepEqual(
+        events.map((e) => [e.data.domain, e.data.status]),
+        [
+          [domain, 'pending_cancellation'],
+          [domain, 'active'],
+        ],
+      )
+    })
+
+    it('domain.expiring 30 and 7 days before renewal, once each', async () => {
+      const name = uniqueName('expiring', 'nl')
+      const renewal = new Date(clock.now().getTime() + 20 * 86_400_000).toISOString().slice(0, 10)
+      await t.ctx.services.domains.create(t.ctx.db, {
+        accountId: a.accountId,
+        name,
+        renewalDate: renewal,
+        nameserverProfile: null,
+        nameservers: [],
+        contacts: {},
+      })
+      // biome-ignore lint/suspicious/noExplicitAny: payloads are read field by field
+      const mine = (events: any[]) => events.filter((e) => e.data.domain === name)
+      let from = receiver.received.length
+      await t.ctx.services.webhooks.scanExpiring()
+      await t.ctx.services.webhooks.scanExpiring()
+      const [thirty, ...more] = mine(await received(from, 'domain.expiring'))
+      assert.deepEqual([thirty.data.days, thirty.data.renewal_date, more.length], [30, renewal, 0])
+      clock.advance(14 * 86_400_000)
+      from = receiver.received.length
+      await t.ctx.services.webhooks.scanExpiring()
+      const [seven, ...again] = mine(await received(from, 'domain.expiring'))
+      assert.deepEqual([seven.data.days, again.length], [7, 0])
+    })
+
     it('certificate.issued once validation passes, certificate.failed when it never does', async () => {
       const id = await makeCertificatePackage(t, a)
       const csrFor = async (commonName: string) => {
@@ -173,6 +213,22 @@ forEachDialect((dialect) => {
       // biome-ignore lint/suspicious/noExplicitAny: the payload is read field by field
       const [e] = failed as any[]
       assert.deepEqual([e.data.id, e.data.certificate_status], [other, 'ERR'])
+    })
+    it('certificate.expiring 30 days before an issued certificate expires', async () => {
+      const [cert] = await t.ctx.db
+        .selectFrom('certificates')
+        .select(['id', 'valid_until'])
+        .where('account_id', '=', a.accountId)
+        .where('status', '=', 'ACT')
+        .execute()
+      clock.advance(Date.parse(cert.valid_until!) - clock.now().getTime() - 25 * 86_400_000)
+      const from = receiver.received.length
+      await t.ctx.services.webhooks.scanExpiring()
+      const events = (await received(from, 'certificate.expiring')).filter((e) => e.data.id === cert.id)
+      assert.deepEqual(
+        events.map((e) => [e.data.days, e.data.valid_until]),
+        [[30, cert.valid_until]],
+      )
     })
   })
 })

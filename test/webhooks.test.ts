@@ -303,4 +303,70 @@ forEachDialect((dialect) => {
       assert.equal(receiver.received.length, 0)
     })
   })
+  describe(`webhooks for the operator and in the sandbox (${dialect})`, () => {
+    let t: TestApp
+    let a: TestAccount
+    let receiver: Receiver
+    let dir: string
+    let token: string
+
+    before(async () => {
+      dir = tempDir()
+      receiver = await startReceiver(dir)
+      // Sandbox mode allows receivers on private addresses without further configuration.
+      t = await startTestApp(dialect, { env: { HOSTAPI_SANDBOX: '1', HOSTAPI_WEBHOOKS_CA_FILE: receiver.caFile } })
+      a = await t.account('Operator B.V.')
+      token = (await t.ctx.services.admin.createToken('webhooks')).token
+    })
+    after(async () => {
+      await t.close()
+      await receiver.close()
+      fs.rmSync(dir, { recursive: true, force: true })
+    })
+
+    const adminCall = (method: string, path: string, body?: unknown) =>
+      t.request(method, `/admin/v1${path}`, { body, headers: { authorization: `Bearer ${token}` } })
+    const metric = async (line: RegExp) => {
+      const text = (await adminCall('GET', '/metrics')).text
+      return Number(line.exec(text)?.[1])
+    }
+
+    it('retries on the sandbox clock, flushes, shows metrics, and lists and redelivers for the operator', async () => {
+      const hook = await t.request('POST', '/account/webhooks', {
+        key: a.key,
+        body: { url: `${receiver.origin}/sandbox`, events: ['*'] },
+      })
+      assert.equal(hook.status, 200, hook.text)
+      const id = hook.body.data.id
+      receiver.answer(500, 500)
+      await t.request('POST', `/account/webhooks/${id}/test`, { key: a.key })
+      let flushed = await adminCall('POST', '/sandbox/webhooks/flush', {})
+      assert.deepEqual([flushed.status, flushed.body.data.attempts], [200, 1])
+      assert.equal(await metric(/^hostapi_webhook_deliveries_pending (\d+)/m), 1)
+      assert.equal(await metric(/^hostapi_webhook_endpoints\{state="failing"\} (\d+)/m), 1)
+      assert.ok((await metric(/^hostapi_webhook_oldest_pending_age_seconds (\S+)/m)) >= 0)
+      // Moving the sandbox clock past the first wait runs the second attempt.
+      await adminCall('POST', '/sandbox/clock', { advance: '6s' })
+      await t.ctx.jobs.drain()
+      assert.equal(receiver.received.length, 2)
+      // The flush with `all` does not wait for the minute the third attempt is due in.
+      flushed = await adminCall('POST', '/sandbox/webhooks/flush', { all: true })
+      assert.equal(flushed.body.data.attempts, 1)
+      assert.equal(receiver.received.length, 3)
+      assert.equal(await metric(/^hostapi_webhook_deliveries_pending (\d+)/m), 0)
+
+      const list = await adminCall('GET', `/webhooks/deliveries?account=${a.customerNumber}`)
+      assert.equal(list.status, 200, list.text)
+      const [d] = list.body.data.deliveries
+      assert.deepEqual([d.status, d.attempts, d.webhook_id, d.account_id], ['succeeded', 3, id, a.accountId])
+      const again = await adminCall('POST', `/webhooks/deliveries/${d.id}/redeliver`)
+      assert.equal(again.status, 200, again.text)
+      assert.equal(again.body.data.event_id, d.event_id)
+      await adminCall('POST', '/sandbox/webhooks/flush', {})
+      assert.equal(receiver.received.length, 4)
+      assert.equal(receiver.received[3].headers['webhook-id'], d.event_id)
+      const missing = await adminCall('POST', '/webhooks/deliveries/999999/redeliver')
+      assert.deepEqual([missing.status, missing.body.status_description], [404, 'Delivery not found'])
+    })
+  })
 })

@@ -1480,7 +1480,1156 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "domain.order.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A domain of an order was registered or transferred */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "domain.order.completed",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "order_id": 5012,
+                     *         "cart_id": 8801,
+                     *         "domain": "example.nl",
+                     *         "status": "done",
+                     *         "errors": [],
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "domain.order.completed";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "domain.order.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A domain of an order could not be registered or transferred; correct it with PUT /orders/{id} */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "domain.order.failed",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "order_id": 5013,
+                     *         "cart_id": 8802,
+                     *         "domain": "example.com",
+                     *         "status": "error",
+                     *         "errors": [
+                     *           {
+                     *             "code": "transfer_code",
+                     *             "description": "The transfer code is not correct"
+                     *           }
+                     *         ],
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "domain.order.failed";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "domain.status.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A domain's status changed (cancellation requested or withdrawn, or the domain ended) */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "domain.status.changed",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "domain": "example.nl",
+                     *         "status": "pending_cancellation",
+                     *         "status_id": 2,
+                     *         "renewal_date": "2026-06-01",
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "domain.status.changed";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "domain.expiring": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A domain is renewed or ends in 30 days, and again at 7 days */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "domain.expiring",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "domain": "example.nl",
+                     *         "status": "active",
+                     *         "renewal_date": "2026-02-04",
+                     *         "days": 30,
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "domain.expiring";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "dns.zone.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A domain's DNS records changed */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "dns.zone.changed",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "domain": "example.nl",
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "dns.zone.changed";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "vps.task.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A VPS task (power action, install, backup, restore) finished */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "vps.task.completed",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "vps_id": 301,
+                     *         "id": 9120,
+                     *         "action": "restart",
+                     *         "status": "done",
+                     *         "progress": 100,
+                     *         "created": "2026-01-05 10:00",
+                     *         "error": null,
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "vps.task.completed";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "vps.task.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A VPS task failed */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "vps.task.failed",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "vps_id": 301,
+                     *         "id": 9121,
+                     *         "action": "restart",
+                     *         "status": "failed",
+                     *         "progress": 100,
+                     *         "created": "2026-01-05 10:00",
+                     *         "error": "Host unreachable",
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "vps.task.failed";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "vps.status.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A VPS's status changed at the end of a task */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "vps.status.changed",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "vps_id": 301,
+                     *         "status": "running",
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "vps.status.changed";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "certificate.issued": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A certificate was issued (GET /certificates/{id} has it) */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "certificate.issued",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "id": 77,
+                     *         "common_name": "shop.example.nl",
+                     *         "certificate_status": "ACT",
+                     *         "valid_until": "2027-01-05 10:00:00",
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "certificate.issued";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "certificate.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A certificate request failed (validation did not pass in time, or the CA refused it) */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "certificate.failed",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "id": 78,
+                     *         "common_name": "shop.example.nl",
+                     *         "certificate_status": "ERR",
+                     *         "status_message": "Validation failed: …",
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "certificate.failed";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "certificate.expiring": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An issued certificate expires in 30 days, and again at 7 days */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "certificate.expiring",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "id": 77,
+                     *         "common_name": "shop.example.nl",
+                     *         "certificate_status": "ACT",
+                     *         "valid_until": "2026-02-04",
+                     *         "days": 30,
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "certificate.expiring";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.issued": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An invoice was issued */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "invoice.issued",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "id": 3101,
+                     *         "invoice_nr": "2026-003101",
+                     *         "invoice_date": "2026-01-05",
+                     *         "total_price": 12.1,
+                     *         "paid": false,
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "invoice.issued";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An invoice was paid */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "invoice.paid",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "id": 3101,
+                     *         "invoice_nr": "2026-003101",
+                     *         "invoice_date": "2026-01-05",
+                     *         "total_price": 12.1,
+                     *         "paid": true,
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "invoice.paid";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "ticket.replied": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Support answered a ticket */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "ticket.replied",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "ticket_number": 482913,
+                     *         "subject": "Mail setup",
+                     *         "author": "Support",
+                     *         "message": "<p>Done.</p>",
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "ticket.replied";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sent by POST /account/webhooks/{id}/test to that endpoint alone */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "webhook.test",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "webhook_id": 12,
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "webhook.test";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description Every error response */

@@ -25,7 +25,7 @@ export const EVENT_TYPES = [
 export type EventType = (typeof EVENT_TYPES)[number]
 
 /** The event `POST /account/webhooks/{id}/test` sends; not subscribable. */
-export const TEST_EVENT = 'webhook.test'
+export const TEST_EVENT = 'webhook.test' as const
 
 /** The job kind that makes one delivery attempt. */
 export const DELIVERY_JOB = 'webhooks.deliver'
@@ -62,21 +62,44 @@ export async function emitEvent(
   await recordEvent(trx, accountId, body, endpoints, at)
 }
 
-/** Writes an event and a delivery and its job per endpoint (the endpoints are the caller's choice). */
+/**
+ * Like emitEvent, for an event that must be sent once however often its cause is seen (a scan that runs again):
+ * `uid` names it, and an event of that uid recorded before is not recorded again.
+ */
+export async function emitOnce(
+  trx: Db,
+  accountId: number,
+  type: EventType,
+  resource: Record<string, unknown>,
+  at: Date,
+  uid: string,
+): Promise<void> {
+  const endpoints = (await repo.enabledEndpoints(trx, accountId)).filter((e) => subscribes(e.events, type))
+  if (endpoints.length === 0) return
+  const account = await repo.customerNumber(trx, accountId)
+  await recordEvent(trx, accountId, { type, timestamp: iso(at), data: { ...resource, account } }, endpoints, at, uid)
+}
+
+/**
+ * Writes an event and a delivery and its job per endpoint (the endpoints are the caller's choice). With `uid`, an
+ * event of that uid that exists already is left as it is and nothing is written.
+ */
 export async function recordEvent(
   trx: Db,
   accountId: number,
   body: EventBody,
   endpoints: { id: number }[],
   at: Date,
+  uid?: string,
 ): Promise<number[]> {
   const event = await repo.insertEvent(trx, {
     account_id: accountId,
-    uid: newMessageId(),
+    uid: uid ?? newMessageId(),
     type: body.type,
     payload: JSON.stringify(body),
     created_at: iso(at),
   })
+  if (!event) return []
   const ids: number[] = []
   for (const e of endpoints) ids.push(await repo.insertDelivery(trx, accountId, e.id, event.id, at))
   return ids

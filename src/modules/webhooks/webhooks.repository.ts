@@ -23,10 +23,17 @@ export const customerNumber = async (db: Db, accountId: number): Promise<number>
   (await db.selectFrom('accounts').select('customer_number').where('id', '=', accountId).executeTakeFirstOrThrow())
     .customer_number
 
+/** Inserts an event; undefined when an event of its uid exists already. */
 export const insertEvent = (
   db: Db,
   row: { account_id: number; uid: string; type: string; payload: string; created_at: string },
-) => db.insertInto('webhook_events').values(row).returning('id').executeTakeFirstOrThrow()
+) =>
+  db
+    .insertInto('webhook_events')
+    .values(row)
+    .onConflict((oc) => oc.column('uid').doNothing())
+    .returning('id')
+    .executeTakeFirst()
 
 /** Queues an attempt of a delivery at `runAt`, in the caller's transaction. */
 export const queueAttempt = (db: Db, accountId: number, deliveryId: number, runAt: Date, now: Date) =>
@@ -181,6 +188,10 @@ export const updateDelivery = (
   changes: Partial<Omit<WebhookDelivery, 'id' | 'account_id' | 'endpoint_id' | 'event_id' | 'created_at'>>,
 ) => db.updateTable('webhook_deliveries').set(changes).where('id', '=', id).executeTakeFirst()
 
+/** The id of the account with this customer number. */
+export const accountIdOf = async (db: Db, customerNumber: number): Promise<number | undefined> =>
+  (await db.selectFrom('accounts').select('id').where('customer_number', '=', customerNumber).executeTakeFirst())?.id
+
 /** The main user's address of an account, for notices. */
 export const mainUserEmail = async (db: Db, accountId: number): Promise<string | null> =>
   (
@@ -195,3 +206,115 @@ export const mainUserEmail = async (db: Db, accountId: number): Promise<string |
 /** Every endpoint's sealed secrets, for the secret key check and rotation. */
 export const allSecrets = (db: Db) =>
   db.selectFrom('webhook_endpoints').select(['id', 'account_id', 'secret', 'previous_secret']).execute()
+
+/** What the operator filters deliveries by. */
+export interface DeliveryFilter {
+  status?: WebhookDelivery['status']
+  accountId?: number
+}
+
+const filtered = (db: Db, f: DeliveryFilter) => {
+  let q = deliveries(db)
+  if (f.status) q = q.where('d.status', '=', f.status)
+  if (f.accountId !== undefined) q = q.where('d.account_id', '=', f.accountId)
+  return q
+}
+
+/** Deliveries of every account (the operator's view), newest first. */
+export const adminListDeliveries = (db: Db, f: DeliveryFilter, limit: number, offset: number) =>
+  filtered(db, f).orderBy('d.id', 'desc').limit(limit).offset(offset).execute() as Promise<DeliveryRow[]>
+
+export const adminCountDeliveries = async (db: Db, f: DeliveryFilter): Promise<number> =>
+  Number(
+    (
+      await filtered(db, f)
+        .clearSelect()
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  )
+
+/** One delivery of any account with its event (the operator's view). */
+export const adminFindDelivery = (db: Db, id: number) =>
+  deliveries(db).where('d.id', '=', id).executeTakeFirst() as Promise<DeliveryRow | undefined>
+
+/** Pending deliveries, endpoints retrying or disabled by hostapi, and the time of the oldest pending delivery. */
+export async function deliveryStats(
+  db: Db,
+): Promise<{ pending: number; failing: number; disabled: number; oldestPending: string | null }> {
+  const pending = await db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('oldest')])
+    .where('status', 'in', ['pending', 'sending'])
+    .executeTakeFirstOrThrow()
+  const failing = await db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.count<number>('endpoint_id').distinct().as('n'))
+    .where('status', 'in', ['pending', 'sending'])
+    .where('attempts', '>', 0)
+    .where('last_error', 'is not', null)
+    .executeTakeFirstOrThrow()
+  const disabled = await db
+    .selectFrom('webhook_endpoints')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('enabled', '=', 0)
+    .where('disabled_reason', 'is not', null)
+    .executeTakeFirstOrThrow()
+  return {
+    pending: Number(pending.n),
+    failing: Number(failing.n),
+    disabled: Number(disabled.n),
+    oldestPending: (pending.oldest as string | null) ?? null,
+  }
+}
+
+/** Makes every queued delivery attempt due at `now` (the sandbox's flush); returns how many. */
+export const makeAttemptsDue = async (db: Db, now: Date): Promise<number> => {
+  const r = await db
+    .updateTable('jobs')
+    .set({ run_at: iso(now) })
+    .where('kind', '=', DELIVERY_JOB)
+    .where('status', '=', 'queued')
+    .where('run_at', '>', iso(now))
+    .executeTakeFirst()
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ next_attempt_at: iso(now) })
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '>', iso(now))
+    .execute()
+  return Number(r.numUpdatedRows)
+}
+
+/** Accounts with an enabled endpoint: the only ones a scan for events needs to look at. */
+const listening = (db: Db) => db.selectFrom('webhook_endpoints').select('account_id').where('enabled', '=', 1)
+
+/** Domains of listening accounts renewed or ended after `after` and at the latest on `until` (YYYY-MM-DD). */
+export const domainsRenewedBetween = (db: Db, after: string, until: string) =>
+  db
+    .selectFrom('domains')
+    .select(['id', 'account_id', 'name', 'status', 'renewal_date'])
+    .where('renewal_date', '>', after)
+    .where('renewal_date', '<=', until)
+    .where('account_id', 'in', listening(db))
+    .execute()
+
+/** Issued certificates of listening accounts that expire after `after` and at the latest at `until` (ISO). */
+export const certificatesExpiringBetween = (db: Db, after: string, until: string) =>
+  db
+    .selectFrom('certificates')
+    .select(['id', 'account_id', 'common_name', 'status', 'valid_until'])
+    .where('status', '=', 'ACT')
+    .where('valid_until', '>', after)
+    .where('valid_until', '<=', until)
+    .where('account_id', 'in', listening(db))
+    .execute()
+
+/** Whether a job of `kind` is queued or running. */
+export const jobPending = async (db: Db, kind: string): Promise<boolean> =>
+  (await db
+    .selectFrom('jobs')
+    .select('id')
+    .where('kind', '=', kind)
+    .where('status', 'in', ['queued', 'running'])
+    .executeTakeFirst()) !== undefined

@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import { MAX_ID } from '../../db/ids.js'
-import { Envelope } from '../../http/schemas.js'
+import { Envelope, PageQuery, Pagination } from '../../http/schemas.js'
 import { EVENT_TYPES } from './webhook-events.js'
 
 const EventName = Type.Union([...EVENT_TYPES, '*'].map((e) => Type.Literal(e)))
@@ -123,3 +123,35 @@ export const DeliveryDetail = Envelope(Type.Object(deliveryFields), deliveryExam
 export const DeliveryList = Envelope(Type.Object({ deliveries: Type.Array(Type.Object(deliveryFields)) }), {
   deliveries: [deliveryExample],
 })
+
+const adminDeliveryFields = {
+  ...deliveryFields,
+  account_id: Type.Integer(),
+  webhook_id: Type.Integer({ description: 'The endpoint' }),
+}
+const adminDeliveryExample = { ...deliveryExample, account_id: 7, webhook_id: 12 }
+
+/** `GET /webhooks/deliveries` of the admin API: filters and paging. */
+export const AdminDeliveriesQuery = Type.Object({
+  page: PageQuery.page,
+  limit: PageQuery.limit,
+  status: Type.Optional(Type.Union(['pending', 'sending', 'succeeded', 'failed'].map((s) => Type.Literal(s)))),
+  account: Type.Optional(Type.Integer({ minimum: 1, description: 'Customer number' })),
+})
+/** The delivery id in an admin path. */
+export const AdminDeliveryParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: MAX_ID }) })
+/** Deliveries of every account. */
+export const AdminDeliveryList = Envelope(
+  Type.Object({ deliveries: Type.Array(Type.Object(adminDeliveryFields)), pagination: Pagination }),
+  { deliveries: [adminDeliveryExample], pagination: { page: 1, limit: 25, total: 1, total_pages: 1 } },
+)
+/** One delivery with its account and endpoint. */
+export const AdminDeliveryDetail = Envelope(Type.Object(adminDeliveryFields), adminDeliveryExample)
+/** The body of the sandbox's flush. */
+export const FlushBody = Type.Object({
+  all: Type.Optional(
+    Type.Boolean({ description: 'Also pending deliveries whose next attempt is not due yet (default false)' }),
+  ),
+})
+/** How many attempts the flush ran. */
+export const FlushReply = Envelope(Type.Object({ attempts: Type.Integer() }), { attempts: 3 })

@@ -1,19 +1,20 @@
 import type { Kysely } from 'kysely'
 import type { Logger } from 'pino'
 import { Type } from 'typebox'
-import { iso, type Clock } from '../../clock.js'
+import { iso, ymd, type Clock } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
 import type { MailDriver } from '../../drivers/mail/mail.js'
 import { errors } from '../../errors.js'
-import { defineJob } from '../../jobs/runner.js'
+import { defineJob, type JobRunner } from '../../jobs/runner.js'
 import type { DryRun } from '../../lib/dry-run.js'
 import { isIpLiteral, isPublicAddress } from '../../lib/public-address.js'
 import type { SecretBox, SecretHolder } from '../../lib/secret-box.js'
 import { newWebhookSecret, signatureHeader } from '../../lib/webhook-signature.js'
-import { DELIVERY_JOB, recordEvent, TEST_EVENT, type EventBody } from './webhook-events.js'
+import { DELIVERY_JOB, emitOnce, recordEvent, TEST_EVENT, type EventBody } from './webhook-events.js'
 import { SendError, sendWebhook, systemResolver, type Resolver, type SenderOptions } from './webhook-sender.js'
 import * as repo from './webhooks.repository.js'
-import type { WebhookEndpoint } from './webhooks.tables.js'
+import type { WebhookDelivery, WebhookEndpoint } from './webhooks.tables.js'
+import { pageOf, pagination } from '../../lib/paging.js'
 
 /** A webhook endpoint as the API shows it (never with its secret). */
 export interface WebhookView {
@@ -70,6 +71,15 @@ const ATTEMPT_LEASE_MS = 30_000
 // When the endpoint's slots are taken, the attempt is queued again this much later.
 const BUSY_RETRY_MS = 1_000
 const DELIVERIES_SHOWN = 50
+const DAY_MS = 86_400_000
+const SCAN_EVERY_MS = 3600_000
+/** The job kind of the expiry scan. */
+export const EXPIRING_JOB = 'webhooks.expiring'
+// Days before renewal or expiry, each with the next (smaller) mark: the 30-day event covers 30 to 8 days.
+const EXPIRY_MARKS: [number, number][] = [
+  [30, 7],
+  [7, 0],
+]
 
 /**
  * The wait after each failed attempt: 5 s, 1 min, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, about three
@@ -106,6 +116,18 @@ const deliveryView = (d: repo.DeliveryRow): DeliveryView => ({
   created_at: d.created_at,
 })
 
+/** A delivery as the admin API shows it: with its account and endpoint. */
+export interface AdminDeliveryView extends DeliveryView {
+  account_id: number
+  webhook_id: number
+}
+
+const adminDeliveryView = (d: repo.DeliveryRow): AdminDeliveryView => ({
+  ...deliveryView(d),
+  account_id: d.account_id,
+  webhook_id: d.endpoint_id,
+})
+
 /**
  * Webhook endpoints of accounts and the delivery of their events: signed as the Standard Webhooks specification
  * asks, at least once, retried with backoff for about three days, to public addresses only unless allowed.
@@ -116,6 +138,7 @@ export class WebhooksService implements SecretHolder {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
+    private readonly jobs: JobRunner,
     private readonly box: SecretBox,
     private readonly mail: MailDriver,
     private readonly log: Logger,
@@ -128,6 +151,52 @@ export class WebhooksService implements SecretHolder {
     payload: Type.Object({ deliveryId: Type.Integer() }),
     handle: async ({ deliveryId }) => this.attempt(deliveryId),
   })
+
+  /** The hourly scan for domains and certificates 30 and 7 days from renewal or expiry; each run queues the next. */
+  readonly expiringJob = defineJob({
+    name: EXPIRING_JOB,
+    payload: Type.Null(),
+    handle: async () => {
+      const events = await this.scanExpiring()
+      await this.jobs.enqueue(this.expiringJob, null, { runAt: new Date(this.clock.now().getTime() + SCAN_EVERY_MS) })
+      return { events }
+    },
+  })
+
+  /** Queues the expiry scan unless one is queued already. */
+  async scheduleScan(): Promise<void> {
+    if (!(await repo.jobPending(this.db, EXPIRING_JOB))) await this.jobs.enqueue(this.expiringJob, null)
+  }
+
+  /**
+   * Records `domain.expiring` and `certificate.expiring` for what is 30 days (and then 7 days) or less from its
+   * renewal or expiry, once per mark and period: the event id names them, so a scan that runs again records
+   * nothing new. Only the nearest mark is sent (an endpoint added 5 days before gets the 7-day event alone).
+   */
+  async scanExpiring(): Promise<number> {
+    const now = this.clock.now()
+    const day = (n: number) => new Date(now.getTime() + n * DAY_MS)
+    let n = 0
+    for (const [mark, next] of EXPIRY_MARKS) {
+      for (const d of await repo.domainsRenewedBetween(this.db, ymd(day(next)), ymd(day(mark)))) {
+        const data = { domain: d.name, status: d.status, renewal_date: d.renewal_date, days: mark }
+        const uid = `msg_domain_expiring_${d.id}_${d.renewal_date}_${mark}`
+        await this.db.transaction().execute((trx) => emitOnce(trx, d.account_id, 'domain.expiring', data, now, uid))
+        n++
+      }
+      for (const c of await repo.certificatesExpiringBetween(this.db, iso(day(next)), iso(day(mark)))) {
+        const until = c.valid_until!
+        const data = { id: c.id, common_name: c.common_name, certificate_status: c.status, valid_until: until }
+        const uid = `msg_certificate_expiring_${c.id}_${until.slice(0, 10)}_${mark}`
+        const type = 'certificate.expiring' as const
+        await this.db
+          .transaction()
+          .execute((trx) => emitOnce(trx, c.account_id, type, { ...data, days: mark }, now, uid))
+        n++
+      }
+    }
+    return n
+  }
 
   /** Replaces the resolver used at delivery (tests play DNS answers with it). */
   setResolver(resolve: Resolver): void {
@@ -239,6 +308,49 @@ export class WebhooksService implements SecretHolder {
       .transaction()
       .execute((trx) => repo.insertDelivery(trx, accountId, id, old.event_id, now))
     return this.delivery(accountId, id, newId)
+  }
+
+  /** The operator's list of deliveries of every account, newest first. */
+  async adminDeliveries(query: {
+    page?: number
+    limit?: number
+    status?: WebhookDelivery['status']
+    account?: number
+  }) {
+    const page = pageOf(query)
+    const filter: repo.DeliveryFilter = { status: query.status }
+    if (query.account !== undefined) filter.accountId = (await repo.accountIdOf(this.db, query.account)) ?? -1
+    const total = await repo.adminCountDeliveries(this.db, filter)
+    const pag = pagination(page, total)
+    const rows = await repo.adminListDeliveries(this.db, filter, page.limit, page.offset)
+    return { deliveries: rows.map(adminDeliveryView), pagination: pag }
+  }
+
+  /** The operator's redelivery of any account's delivery, as a new delivery of the same event. */
+  async adminRedeliver(deliveryId: number): Promise<AdminDeliveryView> {
+    const old = await repo.adminFindDelivery(this.db, deliveryId)
+    if (!old) throw errors.webhookDeliveryNotFound()
+    const now = this.clock.now()
+    const id = await this.db
+      .transaction()
+      .execute((trx) => repo.insertDelivery(trx, old.account_id, old.endpoint_id, old.event_id, now))
+    return adminDeliveryView((await repo.adminFindDelivery(this.db, id))!)
+  }
+
+  /**
+   * The sandbox's flush: runs every delivery attempt that is due by the (sandbox) clock now, in this call, and with
+   * `all` every pending one, as if its wait were over. Returns how many attempts ran.
+   */
+  async flush(all: boolean): Promise<number> {
+    if (all) await repo.makeAttemptsDue(this.db, this.clock.now())
+    return this.jobs.drain([DELIVERY_JOB])
+  }
+
+  /** What the metrics show: pending deliveries, failing and disabled endpoints, the oldest pending age. */
+  async stats(): Promise<{ pending: number; failing: number; disabled: number; oldestPendingSeconds: number }> {
+    const s = await repo.deliveryStats(this.db)
+    const age = s.oldestPending ? (this.clock.now().getTime() - Date.parse(s.oldestPending)) / 1000 : 0
+    return { pending: s.pending, failing: s.failing, disabled: s.disabled, oldestPendingSeconds: Math.max(0, age) }
   }
 
   /** Checks every stored secret opens; seals plaintext ones and, with `rotate`, re-seals old-key ones. */
