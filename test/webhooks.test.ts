@@ -226,6 +226,33 @@ forEachDialect((dialect) => {
       const mails = await (t.ctx.drivers.mail as OutboxMailDriver).list({ to: owner!.email })
       assert.ok(mails.some((m) => m.subject === `Webhook endpoint ${hook.id} was disabled`))
     })
+    it('fails the pending deliveries of a disabled endpoint; prunes finished ones after 30 days', async () => {
+      const other = await t.account('Disabling B.V.')
+      const created = await create('/off', ['invoice.issued'], other.key)
+      receiver.answer(500)
+      const before = receiver.received.length
+      await t.ctx.services.invoices.create(other.accountId, { lines: [{ description: 'Hosting', amountCents: 500 }] })
+      await t.ctx.jobs.drain()
+      const list = async () =>
+        (await t.request('GET', `/account/webhooks/${created.id}/deliveries`, { key: other.key })).body.data.deliveries
+      let [d] = await list()
+      assert.deepEqual([d.event_type, d.status, d.response_status], ['invoice.issued', 'pending', 500])
+      const off = await t.request('PUT', `/account/webhooks/${created.id}`, {
+        key: other.key,
+        body: { enabled: false },
+      })
+      assert.equal(off.status, 200)
+      clock.advance(RETRY_SCHEDULE_MS[0] * 1.1 + 1000)
+      await t.ctx.jobs.drain()
+      ;[d] = await list()
+      assert.deepEqual([d.status, d.attempts, d.last_error], ['failed', 1, 'The endpoint is disabled'])
+      assert.equal(receiver.received.length, before + 1)
+
+      clock.advance(31 * 24 * 3600_000)
+      await t.ctx.services.webhooks.scheduleScan()
+      await t.ctx.jobs.drain()
+      assert.deepEqual(await list(), [])
+    })
   })
 
   describe(`webhooks refuse private receivers (${dialect})`, () => {

@@ -318,3 +318,22 @@ export const jobPending = async (db: Db, kind: string): Promise<boolean> =>
     .where('kind', '=', kind)
     .where('status', 'in', ['queued', 'running'])
     .executeTakeFirst()) !== undefined
+
+/** Deletes deliveries finished before `before` and the events left without a delivery; returns how many deliveries. */
+export async function pruneDelivered(db: Db, before: string): Promise<number> {
+  const r = await db
+    .deleteFrom('webhook_deliveries')
+    .where('status', 'in', ['succeeded', 'failed'])
+    .where('updated_at', '<', before)
+    .executeTakeFirst()
+  await db
+    .deleteFrom('webhook_events')
+    .where('created_at', '<', before)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.event_id', '=', 'webhook_events.id')),
+      ),
+    )
+    .execute()
+  return Number(r.numDeletedRows)
+}

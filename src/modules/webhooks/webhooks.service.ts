@@ -73,6 +73,8 @@ const BUSY_RETRY_MS = 1_000
 const DELIVERIES_SHOWN = 50
 const DAY_MS = 86_400_000
 const SCAN_EVERY_MS = 3600_000
+// Finished deliveries (and events left without one) are kept this long, for the delivery lists and redelivery.
+const KEEP_MS = 30 * DAY_MS
 /** The job kind of the expiry scan. */
 export const EXPIRING_JOB = 'webhooks.expiring'
 // Days before renewal or expiry, each with the next (smaller) mark: the 30-day event covers 30 to 8 days.
@@ -152,14 +154,18 @@ export class WebhooksService implements SecretHolder {
     handle: async ({ deliveryId }) => this.attempt(deliveryId),
   })
 
-  /** The hourly scan for domains and certificates 30 and 7 days from renewal or expiry; each run queues the next. */
+  /**
+   * The hourly scan for domains and certificates 30 and 7 days from renewal or expiry, and the prune of deliveries
+   * finished 30 days ago; each run queues the next.
+   */
   readonly expiringJob = defineJob({
     name: EXPIRING_JOB,
     payload: Type.Null(),
     handle: async () => {
+      const pruned = await repo.pruneDelivered(this.db, iso(new Date(this.clock.now().getTime() - KEEP_MS)))
       const events = await this.scanExpiring()
       await this.jobs.enqueue(this.expiringJob, null, { runAt: new Date(this.clock.now().getTime() + SCAN_EVERY_MS) })
-      return { events }
+      return { events, pruned }
     },
   })
 
@@ -428,11 +434,23 @@ export class WebhooksService implements SecretHolder {
     const claim = await this.db.transaction().execute(async (trx) => {
       const delivery = await repo.deliveryById(trx, deliveryId)
       if (!delivery) return { skip: 'gone' as const }
-      const claimable =
-        delivery.status === 'pending' || (delivery.status === 'sending' && (delivery.locked_until ?? '') < iso(now))
+      // A pending delivery is due at its next attempt: a job run again after a crash must not send it early.
+      const due = delivery.status === 'pending' && (delivery.next_attempt_at ?? '') <= iso(now)
+      const claimable = due || (delivery.status === 'sending' && (delivery.locked_until ?? '') < iso(now))
       if (!claimable) return { skip: delivery.status }
       const endpoint = await repo.endpointById(trx, delivery.endpoint_id)
       if (!endpoint) return { skip: 'gone' as const }
+      const event = await repo.eventById(trx, delivery.event_id)
+      // A disabled endpoint gets test events only: disabling it stops its pending deliveries.
+      if (endpoint.enabled !== 1 && event.type !== TEST_EVENT) {
+        await repo.updateDelivery(trx, delivery.id, {
+          status: 'failed',
+          next_attempt_at: null,
+          last_error: 'The endpoint is disabled',
+          updated_at: iso(now),
+        })
+        return { skip: 'disabled' as const }
+      }
       await repo.lockEndpoint(trx, endpoint.id)
       if ((await repo.inFlight(trx, endpoint.id, iso(now))) >= this.opts.endpointConcurrency) {
         await repo.queueAttempt(trx, delivery.account_id, delivery.id, new Date(now.getTime() + BUSY_RETRY_MS), now)
@@ -446,7 +464,6 @@ export class WebhooksService implements SecretHolder {
         last_attempt_at: iso(now),
         updated_at: iso(now),
       })
-      const event = await repo.eventById(trx, delivery.event_id)
       return { delivery: { ...delivery, attempts }, endpoint, event }
     })
     if ('skip' in claim) return { skipped: claim.skip }
