@@ -43,6 +43,7 @@ export async function up(db: AnyDb): Promise<void> {
     .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('next_attempt_at', 'text')
     .addColumn('locked_until', 'text')
+    .addColumn('parked', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('last_attempt_at', 'text')
     .addColumn('response_status', 'integer')
     .addColumn('duration_ms', 'integer')
@@ -54,6 +55,11 @@ export async function up(db: AnyDb): Promise<void> {
     .createIndex('webhook_deliveries_endpoint_idx')
     .on('webhook_deliveries')
     .columns(['endpoint_id', 'id'])
+    .execute()
+  await db.schema
+    .createIndex('webhook_deliveries_parked_idx')
+    .on('webhook_deliveries')
+    .columns(['endpoint_id', 'parked', 'next_attempt_at'])
     .execute()
   await db.schema
     .createIndex('webhook_deliveries_status_idx')

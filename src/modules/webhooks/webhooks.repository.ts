@@ -62,6 +62,7 @@ export async function insertDelivery(
       event_id: eventId,
       status: 'pending',
       attempts: 0,
+      parked: 0,
       next_attempt_at: iso(at),
       created_at: iso(at),
       updated_at: iso(at),
@@ -166,6 +167,31 @@ export const eventById = (db: Db, id: number) =>
 /** Takes the endpoint's row lock (PostgreSQL) so concurrent claims for one endpoint are counted one at a time. */
 export const lockEndpoint = (db: Db, id: number) =>
   db.updateTable('webhook_endpoints').set({ updated_at: sql<string>`updated_at` }).where('id', '=', id).execute()
+
+/** The endpoint's parked delivery that waits longest, if any is due at `now`. */
+export const oldestParked = (db: Db, endpointId: number, now: string) =>
+  db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('endpoint_id', '=', endpointId)
+    .where('parked', '=', 1)
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '<=', now)
+    .orderBy('next_attempt_at')
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst()
+
+/** Endpoints with a delivery parked since before `before` (the hourly safety net after a crash). */
+export const endpointsParkedSince = async (db: Db, before: string): Promise<{ id: number; account_id: number }[]> =>
+  db
+    .selectFrom('webhook_deliveries')
+    .select(['endpoint_id as id', 'account_id'])
+    .distinct()
+    .where('parked', '=', 1)
+    .where('status', '=', 'pending')
+    .where('updated_at', '<', before)
+    .execute()
 
 /** How many attempts to an endpoint are in flight at `now`. */
 export const inFlight = async (db: Db, endpointId: number, now: string): Promise<number> =>

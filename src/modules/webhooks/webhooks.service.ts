@@ -68,8 +68,9 @@ const PREVIOUS_CONTEXT = 'webhook_endpoints.previous_secret'
 const PREVIOUS_SECRET_MS = 24 * 3600_000
 // How long an attempt holds an endpoint slot: longer than any send, shorter than the job's lease.
 const ATTEMPT_LEASE_MS = 30_000
-// When the endpoint's slots are taken, the attempt is queued again this much later.
-const BUSY_RETRY_MS = 1_000
+// One job goes on with an endpoint's parked deliveries for at most this many attempts or this long.
+const CHAIN_MAX = 50
+const CHAIN_MS = 30_000
 const DELIVERIES_SHOWN = 50
 const DAY_MS = 86_400_000
 const SCAN_EVERY_MS = 3600_000
@@ -163,9 +164,10 @@ export class WebhooksService implements SecretHolder {
     payload: Type.Null(),
     handle: async () => {
       const pruned = await repo.pruneDelivered(this.db, iso(new Date(this.clock.now().getTime() - KEEP_MS)))
+      const restarted = await this.restartParked(this.clock.now())
       const events = await this.scanExpiring()
       await this.jobs.enqueue(this.expiringJob, null, { runAt: new Date(this.clock.now().getTime() + SCAN_EVERY_MS) })
-      return { events, pruned }
+      return { events, pruned, restarted }
     },
   })
 
@@ -424,15 +426,39 @@ export class WebhooksService implements SecretHolder {
   }
 
   /**
-   * One attempt of a delivery: claims it (unless the endpoint has its concurrent attempts in flight, then the
-   * attempt is queued again shortly), sends it, and records the answer: done on a 2xx, else the next attempt
-   * is queued after the schedule's wait, or, after the last one, the delivery fails and an endpoint that has
-   * not succeeded since is disabled and the account's main user mailed.
+   * The job's work: an attempt of the delivery, then, while the endpoint has parked deliveries, attempts of those in
+   * turn (a bounded chain; what is left is queued as a job of its own).
    */
   private async attempt(deliveryId: number): Promise<unknown> {
+    const started = Date.now()
+    let outcome = await this.attemptOne({ deliveryId })
+    let n = 1
+    while (outcome.next !== null) {
+      if (n >= CHAIN_MAX || Date.now() - started > CHAIN_MS) {
+        const { next } = outcome
+        await repo.queueAttempt(this.db, next.accountId, next.deliveryId, this.clock.now(), this.clock.now())
+        break
+      }
+      outcome = await this.attemptOne({ endpointId: outcome.next.endpointId })
+      n++
+    }
+    return { attempts: n, last: outcome.result }
+  }
+
+  /**
+   * One attempt: claims the delivery (`deliveryId`, or the endpoint's longest parked one), sends it and records the
+   * answer. When the endpoint has its concurrent attempts in flight the delivery is parked instead: no job waits
+   * for it, the attempt that frees a slot takes it next. `next` names the endpoint's parked delivery that is due.
+   */
+  private async attemptOne(
+    which: { deliveryId: number } | { endpointId: number },
+  ): Promise<{ result: unknown; next: { endpointId: number; deliveryId: number; accountId: number } | null }> {
     const now = this.clock.now()
     const claim = await this.db.transaction().execute(async (trx) => {
-      const delivery = await repo.deliveryById(trx, deliveryId)
+      if ('endpointId' in which) await repo.lockEndpoint(trx, which.endpointId)
+      const id =
+        'deliveryId' in which ? which.deliveryId : (await repo.oldestParked(trx, which.endpointId, iso(now)))?.id
+      const delivery = id === undefined ? undefined : await repo.deliveryById(trx, id)
       if (!delivery) return { skip: 'gone' as const }
       // A pending delivery is due at its next attempt: a job run again after a crash must not send it early.
       const due = delivery.status === 'pending' && (delivery.next_attempt_at ?? '') <= iso(now)
@@ -445,20 +471,22 @@ export class WebhooksService implements SecretHolder {
       if (endpoint.enabled !== 1 && event.type !== TEST_EVENT) {
         await repo.updateDelivery(trx, delivery.id, {
           status: 'failed',
+          parked: 0,
           next_attempt_at: null,
           last_error: 'The endpoint is disabled',
           updated_at: iso(now),
         })
-        return { skip: 'disabled' as const }
+        return { skip: 'disabled' as const, endpointId: endpoint.id }
       }
       await repo.lockEndpoint(trx, endpoint.id)
       if ((await repo.inFlight(trx, endpoint.id, iso(now))) >= this.opts.endpointConcurrency) {
-        await repo.queueAttempt(trx, delivery.account_id, delivery.id, new Date(now.getTime() + BUSY_RETRY_MS), now)
+        if (delivery.parked !== 1) await repo.updateDelivery(trx, delivery.id, { parked: 1, updated_at: iso(now) })
         return { skip: 'busy' as const }
       }
       const attempts = delivery.attempts + 1
       await repo.updateDelivery(trx, delivery.id, {
         status: 'sending',
+        parked: 0,
         attempts,
         locked_until: iso(new Date(now.getTime() + ATTEMPT_LEASE_MS)),
         last_attempt_at: iso(now),
@@ -466,7 +494,12 @@ export class WebhooksService implements SecretHolder {
       })
       return { delivery: { ...delivery, attempts }, endpoint, event }
     })
-    if ('skip' in claim) return { skipped: claim.skip }
+    if ('skip' in claim) {
+      // A delivery failed for a disabled endpoint frees no slot, but its parked ones must fail too.
+      const endpointId = 'endpointId' in claim ? claim.endpointId : undefined
+      const next = endpointId === undefined ? null : await this.nextParked(endpointId)
+      return { result: { skipped: claim.skip }, next }
+    }
     const { delivery, endpoint, event } = claim
     const secrets = [this.box.open(endpoint.secret, SECRET_CONTEXT)]
     if (endpoint.previous_secret && (endpoint.previous_secret_until ?? '') > iso(now))
@@ -492,7 +525,28 @@ export class WebhooksService implements SecretHolder {
       error = err.message
     }
     await this.record(delivery, endpoint, { status, durationMs, error })
-    return { status, error }
+    return { result: { status, error }, next: await this.nextParked(endpoint.id) }
+  }
+
+  /** The endpoint's parked delivery that is due, for the chain to take next. */
+  private async nextParked(endpointId: number) {
+    const row = await repo.oldestParked(this.db, endpointId, iso(this.clock.now()))
+    if (!row) return null
+    const delivery = await repo.deliveryById(this.db, row.id)
+    return delivery ? { endpointId, deliveryId: delivery.id, accountId: delivery.account_id } : null
+  }
+
+  /** Queues a job for the longest parked delivery of endpoints whose chain stopped (a crash): the safety net. */
+  private async restartParked(now: Date): Promise<number> {
+    const stale = await repo.endpointsParkedSince(this.db, iso(new Date(now.getTime() - ATTEMPT_LEASE_MS * 2)))
+    let n = 0
+    for (const e of stale) {
+      if ((await repo.inFlight(this.db, e.id, iso(now))) > 0) continue
+      const next = await this.nextParked(e.id)
+      if (next) await repo.queueAttempt(this.db, next.accountId, next.deliveryId, now, now)
+      n++
+    }
+    return n
   }
 
   private async record(

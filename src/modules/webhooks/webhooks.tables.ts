@@ -48,6 +48,11 @@ export interface WebhookDeliveriesTable {
   next_attempt_at: string | null
   /** While `sending`: until when the attempt holds one of the endpoint's concurrent slots. */
   locked_until: string | null
+  /**
+   * 1 while a due delivery waits, without a job, for one of its endpoint's concurrent slots: the attempt that frees
+   * a slot goes on with it.
+   */
+  parked: number
   last_attempt_at: string | null
   response_status: number | null
   duration_ms: number | null
