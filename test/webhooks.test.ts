@@ -309,6 +309,23 @@ forEachDialect((dialect) => {
       assert.equal(receiver.received.length, 0)
     })
 
+    it('counts a lookup that does not answer against the timeout', async () => {
+      const { id } = await t.ctx.services.webhooks.create(a.accountId, {
+        url: 'https://silent.example.nl/hook',
+        events: ['*'],
+      })
+      t.ctx.services.webhooks.setResolver(() => new Promise(() => undefined))
+      const queued = await t.ctx.services.webhooks.sendTest(a.accountId, id)
+      const started = Date.now()
+      await t.ctx.jobs.drain()
+      assert.ok(Date.now() - started < 5000)
+      const d = (await t.ctx.services.webhooks.deliveries(a.accountId, id)).find((x) => x.id === queued.id)!
+      assert.deepEqual(
+        [d.status, d.last_error],
+        ['pending', 'DNS lookup of silent.example.nl failed: no answer within 500 ms'],
+      )
+    })
+
     it('connects to the address it checked, not to what a second lookup answers (DNS rebinding)', async () => {
       const port = new URL(receiver.origin).port
       const { id } = await t.ctx.services.webhooks.create(a.accountId, {

@@ -69,10 +69,17 @@ export async function sendWebhook(
   if (isIpLiteral(host)) pinned = { address: host, family: host.includes(':') ? 6 : 4 }
   else {
     let addresses: ResolvedAddress[]
+    let timer: NodeJS.Timeout | undefined
     try {
-      addresses = await resolve(host)
+      // The lookup counts against the attempt's timeout too.
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${opts.timeoutMs} ms`)), opts.timeoutMs)
+      })
+      addresses = await Promise.race([resolve(host), late])
     } catch (err) {
       throw new SendError(`DNS lookup of ${host} failed: ${(err as Error).message}`, elapsed())
+    } finally {
+      clearTimeout(timer)
     }
     if (addresses.length === 0) throw new SendError(`DNS lookup of ${host} found no address`, elapsed())
     // One private address among several refuses the name: the connection could land on any of them.
@@ -115,7 +122,8 @@ export async function sendWebhook(
         res.on('error', () => undefined)
       },
     )
-    const timer = setTimeout(() => req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`)), opts.timeoutMs)
+    const left = Math.max(1, opts.timeoutMs - elapsed())
+    const timer = setTimeout(() => req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`)), left)
     req.on('error', (err) => {
       clearTimeout(timer)
       fail(new SendError(`Connection to ${pinned.address} failed: ${err.message}`, elapsed()))
