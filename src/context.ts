@@ -50,6 +50,8 @@ import { prepareDataDir } from './data-dir.js'
 import { loadSecretKeys, type SecretKeys } from './secret-key.js'
 import type { SecretHolder } from './lib/secret-box.js'
 import { resetSandbox } from './seed/sandbox-reset.js'
+import type { WebhooksService } from './modules/webhooks/webhooks.service.js'
+import { createWebhooksService } from './modules/webhooks/area.js'
 
 /** The providers behind interfaces; the built-in ones work on one machine. */
 export interface Drivers {
@@ -79,6 +81,8 @@ export interface Services extends DomainServices, AccountServices, VpsServices {
   secrets: SecretsService
   /** Committed zone changes on their way to the DNS driver (through the job queue for a pushing one). */
   zoneDelivery: ZoneDelivery
+  /** Webhook endpoints and the delivery of events to them. */
+  webhooks: WebhooksService
 }
 
 /** The composition root: configuration, database, clock, logger, job runner and services. */
@@ -211,6 +215,7 @@ function createServices(
     orders: () => services.orders,
   })
   const accountDns = accountDnsOf(domainArea.domains, domainArea.dns)
+  const webhooks = createWebhooksService({ db, clock, jobs, config, box: secrets.box, mail, log })
   const services: Services = {
     ...domainArea,
     ...createAccountServices({ db, clock, jobs, config, payments: drivers.payments, mail, iam }),
@@ -234,8 +239,9 @@ function createServices(
       log,
       config.caDriver.driver === 'acme' ? config.caDriver.acme.renewDays : null,
     ),
-    secrets: new SecretsService(db, clock, secrets.box, [...sealing, domainArea.zoneKeys]),
+    secrets: new SecretsService(db, clock, secrets.box, [...sealing, domainArea.zoneKeys, webhooks]),
     zoneDelivery,
+    webhooks,
   }
   return { services, accountDns }
 }
@@ -251,6 +257,7 @@ function registerWork(
   ops.metrics.setSources({
     jobCounts: () => services.adminActivity.jobCounts(),
     dbRoundTrips: () => database.roundTrips(),
+    webhookStats: () => services.webhooks.stats(),
   })
   services.orders.setCharger(services.invoices)
   services.orders.registerProcessor('domain', services.domainOrders)
@@ -269,6 +276,8 @@ function registerWork(
     services.vps.lifecycle.expireJob,
     services.zoneDelivery.pushJob,
     services.zoneDelivery.resyncJob,
+    services.webhooks.deliverJob,
+    services.webhooks.expiringJob,
   ])
     jobs.register(job)
 }

@@ -258,6 +258,12 @@ export const errors = {
   affiliatePaymentNotFound: () => new ApiError('not_found', 'Payment not found'),
   commissionPaidOut: () => bad('A paid-out commission cannot be rejected'),
 
+  // Webhooks.
+  webhookNotFound: () => new ApiError('not_found', 'Webhook not found'),
+  webhookDeliveryNotFound: () => new ApiError('not_found', 'Delivery not found'),
+  tooManyWebhooks: (max: number) => bad(`Too many webhook endpoints: at most ${max} per account`),
+  invalidWebhookUrl: (reason: string) => bad(`Invalid url: ${reason}`, [{ field: 'url', message: reason }]),
+
   // VPS: instances, tasks, SSH keys, firewall, VPC and subnets, floating IPs.
   noValidVpsId: () => bad('No valid VPS ID provided'),
   vpsLocked: () => bad('VPS is locked by a running task'),

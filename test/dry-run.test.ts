@@ -119,6 +119,7 @@ const setups: Record<string, Setup> = {
     },
   }),
   'POST /api/v2/account/tickets': () => ({ body: { subject: 'Dry', message: 'A question', department: 'sales' } }),
+  'POST /api/v2/account/webhooks': () => ({ body: { url: 'https://hooks.example.nl/dry', events: ['*'] } }),
   // VPS.
   'POST /api/v2/vps/order': () => ({
     body: { product_id: 'vps-s', image_id: 'debian-12', hostname: 'dry.example.com' },

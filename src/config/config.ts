@@ -107,6 +107,18 @@ export interface Config {
    * start. `previous` (HOSTAPI_SECRET_KEY_PREVIOUS, comma separated) still open values during a rotation.
    */
   secrets: { key: string | null; keyFile: string | null; previous: string[] }
+  /**
+   * Webhooks: endpoints per account; plain `http://` URLs and private addresses (both allowed in sandbox mode
+   * unless set); the timeout of one attempt; attempts in flight per endpoint; extra CAs trusted for receivers.
+   */
+  webhooks: {
+    maxEndpoints: number
+    allowHttp: boolean
+    allowPrivate: boolean
+    timeoutMs: number
+    endpointConcurrency: number
+    caFile: string | null
+  }
 }
 
 export class ConfigError extends Error {
@@ -146,6 +158,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     mailDriver: mailDriverConfig(r),
     caDriver: caDriverConfig(r),
     ...operatorConfig(r, demo.enabled),
+    webhooks: webhooksConfig(r, r.bool('HOSTAPI_SANDBOX', demo.enabled)),
     ...overrides,
   }
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
@@ -305,6 +318,19 @@ function operatorConfig(r: EnvReader, demoEnabled: boolean): Pick<Config, 'admin
       journalSize: r.int('HOSTAPI_JOURNAL_SIZE', 200, 1, 100_000),
     },
     secrets: secretKeyConfig(r),
+  }
+}
+
+/** Webhooks: limits, what receivers may be, the attempt timeout. Sandbox mode allows http and private addresses. */
+function webhooksConfig(r: EnvReader, sandbox: boolean): Config['webhooks'] {
+  const { env } = r
+  return {
+    maxEndpoints: r.int('HOSTAPI_WEBHOOKS_MAX_ENDPOINTS', 20, 0, 1000),
+    allowHttp: r.bool('HOSTAPI_WEBHOOKS_ALLOW_HTTP', sandbox),
+    allowPrivate: r.bool('HOSTAPI_WEBHOOKS_ALLOW_PRIVATE', sandbox),
+    timeoutMs: r.int('HOSTAPI_WEBHOOKS_TIMEOUT_MS', 10_000, 100, 60_000),
+    endpointConcurrency: r.int('HOSTAPI_WEBHOOKS_ENDPOINT_CONCURRENCY', 2, 1, 16),
+    caFile: env.HOSTAPI_WEBHOOKS_CA_FILE ? path.resolve(env.HOSTAPI_WEBHOOKS_CA_FILE) : null,
   }
 }
 

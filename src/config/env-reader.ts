@@ -15,9 +15,9 @@ export class EnvReader {
   readonly problems: string[] = []
   constructor(readonly env: Env) {}
 
-  /** Records a problem with the configuration. */
+  /** Records a problem with the configuration (once: a variable read by two sections is reported once). */
   problem(text: string): void {
-    this.problems.push(text)
+    if (!this.problems.includes(text)) this.problems.push(text)
   }
 
   /** An integer from `min` to `max`. */

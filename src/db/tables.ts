@@ -12,6 +12,7 @@ import type { IdempotencyTables } from '../modules/idempotency/idempotency.table
 import type { VpsTables } from '../modules/vps/vps.tables.js'
 import type { HypervisorSimTables } from '../drivers/hypervisor/builtin.tables.js'
 import type { SecretTables } from '../modules/secrets/secrets.tables.js'
+import type { WebhookTables } from '../modules/webhooks/webhooks.tables.js'
 
 /**
  * The Kysely view of the schema. Portable conventions, the same on SQLite and PostgreSQL:
@@ -31,7 +32,8 @@ export interface DB
     OutboxTables,
     PaymentTables,
     AdminTables,
-    SecretTables {}
+    SecretTables,
+    WebhookTables {}
 
 /**
  * The foundation's tables. Each area declares its own in `src/modules/<area>/<area>.tables.ts`

@@ -6,6 +6,7 @@ import { certificateRoutes, certificatesRoutes } from '../modules/certificates/c
 import { accountAreaRoutes } from '../modules/account/area.js'
 import { affiliateRoutes } from '../modules/affiliate/affiliate.routes.js'
 import { vpsAreaRoutes } from '../modules/vps/area.js'
+import { webhooksRoutes } from '../modules/webhooks/webhooks.routes.js'
 
 /** Every module's routes, mounted under the API prefix. */
 export const apiRoutes: readonly FastifyPluginAsync[] = [
@@ -17,4 +18,5 @@ export const apiRoutes: readonly FastifyPluginAsync[] = [
   accountAreaRoutes,
   affiliateRoutes,
   vpsAreaRoutes,
+  webhooksRoutes,
 ]

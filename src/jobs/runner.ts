@@ -117,11 +117,11 @@ export class JobRunner {
     await Promise.allSettled([...this.running])
   }
 
-  /** Claims and runs due jobs until none is left; returns how many ran. Used by the loop and by tests. */
-  async drain(): Promise<number> {
+  /** Claims and runs due jobs (of `kinds`, default all) until none is left; returns how many ran. */
+  async drain(kinds?: string[]): Promise<number> {
     let n = 0
     for (;;) {
-      const job = await this.claim()
+      const job = await this.claim(kinds)
       if (!job) break
       await this.execute(job)
       n++
@@ -157,10 +157,10 @@ export class JobRunner {
     }
   }
 
-  private async claim(): Promise<Job | undefined> {
+  private async claim(kinds = [...this.definitions.keys()]): Promise<Job | undefined> {
     const now = this.clock.now()
     const leaseEnd = iso(new Date(now.getTime() + LEASE_MS))
-    return repo.claimNext(this.db, this.dialect, this.workerId, iso(now), leaseEnd, [...this.definitions.keys()])
+    return repo.claimNext(this.db, this.dialect, this.workerId, iso(now), leaseEnd, kinds)
   }
 
   private async execute(job: Job): Promise<void> {

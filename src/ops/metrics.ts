@@ -6,6 +6,8 @@ export interface MetricsSources {
   jobCounts(): Promise<{ kind: string; status: string; n: number; oldestSeconds: number }[]>
   /** Statements sent to the database since it was opened (see Database.roundTrips). */
   dbRoundTrips(): number
+  /** Pending webhook deliveries, endpoints retrying or disabled, and the oldest pending delivery's age. */
+  webhookStats?(): Promise<{ pending: number; failing: number; disabled: number; oldestPendingSeconds: number }>
 }
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -121,6 +123,33 @@ export class Metrics {
             this.set({ kind: row.kind, status: row.status }, row.oldestSeconds)
           }
         }
+      },
+    })
+    new Gauge({
+      name: 'hostapi_webhook_deliveries_pending',
+      help: 'Webhook deliveries not yet delivered or given up (waiting for an attempt or in one)',
+      registers,
+      async collect() {
+        this.set((await self.sources?.webhookStats?.())?.pending ?? 0)
+      },
+    })
+    new Gauge({
+      name: 'hostapi_webhook_endpoints',
+      help: 'Webhook endpoints per state: failing (a delivery is being retried) or disabled (after days of failures)',
+      labelNames: ['state'],
+      registers,
+      async collect() {
+        const stats = await self.sources?.webhookStats?.()
+        this.set({ state: 'failing' }, stats?.failing ?? 0)
+        this.set({ state: 'disabled' }, stats?.disabled ?? 0)
+      },
+    })
+    new Gauge({
+      name: 'hostapi_webhook_oldest_pending_age_seconds',
+      help: 'Age of the oldest pending webhook delivery: how far behind delivery is',
+      registers,
+      async collect() {
+        this.set((await self.sources?.webhookStats?.())?.oldestPendingSeconds ?? 0)
       },
     })
     collectDefaultMetrics({ register: this.registry, prefix: 'hostapi_' })

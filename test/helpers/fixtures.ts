@@ -5,6 +5,7 @@ import { domainFixtures } from './fixtures/domains.js'
 import { certificateFixtures } from './fixtures/certificates.js'
 import { accountFixtures } from './fixtures/account.js'
 import { vpsFixtures } from './fixtures/vps.js'
+import { webhookFixtures } from './fixtures/webhooks.js'
 
 /**
  * What the generated security cases need for a route: path parameter values that name a resource of
@@ -30,4 +31,5 @@ export const fixtures: Record<string, Fixture> = {
   ...certificateFixtures,
   ...accountFixtures,
   ...vpsFixtures,
+  ...webhookFixtures,
 }

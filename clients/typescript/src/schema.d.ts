@@ -1353,8 +1353,1283 @@ export interface paths {
         patch: operations["restoreVpsBackup"];
         trace?: never;
     };
+    "/api/v2/account/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List webhook endpoints */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Events of the account are POSTed to `url` as they happen, signed with the secret in this answer (shown only here) as the Standard Webhooks specification describes: verify them with its `standardwebhooks` libraries. `events` lists the names to send, or `*` for all. Only `https://` URLs of public addresses unless the operator allows others; a limited number of endpoints per account.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/account/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a webhook endpoint */
+        get: operations["getWebhook"];
+        /**
+         * Update a webhook endpoint
+         * @description Changes the fields given. `enabled: true` turns on an endpoint hostapi disabled after its deliveries kept failing.
+         */
+        put: operations["updateWebhook"];
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Its pending deliveries are dropped.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/account/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's secret
+         * @description A new secret, shown only in this answer. For 24 hours the old one signs beside it (two `v1,` signatures in `webhook-signature`), so receivers can switch without missing an event.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/account/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Queues a `webhook.test` event to this endpoint alone; the answer is its delivery.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/account/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a webhook endpoint's recent deliveries
+         * @description The 50 most recent, newest first: status, attempts, the last answer and its duration, the next attempt.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/account/webhooks/{id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver an event
+         * @description Sends the delivery's event again, with the same `webhook-id`, as a new delivery.
+         */
+        post: operations["redeliverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "domain.order.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A domain of an order was registered or transferred */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "domain.order.completed",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "order_id": 5012,
+                     *         "cart_id": 8801,
+                     *         "domain": "example.nl",
+                     *         "status": "done",
+                     *         "errors": [],
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "domain.order.completed";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "domain.order.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A domain of an order could not be registered or transferred; correct it with PUT /orders/{id} */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "domain.order.failed",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "order_id": 5013,
+                     *         "cart_id": 8802,
+                     *         "domain": "example.com",
+                     *         "status": "error",
+                     *         "errors": [
+                     *           {
+                     *             "code": "transfer_code",
+                     *             "description": "The transfer code is not correct"
+                     *           }
+                     *         ],
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "domain.order.failed";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "domain.status.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A domain's status changed (cancellation requested or withdrawn, or the domain ended) */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "domain.status.changed",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "domain": "example.nl",
+                     *         "status": "pending_cancellation",
+                     *         "status_id": 2,
+                     *         "renewal_date": "2026-06-01",
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "domain.status.changed";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "domain.expiring": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A domain is renewed or ends in 30 days, and again at 7 days */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "domain.expiring",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "domain": "example.nl",
+                     *         "status": "active",
+                     *         "renewal_date": "2026-02-04",
+                     *         "days": 30,
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "domain.expiring";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "dns.zone.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A domain's DNS records changed */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "dns.zone.changed",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "domain": "example.nl",
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "dns.zone.changed";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "vps.task.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A VPS task (power action, install, backup, restore) finished */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "vps.task.completed",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "vps_id": 301,
+                     *         "id": 9120,
+                     *         "action": "restart",
+                     *         "status": "done",
+                     *         "progress": 100,
+                     *         "created": "2026-01-05 10:00",
+                     *         "error": null,
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "vps.task.completed";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "vps.task.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A VPS task failed */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "vps.task.failed",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "vps_id": 301,
+                     *         "id": 9121,
+                     *         "action": "restart",
+                     *         "status": "failed",
+                     *         "progress": 100,
+                     *         "created": "2026-01-05 10:00",
+                     *         "error": "Host unreachable",
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "vps.task.failed";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "vps.status.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A VPS's status changed at the end of a task */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "vps.status.changed",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "vps_id": 301,
+                     *         "status": "running",
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "vps.status.changed";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "certificate.issued": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A certificate was issued (GET /certificates/{id} has it) */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "certificate.issued",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "id": 77,
+                     *         "common_name": "shop.example.nl",
+                     *         "certificate_status": "ACT",
+                     *         "valid_until": "2027-01-05 10:00:00",
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "certificate.issued";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "certificate.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A certificate request failed (validation did not pass in time, or the CA refused it) */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "certificate.failed",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "id": 78,
+                     *         "common_name": "shop.example.nl",
+                     *         "certificate_status": "ERR",
+                     *         "status_message": "Validation failed: …",
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "certificate.failed";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "certificate.expiring": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An issued certificate expires in 30 days, and again at 7 days */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "certificate.expiring",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "id": 77,
+                     *         "common_name": "shop.example.nl",
+                     *         "certificate_status": "ACT",
+                     *         "valid_until": "2026-02-04",
+                     *         "days": 30,
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "certificate.expiring";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.issued": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An invoice was issued */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "invoice.issued",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "id": 3101,
+                     *         "invoice_nr": "2026-003101",
+                     *         "invoice_date": "2026-01-05",
+                     *         "total_price": 12.1,
+                     *         "paid": false,
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "invoice.issued";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "invoice.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An invoice was paid */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "invoice.paid",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "id": 3101,
+                     *         "invoice_nr": "2026-003101",
+                     *         "invoice_date": "2026-01-05",
+                     *         "total_price": 12.1,
+                     *         "paid": true,
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "invoice.paid";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "ticket.replied": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Support answered a ticket */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "ticket.replied",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "ticket_number": 482913,
+                     *         "subject": "Mail setup",
+                     *         "author": "Support",
+                     *         "message": "<p>Done.</p>",
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "ticket.replied";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sent by POST /account/webhooks/{id}/test to that endpoint alone */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /**
+                     * @description The event id (`msg_…`): the same on every attempt, so receivers drop repeats
+                     * @example msg_2Wq0bRk1
+                     */
+                    "webhook-id": string;
+                    /**
+                     * @description Seconds since the epoch when this attempt was sent
+                     * @example 1767607200
+                     */
+                    "webhook-timestamp": string;
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "id.timestamp.body" with the secret>`, space separated: two during the 24 hours after a rotation. Verify with a Standard Webhooks library (npm `standardwebhooks`).
+                     * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                     */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "webhook.test",
+                     *       "timestamp": "2026-01-05T10:00:00.000Z",
+                     *       "data": {
+                     *         "webhook_id": 12,
+                     *         "account": 100042
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "webhook.test";
+                        /** Format: date-time */
+                        timestamp: string;
+                        /** @description The resource as the API shows it, with the account's customer number as `account` */
+                        data: {
+                            account: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received; any other answer, a timeout or no connection is retried */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description Every error response */
@@ -18126,6 +19401,1544 @@ export interface operations {
                 };
             };
             /** @description `Endpoint not found` (sandbox fault injection), or the not-found text of the resource named in the path */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Conflict` (sandbox fault injection can answer this status, with the text the fault sets) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Request body too large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `URI too long: a path segment may have at most 254 characters` (a domain name with its root dot fits) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Unsupported Content-Encoding: …` (send the body uncompressed) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Rate limit exceeded` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Bad gateway` (sandbox fault injection can answer this status, with the text the fault sets) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Gateway timeout` (sandbox fault injection can answer this status, with the text the fault sets) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 200,
+                     *       "status_description": "Request successful",
+                     *       "data": {
+                     *         "webhooks": [
+                     *           {
+                     *             "id": 12,
+                     *             "url": "https://hooks.example.nl/hostapi",
+                     *             "description": "Provisioning",
+                     *             "events": [
+                     *               "domain.order.completed",
+                     *               "vps.task.completed"
+                     *             ],
+                     *             "enabled": true,
+                     *             "disabled_reason": null,
+                     *             "created_at": "2026-01-05T10:00:00.000Z",
+                     *             "updated_at": "2026-01-05T10:00:00.000Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @example 200 */
+                        status: number;
+                        /** @example Request successful */
+                        status_description: string;
+                        data: {
+                            webhooks: {
+                                id: number;
+                                url: string;
+                                description: string;
+                                /** @description Event names, or `*` for every event */
+                                events: string[];
+                                enabled: boolean;
+                                /** @description Why hostapi disabled the endpoint after its deliveries kept failing; null otherwise */
+                                disabled_reason: string | null;
+                                created_at: string;
+                                updated_at: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `Wrong request method`, `SSL connection is required`; validation errors name the field (`Missing <field>`, `Invalid <field>: …`) and list every problem in `errors` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `No valid API key set`, `API key has expired`, `Remote IP address is not found in the API key whitelist (<ip>)` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Access denied`: a sub-user without the `account-api` permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Endpoint not found` (sandbox fault injection can answer this status, with the text the fault sets) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Conflict` (sandbox fault injection can answer this status, with the text the fault sets) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Rate limit exceeded` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Bad gateway` (sandbox fault injection can answer this status, with the text the fault sets) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Gateway timeout` (sandbox fault injection can answer this status, with the text the fault sets) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: {
+                /** @description Dry run: `1` validates and answers as usual without storing or sending anything */
+                test?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.nl/hostapi",
+                 *       "events": [
+                 *         "domain.order.completed",
+                 *         "vps.task.completed"
+                 *       ],
+                 *       "description": "Provisioning"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Where events are POSTed: an `https://` URL whose host is a public address */
+                    url: string;
+                    events: ("domain.order.completed" | "domain.order.failed" | "domain.status.changed" | "domain.expiring" | "dns.zone.changed" | "vps.task.completed" | "vps.task.failed" | "vps.status.changed" | "certificate.issued" | "certificate.failed" | "certificate.expiring" | "invoice.issued" | "invoice.paid" | "ticket.replied" | "*")[];
+                    description?: string;
+                    /** @description Default true */
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 200,
+                     *       "status_description": "Request successful",
+                     *       "data": {
+                     *         "id": 12,
+                     *         "url": "https://hooks.example.nl/hostapi",
+                     *         "description": "Provisioning",
+                     *         "events": [
+                     *           "domain.order.completed",
+                     *           "vps.task.completed"
+                     *         ],
+                     *         "enabled": true,
+                     *         "disabled_reason": null,
+                     *         "created_at": "2026-01-05T10:00:00.000Z",
+                     *         "updated_at": "2026-01-05T10:00:00.000Z",
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4ZBXq5Rq1Tk="
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @example 200 */
+                        status: number;
+                        /** @example Request successful */
+                        status_description: string;
+                        data: {
+                            id: number;
+                            url: string;
+                            description: string;
+                            /** @description Event names, or `*` for every event */
+                            events: string[];
+                            enabled: boolean;
+                            /** @description Why hostapi disabled the endpoint after its deliveries kept failing; null otherwise */
+                            disabled_reason: string | null;
+                            created_at: string;
+                            updated_at: string;
+                            /** @description The signing secret (`whsec_` and base64). Shown only in this answer: store it now. */
+                            secret: string;
+                        };
+                    };
+                };
+            };
+            /** @description `Wrong request method`, `SSL connection is required`, `Invalid JSON body`, `Invalid url: use https://`, `Invalid url: the host is not a public address`, `Invalid url: credentials in the URL are not allowed`, `Invalid url: not an absolute URL`, `Too many webhook endpoints: at most 20 per account`; validation errors name the field (`Missing <field>`, `Invalid <field>: …`) and list every problem in `errors` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `No valid API key set`, `API key has expired`, `Remote IP address is not found in the API key whitelist (<ip>)` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Access denied`: a sub-user without the `account-api` permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Endpoint not found` (sandbox fault injection can answer this status, with the text the fault sets) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Conflict` (sandbox fault injection can answer this status, with the text the fault sets) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Request body too large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Unsupported Content-Encoding: …` (send the body uncompressed) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Rate limit exceeded` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Bad gateway` (sandbox fault injection can answer this status, with the text the fault sets) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Gateway timeout` (sandbox fault injection can answer this status, with the text the fault sets) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of a webhook endpoint */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 200,
+                     *       "status_description": "Request successful",
+                     *       "data": {
+                     *         "id": 12,
+                     *         "url": "https://hooks.example.nl/hostapi",
+                     *         "description": "Provisioning",
+                     *         "events": [
+                     *           "domain.order.completed",
+                     *           "vps.task.completed"
+                     *         ],
+                     *         "enabled": true,
+                     *         "disabled_reason": null,
+                     *         "created_at": "2026-01-05T10:00:00.000Z",
+                     *         "updated_at": "2026-01-05T10:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @example 200 */
+                        status: number;
+                        /** @example Request successful */
+                        status_description: string;
+                        data: {
+                            id: number;
+                            url: string;
+                            description: string;
+                            /** @description Event names, or `*` for every event */
+                            events: string[];
+                            enabled: boolean;
+                            /** @description Why hostapi disabled the endpoint after its deliveries kept failing; null otherwise */
+                            disabled_reason: string | null;
+                            created_at: string;
+                            updated_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description `Wrong request method`, `SSL connection is required`; validation errors name the field (`Missing <field>`, `Invalid <field>: …`) and list every problem in `errors` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `No valid API key set`, `API key has expired`, `Remote IP address is not found in the API key whitelist (<ip>)` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Access denied`: a sub-user without the `account-api` permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Webhook not found`; sandbox fault injection can answer 404 too */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Conflict` (sandbox fault injection can answer this status, with the text the fault sets) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `URI too long: a path segment may have at most 254 characters` (a domain name with its root dot fits) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Rate limit exceeded` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Bad gateway` (sandbox fault injection can answer this status, with the text the fault sets) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Gateway timeout` (sandbox fault injection can answer this status, with the text the fault sets) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: {
+                /** @description Dry run: `1` validates and answers as usual without storing or sending anything */
+                test?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The id of a webhook endpoint */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Where events are POSTed: an `https://` URL whose host is a public address */
+                    url?: string;
+                    events?: ("domain.order.completed" | "domain.order.failed" | "domain.status.changed" | "domain.expiring" | "dns.zone.changed" | "vps.task.completed" | "vps.task.failed" | "vps.status.changed" | "certificate.issued" | "certificate.failed" | "certificate.expiring" | "invoice.issued" | "invoice.paid" | "ticket.replied" | "*")[];
+                    description?: string;
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 200,
+                     *       "status_description": "Request successful",
+                     *       "data": {
+                     *         "id": 12,
+                     *         "url": "https://hooks.example.nl/hostapi",
+                     *         "description": "Provisioning",
+                     *         "events": [
+                     *           "domain.order.completed",
+                     *           "vps.task.completed"
+                     *         ],
+                     *         "enabled": true,
+                     *         "disabled_reason": null,
+                     *         "created_at": "2026-01-05T10:00:00.000Z",
+                     *         "updated_at": "2026-01-05T10:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @example 200 */
+                        status: number;
+                        /** @example Request successful */
+                        status_description: string;
+                        data: {
+                            id: number;
+                            url: string;
+                            description: string;
+                            /** @description Event names, or `*` for every event */
+                            events: string[];
+                            enabled: boolean;
+                            /** @description Why hostapi disabled the endpoint after its deliveries kept failing; null otherwise */
+                            disabled_reason: string | null;
+                            created_at: string;
+                            updated_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description `Wrong request method`, `SSL connection is required`, `Invalid JSON body`, `Invalid url: use https://`, `Invalid url: the host is not a public address`, `Invalid url: credentials in the URL are not allowed`, `Invalid url: not an absolute URL`; validation errors name the field (`Missing <field>`, `Invalid <field>: …`) and list every problem in `errors` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `No valid API key set`, `API key has expired`, `Remote IP address is not found in the API key whitelist (<ip>)` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Access denied`: a sub-user without the `account-api` permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Webhook not found`; sandbox fault injection can answer 404 too */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Conflict` (sandbox fault injection can answer this status, with the text the fault sets) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Request body too large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `URI too long: a path segment may have at most 254 characters` (a domain name with its root dot fits) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Unsupported Content-Encoding: …` (send the body uncompressed) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Rate limit exceeded` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Bad gateway` (sandbox fault injection can answer this status, with the text the fault sets) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Gateway timeout` (sandbox fault injection can answer this status, with the text the fault sets) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: {
+                /** @description Dry run: `1` validates and answers as usual without storing or sending anything */
+                test?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The id of a webhook endpoint */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 200 */
+                        status: number;
+                        /** @example Request successful */
+                        status_description: string;
+                    };
+                };
+            };
+            /** @description `Wrong request method`, `SSL connection is required`, `Invalid JSON body`; validation errors name the field (`Missing <field>`, `Invalid <field>: …`) and list every problem in `errors` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `No valid API key set`, `API key has expired`, `Remote IP address is not found in the API key whitelist (<ip>)` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Access denied`: a sub-user without the `account-api` permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Webhook not found`; sandbox fault injection can answer 404 too */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Conflict` (sandbox fault injection can answer this status, with the text the fault sets) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Request body too large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `URI too long: a path segment may have at most 254 characters` (a domain name with its root dot fits) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Unsupported Content-Encoding: …` (send the body uncompressed) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Rate limit exceeded` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Bad gateway` (sandbox fault injection can answer this status, with the text the fault sets) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Gateway timeout` (sandbox fault injection can answer this status, with the text the fault sets) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: {
+                /** @description Dry run: `1` validates and answers as usual without storing or sending anything */
+                test?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The id of a webhook endpoint */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 200,
+                     *       "status_description": "Request successful",
+                     *       "data": {
+                     *         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw4ZBXq5Rq1Tk="
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @example 200 */
+                        status: number;
+                        /** @example Request successful */
+                        status_description: string;
+                        data: {
+                            /** @description The signing secret (`whsec_` and base64). Shown only in this answer: store it now. */
+                            secret: string;
+                        };
+                    };
+                };
+            };
+            /** @description `Wrong request method`, `SSL connection is required`, `Invalid JSON body`; validation errors name the field (`Missing <field>`, `Invalid <field>: …`) and list every problem in `errors` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `No valid API key set`, `API key has expired`, `Remote IP address is not found in the API key whitelist (<ip>)` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Access denied`: a sub-user without the `account-api` permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Webhook not found`; sandbox fault injection can answer 404 too */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Conflict` (sandbox fault injection can answer this status, with the text the fault sets) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Request body too large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `URI too long: a path segment may have at most 254 characters` (a domain name with its root dot fits) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Unsupported Content-Encoding: …` (send the body uncompressed) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Rate limit exceeded` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Bad gateway` (sandbox fault injection can answer this status, with the text the fault sets) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Gateway timeout` (sandbox fault injection can answer this status, with the text the fault sets) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: {
+                /** @description Dry run: `1` validates and answers as usual without storing or sending anything */
+                test?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The id of a webhook endpoint */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 200,
+                     *       "status_description": "Request successful",
+                     *       "data": {
+                     *         "id": 311,
+                     *         "event_id": "msg_2Wq0bRk1mN3d5xYzA8cVt4Lp",
+                     *         "event_type": "vps.task.completed",
+                     *         "status": "pending",
+                     *         "attempts": 1,
+                     *         "response_status": 503,
+                     *         "duration_ms": 84,
+                     *         "last_error": "The receiver answered 503",
+                     *         "last_attempt_at": "2026-01-05T10:00:00.000Z",
+                     *         "next_attempt_at": "2026-01-05T10:00:05.000Z",
+                     *         "created_at": "2026-01-05T10:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @example 200 */
+                        status: number;
+                        /** @example Request successful */
+                        status_description: string;
+                        data: {
+                            id: number;
+                            /** @description The `webhook-id` header: the same on every attempt */
+                            event_id: string;
+                            event_type: string;
+                            status: "pending" | "sending" | "succeeded" | "failed";
+                            attempts: number;
+                            /** @description The last attempt's HTTP status */
+                            response_status: number | null;
+                            /** @description How long the last attempt took */
+                            duration_ms: number | null;
+                            last_error: string | null;
+                            last_attempt_at: string | null;
+                            /** @description When a pending delivery is tried next */
+                            next_attempt_at: string | null;
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description `Wrong request method`, `SSL connection is required`, `Invalid JSON body`; validation errors name the field (`Missing <field>`, `Invalid <field>: …`) and list every problem in `errors` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `No valid API key set`, `API key has expired`, `Remote IP address is not found in the API key whitelist (<ip>)` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Access denied`: a sub-user without the `account-api` permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Webhook not found`; sandbox fault injection can answer 404 too */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Conflict` (sandbox fault injection can answer this status, with the text the fault sets) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Request body too large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `URI too long: a path segment may have at most 254 characters` (a domain name with its root dot fits) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Unsupported Content-Encoding: …` (send the body uncompressed) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Rate limit exceeded` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Bad gateway` (sandbox fault injection can answer this status, with the text the fault sets) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Gateway timeout` (sandbox fault injection can answer this status, with the text the fault sets) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of a webhook endpoint */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 200,
+                     *       "status_description": "Request successful",
+                     *       "data": {
+                     *         "deliveries": [
+                     *           {
+                     *             "id": 311,
+                     *             "event_id": "msg_2Wq0bRk1mN3d5xYzA8cVt4Lp",
+                     *             "event_type": "vps.task.completed",
+                     *             "status": "pending",
+                     *             "attempts": 1,
+                     *             "response_status": 503,
+                     *             "duration_ms": 84,
+                     *             "last_error": "The receiver answered 503",
+                     *             "last_attempt_at": "2026-01-05T10:00:00.000Z",
+                     *             "next_attempt_at": "2026-01-05T10:00:05.000Z",
+                     *             "created_at": "2026-01-05T10:00:00.000Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @example 200 */
+                        status: number;
+                        /** @example Request successful */
+                        status_description: string;
+                        data: {
+                            deliveries: {
+                                id: number;
+                                /** @description The `webhook-id` header: the same on every attempt */
+                                event_id: string;
+                                event_type: string;
+                                status: "pending" | "sending" | "succeeded" | "failed";
+                                attempts: number;
+                                /** @description The last attempt's HTTP status */
+                                response_status: number | null;
+                                /** @description How long the last attempt took */
+                                duration_ms: number | null;
+                                last_error: string | null;
+                                last_attempt_at: string | null;
+                                /** @description When a pending delivery is tried next */
+                                next_attempt_at: string | null;
+                                created_at: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `Wrong request method`, `SSL connection is required`; validation errors name the field (`Missing <field>`, `Invalid <field>: …`) and list every problem in `errors` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `No valid API key set`, `API key has expired`, `Remote IP address is not found in the API key whitelist (<ip>)` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Access denied`: a sub-user without the `account-api` permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Webhook not found`; sandbox fault injection can answer 404 too */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Conflict` (sandbox fault injection can answer this status, with the text the fault sets) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `URI too long: a path segment may have at most 254 characters` (a domain name with its root dot fits) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Rate limit exceeded` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Bad gateway` (sandbox fault injection can answer this status, with the text the fault sets) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Gateway timeout` (sandbox fault injection can answer this status, with the text the fault sets) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    redeliverWebhook: {
+        parameters: {
+            query?: {
+                /** @description Dry run: `1` validates and answers as usual without storing or sending anything */
+                test?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The id of a webhook endpoint */
+                id: number;
+                /** @description The id of a delivery of this endpoint */
+                delivery_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 200,
+                     *       "status_description": "Request successful",
+                     *       "data": {
+                     *         "id": 311,
+                     *         "event_id": "msg_2Wq0bRk1mN3d5xYzA8cVt4Lp",
+                     *         "event_type": "vps.task.completed",
+                     *         "status": "pending",
+                     *         "attempts": 1,
+                     *         "response_status": 503,
+                     *         "duration_ms": 84,
+                     *         "last_error": "The receiver answered 503",
+                     *         "last_attempt_at": "2026-01-05T10:00:00.000Z",
+                     *         "next_attempt_at": "2026-01-05T10:00:05.000Z",
+                     *         "created_at": "2026-01-05T10:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @example 200 */
+                        status: number;
+                        /** @example Request successful */
+                        status_description: string;
+                        data: {
+                            id: number;
+                            /** @description The `webhook-id` header: the same on every attempt */
+                            event_id: string;
+                            event_type: string;
+                            status: "pending" | "sending" | "succeeded" | "failed";
+                            attempts: number;
+                            /** @description The last attempt's HTTP status */
+                            response_status: number | null;
+                            /** @description How long the last attempt took */
+                            duration_ms: number | null;
+                            last_error: string | null;
+                            last_attempt_at: string | null;
+                            /** @description When a pending delivery is tried next */
+                            next_attempt_at: string | null;
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description `Wrong request method`, `SSL connection is required`, `Invalid JSON body`; validation errors name the field (`Missing <field>`, `Invalid <field>: …`) and list every problem in `errors` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `No valid API key set`, `API key has expired`, `Remote IP address is not found in the API key whitelist (<ip>)` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Access denied`: a sub-user without the `account-api` permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Webhook not found`, `Delivery not found`; sandbox fault injection can answer 404 too */
             404: {
                 headers: {
                     [name: string]: unknown;

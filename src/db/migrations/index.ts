@@ -19,6 +19,7 @@ import * as dnssec from './0450-dnssec.js'
 import * as outboxDelivery from './0460-outbox-delivery.js'
 import * as accountVersions from './0470-account-versions.js'
 import * as acmeAccounts from './0480-acme-accounts.js'
+import * as webhooks from './0490-webhooks.js'
 import * as dnsRecordSet from './0500-dns-record-set.js'
 
 /**
@@ -46,5 +47,6 @@ export const migrations: Record<string, Migration> = {
   '0460-outbox-delivery': outboxDelivery,
   '0470-account-versions': accountVersions,
   '0480-acme-accounts': acmeAccounts,
+  '0490-webhooks': webhooks,
   '0500-dns-record-set': dnsRecordSet,
 }

@@ -4,6 +4,7 @@ import swagger, { type FastifyDynamicSwaggerOptions, type SwaggerTransform } fro
 import swaggerUi from '@fastify/swagger-ui'
 import { ADMIN_PREFIX } from '../constants.js'
 import { ok } from '../schemas.js'
+import { webhooksDocument } from '../../modules/webhooks/webhooks.openapi.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -53,7 +54,8 @@ export const openapiPlugin = fp(async (app) => {
           },
         },
         security: [{ ApiKey: [] }, { Bearer: [] }],
-      },
+        webhooks: webhooksDocument(),
+      } as Openapi,
       { transform: withoutAdminRoutes },
     ),
   )

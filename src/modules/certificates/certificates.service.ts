@@ -14,6 +14,7 @@ import { baseName } from '../../drivers/ca/names.js'
 import type { Page } from '../../lib/paging.js'
 import { pagination } from '../../lib/paging.js'
 import * as repo from './certificates.repository.js'
+import type { Db } from '../../db/database.js'
 import type { CertificateProduct, CertificateWithProduct } from './certificates.repository.js'
 import { generateCsr, parseCsr, type CsrInput, type GeneratedCsr } from './csr.js'
 import type { DryRun } from '../../lib/dry-run.js'
@@ -82,7 +83,9 @@ export class CertificatesService {
     renewDays: number | null = null,
   ) {
     this.records = new ValidationRecords(dns, log)
-    this.issuance = new CertificateIssuance(db, clock, jobs, ca, this.records, log)
+    this.issuance = new CertificateIssuance(db, clock, jobs, ca, this.records, log, (trx, accountId, id) =>
+      this.eventData(trx, accountId, id),
+    )
     const reissue: Reissue = (accountId, id, input) => this.request(accountId, id, input)
     this.renewal = new CertificateRenewal(db, clock, jobs, reissue, renewDays, log)
   }
@@ -288,6 +291,11 @@ export class CertificatesService {
       valid_until: row.valid_until ? ymdhms(new Date(row.valid_until)) : null,
       end_date: ymd(new Date(row.ends_at)),
     }
+  }
+
+  /** A certificate as `GET /certificates/{id}` shows it, read in the transaction that changed it. */
+  private async eventData(trx: Db, accountId: number, id: number): Promise<Record<string, unknown>> {
+    return { ...this.detail((await repo.findOwned(trx, accountId, id))!) }
   }
 
   private detail(row: CertificateWithProduct) {

@@ -16,6 +16,8 @@ import type { CertificateWithProduct } from './certificates.repository.js'
 import type { ValidationRecords } from './validation-records.js'
 import { insertAuditEntry } from '../../db/audit.js'
 import type { Logger } from 'pino'
+import type { Db } from '../../db/database.js'
+import { emitEvent } from '../webhooks/webhook-events.js'
 
 /** The job kind that validates and issues a requested certificate. */
 export const ISSUE_JOB = 'certificates.issue'
@@ -41,6 +43,8 @@ export class CertificateIssuance {
     private readonly ca: CertificateAuthority,
     private readonly records: ValidationRecords,
     private readonly log: Logger,
+    /** A certificate as `GET /certificates/{id}` shows it, read in the transaction that changed it. */
+    private readonly eventData: (trx: Db, accountId: number, id: number) => Promise<Record<string, unknown>>,
   ) {}
 
   /** The job that checks a requested certificate's validation and issues it once it passes. */
@@ -112,17 +116,20 @@ export class CertificateIssuance {
       await this.fail(row, `The CA refused the request: ${err.message}`, challenge, created, jobId)
       return { status: 'ERR' }
     }
-    await repo.updateIfStatus(this.db, accountId, id, ['PEN'], {
-      status: 'ACT',
-      validation_checks: checks,
-      certificate: issued.certificate,
-      intermediate_certificate: issued.intermediate,
-      serial_number: issued.serialNumber,
-      valid_from: iso(issued.notBefore),
-      valid_until: iso(issued.notAfter),
-      status_message: null,
-      issued_at: iso(now),
-      updated_at: iso(now),
+    await this.db.transaction().execute(async (trx) => {
+      const done = await repo.updateIfStatus(trx, accountId, id, ['PEN'], {
+        status: 'ACT',
+        validation_checks: checks,
+        certificate: issued.certificate,
+        intermediate_certificate: issued.intermediate,
+        serial_number: issued.serialNumber,
+        valid_from: iso(issued.notBefore),
+        valid_until: iso(issued.notAfter),
+        status_message: null,
+        issued_at: iso(now),
+        updated_at: iso(now),
+      })
+      if (done) await emitEvent(trx, accountId, 'certificate.issued', () => this.eventData(trx, accountId, id), now)
     })
     await this.records.unpublish(accountId, challenge, created)
     return { status: 'ACT' }
@@ -173,10 +180,16 @@ export class CertificateIssuance {
     created: string[],
     jobId?: number,
   ): Promise<void> {
-    const failed = await repo.updateIfStatus(this.db, row.account_id, row.id, ['PEN'], {
-      status: 'ERR',
-      status_message: message,
-      updated_at: iso(this.clock.now()),
+    const now = this.clock.now()
+    const failed = await this.db.transaction().execute(async (trx) => {
+      const done = await repo.updateIfStatus(trx, row.account_id, row.id, ['PEN'], {
+        status: 'ERR',
+        status_message: message,
+        updated_at: iso(now),
+      })
+      const data = () => this.eventData(trx, row.account_id, row.id)
+      if (done) await emitEvent(trx, row.account_id, 'certificate.failed', data, now)
+      return done
     })
     if (failed) await this.audit(row, AUDIT_FAILED, jobId)
     await this.records.unpublish(row.account_id, challenge, created)

@@ -15,12 +15,21 @@ import type { NameserversService } from './nameservers/nameservers.service.js'
 import { managedDns, normaliseNameservers, type Nameserver, type NameserverInput } from './nameservers/nameservers.js'
 import { DomainNames, parseDomainName } from '../../lib/domain-name.js'
 import * as repo from './domains.repository.js'
+import { emitEvent } from '../webhooks/webhook-events.js'
 import { decodeDomain, type Domain } from './domains.repository.js'
 import { nextSerial, type ZonePublisher } from '../../lib/dns/zone-serial.js'
 import type { DryRun } from '../../lib/dry-run.js'
 
 /** The job that ends a cancelled domain at its renewal date. */
 export const END_JOB = 'domains.end'
+
+/** The data of `domain.status.changed`: the domain, its new status, its renewal date. */
+const statusEvent = (d: { name: string; renewal_date: string }, to: { status: string; id: number }) => ({
+  domain: d.name,
+  status: to.status,
+  status_id: to.id,
+  renewal_date: d.renewal_date,
+})
 
 /** Domain states: `status` text and its `status_id`. */
 export const STATUS = {
@@ -269,11 +278,14 @@ export class DomainsService {
     if (d.status === STATUS.pendingCancellation.status) throw errors.cancellationPending()
     if (opts.dryRun) return { cancellationDate: d.renewal_date }
     const now = this.clock.now()
-    await repo.updateDomain(this.db, accountId, d.id, {
-      status: STATUS.pendingCancellation.status,
-      status_id: STATUS.pendingCancellation.id,
-      cancel_at: d.renewal_date,
-      updated_at: iso(now),
+    await this.db.transaction().execute(async (trx) => {
+      await repo.updateDomain(trx, accountId, d.id, {
+        status: STATUS.pendingCancellation.status,
+        status_id: STATUS.pendingCancellation.id,
+        cancel_at: d.renewal_date,
+        updated_at: iso(now),
+      })
+      await emitEvent(trx, accountId, 'domain.status.changed', statusEvent(d, STATUS.pendingCancellation), now)
     })
     const runAt = new Date(`${d.renewal_date}T00:00:00.000Z`)
     await this.jobs.enqueue(this.endJob, { domainId: d.id }, { accountId, runAt: runAt > now ? runAt : now })
@@ -285,11 +297,15 @@ export class DomainsService {
     const d = await this.requireOwned(accountId, raw)
     if (d.status !== STATUS.pendingCancellation.status) throw errors.noPendingCancellation()
     if (opts.dryRun) return
-    await repo.updateDomain(this.db, accountId, d.id, {
-      status: STATUS.active.status,
-      status_id: STATUS.active.id,
-      cancel_at: null,
-      updated_at: iso(this.clock.now()),
+    const now = this.clock.now()
+    await this.db.transaction().execute(async (trx) => {
+      await repo.updateDomain(trx, accountId, d.id, {
+        status: STATUS.active.status,
+        status_id: STATUS.active.id,
+        cancel_at: null,
+        updated_at: iso(now),
+      })
+      await emitEvent(trx, accountId, 'domain.status.changed', statusEvent(d, STATUS.active), now)
     })
   }
 
@@ -306,7 +322,11 @@ export class DomainsService {
     if (!d || d.status !== STATUS.pendingCancellation.status || !d.cancel_at || d.cancel_at > ymd(this.clock.now()))
       return { ended: false }
     await this.registry.cancel(d.name)
-    await repo.deleteDomain(this.db, d.id)
+    await this.db.transaction().execute(async (trx) => {
+      await repo.deleteDomain(trx, d.id)
+      const ended = statusEvent(d, { status: 'deleted', id: 0 })
+      await emitEvent(trx, d.account_id, 'domain.status.changed', ended, this.clock.now())
+    })
     await this.publish({ domain: d.name, kind: 'removed' })
     return { ended: true }
   }

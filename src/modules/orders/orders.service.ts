@@ -6,6 +6,7 @@ import { errors } from '../../errors.js'
 import { Type } from 'typebox'
 import { defineJob, type JobRunner } from '../../jobs/runner.js'
 import * as repo from './orders.repository.js'
+import { emitEvent, type EventType } from '../webhooks/webhook-events.js'
 import type { Order, OrderItemType } from './orders.tables.js'
 import type { OrderItem } from './orders.repository.js'
 import type { DryRun } from '../../lib/dry-run.js'
@@ -160,11 +161,15 @@ export class OrdersService {
       })
       const failed = outcome.errors.length > 0
       item.status = failed ? 'error' : 'done'
-      await repo.updateItem(this.db, item.id, {
-        status: item.status,
-        errors: JSON.stringify(outcome.errors),
-        result: outcome.result === undefined ? null : JSON.stringify(outcome.result),
-        now: iso(this.clock.now()),
+      const at = this.clock.now()
+      await this.db.transaction().execute(async (trx) => {
+        await repo.updateItem(trx, item.id, {
+          status: item.status,
+          errors: JSON.stringify(outcome.errors),
+          result: outcome.result === undefined ? null : JSON.stringify(outcome.result),
+          now: iso(at),
+        })
+        if (item.type === 'domain') await emitEvent(trx, item.account_id, ...domainOrderEvent(item, outcome), at)
       })
     }
     const status = items.some((i) => i.status === 'error') ? 'error' : 'completed'
@@ -225,6 +230,16 @@ export class OrdersService {
     await this.jobs.enqueue(this.processJob, { orderId }, { accountId })
     return this.get(accountId, orderId)
   }
+}
+
+/** The webhook event of a processed domain item: completed or failed, with the order, the item and its errors. */
+function domainOrderEvent(
+  item: { id: number; order_id: number; name: string; status: string },
+  outcome: { errors: unknown[]; result?: unknown },
+): [EventType, Record<string, unknown>] {
+  const failed = outcome.errors.length > 0
+  const data = { order_id: item.order_id, cart_id: item.id, domain: item.name, status: item.status }
+  return [failed ? 'domain.order.failed' : 'domain.order.completed', { ...data, errors: outcome.errors }]
 }
 
 /** `YYYY-MM-DD HH:MM:SS` of a stored time, or null. */

@@ -4,6 +4,7 @@ import type { Clock } from '../../../clock.js'
 import { iso, ymd } from '../../../clock.js'
 import type { Config } from '../../../config/config.js'
 import type { DB } from '../../../db/tables.js'
+import type { Db } from '../../../db/database.js'
 import { errors } from '../../../errors.js'
 import type { PaymentsDriver } from '../../../drivers/payments/payments.js'
 import type { MailDriver } from '../../../drivers/mail/mail.js'
@@ -15,6 +16,7 @@ import type { InvoiceLine } from '../account.tables.js'
 import { amount, amountText, basisPoints, vatOf } from '../../../lib/money.js'
 import type { ProfileService } from '../profile/profile.service.js'
 import * as repo from './invoices.repository.js'
+import { emitEvent } from '../../webhooks/webhook-events.js'
 import type { Invoice } from './invoices.repository.js'
 import { renderInvoicePdf } from './invoice-pdf.js'
 
@@ -112,7 +114,7 @@ export class InvoicesService {
         checked++
         const status = await this.payments.status(inv.payment_reference!).catch(() => null)
         if (status === 'paid') {
-          await repo.updateInvoice(this.db, inv.account_id, inv.id, { status: 'paid', paid_at: iso(this.clock.now()) })
+          await this.setPaid(inv.account_id, inv.id, this.clock.now())
           paid++
         }
       }
@@ -184,6 +186,7 @@ export class InvoicesService {
           }
         }),
       )
+      await emitEvent(trx, accountId, 'invoice.issued', () => this.eventData(trx, accountId, id), now)
       return { id, invoiceNr }
     })
     const paymentUrl = await this.openPayment(accountId, { id, invoiceNr, total }, now)
@@ -210,7 +213,7 @@ export class InvoicesService {
     now: Date,
   ): Promise<string | null> {
     if (invoice.total <= 0) {
-      await repo.updateInvoice(this.db, accountId, invoice.id, { status: 'paid', paid_at: iso(now) })
+      await this.setPaid(accountId, invoice.id, now)
       return null
     }
     const payment = await this.payments.createPayment({
@@ -232,7 +235,21 @@ export class InvoicesService {
     const inv = await this.find(accountId, invoiceNr)
     if (inv.status === 'paid') return
     if (inv.payment_reference) await this.payments.settle(inv.payment_reference)
-    await repo.updateInvoice(this.db, accountId, inv.id, { status: 'paid', paid_at: iso(this.clock.now()) })
+    await this.setPaid(accountId, inv.id, this.clock.now())
+  }
+
+  /** Marks an invoice paid and records `invoice.paid` in the same transaction. */
+  private async setPaid(accountId: number, id: number, at: Date): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await repo.updateInvoice(trx, accountId, id, { status: 'paid', paid_at: iso(at) })
+      await emitEvent(trx, accountId, 'invoice.paid', () => this.eventData(trx, accountId, id), at)
+    })
+  }
+
+  /** An invoice as `GET /account/invoices/{invoice_nr}` shows it, read in the transaction that changed it. */
+  private async eventData(trx: Db, accountId: number, id: number): Promise<Record<string, unknown>> {
+    const inv = (await repo.findInvoice(trx, accountId, String(id), id))!
+    return { ...this.detail(inv, await repo.linesOf(trx, accountId, id)) }
   }
 
   async list(accountId: number, query: { page?: number; limit?: number; search?: string }) {

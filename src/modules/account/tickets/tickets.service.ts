@@ -11,6 +11,7 @@ import type { Ticket, TicketMessage } from '../account.tables.js'
 import type { ProfileService } from '../profile/profile.service.js'
 import { htmlToText, isBlank, sanitiseMessage } from './sanitise.js'
 import * as repo from './tickets.repository.js'
+import { emitEvent } from '../../webhooks/webhook-events.js'
 import type { DryRun } from '../../../lib/dry-run.js'
 
 /** The departments a ticket can be opened for. */
@@ -173,6 +174,8 @@ export class TicketsService {
         created_at: now,
       })
       await repo.updateTicket(trx, ticket.id, { status: input.close ? 'closed' : 'answered', last_updated: now })
+      const reply = { ticket_number: ticketNumber, subject: ticket.subject, author: input.author, message: body }
+      await emitEvent(trx, ticket.account_id, 'ticket.replied', reply, new Date(now))
     })
     const to = await this.customerAddress(ticket)
     await this.mail.send({

@@ -85,6 +85,18 @@ export async function zoneAt(db: Db, accountId: number, zone: string, name: stri
     .selectFrom('domains as d')
     .leftJoin('dns_records as r', (j) => j.onRef('r.domain_id', '=', 'd.id').on('r.name', '=', name))
     .select(['d.id as domain_id', 'd.name as zone', 'r.id', 'r.type', 'r.name', 'r.value', 'r.ttl'])
+    // Whether a webhook endpoint of the account may want the change's event: read here, not in another round trip.
+    .select((eb) =>
+      eb
+        .exists(
+          eb
+            .selectFrom('webhook_endpoints as w')
+            .select('w.id')
+            .whereRef('w.account_id', '=', 'd.account_id')
+            .where('w.enabled', '=', 1),
+        )
+        .as('listened'),
+    )
     .where('d.account_id', '=', accountId)
     .where('d.name', '=', zone)
     .orderBy('r.id')
@@ -92,6 +104,7 @@ export async function zoneAt(db: Db, accountId: number, zone: string, name: stri
   if (rows.length === 0) return undefined
   return {
     domain: { id: rows[0].domain_id, name: rows[0].zone },
+    listened: Boolean(rows[0].listened),
     records: rows.flatMap((r) =>
       r.id === null ? [] : [{ id: r.id, type: r.type!, name: r.name!, value: r.value!, ttl: r.ttl! }],
     ),
@@ -107,20 +120,31 @@ export const otherTypes = (records: { type: string }[], type: string): string =>
  * `serial` or past the stored one, and the audit row is written, atomically and only while the other types at
  * the name are still `others` (what the record was checked against); false, with nothing written, otherwise. On
  * PostgreSQL one call of dns_replace_record_set (migration 0500), which holds the zone's row lock only meanwhile.
+ * `emit` writes the change's events in its transaction (on PostgreSQL a transaction around the call then).
  */
 export async function replaceRecordSet(
   db: Kysely<DB>,
   accountId: number,
   domainId: number,
   record: NormalisedRecord,
-  change: { now: string; serial: number; others: string; audit?: PendingAudit },
+  change: { now: string; serial: number; others: string; audit?: PendingAudit; emit?: (trx: Db) => Promise<void> },
 ): Promise<boolean> {
   if (onPostgres(db)) {
     const audit = change.audit ? JSON.stringify(change.audit.row) : null
-    const { rows } = await sql<{ done: boolean }>`select dns_replace_record_set(${accountId}, ${domainId},
-      ${record.type}, ${record.name}, ${record.value}, ${record.ttl}, ${change.now}, ${change.serial},
-      ${change.others}, ${audit}::json) as done`.execute(db)
-    return rows[0].done
+    const call = async (on: Db) => {
+      const { rows } = await sql<{ done: boolean }>`select dns_replace_record_set(${accountId}, ${domainId},
+        ${record.type}, ${record.name}, ${record.value}, ${record.ttl}, ${change.now}, ${change.serial},
+        ${change.others}, ${audit}::json) as done`.execute(on)
+      return rows[0].done
+    }
+    const { emit } = change
+    if (!emit) return call(db)
+    // The change's event commits with it: the call and the event in one transaction.
+    return db.transaction().execute(async (trx) => {
+      const done = await call(trx)
+      if (done) await emit(trx)
+      return done
+    })
   }
   return db.transaction().execute(async (trx) => {
     const current = await listRecordsAt(trx, accountId, domainId, record.name)
@@ -130,6 +154,7 @@ export async function replaceRecordSet(
     await insertRecords(trx, domainId, [record], change.now)
     await serialUpdate(trx, accountId, domainId, change.serial, change.now).execute()
     if (change.audit) await auditInsert(trx, change.audit).execute()
+    if (change.emit) await change.emit(trx)
     return true
   })
 }

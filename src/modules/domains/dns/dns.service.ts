@@ -8,6 +8,7 @@ import type { DomainsService } from '../domains.service.js'
 import type { Domain } from '../domains.repository.js'
 import type { ZoneChange, ZonePublisher } from '../../../lib/dns/zone-serial.js'
 import * as repo from './dns.repository.js'
+import { emitEvent } from '../../webhooks/webhook-events.js'
 import {
   RECORD_TYPES,
   checkRecordSet,
@@ -128,7 +129,12 @@ export class DnsService {
       if (!record) throw invalid
       const others = found.records.filter((r) => r.type !== record.type)
       checkRecordSet(found.domain.name, [...others.map((r) => ({ ...r, type: r.type as RecordType })), record])
-      const change = { now: iso(now), serial: nextSerial(0, now), others: repo.otherTypes(others, record.type), audit }
+      const domain = found.domain.name
+      const emit = found.listened
+        ? (trx: Db) => emitEvent(trx, accountId, 'dns.zone.changed', { domain }, now)
+        : undefined
+      const otherTypes = repo.otherTypes(others, record.type)
+      const change = { now: iso(now), serial: nextSerial(0, now), others: otherTypes, audit, emit }
       // False when the other types at the name changed since they were read: they are read and checked again.
       if (await repo.replaceRecordSet(this.db, accountId, found.domain.id, record, change)) {
         d = found.domain
@@ -219,6 +225,7 @@ export class DnsService {
       const did = await work(trx)
       if (did) await this.domains.bumpSerial(trx, d)
       if (audit) await auditInsert(trx, audit).execute()
+      if (did) await emitEvent(trx, d.account_id, 'dns.zone.changed', { domain: d.name }, this.clock.now())
       return did
     })
     if (audit) audit.written = true

@@ -1,0 +1,34 @@
+import fs from 'node:fs'
+import type { Kysely } from 'kysely'
+import type { Logger } from 'pino'
+import type { Clock } from '../../clock.js'
+import type { Config } from '../../config/config.js'
+import type { DB } from '../../db/tables.js'
+import type { MailDriver } from '../../drivers/mail/mail.js'
+import type { SecretBox } from '../../lib/secret-box.js'
+import type { JobRunner } from '../../jobs/runner.js'
+import { WebhooksService } from './webhooks.service.js'
+
+/** Builds the webhooks area's service from the configuration. */
+export function createWebhooksService(deps: {
+  db: Kysely<DB>
+  clock: Clock
+  jobs: JobRunner
+  config: Config
+  box: SecretBox
+  mail: MailDriver
+  log: Logger
+}): WebhooksService {
+  const { db, clock, jobs, config, box, mail, log } = deps
+  const w = config.webhooks
+  return new WebhooksService(db, clock, jobs, box, mail, log, {
+    maxEndpoints: w.maxEndpoints,
+    endpointConcurrency: w.endpointConcurrency,
+    sender: {
+      allowHttp: w.allowHttp,
+      allowPrivate: w.allowPrivate,
+      timeoutMs: w.timeoutMs,
+      ca: w.caFile ? fs.readFileSync(w.caFile, 'utf8') : null,
+    },
+  })
+}

@@ -1,0 +1,133 @@
+import http from 'node:http'
+import https from 'node:https'
+import { lookup as dnsLookup } from 'node:dns/promises'
+import type { LookupFunction } from 'node:net'
+import { isIpLiteral, isPublicAddress } from '../../lib/public-address.js'
+
+/** One address a name resolves to. */
+export interface ResolvedAddress {
+  address: string
+  family: number
+}
+
+/** Resolves a host name to its addresses; replaced in tests to play a DNS rebinding attack. */
+export type Resolver = (host: string) => Promise<ResolvedAddress[]>
+
+/** The system resolver (getaddrinfo), every address. */
+export const systemResolver: Resolver = (host) => dnsLookup(host, { all: true, verbatim: true })
+
+/** How the sender treats receivers. */
+export interface SenderOptions {
+  /** Plain `http://` URLs are sent to (sandbox, tests). */
+  allowHttp: boolean
+  /** Loopback, private and link-local addresses are connected to (sandbox, tests). */
+  allowPrivate: boolean
+  timeoutMs: number
+  /** Extra certificate authorities (PEM) trusted for receivers, besides the system's. */
+  ca: string | null
+}
+
+/** What a receiver answered. */
+export interface SendResult {
+  status: number
+  durationMs: number
+}
+
+/** An attempt that did not reach a receiver or was refused before connecting; `message` says why. */
+export class SendError extends Error {
+  constructor(
+    message: string,
+    readonly durationMs: number,
+  ) {
+    super(message)
+  }
+}
+
+// Only the start of an answer is read: receivers are asked for a 2xx, not for a body.
+const BODY_CAP = 4096
+
+/**
+ * Sends one webhook: checks the URL's scheme, resolves its host once, refuses an address that is not public
+ * (unless allowed) and connects to exactly the address it checked (the lookup of the connection is pinned to
+ * it, so a second resolution cannot point elsewhere). Redirects are not followed; the whole exchange is
+ * bounded by the timeout.
+ */
+export async function sendWebhook(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  opts: SenderOptions,
+  resolve: Resolver,
+): Promise<SendResult> {
+  const started = performance.now()
+  const elapsed = () => Math.round(performance.now() - started)
+  const target = new URL(url)
+  if (target.protocol !== 'https:' && !(target.protocol === 'http:' && opts.allowHttp))
+    throw new SendError(`Refused: ${target.protocol} URLs are not sent to`, 0)
+  const host = target.hostname.replace(/^\[(.*)\]$/, '$1')
+  let pinned: ResolvedAddress
+  if (isIpLiteral(host)) pinned = { address: host, family: host.includes(':') ? 6 : 4 }
+  else {
+    let addresses: ResolvedAddress[]
+    let timer: NodeJS.Timeout | undefined
+    try {
+      // The lookup counts against the attempt's timeout too.
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${opts.timeoutMs} ms`)), opts.timeoutMs)
+      })
+      addresses = await Promise.race([resolve(host), late])
+    } catch (err) {
+      throw new SendError(`DNS lookup of ${host} failed: ${(err as Error).message}`, elapsed())
+    } finally {
+      clearTimeout(timer)
+    }
+    if (addresses.length === 0) throw new SendError(`DNS lookup of ${host} found no address`, elapsed())
+    // One private address among several refuses the name: the connection could land on any of them.
+    const refused = addresses.find((a) => !opts.allowPrivate && !isPublicAddress(a.address))
+    pinned = refused ?? addresses[0]
+  }
+  if (!opts.allowPrivate && !isPublicAddress(pinned.address))
+    throw new SendError(`Refused: ${host} resolves to ${pinned.address}, which is not a public address`, elapsed())
+  const lookup: LookupFunction = (_name, options, callback) => {
+    if (options.all) callback(null, [pinned])
+    else callback(null, pinned.address, pinned.family)
+  }
+  const transport = target.protocol === 'https:' ? https : http
+  return new Promise<SendResult>((done, fail) => {
+    const req = transport.request(
+      {
+        protocol: target.protocol,
+        hostname: isIpLiteral(host) ? pinned.address : host,
+        port: target.port || undefined,
+        path: `${target.pathname}${target.search}`,
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+        lookup,
+        agent: false,
+        ...(target.protocol === 'https:' && opts.ca ? { ca: opts.ca } : {}),
+        ...(target.protocol === 'https:' && !isIpLiteral(host) ? { servername: host } : {}),
+      },
+      (res) => {
+        let read = 0
+        res.on('data', (chunk: Buffer) => {
+          read += chunk.length
+          if (read > BODY_CAP) res.destroy()
+        })
+        const finish = () => {
+          clearTimeout(timer)
+          done({ status: res.statusCode ?? 0, durationMs: elapsed() })
+        }
+        res.on('end', finish)
+        res.on('close', finish)
+        res.on('error', () => undefined)
+      },
+    )
+    const left = Math.max(1, opts.timeoutMs - elapsed())
+    const timer = setTimeout(() => req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`)), left)
+    req.on('error', (err) => {
+      clearTimeout(timer)
+      fail(new SendError(`Connection to ${pinned.address} failed: ${err.message}`, elapsed()))
+    })
+    req.end(body)
+  })
+}
