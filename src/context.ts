@@ -52,6 +52,7 @@ import type { SecretHolder } from './lib/secret-box.js'
 import { resetSandbox } from './seed/sandbox-reset.js'
 import type { WebhooksService } from './modules/webhooks/webhooks.service.js'
 import { createWebhooksService } from './modules/webhooks/area.js'
+import { DELIVERY_JOB } from './modules/webhooks/webhook-events.js'
 
 /** The providers behind interfaces; the built-in ones work on one machine. */
 export interface Drivers {
@@ -314,7 +315,8 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   const counter: WindowCounter = redisGuard
     ? new RedisWindowCounter(redisGuard, clock, config.redisPrefix)
     : new MemoryWindowCounter(clock)
-  const jobs = new JobRunner(db, database.dialect, clock, log, config.jobs)
+  const lanes = { [DELIVERY_JOB]: config.webhooks.concurrency }
+  const jobs = new JobRunner(db, database.dialect, clock, log, { ...config.jobs, lanes })
   const maintenance = new Maintenance(jobs, db, clock, 90)
   const base: Foundation = { config, db, clock, log, jobs, secrets }
   // The CA reads TXT records through the domains area, built after the drivers.

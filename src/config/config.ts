@@ -109,7 +109,8 @@ export interface Config {
   secrets: { key: string | null; keyFile: string | null; previous: string[] }
   /**
    * Webhooks: endpoints per account; plain `http://` URLs and private addresses (both allowed in sandbox mode
-   * unless set); the timeout of one attempt; attempts in flight per endpoint; extra CAs trusted for receivers.
+   * unless set); the timeout of one attempt; attempts in flight per endpoint; the delivery jobs' own lane of the
+   * job runner (`concurrency`) and the share of it one account may hold; extra CAs trusted for receivers.
    */
   webhooks: {
     maxEndpoints: number
@@ -117,6 +118,8 @@ export interface Config {
     allowPrivate: boolean
     timeoutMs: number
     endpointConcurrency: number
+    concurrency: number
+    accountConcurrency: number
     caFile: string | null
   }
 }
@@ -324,12 +327,18 @@ function operatorConfig(r: EnvReader, demoEnabled: boolean): Pick<Config, 'admin
 /** Webhooks: limits, what receivers may be, the attempt timeout. Sandbox mode allows http and private addresses. */
 function webhooksConfig(r: EnvReader, sandbox: boolean): Config['webhooks'] {
   const { env } = r
+  const concurrency = r.int('HOSTAPI_WEBHOOKS_CONCURRENCY', 8, 1, 256)
+  const accountConcurrency = r.int('HOSTAPI_WEBHOOKS_ACCOUNT_CONCURRENCY', Math.ceil(concurrency / 2), 1, 256)
+  if (accountConcurrency > concurrency)
+    r.problem('HOSTAPI_WEBHOOKS_ACCOUNT_CONCURRENCY must not exceed HOSTAPI_WEBHOOKS_CONCURRENCY')
   return {
     maxEndpoints: r.int('HOSTAPI_WEBHOOKS_MAX_ENDPOINTS', 20, 0, 1000),
     allowHttp: r.bool('HOSTAPI_WEBHOOKS_ALLOW_HTTP', sandbox),
     allowPrivate: r.bool('HOSTAPI_WEBHOOKS_ALLOW_PRIVATE', sandbox),
     timeoutMs: r.int('HOSTAPI_WEBHOOKS_TIMEOUT_MS', 10_000, 100, 60_000),
     endpointConcurrency: r.int('HOSTAPI_WEBHOOKS_ENDPOINT_CONCURRENCY', 2, 1, 16),
+    concurrency,
+    accountConcurrency,
     caFile: env.HOSTAPI_WEBHOOKS_CA_FILE ? path.resolve(env.HOSTAPI_WEBHOOKS_CA_FILE) : null,
   }
 }

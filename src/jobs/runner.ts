@@ -48,6 +48,17 @@ export interface EnqueueOptions {
   maxAttempts?: number
 }
 
+/** How many jobs one instance runs at once: `concurrency` in the shared lane, and each laned kind in its own. */
+export interface RunnerOptions {
+  pollMs: number
+  concurrency: number
+  /** Kinds with slots of their own: claimed only into them, so they never wait for other kinds nor hold them up. */
+  lanes?: Record<string, number>
+}
+
+// The lane of the kinds that have none of their own.
+const SHARED = ''
+
 const LEASE_MS = 60_000
 const BACKOFF_BASE_MS = 1_000
 const BACKOFF_MAX_MS = 5 * 60_000
@@ -61,6 +72,8 @@ export class JobRunner {
   private readonly definitions = new Map<string, JobDefinition>()
   private timer: NodeJS.Timeout | null = null
   private running = new Set<Promise<void>>()
+  // The jobs running in each lane (SHARED or a laned kind).
+  private inLane = new Map<string, number>()
   private stopped = true
   private wake: (() => void) | null = null
 
@@ -69,7 +82,7 @@ export class JobRunner {
     private readonly dialect: Dialect,
     private readonly clock: Clock,
     private readonly log: Logger,
-    private readonly opts: { pollMs: number; concurrency: number },
+    private readonly opts: RunnerOptions,
   ) {}
 
   /** Registers a kind of job (one definition per name). */
@@ -136,11 +149,16 @@ export class JobRunner {
   private async loop(): Promise<void> {
     while (!this.stopped) {
       try {
-        while (!this.stopped && this.running.size < this.opts.concurrency) {
-          const job = await this.claim()
+        for (;;) {
+          const kinds = this.stopped ? [] : this.claimable()
+          if (kinds.length === 0) break
+          const job = await this.claim(kinds)
           if (!job) break
+          const lane = this.laneOf(job.kind)
+          this.inLane.set(lane, (this.inLane.get(lane) ?? 0) + 1)
           const p = this.execute(job).finally(() => {
             this.running.delete(p)
+            this.inLane.set(lane, (this.inLane.get(lane) ?? 1) - 1)
             this.poke()
           })
           this.running.add(p)
@@ -155,6 +173,17 @@ export class JobRunner {
       })
       this.wake = null
     }
+  }
+
+  private laneOf(kind: string): string {
+    return this.opts.lanes?.[kind] === undefined ? SHARED : kind
+  }
+
+  /** The registered kinds whose lane has a free slot: one claim takes the earliest due job among them. */
+  private claimable(): string[] {
+    const free = (lane: string) =>
+      (this.inLane.get(lane) ?? 0) < (lane === SHARED ? this.opts.concurrency : this.opts.lanes![lane])
+    return [...this.definitions.keys()].filter((kind) => free(this.laneOf(kind)))
   }
 
   private async claim(kinds = [...this.definitions.keys()]): Promise<Job | undefined> {

@@ -22,6 +22,8 @@ export interface Receiver {
   answer(...statuses: number[]): void
   /** Waits this long before answering each request. */
   delayMs: number
+  /** Never answers (until closed). */
+  hang: boolean
   /** The most requests it was answering at one time. */
   maxInFlight: number
   /** Resolves once `n` requests arrived (or rejects after `ms`). */
@@ -48,6 +50,7 @@ export async function startReceiver(dir: string, cert = selfSignedCert(dir)): Pr
           body: Buffer.concat(chunks).toString('utf8'),
           at: Date.now(),
         })
+        if (r.hang) return
         const status = script.shift() ?? 200
         const reply = () => {
           if (status >= 300 && status < 400) res.setHeader('location', '/redirected')
@@ -64,6 +67,7 @@ export async function startReceiver(dir: string, cert = selfSignedCert(dir)): Pr
     caFile: cert.cert,
     received,
     delayMs: 0,
+    hang: false,
     maxInFlight: 0,
     answer: (...statuses) => void script.push(...statuses),
     async waitFor(n, ms = 10_000) {

@@ -24,6 +24,7 @@ export function createWebhooksService(deps: {
   return new WebhooksService(db, clock, jobs, box, mail, log, {
     maxEndpoints: w.maxEndpoints,
     endpointConcurrency: w.endpointConcurrency,
+    accountConcurrency: w.accountConcurrency,
     sender: {
       allowHttp: w.allowHttp,
       allowPrivate: w.allowPrivate,

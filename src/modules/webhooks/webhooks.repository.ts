@@ -164,43 +164,65 @@ export const endpointById = (db: Db, id: number) =>
 export const eventById = (db: Db, id: number) =>
   db.selectFrom('webhook_events').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
 
-/** Takes the endpoint's row lock (PostgreSQL) so concurrent claims for one endpoint are counted one at a time. */
-export const lockEndpoint = (db: Db, id: number) =>
-  db.updateTable('webhook_endpoints').set({ updated_at: sql<string>`updated_at` }).where('id', '=', id).execute()
-
-/** The endpoint's parked delivery that waits longest, if any is due at `now`. */
-export const oldestParked = (db: Db, endpointId: number, now: string) =>
+/**
+ * Takes the row locks of the account's endpoints (PostgreSQL) so concurrent claims for one account, and so for each
+ * of its endpoints, are counted one at a time.
+ */
+export const lockAccount = (db: Db, accountId: number) =>
   db
-    .selectFrom('webhook_deliveries')
-    .select('id')
-    .where('endpoint_id', '=', endpointId)
-    .where('parked', '=', 1)
-    .where('status', '=', 'pending')
-    .where('next_attempt_at', '<=', now)
-    .orderBy('next_attempt_at')
-    .orderBy('id')
+    .updateTable('webhook_endpoints')
+    .set({ updated_at: sql<string>`updated_at` })
+    .where('account_id', '=', accountId)
+    .execute()
+
+/**
+ * The account's parked delivery that waits longest, if any is due at `now` and its endpoint has fewer than
+ * `endpointLimit` attempts in flight.
+ */
+export const oldestParked = (db: Db, accountId: number, now: string, endpointLimit: number) =>
+  db
+    .selectFrom('webhook_deliveries as d')
+    .select('d.id')
+    .where('d.account_id', '=', accountId)
+    .where('d.parked', '=', 1)
+    .where('d.status', '=', 'pending')
+    .where('d.next_attempt_at', '<=', now)
+    .where((eb) =>
+      eb(
+        eb
+          .selectFrom('webhook_deliveries as s')
+          .select((e) => e.fn.countAll<number>().as('n'))
+          .whereRef('s.endpoint_id', '=', 'd.endpoint_id')
+          .where('s.status', '=', 'sending')
+          .where('s.locked_until', '>', now),
+        '<',
+        endpointLimit,
+      ),
+    )
+    .orderBy('d.next_attempt_at')
+    .orderBy('d.id')
     .limit(1)
     .executeTakeFirst()
 
-/** Endpoints with a delivery parked since before `before` (the hourly safety net after a crash). */
-export const endpointsParkedSince = async (db: Db, before: string): Promise<{ id: number; account_id: number }[]> =>
+/** Accounts with a delivery parked since before `before` (the hourly safety net after a crash). */
+export const accountsParkedSince = async (db: Db, before: string): Promise<{ account_id: number }[]> =>
   db
     .selectFrom('webhook_deliveries')
-    .select(['endpoint_id as id', 'account_id'])
+    .select('account_id')
     .distinct()
     .where('parked', '=', 1)
     .where('status', '=', 'pending')
     .where('updated_at', '<', before)
     .execute()
 
-/** How many attempts to an endpoint are in flight at `now`. */
-export const inFlight = async (db: Db, endpointId: number, now: string): Promise<number> =>
+/** How many attempts are in flight at `now` to an endpoint or (`account`) to the endpoints of an account. */
+export const inFlight = async (db: Db, of: { endpoint: number } | { account: number }, now: string): Promise<number> =>
   Number(
     (
       await db
         .selectFrom('webhook_deliveries')
         .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('endpoint_id', '=', endpointId)
+        .where('endpoint' in of ? 'endpoint_id' : 'account_id', '=', 'endpoint' in of ? of.endpoint : of.account)
         .where('status', '=', 'sending')
         .where('locked_until', '>', now)
         .executeTakeFirstOrThrow()

@@ -60,6 +60,8 @@ export interface WebhookOptions {
   maxEndpoints: number
   /** Attempts in flight to one endpoint at a time. */
   endpointConcurrency: number
+  /** Attempts in flight to the endpoints of one account at a time: its share of the delivery jobs' lane. */
+  accountConcurrency: number
   sender: SenderOptions
 }
 
@@ -426,7 +428,7 @@ export class WebhooksService implements SecretHolder {
   }
 
   /**
-   * The job's work: an attempt of the delivery, then, while the endpoint has parked deliveries, attempts of those in
+   * The job's work: an attempt of the delivery, then, while the account has parked deliveries, attempts of those in
    * turn (a bounded chain; what is left is queued as a job of its own).
    */
   private async attempt(deliveryId: number): Promise<unknown> {
@@ -439,25 +441,27 @@ export class WebhooksService implements SecretHolder {
         await repo.queueAttempt(this.db, next.accountId, next.deliveryId, this.clock.now(), this.clock.now())
         break
       }
-      outcome = await this.attemptOne({ endpointId: outcome.next.endpointId })
+      outcome = await this.attemptOne({ accountId: outcome.next.accountId })
       n++
     }
     return { attempts: n, last: outcome.result }
   }
 
   /**
-   * One attempt: claims the delivery (`deliveryId`, or the endpoint's longest parked one), sends it and records the
-   * answer. When the endpoint has its concurrent attempts in flight the delivery is parked instead: no job waits
-   * for it, the attempt that frees a slot takes it next. `next` names the endpoint's parked delivery that is due.
+   * One attempt: claims the delivery (`deliveryId`, or the account's longest parked one), sends it and records the
+   * answer. When the endpoint, or the account, has its concurrent attempts in flight the delivery is parked instead:
+   * no job waits for it, an attempt of the account that frees a slot takes it next. `next` names the account's
+   * parked delivery that is due.
    */
   private async attemptOne(
-    which: { deliveryId: number } | { endpointId: number },
-  ): Promise<{ result: unknown; next: { endpointId: number; deliveryId: number; accountId: number } | null }> {
+    which: { deliveryId: number } | { accountId: number },
+  ): Promise<{ result: unknown; next: { deliveryId: number; accountId: number } | null }> {
     const now = this.clock.now()
     const claim = await this.db.transaction().execute(async (trx) => {
-      if ('endpointId' in which) await repo.lockEndpoint(trx, which.endpointId)
+      if ('accountId' in which) await repo.lockAccount(trx, which.accountId)
+      const limit = this.opts.endpointConcurrency
       const id =
-        'deliveryId' in which ? which.deliveryId : (await repo.oldestParked(trx, which.endpointId, iso(now)))?.id
+        'deliveryId' in which ? which.deliveryId : (await repo.oldestParked(trx, which.accountId, iso(now), limit))?.id
       const delivery = id === undefined ? undefined : await repo.deliveryById(trx, id)
       if (!delivery) return { skip: 'gone' as const }
       // A pending delivery is due at its next attempt: a job run again after a crash must not send it early.
@@ -476,10 +480,13 @@ export class WebhooksService implements SecretHolder {
           last_error: 'The endpoint is disabled',
           updated_at: iso(now),
         })
-        return { skip: 'disabled' as const, endpointId: endpoint.id }
+        return { skip: 'disabled' as const, accountId: endpoint.account_id }
       }
-      await repo.lockEndpoint(trx, endpoint.id)
-      if ((await repo.inFlight(trx, endpoint.id, iso(now))) >= this.opts.endpointConcurrency) {
+      await repo.lockAccount(trx, endpoint.account_id)
+      const busy =
+        (await repo.inFlight(trx, { endpoint: endpoint.id }, iso(now))) >= this.opts.endpointConcurrency ||
+        (await repo.inFlight(trx, { account: endpoint.account_id }, iso(now))) >= this.opts.accountConcurrency
+      if (busy) {
         if (delivery.parked !== 1) await repo.updateDelivery(trx, delivery.id, { parked: 1, updated_at: iso(now) })
         return { skip: 'busy' as const }
       }
@@ -496,8 +503,8 @@ export class WebhooksService implements SecretHolder {
     })
     if ('skip' in claim) {
       // A delivery failed for a disabled endpoint frees no slot, but its parked ones must fail too.
-      const endpointId = 'endpointId' in claim ? claim.endpointId : undefined
-      const next = endpointId === undefined ? null : await this.nextParked(endpointId)
+      const accountId = 'accountId' in claim ? claim.accountId : undefined
+      const next = accountId === undefined ? null : await this.nextParked(accountId)
       return { result: { skipped: claim.skip }, next }
     }
     const { delivery, endpoint, event } = claim
@@ -525,24 +532,23 @@ export class WebhooksService implements SecretHolder {
       error = err.message
     }
     await this.record(delivery, endpoint, { status, durationMs, error })
-    return { result: { status, error }, next: await this.nextParked(endpoint.id) }
+    return { result: { status, error }, next: await this.nextParked(endpoint.account_id) }
   }
 
-  /** The endpoint's parked delivery that is due, for the chain to take next. */
-  private async nextParked(endpointId: number) {
-    const row = await repo.oldestParked(this.db, endpointId, iso(this.clock.now()))
-    if (!row) return null
-    const delivery = await repo.deliveryById(this.db, row.id)
-    return delivery ? { endpointId, deliveryId: delivery.id, accountId: delivery.account_id } : null
+  /** The account's parked delivery that is due and whose endpoint has a free slot, for the chain to take next. */
+  private async nextParked(accountId: number) {
+    const now = iso(this.clock.now())
+    const row = await repo.oldestParked(this.db, accountId, now, this.opts.endpointConcurrency)
+    return row ? { deliveryId: row.id, accountId } : null
   }
 
-  /** Queues a job for the longest parked delivery of endpoints whose chain stopped (a crash): the safety net. */
+  /** Queues a job for the longest parked delivery of accounts whose chains stopped (a crash): the safety net. */
   private async restartParked(now: Date): Promise<number> {
-    const stale = await repo.endpointsParkedSince(this.db, iso(new Date(now.getTime() - ATTEMPT_LEASE_MS * 2)))
+    const stale = await repo.accountsParkedSince(this.db, iso(new Date(now.getTime() - ATTEMPT_LEASE_MS * 2)))
     let n = 0
     for (const e of stale) {
-      if ((await repo.inFlight(this.db, e.id, iso(now))) > 0) continue
-      const next = await this.nextParked(e.id)
+      if ((await repo.inFlight(this.db, { account: e.account_id }, iso(now))) > 0) continue
+      const next = await this.nextParked(e.account_id)
       if (next) await repo.queueAttempt(this.db, next.accountId, next.deliveryId, now, now)
       n++
     }
