@@ -277,8 +277,8 @@ function registerWork(
     services.vps.lifecycle.expireJob,
     services.zoneDelivery.pushJob,
     services.zoneDelivery.resyncJob,
-    services.webhooks.deliverJob,
-    services.webhooks.expiringJob,
+    services.webhooks.deliverer.deliverJob,
+    services.webhooks.scans.expiringJob,
   ])
     jobs.register(job)
 }

@@ -77,7 +77,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
       await ctx.maintenance.schedule()
       await ctx.services.zoneDelivery.scheduleResync()
       await ctx.services.certificates.renewal.schedule()
-      await ctx.services.webhooks.scheduleScan()
+      await ctx.services.webhooks.scans.scheduleScan()
       ctx.jobs.start()
     }
 

@@ -188,13 +188,13 @@ forEachDialect((dialect) => {
       // biome-ignore lint/suspicious/noExplicitAny: payloads are read field by field
       const mine = (events: any[]) => events.filter((e) => e.data.domain === name)
       let from = receiver.received.length
-      await t.ctx.services.webhooks.scanExpiring()
-      await t.ctx.services.webhooks.scanExpiring()
+      await t.ctx.services.webhooks.scans.scanExpiring()
+      await t.ctx.services.webhooks.scans.scanExpiring()
       const [thirty, ...more] = mine(await received(from, 'domain.expiring'))
       assert.deepEqual([thirty.data.days, thirty.data.renewal_date, more.length], [30, renewal, 0])
       clock.advance(14 * 86_400_000)
       from = receiver.received.length
-      await t.ctx.services.webhooks.scanExpiring()
+      await t.ctx.services.webhooks.scans.scanExpiring()
       const [seven, ...again] = mine(await received(from, 'domain.expiring'))
       assert.deepEqual([seven.data.days, again.length], [7, 0])
     })
@@ -240,7 +240,7 @@ forEachDialect((dialect) => {
         .execute()
       clock.advance(Date.parse(cert.valid_until!) - clock.now().getTime() - 25 * 86_400_000)
       const from = receiver.received.length
-      await t.ctx.services.webhooks.scanExpiring()
+      await t.ctx.services.webhooks.scans.scanExpiring()
       const events = (await received(from, 'certificate.expiring')).filter((e) => e.data.id === cert.id)
       assert.deepEqual(
         events.map((e) => [e.data.days, e.data.valid_until]),

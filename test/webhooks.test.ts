@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 import { Webhook } from 'standardwebhooks'
 import { ManualClock } from '../src/clock.js'
 import type { OutboxMailDriver } from '../src/drivers/mail/builtin.js'
-import { RETRY_SCHEDULE_MS } from '../src/modules/webhooks/webhooks.service.js'
+import { RETRY_SCHEDULE_MS } from '../src/modules/webhooks/webhook-deliverer.js'
 import { forEachDialect, startTestApp, tempDir, type TestAccount, type TestApp } from './helpers/app.js'
 import { startReceiver, type Received, type Receiver } from './helpers/webhook-receiver.js'
 
@@ -249,7 +249,7 @@ forEachDialect((dialect) => {
       assert.equal(receiver.received.length, before + 1)
 
       clock.advance(31 * 24 * 3600_000)
-      await t.ctx.services.webhooks.scheduleScan()
+      await t.ctx.services.webhooks.scans.scheduleScan()
       await t.ctx.jobs.drain()
       assert.deepEqual(await list(), [])
     })
@@ -296,7 +296,7 @@ forEachDialect((dialect) => {
         events: ['*'],
       })
       for (const address of ['127.0.0.1', '10.0.0.7', '169.254.169.254', '::1', '::ffff:127.0.0.1']) {
-        t.ctx.services.webhooks.setResolver(async () => [{ address, family: address.includes(':') ? 6 : 4 }])
+        t.ctx.services.webhooks.deliverer.setResolver(async () => [{ address, family: address.includes(':') ? 6 : 4 }])
         const queued = await t.ctx.services.webhooks.sendTest(a.accountId, id)
         await t.ctx.jobs.drain()
         const d = (await t.ctx.services.webhooks.deliveries(a.accountId, id)).find((x) => x.id === queued.id)!
@@ -314,7 +314,7 @@ forEachDialect((dialect) => {
         url: 'https://silent.example.nl/hook',
         events: ['*'],
       })
-      t.ctx.services.webhooks.setResolver(() => new Promise(() => undefined))
+      t.ctx.services.webhooks.deliverer.setResolver(() => new Promise(() => undefined))
       const queued = await t.ctx.services.webhooks.sendTest(a.accountId, id)
       const started = Date.now()
       await t.ctx.jobs.drain()
@@ -334,7 +334,7 @@ forEachDialect((dialect) => {
       })
       const answers = ['93.184.215.14', '127.0.0.1']
       let lookups = 0
-      t.ctx.services.webhooks.setResolver(async () => {
+      t.ctx.services.webhooks.deliverer.setResolver(async () => {
         const address = answers[Math.min(lookups++, answers.length - 1)]
         return [{ address, family: 4 }]
       })

@@ -1,0 +1,81 @@
+import type { Kysely } from 'kysely'
+import { Type } from 'typebox'
+import { iso, ymd, type Clock } from '../../clock.js'
+import type { DB } from '../../db/tables.js'
+import { defineJob, type JobRunner } from '../../jobs/runner.js'
+import { emitOnce } from './webhook-events.js'
+import type { WebhookDeliverer } from './webhook-deliverer.js'
+import * as repo from './webhooks.repository.js'
+
+const DAY_MS = 86_400_000
+const SCAN_EVERY_MS = 3600_000
+// Finished deliveries (and events left without one) are kept this long, for the delivery lists and redelivery.
+const KEEP_MS = 30 * DAY_MS
+/** The job kind of the expiry scan. */
+export const EXPIRING_JOB = 'webhooks.expiring'
+// Days before renewal or expiry, each with the next (smaller) mark: the 30-day event covers 30 to 8 days.
+const EXPIRY_MARKS: [number, number][] = [
+  [30, 7],
+  [7, 0],
+]
+
+/** The hourly work of the webhooks area: events for what expires soon, the prune, the restart of parked deliveries. */
+export class WebhookScans {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock,
+    private readonly jobs: JobRunner,
+    private readonly deliverer: WebhookDeliverer,
+  ) {}
+
+  /**
+   * The hourly scan for domains and certificates 30 and 7 days from renewal or expiry, and the prune of deliveries
+   * finished 30 days ago; each run queues the next.
+   */
+  readonly expiringJob = defineJob({
+    name: EXPIRING_JOB,
+    payload: Type.Null(),
+    handle: async () => {
+      const pruned = await repo.pruneDelivered(this.db, iso(new Date(this.clock.now().getTime() - KEEP_MS)))
+      const restarted = await this.deliverer.restartParked(this.clock.now())
+      const events = await this.scanExpiring()
+      await this.jobs.enqueue(this.expiringJob, null, { runAt: new Date(this.clock.now().getTime() + SCAN_EVERY_MS) })
+      return { events, pruned, restarted }
+    },
+  })
+
+  /** Queues the expiry scan unless one is queued already. */
+  async scheduleScan(): Promise<void> {
+    if (!(await repo.jobPending(this.db, EXPIRING_JOB))) await this.jobs.enqueue(this.expiringJob, null)
+  }
+
+  /**
+   * Records `domain.expiring` and `certificate.expiring` for what is 30 days (and then 7 days) or less from its
+   * renewal or expiry, once per mark and period: the event id names them, so a scan that runs again records
+   * nothing new. Only the nearest mark is sent (an endpoint added 5 days before gets the 7-day event alone).
+   */
+  async scanExpiring(): Promise<number> {
+    const now = this.clock.now()
+    const day = (n: number) => new Date(now.getTime() + n * DAY_MS)
+    let n = 0
+    for (const [mark, next] of EXPIRY_MARKS) {
+      for (const d of await repo.domainsRenewedBetween(this.db, ymd(day(next)), ymd(day(mark)))) {
+        const data = { domain: d.name, status: d.status, renewal_date: d.renewal_date, days: mark }
+        const uid = `msg_domain_expiring_${d.id}_${d.renewal_date}_${mark}`
+        await this.db.transaction().execute((trx) => emitOnce(trx, d.account_id, 'domain.expiring', data, now, uid))
+        n++
+      }
+      for (const c of await repo.certificatesExpiringBetween(this.db, iso(day(next)), iso(day(mark)))) {
+        const until = c.valid_until!
+        const data = { id: c.id, common_name: c.common_name, certificate_status: c.status, valid_until: until }
+        const uid = `msg_certificate_expiring_${c.id}_${until.slice(0, 10)}_${mark}`
+        const type = 'certificate.expiring' as const
+        await this.db
+          .transaction()
+          .execute((trx) => emitOnce(trx, c.account_id, type, { ...data, days: mark }, now, uid))
+        n++
+      }
+    }
+    return n
+  }
+}
