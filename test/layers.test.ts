@@ -78,4 +78,11 @@ describe('layers', () => {
     if (process.env.LAYERS_LIST) console.log(violations.sort().join('\n'))
     assert.deepEqual(violations.sort(), [...EXCEPTIONS].sort())
   })
+
+  it('no file under src/ is longer than 450 lines', () => {
+    const long = sourceFiles(src)
+      .map((file) => ({ file: path.relative(src, file), lines: fs.readFileSync(file, 'utf8').split('\n').length - 1 }))
+      .filter((f) => f.lines > 450)
+    assert.deepEqual(long, [])
+  })
 })

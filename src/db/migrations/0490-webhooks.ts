@@ -61,6 +61,12 @@ export async function up(db: AnyDb): Promise<void> {
     .on('webhook_deliveries')
     .columns(['endpoint_id', 'parked', 'next_attempt_at'])
     .execute()
+  // An account's attempts in flight and its oldest parked delivery: the per-account share of the delivery lane.
+  await db.schema
+    .createIndex('webhook_deliveries_account_idx')
+    .on('webhook_deliveries')
+    .columns(['account_id', 'status', 'parked', 'next_attempt_at'])
+    .execute()
   await db.schema
     .createIndex('webhook_deliveries_status_idx')
     .on('webhook_deliveries')

@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto'
 import type { HypervisorHost, OsImage } from './hypervisor.js'
 
 /** Realistic durations of the simulated actions, in milliseconds at speed 1. */
@@ -41,3 +42,11 @@ export function addressAt(base: number, n: number): string {
 export const INSTANCE_BASE = ((198 << 24) >>> 0) + (18 << 16)
 /** The block of floating addresses, 198.19.128.0. */
 export const FLOATING_BASE = ((198 << 24) >>> 0) + (19 << 16) + (128 << 8)
+
+/** A salted hash of a simulated machine's password: the simulation keeps no password itself. */
+export const simPasswordHash = (secret: string): string => {
+  const salt = randomBytes(8).toString('hex')
+  return `${salt}:${createHash('sha256')
+    .update(salt + secret)
+    .digest('hex')}`
+}

@@ -1,4 +1,3 @@
-import { createHash, randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../../clock.js'
 import { iso } from '../../clock.js'
@@ -21,15 +20,10 @@ import type { HvInstance } from './builtin.tables.js'
 import { jsonColumns, type Decoded } from '../../db/json-columns.js'
 import { backupsOf, insertManualBackup, lastNightly, runNightlies } from './builtin-backups.js'
 import { FLOATING_BASE, INSTANCE_BASE, SIM_DURATIONS_MS, SIM_HOSTS, SIM_IMAGES, addressAt } from './builtin-sim.js'
+import { simPasswordHash as hash } from './builtin-sim.js'
 
 const PROGRESS_STEPS = 4
 
-const hash = (secret: string) => {
-  const salt = randomBytes(8).toString('hex')
-  return `${salt}:${createHash('sha256')
-    .update(salt + secret)
-    .digest('hex')}`
-}
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 /** The JSON columns of a simulated instance, decoded. */
