@@ -79,9 +79,11 @@ describeWithEnv(
     })
 
     it('cached reads arriving together share one version query; one started after a write sees it', async () => {
-      const zone = await makeDomain(one, a, uniqueName('batch'))
+      // An account of its own: its few hundred requests stay clear of the other tests' rate limit.
+      const b = await one.account('Batched version reads')
+      const zone = await makeDomain(one, b, uniqueName('batch'))
       const url = `/domains/${zone}/dns`
-      const burst = (n: number) => Promise.all(Array.from({ length: n }, () => two.request('GET', url, { key: a.key })))
+      const burst = (n: number) => Promise.all(Array.from({ length: n }, () => two.request('GET', url, { key: b.key })))
       // Opens the connections and fills the cache and the key lookup cache.
       await burst(20)
       await burst(20)
@@ -95,14 +97,14 @@ describeWithEnv(
       // a read that started after a write was answered must not be given a version read before that write.
       let running = true
       const background = (async () => {
-        while (running) await burst(5)
+        for (let n = 0; running && n < 50; n++) await burst(3)
       })()
       let stale = 0
       try {
-        for (let i = 0; i < 50; i++) {
+        for (let i = 0; i < 30; i++) {
           const value = `batch-${i}`
           const patched = await one.request('PATCH', url, {
-            key: a.key,
+            key: b.key,
             body: { record: { type: 'TXT', name: '_acme-challenge', value, ttl: 120 } },
           })
           assert.equal(patched.status, 200)
