@@ -1,3 +1,4 @@
+import net from 'node:net'
 import { after, before, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { describeWithEnv, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
@@ -5,6 +6,29 @@ import { twoInstances } from './helpers/instances.js'
 import { contactProfile, makeDomain, uniqueName } from './helpers/fixtures/domains.js'
 import { makeVps } from './helpers/fixtures/vps.js'
 import { openDatabase } from '../src/db/database.js'
+import type { Config } from '../src/config/config.js'
+
+/** A TCP proxy to the PostgreSQL server of `database` that holds each of the server's answers back `delayMs`. */
+async function slowAnswers(database: Config['database'], delayMs: number) {
+  if (database.dialect !== 'postgres') throw new Error('PostgreSQL only')
+  const target = new URL(database.url)
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 5432), target.hostname)
+    for (const s of [client, upstream]) s.on('error', () => undefined)
+    client.pipe(upstream)
+    upstream.on('data', (chunk) => setTimeout(() => client.write(chunk), delayMs))
+    upstream.on('end', () => setTimeout(() => client.end(), delayMs))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const url = new URL(database.url)
+  url.hostname = '127.0.0.1'
+  url.port = String((server.address() as net.AddressInfo).port)
+  return {
+    database: { ...database, url: url.toString() },
+    /** Resolves once every connection through it is closed. */
+    close: () => new Promise((resolve) => server.close(resolve)),
+  }
+}
 
 const txtValues = (r: { body: { data: { records: { type: string; name: string; value: string }[] } } }) =>
   r.body.data.records.filter((x) => x.type === 'TXT' && x.name.startsWith('_acme-challenge.')).map((x) => x.value)
@@ -52,6 +76,68 @@ describeWithEnv(
         assert.deepEqual(txtValues(await reader.request('GET', url, { key: a.key })), [value])
       }
       assert.equal(stale, 0)
+    })
+
+    it('cached reads arriving together share one version query; one started after a write sees it', async () => {
+      // An account of its own: its few hundred requests stay clear of the other tests' rate limit.
+      const b = await one.account('Batched version reads')
+      const zone = await makeDomain(one, b, uniqueName('batch'))
+      const url = `/domains/${zone}/dns`
+      const burst = (n: number) => Promise.all(Array.from({ length: n }, () => two.request('GET', url, { key: b.key })))
+      // Opens the connections and fills the cache and the key lookup cache.
+      await burst(20)
+      await burst(20)
+      const before = two.ctx.roundTrips()
+      const answers = await burst(20)
+      assert.ok(answers.every((r) => r.status === 200))
+      const roundTrips = two.ctx.roundTrips() - before
+      assert.ok(roundTrips < 10, `20 cached reads sent together cost ${roundTrips} round trips`)
+
+      // Reads keep arriving on `two` all along, so a version query is nearly always on its way when a read starts:
+      // a read that started after a write was answered must not be given a version read before that write.
+      let running = true
+      const background = (async () => {
+        for (let n = 0; running && n < 50; n++) await burst(3)
+      })()
+      let stale = 0
+      try {
+        for (let i = 0; i < 30; i++) {
+          const value = `batch-${i}`
+          const patched = await one.request('PATCH', url, {
+            key: b.key,
+            body: { record: { type: 'TXT', name: '_acme-challenge', value, ttl: 120 } },
+          })
+          assert.equal(patched.status, 200)
+          for (const r of await burst(5)) if (txtValues(r).join() !== value) stale++
+        }
+      } finally {
+        running = false
+        await background
+      }
+      assert.equal(stale, 0)
+    })
+
+    it('a version query on its way when a write is answered is not shared by a reading asked for after it', async () => {
+      const zone = await makeDomain(one, a, uniqueName('slow'))
+      // The database's answers reach this connection 400 ms late, so its version query, at the server after
+      // 100 ms, is still on its way when a write made then on another connection has been answered.
+      const proxy = await slowAnswers(one.config.database, 400)
+      const slow = openDatabase(proxy.database)
+      try {
+        await slow.accountVersion!(a.accountId)
+        const early = slow.accountVersion!(a.accountId)
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        const sent = slow.roundTrips()
+        await one.ctx.db.updateTable('domains').set({ tags: '["slow"]' }).where('name', '=', zone).execute()
+        const late = slow.accountVersion!(a.accountId)
+        const [before, after] = await Promise.all([early, late])
+        assert.equal(slow.roundTrips(), sent + 1, 'the later reading sent a query of its own')
+        assert.notEqual(after, before)
+        assert.equal(after, await one.ctx.accountVersion!(a.accountId))
+      } finally {
+        await slow.close()
+        await proxy.close()
+      }
     })
 
     it('writes by a job run through the admin API and by the admin API itself show on the other instance', async () => {

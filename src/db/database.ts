@@ -16,6 +16,7 @@ import type { Config } from '../config/config.js'
 import type { DB } from './tables.js'
 import { migrations } from './migrations/index.js'
 import { lazyRequire } from '../lazy-require.js'
+import { batchPerTurn } from '../lib/turn-batch.js'
 
 /** The data layer handle: a Kysely instance or a transaction on it. */
 export type Db = Kysely<DB> | Transaction<DB>
@@ -23,6 +24,9 @@ export type Dialect = 'sqlite' | 'postgres'
 
 /** True when `db` runs on PostgreSQL: for the few statements written differently there. */
 export const onPostgres = (db: Db): boolean => db.getExecutor().adapter instanceof PostgresAdapter
+
+/** The version of an account with no row in account_versions: none of its data was written since migration 0470. */
+const NO_WRITE_YET = '0'
 
 const requirePg = lazyRequire<typeof pg>('pg')
 
@@ -59,7 +63,9 @@ export interface Database {
   /**
    * PostgreSQL: the version of one account's data, read with one indexed query. Triggers set it in the
    * transaction of every write to a table the cacheable answers show (migration 0470), so a reading taken
-   * before an answer's data was read changes once any of that data does. Null on SQLite.
+   * before an answer's data was read changes once any of that data does. The readings asked for within one
+   * event-loop turn share one query, sent after the turn: one round trip for a burst of cached requests, and
+   * never a query sent before the reading was asked for. Null on SQLite.
    */
   accountVersion: ((accountId: number) => Promise<string>) | null
   close(): Promise<void>
@@ -126,15 +132,15 @@ export function openDatabase(config: Config['database']): Database {
     durable: () => Promise.resolve(),
     dataVersion: null,
     roundTrips: () => roundTrips,
-    // A named statement: parsed and planned once per connection. No row yet is the version before the first write.
-    accountVersion: async (accountId) => {
-      const { rows } = await pool.query<{ version: number }>({
-        name: 'hostapi_account_version',
-        text: 'select version from account_versions where account_id = $1',
-        values: [accountId],
+    accountVersion: batchPerTurn(async (accounts: number[]) => {
+      // A named statement: parsed and planned once per connection.
+      const { rows } = await pool.query<{ account_id: number; version: number }>({
+        name: 'hostapi_account_versions',
+        text: 'select account_id, version from account_versions where account_id = any($1)',
+        values: [accounts],
       })
-      return rows.length ? String(rows[0].version) : '0'
-    },
+      return new Map(rows.map((r) => [r.account_id, String(r.version)]))
+    }, NO_WRITE_YET),
     close: () => db.destroy(),
   }
 }

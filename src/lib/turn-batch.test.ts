@@ -1,0 +1,67 @@
+import { describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { batchPerTurn } from './turn-batch.js'
+
+/** A fetch whose calls are recorded and answered by the test. */
+function controlledFetch() {
+  const calls: { keys: number[]; answer: (found: Map<number, string>) => void; fail: (err: Error) => void }[] = []
+  const fetch = (keys: number[]) =>
+    new Promise<Map<number, string>>((answer, fail) => {
+      calls.push({ keys, answer, fail })
+    })
+  return { calls, fetch }
+}
+
+const turn = () => new Promise((resolve) => setImmediate(resolve))
+
+describe('batchPerTurn', () => {
+  it('answers the lookups of one turn with one call, made after the turn, with each key once', async () => {
+    const { calls, fetch } = controlledFetch()
+    const lookup = batchPerTurn(fetch, 'none')
+    const answers = [lookup(1), lookup(2), lookup(1)]
+    // A lookup made from a microtask of the same turn joins the batch too.
+    answers.push(Promise.resolve().then(() => lookup(3)))
+    await Promise.resolve()
+    await Promise.resolve()
+    assert.equal(calls.length, 0, 'nothing is sent while the turn lasts')
+    await turn()
+    assert.equal(calls.length, 1)
+    assert.deepEqual(calls[0].keys, [1, 2, 3])
+    calls[0].answer(
+      new Map([
+        [1, 'a'],
+        [2, 'b'],
+      ]),
+    )
+    assert.deepEqual(await Promise.all(answers), ['a', 'b', 'a', 'none'])
+  })
+
+  it('never lets a lookup join a call already made: it waits for a call made after it was asked', async () => {
+    const { calls, fetch } = controlledFetch()
+    const lookup = batchPerTurn(fetch, 'none')
+    const early = lookup(1)
+    await turn()
+    assert.equal(calls.length, 1)
+    // The data changes now, while the first call is on its way: a lookup asked after that sees the change.
+    const late = lookup(1)
+    await turn()
+    assert.equal(calls.length, 2)
+    calls[0].answer(new Map([[1, 'old']]))
+    calls[1].answer(new Map([[1, 'new']]))
+    assert.equal(await early, 'old')
+    assert.equal(await late, 'new')
+  })
+
+  it('gives a failed call to every lookup of its batch, and the next batch is made afresh', async () => {
+    const { calls, fetch } = controlledFetch()
+    const lookup = batchPerTurn(fetch, 'none')
+    const failed = [lookup(1), lookup(2)]
+    await turn()
+    calls[0].fail(new Error('connection lost'))
+    for (const p of failed) await assert.rejects(p, /connection lost/)
+    const next = lookup(1)
+    await turn()
+    calls[1].answer(new Map([[1, 'v']]))
+    assert.equal(await next, 'v')
+  })
+})
