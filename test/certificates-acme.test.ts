@@ -5,31 +5,11 @@ import type { AddressInfo } from 'node:net'
 import { forEachDialect, rawRows, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { freePort, insertZone } from './helpers/dns.js'
 import { describeWithPebble, startPebble, type Pebble } from './helpers/pebble.js'
-import { certificateNames, openssl, opensslVerify } from './helpers/pki.js'
+import { certificateNames, openssl, opensslCsr, opensslVerify } from './helpers/pki.js'
 import { ManualClock } from '../src/clock.js'
 import { AUDIT_FAILED, AUDIT_WAITING_FOR_CA } from '../src/modules/certificates/issuance.service.js'
 import { createPrivateKey } from 'node:crypto'
 import pino from 'pino'
-
-/** A CSR made by openssl for `cn` and `sans`, PEM. */
-const opensslCsr = (cn: string, sans: string[] = []) =>
-  openssl(
-    [
-      'req',
-      '-new',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      '/dev/null',
-      '-subj',
-      `/CN=${cn}`,
-      ...(sans.length ? ['-addext', `subjectAltName=${sans.map((s) => `DNS:${s}`).join(',')}`] : []),
-    ],
-    '',
-  )
 
 /** A web server on loopback serving the files a test puts in `files` (path → content), as http-01 wants. */
 async function startFileServer(port: number) {

@@ -7,29 +7,14 @@ import { ConfigError } from '../src/config/config.js'
 import { keyId, parseSecretKey, SecretBox } from '../src/lib/secret-box.js'
 import { forEachDialect, processDatabase, rawRows, startTestApp, tempDir, type TestApp } from './helpers/app.js'
 import { runAdminCli, spawnServer } from './helpers/process.js'
-import { openssl, opensslVerify } from './helpers/pki.js'
+import { opensslCsr, opensslVerify } from './helpers/pki.js'
 
 const mode = (file: string) => (fs.statSync(file).mode & 0o777).toString(8)
 const newKey = () => randomBytes(32).toString('base64')
 
 /** The CA of `t` signs a CSR made by openssl, verifying against its root: its private key opens. */
 async function issues(t: TestApp): Promise<string> {
-  const csr = openssl(
-    [
-      'req',
-      '-new',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      '/dev/null',
-      '-subj',
-      '/CN=secrets.example.com',
-    ],
-    '',
-  )
+  const csr = opensslCsr('secrets.example.com')
   const issued = await t.ctx.drivers.ca.issue({
     csr,
     names: ['secrets.example.com'],

@@ -42,6 +42,14 @@ export function openssl(args: string[], input: string): string {
   return execFileSync('openssl', args, { input, encoding: 'utf8' })
 }
 
+/** A CSR made by openssl for `cn` and `sans` with a new `key` (an oracle independent of hostapi's own generator), PEM. */
+export function opensslCsr(cn: string, sans: string[] = [], key = 'ec'): string {
+  const args = ['req', '-new', '-newkey', key, ...(key === 'ec' ? ['-pkeyopt', 'ec_paramgen_curve:prime256v1'] : [])]
+  args.push('-nodes', '-keyout', '/dev/null', '-subj', `/CN=${cn}`)
+  if (sans.length) args.push('-addext', `subjectAltName=${sans.map((s) => `DNS:${s}`).join(',')}`)
+  return openssl(args, '')
+}
+
 /** The DNS names of a certificate's subjectAltName and its subject CN, as openssl reads them. */
 export function certificateNames(pem: string): { cn: string | null; sans: string[] } {
   const subject = openssl(['x509', '-noout', '-subject', '-nameopt', 'RFC2253'], pem)
