@@ -95,6 +95,15 @@ export const findJob = async (db: Db, id: number): Promise<DecodedJob | undefine
   return row && decodeJob(row)
 }
 
+/** True when a job of `kind` is in one of `statuses`. */
+export const hasJob = async (db: Db, kind: string, statuses: ('queued' | 'running')[]): Promise<boolean> =>
+  (await db
+    .selectFrom('jobs')
+    .select('id')
+    .where('kind', '=', kind)
+    .where('status', 'in', statuses)
+    .executeTakeFirst()) !== undefined
+
 export const countByStatus = (db: Db) =>
   db
     .selectFrom('jobs')

@@ -111,6 +111,14 @@ export class JobRunner {
     return row.id
   }
 
+  /**
+   * Whether a job of this kind is queued or running (`statuses`): a recurring job, whose every run queues the
+   * next, is scheduled at start only when this is false.
+   */
+  pending(definition: JobDefinition, statuses: ('queued' | 'running')[] = ['queued', 'running']): Promise<boolean> {
+    return repo.hasJob(this.db, definition.name, statuses)
+  }
+
   get(id: number) {
     return repo.findJob(this.db, id)
   }

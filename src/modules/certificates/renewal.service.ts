@@ -53,13 +53,7 @@ export class CertificateRenewal {
   /** Queues the scan unless one is queued already, when this installation renews certificates. */
   async schedule(): Promise<void> {
     if (this.renewDays === null) return
-    const queued = await this.db
-      .selectFrom('jobs')
-      .select('id')
-      .where('kind', '=', RENEW_JOB)
-      .where('status', 'in', ['queued', 'running'])
-      .executeTakeFirst()
-    if (!queued) await this.jobs.enqueue(this.renewJob, null)
+    if (!(await this.jobs.pending(this.renewJob))) await this.jobs.enqueue(this.renewJob, null)
   }
 
   /** Requests again every certificate due for renewal now; returns how many renewals it started. */

@@ -46,7 +46,7 @@ export class WebhookScans {
 
   /** Queues the expiry scan unless one is queued already. */
   async scheduleScan(): Promise<void> {
-    if (!(await repo.jobPending(this.db, EXPIRING_JOB))) await this.jobs.enqueue(this.expiringJob, null)
+    if (!(await this.jobs.pending(this.expiringJob))) await this.jobs.enqueue(this.expiringJob, null)
   }
 
   /**

@@ -88,15 +88,6 @@ export const openInvoicesWithPayment = (db: Db, afterId: number, limit: number) 
     .limit(limit)
     .execute()
 
-/** True when a job of this kind is in one of `statuses`. */
-export const jobPending = async (db: Db, kind: string, statuses: ('queued' | 'running')[]): Promise<boolean> =>
-  (await db
-    .selectFrom('jobs')
-    .select('id')
-    .where('kind', '=', kind)
-    .where('status', 'in', statuses)
-    .executeTakeFirst()) !== undefined
-
 /** The lines of one of the account's invoices, in order. */
 export const linesOf = (db: Db, accountId: number, invoiceId: number) =>
   db

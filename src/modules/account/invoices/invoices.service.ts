@@ -125,7 +125,7 @@ export class InvoicesService {
 
   // Only a queued run counts: a running one may be finishing without seeing the newest payment.
   private async scheduleReconcile(): Promise<void> {
-    if (await repo.jobPending(this.db, RECONCILE_JOB, ['queued'])) return
+    if (await this.jobs.pending(this.reconcileJob, ['queued'])) return
     const runAt = new Date(this.clock.now().getTime() + RECONCILE_EVERY_MS)
     await this.jobs.enqueue(this.reconcileJob, null, { runAt })
   }
