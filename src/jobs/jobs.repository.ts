@@ -101,3 +101,12 @@ export const countByStatus = (db: Db) =>
     .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
     .groupBy('status')
     .execute()
+
+/** True when a job of `kind` is queued or running. */
+export const kindPending = async (db: Db, kind: string): Promise<boolean> =>
+  (await db
+    .selectFrom('jobs')
+    .select('id')
+    .where('kind', '=', kind)
+    .where('status', 'in', ['queued', 'running'])
+    .executeTakeFirst()) !== undefined

@@ -46,12 +46,6 @@ export class Maintenance {
 
   /** Queues the daily prune unless one is queued already (each run queues the next). */
   async schedule(): Promise<void> {
-    const queued = await this.db
-      .selectFrom('jobs')
-      .select('id')
-      .where('kind', '=', PRUNE_JOB)
-      .where('status', 'in', ['queued', 'running'])
-      .executeTakeFirst()
-    if (!queued) await this.runner.enqueue(this.pruneJob, null)
+    await this.runner.enqueueOnce(this.pruneJob)
   }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Logger } from 'pino'
-import type { Static, TSchema } from 'typebox'
+import type { Static, TNull, TSchema } from 'typebox'
 import type { Clock } from '../clock.js'
 import { iso } from '../clock.js'
 import type { Dialect } from '../db/database.js'
@@ -109,6 +109,11 @@ export class JobRunner {
     })
     this.poke()
     return row.id
+  }
+
+  /** Queues a job of a kind without a payload unless one of that kind is queued or running already. */
+  async enqueueOnce(definition: JobDefinition<TNull>): Promise<void> {
+    if (!(await repo.kindPending(this.db, definition.name))) await this.enqueue(definition, null)
   }
 
   get(id: number) {

@@ -46,7 +46,7 @@ export class WebhookScans {
 
   /** Queues the expiry scan unless one is queued already. */
   async scheduleScan(): Promise<void> {
-    if (!(await repo.jobPending(this.db, EXPIRING_JOB))) await this.jobs.enqueue(this.expiringJob, null)
+    await this.jobs.enqueueOnce(this.expiringJob)
   }
 
   /**

@@ -358,15 +358,6 @@ export const certificatesExpiringBetween = (db: Db, after: string, until: string
     .where('account_id', 'in', listening(db))
     .execute()
 
-/** Whether a job of `kind` is queued or running. */
-export const jobPending = async (db: Db, kind: string): Promise<boolean> =>
-  (await db
-    .selectFrom('jobs')
-    .select('id')
-    .where('kind', '=', kind)
-    .where('status', 'in', ['queued', 'running'])
-    .executeTakeFirst()) !== undefined
-
 /** Deletes deliveries finished before `before` and the events left without a delivery; returns how many deliveries. */
 export async function pruneDelivered(db: Db, before: string): Promise<number> {
   const r = await db
