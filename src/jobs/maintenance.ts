@@ -46,6 +46,6 @@ export class Maintenance {
 
   /** Queues the daily prune unless one is queued already (each run queues the next). */
   async schedule(): Promise<void> {
-    if (!(await this.runner.pending(this.pruneJob))) await this.runner.enqueue(this.pruneJob, null)
+    await this.runner.enqueueOnce(this.pruneJob)
   }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Logger } from 'pino'
-import type { Static, TSchema } from 'typebox'
+import type { Static, TNull, TSchema } from 'typebox'
 import type { Clock } from '../clock.js'
 import { iso } from '../clock.js'
 import type { Dialect } from '../db/database.js'
@@ -112,11 +112,16 @@ export class JobRunner {
   }
 
   /**
-   * Whether a job of this kind is queued or running (`statuses`): a recurring job, whose every run queues the
-   * next, is scheduled at start only when this is false.
+   * Whether a job of this kind is in one of `statuses` (queued or running by default): a recurring job, whose
+   * every run queues the next, is queued at start only when none is.
    */
   pending(definition: JobDefinition, statuses: ('queued' | 'running')[] = ['queued', 'running']): Promise<boolean> {
     return repo.hasJob(this.db, definition.name, statuses)
+  }
+
+  /** Queues a job of a kind without a payload unless one of that kind is queued or running already. */
+  async enqueueOnce(definition: JobDefinition<TNull>): Promise<void> {
+    if (!(await this.pending(definition))) await this.enqueue(definition, null)
   }
 
   get(id: number) {

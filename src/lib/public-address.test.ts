@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { isPublicAddress } from './public-address.js'
+import fc from 'fast-check'
+import { isIpLiteral, isPublicAddress } from './public-address.js'
 
 describe('isPublicAddress', () => {
   it('refuses loopback, private, link-local, metadata, unique-local and mapped addresses', () => {
@@ -32,5 +33,34 @@ describe('isPublicAddress', () => {
   it('accepts public unicast addresses of both families', () => {
     for (const a of ['93.184.216.34', '1.1.1.1', '2606:4700:4700::1111', '::ffff:93.184.216.34'])
       assert.equal(isPublicAddress(a), true, a)
+  })
+
+  it('reads an IPv4-mapped IPv6 address as its IPv4 one, and refuses every private IPv4 address', () => {
+    fc.assert(fc.property(fc.ipV4(), (a) => assert.equal(isPublicAddress(`::ffff:${a}`), isPublicAddress(a), a)))
+    const octet = fc.integer({ min: 0, max: 255 })
+    const priv = fc.oneof(
+      fc.tuple(fc.constant(10), octet, octet, octet),
+      fc.tuple(fc.constant(127), octet, octet, octet),
+      fc.tuple(fc.constant(172), fc.integer({ min: 16, max: 31 }), octet, octet),
+      fc.tuple(fc.constant(192), fc.constant(168), octet, octet),
+      fc.tuple(fc.constant(169), fc.constant(254), octet, octet),
+    )
+    fc.assert(fc.property(priv, (parts) => assert.equal(isPublicAddress(parts.join('.')), false, parts.join('.'))))
+  })
+
+  it('never throws on any text, and only IP literals can be public', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.ipV4(), fc.ipV6(), fc.domain()), (t) => {
+        if (isPublicAddress(t)) assert.ok(isIpLiteral(t), t)
+      }),
+    )
+  })
+})
+
+describe('isIpLiteral', () => {
+  it('accepts every IPv4 and IPv6 address, IPv6 with or without brackets, and no domain name', () => {
+    fc.assert(fc.property(fc.ipV4(), (a) => assert.ok(isIpLiteral(a), a)))
+    fc.assert(fc.property(fc.ipV6(), (a) => assert.ok(isIpLiteral(a) && isIpLiteral(`[${a}]`), a)))
+    fc.assert(fc.property(fc.domain(), (d) => assert.equal(isIpLiteral(d), false, d)))
   })
 })

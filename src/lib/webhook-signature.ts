@@ -12,8 +12,8 @@ const KEY_BYTES = 32
 /** A new signing secret, `whsec_` and the base64 of 32 random bytes. */
 export const newWebhookSecret = (): string => PREFIX + randomBytes(KEY_BYTES).toString('base64')
 
-/** The signature of one message under one secret: `v1,<base64>`. */
-export function signatureOf(secret: string, id: string, timestampSeconds: number, body: string): string {
+// The signature of one message under one secret: `v1,<base64>`.
+function signatureOf(secret: string, id: string, timestampSeconds: number, body: string): string {
   const key = Buffer.from(secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret, 'base64')
   const mac = createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`).digest('base64')
   return `v1,${mac}`

@@ -53,7 +53,7 @@ export class CertificateRenewal {
   /** Queues the scan unless one is queued already, when this installation renews certificates. */
   async schedule(): Promise<void> {
     if (this.renewDays === null) return
-    if (!(await this.jobs.pending(this.renewJob))) await this.jobs.enqueue(this.renewJob, null)
+    await this.jobs.enqueueOnce(this.renewJob)
   }
 
   /** Requests again every certificate due for renewal now; returns how many renewals it started. */

@@ -30,8 +30,8 @@ export const TEST_EVENT = 'webhook.test' as const
 /** The job kind that makes one delivery attempt. */
 export const DELIVERY_JOB = 'webhooks.deliver'
 
-/** A new `webhook-id`: `msg_` and 24 random base64url characters. */
-export const newMessageId = (): string => `msg_${randomBytes(18).toString('base64url')}`
+// A new `webhook-id`: `msg_` and 24 random base64url characters.
+const newMessageId = (): string => `msg_${randomBytes(18).toString('base64url')}`
 
 /** The body of an event as sent: the Standard Webhooks shape. */
 export interface EventBody {
@@ -45,7 +45,8 @@ export interface EventBody {
  * each enabled endpoint subscribed to it: the event exists if and only if the change that caused it committed.
  * `resource` is the resource's API representation (or a function reading it, called only when an endpoint
  * listens); the account's customer number is added as `account`.
- * Nothing is written when no endpoint listens.
+ * Nothing is written when no endpoint listens. With `uid` (an event that must be sent once however often its cause
+ * is seen, as by a scan that runs again), an event of that uid recorded before is not recorded again.
  */
 export async function emitEvent(
   trx: Db,
@@ -53,31 +54,14 @@ export async function emitEvent(
   type: EventType,
   resource: Record<string, unknown> | (() => Promise<Record<string, unknown>>),
   at: Date,
+  uid?: string,
 ): Promise<void> {
   const endpoints = (await repo.enabledEndpoints(trx, accountId)).filter((e) => subscribes(e.events, type))
   if (endpoints.length === 0) return
   const account = await repo.customerNumber(trx, accountId)
   const data = typeof resource === 'function' ? await resource() : resource
   const body: EventBody = { type, timestamp: iso(at), data: { ...data, account } }
-  await recordEvent(trx, accountId, body, endpoints, at)
-}
-
-/**
- * Like emitEvent, for an event that must be sent once however often its cause is seen (a scan that runs again):
- * `uid` names it, and an event of that uid recorded before is not recorded again.
- */
-export async function emitOnce(
-  trx: Db,
-  accountId: number,
-  type: EventType,
-  resource: Record<string, unknown>,
-  at: Date,
-  uid: string,
-): Promise<void> {
-  const endpoints = (await repo.enabledEndpoints(trx, accountId)).filter((e) => subscribes(e.events, type))
-  if (endpoints.length === 0) return
-  const account = await repo.customerNumber(trx, accountId)
-  await recordEvent(trx, accountId, { type, timestamp: iso(at), data: { ...resource, account } }, endpoints, at, uid)
+  await recordEvent(trx, accountId, body, endpoints, at, uid)
 }
 
 /**
@@ -105,8 +89,8 @@ export async function recordEvent(
   return ids
 }
 
-/** True when an endpoint's stored event list (JSON) includes `type` or `*`. */
-export function subscribes(events: string, type: string): boolean {
+// True when an endpoint's stored event list (JSON) includes `type` or `*`.
+function subscribes(events: string, type: string): boolean {
   const list = JSON.parse(events) as string[]
   return list.includes('*') || list.includes(type)
 }

@@ -3,7 +3,7 @@ import { Type } from 'typebox'
 import { iso, ymd, type Clock } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
 import { defineJob, type JobRunner } from '../../jobs/runner.js'
-import { emitOnce } from './webhook-events.js'
+import { emitEvent } from './webhook-events.js'
 import type { WebhookDeliverer } from './webhook-deliverer.js'
 import * as repo from './webhooks.repository.js'
 
@@ -11,8 +11,8 @@ const DAY_MS = 86_400_000
 const SCAN_EVERY_MS = 3600_000
 // Finished deliveries (and events left without one) are kept this long, for the delivery lists and redelivery.
 const KEEP_MS = 30 * DAY_MS
-/** The job kind of the expiry scan. */
-export const EXPIRING_JOB = 'webhooks.expiring'
+// The job kind of the expiry scan.
+const EXPIRING_JOB = 'webhooks.expiring'
 // Days before renewal or expiry, each with the next (smaller) mark: the 30-day event covers 30 to 8 days.
 const EXPIRY_MARKS: [number, number][] = [
   [30, 7],
@@ -46,7 +46,7 @@ export class WebhookScans {
 
   /** Queues the expiry scan unless one is queued already. */
   async scheduleScan(): Promise<void> {
-    if (!(await this.jobs.pending(this.expiringJob))) await this.jobs.enqueue(this.expiringJob, null)
+    await this.jobs.enqueueOnce(this.expiringJob)
   }
 
   /**
@@ -62,7 +62,7 @@ export class WebhookScans {
       for (const d of await repo.domainsRenewedBetween(this.db, ymd(day(next)), ymd(day(mark)))) {
         const data = { domain: d.name, status: d.status, renewal_date: d.renewal_date, days: mark }
         const uid = `msg_domain_expiring_${d.id}_${d.renewal_date}_${mark}`
-        await this.db.transaction().execute((trx) => emitOnce(trx, d.account_id, 'domain.expiring', data, now, uid))
+        await this.db.transaction().execute((trx) => emitEvent(trx, d.account_id, 'domain.expiring', data, now, uid))
         n++
       }
       for (const c of await repo.certificatesExpiringBetween(this.db, iso(day(next)), iso(day(mark)))) {
@@ -72,7 +72,7 @@ export class WebhookScans {
         const type = 'certificate.expiring' as const
         await this.db
           .transaction()
-          .execute((trx) => emitOnce(trx, c.account_id, type, { ...data, days: mark }, now, uid))
+          .execute((trx) => emitEvent(trx, c.account_id, type, { ...data, days: mark }, now, uid))
         n++
       }
     }

@@ -6,9 +6,9 @@ import type { MailDriver } from '../../drivers/mail/mail.js'
 import { errors } from '../../errors.js'
 import type { JobRunner } from '../../jobs/runner.js'
 import type { DryRun } from '../../lib/dry-run.js'
-import { isIpLiteral, isPublicAddress } from '../../lib/public-address.js'
 import type { SecretBox, SecretHolder } from '../../lib/secret-box.js'
 import { newWebhookSecret } from '../../lib/webhook-signature.js'
+import { parseWebhookUrl } from '../../lib/webhook-url.js'
 import { DELIVERY_JOB, recordEvent, TEST_EVENT, type EventBody } from './webhook-events.js'
 import { PREVIOUS_CONTEXT, SECRET_CONTEXT, WebhookDeliverer, type DeliveryOptions } from './webhook-deliverer.js'
 import { WebhookScans } from './webhook-scans.js'
@@ -135,7 +135,7 @@ export class WebhooksService implements SecretHolder {
 
   /** Adds an endpoint; its secret is in the answer, and only there. */
   async create(accountId: number, input: NewWebhookBody, opts: DryRun = {}): Promise<WebhookView & { secret: string }> {
-    const url = this.checkUrl(input.url)
+    const url = parseWebhookUrl(input.url, this.opts.sender)
     if ((await repo.countEndpoints(this.db, accountId)) >= this.opts.maxEndpoints)
       throw errors.tooManyWebhooks(this.opts.maxEndpoints)
     const now = iso(this.clock.now())
@@ -162,7 +162,7 @@ export class WebhooksService implements SecretHolder {
   async update(accountId: number, id: number, input: UpdateWebhookBody, opts: DryRun = {}): Promise<WebhookView> {
     const endpoint = await this.owned(accountId, id)
     const changes: Partial<WebhookEndpoint> = { updated_at: iso(this.clock.now()) }
-    if (input.url !== undefined) changes.url = this.checkUrl(input.url)
+    if (input.url !== undefined) changes.url = parseWebhookUrl(input.url, this.opts.sender)
     if (input.events !== undefined) changes.events = JSON.stringify(input.events)
     if (input.description !== undefined) changes.description = input.description
     if (input.enabled !== undefined) {
@@ -316,24 +316,5 @@ export class WebhooksService implements SecretHolder {
     const endpoint = await repo.findEndpoint(this.db, accountId, id)
     if (!endpoint) throw errors.webhookNotFound()
     return endpoint
-  }
-
-  /** The URL as stored; a 400 for one that could never be delivered to under the configuration. */
-  private checkUrl(text: string): string {
-    let url: URL
-    try {
-      url = new URL(text)
-    } catch {
-      throw errors.invalidWebhookUrl('not an absolute URL')
-    }
-    const { allowHttp, allowPrivate } = this.opts.sender
-    if (url.protocol !== 'https:' && !(allowHttp && url.protocol === 'http:'))
-      throw errors.invalidWebhookUrl(allowHttp ? 'use https:// or http://' : 'use https://')
-    if (url.username || url.password) throw errors.invalidWebhookUrl('credentials in the URL are not allowed')
-    const host = url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase()
-    const local = host === 'localhost' || host.endsWith('.localhost') || (isIpLiteral(host) && !isPublicAddress(host))
-    if (local && !allowPrivate) throw errors.invalidWebhookUrl('the host is not a public address')
-    url.hash = ''
-    return url.toString()
   }
 }
