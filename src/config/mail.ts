@@ -1,5 +1,6 @@
 import path from 'node:path'
 import type { EnvReader } from './env-reader.js'
+import { bareHost } from '../lib/public-address.js'
 
 // The mail section of the configuration: the built-in outbox or an SMTP relay, with DKIM signing.
 
@@ -75,7 +76,7 @@ function smtpUrl(
     return bad('must be smtp://[user:password@]host[:port] or smtps://…')
   }
   if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') return bad('must start with smtp:// or smtps://')
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
+  const host = bareHost(url.hostname)
   if (!host) return bad('has no host')
   if (url.pathname && url.pathname !== '/') return bad('must not have a path')
   const implicitTls = url.protocol === 'smtps:'

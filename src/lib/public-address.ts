@@ -11,5 +11,8 @@ export function isPublicAddress(address: string): boolean {
   return ipaddr.process(address).range() === 'unicast'
 }
 
+/** A URL's host name without the brackets of an IPv6 literal (`[::1]` → `::1`). */
+export const bareHost = (hostname: string): string => hostname.replace(/^\[(.*)\]$/, '$1')
+
 /** True when `host` is an IPv4 or IPv6 literal (IPv6 possibly in brackets). */
-export const isIpLiteral = (host: string): boolean => ipaddr.isValid(host.replace(/^\[(.*)\]$/, '$1'))
+export const isIpLiteral = (host: string): boolean => ipaddr.isValid(bareHost(host))

@@ -1,5 +1,5 @@
 import { errors } from '../errors.js'
-import { isIpLiteral, isPublicAddress } from './public-address.js'
+import { bareHost, isIpLiteral, isPublicAddress } from './public-address.js'
 
 /** Which receivers the operator allows besides `https://` URLs of public hosts. */
 export interface WebhookUrlRules {
@@ -19,7 +19,7 @@ export function parseWebhookUrl(text: string, rules: WebhookUrlRules): string {
   if (url.protocol !== 'https:' && !(allowHttp && url.protocol === 'http:'))
     throw errors.invalidWebhookUrl(allowHttp ? 'use https:// or http://' : 'use https://')
   if (url.username || url.password) throw errors.invalidWebhookUrl('credentials in the URL are not allowed')
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase()
+  const host = bareHost(url.hostname).toLowerCase()
   const local = host === 'localhost' || host.endsWith('.localhost') || (isIpLiteral(host) && !isPublicAddress(host))
   if (local && !allowPrivate) throw errors.invalidWebhookUrl('the host is not a public address')
   url.hash = ''

@@ -192,7 +192,8 @@ export class WebhookDeliverer {
     for (const e of stale) {
       if ((await repo.inFlight(this.db, { account: e.account_id }, iso(now))) > 0) continue
       const next = await this.nextParked(e.account_id)
-      if (next) await repo.queueAttempt(this.db, next.accountId, next.deliveryId, now, now)
+      if (!next) continue
+      await repo.queueAttempt(this.db, next.accountId, next.deliveryId, now, now)
       n++
     }
     return n

@@ -2,7 +2,7 @@ import http from 'node:http'
 import https from 'node:https'
 import { lookup as dnsLookup } from 'node:dns/promises'
 import type { LookupFunction } from 'node:net'
-import { isIpLiteral, isPublicAddress } from '../../lib/public-address.js'
+import { bareHost, isIpLiteral, isPublicAddress } from '../../lib/public-address.js'
 
 /** One address a name resolves to. */
 export interface ResolvedAddress {
@@ -64,7 +64,7 @@ export async function sendWebhook(
   const target = new URL(url)
   if (target.protocol !== 'https:' && !(target.protocol === 'http:' && opts.allowHttp))
     throw new SendError(`Refused: ${target.protocol} URLs are not sent to`, 0)
-  const host = target.hostname.replace(/^\[(.*)\]$/, '$1')
+  const host = bareHost(target.hostname)
   let pinned: ResolvedAddress
   if (isIpLiteral(host)) pinned = { address: host, family: host.includes(':') ? 6 : 4 }
   else {
