@@ -62,8 +62,9 @@ function newFastify(ctx: Context, opts: AppOptions): FastifyInstance {
     schemaController: { compilersFactory: schemas.compilersFactory },
   }) as unknown as FastifyInstance
   if (opts.https) {
-    // Plain HTTP sent to the HTTPS port is answered `SSL connection is required` rather than dropped by TLS.
-    const plainHttp = answerPlainHttpOnTls(app.server as unknown as TlsServer)
+    // Plain HTTP sent to the HTTPS port is answered `SSL connection is required` rather than dropped by TLS; a
+    // connection that does not finish its TLS handshake in time is dropped.
+    const plainHttp = answerPlainHttpOnTls(app.server as unknown as TlsServer, config.connections.tlsHandshakeTimeoutMs)
     app.addHook('preClose', async () => plainHttp.closePending())
   }
   app.decorate('ctx', ctx)

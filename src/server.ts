@@ -6,6 +6,7 @@ import { SecretBoxError } from './lib/secret-box.js'
 import { buildAdminApp, buildApp, type AppOptions } from './app.js'
 import { ADMIN_PREFIX } from './http/constants.js'
 import { clientErrorHandler } from './http/plugins/errors.js'
+import { ConnectionCap, guardListener } from './http/connection-guard.js'
 import { createContext, type Context, type ContextOptions } from './context.js'
 import { migrate } from './db/database.js'
 import { demoKeyFile, demoSubUserKeyFile, keepDemoKeys, seedDemoIfEmpty } from './seed/demo.js'
@@ -32,7 +33,8 @@ export interface RunningServer {
 }
 
 /**
- * Starts hostapi: migrations, demo seed, HTTPS listener (and the optional plain-HTTP one), the DNS server, job runner.
+ * Starts hostapi: migrations, demo seed, HTTPS listener (and the optional admin and plain-HTTP ones, all with the
+ * same time limits and one per-address connection cap), the DNS server, job runner.
  * `close()` stops accepting, lets in-flight requests and jobs finish, then closes the database.
  */
 export async function startServer(config: Config, opts: ServerOptions = {}): Promise<RunningServer> {
@@ -44,6 +46,9 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
       : { key: null, subUserKey: null }
     const tls = await loadTls(config)
     const app = await buildApp(ctx, { https: tls, extraRoutes: opts.extraRoutes })
+    // One count of open connections per client address over all the listeners.
+    const cap = new ConnectionCap(config.connections.maxPerAddress, config.trustedProxies)
+    guardListener(app.server, config.connections, cap)
 
     await explainListen(() => app.listen({ host: config.host, port: config.port }), config, config.port, 'HOSTAPI_PORT')
     const address = app.server.address()
@@ -55,6 +60,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     let adminUrl = url.replace(/\/api\/v2$/, ADMIN_PREFIX)
     if (config.admin.port !== null) {
       adminApp = await buildAdminApp(ctx, { https: tls })
+      guardListener(adminApp.server, config.connections, cap)
       try {
         adminUrl = await listenAdmin(adminApp, config, config.admin.port, host)
       } catch (err) {
@@ -62,7 +68,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
         throw err
       }
     }
-    const { plain, httpUrl } = await listenPlain(app, config, host)
+    const { plain, httpUrl } = await listenPlain(app, config, host, cap)
 
     try {
       await ctx.drivers.dns.start()
@@ -135,11 +141,12 @@ async function listenAdmin(adminApp: FastifyInstance, config: Config, port: numb
  * The plain-HTTP listener, when HOSTAPI_HTTP_PORT is set. It goes through the same app: a trusted proxy that
  * says https is served, anything else gets `400 SSL connection is required`.
  */
-async function listenPlain(app: FastifyInstance, config: Config, host: string) {
+async function listenPlain(app: FastifyInstance, config: Config, host: string, cap: ConnectionCap) {
   if (config.httpPort === null) return { plain: null, httpUrl: null }
   const port = config.httpPort
   const plain = http.createServer((req, res) => app.routing(req, res))
   plain.on('clientError', clientErrorHandler)
+  guardListener(plain, config.connections, cap)
   const listen = () =>
     new Promise<void>((resolve, reject) => {
       plain.once('error', reject)

@@ -13,6 +13,20 @@ export interface Config {
   dataDir: string
   tls: { certFile: string | null; keyFile: string | null; names: string[] }
   trustedProxies: string[]
+  /**
+   * Every listener's connections (HTTPS, admin, plain HTTP): the request head must arrive within `headersTimeoutMs`
+   * and the whole request within `requestTimeoutMs` of its start (then 408 in the envelope and the connection is
+   * closed); a kept-alive connection waits `idleTimeoutMs` for its next request; a TLS connection must finish its
+   * handshake within `tlsHandshakeTimeoutMs` of connecting. At most `maxPerAddress` connections are open per client
+   * address (an IPv6 /64 counts as one), trusted proxies excepted; 0 = no cap.
+   */
+  connections: {
+    headersTimeoutMs: number
+    requestTimeoutMs: number
+    idleTimeoutMs: number
+    tlsHandshakeTimeoutMs: number
+    maxPerAddress: number
+  }
   database: { dialect: 'sqlite'; file: string } | { dialect: 'postgres'; url: string; schema: string | null }
   redisUrl: string | null
   /** Prefix of every Redis key, so several deployments can share one Redis. */
@@ -171,7 +185,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   return Object.freeze(config)
 }
 
-type Listeners = 'host' | 'port' | 'httpPort' | 'dataDir' | 'tls' | 'trustedProxies'
+type Listeners = 'host' | 'port' | 'httpPort' | 'dataDir' | 'tls' | 'trustedProxies' | 'connections'
 
 /** Where the server listens and keeps its files: addresses, ports, data directory, TLS, trusted proxies. */
 function listenerConfig(r: EnvReader): Pick<Config, Listeners> {
@@ -188,6 +202,22 @@ function listenerConfig(r: EnvReader): Pick<Config, Listeners> {
     dataDir: path.resolve(env.HOSTAPI_DATA_DIR || './data'),
     tls: { certFile, keyFile, names: r.list('HOSTAPI_TLS_NAMES') },
     trustedProxies: r.addresses('HOSTAPI_TRUSTED_PROXIES'),
+    connections: connectionConfig(r),
+  }
+}
+
+/** Time limits and the per-address cap of the listeners' connections (see Config['connections']). */
+function connectionConfig(r: EnvReader): Config['connections'] {
+  const headersTimeoutMs = r.int('HOSTAPI_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000)
+  const requestTimeoutMs = r.int('HOSTAPI_REQUEST_TIMEOUT_MS', 120_000, 100, 3_600_000)
+  if (requestTimeoutMs < headersTimeoutMs)
+    r.problem('HOSTAPI_REQUEST_TIMEOUT_MS must not be less than HOSTAPI_HEADERS_TIMEOUT_MS')
+  return {
+    headersTimeoutMs,
+    requestTimeoutMs,
+    idleTimeoutMs: r.int('HOSTAPI_IDLE_TIMEOUT_MS', 30_000, 100, 600_000),
+    tlsHandshakeTimeoutMs: r.int('HOSTAPI_TLS_HANDSHAKE_TIMEOUT_MS', 10_000, 100, 120_000),
+    maxPerAddress: r.int('HOSTAPI_MAX_CONNECTIONS_PER_IP', 64, 0, 1_000_000),
   }
 }
 

@@ -1,61 +1,73 @@
 import type { Socket } from 'node:net'
-import type { Server as TlsServer } from 'node:tls'
+import type { Server as TlsServer, TLSSocket } from 'node:tls'
 import { errors } from '../errors.js'
 import { answerAndClose } from './plugins/errors.js'
+import { interceptConnections } from './connection-guard.js'
 
 /** The first byte of a TLS record carrying a handshake (a ClientHello opens every TLS connection). */
 const TLS_HANDSHAKE = 0x16
-// A TLS client speaks first and at once; a connection silent this long is dropped before TLS takes it.
-const FIRST_BYTE_MS = 10_000
 
-/** What answerPlainHttpOnTls hands back: the way to drop connections that have not sent a byte yet. */
+/** What answerPlainHttpOnTls hands back: the way to drop connections that have not finished TLS yet. */
 export interface PlainHttpOnTls {
-  /** Destroys the connections still waiting for their first byte (on shutdown, so close does not wait). */
+  /** Destroys the connections still waiting for their first byte or their handshake (on shutdown). */
   closePending(): void
 }
+
+/** A connection's two ends, the same on the TCP socket and on the TLS socket over it. */
+const peerOf = (s: Socket) => `${s.remoteAddress}|${s.remotePort}|${s.localAddress}|${s.localPort}`
 
 /**
  * Makes an HTTPS server answer plain HTTP on its own port: each connection's first byte decides. A TLS
  * handshake (0x16) goes to the server's TLS handling unchanged; an upper-case letter (the start of an HTTP
  * method) gets `400 SSL connection is required` in the envelope and the connection is closed; anything else
  * goes to TLS as well, which refuses it as before. Only the first read of a connection is looked at.
+ * A connection that has not finished its TLS handshake `handshakeTimeoutMs` after it was accepted (silent, or
+ * a handshake sent slowly or never completed) is destroyed.
  */
-export function answerPlainHttpOnTls(server: TlsServer): PlainHttpOnTls {
-  const tlsListeners = server.listeners('connection') as ((socket: Socket) => void)[]
-  server.removeAllListeners('connection')
-  const pending = new Set<Socket>()
+export function answerPlainHttpOnTls(server: TlsServer, handshakeTimeoutMs: number): PlainHttpOnTls {
+  // Connections not through TLS yet, by their two ends, with their deadline.
+  const pending = new Map<string, { socket: Socket; deadline: NodeJS.Timeout }>()
+  const settle = (key: string) => {
+    const entry = pending.get(key)
+    if (!entry) return
+    clearTimeout(entry.deadline)
+    pending.delete(key)
+  }
+  server.on('secureConnection', (tlsSocket: TLSSocket) => settle(peerOf(tlsSocket)))
 
-  server.on('connection', (socket: Socket) => {
-    pending.add(socket)
+  interceptConnections(server, (socket, pass) => {
+    const key = peerOf(socket)
     const drop = () => {
-      pending.delete(socket)
+      settle(key)
       socket.destroy()
     }
+    pending.set(key, { socket, deadline: setTimeout(drop, handshakeTimeoutMs).unref() })
+    socket.once('close', () => settle(key))
     socket.on('error', drop)
-    socket.setTimeout(FIRST_BYTE_MS, drop)
     socket.once('readable', () => {
-      pending.delete(socket)
       socket.removeListener('error', drop)
-      socket.setTimeout(0)
       const first = socket.read(1) as Buffer | null
       if (first === null) {
-        socket.destroy()
+        drop()
         return
       }
       socket.unshift(first)
       const byte = first[0]
       if (byte !== TLS_HANDSHAKE && byte >= 0x41 && byte <= 0x5a) {
+        settle(key)
         answerAndClose(socket, errors.sslRequired())
         return
       }
-      for (const listener of tlsListeners) listener.call(server, socket)
+      pass(socket)
     })
   })
 
   return {
     closePending() {
-      for (const socket of pending) socket.destroy()
-      pending.clear()
+      for (const [key, { socket }] of pending) {
+        settle(key)
+        socket.destroy()
+      }
     },
   }
 }

@@ -97,7 +97,7 @@ export function clientErrorOf(err: Error & { code?: string }): ApiError {
  * The `clientError` handler of every listener (HTTPS, plain HTTP, admin): a request Node's parser refuses
  * (oversized headers, a malformed request line, a timeout) never reaches Fastify, so it is answered here,
  * in the envelope, with `Connection: close`. What the client still sends is read and dropped, so the
- * answer is not lost to a reset; the socket closes once both sides are done (or after 10 s).
+ * answer is not lost to a reset; the socket closes once both sides are done (or 10 s after the answer).
  */
 export function clientErrorHandler(err: Error & { code?: string }, socket: Duplex) {
   if (err.code === 'ECONNRESET' || socket.destroyed || answered.has(socket)) return
@@ -110,9 +110,12 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Duple
   answerAndClose(socket, clientErrorOf(err))
 }
 
+/** How long a socket answered by answerAndClose is kept to read and drop what the client still sends. */
+const LINGER_MS = 10_000
+
 /**
  * Writes `e` in the envelope straight to a socket no HTTP parser answers for, with `Connection: close`; what the
- * client still sends is read and dropped, and the socket closes once both sides are done (or after 10 s).
+ * client still sends is read and dropped, and the socket closes once both sides are done (or 10 s after the answer).
  */
 export function answerAndClose(socket: Duplex, e: ApiError) {
   const body = JSON.stringify({ status: e.status, status_description: e.message })
@@ -129,9 +132,9 @@ export function answerAndClose(socket: Duplex, e: ApiError) {
   socket.removeAllListeners('data')
   socket.on('data', () => undefined)
   socket.on('error', () => undefined)
-  ;(socket as Duplex & { setTimeout?: (ms: number, cb: () => void) => void }).setTimeout?.(10_000, () =>
-    socket.destroy(),
-  )
+  // A fixed end, not an idle timer: a client trickling bytes after the answer must not keep the socket open.
+  const linger = setTimeout(() => socket.destroy(), LINGER_MS).unref()
+  socket.once('close', () => clearTimeout(linger))
   socket.end(`HTTP/1.1 ${e.status} ${STATUS_CODES[e.status] ?? 'Error'}\r\n${head}\r\n${body}`)
 }
 
