@@ -105,7 +105,16 @@ interface Conn {
   closed: Promise<void>
 }
 
+/** Every client socket of this file, destroyed before an app closes (a failed test leaves its sockets open). */
+const opened = new Set<net.Socket>()
+const destroyOpened = () => {
+  for (const socket of opened) socket.destroy()
+  opened.clear()
+}
+
 function watch(socket: net.Socket): Conn {
+  opened.add(socket)
+  socket.once('close', () => opened.delete(socket))
   const chunks: Buffer[] = []
   socket.on('data', (c: Buffer) => chunks.push(c))
   socket.on('error', () => undefined)
@@ -121,6 +130,7 @@ function watch(socket: net.Socket): Conn {
  */
 async function open(l: Listener, from: string, opts: { raw?: boolean; halfOpen?: boolean } = {}): Promise<Conn> {
   const tcp = net.connect({ host: '127.0.0.1', port: l.port, localAddress: from, allowHalfOpen: opts.halfOpen })
+  opened.add(tcp)
   await once(tcp, 'connect')
   if (!l.tls || opts.raw) return watch(tcp)
   const secure = tls.connect({ socket: tcp, rejectUnauthorized: false, servername: 'localhost' })
@@ -213,7 +223,10 @@ describe('time limits on every listener', { concurrency: true }, () => {
     const me = await t.request('GET', '/account/profile', { key: a.key })
     listeners = listenersOf(t, a.key, me.body.data.email)
   })
-  after(() => t.close())
+  after(async () => {
+    destroyOpened()
+    await t.close()
+  })
 
   const each = (name: string, fn: (l: Listener) => Promise<void>, kinds: readonly Kind[] = KINDS) =>
     eachListener(() => listeners, name, fn, kinds)
@@ -319,7 +332,10 @@ describe('connections per client address', { concurrency: true }, () => {
     const me = await t.request('GET', '/account/profile', { key: a.key })
     listeners = listenersOf(t, a.key, me.body.data.email)
   })
-  after(() => t.close())
+  after(async () => {
+    destroyOpened()
+    await t.close()
+  })
 
   /** Whether a new connection from `from` is served: some answer to a request (the plain listener's may be a 400). */
   const served = async (l: Listener, from: string): Promise<boolean> => {
@@ -378,9 +394,10 @@ describe('connections per client address', { concurrency: true }, () => {
     for (const c of held) c.socket.destroy()
   })
 
-  each('does not cap a trusted proxy, which carries many clients', async (l, i) => {
-    const proxy = `127.0.3.${10 + i}`
-    const held = await hold(l, proxy, CAP + 2)
+  each('caps a client address but not a trusted proxy, which carries many clients', async (l, i) => {
+    const [client, proxy] = [`127.0.${30 + i}.1`, `127.0.3.${10 + i}`]
+    const held = [...(await hold(l, client, CAP)), ...(await hold(l, proxy, CAP + 2))]
+    assert.equal(await served(l, client), false, `${l.kind}: the client past the cap`)
     assert.equal(await served(l, proxy), true, `${l.kind}: the proxy past the cap`)
     for (const c of held) c.socket.destroy()
   })
