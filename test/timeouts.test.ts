@@ -5,6 +5,7 @@ import tls from 'node:tls'
 import { once } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { startTestApp, type TestApp } from './helpers/app.js'
+import { ConfigError, loadConfig } from '../src/config/config.js'
 
 // Slow clients over real sockets on every listener (HTTPS API, admin port, plain HTTP behind a trusted proxy): the
 // time limits and the per-address connection cap. Loopback is 127.0.0.0/8, so each test sends from addresses of its
@@ -400,5 +401,42 @@ describe('connections per client address', { concurrency: true }, () => {
     assert.equal(await served(l, client), false, `${l.kind}: the client past the cap`)
     assert.equal(await served(l, proxy), true, `${l.kind}: the proxy past the cap`)
     for (const c of held) c.socket.destroy()
+  })
+})
+
+describe('connection settings', () => {
+  it('defaults to 10 s for the head, 120 s for the request, 30 s idle, 10 s for TLS and 64 connections per address', () => {
+    assert.deepEqual(loadConfig({}).connections, {
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 120_000,
+      idleTimeoutMs: 30_000,
+      tlsHandshakeTimeoutMs: 10_000,
+      maxPerAddress: 64,
+    })
+  })
+
+  it('lists every bad value at once, and a request timeout shorter than the headers timeout', () => {
+    const env = {
+      HOSTAPI_HEADERS_TIMEOUT_MS: '0',
+      HOSTAPI_IDLE_TIMEOUT_MS: 'soon',
+      HOSTAPI_TLS_HANDSHAKE_TIMEOUT_MS: '-5',
+      HOSTAPI_MAX_CONNECTIONS_PER_IP: '1.5',
+    }
+    assert.throws(
+      () => loadConfig(env),
+      (e: unknown) => {
+        assert.ok(e instanceof ConfigError)
+        for (const name of Object.keys(env))
+          assert.ok(
+            e.problems.some((p) => p.startsWith(`${name} must be`)),
+            name,
+          )
+        return true
+      },
+    )
+    assert.throws(
+      () => loadConfig({ HOSTAPI_HEADERS_TIMEOUT_MS: '20000', HOSTAPI_REQUEST_TIMEOUT_MS: '15000' }),
+      /HOSTAPI_REQUEST_TIMEOUT_MS must not be less than HOSTAPI_HEADERS_TIMEOUT_MS/,
+    )
   })
 })
