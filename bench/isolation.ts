@@ -83,6 +83,8 @@ const env = {
   HOSTAPI_LOG_LEVEL: 'warn',
   HOSTAPI_JOBS: '0',
   HOSTAPI_RATE_LIMIT: '1000000000',
+  // Every load connection comes from one address: BENCH_CONNECTIONS may exceed the per-address cap.
+  HOSTAPI_MAX_CONNECTIONS_PER_IP: '0',
   DATABASE_URL: `sqlite:${path.join(dataDir, 'hostapi.db')}`,
 }
 try {

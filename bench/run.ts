@@ -128,6 +128,8 @@ async function main() {
     HOSTAPI_DEMO_KEY: DEMO_KEY,
     HOSTAPI_LOG_LEVEL: 'warn',
     HOSTAPI_RATE_LIMIT: '1000000000',
+    // Every load connection comes from one address: BENCH_CONNECTIONS may exceed the per-address cap.
+    HOSTAPI_MAX_CONNECTIONS_PER_IP: '0',
     HOSTAPI_DNS_PORT: '0',
     HOSTAPI_ADMIN_TOKEN: ADMIN_TOKEN,
   }

@@ -90,6 +90,8 @@ function serverEnv(dataDir: string, schema: string | null): NodeJS.ProcessEnv {
     HOSTAPI_DEMO_KEY: DEMO_KEY,
     HOSTAPI_LOG_LEVEL: 'warn',
     HOSTAPI_RATE_LIMIT: '1000000000',
+    // Every load connection comes from one address: BENCH_CONNECTIONS may exceed the per-address cap.
+    HOSTAPI_MAX_CONNECTIONS_PER_IP: '0',
     HOSTAPI_DNS_PORT: '0',
     ...(schema ? { HOSTAPI_DB_SCHEMA: schema } : {}),
   }
