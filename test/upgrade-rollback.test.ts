@@ -14,7 +14,7 @@ import {
 import { runCli, spawnServer } from './helpers/process.js'
 import { migrations } from '../src/db/migrations/index.js'
 import type { AnyDb, MigrationModule } from '../src/db/migrations/helpers.js'
-import type { Dialect } from '../src/db/database.js'
+import { migrate, openDatabase, type Dialect } from '../src/db/database.js'
 
 // The README's upgrade and rollback procedure, run: release N is this code with its migrations, release N+1 adds an
 // expand migration, release N+2 a contract of that expand. An instance of N runs on N+1's schema (rolling upgrade,
@@ -167,6 +167,27 @@ describeWithEnv(['HOSTAPI_TEST_PG_URL'], 'rolling upgrade and rollback: two inst
       await Promise.all(clients)
     }
     assert.deepEqual(failures, [])
+  })
+})
+
+describeWithEnv(['HOSTAPI_TEST_PG_URL'], 'instances of two releases starting at once on one PostgreSQL', () => {
+  it('both start, whichever migrates first', async () => {
+    for (let round = 0; round < 3; round++) {
+      const place = await processDatabase('postgres')
+      const [older, newer] = [openDatabase(place.database), openDatabase(place.database)]
+      try {
+        const schema = place.database.dialect === 'postgres' ? place.database.schema : null
+        const [n, n1] = await Promise.all([migrate(older.db, schema, releaseN), migrate(newer.db, schema, releaseN1)])
+        // Release N ran all or none of the migrations (N+1 ran the rest) and found N+1's expand when it ran after it.
+        assert.ok(n.newer.length === 0 || n.newer[0] === EXPAND, JSON.stringify(n))
+        assert.deepEqual([...n.applied, ...n1.applied].sort(), Object.keys(releaseN1).sort())
+        assert.deepEqual(await migrate(older.db, schema, releaseN), { applied: [], newer: [EXPAND] })
+      } finally {
+        await older.close()
+        await newer.close()
+        await place.remove()
+      }
+    }
   })
 })
 
