@@ -13,6 +13,8 @@ import { RequestJournal } from './ops/journal.js'
 import type { Sandbox } from './ops/sandbox.js'
 import { openDatabase, type Database, type Dialect } from './db/database.js'
 import type { DB } from './db/tables.js'
+import { migrations } from './db/migrations/index.js'
+import type { MigrationModule } from './db/migrations/helpers.js'
 import { JobRunner } from './jobs/runner.js'
 import { Maintenance } from './jobs/maintenance.js'
 import { IamService } from './modules/iam/iam.service.js'
@@ -93,6 +95,8 @@ export interface Context {
   dialect: Dialect
   /** The PostgreSQL schema, when one is configured. */
   dbSchema: string | null
+  /** The migrations this release knows, by name. */
+  migrations: Record<string, MigrationModule>
   /** Resolves once every write committed so far is on disk (see Database.durable). */
   durable(): Promise<void>
   /** See Database.dataVersion. */
@@ -147,10 +151,12 @@ export function mailDriverFor(config: Config, db: Kysely<DB>, clock: Clock): Mai
 // A relay may be down for a while: 16 attempts back off from 1 s to 5 min, about 40 minutes in all.
 const SMTP_MAIL_ATTEMPTS = 16
 
-/** What a caller may set instead of the defaults: the clock (tests, sandbox) and the logger. */
+/** What a caller may set instead of the defaults: the clock (tests, sandbox), the logger, the migrations. */
 export interface ContextOptions {
   clock?: Clock
   log?: Logger
+  /** The migrations this instance knows, instead of the release's (tests of upgrades and rollbacks). */
+  migrations?: Record<string, MigrationModule>
 }
 
 /** What every driver and service is built on. */
@@ -328,6 +334,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     db,
     dialect: database.dialect,
     dbSchema: database.schema,
+    migrations: opts.migrations ?? migrations,
     durable: () => database.durable(),
     dataVersion: database.dataVersion,
     roundTrips: () => database.roundTrips(),

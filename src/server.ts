@@ -8,7 +8,7 @@ import { ADMIN_PREFIX } from './http/constants.js'
 import { clientErrorHandler } from './http/plugins/errors.js'
 import { ConnectionCap, guardListener } from './http/connection-guard.js'
 import { createContext, type Context, type ContextOptions } from './context.js'
-import { migrate } from './db/database.js'
+import { migrate, newerMigrations } from './db/database.js'
 import { demoKeyFile, demoSubUserKeyFile, keepDemoKeys, seedDemoIfEmpty } from './seed/demo.js'
 import { seedFileIfEmpty } from './seed/seed-file.js'
 import { loadTls } from './tls.js'
@@ -109,12 +109,15 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
 }
 
 /**
- * Readies the database before anything is served: migrations, the secret key check, the auth-cache
- * invalidation bus (PostgreSQL), the seed file, Redis, and the fixed admin token.
+ * Readies the database before anything is served: migrations (and the check that a newer release's are compatible
+ * with this one), the secret key check, the auth-cache invalidation bus (PostgreSQL), the seed file, Redis, and the
+ * fixed admin token.
  */
 async function prepare(ctx: Context): Promise<void> {
   const { config } = ctx
-  await migrate(ctx.db, ctx.dbSchema)
+  const { newer } = await migrate(ctx.db, ctx.dbSchema, ctx.migrations)
+  // An instance of the previous release during a rolling upgrade, or after a rollback of the code.
+  if (newer.length) ctx.log.info({ newer }, newerMigrations(newer))
   await verifySecrets(ctx)
   if (config.database.dialect === 'postgres') {
     const database = config.database

@@ -79,7 +79,7 @@ forEachDialect((dialect) => {
         })
         .execute()
 
-      assert.deepEqual(await migrate(db, schema ?? null), [NEW])
+      assert.deepEqual((await migrate(db, schema ?? null)).applied, [NEW])
       await database.close()
       t = await startTestApp(dialect, { database: fresh.database })
     })

@@ -4,7 +4,7 @@ import { ConfigError, loadConfig, StartError, type Config } from '../config/conf
 import { readableLogLine } from '../lib/log-line.js'
 import { startServer } from '../server.js'
 import { createContext } from '../context.js'
-import { migrate } from '../db/database.js'
+import { migrate, newerMigrations } from '../db/database.js'
 import { runAdmin, AdminUsageError } from './admin.js'
 import { PRIVATE_UMASK } from '../data-dir.js'
 
@@ -64,8 +64,9 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'migrate') {
     const ctx = createContext(config)
     try {
-      const applied = await migrate(ctx.db, ctx.dbSchema)
+      const { applied, newer } = await migrate(ctx.db, ctx.dbSchema)
       process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n')
+      if (newer.length) process.stdout.write(`${newerMigrations(newer)}: ${newer.join(', ')}\n`)
     } finally {
       await ctx.close()
     }

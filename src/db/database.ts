@@ -2,21 +2,13 @@ import fs from 'node:fs'
 import path from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import type pg from 'pg'
-import {
-  DEFAULT_MIGRATION_TABLE,
-  Kysely,
-  Migrator,
-  PostgresAdapter,
-  PostgresDialect,
-  SqliteDialect,
-  sql,
-  type Transaction,
-} from 'kysely'
+import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely'
 import type { Config } from '../config/config.js'
 import type { DB } from './tables.js'
-import { migrations } from './migrations/index.js'
 import { lazyRequire } from '../lazy-require.js'
 import { batchPerTurn } from '../lib/turn-batch.js'
+
+export { migrate, newerMigrations, type MigrationReport } from './migrate.js'
 
 /** The data layer handle: a Kysely instance or a transaction on it. */
 export type Db = Kysely<DB> | Transaction<DB>
@@ -221,47 +213,6 @@ function withStatementCache(sqlite: SqliteDatabase.Database) {
     close: () => sqlite.close(),
   }
   return handle
-}
-
-/** Runs every pending migration; safe to call from several instances at once. */
-export async function migrate(db: Kysely<DB>, schema: string | null = null): Promise<string[]> {
-  if (await exactlyApplied(db, schema)) return []
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => migrations },
-    allowUnorderedMigrations: true,
-    ...(schema ? { migrationTableSchema: schema } : {}),
-  })
-  const { error, results } = await migrator.migrateToLatest()
-  if (error) throw error
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
-}
-
-/**
- * True when the migrations recorded in the database are exactly the known ones: the usual start, answered by
- * one read instead of the migrator's locking and table inspection (which would do nothing then either).
- */
-async function exactlyApplied(db: Kysely<DB>, schema: string | null): Promise<boolean> {
-  const table = schema ? sql.table(`${schema}.${DEFAULT_MIGRATION_TABLE}`) : sql.table(DEFAULT_MIGRATION_TABLE)
-  let names: string[]
-  try {
-    names = (await sql<{ name: string }>`select name from ${table}`.execute(db)).rows.map((r) => r.name)
-  } catch {
-    return false
-  }
-  const known = Object.keys(migrations)
-  return names.length === known.length && known.every((n) => names.includes(n))
-}
-
-/** True when every known migration has been applied. */
-export async function migrationsApplied(db: Kysely<DB>, schema: string | null = null): Promise<boolean> {
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => migrations },
-    ...(schema ? { migrationTableSchema: schema } : {}),
-  })
-  const list = await migrator.getMigrations()
-  return list.every((m) => m.executedAt !== undefined)
 }
 
 /** A cheap round trip to the database. */

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { Type } from 'typebox'
 import { ping } from '../db/database.js'
-import { migrations as knownMigrations } from '../db/migrations/index.js'
 import { appliedMigrations } from '../modules/admin/sandbox.repository.js'
 import { adminAuthPlugin } from './plugins/admin-auth.js'
 import { adminRoutes } from '../modules/admin/admin.routes.js'
@@ -54,7 +53,7 @@ export const healthRoutes: FastifyPluginAsync = async (app) => {
       try {
         await ping(ctx.db)
         const applied = new Set(await appliedMigrations(ctx.db))
-        if (Object.keys(knownMigrations).some((name) => !applied.has(name))) migrations = 'pending'
+        if (Object.keys(ctx.migrations).some((name) => !applied.has(name))) migrations = 'pending'
       } catch {
         database = 'unreachable'
         migrations = 'unknown'

@@ -12,6 +12,7 @@ import { startServer, type RunningServer } from '../../src/server.js'
 import type { Clock } from '../../src/clock.js'
 import type { FastifyPluginAsync } from 'fastify'
 import type { Dialect } from '../../src/db/database.js'
+import type { MigrationModule } from '../../src/db/migrations/helpers.js'
 import type { PermissionMap } from '../../src/modules/iam/permissions.js'
 
 /**
@@ -211,6 +212,8 @@ export async function startTestApp(
     routes?: FastifyPluginAsync[]
     /** The logger instead of a silent one (a test that reads what is logged). */
     log?: Logger
+    /** The migrations the instance knows, instead of the release's: an older or a newer release's. */
+    migrations?: Record<string, MigrationModule>
   } = {},
 ): Promise<TestApp> {
   const dataDir = tempDir()
@@ -239,6 +242,7 @@ export async function startTestApp(
       ...(opts.clock ? { clock: opts.clock } : {}),
       ...(opts.routes ? { extraRoutes: opts.routes } : {}),
       ...(opts.log ? { log: opts.log } : {}),
+      ...(opts.migrations ? { migrations: opts.migrations } : {}),
     })
   let server: RunningServer
   try {

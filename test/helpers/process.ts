@@ -83,3 +83,15 @@ export async function runAdminCli(
   const r = await run(process.execPath, ['--import', 'tsx', cli, 'admin', ...args], { env })
   return { out: r.stdout, err: r.stderr }
 }
+
+/** Runs `hostapi <args>` as its own process with `env`: its exit code and what it printed. */
+export function runCli(
+  env: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', cli, ...args], { env }, (err, out, errOut) =>
+      resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, out, err: errOut }),
+    )
+  })
+}

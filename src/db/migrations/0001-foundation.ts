@@ -1,6 +1,8 @@
 import type { AnyDb } from './helpers.js'
 import { withId, withUserColumns } from './helpers.js'
 
+export const kind = 'expand'
+
 export async function up(db: AnyDb): Promise<void> {
   await withId(db, db.schema.createTable('accounts'))
     .addColumn('customer_number', 'integer', (c) => c.notNull().unique())

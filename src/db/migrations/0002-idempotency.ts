@@ -1,6 +1,8 @@
 import type { AnyDb } from './helpers.js'
 import { withId } from './helpers.js'
 
+export const kind = 'expand'
+
 export async function up(db: AnyDb): Promise<void> {
   await withId(db, db.schema.createTable('idempotency_keys'))
     .addColumn('account_id', 'integer', (c) => c.notNull().references('accounts.id').onDelete('cascade'))

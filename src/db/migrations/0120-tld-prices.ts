@@ -1,6 +1,8 @@
 import type { AnyDb } from './helpers.js'
 import { withId } from './helpers.js'
 
+export const kind = 'expand'
+
 // extension, register, renew, transfer (EUR cents, excluding VAT), max period (years), dnssec, privacy, auth code.
 const TLDS: [string, number, number, number, number, number, number, number][] = [
   ['nl', 799, 799, 0, 1, 1, 0, 1],

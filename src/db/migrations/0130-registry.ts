@@ -1,6 +1,8 @@
 import type { AnyDb } from './helpers.js'
 import { withId } from './helpers.js'
 
+export const kind = 'expand'
+
 /** The built-in registry's own state: the names it has registered, their auth codes and expiry. */
 export async function up(db: AnyDb): Promise<void> {
   await withId(db, db.schema.createTable('registry_domains'))

@@ -1,6 +1,8 @@
 import type { AnyDb } from './helpers.js'
 import { withId } from './helpers.js'
 
+export const kind = 'expand'
+
 export async function up(db: AnyDb): Promise<void> {
   // The built-in hypervisor's simulated state.
   await withId(db, db.schema.createTable('hv_instances'))

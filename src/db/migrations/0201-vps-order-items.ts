@@ -1,5 +1,7 @@
 import type { AnyDb } from './helpers.js'
 
+export const kind = 'expand'
+
 // A VPS remembers the order item it was provisioned for, so a retried order job finds it instead of making another.
 export async function up(db: AnyDb): Promise<void> {
   await db.schema.alterTable('vps').addColumn('order_item_id', 'integer').execute()

@@ -1,6 +1,8 @@
 import type { AnyDb } from './helpers.js'
 import { withId } from './helpers.js'
 
+export const kind = 'expand'
+
 /** Admin tokens: the operator's credential for `/admin/v1`, stored only as a hash like API keys. */
 export async function up(db: AnyDb): Promise<void> {
   await withId(db, db.schema.createTable('admin_tokens'))

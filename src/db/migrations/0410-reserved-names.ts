@@ -1,6 +1,8 @@
 import type { AnyDb } from './helpers.js'
 import { withId } from './helpers.js'
 
+export const kind = 'expand'
+
 /** Names the built-in registry refuses to register (kept by the registry or by the provider), set by the operator. */
 export async function up(db: AnyDb): Promise<void> {
   await withId(db, db.schema.createTable('reserved_names'))

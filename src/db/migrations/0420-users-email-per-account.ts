@@ -2,6 +2,9 @@ import { sql } from 'kysely'
 import type { AnyDb } from './helpers.js'
 import { isPostgres, withId, withUserColumns } from './helpers.js'
 
+// It drops the global unique constraint on usernames, and names no expand: no code that does not know it runs on it.
+export const kind = 'contract'
+
 /**
  * A user's e-mail address (its lower-cased `username`) is unique within its account, no longer across accounts:
  * a global index let one tenant learn, by creating a user, that an address is in use in another account.

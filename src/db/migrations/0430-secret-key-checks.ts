@@ -1,5 +1,7 @@
 import type { AnyDb } from './helpers.js'
 
+export const kind = 'expand'
+
 /** A known value sealed with the secret key, so a start with another key fails before anything is served. */
 export async function up(db: AnyDb): Promise<void> {
   await db.schema

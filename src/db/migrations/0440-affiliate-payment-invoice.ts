@@ -1,5 +1,7 @@
 import type { AnyDb } from './helpers.js'
 
+export const kind = 'expand'
+
 /** The invoice an affiliate payment settles (the affiliate's own or a self-billing one), when the operator names it. */
 export async function up(db: AnyDb): Promise<void> {
   await db.schema.alterTable('affiliate_payments').addColumn('invoice_nr', 'text').execute()

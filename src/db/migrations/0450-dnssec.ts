@@ -1,6 +1,8 @@
 import type { AnyDb } from './helpers.js'
 import { withId } from './helpers.js'
 
+export const kind = 'expand'
+
 /**
  * DNSSEC: the signing key of each zone hostapi serves with DNSSEC on (its private key sealed with the secret key),
  * and the keys the built-in registry publishes in the parent zone for each name.

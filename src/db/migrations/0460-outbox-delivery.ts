@@ -1,5 +1,7 @@
 import type { AnyDb } from './helpers.js'
 
+export const kind = 'expand'
+
 /**
  * What became of an outbox message: `stored` (the built-in driver keeps it, nothing delivers it; every message
  * before this migration), `sent` (a relay accepted it) or `failed` (a relay refused it for good), with the

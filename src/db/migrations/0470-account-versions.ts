@@ -2,6 +2,8 @@ import { sql } from 'kysely'
 import type { AnyDb } from './helpers.js'
 import { isPostgres } from './helpers.js'
 
+export const kind = 'expand'
+
 /**
  * The tables whose rows the cacheable answers show (domains with their records and contact handles, tickets with
  * their thread, VPS), each with how a row finds its account: its own `account_id`, or its parent's.

@@ -1,6 +1,8 @@
 import type { AnyDb } from './helpers.js'
 import { withId } from './helpers.js'
 
+export const kind = 'expand'
+
 /**
  * The ACME account of the installation at each ACME server it used: its private key (sealed with the secret
  * key) and the account URL the server gave it. One row per directory URL, so two instances keep one account.

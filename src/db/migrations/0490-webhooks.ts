@@ -1,6 +1,8 @@
 import type { AnyDb } from './helpers.js'
 import { withId } from './helpers.js'
 
+export const kind = 'expand'
+
 /**
  * Webhooks: the endpoints of an account (secret sealed at rest, the previous one kept for a day after a
  * rotation), the events written in the transaction of the change that caused them (the outbox), and one

@@ -2,6 +2,8 @@ import { sql } from 'kysely'
 import type { AnyDb } from './helpers.js'
 import { isPostgres } from './helpers.js'
 
+export const kind = 'expand'
+
 /**
  * PostgreSQL: a record set of a zone replaced by one record in one call, under the zone's row lock, so the lock is
  * held for the time the database takes and not for round trips to the application (the writes to one zone run

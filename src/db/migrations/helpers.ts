@@ -1,8 +1,26 @@
-import { PostgresAdapter, type ColumnDefinitionBuilder, type CreateTableBuilder, type Kysely } from 'kysely'
+import {
+  PostgresAdapter,
+  type ColumnDefinitionBuilder,
+  type CreateTableBuilder,
+  type Kysely,
+  type Migration,
+} from 'kysely'
 
 /** The database as migrations see it: untyped, since they never import application types. */
 // biome-ignore lint/suspicious/noExplicitAny: migrations run against every past schema, which no type describes
 export type AnyDb = Kysely<any>
+
+/**
+ * A migration file: `up`, `down`, and its kind. Migrations follow expand/contract, so that the code of release N
+ * runs on the schema of release N+1 (rolling upgrades, rollback of the code):
+ * - `expand` adds (tables, columns with a default or nullable, indexes, functions); code that does not know it
+ *   runs on it.
+ * - `contract` drops, renames or narrows. It names in `contracts` the expand migration, shipped in an earlier
+ *   release, whose code no longer uses what this removes: an instance that knows that expand runs on it, an older
+ *   one refuses to start. A contract without `contracts` stops every instance that does not know it.
+ */
+export type MigrationModule = Migration &
+  ({ readonly kind: 'expand' } | { readonly kind: 'contract'; readonly contracts?: string })
 
 export const isPostgres = (db: AnyDb): boolean => db.getExecutor().adapter instanceof PostgresAdapter
 

@@ -1,4 +1,4 @@
-import type { Migration } from 'kysely'
+import type { MigrationModule } from './helpers.js'
 import * as foundation from './0001-foundation.js'
 import * as idempotency from './0002-idempotency.js'
 import * as domains from './0100-domains.js'
@@ -24,9 +24,10 @@ import * as dnsRecordSet from './0500-dns-record-set.js'
 
 /**
  * Every migration, by name. Names sort in the order they run; each area takes its own
- * hundred (0100 domains, 0200 VPS, 0300 account and certificates, 0400 operations).
+ * hundred (0100 domains, 0200 VPS, 0300 account and certificates, 0400 operations). Each declares its kind,
+ * expand or contract (see MigrationModule).
  */
-export const migrations: Record<string, Migration> = {
+export const migrations: Record<string, MigrationModule> = {
   '0001-foundation': foundation,
   '0002-idempotency': idempotency,
   '0100-domains': domains,
@@ -49,4 +50,13 @@ export const migrations: Record<string, Migration> = {
   '0480-acme-accounts': acmeAccounts,
   '0490-webhooks': webhooks,
   '0500-dns-record-set': dnsRecordSet,
+}
+
+/**
+ * The newest migration each release shipped, oldest release first; the migrations after the last one ship in the next
+ * release. Add the release here when it is cut: a contract migration must ship in a later release than the expand it
+ * contracts (test/migration-kinds.test.ts).
+ */
+export const releases: Record<string, string> = {
+  '0.1.0': '0500-dns-record-set',
 }
