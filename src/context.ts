@@ -131,7 +131,8 @@ export interface Ops {
 export function dnsDriverFor(config: Config, zones: ZoneSource, log: Logger): DnsDriver {
   const d = config.dnsDriver
   if (d.driver === 'powerdns') {
-    return new PowerDnsDriver({ url: d.url, apiKey: d.apiKey, serverId: d.serverId }, zones, log)
+    const { url, apiKey, serverId, maxBodyBytes, concurrency } = d
+    return new PowerDnsDriver({ url, apiKey, serverId, maxBodyBytes, concurrency }, zones, log)
   }
   const opts = { ...config.dns, privateSuffixes: config.domainNames.privateSuffixes, transfer: config.dnsTransfer }
   return new BuiltinDnsServer(zones, opts, log)
@@ -203,7 +204,13 @@ function createServices(
     emptyWhitelistAllowsAll: config.emptyWhitelistAllowsAll,
     authCacheMs: config.authCacheMs,
   })
-  const zoneDelivery = new ZoneDelivery(jobs, drivers.dns, log.child({ component: 'dns' }))
+  const d = config.dnsDriver
+  const zoneDelivery = new ZoneDelivery(jobs, drivers.dns, log.child({ component: 'dns' }), {
+    db,
+    clock,
+    source: zoneSourceOf(db, secrets.box),
+    probeMs: d.driver === 'powerdns' ? d.probeMs : 2000,
+  })
   const domainArea = createDomainServices({
     db,
     clock,
@@ -213,6 +220,7 @@ function createServices(
     registry: drivers.registry,
     secrets: secrets.box,
     publish: (change) => zoneDelivery.publish(change),
+    maxRecordSetBytes: drivers.dns.maxRecordSetBytes ?? null,
     orders: () => services.orders,
   })
   const accountDns = accountDnsOf(domainArea.domains, domainArea.dns)
@@ -345,6 +353,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     ops,
     async close() {
       await jobs.stop()
+      services.zoneDelivery.stop()
       await services.dns.close()
       await database.close()
       redisGuard?.close()
