@@ -27,6 +27,8 @@ export type DnsDriverConfig =
       concurrency: number
       /** How often an unreachable PowerDNS is asked whether it is back (ms), so queued pushes go out at once. */
       probeMs: number
+      /** Where PowerDNS answers DNS queries: ACME challenges are checked there before the CA is asked. */
+      dnsAddress: { host: string; port: number } | null
     }
 
 /** The DNS driver: the built-in server, or PowerDNS through its HTTP API. */
@@ -52,7 +54,21 @@ export function dnsDriverConfig(r: EnvReader): DnsDriverConfig {
     maxBodyBytes: r.int('HOSTAPI_POWERDNS_MAX_BODY_BYTES', 2 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
     concurrency: r.int('HOSTAPI_POWERDNS_CONCURRENCY', 4, 1, 256),
     probeMs: r.int('HOSTAPI_POWERDNS_PROBE_MS', 2000, 100, 600_000),
+    dnsAddress: hostPort(r, 'HOSTAPI_POWERDNS_DNS_ADDRESS'),
   }
+}
+
+/** An `ip:port` or `[ipv6]:port` setting (port 53 when left out), or null when unset; a problem is recorded. */
+function hostPort(r: EnvReader, name: string): { host: string; port: number } | null {
+  const raw = r.env[name]
+  if (!raw) return null
+  const m = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(raw) ?? /^([^:]+)(?::(\d{1,5}))?$/.exec(raw)
+  const port = Number(m?.[2] ?? 53)
+  if (!m || !ipaddr.isValid(m[1]!) || port < 1 || port > 65535) {
+    r.problem(`${name} must be ip:port or [ipv6]:port (got "${raw}")`)
+    return null
+  }
+  return { host: m[1]!, port }
 }
 
 /** A secondary of the built-in DNS server: it may transfer zones, and is sent NOTIFY when it is one address. */
