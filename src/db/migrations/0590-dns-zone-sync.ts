@@ -1,5 +1,7 @@
 import type { AnyDb } from './helpers.js'
 
+export const kind = 'expand'
+
 /**
  * The push state of each zone a pushing DNS driver (PowerDNS) serves: the serial last pushed, since when a change
  * waits to be pushed, and the last push error, for the operator (admin API). One row per zone name.
