@@ -44,7 +44,7 @@ import { BuiltinCa } from './drivers/ca/builtin.js'
 import { AcmeCa } from './drivers/ca/acme.js'
 import { CertificatesService } from './modules/certificates/certificates.service.js'
 import { accountDnsOf, type AccountDns } from './modules/certificates/account-dns.js'
-import { addressLookup, txtLookup } from './modules/certificates/txt-lookup.js'
+import { addressLookup, servedTxtLookup, txtLookup } from './modules/certificates/txt-lookup.js'
 import { openRedis, RedisGuard } from './db/redis.js'
 import { MemoryWindowCounter, RedisWindowCounter, type WindowCounter } from './db/window-counter.js'
 import { SecretsService } from './modules/secrets/secrets.service.js'
@@ -135,7 +135,8 @@ export interface Ops {
 export function dnsDriverFor(config: Config, zones: ZoneSource, log: Logger): DnsDriver {
   const d = config.dnsDriver
   if (d.driver === 'powerdns') {
-    return new PowerDnsDriver({ url: d.url, apiKey: d.apiKey, serverId: d.serverId }, zones, log)
+    const { url, apiKey, serverId, maxBodyBytes, concurrency, dnsAddress } = d
+    return new PowerDnsDriver({ url, apiKey, serverId, maxBodyBytes, concurrency, dnsAddress }, zones, log)
   }
   const opts = { ...config.dns, privateSuffixes: config.domainNames.privateSuffixes, transfer: config.dnsTransfer }
   return new BuiltinDnsServer(zones, opts, log)
@@ -179,16 +180,22 @@ function createDrivers(
   accountDns: () => AccountDns | null,
 ): { drivers: Drivers; sealing: SecretHolder[] } {
   const { config, db, clock, log, secrets } = base
+  const dns = dnsDriverFor(config, zoneSourceOf(db, secrets.box), log.child({ component: 'dns' }))
+  // An ACME CA asks the zone's nameservers: so is the challenge checked before the CA is asked to look.
+  const served = servedTxtLookup(accountDns, () => {
+    const address = dns.address()
+    return address ? [address] : []
+  })
   const ca =
     config.caDriver.driver === 'acme'
-      ? new AcmeCa(db, clock, txtLookup(accountDns), addressLookup(accountDns), secrets.box, config.caDriver.acme, log)
+      ? new AcmeCa(db, clock, served, addressLookup(accountDns), secrets.box, config.caDriver.acme, log)
       : new BuiltinCa(db, clock, txtLookup(accountDns), secrets.box)
   const drivers: Drivers = {
     registry: new BuiltinRegistry(db, clock, config.registry.taken),
     hypervisor: new BuiltinHypervisor(db, clock, { speed: config.hypervisor.simSpeed }),
     mail: mailDriverFor(config, db, clock),
     payments: new LedgerPaymentsDriver(db, clock, config.payments.baseUrl),
-    dns: dnsDriverFor(config, zoneSourceOf(db, secrets.box), log.child({ component: 'dns' })),
+    dns,
     ca,
   }
   return { drivers, sealing: [ca] }
@@ -209,7 +216,13 @@ function createServices(
     emptyWhitelistAllowsAll: config.emptyWhitelistAllowsAll,
     authCacheMs: config.authCacheMs,
   })
-  const zoneDelivery = new ZoneDelivery(jobs, drivers.dns, log.child({ component: 'dns' }))
+  const d = config.dnsDriver
+  const zoneDelivery = new ZoneDelivery(jobs, drivers.dns, log.child({ component: 'dns' }), {
+    db,
+    clock,
+    source: zoneSourceOf(db, secrets.box),
+    probeMs: d.driver === 'powerdns' ? d.probeMs : 2000,
+  })
   const domainArea = createDomainServices({
     db,
     clock,
@@ -219,6 +232,7 @@ function createServices(
     registry: drivers.registry,
     secrets: secrets.box,
     publish: (change) => zoneDelivery.publish(change),
+    maxRecordSetBytes: drivers.dns.maxRecordSetBytes ?? null,
     orders: () => services.orders,
   })
   const accountDns = accountDnsOf(domainArea.domains, domainArea.dns)
@@ -352,6 +366,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     ops,
     async close() {
       await jobs.stop()
+      services.zoneDelivery.stop()
       await services.dns.close()
       await database.close()
       redisGuard?.close()

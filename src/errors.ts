@@ -157,6 +157,13 @@ export const errors = {
     new ApiError('payload_too_large', `Zone file too large: at most ${maxBytes} bytes`),
   /** A zone import or record replace with more records than a zone may hold (HOSTAPI_ZONE_MAX_RECORDS). */
   tooManyDnsRecords: (max: number) => bad(`Too many DNS records: at most ${max} per zone`),
+  /** A record set larger than the DNS server behind hostapi takes in one change (PowerDNS's request size limit). */
+  dnsRecordSetTooLarge: (set: string, bytes: number, max: number) =>
+    bad(
+      clip(
+        `DNS record set ${set} is too large: it takes ${bytes} bytes in a change to the DNS server, which accepts at most ${max} bytes`,
+      ),
+    ),
   /** Every zone worker is busy and the queue of large DNS changes is full (HOSTAPI_ZONE_QUEUE). */
   zoneWorkBusy: (retryAfterSeconds: number) =>
     new ApiError('unavailable', 'Too many large DNS changes in progress, try again shortly', undefined, {

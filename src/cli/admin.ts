@@ -73,7 +73,8 @@ interface Invocation {
   ref(): string
 }
 
-type Command = (c: Invocation) => Promise<void>
+/** A command; it may answer the exit code itself (a failure it reported), otherwise 0. */
+type Command = (c: Invocation) => Promise<unknown>
 
 /** Runs one admin command; returns the exit code. Output meant for scripts goes to `out`, alone. */
 export async function runAdmin(ctx: Context, argv: string[], out: Out, err: Out): Promise<number> {
@@ -109,8 +110,8 @@ export async function runAdmin(ctx: Context, argv: string[], out: Out, err: Out)
   const command = COMMANDS.get(`${area} ${action}`)
   if (!command) throw new AdminUsageError(`Unknown admin command: ${area} ${action ?? ''}\n\n${HELP}`)
   try {
-    await command({ ctx, action, v, positionals, out, err, need, account, ref })
-    return 0
+    const code = await command({ ctx, action, v, positionals, out, err, need, account, ref })
+    return typeof code === 'number' ? code : 0
   } catch (e) {
     if (e instanceof ApiError || e instanceof SecretBoxError) {
       err.write(`${e.message}\n`)
@@ -231,8 +232,11 @@ const secretsRotate: Command = async ({ ctx, err }) => {
   err.write(`re-sealed ${rewritten} stored record(s) with the secret key ${ctx.secrets.box.currentKeyId}\n`)
 }
 
-const dnsResync: Command = async ({ ctx, v, out }) => {
-  for (const d of await ctx.services.zoneDelivery.resync(v.domain)) {
+/** Exits 1 when any zone could not be compared or fixed (each is listed with its error). */
+const dnsResync: Command = async ({ ctx, v, out, err }) => {
+  const drift = await ctx.services.zoneDelivery.resync(v.domain)
+  const failed = drift.filter((d) => d.error).length
+  for (const d of drift) {
     const what = d.error
       ? `failed: ${d.error}`
       : d.missing
@@ -242,6 +246,9 @@ const dnsResync: Command = async ({ ctx, v, out }) => {
           : `differing: ${d.differing.join(', ')}`
     out.write(`${d.zone}\t${what}\n`)
   }
+  if (failed === 0) return 0
+  err.write(`${failed} zone(s) could not be resynced\n`)
+  return 1
 }
 
 /** Every admin command by `<area> <action>`, as HELP lists them. */

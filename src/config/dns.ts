@@ -16,7 +16,20 @@ export function dnsConfig(r: EnvReader): Config['dns'] {
 /** The DNS driver's settings (HOSTAPI_DNS_DRIVER and, for PowerDNS, HOSTAPI_POWERDNS_*). */
 export type DnsDriverConfig =
   | { driver: 'builtin' }
-  | { driver: 'powerdns'; url: string; apiKey: string; serverId: string }
+  | {
+      driver: 'powerdns'
+      url: string
+      apiKey: string
+      serverId: string
+      /** PowerDNS's `webserver-max-bodysize` in bytes: pushes are split to stay under it. */
+      maxBodyBytes: number
+      /** Zones pushed at once. */
+      concurrency: number
+      /** How often an unreachable PowerDNS is asked whether it is back (ms), so queued pushes go out at once. */
+      probeMs: number
+      /** Where PowerDNS answers DNS queries: ACME challenges are checked there before the CA is asked. */
+      dnsAddress: { host: string; port: number } | null
+    }
 
 /** The DNS driver: the built-in server, or PowerDNS through its HTTP API. */
 export function dnsDriverConfig(r: EnvReader): DnsDriverConfig {
@@ -33,7 +46,29 @@ export function dnsDriverConfig(r: EnvReader): DnsDriverConfig {
   else if (!/^https?:\/\/[^\s/]+(\/\S*)?$/.test(url))
     r.problem(`HOSTAPI_POWERDNS_URL must be an http(s) URL (got "${url}")`)
   if (!apiKey) r.problem('HOSTAPI_POWERDNS_API_KEY must be set when HOSTAPI_DNS_DRIVER is powerdns')
-  return { driver, url, apiKey, serverId: env.HOSTAPI_POWERDNS_SERVER_ID || 'localhost' }
+  return {
+    driver,
+    url,
+    apiKey,
+    serverId: env.HOSTAPI_POWERDNS_SERVER_ID || 'localhost',
+    maxBodyBytes: r.int('HOSTAPI_POWERDNS_MAX_BODY_BYTES', 2 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
+    concurrency: r.int('HOSTAPI_POWERDNS_CONCURRENCY', 4, 1, 256),
+    probeMs: r.int('HOSTAPI_POWERDNS_PROBE_MS', 2000, 100, 600_000),
+    dnsAddress: hostPort(r, 'HOSTAPI_POWERDNS_DNS_ADDRESS'),
+  }
+}
+
+/** An `ip:port` or `[ipv6]:port` setting (port 53 when left out), or null when unset; a problem is recorded. */
+function hostPort(r: EnvReader, name: string): { host: string; port: number } | null {
+  const raw = r.env[name]
+  if (!raw) return null
+  const m = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(raw) ?? /^([^:]+)(?::(\d{1,5}))?$/.exec(raw)
+  const port = Number(m?.[2] ?? 53)
+  if (!m || !ipaddr.isValid(m[1]!) || port < 1 || port > 65535) {
+    r.problem(`${name} must be ip:port or [ipv6]:port (got "${raw}")`)
+    return null
+  }
+  return { host: m[1]!, port }
 }
 
 /** A secondary of the built-in DNS server: it may transfer zones, and is sent NOTIFY when it is one address. */

@@ -104,6 +104,29 @@ export const hasJob = async (db: Db, kind: string, statuses: ('queued' | 'runnin
     .where('status', 'in', statuses)
     .executeTakeFirst()) !== undefined
 
+/** True when a job of `kind` other than `exceptId` is queued or running with a payload whose JSON starts so. */
+export const hasJobWithPayload = async (db: Db, kind: string, payloadStart: string, exceptId: number) =>
+  (await db
+    .selectFrom('jobs')
+    .select('id')
+    .where('kind', '=', kind)
+    .where('status', 'in', ['queued', 'running'])
+    .where('id', '!=', exceptId)
+    .where(sql<string>`substr(payload, 1, ${payloadStart.length})`, '=', payloadStart)
+    .executeTakeFirst()) !== undefined
+
+/** Makes every queued job of `kind` that waits for a later time due at `now`; returns how many. */
+export const makeDue = async (db: Db, kind: string, now: string): Promise<number> => {
+  const r = await db
+    .updateTable('jobs')
+    .set({ run_at: now, updated_at: now })
+    .where('kind', '=', kind)
+    .where('status', '=', 'queued')
+    .where('run_at', '>', now)
+    .executeTakeFirst()
+  return Number(r.numUpdatedRows)
+}
+
 export const countByStatus = (db: Db) =>
   db
     .selectFrom('jobs')

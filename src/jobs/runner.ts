@@ -124,6 +124,24 @@ export class JobRunner {
     if (!(await this.pending(definition))) await this.enqueue(definition, null)
   }
 
+  /**
+   * Whether a job of this kind other than `exceptId` is queued or running with a payload whose JSON starts with
+   * `payloadStart` (a payload whose first field names what the job works on).
+   */
+  pendingWith(definition: JobDefinition, payloadStart: string, exceptId: number): Promise<boolean> {
+    return repo.hasJobWithPayload(this.db, definition.name, payloadStart, exceptId)
+  }
+
+  /**
+   * Ends the backoff of every queued job of this kind: they run now. For work that waited on a back end that is
+   * known to be back, so it does not sit out the rest of its backoff.
+   */
+  async release(definition: JobDefinition): Promise<number> {
+    const n = await repo.makeDue(this.db, definition.name, iso(this.clock.now()))
+    if (n > 0) this.poke()
+    return n
+  }
+
   get(id: number) {
     return repo.findJob(this.db, id)
   }

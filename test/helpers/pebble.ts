@@ -46,6 +46,8 @@ export interface Pebble {
   intermediate(): Promise<string>
   /** What it has logged so far. */
   log(): string
+  /** Stops pebble and starts it again on the same ports: it forgets every account, order and authorization. */
+  restart(): Promise<void>
   close(): Promise<void>
 }
 
@@ -72,10 +74,8 @@ export async function startPebble(opts: PebbleOptions): Promise<Pebble> {
   const configFile = path.join(dir, 'pebble.json')
   fs.writeFileSync(configFile, JSON.stringify(config))
   let output = ''
-  const child: ChildProcess = spawn(
-    pebbleBinary()!,
-    ['-config', configFile, '-dnsserver', `127.0.0.1:${opts.dnsPort}`],
-    {
+  const spawnPebble = () => {
+    const c: ChildProcess = spawn(pebbleBinary()!, ['-config', configFile, '-dnsserver', `127.0.0.1:${opts.dnsPort}`], {
       env: {
         PATH: process.env.PATH ?? '',
         PEBBLE_VA_NOSLEEP: '1',
@@ -84,10 +84,12 @@ export async function startPebble(opts: PebbleOptions): Promise<Pebble> {
         ...opts.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  )
-  child.stdout?.on('data', (b: Buffer) => (output += b.toString()))
-  child.stderr?.on('data', (b: Buffer) => (output += b.toString()))
+    })
+    c.stdout?.on('data', (b: Buffer) => (output += b.toString()))
+    c.stderr?.on('data', (b: Buffer) => (output += b.toString()))
+    return c
+  }
+  let child = spawnPebble()
   const ca = fs.readFileSync(cert)
   const get = (url: string) =>
     new Promise<string>((resolve, reject) => {
@@ -101,31 +103,42 @@ export async function startPebble(opts: PebbleOptions): Promise<Pebble> {
         .on('error', reject)
     })
   const directoryUrl = `https://127.0.0.1:${port}/dir`
-  const started = Date.now()
-  for (;;) {
-    try {
-      await get(directoryUrl)
-      break
-    } catch (err) {
-      if (child.exitCode !== null || Date.now() - started > 15_000) {
-        child.kill()
-        throw new Error(`pebble did not start: ${(err as Error).message}\n${output}`)
+  const ready = async () => {
+    const started = Date.now()
+    for (;;) {
+      try {
+        await get(directoryUrl)
+        break
+      } catch (err) {
+        if (child.exitCode !== null || Date.now() - started > 15_000) {
+          child.kill()
+          throw new Error(`pebble did not start: ${(err as Error).message}\n${output}`)
+        }
+        await new Promise((r) => setTimeout(r, 100))
       }
-      await new Promise((r) => setTimeout(r, 100))
     }
   }
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once('exit', r))
+      child.kill()
+      await exited
+    }
+  }
+  await ready()
   return {
     directoryUrl,
     caBundle: cert,
     root: () => get(`https://127.0.0.1:${managementPort}/roots/0`),
     intermediate: () => get(`https://127.0.0.1:${managementPort}/intermediates/0`),
     log: () => output,
+    async restart() {
+      await stop()
+      child = spawnPebble()
+      await ready()
+    },
     async close() {
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r))
-        child.kill()
-        await exited
-      }
+      await stop()
       fs.rmSync(dir, { recursive: true, force: true })
     },
   }

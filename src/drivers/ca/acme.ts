@@ -1,5 +1,5 @@
 import fs from 'node:fs'
-import http from 'node:http'
+import type http from 'node:http'
 import https from 'node:https'
 import tls from 'node:tls'
 import { AsyncLocalStorage } from 'node:async_hooks'
@@ -25,32 +25,24 @@ import {
   type ValidationResult,
 } from './ca.js'
 import type { TxtLookup } from './builtin.js'
-import { loadX509, readCsr } from './x509.js'
+import { readCsr } from './x509.js'
+import {
+  ACME_ORDER_ATTEMPTS,
+  type AcmeAuthorization,
+  type AcmeOrder,
+  accountLost,
+  authorizationProblem,
+  challengeOf,
+  fetchText,
+  httpFileUrl,
+  orderProblem,
+  splitChain,
+} from './acme-parts.js'
 
 /** Reads the addresses (A and AAAA) of `fqdn`, as the account's own zone (or public DNS) has them. */
 export type AddressLookup = (accountId: number, fqdn: string) => Promise<string[]>
 
-/** One authorization of an ACME order and the challenge hostapi answers for it. */
-export interface AcmeAuthorization {
-  url: string
-  /** The identifier, without `*.`; `wildcard` tells a wildcard's authorization apart from its base name's. */
-  name: string
-  wildcard: boolean
-  type: 'dns-01' | 'http-01'
-  challengeUrl: string
-  token: string
-  /** What the CA expects: the TXT value (dns-01) or the file's content (http-01). */
-  keyAuthorization: string
-}
-
-/** The ACME order of a certificate, kept with it (as `Challenge.order`) across requests and restarts. */
-export interface AcmeOrder {
-  url: string
-  /** When hostapi created it (ISO 8601): checks of an order back off with its age. */
-  createdAt: string
-  finalize: string
-  authorizations: AcmeAuthorization[]
-}
+export { ACME_ORDER_ATTEMPTS, type AcmeAuthorization, type AcmeOrder } from './acme-parts.js'
 
 const requireAcme = lazyRequire<typeof Acme>('acme-client')
 
@@ -58,6 +50,8 @@ const requireAcme = lazyRequire<typeof Acme>('acme-client')
 interface CallState {
   agent: http.Agent | undefined
   problem: { status: number; type: string; detail: string } | null
+  /** The HTTP status of the server's last answer (a 404 may come without a problem document). */
+  lastStatus: number | null
   /** How many nonces the server rejected (acme-client sends the request again with the fresh nonce). */
   badNonces: number
 }
@@ -82,6 +76,7 @@ function installInterceptors(acme: typeof Acme): void {
   acme.axios.interceptors.response.use((response) => {
     const state = calls.getStore()
     const data = response.data as { type?: unknown; detail?: unknown } | undefined
+    if (state) state.lastStatus = response.status
     if (state && response.status >= 400 && data && typeof data.type === 'string') {
       state.problem = { status: response.status, type: data.type, detail: String(data.detail ?? '') }
       if (data.type === `${PROBLEM}badNonce`) state.badNonces++
@@ -119,7 +114,6 @@ const REFUSALS = new Set(
 // How long one check waits for the CA to finish validating or signing before the job checks again later.
 const POLLS = 8
 const POLL_MS = 750
-const HTTP_CHECK_TIMEOUT_MS = 5_000
 const MIN_RECHECK_MS = 2_000
 const MAX_RECHECK_MS = 60 * 60_000
 
@@ -183,22 +177,15 @@ export class AcmeCa implements CertificateAuthority, SecretHolder {
   validate(req: ValidationRequest): Promise<ValidationResult> {
     return this.call(async (client) => {
       const order = req.challenge.order as AcmeOrder | undefined
-      if (!order) {
-        const created = await this.createOrder(client, req.names, req.challenge.method)
-        const what = req.challenge.method === 'dns' ? 'TXT records' : 'validation files'
-        return {
-          valid: false,
-          reason: `Waiting for the ${what} to be published`,
-          challenge: challengeOf(req.challenge, created),
-          retryInMs: 1000,
-        }
-      }
+      if (!order) return this.newOrder(client, req, 1, null)
       const toAnswer: string[] = []
-      const states = await client.getAuthorizations({ authorizations: order.authorizations.map((a) => a.url) } as never)
+      const states = await this.authorizationsOf(client, order)
+      if (!states) return this.retryOrRefuse(client, req, order, 'The CA no longer knows the order')
       for (const [i, authz] of order.authorizations.entries()) {
         const state = states[i]
         if (state.status === 'valid') continue
-        if (state.status !== 'pending') throw new CertificateRejected(authorizationProblem(state, authz))
+        if (state.status !== 'pending')
+          return this.retryOrRefuse(client, req, order, authorizationProblem(state, authz))
         const unmet = await this.unmet(req.accountId, authz)
         if (unmet) return { valid: false, reason: unmet, retryInMs: this.recheckIn(order) }
         const challenge = state.challenges.find((c) => c.url === authz.challengeUrl)
@@ -215,12 +202,56 @@ export class AcmeCa implements CertificateAuthority, SecretHolder {
         const bad = states.find((s) => s.status !== 'valid' && s.status !== 'pending')
         if (bad) {
           const authz = order.authorizations.find((a) => a.url === bad.url) ?? order.authorizations[0]
-          throw new CertificateRejected(authorizationProblem(bad, authz))
+          return this.retryOrRefuse(client, req, order, authorizationProblem(bad, authz))
         }
         if (states.every((s) => s.status === 'valid')) return { valid: true }
       }
       return { valid: false, reason: 'The CA is checking the validation', retryInMs: 2000 }
     })
+  }
+
+  /** The order's authorizations as the CA has them now, or null when the CA does not know the order (any more). */
+  private async authorizationsOf(client: Acme.Client, order: AcmeOrder): Promise<Acme.Authorization[] | null> {
+    try {
+      return await client.getAuthorizations({ authorizations: order.authorizations.map((a) => a.url) } as never)
+    } catch (err) {
+      const problem = calls.getStore()?.problem
+      if (calls.getStore()?.lastStatus === 404 || problem?.type === `${PROBLEM}unauthorized`) return null
+      throw err
+    }
+  }
+
+  /** A new order for the certificate (the `attempt`-th), its challenge to publish; `why` says why one is needed. */
+  private async newOrder(
+    client: Acme.Client,
+    req: ValidationRequest,
+    attempt: number,
+    why: string | null,
+  ): Promise<ValidationResult> {
+    const created = { ...(await this.createOrder(client, req.names, req.challenge.method)), attempt }
+    const what = req.challenge.method === 'dns' ? 'TXT records' : 'validation files'
+    return {
+      valid: false,
+      reason: why ? `${why}; trying again with a new order` : `Waiting for the ${what} to be published`,
+      challenge: challengeOf(req.challenge, created),
+      retryInMs: 1000,
+    }
+  }
+
+  /**
+   * The CA's check of the order failed (or the order is gone): tried again in a new order, up to ACME_ORDER_ATTEMPTS
+   * orders; then the certificate is refused with the CA's reason.
+   */
+  private retryOrRefuse(
+    client: Acme.Client,
+    req: ValidationRequest,
+    order: AcmeOrder,
+    reason: string,
+  ): Promise<ValidationResult> {
+    const attempt = order.attempt ?? 1
+    if (attempt >= ACME_ORDER_ATTEMPTS) throw new CertificateRejected(reason)
+    this.log.info({ names: req.names, attempt, reason }, 'ACME validation failed; trying a new order')
+    return this.newOrder(client, req, attempt + 1, reason)
   }
 
   issue(req: IssueRequest): Promise<IssuedCertificate> {
@@ -253,12 +284,23 @@ export class AcmeCa implements CertificateAuthority, SecretHolder {
     return Math.min(MAX_RECHECK_MS, Math.max(MIN_RECHECK_MS, Math.floor(age / 4)))
   }
 
-  /** Runs `fn` with the account's client; a problem the CA answers becomes the error's message. */
+  /**
+   * Runs `fn` with the account's client; a problem the CA answers becomes the error's message. When the CA no
+   * longer knows the account (it forgot it, or it was deactivated), a new one is registered and `fn` runs again.
+   */
   private async call<T>(fn: (client: Acme.Client) => Promise<T>): Promise<T> {
-    const state: CallState = { agent: this.agent, problem: null, badNonces: 0 }
+    const state: CallState = { agent: this.agent, problem: null, lastStatus: null, badNonces: 0 }
     return calls.run(state, async () => {
       try {
-        return await fn(await this.account())
+        try {
+          return await fn(await this.account())
+        } catch (err) {
+          const lost = accountLost(state.problem)
+          if (!lost) throw err
+          await this.registerAgain(lost === 'deactivated')
+          state.problem = null
+          return await fn(await this.account())
+        }
       } catch (err) {
         if (err instanceof CertificateRejected) throw err
         const problem = state.problem
@@ -274,6 +316,18 @@ export class AcmeCa implements CertificateAuthority, SecretHolder {
         if (state.badNonces) this.log.debug({ badNonces: state.badNonces }, 'the ACME server rejected nonces; resent')
       }
     })
+  }
+
+  /**
+   * Forgets the account's registration (and, when the CA deactivated it, its key: a deactivated account cannot be
+   * used again), so the next call registers anew.
+   */
+  private async registerAgain(newKey: boolean): Promise<void> {
+    const url = this.opts.directoryUrl
+    const key = newKey ? (await requireAcme().crypto.createPrivateEcdsaKey('P-256')).toString() : null
+    await repo.forgetAcmeAccount(this.db, url, key === null ? null : this.secrets.seal(key, keyContext(url)))
+    this.client = null
+    this.log.warn({ directory: url, newKey }, 'the ACME server no longer knows the account: registering again')
   }
 
   /** The client of the installation's account, registered at the server on first use. */
@@ -361,7 +415,7 @@ export class AcmeCa implements CertificateAuthority, SecretHolder {
     if (authz.type === 'dns-01') {
       const name = `_acme-challenge.${authz.name}`
       const values = await this.lookupTxt(accountId, name)
-      return values.includes(authz.keyAuthorization) ? null : `The TXT record ${name} does not hold the value yet`
+      return values.includes(authz.keyAuthorization) ? null : `The TXT record ${name} is not served with the value yet`
     }
     const url = httpFileUrl(authz)
     const addresses = await this.lookupAddresses(accountId, authz.name)
@@ -373,75 +427,7 @@ export class AcmeCa implements CertificateAuthority, SecretHolder {
   }
 }
 
-/** The challenge to show for `order`: one TXT record or file per authorization, as the CA asks for it. */
-function challengeOf(base: Challenge, order: AcmeOrder): Challenge {
-  return {
-    ...base,
-    dnsRecords: order.authorizations
-      .filter((a) => a.type === 'dns-01')
-      .map((a) => ({ type: 'TXT' as const, name: `_acme-challenge.${a.name}`, value: a.keyAuthorization })),
-    httpFiles: order.authorizations
-      .filter((a) => a.type === 'http-01')
-      .map((a) => ({ url: httpFileUrl(a), content: a.keyAuthorization })),
-    order,
-  }
-}
-
-const httpFileUrl = (a: AcmeAuthorization) => `http://${a.name}/.well-known/acme-challenge/${a.token}`
-
 /** What sealed ACME account keys are bound to: a key copied to another server's row does not open there. */
 const keyContext = (directoryUrl: string) => `acme_accounts.${directoryUrl}.account_key`
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-function authorizationProblem(state: Acme.Authorization | undefined, authz: AcmeAuthorization): string {
-  const failed = state?.challenges?.find((c) => c.type === authz.type && c.error)
-  const error = failed?.error as { detail?: string; type?: string } | undefined
-  const what = `${authz.wildcard ? '*.' : ''}${authz.name}`
-  const detail = error?.detail ?? error?.type ?? 'no detail'
-  return `Validation of ${what} failed at the CA (${state?.status ?? 'unknown'}): ${detail}`
-}
-
-function orderProblem(order: Acme.Order): string {
-  const error = (order as { error?: { detail?: string; type?: string } }).error
-  return `The CA refused the order: ${error?.detail ?? error?.type ?? 'no detail'}`
-}
-
-/** The leaf and the rest of the chain, as the CA returned them, with the leaf's serial and validity. */
-async function splitChain(chain: string): Promise<IssuedCertificate> {
-  const pems = chain.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []
-  const [first, ...rest] = pems
-  if (!first) throw new Error('The ACME server returned no certificate')
-  const x509 = await loadX509()
-  const leaf = new x509.X509Certificate(first)
-  return {
-    certificate: `${first}\n`,
-    intermediate: rest.map((p) => `${p}\n`).join(''),
-    serialNumber: leaf.serialNumber.toLowerCase(),
-    notBefore: leaf.notBefore,
-    notAfter: leaf.notAfter,
-  }
-}
-
-/** GET `path` from `address`:`port` with `host` as the Host header; the body, or null on any failure. */
-function fetchText(address: string, port: number, host: string, path: string): Promise<string | null> {
-  return new Promise((resolve) => {
-    const req = http.get({ host: address, port, path, headers: { host }, timeout: HTTP_CHECK_TIMEOUT_MS }, (res) => {
-      if (res.statusCode !== 200) {
-        res.resume()
-        resolve(null)
-        return
-      }
-      let body = ''
-      res.setEncoding('utf8')
-      res.on('data', (chunk: string) => {
-        body += chunk
-        if (body.length > 4096) req.destroy()
-      })
-      res.on('end', () => resolve(body))
-      res.on('error', () => resolve(null))
-    })
-    req.on('timeout', () => req.destroy())
-    req.on('error', () => resolve(null))
-  })
-}

@@ -55,3 +55,11 @@ export async function replaceAcmeKey(db: Db, row: AcmeAccount, accountKey: strin
     .executeTakeFirst()
   return Number(r.numUpdatedRows)
 }
+
+/** Clears the registration of the account at `directoryUrl` (and, given one, replaces its sealed key). */
+export const forgetAcmeAccount = (db: Db, directoryUrl: string, accountKey: string | null) =>
+  db
+    .updateTable('acme_accounts')
+    .set({ account_url: null, ...(accountKey === null ? {} : { account_key: accountKey }) })
+    .where('directory_url', '=', directoryUrl)
+    .execute()

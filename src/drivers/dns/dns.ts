@@ -29,6 +29,13 @@ export interface DnsDriver {
    * reports it; absent on a driver that serves straight from the zone source and so cannot drift.
    */
   resync?(names?: string[]): Promise<ZoneDrift[]>
+  /** Throws unless the other server answers: after a failed push, it tells when queued pushes may go out again. */
+  ping?(): Promise<void>
+  /**
+   * The most bytes one record set may take in a push (the other server's request size limit); absent when there is
+   * none. The DNS module refuses a larger record set at the API rather than accept a change that can never land.
+   */
+  readonly maxRecordSetBytes?: number
 }
 
 /** The drift between a pushing driver's server and hostapi found for one zone by `resync()`. */

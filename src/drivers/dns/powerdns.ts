@@ -17,7 +17,23 @@ export interface PowerDnsOptions {
   timeoutMs?: number
   /** Where PowerDNS answers DNS queries, reported by `address()` once started (tests); null when not known. */
   dnsAddress?: { host: string; port: number } | null
+  /**
+   * The largest request body PowerDNS takes (its `webserver-max-bodysize`, 2 MiB by default): a zone's changes are
+   * sent in as many PATCH requests as keep each under it.
+   */
+  maxBodyBytes?: number
+  /** How many zones are pushed at once (PowerDNS's SQLite backend takes one writer: more only wait on its lock). */
+  concurrency?: number
 }
+
+/** PowerDNS's own default `webserver-max-bodysize` (2 MB, in MiB). */
+export const POWERDNS_MAX_BODY_BYTES = 2 * 1024 * 1024
+
+// What a PATCH body holds besides its RRsets (`{"rrsets":[…]}`), with room to spare.
+const BODY_OVERHEAD = 1024
+// A request PowerDNS fails with a server error (its gsqlite3 backend answers 500 to a second writer while the first
+// holds the database lock) is sent again this often, soon, before the push fails and waits for the job's backoff.
+const BUSY_RETRIES = 6
 
 /** A push to PowerDNS failed (unreachable, timed out or refused); the change can be pushed again later. */
 export class DnsPushError extends Error {
@@ -74,6 +90,11 @@ export class PowerDnsDriver implements DnsDriver {
   private started = false
   /** The last push queued per zone: pushes of one zone run one after the other. */
   private readonly queues = new Map<string, Promise<unknown>>()
+  /** Zone pushes running, and those waiting for one of the `concurrency` slots. */
+  private busy = 0
+  private readonly waiting: (() => void)[] = []
+  /** The largest body one request may have, and the largest one RRset change may take in it. */
+  readonly maxBodyBytes: number
 
   constructor(
     private readonly opts: PowerDnsOptions,
@@ -82,6 +103,17 @@ export class PowerDnsDriver implements DnsDriver {
   ) {
     this.base = `${opts.url.replace(/\/+$/, '')}/api/v1/servers/${encodeURIComponent(opts.serverId ?? 'localhost')}`
     this.timeoutMs = opts.timeoutMs ?? 5000
+    this.maxBodyBytes = opts.maxBodyBytes ?? POWERDNS_MAX_BODY_BYTES
+  }
+
+  /** The most bytes one record set may take as a change (the body limit less a PATCH's own): larger ones never fit. */
+  get maxRecordSetBytes(): number {
+    return this.maxBodyBytes - BODY_OVERHEAD
+  }
+
+  /** Throws DnsPushError unless PowerDNS's API answers (used to notice that it is back after an outage). */
+  async ping(): Promise<void> {
+    await this.request('GET', '')
   }
 
   async start(): Promise<void> {
@@ -122,13 +154,28 @@ export class PowerDnsDriver implements DnsDriver {
    * over a newer one by this instance.
    */
   private inTurn<T>(apex: string, fn: () => Promise<T>): Promise<T> {
-    const run = (this.queues.get(apex) ?? Promise.resolve()).then(fn, fn)
+    const slotted = () => this.withSlot(fn)
+    const run = (this.queues.get(apex) ?? Promise.resolve()).then(slotted, slotted)
     const tail = run.catch(() => undefined)
     this.queues.set(apex, tail)
     void tail.then(() => {
       if (this.queues.get(apex) === tail) this.queues.delete(apex)
     })
     return run
+  }
+
+  /** Runs `fn` in one of the `concurrency` slots, waiting for one to free up when all are taken. */
+  private async withSlot<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.busy >= (this.opts.concurrency ?? 4)) await new Promise<void>((r) => this.waiting.push(r))
+    else this.busy++
+    try {
+      return await fn()
+    } finally {
+      // A waiting push takes the slot over; otherwise it is freed.
+      const next = this.waiting.shift()
+      if (next) next()
+      else this.busy--
+    }
   }
 
   /**
@@ -218,10 +265,38 @@ export class PowerDnsDriver implements DnsDriver {
     for (const s of current.rrsets ?? []) {
       if (inScope(s) && !wantedKeys.has(rrsetKey(s))) changes.push({ name: s.name, type: s.type, changetype: 'DELETE' })
     }
-    if (changes.length) await this.request('PATCH', this.zonePath(apex), { rrsets: changes })
+    for (const part of this.inParts(apex, changes)) await this.request('PATCH', this.zonePath(apex), { rrsets: part })
     const keysChanged = await this.syncKeys(apex, zone.dnssec ?? null, current.dnssec === true)
     if (created) return []
     return [...changes.map(rrsetKey), ...(keysChanged ? [`${apex}. DNSKEY`] : [])]
+  }
+
+  /**
+   * The changes in groups whose PATCH bodies stay under `maxBodyBytes`, the SOA in the last one, so that the serial
+   * rises only once everything else is in. A single change that cannot fit is refused (the API refuses such a
+   * record set first, see `maxRecordSetBytes`).
+   */
+  private inParts(apex: string, changes: RRsetChange[]): RRsetChange[][] {
+    const ordered = [...changes.filter((c) => c.type !== 'SOA'), ...changes.filter((c) => c.type === 'SOA')]
+    const parts: RRsetChange[][] = []
+    let part: RRsetChange[] = []
+    let size = 0
+    for (const c of ordered) {
+      const bytes = Buffer.byteLength(JSON.stringify(c)) + 1
+      if (bytes > this.maxRecordSetBytes)
+        throw new DnsPushError(
+          `PowerDNS PATCH ${apex}: the record set ${c.name} ${c.type} is ${bytes} bytes, more than one request to PowerDNS may carry (${this.maxBodyBytes} bytes)`,
+        )
+      if (part.length && size + bytes > this.maxRecordSetBytes) {
+        parts.push(part)
+        part = []
+        size = 0
+      }
+      part.push(c)
+      size += bytes
+    }
+    if (part.length) parts.push(part)
+    return parts
   }
 
   /**
@@ -274,8 +349,23 @@ export class PowerDnsDriver implements DnsDriver {
     }
   }
 
-  /** One API call; the parsed JSON answer (true for an empty one), or null for a 404 when `missingOk`. */
+  /**
+   * One API call (sent again, soon, while PowerDNS answers a server error, as its SQLite backend does to parallel
+   * writers); the parsed JSON answer (true for an empty one), or null for a 404 when `missingOk`.
+   */
   private async request(method: string, path: string, body?: unknown, missingOk = false): Promise<unknown> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.requestOnce(method, path, body, missingOk)
+      } catch (err) {
+        const busy = err instanceof DnsPushError && err.status !== null && err.status >= 500
+        if (!busy || attempt >= BUSY_RETRIES) throw err
+        await new Promise((r) => setTimeout(r, 50 * 2 ** attempt))
+      }
+    }
+  }
+
+  private async requestOnce(method: string, path: string, body: unknown, missingOk: boolean): Promise<unknown> {
     const what = `PowerDNS ${method} ${path || '/'}`
     let res: Response
     try {

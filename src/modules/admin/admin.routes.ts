@@ -315,6 +315,29 @@ export const adminOperationsRoutes: FastifyPluginAsync = async (base) => {
   )
 
   app.get(
+    '/dns/sync',
+    {
+      config: admin,
+      schema: {
+        operationId: 'adminDnsSync',
+        tags: tags('DNS'),
+        summary: "Whether each zone's changes reached the DNS server the driver pushes to (PowerDNS)",
+        description:
+          'One entry per served zone (at most 1000, by name): in sync, since when a change waits, the last push error. ' +
+          'With a driver that serves from the database itself (the built-in server) `pushes` is false and the list empty.',
+        querystring: S.DnsSyncQuery,
+        response: { 200: S.DnsSyncReply, ...adminErrors },
+      },
+    },
+    async (req) => {
+      const delivery = app.ctx.services.zoneDelivery
+      if (!app.ctx.drivers.dns.pushes) return ok({ pushes: false, zones: [] })
+      const zones = await delivery.syncState(req.query.domain ? [req.query.domain.toLowerCase()] : undefined)
+      return ok({ pushes: true, zones: req.query.pending ? zones.filter((z) => !z.in_sync) : zones })
+    },
+  )
+
+  app.get(
     '/outbox',
     {
       config: admin,

@@ -346,3 +346,46 @@ const ZoneDrift = Type.Object({
 export const DnsResyncReply = Envelope(Type.Object({ drift: Type.Array(ZoneDrift) }), {
   drift: [{ zone: 'example.nl', missing: false, extra: false, differing: ['www.example.nl. A'] }],
 })
+
+export const DnsSyncQuery = Type.Object({
+  domain: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 253, description: 'One zone; every served zone when absent' }),
+  ),
+  pending: Type.Optional(Type.Boolean({ description: 'Only the zones not in sync (a push waits or failed)' })),
+})
+
+const ZoneSync = Type.Object({
+  zone: Type.String(),
+  serial: Type.Integer({ description: "The zone's serial in hostapi" }),
+  in_sync: Type.Boolean({ description: 'The DNS server has every change: the last push took it, none waits' }),
+  pushed_serial: Type.Union([Type.Integer(), Type.Null()], { description: 'The serial at the last successful push' }),
+  pushed_at: NullableTime('When the last push succeeded'),
+  pending_since: NullableTime('Since when a change waits to be pushed; null when none does'),
+  last_error: Type.Union([Type.String(), Type.Null()], {
+    description: 'Why the last push failed; null once one succeeds',
+  }),
+  last_error_at: NullableTime(),
+})
+
+export const DnsSyncReply = Envelope(
+  Type.Object({
+    pushes: Type.Boolean({ description: 'Whether the DNS driver pushes to another server (false: nothing to sync)' }),
+    zones: Type.Array(ZoneSync),
+  }),
+  {
+    pushes: true,
+    zones: [
+      {
+        zone: 'example.nl',
+        serial: 2026112703,
+        in_sync: false,
+        pushed_serial: 2026112702,
+        pushed_at: '2026-11-27T10:00:00.000Z',
+        pending_since: '2026-11-27T10:02:00.000Z',
+        last_error:
+          'PowerDNS PATCH /zones/example.nl.: PowerDNS at http://127.0.0.1:8081 cannot be reached (ECONNREFUSED)',
+        last_error_at: '2026-11-27T10:02:01.000Z',
+      },
+    ],
+  },
+)

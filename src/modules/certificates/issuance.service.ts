@@ -84,10 +84,17 @@ export class CertificateIssuance {
       return { status: 'ERR' }
     }
     if (validation.challenge) {
-      // The CA made its challenge now (an ACME order): it is kept with the certificate, its records published.
+      // The CA made its challenge now (an ACME order, or a new one after the CA's check of the last failed): it is
+      // kept with the certificate, its records published, and the last order's values that it no longer has removed.
+      const previous = challenge
       challenge = validation.challenge
-      if (row.auto_setup_dns === 1 && challenge.method === 'dns')
+      if (row.auto_setup_dns === 1 && challenge.method === 'dns') {
+        const kept = (r: Challenge['dnsRecords'][number]) =>
+          challenge.dnsRecords.some((n) => n.name === r.name && n.value === r.value)
+        const stale = previous.dnsRecords.filter((r) => !kept(r))
+        if (stale.length) await this.records.unpublish(accountId, { ...previous, dnsRecords: stale }, created)
         created = [...new Set([...created, ...(await this.records.publish(accountId, challenge))])]
+      }
       await repo.updateIfStatus(this.db, accountId, id, ['PEN'], {
         challenge: JSON.stringify(challenge),
         dns_auto_setup: JSON.stringify(created),

@@ -54,6 +54,8 @@ export function createDomainServices(deps: {
   /** Seals the DNSSEC signing keys at rest. */
   secrets: SecretBox
   publish: ZonePublisher | null
+  /** The most bytes one record set may take in a change to the DNS server; null or absent: no limit. */
+  maxRecordSetBytes?: number | null
   orders: () => OrdersService
 }): DomainServices {
   const { db, clock, jobs, config, registry } = deps
@@ -71,7 +73,7 @@ export function createDomainServices(deps: {
   const names = new DomainNames(config.domainNames.privateSuffixes)
   const zoneKeys = new ZoneKeys(db, clock, deps.secrets)
   const domains = new DomainsService(db, clock, jobs, registry, nameservers, contacts, publish, zoneKeys, names)
-  const dns = new DnsService(db, clock, domains, publish, new ZoneWork(config.zones))
+  const dns = new DnsService(db, clock, domains, publish, new ZoneWork(config.zones), deps.maxRecordSetBytes)
   const domainOrders = new DomainOrdersService(db, clock, jobs, registry, {
     orders: deps.orders,
     domains,

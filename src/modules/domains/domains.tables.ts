@@ -1,4 +1,4 @@
-import type { Generated, Selectable } from 'kysely'
+import type { ColumnType, Generated, Selectable } from 'kysely'
 import type { RegistryTables } from '../../drivers/registry/builtin.tables.js'
 
 /** Domains, their DNS records, the domain profiles (contacts, nameservers, DNS templates) and extension prices. */
@@ -10,6 +10,22 @@ export interface DomainTables extends RegistryTables {
   dns_templates: DnsTemplatesTable
   tld_prices: TldPricesTable
   dnssec_zone_keys: DnssecZoneKeysTable
+  dns_zone_sync: DnsZoneSyncTable
+}
+
+/** The push state of a zone that a pushing DNS driver serves (PowerDNS), one row per zone name. */
+export interface DnsZoneSyncTable {
+  /** The apex, lower case, no trailing dot. */
+  zone: string
+  /** The serial of the zone as last pushed in full; null before the first push. */
+  pushed_serial: ColumnType<number | null, number | null | undefined, number | null>
+  pushed_at: string | null
+  /** When the last change was handed to the push queue. */
+  changed_at: string | null
+  /** Since when a change waits to be pushed; null when the last push took everything. */
+  pending_since: string | null
+  last_error: string | null
+  last_error_at: string | null
 }
 
 /** The DNSSEC signing key of a zone hostapi serves with DNSSEC on (one per domain). */

@@ -20,6 +20,7 @@ import {
 } from '../../../lib/dns/records.js'
 import { renderZone, sortRecords } from '../../../lib/dns/zone-file.js'
 import { ZoneWork } from './zone-work.js'
+import { largestRecordSet } from '../../../lib/dns/record-set-size.js'
 import type { DryRun } from '../../../lib/dry-run.js'
 import { auditInsert, type PendingAudit } from '../../../db/audit.js'
 import { parseDomainName } from '../../../lib/domain-name.js'
@@ -56,7 +57,17 @@ export class DnsService {
     private readonly publish: ZonePublisher,
     /** Parsing and validation of large inputs off the event loop, and the size limits of a zone. */
     readonly work: ZoneWork = new ZoneWork(),
+    /** The most bytes one record set may take in a change to the DNS server (PowerDNS); null: no limit. */
+    private readonly maxRecordSetBytes: number | null = null,
   ) {}
+
+  /** Refuses records holding a record set the DNS server could never take (it would never be pushed). */
+  private checkPushable(records: NormalisedRecord[]): void {
+    if (this.maxRecordSetBytes === null) return
+    const largest = largestRecordSet(records)
+    if (largest && largest.bytes > this.maxRecordSetBytes)
+      throw errors.dnsRecordSetTooLarge(`${largest.type} ${largest.name}`, largest.bytes, this.maxRecordSetBytes)
+  }
 
   async get(accountId: number, raw: string): Promise<{ domain: string; records: RecordView[] }> {
     const d = await this.domains.requireOwned(accountId, raw)
@@ -73,6 +84,7 @@ export class DnsService {
   ): Promise<void> {
     const d = await this.domains.requireOwned(accountId, raw)
     const records = await this.work.records(accountId, d.name, input)
+    this.checkPushable(records)
     if (opts.dryRun) return
     await this.replaceAll(d, records, opts.audit)
   }
@@ -184,6 +196,7 @@ export class DnsService {
   async importZone(accountId: number, raw: string, text: string, opts: Change = {}): Promise<void> {
     const d = await this.domains.requireOwned(accountId, raw)
     const records = await this.work.parse(accountId, d.name, text)
+    this.checkPushable(records)
     if (opts.dryRun) return
     await this.replaceAll(d, records, opts.audit)
   }

@@ -1,12 +1,19 @@
 import { Type } from 'typebox'
 import type { Logger } from 'pino'
-import type { DnsDriver, ZoneDrift } from '../../../drivers/dns/dns.js'
+import type { Clock } from '../../../clock.js'
+import { iso } from '../../../clock.js'
+import type { Db } from '../../../db/database.js'
+import type { DnsDriver, ZoneDrift, ZoneSource } from '../../../drivers/dns/dns.js'
 import { errors } from '../../../errors.js'
 import { defineJob, type JobRunner } from '../../../jobs/runner.js'
 import type { ZoneChange } from '../../../lib/dns/zone-serial.js'
+import * as sync from './zone-sync.repository.js'
 
 /** The job kind that pushes one zone change to a pushing DNS driver. */
 export const DNS_PUSH_JOB = 'dns.push'
+/** How a push job's payload of `zone` starts (its first field). */
+const payloadStart = (zone: string) => `{"domain":${JSON.stringify(zone)},`
+
 /** The job kind that compares the DNS server's zones with hostapi's and fixes the drift. */
 export const DNS_RESYNC_JOB = 'dns.resync'
 
@@ -30,19 +37,40 @@ const ZoneChangePayload = Type.Union([
  * that run late or out of order still leave the server matching hostapi.
  */
 export class ZoneDelivery {
+  /** Asks an unreachable server whether it is back, while pushes wait on it. */
+  private probe: NodeJS.Timeout | null = null
+
   constructor(
     private readonly jobs: JobRunner,
     private readonly driver: DnsDriver,
     private readonly log: Logger,
+    private readonly state: { db: Db; clock: Clock; source: ZoneSource; probeMs: number },
   ) {}
 
-  /** The job that pushes one change. */
+  /**
+   * The job that pushes one change. Its outcome is kept as the zone's push state (admin API); a failure starts a
+   * probe of the server, and once it answers again every queued push runs at once instead of sitting out its backoff.
+   */
   readonly pushJob = defineJob({
     name: DNS_PUSH_JOB,
     payload: ZoneChangePayload,
-    handle: async (change) => {
-      await this.driver.publish(change)
-      return { pushed: change.domain }
+    handle: async (change, { job }) => {
+      const { db, clock, source } = this.state
+      const zone = change.domain
+      const [served] = await source.servedZones([zone])
+      try {
+        await this.driver.publish(change)
+      } catch (err) {
+        await sync.markFailed(db, zone, err instanceof Error ? err.message : String(err), iso(clock.now()))
+        this.probeUntilBack()
+        throw err
+      }
+      if (!served) await sync.forget(db, zone)
+      else {
+        const settled = !(await this.jobs.pendingWith(this.pushJob, payloadStart(zone), job.id))
+        await sync.markPushed(db, zone, served.serial, settled, iso(clock.now()))
+      }
+      return { pushed: zone }
     },
   })
 
@@ -60,7 +88,45 @@ export class ZoneDelivery {
   /** Passes a committed change on: at once to a local driver, through the queue to a pushing one. */
   async publish(change: ZoneChange): Promise<void> {
     if (!this.driver.pushes) return this.driver.publish(change)
-    await this.jobs.enqueue(this.pushJob, change, { maxAttempts: PUSH_ATTEMPTS })
+    await sync.markChanged(this.state.db, change.domain, iso(this.state.clock.now()))
+    // The domain first: pendingWith finds a zone's pushes by the start of their payload.
+    const { domain, ...rest } = change
+    await this.jobs.enqueue(this.pushJob, { domain, ...rest } as ZoneChange, { maxAttempts: PUSH_ATTEMPTS })
+  }
+
+  /** The push state of the served zones (those named, or all): in sync, pending since, the last error. */
+  async syncState(zones?: string[], limit = 1000) {
+    const rows = await sync.listSync(this.state.db, zones, limit)
+    return rows.map((r) => ({ ...r, in_sync: r.pending_since === null && r.pushed_serial !== null }))
+  }
+
+  /** Stops the probe of an unreachable server. */
+  stop(): void {
+    if (this.probe) clearTimeout(this.probe)
+    this.probe = null
+  }
+
+  /** Asks the server every probeMs whether it answers; once it does, the queued pushes run now. */
+  private probeUntilBack(): void {
+    const ping = this.driver.ping?.bind(this.driver)
+    if (!ping || this.probe) return
+    const again = () => {
+      this.probe = setTimeout(async () => {
+        try {
+          await ping()
+        } catch {
+          return again()
+        }
+        this.probe = null
+        const n = await this.jobs.release(this.pushJob).catch((err: unknown) => {
+          this.log.error({ err }, 'queued DNS pushes could not be released')
+          return 0
+        })
+        this.log.info({ released: n }, 'DNS server answers again: queued pushes run now')
+      }, this.state.probeMs)
+      this.probe.unref()
+    }
+    again()
   }
 
   /** Rebuilds the server's zones (all, or those named) from hostapi's data and reports what had drifted. */

@@ -4,7 +4,7 @@ import type { SecretBox } from '../../../lib/secret-box.js'
 import { findZoneKeys, openZoneKey } from '../dnssec/zone-keys.js'
 
 /** The statuses of a domain whose zone is served. */
-const SERVED_DOMAIN_STATUSES = ['active', 'pending_cancellation'] as const
+export const SERVED_DOMAIN_STATUSES = ['active', 'pending_cancellation'] as const
 
 // The DNS server answers for every account, so these queries read across accounts: they serve the zone port,
 // never an API request.
