@@ -150,6 +150,8 @@ export interface ChallTestSrv {
   dnsPort: number
   /** Adds `value` to the TXT records at `fqdn` (values at one name accumulate). */
   addTxt(fqdn: string, value: string): Promise<void>
+  /** Removes every TXT record at `fqdn`. */
+  clearTxt(fqdn: string): Promise<void>
   close(): Promise<void>
 }
 
@@ -187,6 +189,7 @@ export async function startChallTestSrv(): Promise<ChallTestSrv> {
   return {
     dnsPort,
     addTxt: (fqdn, value) => post('/set-txt', { host: `${fqdn}.`, value }),
+    clearTxt: (fqdn) => post('/clear-txt', { host: `${fqdn}.` }),
     async close() {
       if (child.exitCode === null) {
         const exited = new Promise((r) => child.once('exit', r))

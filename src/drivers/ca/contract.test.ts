@@ -87,11 +87,16 @@ export function caDriverContract(name: string, make: () => Promise<Harness>) {
 
     /** A certificate through the whole flow: a dns challenge, its records published, validated, then signed. */
     async function issueFor(csr: string, names: string[], notAfter: Date, ca = h.ca): Promise<IssuedCertificate> {
-      const challenge = await challengeFor(names, 'dns', ca)
+      let challenge = await challengeFor(names, 'dns', ca)
       for (const r of challenge.dnsRecords) await h.publishTxt(1, r.name, r.value)
       for (let i = 0; ; i++) {
         const result = await ca.validate({ accountId: 1, names, challenge })
         if (result.valid) break
+        // A CA may answer a new challenge (an ACME order made again after its check failed): it is published too.
+        if (result.challenge) {
+          challenge = result.challenge
+          for (const r of challenge.dnsRecords) await h.publishTxt(1, r.name, r.value)
+        }
         if (i === 40) assert.fail(`not validated: ${result.reason}`)
         await sleep(250)
       }
@@ -312,8 +317,12 @@ describeWithPebble('ACME CA driver (pebble)', () => {
       return {
         ca: make(),
         publishTxt: async (accountId, fqdn, value) => {
-          zones.set(`${accountId} ${fqdn}`, [...(zones.get(`${accountId} ${fqdn}`) ?? []), value])
-          await dns.addTxt(fqdn, value)
+          const values = [...(zones.get(`${accountId} ${fqdn}`) ?? []), value]
+          zones.set(`${accountId} ${fqdn}`, values)
+          // The CA's DNS server keeps the latest values at a name only: an answer of every value the tests ever
+          // published there grows past what it can send.
+          await dns.clearTxt(fqdn)
+          for (const v of values.slice(-4)) await dns.addTxt(fqdn, v)
         },
         trustAnchor: () => pebble.root(),
         txtLabel: '_acme-challenge',
