@@ -291,7 +291,7 @@ forEachDialect((dialect) => {
 
     it('does not connect to a name resolving to a private address at delivery', async () => {
       const port = new URL(receiver.origin).port
-      const { id } = await t.ctx.services.webhooks.create(a.accountId, {
+      const { id } = await t.ctx.services.webhooks.create(a, {
         url: `https://hooks.example.nl:${port}/hook`,
         events: ['*'],
       })
@@ -310,7 +310,7 @@ forEachDialect((dialect) => {
     })
 
     it('counts a lookup that does not answer against the timeout', async () => {
-      const { id } = await t.ctx.services.webhooks.create(a.accountId, {
+      const { id } = await t.ctx.services.webhooks.create(a, {
         url: 'https://silent.example.nl/hook',
         events: ['*'],
       })
@@ -328,7 +328,7 @@ forEachDialect((dialect) => {
 
     it('connects to the address it checked, not to what a second lookup answers (DNS rebinding)', async () => {
       const port = new URL(receiver.origin).port
-      const { id } = await t.ctx.services.webhooks.create(a.accountId, {
+      const { id } = await t.ctx.services.webhooks.create(a, {
         url: `https://rebind.example.nl:${port}/hook`,
         events: ['*'],
       })
