@@ -7,7 +7,8 @@ import type { AnyDb } from './helpers.js'
  * Deleting the user leaves the endpoint without owner: it receives nothing until a user of the account sets its
  * `url` or `events` and so becomes its owner. An event whose resource only one sub-user may read besides main users
  * (a ticket: the user who opened it) names that user, 0 when none may; null (every event before) when every user
- * holding the event's area may.
+ * holding the event's area may. A delivery keeps the detail of its last failed attempt apart from what the customer
+ * sees.
  */
 export async function up(db: AnyDb): Promise<void> {
   await db.schema
@@ -15,6 +16,9 @@ export async function up(db: AnyDb): Promise<void> {
     .addColumn('user_id', 'integer', (c) => c.references('users.id').onDelete('set null'))
     .execute()
   await db.schema.alterTable('webhook_events').addColumn('reader_id', 'integer').execute()
+  // A failed attempt's detail (which address, which socket error) for the operator; `last_error` keeps what the
+  // customer sees, the class of the failure.
+  await db.schema.alterTable('webhook_deliveries').addColumn('error_detail', 'text').execute()
   await db
     .updateTable('webhook_endpoints')
     .set({
@@ -24,6 +28,7 @@ export async function up(db: AnyDb): Promise<void> {
 }
 
 export async function down(db: AnyDb): Promise<void> {
+  await db.schema.alterTable('webhook_deliveries').dropColumn('error_detail').execute()
   await db.schema.alterTable('webhook_events').dropColumn('reader_id').execute()
   await db.schema.alterTable('webhook_endpoints').dropColumn('user_id').execute()
 }

@@ -174,17 +174,21 @@ export class WebhookDeliverer {
     let status: number | null = null
     let durationMs: number
     let error: string | null = null
+    let detail: string | null = null
     try {
       const result = await sendWebhook(endpoint.url, headers, event.payload, this.opts.sender, this.resolve)
       status = result.status
       durationMs = result.durationMs
-      if (status < 200 || status > 299) error = `The receiver answered ${status}`
+      if (status < 200 || status > 299) error = detail = `The receiver answered ${status}`
     } catch (err) {
       if (!(err instanceof SendError)) throw err
       durationMs = err.durationMs
-      error = err.message
+      error = err.summary
+      detail = err.message
+      const ids = { accountId: endpoint.account_id, webhookId: endpoint.id, deliveryId: delivery.id }
+      this.log.info({ ...ids, detail }, 'webhook attempt reached no receiver')
     }
-    await this.record(delivery, endpoint, { status, durationMs, error })
+    await this.record(delivery, endpoint, { status, durationMs, error, detail })
     return { result: { status, error }, next: await this.nextParked(endpoint.account_id) }
   }
 
@@ -212,13 +216,14 @@ export class WebhookDeliverer {
   private async record(
     delivery: { id: number; account_id: number; attempts: number; created_at: string },
     endpoint: WebhookEndpoint,
-    outcome: { status: number | null; durationMs: number; error: string | null },
+    outcome: { status: number | null; durationMs: number; error: string | null; detail: string | null },
   ): Promise<void> {
     const now = this.clock.now()
     const base = {
       response_status: outcome.status,
       duration_ms: outcome.durationMs,
       last_error: outcome.error,
+      error_detail: outcome.detail,
       locked_until: null,
       updated_at: iso(now),
     }

@@ -97,23 +97,27 @@ const deliveryView = (d: repo.DeliveryRow): DeliveryView => ({
   status: d.status,
   attempts: d.attempts,
   response_status: d.response_status,
-  duration_ms: d.duration_ms,
+  // How long an attempt that reached no receiver took tells a refused port from a silent one: not shown.
+  duration_ms: d.response_status === null ? null : d.duration_ms,
   last_error: d.last_error,
   last_attempt_at: d.last_attempt_at,
   next_attempt_at: d.status === 'pending' ? d.next_attempt_at : null,
   created_at: d.created_at,
 })
 
-/** A delivery as the admin API shows it: with its account and endpoint. */
+/** A delivery as the admin API shows it: with its account and endpoint, and the last failure in detail. */
 export interface AdminDeliveryView extends DeliveryView {
   account_id: number
   webhook_id: number
+  error_detail: string | null
 }
 
 const adminDeliveryView = (d: repo.DeliveryRow): AdminDeliveryView => ({
   ...deliveryView(d),
+  duration_ms: d.duration_ms,
   account_id: d.account_id,
   webhook_id: d.endpoint_id,
+  error_detail: d.error_detail,
 })
 
 /**

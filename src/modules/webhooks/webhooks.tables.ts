@@ -66,7 +66,10 @@ export interface WebhookDeliveriesTable {
   last_attempt_at: string | null
   response_status: number | null
   duration_ms: number | null
+  /** What the customer sees of the last failure: its class, never which address or socket error. */
   last_error: string | null
+  /** The last failure as it happened (address, socket error): for the operator and the log. */
+  error_detail: string | null
   created_at: string
   updated_at: string
 }
