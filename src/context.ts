@@ -189,7 +189,10 @@ function createDrivers(
   const ca =
     config.caDriver.driver === 'acme'
       ? new AcmeCa(db, clock, served, addressLookup(accountDns), secrets.box, config.caDriver.acme, log)
-      : new BuiltinCa(db, clock, txtLookup(accountDns), secrets.box)
+      : new BuiltinCa(db, clock, txtLookup(accountDns), secrets.box, async (accountId, fqdn) => {
+          const hosted = accountDns()
+          return hosted ? hosted.heldElsewhere(accountId, fqdn) : false
+        })
   const drivers: Drivers = {
     registry: new BuiltinRegistry(db, clock, config.registry.taken),
     hypervisor: new BuiltinHypervisor(db, clock, { speed: config.hypervisor.simSpeed }),

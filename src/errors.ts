@@ -270,6 +270,10 @@ export const errors = {
   webhookDeliveryNotFound: () => new ApiError('not_found', 'Delivery not found'),
   tooManyWebhooks: (max: number) => bad(`Too many webhook endpoints: at most ${max} per account`),
   invalidWebhookUrl: (reason: string) => bad(`Invalid url: ${reason}`, [{ field: 'url', message: reason }]),
+  webhookEventNotPermitted: (event: string, area: string) =>
+    bad(`Invalid events: ${event} needs the ${area} permission`, [
+      { field: 'events', message: `${event} needs the ${area} permission` },
+    ]),
 
   // VPS: instances, tasks, SSH keys, firewall, VPC and subnets, floating IPs.
   noValidVpsId: () => bad('No valid VPS ID provided'),

@@ -460,22 +460,41 @@ forEachDialect((dialect) => {
       )
     })
 
-    it("does not validate by a record in another account's zone", async () => {
+    it("refuses a name in another account's zone, whatever the validation method", async () => {
       const zone = `other-${dialect}-example.nl`
       await hostDomain(b, zone)
       const id = await makeCertificatePackage(t, a)
-      const r = await request(id, { csr: opensslCsr(`www.${zone}`), validation_method: 'dns', auto_setup_dns: true })
-      assert.equal(r.status, 200)
-      const [record] = r.body.data.validation.dns_records
-      assert.equal(record.auto_created, false, 'nothing is written into a zone of another account')
-      assert.deepEqual(await txtIn(zone, record.name, b.key), [])
-      await t.request('PATCH', `/domains/${zone}/dns`, {
-        key: b.key,
-        body: { record: { type: 'TXT', name: record.name, value: record.value } },
-      })
-      assert.deepEqual(await txtIn(zone, record.name, b.key), [record.value])
+      for (const name of [`www.${zone}`, zone]) {
+        for (const method of ['dns', 'http', 'https', 'email']) {
+          const approver = method === 'email' ? { approver_email: `hostmaster@${zone}` } : {}
+          const r = await request(id, {
+            csr: opensslCsr(name),
+            validation_method: method,
+            ...(method === 'dns' ? { auto_setup_dns: true } : {}),
+            ...approver,
+          })
+          assert.deepEqual(
+            r.body,
+            { status: 400, status_description: `${name} lies in a zone of another account` },
+            `${name} by ${method}`,
+          )
+        }
+      }
+      assert.deepEqual(await txtIn(zone, `_pki-validation.${zone}`, b.key), [], 'nothing is written into its zone')
       await t.ctx.jobs.drain()
-      assert.equal((await get(id)).body.data.certificate_status, 'PEN')
+      assert.equal((await get(id)).body.data.certificate_status, 'NEW')
+    })
+
+    it('does not issue for a name whose zone another account holds by the time of validation', async () => {
+      const zone = `later-${dialect}-example.nl`
+      const id = await makeCertificatePackage(t, a)
+      const r = await request(id, { csr: opensslCsr(`www.${zone}`), validation_method: 'http' })
+      assert.equal(r.status, 200, r.text)
+      await hostDomain(b, zone)
+      await t.ctx.jobs.drain()
+      const c = (await get(id)).body.data
+      assert.notEqual(c.certificate_status, 'ACT')
+      assert.equal(c.certificate, null)
     })
 
     it('validates by e-mail only with an approver address at the domain', async () => {

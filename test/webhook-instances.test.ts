@@ -43,7 +43,7 @@ forEachDialect((dialect) => {
     it('bounds the attempts in flight per endpoint, and a slow receiver does not delay another', async () => {
       const a = await t.account('Slow B.V.')
       const create = async (r: Receiver) =>
-        (await t.ctx.services.webhooks.create(a.accountId, { url: `${r.origin}/hook`, events: ['*'] })).id
+        (await t.ctx.services.webhooks.create(a, { url: `${r.origin}/hook`, events: ['*'] })).id
       const [slowId, fastId] = [await create(slow), await create(fast)]
       slow.delayMs = 1500
       for (let i = 0; i < 5; i++) await t.ctx.services.webhooks.sendTest(a.accountId, slowId)

@@ -41,7 +41,7 @@ forEachDialect((dialect) => {
       a = await t.account('Hanging B.V.')
       const ids: number[] = []
       for (const path of ['/a1', '/a2', '/a3'])
-        ids.push((await t.ctx.services.webhooks.create(a.accountId, { url: hanging.origin + path, events: ['*'] })).id)
+        ids.push((await t.ctx.services.webhooks.create(a, { url: hanging.origin + path, events: ['*'] })).id)
       for (let i = 0; i < 2; i++) for (const id of ids) await t.ctx.services.webhooks.sendTest(a.accountId, id)
       await hanging.waitFor(ACCOUNT_SHARE)
     })
@@ -86,7 +86,7 @@ forEachDialect((dialect) => {
 
     it("delivers another account's event to a fast receiver while the account's receivers hang", async () => {
       const b = await t.account('Fast B.V.')
-      const hook = await t.ctx.services.webhooks.create(b.accountId, { url: `${fast.origin}/b`, events: ['*'] })
+      const hook = await t.ctx.services.webhooks.create(b, { url: `${fast.origin}/b`, events: ['*'] })
       await t.ctx.services.webhooks.sendTest(b.accountId, hook.id)
       const [r] = await fast.waitFor(1, 20_000)
       assert.equal(r.path, '/b')

@@ -1,4 +1,5 @@
 import fs from 'node:fs'
+import net from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { Webhook } from 'standardwebhooks'
@@ -289,9 +290,19 @@ forEachDialect((dialect) => {
       }
     })
 
+    /** What the operator sees of a delivery's last failure. */
+    const detailOf = async (id: number) =>
+      (
+        await t.ctx.db
+          .selectFrom('webhook_deliveries')
+          .select('error_detail')
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow()
+      ).error_detail ?? ''
+
     it('does not connect to a name resolving to a private address at delivery', async () => {
       const port = new URL(receiver.origin).port
-      const { id } = await t.ctx.services.webhooks.create(a.accountId, {
+      const { id } = await t.ctx.services.webhooks.create(a, {
         url: `https://hooks.example.nl:${port}/hook`,
         events: ['*'],
       })
@@ -300,9 +311,9 @@ forEachDialect((dialect) => {
         const queued = await t.ctx.services.webhooks.sendTest(a.accountId, id)
         await t.ctx.jobs.drain()
         const d = (await t.ctx.services.webhooks.deliveries(a.accountId, id)).find((x) => x.id === queued.id)!
-        assert.equal(d.status, 'pending')
+        assert.deepEqual([d.status, d.last_error], ['pending', 'Refused: the receiver is not at a public address'])
         assert.match(
-          d.last_error ?? '',
+          await detailOf(queued.id),
           new RegExp(`^Refused: hooks.example.nl resolves to ${address.replace(/\./g, '\\.')}`),
         )
       }
@@ -310,7 +321,7 @@ forEachDialect((dialect) => {
     })
 
     it('counts a lookup that does not answer against the timeout', async () => {
-      const { id } = await t.ctx.services.webhooks.create(a.accountId, {
+      const { id } = await t.ctx.services.webhooks.create(a, {
         url: 'https://silent.example.nl/hook',
         events: ['*'],
       })
@@ -320,15 +331,13 @@ forEachDialect((dialect) => {
       await t.ctx.jobs.drain()
       assert.ok(Date.now() - started < 5000)
       const d = (await t.ctx.services.webhooks.deliveries(a.accountId, id)).find((x) => x.id === queued.id)!
-      assert.deepEqual(
-        [d.status, d.last_error],
-        ['pending', 'DNS lookup of silent.example.nl failed: no answer within 500 ms'],
-      )
+      assert.deepEqual([d.status, d.last_error], ['pending', 'The receiver could not be reached'])
+      assert.equal(await detailOf(queued.id), 'DNS lookup of silent.example.nl failed: no answer within 500 ms')
     })
 
     it('connects to the address it checked, not to what a second lookup answers (DNS rebinding)', async () => {
       const port = new URL(receiver.origin).port
-      const { id } = await t.ctx.services.webhooks.create(a.accountId, {
+      const { id } = await t.ctx.services.webhooks.create(a, {
         url: `https://rebind.example.nl:${port}/hook`,
         events: ['*'],
       })
@@ -343,7 +352,8 @@ forEachDialect((dialect) => {
       const d = (await t.ctx.services.webhooks.deliveries(a.accountId, id)).find((x) => x.id === queued.id)!
       assert.equal(lookups, 1, 'one lookup per attempt')
       assert.equal(d.status, 'pending')
-      assert.match(d.last_error ?? '', /^Connection to 93\.184\.215\.14 failed/)
+      assert.equal(d.last_error, 'The receiver could not be reached')
+      assert.match(await detailOf(queued.id), /^Connection to 93\.184\.215\.14 failed/)
       assert.equal(receiver.received.length, 0)
     })
   })
@@ -358,7 +368,9 @@ forEachDialect((dialect) => {
       dir = tempDir()
       receiver = await startReceiver(dir)
       // Sandbox mode allows receivers on private addresses without further configuration.
-      t = await startTestApp(dialect, { env: { HOSTAPI_SANDBOX: '1', HOSTAPI_WEBHOOKS_CA_FILE: receiver.caFile } })
+      t = await startTestApp(dialect, {
+        env: { HOSTAPI_SANDBOX: '1', HOSTAPI_WEBHOOKS_CA_FILE: receiver.caFile, HOSTAPI_WEBHOOKS_TIMEOUT_MS: '1000' },
+      })
       a = await t.account('Operator B.V.')
       token = (await t.ctx.services.admin.createToken('webhooks')).token
     })
@@ -411,6 +423,58 @@ forEachDialect((dialect) => {
       assert.equal(receiver.received[3].headers['webhook-id'], d.event_id)
       const missing = await adminCall('POST', '/webhooks/deliveries/999999/redeliver')
       assert.deepEqual([missing.status, missing.body.status_description], [404, 'Delivery not found'])
+    })
+
+    it('tells the customer only that a private receiver could not be reached, the operator why', async () => {
+      // Loopback ports of three kinds: closed (refused), open and silent (timeout), open and speaking no TLS.
+      const sockets = new Set<net.Socket>()
+      const listen = async (onConnection: (s: net.Socket) => void) => {
+        const server = net.createServer((s) => {
+          sockets.add(s)
+          s.on('error', () => undefined)
+          onConnection(s)
+        })
+        await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
+        return server
+      }
+      const closedServer = await listen(() => undefined)
+      const closed = (closedServer.address() as net.AddressInfo).port
+      await new Promise((done) => closedServer.close(done))
+      const silent = await listen(() => undefined)
+      const plain = await listen((s) => s.end('SSH-2.0-OpenSSH_9.2\r\n'))
+      const ports = [closed, ...[silent, plain].map((s) => (s.address() as net.AddressInfo).port)]
+      try {
+        const ids: number[] = []
+        for (const port of ports) {
+          const hook = await t.request('POST', '/account/webhooks', {
+            key: a.key,
+            body: { url: `https://127.0.0.1:${port}/hook`, events: ['*'] },
+          })
+          assert.equal(hook.status, 200, hook.text)
+          ids.push(hook.body.data.id)
+          await t.request('POST', `/account/webhooks/${hook.body.data.id}/test`, { key: a.key })
+        }
+        await adminCall('POST', '/sandbox/webhooks/flush', {})
+        const seen = []
+        for (const id of ids) {
+          const list = await t.request('GET', `/account/webhooks/${id}/deliveries`, { key: a.key })
+          const [d] = list.body.data.deliveries
+          seen.push([d.status, d.attempts, d.response_status, d.duration_ms, d.last_error])
+        }
+        const unreached = ['pending', 1, null, null, 'The receiver could not be reached']
+        assert.deepEqual(seen, [unreached, unreached, unreached])
+        const admin = await adminCall('GET', `/webhooks/deliveries?account=${a.customerNumber}`)
+        const details = ids.map((id) =>
+          admin.body.data.deliveries.find((d: { webhook_id: number }) => d.webhook_id === id),
+        )
+        assert.match(details[0].error_detail, /ECONNREFUSED/)
+        assert.match(details[1].error_detail, /no answer within 1000 ms/)
+        assert.equal(new Set(details.map((d) => d.error_detail)).size, 3, 'the operator sees each cause')
+        for (const d of details) assert.equal(d.last_error, 'The receiver could not be reached')
+      } finally {
+        for (const s of sockets) s.destroy()
+        await Promise.all([silent, plain].map((s) => new Promise((done) => s.close(done))))
+      }
     })
   })
 })

@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
-import { isIpLiteral, isPublicAddress } from './public-address.js'
+import { isIpLiteral, isLocalhostName, isPublicAddress } from './public-address.js'
+import { embeddingForms, localhostName, privateV4 } from '../../test/helpers/addresses.js'
 
 describe('isPublicAddress', () => {
   it('refuses loopback, private, link-local, metadata, unique-local and mapped addresses', () => {
@@ -54,6 +55,36 @@ describe('isPublicAddress', () => {
         if (isPublicAddress(t)) assert.ok(isIpLiteral(t), t)
       }),
     )
+  })
+})
+
+describe('isPublicAddress, IPv6 forms that carry an IPv4 address', () => {
+  it('refuses a private IPv4 address in every IPv6 form that embeds one', () => {
+    fc.assert(
+      fc.property(privateV4, (a) => {
+        for (const [form, v6] of Object.entries(embeddingForms(a))) {
+          assert.equal(isPublicAddress(v6), false, `${form} ${v6}`)
+          assert.ok(isIpLiteral(`[${v6}]`), v6)
+        }
+      }),
+    )
+  })
+
+  it('refuses IPv4-compatible addresses, as in [::127.0.0.1]', () => {
+    for (const a of ['::127.0.0.1', '::7f00:1', '::10.0.0.1', '0:0:0:0:0:0:127.0.0.1', '::169.254.169.254'])
+      assert.equal(isPublicAddress(a), false, a)
+  })
+})
+
+describe('isLocalhostName', () => {
+  it('is true for localhost and the names under it in any case, with or without trailing dots', () => {
+    fc.assert(fc.property(localhostName, (n) => assert.ok(isLocalhostName(n), n)))
+  })
+
+  it('is false for other domain names', () => {
+    fc.assert(fc.property(fc.domain(), (d) => assert.equal(isLocalhostName(d), /(^|\.)localhost\.*$/i.test(d), d)))
+    for (const d of ['localhost.example', 'mylocalhost', 'localhostx.', 'example.com.'])
+      assert.equal(isLocalhostName(d), false, d)
   })
 })
 

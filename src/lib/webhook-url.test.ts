@@ -2,20 +2,22 @@ import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import { ApiError } from '../errors.js'
+import { embeddingForms, localhostName, privateV4 } from '../../test/helpers/addresses.js'
 import { parseWebhookUrl, type WebhookUrlRules } from './webhook-url.js'
 
 const strict: WebhookUrlRules = { allowHttp: false, allowPrivate: false }
 const lenient: WebhookUrlRules = { allowHttp: true, allowPrivate: true }
 const rules = fc.record({ allowHttp: fc.boolean(), allowPrivate: fc.boolean() })
-const byte = fc.integer({ min: 0, max: 255 })
-// Hosts in loopback, private and link-local IPv4 ranges, written plain or as IPv4-mapped IPv6.
-const privateV4 = fc
-  .tuple(fc.constantFrom('10', '127', '192.168', '169.254', '172.16', '172.31'), byte, byte, byte)
-  .map(([head, ...rest]) => [...head.split('.'), ...rest].slice(0, 4).join('.'))
+// Hosts in loopback, private and link-local IPv4 ranges, written plain or in any IPv6 form that embeds them, and
+// localhost names in any case with trailing dots.
 const privateHost = fc.oneof(
   privateV4,
-  privateV4.map((a) => `[::ffff:${a}]`),
-  fc.constantFrom('localhost', 'hooks.localhost', '[::1]', '[fd00::1]', '[fe80::1]'),
+  fc.tuple(privateV4, fc.nat()).map(([a, i]) => {
+    const forms = Object.values(embeddingForms(a))
+    return `[${forms[i % forms.length]}]`
+  }),
+  localhostName,
+  fc.constantFrom('[::1]', '[fd00::1]', '[fe80::1]', '[::127.0.0.1]', 'LOCALHOST.'),
 )
 const publicHttps = fc
   .webUrl({ validSchemes: ['https'], withQueryParameters: true, withFragments: true })

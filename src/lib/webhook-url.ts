@@ -1,5 +1,5 @@
 import { errors } from '../errors.js'
-import { bareHost, isIpLiteral, isPublicAddress } from './public-address.js'
+import { bareHost, isIpLiteral, isLocalhostName, isPublicAddress } from './public-address.js'
 
 /** Which receivers the operator allows besides `https://` URLs of public hosts. */
 export interface WebhookUrlRules {
@@ -19,8 +19,8 @@ export function parseWebhookUrl(text: string, rules: WebhookUrlRules): string {
   if (url.protocol !== 'https:' && !(allowHttp && url.protocol === 'http:'))
     throw errors.invalidWebhookUrl(allowHttp ? 'use https:// or http://' : 'use https://')
   if (url.username || url.password) throw errors.invalidWebhookUrl('credentials in the URL are not allowed')
-  const host = bareHost(url.hostname).toLowerCase()
-  const local = host === 'localhost' || host.endsWith('.localhost') || (isIpLiteral(host) && !isPublicAddress(host))
+  const host = bareHost(url.hostname)
+  const local = isLocalhostName(host) || (isIpLiteral(host) && !isPublicAddress(host))
   if (local && !allowPrivate) throw errors.invalidWebhookUrl('the host is not a public address')
   url.hash = ''
   return url.toString()

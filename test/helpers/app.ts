@@ -70,7 +70,10 @@ export interface RequestOptions {
 export interface TestAccount {
   accountId: number
   customerNumber: number
+  /** The main user, whose key `key` is. */
   userId: number
+  isMainUser: true
+  permissions: PermissionMap
   key: string
 }
 
@@ -271,7 +274,7 @@ export async function startTestApp(
         lastname: String(n),
       })
       const { key } = await server.ctx.services.iam.createKey(created.accountId, created.userId, { label: 'test' })
-      return { ...created, key }
+      return { ...created, isMainUser: true as const, permissions: {}, key }
     },
     async subUser(account, permissions) {
       const email = `sub${++counter}-${randomBytes(3).toString('hex')}@example.com`

@@ -21,6 +21,7 @@ import * as accountVersions from './0470-account-versions.js'
 import * as acmeAccounts from './0480-acme-accounts.js'
 import * as webhooks from './0490-webhooks.js'
 import * as dnsRecordSet from './0500-dns-record-set.js'
+import * as webhookOwner from './0510-webhook-owner.js'
 import * as dnsZoneSync from './0590-dns-zone-sync.js'
 
 /**
@@ -51,6 +52,7 @@ export const migrations: Record<string, MigrationModule> = {
   '0480-acme-accounts': acmeAccounts,
   '0490-webhooks': webhooks,
   '0500-dns-record-set': dnsRecordSet,
+  '0510-webhook-owner': webhookOwner,
   '0590-dns-zone-sync': dnsZoneSync,
 }
 

@@ -22,6 +22,9 @@ import { ECDSA_P256, fromPem, loadX509, randomSerial, readCsr, subtle, toPem, ty
 /** Reads the TXT values published at `fqdn`, as the account's own zone (or public DNS) has them. */
 export type TxtLookup = (accountId: number, fqdn: string) => Promise<string[]>
 
+/** True when a name lies in a zone hostapi holds for another account than `accountId`. */
+export type ZoneHeldElsewhere = (accountId: number, fqdn: string) => Promise<boolean>
+
 /** The label under which DNS validation records live. */
 export const DNS_CHALLENGE_LABEL = '_pki-validation'
 /** The mailboxes a domain's approver e-mail may use (CA/Browser Forum Baseline Requirements 3.2.2.4.4). */
@@ -54,7 +57,8 @@ const KEY_COLUMNS = ['root_key', 'intermediate_key'] as const
  * it through `lookupTxt` (the account's own zone). `http`, `https` and `email` are recorded with their
  * challenge (file to serve, approver address) and accepted as met: this CA cannot reach the customer's web
  * server or mailbox reliably, and is meant for development, testing and private networks. Its root is not
- * in any public trust store.
+ * in any public trust store. Whatever the method, a name that lies in a zone hostapi holds for another account
+ * (`heldElsewhere`) is refused, at the request and again at each validation.
  */
 export class BuiltinCa implements CertificateAuthority, SecretHolder {
   readonly name = 'builtin'
@@ -66,7 +70,14 @@ export class BuiltinCa implements CertificateAuthority, SecretHolder {
     private readonly clock: Clock,
     private readonly lookupTxt: TxtLookup,
     private readonly secrets: SecretBox,
+    private readonly heldElsewhere: ZoneHeldElsewhere = async () => false,
   ) {}
+
+  /** The first of `names` (wildcards by their base) in a zone of another account, or null. */
+  private async otherTenantsName(accountId: number, names: string[]): Promise<string | null> {
+    for (const n of names) if (await this.heldElsewhere(accountId, baseName(n))) return n
+    return null
+  }
 
   async resealSecrets(rotate: boolean): Promise<number> {
     let rewritten = 0
@@ -88,6 +99,8 @@ export class BuiltinCa implements CertificateAuthority, SecretHolder {
   }
 
   async createChallenge(req: ChallengeRequest): Promise<Challenge> {
+    const foreign = await this.otherTenantsName(req.accountId, req.names)
+    if (foreign) throw new CertificateRejected(foreignNameReason(foreign))
     const token = randomBytes(24).toString('base64url')
     const bases = [...new Set(req.names.map(baseName))]
     const challenge: Challenge = { method: req.method, dnsRecords: [], httpFiles: [], approverEmail: null }
@@ -121,6 +134,8 @@ export class BuiltinCa implements CertificateAuthority, SecretHolder {
   }
 
   async validate(req: ValidationRequest): Promise<ValidationResult> {
+    const foreign = await this.otherTenantsName(req.accountId, req.names)
+    if (foreign) return { valid: false, reason: foreignNameReason(foreign) }
     if (req.challenge.method !== 'dns') return { valid: true }
     for (const record of req.challenge.dnsRecords) {
       const values = await this.lookupTxt(req.accountId, record.name)
@@ -237,6 +252,8 @@ export class BuiltinCa implements CertificateAuthority, SecretHolder {
 }
 
 const pem = (cert: X509.X509Certificate): string => `${cert.toString('pem')}\n`
+
+const foreignNameReason = (name: string) => `${name} lies in a zone of another account`
 
 /** What a sealed key is bound to: a sealed key copied to another row or column does not open there. */
 const keyContext = (name: string, column: (typeof KEY_COLUMNS)[number]) => `ca_authorities.${name}.${column}`

@@ -6,6 +6,8 @@ import type { DomainsService } from '../domains/domains.service.js'
 export interface AccountDns {
   /** The account's domain whose zone holds `fqdn`, or null when the account does not host it. */
   zoneOf(accountId: number, fqdn: string): Promise<string | null>
+  /** True when `fqdn` lies in a zone hostapi holds for another account (the name or one of its ancestors). */
+  heldElsewhere(accountId: number, fqdn: string): Promise<boolean>
   /** The TXT values published at `fqdn` in the account's zone (empty when none or not hosted). */
   txtValues(accountId: number, fqdn: string): Promise<string[]>
   /** The A and AAAA values at `fqdn` in the account's zone (empty when none or not hosted). */
@@ -42,6 +44,11 @@ export function accountDnsOf(domains: DomainsService, dns: DnsService): AccountD
   const txtAt = (accountId: number, zone: string, fqdn: string) => valuesAt(accountId, zone, fqdn, ['TXT'])
   return {
     zoneOf,
+    async heldElsewhere(accountId, fqdn) {
+      const name = fqdn.toLowerCase().replace(/\.$/, '')
+      const atOrAbove = (zone: string) => name === zone || name.endsWith(`.${zone}`)
+      return (await domains.overlapping(name)).some((d) => d.account_id !== accountId && atOrAbove(d.name))
+    },
     async txtValues(accountId, fqdn) {
       const zone = await zoneOf(accountId, fqdn)
       return zone ? (await txtAt(accountId, zone, fqdn)).values : []

@@ -132,7 +132,9 @@ export const certificateRoutes: FastifyPluginAsync = async (base) => {
           '`http`/`https`: serve the files under `validation.http_files`. `email`: `approver_email` is required. The certificate is issued ' +
           'as soon as the validation is met; validation is checked again, backing off up to hourly, for 7 days. An issued certificate ' +
           'can be requested again (a reissue); it stays in place until the new one is issued. `?test=1`: checks ' +
-          'everything and answers the certificate as it would be, storing and writing nothing.',
+          'everything and answers the certificate as it would be, storing and writing nothing. A name in a zone hostapi ' +
+          'hosts for another account is refused (400 `<name> lies in a zone of another account`), and not issued when ' +
+          "the zone is another account's by the time of validation.",
         params: CertificateParams,
         querystring: DryRunQuery,
         body: RequestBody,

@@ -7,7 +7,7 @@ import type { MailDriver } from '../../drivers/mail/mail.js'
 import { defineJob } from '../../jobs/runner.js'
 import type { SecretBox } from '../../lib/secret-box.js'
 import { signatureHeader } from '../../lib/webhook-signature.js'
-import { DELIVERY_JOB, TEST_EVENT } from './webhook-events.js'
+import { DELIVERY_JOB, mayRead, TEST_EVENT } from './webhook-events.js'
 import { SendError, sendWebhook, systemResolver, type Resolver, type SenderOptions } from './webhook-sender.js'
 import * as repo from './webhooks.repository.js'
 import type { WebhookEndpoint } from './webhooks.tables.js'
@@ -111,19 +111,29 @@ export class WebhookDeliverer {
       const due = delivery.status === 'pending' && (delivery.next_attempt_at ?? '') <= iso(now)
       const claimable = due || (delivery.status === 'sending' && (delivery.locked_until ?? '') < iso(now))
       if (!claimable) return { skip: delivery.status }
-      const endpoint = await repo.endpointById(trx, delivery.endpoint_id)
-      if (!endpoint) return { skip: 'gone' as const }
+      const found = await repo.endpointById(trx, delivery.endpoint_id)
+      if (!found) return { skip: 'gone' as const }
+      const { endpoint, owner } = found
       const event = await repo.eventById(trx, delivery.event_id)
-      // A disabled endpoint gets test events only: disabling it stops its pending deliveries.
-      if (endpoint.enabled !== 1 && event.type !== TEST_EVENT) {
+      // A disabled endpoint gets test events only: disabling it stops its pending deliveries. An event its owner
+      // may no longer read (a permission removed, the owner deleted or changed since it was queued) is not sent.
+      const refused =
+        event.type === TEST_EVENT
+          ? null
+          : endpoint.enabled !== 1
+            ? 'The endpoint is disabled'
+            : !mayRead(owner, event.type, event.reader_id)
+              ? "The endpoint's owner may not read this event"
+              : null
+      if (refused !== null) {
         await repo.updateDelivery(trx, delivery.id, {
           status: 'failed',
           parked: 0,
           next_attempt_at: null,
-          last_error: 'The endpoint is disabled',
+          last_error: refused,
           updated_at: iso(now),
         })
-        return { skip: 'disabled' as const, accountId: endpoint.account_id }
+        return { skip: 'refused' as const, accountId: endpoint.account_id }
       }
       await repo.lockAccount(trx, endpoint.account_id)
       const busy =
@@ -145,7 +155,7 @@ export class WebhookDeliverer {
       return { delivery: { ...delivery, attempts }, endpoint, event }
     })
     if ('skip' in claim) {
-      // A delivery failed for a disabled endpoint frees no slot, but its parked ones must fail too.
+      // A delivery failed unsent frees no slot, but the account's parked ones must be looked at too.
       const accountId = 'accountId' in claim ? claim.accountId : undefined
       const next = accountId === undefined ? null : await this.nextParked(accountId)
       return { result: { skipped: claim.skip }, next }
@@ -164,17 +174,21 @@ export class WebhookDeliverer {
     let status: number | null = null
     let durationMs: number
     let error: string | null = null
+    let detail: string | null = null
     try {
       const result = await sendWebhook(endpoint.url, headers, event.payload, this.opts.sender, this.resolve)
       status = result.status
       durationMs = result.durationMs
-      if (status < 200 || status > 299) error = `The receiver answered ${status}`
+      if (status < 200 || status > 299) error = detail = `The receiver answered ${status}`
     } catch (err) {
       if (!(err instanceof SendError)) throw err
       durationMs = err.durationMs
-      error = err.message
+      error = err.summary
+      detail = err.message
+      const ids = { accountId: endpoint.account_id, webhookId: endpoint.id, deliveryId: delivery.id }
+      this.log.info({ ...ids, detail }, 'webhook attempt reached no receiver')
     }
-    await this.record(delivery, endpoint, { status, durationMs, error })
+    await this.record(delivery, endpoint, { status, durationMs, error, detail })
     return { result: { status, error }, next: await this.nextParked(endpoint.account_id) }
   }
 
@@ -202,13 +216,14 @@ export class WebhookDeliverer {
   private async record(
     delivery: { id: number; account_id: number; attempts: number; created_at: string },
     endpoint: WebhookEndpoint,
-    outcome: { status: number | null; durationMs: number; error: string | null },
+    outcome: { status: number | null; durationMs: number; error: string | null; detail: string | null },
   ): Promise<void> {
     const now = this.clock.now()
     const base = {
       response_status: outcome.status,
       duration_ms: outcome.durationMs,
       last_error: outcome.error,
+      error_detail: outcome.detail,
       locked_until: null,
       updated_at: iso(now),
     }

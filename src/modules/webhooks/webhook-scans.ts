@@ -62,7 +62,9 @@ export class WebhookScans {
       for (const d of await repo.domainsRenewedBetween(this.db, ymd(day(next)), ymd(day(mark)))) {
         const data = { domain: d.name, status: d.status, renewal_date: d.renewal_date, days: mark }
         const uid = `msg_domain_expiring_${d.id}_${d.renewal_date}_${mark}`
-        await this.db.transaction().execute((trx) => emitEvent(trx, d.account_id, 'domain.expiring', data, now, uid))
+        await this.db
+          .transaction()
+          .execute((trx) => emitEvent(trx, d.account_id, 'domain.expiring', data, now, { uid }))
         n++
       }
       for (const c of await repo.certificatesExpiringBetween(this.db, iso(day(next)), iso(day(mark)))) {
@@ -72,7 +74,7 @@ export class WebhookScans {
         const type = 'certificate.expiring' as const
         await this.db
           .transaction()
-          .execute((trx) => emitEvent(trx, c.account_id, type, { ...data, days: mark }, now, uid))
+          .execute((trx) => emitEvent(trx, c.account_id, type, { ...data, days: mark }, now, { uid }))
         n++
       }
     }

@@ -33,11 +33,23 @@ export interface SendResult {
   durationMs: number
 }
 
-/** An attempt that did not reach a receiver or was refused before connecting; `message` says why. */
+/**
+ * What the customer is told of an attempt that reached no receiver, whatever the cause (no DNS answer, connection
+ * refused or reset, TLS failure, timeout): the cause would tell which private hosts and ports exist and are open.
+ */
+export const UNREACHABLE = 'The receiver could not be reached'
+/** What the customer is told of a receiver refused because its address is not public. */
+export const NOT_PUBLIC = 'Refused: the receiver is not at a public address'
+
+/**
+ * An attempt that did not reach a receiver or was refused before connecting: `message` says why in detail (for
+ * the operator and the log), `summary` only the class of the failure (for the customer).
+ */
 export class SendError extends Error {
   constructor(
     message: string,
     readonly durationMs: number,
+    readonly summary: string = UNREACHABLE,
   ) {
     super(message)
   }
@@ -63,7 +75,11 @@ export async function sendWebhook(
   const elapsed = () => Math.round(performance.now() - started)
   const target = new URL(url)
   if (target.protocol !== 'https:' && !(target.protocol === 'http:' && opts.allowHttp))
-    throw new SendError(`Refused: ${target.protocol} URLs are not sent to`, 0)
+    throw new SendError(
+      `Refused: ${target.protocol} URLs are not sent to`,
+      0,
+      `Refused: ${target.protocol} URLs are not sent to`,
+    )
   const host = bareHost(target.hostname)
   let pinned: ResolvedAddress
   if (isIpLiteral(host)) pinned = { address: host, family: host.includes(':') ? 6 : 4 }
@@ -87,7 +103,11 @@ export async function sendWebhook(
     pinned = refused ?? addresses[0]
   }
   if (!opts.allowPrivate && !isPublicAddress(pinned.address))
-    throw new SendError(`Refused: ${host} resolves to ${pinned.address}, which is not a public address`, elapsed())
+    throw new SendError(
+      `Refused: ${host} resolves to ${pinned.address}, which is not a public address`,
+      elapsed(),
+      NOT_PUBLIC,
+    )
   const lookup: LookupFunction = (_name, options, callback) => {
     if (options.all) callback(null, [pinned])
     else callback(null, pinned.address, pinned.family)

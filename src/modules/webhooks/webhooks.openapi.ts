@@ -1,4 +1,4 @@
-import { EVENT_TYPES, TEST_EVENT, type EventType } from './webhook-events.js'
+import { EVENT_AREAS, EVENT_TYPES, TEST_EVENT, type EventType } from './webhook-events.js'
 
 const at = '2026-01-05T10:00:00.000Z'
 const account = 100042
@@ -132,11 +132,16 @@ export function webhooksDocument(): Record<string, unknown> {
   return Object.fromEntries(
     [...EVENT_TYPES, TEST_EVENT].map((type) => {
       const { summary, data } = EVENTS[type]
+      const area =
+        type === TEST_EVENT
+          ? "Sent whatever the permissions of the endpoint's owner."
+          : `Sent to endpoints whose owner may read it: the main user, or a sub-user with the \`${EVENT_AREAS[type]}\` permission${type === 'ticket.replied' ? ' (for the tickets it opened)' : ''}.`
       return [
         type,
         {
           post: {
             summary,
+            description: area,
             tags: ['Webhooks'],
             parameters: HEADERS,
             requestBody: {

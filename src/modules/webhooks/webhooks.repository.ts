@@ -9,14 +9,24 @@ const DELIVERY_JOB = 'webhooks.deliver'
 // A delivery job is run again after a crash (its lease runs out); its own attempts are counted on the delivery.
 const DELIVERY_JOB_ATTEMPTS = 5
 
-/** The enabled endpoints of an account, with their event lists. */
-export const enabledEndpoints = (db: Db, accountId: number) =>
-  db
-    .selectFrom('webhook_endpoints')
-    .select(['id', 'events'])
-    .where('account_id', '=', accountId)
-    .where('enabled', '=', 1)
-    .execute()
+/** The enabled endpoints of an account, with their event lists and their owners' permissions (null: no owner). */
+export const enabledEndpoints = async (db: Db, accountId: number) =>
+  (
+    await db
+      .selectFrom('webhook_endpoints as w')
+      .leftJoin('users as u', (j) => j.onRef('u.id', '=', 'w.user_id').onRef('u.account_id', '=', 'w.account_id'))
+      .select(['w.id', 'w.events', 'u.id as owner_id', 'u.is_main_user', 'u.permissions'])
+      .where('w.account_id', '=', accountId)
+      .where('w.enabled', '=', 1)
+      .execute()
+  ).map((r) => ({ id: r.id, events: r.events, owner: ownerOf(r) }))
+
+// The owner of an endpoint as read through the left join on users (nulls: no owner).
+const ownerOf = (r: { owner_id: number | null; is_main_user: number | null; permissions: string | null }) => ({
+  userId: r.owner_id,
+  isMainUser: r.is_main_user === null ? null : r.is_main_user === 1,
+  permissions: r.permissions,
+})
 
 /** The customer number of an account (the `account` of an event's data). */
 export const customerNumber = async (db: Db, accountId: number): Promise<number> =>
@@ -26,7 +36,7 @@ export const customerNumber = async (db: Db, accountId: number): Promise<number>
 /** Inserts an event; undefined when an event of its uid exists already. */
 export const insertEvent = (
   db: Db,
-  row: { account_id: number; uid: string; type: string; payload: string; created_at: string },
+  row: { account_id: number; uid: string; type: string; payload: string; reader_id: number | null; created_at: string },
 ) =>
   db
     .insertInto('webhook_events')
@@ -157,9 +167,22 @@ export const findDelivery = (db: Db, accountId: number, endpointId: number, id: 
 export const deliveryById = (db: Db, id: number) =>
   db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirst()
 
-/** The endpoint of a delivery (the delivery job's own view). */
-export const endpointById = (db: Db, id: number) =>
-  db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirst()
+/** The endpoint of a delivery with its owner's permissions, null without owner (the delivery job's own view). */
+export const endpointById = async (db: Db, id: number) => {
+  const row = await db
+    .selectFrom('webhook_endpoints as w')
+    .leftJoin('users as u', (j) => j.onRef('u.id', '=', 'w.user_id').onRef('u.account_id', '=', 'w.account_id'))
+    .selectAll('w')
+    .select(['u.id as owner_id', 'u.is_main_user', 'u.permissions as owner_permissions'])
+    .where('w.id', '=', id)
+    .executeTakeFirst()
+  if (!row) return undefined
+  const { owner_id, is_main_user, owner_permissions, ...endpoint } = row
+  return {
+    endpoint: endpoint as WebhookEndpoint,
+    owner: ownerOf({ owner_id, is_main_user, permissions: owner_permissions }),
+  }
+}
 
 export const eventById = (db: Db, id: number) =>
   db.selectFrom('webhook_events').selectAll().where('id', '=', id).executeTakeFirstOrThrow()

@@ -18,6 +18,12 @@ import {
 } from './webhooks.schemas.js'
 
 const tags = ['Webhooks']
+const PERMISSIONS_NOTE =
+  'The endpoint belongs to the caller and receives only the events the caller may read when they happen (checked ' +
+  'again before each attempt): all for the main user; for a sub-user those of its permission areas (each event of ' +
+  'the `webhooks` section names its area; `ticket.replied` only for tickets the sub-user opened). An event the ' +
+  'caller may not read answers 400 `Invalid events: <event> needs the <area> permission`; `*` is every event the ' +
+  'caller may read.'
 const notFound = { 404: [errors.webhookNotFound()] }
 const urlProblems = [
   errors.invalidWebhookUrl('use https://'),
@@ -25,6 +31,8 @@ const urlProblems = [
   errors.invalidWebhookUrl('credentials in the URL are not allowed'),
   errors.invalidWebhookUrl('not an absolute URL'),
 ]
+
+const eventNotPermitted = errors.webhookEventNotPermitted('invoice.paid', 'account-invoices')
 
 /** Webhook endpoints of the account: events POSTed to the customer's URLs, signed (Standard Webhooks). */
 export const webhooksRoutes: FastifyPluginAsync = async (base) => {
@@ -56,17 +64,17 @@ export const webhooksRoutes: FastifyPluginAsync = async (base) => {
           'Events of the account are POSTed to `url` as they happen, signed with the secret in this answer (shown ' +
           'only here) as the Standard Webhooks specification describes: verify them with its `standardwebhooks` ' +
           'libraries. `events` lists the names to send, or `*` for all. Only `https://` URLs of public addresses ' +
-          'unless the operator allows others; a limited number of endpoints per account.',
+          'unless the operator allows others; a limited number of endpoints per account. ' +
+          PERMISSIONS_NOTE,
         querystring: DryRunQuery,
         body: CreateWebhookBody,
         response: {
           200: CreatedWebhook,
-          ...errorsFor('account-api', { 400: [...urlProblems, errors.tooManyWebhooks(20)] }),
+          ...errorsFor('account-api', { 400: [...urlProblems, eventNotPermitted, errors.tooManyWebhooks(20)] }),
         },
       },
     },
-    async (req) =>
-      ok(await app.services.webhooks.create(req.principal!.accountId, req.body, dry(req)), 'Webhook created'),
+    async (req) => ok(await app.services.webhooks.create(req.principal!, req.body, dry(req)), 'Webhook created'),
   )
 
   app.get(
@@ -94,18 +102,20 @@ export const webhooksRoutes: FastifyPluginAsync = async (base) => {
         summary: 'Update a webhook endpoint',
         description:
           'Changes the fields given. `enabled: true` turns on an endpoint hostapi disabled after its deliveries ' +
-          'kept failing.',
+          'kept failing. Setting `url` or `events` makes the caller the owner: the events listed, or kept, must be ' +
+          'ones the caller may read. ' +
+          PERMISSIONS_NOTE,
         params: WebhookParams,
         querystring: DryRunQuery,
         body: UpdateWebhookBody,
-        response: { 200: WebhookDetail, ...errorsFor('account-api', { ...notFound, 400: urlProblems }) },
+        response: {
+          200: WebhookDetail,
+          ...errorsFor('account-api', { ...notFound, 400: [...urlProblems, eventNotPermitted] }),
+        },
       },
     },
     async (req) =>
-      ok(
-        await app.services.webhooks.update(req.principal!.accountId, req.params.id, req.body, dry(req)),
-        'Webhook updated',
-      ),
+      ok(await app.services.webhooks.update(req.principal!, req.params.id, req.body, dry(req)), 'Webhook updated'),
   )
 
   app.delete(

@@ -96,8 +96,15 @@ const deliveryFields = {
   status: Type.Union(['pending', 'sending', 'succeeded', 'failed'].map((s) => Type.Literal(s))),
   attempts: Type.Integer(),
   response_status: Type.Union([Type.Integer(), Type.Null()], { description: "The last attempt's HTTP status" }),
-  duration_ms: Type.Union([Type.Integer(), Type.Null()], { description: 'How long the last attempt took' }),
-  last_error: Type.Union([Type.String(), Type.Null()]),
+  duration_ms: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'How long the last attempt took, when the receiver answered (null when it could not be reached)',
+  }),
+  last_error: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "Why the last attempt failed: the receiver's status, `The receiver could not be reached` (no DNS answer, " +
+      'connection refused or reset, TLS failure or timeout: one text, so the answer tells nothing of which hosts ' +
+      'and ports exist), a refusal, or why it was not sent',
+  }),
   last_attempt_at: Type.Union([Type.String(), Type.Null()]),
   next_attempt_at: Type.Union([Type.String(), Type.Null()], { description: 'When a pending delivery is tried next' }),
   created_at: Type.String(),
@@ -128,8 +135,16 @@ const adminDeliveryFields = {
   ...deliveryFields,
   account_id: Type.Integer(),
   webhook_id: Type.Integer({ description: 'The endpoint' }),
+  error_detail: Type.Union([Type.String(), Type.Null()], {
+    description: 'The last failure as it happened (address, socket error), which the customer does not see',
+  }),
 }
-const adminDeliveryExample = { ...deliveryExample, account_id: 7, webhook_id: 12 }
+const adminDeliveryExample = {
+  ...deliveryExample,
+  account_id: 7,
+  webhook_id: 12,
+  error_detail: 'The receiver answered 503',
+}
 
 /** `GET /webhooks/deliveries` of the admin API: filters and paging. */
 export const AdminDeliveriesQuery = Type.Object({

@@ -9,7 +9,8 @@ import type { DryRun } from '../../lib/dry-run.js'
 import type { SecretBox, SecretHolder } from '../../lib/secret-box.js'
 import { newWebhookSecret } from '../../lib/webhook-signature.js'
 import { parseWebhookUrl } from '../../lib/webhook-url.js'
-import { DELIVERY_JOB, recordEvent, TEST_EVENT, type EventBody } from './webhook-events.js'
+import type { Principal } from '../iam/iam.service.js'
+import { DELIVERY_JOB, EVENT_AREAS, mayRead, recordEvent, TEST_EVENT, type EventBody } from './webhook-events.js'
 import { PREVIOUS_CONTEXT, SECRET_CONTEXT, WebhookDeliverer, type DeliveryOptions } from './webhook-deliverer.js'
 import { WebhookScans } from './webhook-scans.js'
 import * as repo from './webhooks.repository.js'
@@ -55,6 +56,21 @@ export interface NewWebhookBody {
 /** What `PUT /account/webhooks/{id}` carries. */
 export type UpdateWebhookBody = Partial<NewWebhookBody>
 
+/** The user who creates or changes an endpoint: its owner from then on. */
+export type WebhookOwner = Pick<Principal, 'accountId' | 'userId' | 'isMainUser' | 'permissions'>
+
+/**
+ * The stored event list of an endpoint of `who`: 400 naming the first event `who` may not read (`*` stands for the
+ * events `who` may read, at each event).
+ */
+function eventsOf(who: WebhookOwner, events: string[]): string {
+  for (const e of events) {
+    if (e !== '*' && !mayRead(who, e))
+      throw errors.webhookEventNotPermitted(e, EVENT_AREAS[e as keyof typeof EVENT_AREAS])
+  }
+  return JSON.stringify(events)
+}
+
 /** How the webhooks area behaves; see the configuration. */
 export interface WebhookOptions extends DeliveryOptions {
   maxEndpoints: number
@@ -81,23 +97,27 @@ const deliveryView = (d: repo.DeliveryRow): DeliveryView => ({
   status: d.status,
   attempts: d.attempts,
   response_status: d.response_status,
-  duration_ms: d.duration_ms,
+  // How long an attempt that reached no receiver took tells a refused port from a silent one: not shown.
+  duration_ms: d.response_status === null ? null : d.duration_ms,
   last_error: d.last_error,
   last_attempt_at: d.last_attempt_at,
   next_attempt_at: d.status === 'pending' ? d.next_attempt_at : null,
   created_at: d.created_at,
 })
 
-/** A delivery as the admin API shows it: with its account and endpoint. */
+/** A delivery as the admin API shows it: with its account and endpoint, and the last failure in detail. */
 export interface AdminDeliveryView extends DeliveryView {
   account_id: number
   webhook_id: number
+  error_detail: string | null
 }
 
 const adminDeliveryView = (d: repo.DeliveryRow): AdminDeliveryView => ({
   ...deliveryView(d),
+  duration_ms: d.duration_ms,
   account_id: d.account_id,
   webhook_id: d.endpoint_id,
+  error_detail: d.error_detail,
 })
 
 /**
@@ -133,18 +153,24 @@ export class WebhooksService implements SecretHolder {
     return view(await this.owned(accountId, id))
   }
 
-  /** Adds an endpoint; its secret is in the answer, and only there. */
-  async create(accountId: number, input: NewWebhookBody, opts: DryRun = {}): Promise<WebhookView & { secret: string }> {
+  /**
+   * Adds an endpoint owned by `who`, which receives the events `who` may read; its secret is in the answer, and only
+   * there.
+   */
+  async create(who: WebhookOwner, input: NewWebhookBody, opts: DryRun = {}): Promise<WebhookView & { secret: string }> {
+    const { accountId } = who
     const url = parseWebhookUrl(input.url, this.opts.sender)
+    const events = eventsOf(who, input.events)
     if ((await repo.countEndpoints(this.db, accountId)) >= this.opts.maxEndpoints)
       throw errors.tooManyWebhooks(this.opts.maxEndpoints)
     const now = iso(this.clock.now())
     const secret = newWebhookSecret()
     const row = {
       account_id: accountId,
+      user_id: who.userId,
       url,
       description: input.description ?? '',
-      events: JSON.stringify(input.events),
+      events,
       enabled: input.enabled === false ? 0 : 1,
       secret: this.box.seal(secret, SECRET_CONTEXT),
       created_at: now,
@@ -158,12 +184,20 @@ export class WebhooksService implements SecretHolder {
     return { ...(await this.get(accountId, id)), secret }
   }
 
-  /** Changes the fields given; enabling an endpoint hostapi disabled clears the reason. */
-  async update(accountId: number, id: number, input: UpdateWebhookBody, opts: DryRun = {}): Promise<WebhookView> {
+  /**
+   * Changes the fields given; enabling an endpoint hostapi disabled clears the reason. Setting `url` or `events`
+   * makes `who` the owner (so where events go and which are sent follow `who`'s permissions, never another user's):
+   * the events listed must be ones `who` may read, those kept when only `url` changes too.
+   */
+  async update(who: WebhookOwner, id: number, input: UpdateWebhookBody, opts: DryRun = {}): Promise<WebhookView> {
+    const { accountId } = who
     const endpoint = await this.owned(accountId, id)
     const changes: Partial<WebhookEndpoint> = { updated_at: iso(this.clock.now()) }
     if (input.url !== undefined) changes.url = parseWebhookUrl(input.url, this.opts.sender)
-    if (input.events !== undefined) changes.events = JSON.stringify(input.events)
+    if (input.url !== undefined || input.events !== undefined) {
+      changes.events = eventsOf(who, input.events ?? (JSON.parse(endpoint.events) as string[]))
+      changes.user_id = who.userId
+    }
     if (input.description !== undefined) changes.description = input.description
     if (input.enabled !== undefined) {
       changes.enabled = input.enabled ? 1 : 0

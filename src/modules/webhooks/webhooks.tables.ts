@@ -10,6 +10,11 @@ export interface WebhookTables {
 export interface WebhookEndpointsTable {
   id: Generated<number>
   account_id: number
+  /**
+   * The owner: the user who created the endpoint or last set its `url` or `events`. It receives only the events
+   * this user may read; null once the user is deleted (then it receives none).
+   */
+  user_id: number | null
   url: string
   description: string
   /** JSON array of event names, or `["*"]`. */
@@ -35,6 +40,11 @@ export interface WebhookEventsTable {
   type: string
   /** The JSON body sent: `{type, timestamp, data}`. */
   payload: string
+  /**
+   * Besides main users, the only user who may read the event (a ticket's: the user who opened it); 0 for main users
+   * only, null when every user holding the event's area may.
+   */
+  reader_id: number | null
   created_at: string
 }
 
@@ -56,7 +66,10 @@ export interface WebhookDeliveriesTable {
   last_attempt_at: string | null
   response_status: number | null
   duration_ms: number | null
+  /** What the customer sees of the last failure: its class, never which address or socket error. */
   last_error: string | null
+  /** The last failure as it happened (address, socket error): for the operator and the log. */
+  error_detail: string | null
   created_at: string
   updated_at: string
 }

@@ -175,7 +175,8 @@ export class TicketsService {
       })
       await repo.updateTicket(trx, ticket.id, { status: input.close ? 'closed' : 'answered', last_updated: now })
       const reply = { ticket_number: ticketNumber, subject: ticket.subject, author: input.author, message: body }
-      await emitEvent(trx, ticket.account_id, 'ticket.replied', reply, new Date(now))
+      // A sub-user reads only the tickets it opened.
+      await emitEvent(trx, ticket.account_id, 'ticket.replied', reply, new Date(now), { readerId: ticket.user_id })
     })
     const to = await this.customerAddress(ticket)
     await this.mail.send({
