@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks'
 import dnsPacket, { type Packet } from 'dns-packet'
 import type { Logger } from 'pino'
 import type { DnsDriver, ServedZone, ZoneSource } from './dns.js'
-import { buildSnapshot, transferRecords, type ZoneSnapshot } from './authority.js'
+import { buildSnapshot, soaRecord, transferRecords, type ZoneSnapshot } from './authority.js'
 import { ZoneNotifier } from './notify.js'
 import { answerQuery, errorReply, type Rcode } from './query.js'
 import {
@@ -189,7 +189,7 @@ export class BuiltinDnsServer implements DnsDriver {
     try {
       const zone = await this.zoneFor(name)
       if (!zone || zone.name !== name || !this.bound) return
-      this.notifier?.notify(zone.name, transferRecords(zone)[0]!)
+      this.notifier?.notify(zone.name, soaRecord(zone))
     } catch (err) {
       this.log.warn({ zone: name, err: String(err) }, 'DNS NOTIFY skipped: the zone cannot be read')
     }
@@ -245,7 +245,7 @@ export class BuiltinDnsServer implements DnsDriver {
     const fresh = cached && cached.serial === zone.serial && cached.nameserversJson === zone.nameserversJson
     if (fresh && cached.name === zone.name) return cached
     const records = await this.source.zoneRecords(zone.id)
-    const snapshot = buildSnapshot(zone, records, (r, err) =>
+    const snapshot = await buildSnapshot(zone, records, (r, err) =>
       this.log.warn({ zone: zone.name, record: r, err: String(err) }, 'DNS record skipped: cannot be encoded'),
     )
     if (generation === this.generation) this.zones.set(zone.id, snapshot)

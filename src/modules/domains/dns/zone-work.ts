@@ -7,6 +7,8 @@ import type { Piscina as PiscinaPool } from 'piscina'
 import { ApiError, errors } from '../../../errors.js'
 import { lazyRequire } from '../../../lazy-require.js'
 import type { NormalisedRecord } from '../../../lib/dns/records.js'
+import { renderZone, type ZoneMeta } from '../../../lib/dns/zone-file.js'
+import { nextTurn } from '../../../lib/turns.js'
 import type { Config } from '../../../config/config.js'
 import { runZoneTask, type TaskValue, type ZoneResult, type ZoneTask } from './zone.worker.js'
 
@@ -22,6 +24,9 @@ export const DEFAULT_ZONE_LIMITS: ZoneLimits = {
   queue: 4,
   perAccount: 1,
 }
+
+/** Records per JSON page sent to a render: each page is made in one turn of the event loop. */
+const RENDER_PAGE = 2000
 
 const piscina = lazyRequire<typeof import('piscina')>('piscina')
 
@@ -69,6 +74,25 @@ export class ZoneWork {
     if (records.length > this.limits.maxRecords) throw errors.tooManyDnsRecords(this.limits.maxRecords)
     const task: ZoneTask = { op: 'records', zone, records }
     return records.length <= this.limits.inlineRecords ? runZoneTask(task) : this.run(accountId, task)
+  }
+
+  /**
+   * The zone's BIND text (see renderZone). A large zone is rendered in the pool: its records go there as JSON
+   * pages made between turns of the event loop, and its text comes back as bytes handed over, not copied.
+   */
+  async render(accountId: number, zone: string, meta: ZoneMeta, records: NormalisedRecord[]): Promise<string> {
+    if (records.length <= this.limits.inlineRecords) return renderZone(zone, meta, records)
+    const pages: string[] = []
+    for (let i = 0; i < records.length; i += RENDER_PAGE) {
+      if (i > 0) await nextTurn()
+      pages.push(
+        JSON.stringify(
+          records.slice(i, i + RENDER_PAGE).map(({ type, name, value, ttl }) => ({ type, name, value, ttl })),
+        ),
+      )
+    }
+    const bytes = (await this.run(accountId, { op: 'render', zone, meta, pages })) as unknown as Uint8Array
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')
   }
 
   /** A large request body's JSON, parsed in the pool (the transport parses smaller ones inline). */
