@@ -18,7 +18,8 @@ import {
   transferMessages,
 } from './transfer.js'
 import { StartError } from '../../config/config.js'
-import type { DnsTransferConfig } from '../../config/dns.js'
+import type { DnsRrlConfig, DnsTransferConfig } from '../../config/dns.js'
+import { ResponseRateLimiter } from './rate-limit.js'
 import { DomainNames } from '../../lib/domain-name.js'
 import type { ZoneChange } from '../../lib/dns/zone-serial.js'
 import {
@@ -45,6 +46,8 @@ export interface BuiltinDnsOptions {
   transfer?: DnsTransferConfig
   /** How long each NOTIFY attempt waits for an answer (ms); one entry per attempt. */
   notifyTimeoutsMs?: number[]
+  /** Response-rate limiting of UDP answers (HOSTAPI_DNS_RRL_*); none when absent. */
+  rrl?: DnsRrlConfig
 }
 
 const TCP_IDLE_MS = 10_000
@@ -88,6 +91,7 @@ export class BuiltinDnsServer implements DnsDriver {
   private readonly transfersOn: boolean
   private readonly tsigKey: TsigKey | null
   private readonly notifier: ZoneNotifier | null
+  private readonly rrl: ResponseRateLimiter | null
 
   constructor(
     private readonly source: ZoneSource,
@@ -104,6 +108,10 @@ export class BuiltinDnsServer implements DnsDriver {
     const notified = transfer.secondaries.filter((s) => s.notifyPort !== null)
     const targets = notified.map((s) => ({ host: s.address, port: s.notifyPort! }))
     this.notifier = targets.length ? new ZoneNotifier(targets, this.tsigKey, log, opts.notifyTimeoutsMs) : null
+    const rrl = opts.rrl
+    this.rrl = rrl?.responsesPerSecond
+      ? new ResponseRateLimiter(rrl, (qname) => this.domainNames.registrableDomainOf(qname))
+      : null
   }
 
   address() {
@@ -144,7 +152,10 @@ export class BuiltinDnsServer implements DnsDriver {
     udp.on('error', (err) => this.log.warn({ err: err.message }, 'DNS UDP socket error'))
     udp.on('message', (msg, rinfo) => {
       void this.respond(msg, 'udp', rinfo.address).then((replies) => {
-        for (const reply of replies) if (this.udp === udp) udp.send(reply, rinfo.port, rinfo.address)
+        for (const reply of replies) {
+          const out = this.rrl ? this.rrl.filter(reply, rinfo.address) : reply
+          if (out && this.udp === udp) udp.send(out, rinfo.port, rinfo.address)
+        }
       })
     })
     const actualPort = udp.address().port
