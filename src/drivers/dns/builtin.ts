@@ -373,7 +373,7 @@ export class BuiltinDnsServer implements DnsDriver {
     const clientSerial = question.type === 'IXFR' ? ixfrClientSerial(query) : null
     const current = clientSerial !== null && !serialNewer(zone.serial, clientSerial)
     const limit = TCP_MESSAGE_MAX - (requestMac ? tsigLength(this.tsigKey!) : 0)
-    const messages = transferMessages(query.id ?? 0, question, current ? [records[0]!] : records, limit)
+    const messages = await transferMessages(query.id ?? 0, question, current ? [records[0]!] : records, limit)
     const sent = current ? 1 : records.length - 1
     const fields = { zone: zone.name, serial: zone.serial, client: from, type: question.type, records: sent }
     this.log.info({ ...fields, messages: messages.length }, 'DNS zone transfer')

@@ -44,10 +44,22 @@ function runTask(task: ZoneTask): unknown {
   )
 }
 
+/** Records per JSON page between the pool and the event loop's thread: each is read or made in one turn. */
+export const RECORD_PAGE = 2000
+
+/** `records` as JSON pages of RECORD_PAGE records (strings are copied whole between threads, objects one by one). */
+export function toPages(records: readonly NormalisedRecord[]): string[] {
+  const pages: string[] = []
+  for (let i = 0; i < records.length; i += RECORD_PAGE) pages.push(JSON.stringify(records.slice(i, i + RECORD_PAGE)))
+  return pages
+}
+
 export default function zoneWorker(task: ZoneTask): ZoneResult {
   try {
     const value = runTask(task)
-    if (task.op !== 'render') return { ok: true, value }
+    if (task.op === 'json') return { ok: true, value }
+    // Records go back as JSON pages: the event loop's thread reads them a page at a time (see ZoneWork).
+    if (task.op !== 'render') return { ok: true, value: toPages(value as NormalisedRecord[]) }
     // A zone's text goes back as UTF-8 bytes whose memory is handed over, not copied by the event loop's thread.
     const bytes = new Uint8Array(Buffer.from(value as string, 'utf8'))
     const P = piscina().Piscina
