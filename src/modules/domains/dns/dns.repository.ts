@@ -91,11 +91,20 @@ export async function insertRecords(db: Db, domainId: number, records: Normalise
 }
 
 /** Deletes every record of one of the account's domains. */
-export const deleteAllRecords = (db: Db, accountId: number, domainId: number) =>
-  db
-    .deleteFrom('dns_records')
-    .where('domain_id', 'in', ownedDomain(db, accountId, domainId))
-    .execute()
+export async function deleteAllRecords(db: Db, accountId: number, domainId: number): Promise<void> {
+  // In pages, with a turn between them, for the reason insertRecords gives.
+  for (let first = true; ; first = false) {
+    if (!first) await nextTurn()
+    const page = db
+      .selectFrom('dns_records')
+      .select('id')
+      .where('domain_id', '=', ownedDomain(db, accountId, domainId))
+      .orderBy('id')
+      .limit(PAGE)
+    const done = await db.deleteFrom('dns_records').where('id', 'in', page).executeTakeFirst()
+    if (Number(done.numDeletedRows) < PAGE) return
+  }
+}
 
 /** Deletes the records of one (type, name), or only those with `value` when given; returns how many went. */
 export async function deleteRecords(
