@@ -12,8 +12,25 @@ import { addRecords, freePort, insertZone, queryUdp } from './helpers/dns.js'
 const BIG = 'big-zone.nl'
 const SMALL = 'prober.nl'
 const RECORDS = 40_000
-/** Far above what the fixed code blocks for, far below the >1 s of the defect: CI's two cores are noisy. */
+/**
+ * Far above what the fixed code blocks for, far below the >1 s of the defect: CI's two cores are noisy. On a machine
+ * busy with other work the bound grows with how much less CPU time this process gets than wall time (see slowdown):
+ * a stall is measured in wall time, and so slowed down too.
+ */
 const BOUND_MS = 250
+/** The slowdown is counted up to this factor (the defect blocked for over 15 s on a machine 20 times over-booked). */
+const MAX_SLOWDOWN = 10
+
+/** Wall time over this process's CPU time during 100 ms of busy work: 1 on an idle machine, more on a busy one. */
+function slowdown(): number {
+  const cpu = process.cpuUsage()
+  const start = performance.now()
+  let x = 0
+  while (performance.now() - start < 100) x += Math.sqrt(x + 1)
+  const used = process.cpuUsage(cpu)
+  const wall = performance.now() - start
+  return Math.min(MAX_SLOWDOWN, Math.max(1, wall / ((used.user + used.system) / 1000)))
+}
 
 const txt = (i: number) => `r${i} `.padEnd(200, 'abcdefghijklmnopqrstuvwxyz0123456789')
 
@@ -54,6 +71,7 @@ async function measure(t: TestApp, prober: TestAccount, work: () => Promise<void
       assert.equal(r.status, 200, r.text)
     }
   })()
+  const before = slowdown()
   h.enable()
   try {
     await work()
@@ -62,12 +80,14 @@ async function measure(t: TestApp, prober: TestAccount, work: () => Promise<void
     h.disable()
     await probe
   }
+  const factor = (before + slowdown()) / 2
   const sorted = latencies.sort((a, b) => a - b)
   const result = {
     maxDelayMs: Math.round(h.max / 1e6),
     p50: Math.round(pct(sorted, 0.5)),
     p99: Math.round(pct(sorted, 0.99)),
     probes: sorted.length,
+    boundMs: Math.round(BOUND_MS * factor),
   }
   // The figures of a run, for the record (node --test shows a test's diagnostics).
   process.stdout.write(`# ${JSON.stringify(result)}\n`)
@@ -114,7 +134,7 @@ forEachDialect((dialect) => {
       })
       assert.equal(reply.status, 200)
       assert.ok(reply.bytes > RECORDS * 200, `${reply.bytes} bytes`)
-      assert.ok(m.maxDelayMs <= BOUND_MS, `event loop blocked ${m.maxDelayMs} ms (p50 ${m.p50}, p99 ${m.p99})`)
+      assert.ok(m.maxDelayMs <= m.boundMs, `event loop blocked ${m.maxDelayMs} ms (p50 ${m.p50}, p99 ${m.p99})`)
     })
 
     it('a change and a query to the built-in DNS server hold the event loop briefly', async () => {
@@ -131,7 +151,7 @@ forEachDialect((dialect) => {
           assert.equal(Buffer.concat(data ?? []).toString(), value)
         }
       })
-      assert.ok(m.maxDelayMs <= BOUND_MS, `event loop blocked ${m.maxDelayMs} ms (p50 ${m.p50}, p99 ${m.p99})`)
+      assert.ok(m.maxDelayMs <= m.boundMs, `event loop blocked ${m.maxDelayMs} ms (p50 ${m.p50}, p99 ${m.p99})`)
     })
 
     it('a zone transfer of it holds the event loop briefly', async () => {
@@ -145,7 +165,7 @@ forEachDialect((dialect) => {
         lines = Number(out.trim())
       })
       assert.equal(lines, RECORDS)
-      assert.ok(m.maxDelayMs <= BOUND_MS, `event loop blocked ${m.maxDelayMs} ms (p50 ${m.p50}, p99 ${m.p99})`)
+      assert.ok(m.maxDelayMs <= m.boundMs, `event loop blocked ${m.maxDelayMs} ms (p50 ${m.p50}, p99 ${m.p99})`)
     })
   })
 })
