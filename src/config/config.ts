@@ -1,7 +1,14 @@
 import path from 'node:path'
 import { parseSecretKey } from '../lib/secret-box.js'
 import { EnvReader, type Env } from './env-reader.js'
-import { dnsConfig, dnsDriverConfig, dnsTransferConfig, type DnsDriverConfig, type DnsTransferConfig } from './dns.js'
+import {
+  dnsConfig,
+  dnsDriverConfig,
+  dnsTransferConfig,
+  type DnsDriverConfig,
+  type DnsRrlConfig,
+  type DnsTransferConfig,
+} from './dns.js'
 import { mailDriverConfig, type MailDriverConfig } from './mail.js'
 import { caDriverConfig, type CaDriverConfig } from './ca.js'
 
@@ -33,7 +40,7 @@ export interface Config {
   redisPrefix: string
   demo: { enabled: boolean; key: string | null }
   /** The built-in authoritative DNS server: UDP and TCP on `host`:`port`; port null = off. */
-  dns: { host: string; port: number | null }
+  dns: { host: string; port: number | null; rrl: DnsRrlConfig }
   /** Which DNS driver serves the zones: the built-in server (`dns`) or a PowerDNS pushed through its HTTP API. */
   dnsDriver: DnsDriverConfig
   /** The built-in DNS server as a hidden primary: zone transfers to and NOTIFY of its secondaries. */

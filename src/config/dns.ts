@@ -5,12 +5,27 @@ import type { EnvReader } from './env-reader.js'
 
 // The DNS sections of the configuration: the built-in server, its secondaries, and the driver.
 
-/** The built-in DNS server's address; port 0 turns it off. */
+/** Response-rate limiting of the built-in DNS server's UDP answers (HOSTAPI_DNS_RRL_*). */
+export interface DnsRrlConfig {
+  /** Answers per second a client prefix (/24, /56) gets for one answer (its burst too); 0 switches the limiting off. */
+  responsesPerSecond: number
+  /** Every `slip`-th limited answer is sent truncated (TC=1, no records), so a real client retries over TCP; 0: none. */
+  slip: number
+  /** How long a flood is remembered (s): a prefix that kept asking is limited for up to this long after it stops. */
+  windowSeconds: number
+}
+
+/** The built-in DNS server's address (port 0 turns it off) and its response-rate limiting. */
 export function dnsConfig(r: EnvReader): Config['dns'] {
   const host = r.env.HOSTAPI_DNS_HOST || '127.0.0.1'
   if (!ipaddr.isValid(host)) r.problem(`HOSTAPI_DNS_HOST must be an IP address (got "${host}")`)
   const port = r.int('HOSTAPI_DNS_PORT', 5353, 0, 65535)
-  return { host, port: port === 0 ? null : port }
+  const rrl: DnsRrlConfig = {
+    responsesPerSecond: r.int('HOSTAPI_DNS_RRL_RESPONSES_PER_SECOND', 10, 0, 1_000_000),
+    slip: r.int('HOSTAPI_DNS_RRL_SLIP', 2, 0, 10),
+    windowSeconds: r.int('HOSTAPI_DNS_RRL_WINDOW', 15, 1, 3600),
+  }
+  return { host, port: port === 0 ? null : port, rrl }
 }
 
 /** The DNS driver's settings (HOSTAPI_DNS_DRIVER and, for PowerDNS, HOSTAPI_POWERDNS_*). */

@@ -234,6 +234,8 @@ export async function startTestApp(
       HOSTAPI_JOBS: '0',
       HOSTAPI_SIM_SPEED: '1000000',
       HOSTAPI_DNS_PORT: '0',
+      // Tests ask the same names far more often than a resolver would; test/dns-rrl.test.ts turns the limiting on.
+      HOSTAPI_DNS_RRL_RESPONSES_PER_SECOND: '0',
       HOSTAPI_REDIS_PREFIX: redisPrefix,
       ...(opts.env?.HOSTAPI_SECRET_KEY_FILE ? {} : { HOSTAPI_SECRET_KEY: TEST_SECRET_KEY }),
       ...opts.env,

@@ -22,6 +22,7 @@ import * as acmeAccounts from './0480-acme-accounts.js'
 import * as webhooks from './0490-webhooks.js'
 import * as dnsRecordSet from './0500-dns-record-set.js'
 import * as webhookOwner from './0510-webhook-owner.js'
+import * as dnsRecordsByDomain from './0520-dns-records-by-domain.js'
 import * as dnsZoneSync from './0590-dns-zone-sync.js'
 
 /**
@@ -53,6 +54,7 @@ export const migrations: Record<string, MigrationModule> = {
   '0490-webhooks': webhooks,
   '0500-dns-record-set': dnsRecordSet,
   '0510-webhook-owner': webhookOwner,
+  '0520-dns-records-by-domain': dnsRecordsByDomain,
   '0590-dns-zone-sync': dnsZoneSync,
 }
 

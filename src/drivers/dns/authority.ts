@@ -5,6 +5,7 @@ import { apexNameservers, soaFor, type Soa } from '../../lib/dns/zone-file.js'
 import { coveringNsec, nsecSuccessor } from '../../lib/dns/dnssec.js'
 import type { ServedZone, ZoneRecord } from './dns.js'
 import { ZoneSigner } from './signer.js'
+import { TimeSlices } from '../../lib/turns.js'
 
 /** One record as the server answers it: type, TTL and the `dns-packet` rdata, prepared once per zone load. */
 export interface WireRecord {
@@ -102,12 +103,16 @@ export function servedNameservers(zone: ServedZone): ServedNameserver[] {
   }
 }
 
-/** Builds the snapshot of a served zone from its stored records. Records that cannot be encoded are skipped. */
-export function buildSnapshot(
+/**
+ * Builds the snapshot of a served zone from its stored records. Records that cannot be encoded are skipped. A large
+ * zone is built in slices, the event loop given a turn between them, so its rebuild does not hold every query and
+ * request.
+ */
+export async function buildSnapshot(
   zone: ServedZone,
   records: ZoneRecord[],
   onBadRecord: (r: { type: string; name: string; value: string }, err: unknown) => void = () => undefined,
-): ZoneSnapshot {
+): Promise<ZoneSnapshot> {
   const apex = zone.name.toLowerCase()
   const nameservers = servedNameservers(zone)
   const soa = soaFor(apex, { serial: zone.serial, nameservers })
@@ -129,7 +134,10 @@ export function buildSnapshot(
     add(apex, { type: 'NS', ttl: soa.ttl, data: noDot(ns) })
   }
   const seen = new Set<string>()
-  for (const r of records) {
+  const slices = new TimeSlices()
+  for (let i = 0; i < records.length; i++) {
+    if (i % 256 === 255 && slices.due) await slices.next()
+    const r = records[i]!
     const name = r.name.toLowerCase()
     if (name !== apex && !name.endsWith(`.${apex}`)) continue
     // The apex SOA and NS are the domain's own; stored ones would contradict them.
@@ -178,9 +186,14 @@ function soaData(soa: Soa) {
 const rr = (name: string, r: WireRecord): Answer =>
   ({ name, type: r.type, class: 'IN', ttl: r.ttl, data: r.data }) as Answer
 
+/** The zone's SOA record, as a transfer and a NOTIFY send it. */
+export function soaRecord(zone: ZoneSnapshot): Answer {
+  return rr(zone.name, zone.rrsets.get(zone.name)!.get('SOA')![0]!)
+}
+
 /** Every record of a zone in transfer order (RFC 5936 §2.2): the SOA, every other record, the SOA again. */
 export function transferRecords(zone: ZoneSnapshot): Answer[] {
-  const soa = rr(zone.name, zone.rrsets.get(zone.name)!.get('SOA')![0]!)
+  const soa = soaRecord(zone)
   const out: Answer[] = [soa]
   for (const [name, byType] of zone.rrsets) {
     for (const [type, list] of byType) {

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks'
 import dnsPacket, { type Packet } from 'dns-packet'
 import type { Logger } from 'pino'
 import type { DnsDriver, ServedZone, ZoneSource } from './dns.js'
-import { buildSnapshot, transferRecords, type ZoneSnapshot } from './authority.js'
+import { buildSnapshot, soaRecord, transferRecords, type ZoneSnapshot } from './authority.js'
 import { ZoneNotifier } from './notify.js'
 import { answerQuery, errorReply, type Rcode } from './query.js'
 import {
@@ -18,7 +18,8 @@ import {
   transferMessages,
 } from './transfer.js'
 import { StartError } from '../../config/config.js'
-import type { DnsTransferConfig } from '../../config/dns.js'
+import type { DnsRrlConfig, DnsTransferConfig } from '../../config/dns.js'
+import { ResponseRateLimiter } from './rate-limit.js'
 import { DomainNames } from '../../lib/domain-name.js'
 import type { ZoneChange } from '../../lib/dns/zone-serial.js'
 import {
@@ -45,6 +46,8 @@ export interface BuiltinDnsOptions {
   transfer?: DnsTransferConfig
   /** How long each NOTIFY attempt waits for an answer (ms); one entry per attempt. */
   notifyTimeoutsMs?: number[]
+  /** Response-rate limiting of UDP answers (HOSTAPI_DNS_RRL_*); none when absent. */
+  rrl?: DnsRrlConfig
 }
 
 const TCP_IDLE_MS = 10_000
@@ -88,6 +91,7 @@ export class BuiltinDnsServer implements DnsDriver {
   private readonly transfersOn: boolean
   private readonly tsigKey: TsigKey | null
   private readonly notifier: ZoneNotifier | null
+  private readonly rrl: ResponseRateLimiter | null
 
   constructor(
     private readonly source: ZoneSource,
@@ -104,6 +108,10 @@ export class BuiltinDnsServer implements DnsDriver {
     const notified = transfer.secondaries.filter((s) => s.notifyPort !== null)
     const targets = notified.map((s) => ({ host: s.address, port: s.notifyPort! }))
     this.notifier = targets.length ? new ZoneNotifier(targets, this.tsigKey, log, opts.notifyTimeoutsMs) : null
+    const rrl = opts.rrl
+    this.rrl = rrl?.responsesPerSecond
+      ? new ResponseRateLimiter(rrl, (qname) => this.domainNames.registrableDomainOf(qname))
+      : null
   }
 
   address() {
@@ -144,7 +152,10 @@ export class BuiltinDnsServer implements DnsDriver {
     udp.on('error', (err) => this.log.warn({ err: err.message }, 'DNS UDP socket error'))
     udp.on('message', (msg, rinfo) => {
       void this.respond(msg, 'udp', rinfo.address).then((replies) => {
-        for (const reply of replies) if (this.udp === udp) udp.send(reply, rinfo.port, rinfo.address)
+        for (const reply of replies) {
+          const out = this.rrl ? this.rrl.filter(reply, rinfo.address) : reply
+          if (out && this.udp === udp) udp.send(out, rinfo.port, rinfo.address)
+        }
       })
     })
     const actualPort = udp.address().port
@@ -189,7 +200,7 @@ export class BuiltinDnsServer implements DnsDriver {
     try {
       const zone = await this.zoneFor(name)
       if (!zone || zone.name !== name || !this.bound) return
-      this.notifier?.notify(zone.name, transferRecords(zone)[0]!)
+      this.notifier?.notify(zone.name, soaRecord(zone))
     } catch (err) {
       this.log.warn({ zone: name, err: String(err) }, 'DNS NOTIFY skipped: the zone cannot be read')
     }
@@ -245,7 +256,7 @@ export class BuiltinDnsServer implements DnsDriver {
     const fresh = cached && cached.serial === zone.serial && cached.nameserversJson === zone.nameserversJson
     if (fresh && cached.name === zone.name) return cached
     const records = await this.source.zoneRecords(zone.id)
-    const snapshot = buildSnapshot(zone, records, (r, err) =>
+    const snapshot = await buildSnapshot(zone, records, (r, err) =>
       this.log.warn({ zone: zone.name, record: r, err: String(err) }, 'DNS record skipped: cannot be encoded'),
     )
     if (generation === this.generation) this.zones.set(zone.id, snapshot)
@@ -362,7 +373,7 @@ export class BuiltinDnsServer implements DnsDriver {
     const clientSerial = question.type === 'IXFR' ? ixfrClientSerial(query) : null
     const current = clientSerial !== null && !serialNewer(zone.serial, clientSerial)
     const limit = TCP_MESSAGE_MAX - (requestMac ? tsigLength(this.tsigKey!) : 0)
-    const messages = transferMessages(query.id ?? 0, question, current ? [records[0]!] : records, limit)
+    const messages = await transferMessages(query.id ?? 0, question, current ? [records[0]!] : records, limit)
     const sent = current ? 1 : records.length - 1
     const fields = { zone: zone.name, serial: zone.serial, client: from, type: question.type, records: sent }
     this.log.info({ ...fields, messages: messages.length }, 'DNS zone transfer')

@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js'
 import dnsPacket, { type Answer, type Packet, type Question } from 'dns-packet'
 import type { DnsSecondary } from '../../config/dns.js'
+import { TimeSlices } from '../../lib/turns.js'
 
 /** DNS type codes of the zone transfer questions. */
 export const QTYPE_AXFR = 252
@@ -53,9 +54,16 @@ export function ixfrClientSerial(query: Packet): number | null {
 
 /**
  * Splits the records of a transfer into response messages of at most `limit` bytes each (the first one carries
- * the question), so each still fits one TCP message once signed.
+ * the question), so each still fits one TCP message once signed. A large zone is encoded in time slices, the event
+ * loop given a turn between them.
  */
-export function transferMessages(id: number, question: Question, records: Answer[], limit: number): Buffer[] {
+export async function transferMessages(
+  id: number,
+  question: Question,
+  records: Answer[],
+  limit: number,
+): Promise<Buffer[]> {
+  const slices = new TimeSlices()
   const flags = dnsPacket.AUTHORITATIVE_ANSWER
   const headerSize = 12
   const questionSize = dnsPacket.encodingLength({ questions: [question] }) - headerSize
@@ -70,7 +78,10 @@ export function transferMessages(id: number, question: Question, records: Answer
   }
   for (const r of records) {
     const len = dnsPacket.encodingLength({ answers: [r] }) - headerSize
-    if (chunk.length && size + len > limit) flush()
+    if (chunk.length && size + len > limit) {
+      flush()
+      if (slices.due) await slices.next()
+    }
     chunk.push(r)
     size += len
   }

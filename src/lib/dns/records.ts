@@ -319,65 +319,76 @@ function txtValue(value: string): string {
 
 /**
  * When `value` is a sequence of quoted strings only, their unescaped concatenation; otherwise null.
- * `\DDD` escapes are bytes, so the result is decoded as UTF-8.
+ * `\DDD` escapes are bytes, so the result is decoded as UTF-8. Linear: the text between escapes is encoded
+ * a run at a time.
  */
 export function splitQuotedStrings(value: string): string | null {
   const s = value.trim()
   if (!s.startsWith('"')) return null
-  const bytes: number[] = []
-  const push = (ch: string) => bytes.push(...Buffer.from(ch, 'utf8'))
+  const parts: Buffer[] = []
+  let escaped: number[] = []
+  const text = (from: number, to: number) => {
+    if (escaped.length) parts.push(Buffer.from(escaped))
+    escaped = []
+    if (to > from) parts.push(Buffer.from(s.slice(from, to), 'utf8'))
+  }
   let i = 0
   while (i < s.length) {
     while (i < s.length && /\s/.test(s[i]!)) i++
     if (i >= s.length) break
     if (s[i] !== '"') return null
     i++
+    let run = i
     let closed = false
     while (i < s.length) {
-      const cp = s.codePointAt(i)!
-      const c = String.fromCodePoint(cp)
-      if (c === '\\') {
+      const c = s.charCodeAt(i)
+      if (c === 0x5c) {
+        text(run, i)
         const d = /^\d{3}/.exec(s.slice(i + 1, i + 4))
         if (d && Number(d[0]) <= 255) {
-          bytes.push(Number(d[0]))
+          escaped.push(Number(d[0]))
           i += 4
         } else {
           if (i + 1 >= s.length) return null
-          const next = String.fromCodePoint(s.codePointAt(i + 1)!)
-          push(next)
-          i += 1 + next.length
+          // The escaped character (a whole code point) is taken as it is.
+          run = i + 1
+          i += 1 + String.fromCodePoint(s.codePointAt(i + 1)!).length
+          text(run, i)
         }
+        run = i
         continue
       }
-      if (c === '"') {
+      if (c === 0x22) {
+        text(run, i)
         closed = true
         i++
         break
       }
-      push(c)
-      i += c.length
+      i++
     }
     if (!closed) return null
   }
-  return Buffer.from(bytes).toString('utf8')
+  text(i, i)
+  return parts.length === 1 ? parts[0]!.toString('utf8') : Buffer.concat(parts).toString('utf8')
 }
 
-/** TXT text as DNS character-strings: UTF-8 chunks of at most 255 bytes, never splitting a character. */
+/**
+ * TXT text as DNS character-strings: UTF-8 chunks of at most 255 bytes, never splitting a character. The text is
+ * encoded once and cut at character starts (views of that one buffer).
+ */
 export function txtChunks(text: string): Buffer[] {
+  const bytes = Buffer.from(text, 'utf8')
+  if (bytes.length <= 255) return [bytes]
   const out: Buffer[] = []
-  let cur: Buffer[] = []
-  let len = 0
-  for (const ch of text) {
-    const b = Buffer.from(ch, 'utf8')
-    if (len + b.length > 255) {
-      out.push(Buffer.concat(cur))
-      cur = []
-      len = 0
-    }
-    cur.push(b)
-    len += b.length
+  let start = 0
+  while (bytes.length - start > 255) {
+    let end = start + 255
+    // Back to the start of the character that would be cut (UTF-8 continuation bytes are 10xxxxxx).
+    while ((bytes[end]! & 0xc0) === 0x80) end--
+    out.push(bytes.subarray(start, end))
+    start = end
   }
-  if (len > 0 || out.length === 0) out.push(Buffer.concat(cur))
+  out.push(bytes.subarray(start))
   return out
 }
 

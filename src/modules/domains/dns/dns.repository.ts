@@ -4,6 +4,7 @@ import { onPostgres, type Db } from '../../../db/database.js'
 import type { DB } from '../../../db/tables.js'
 import type { NormalisedRecord } from '../../../lib/dns/records.js'
 import { serialUpdate } from '../domains.repository.js'
+import { nextTurn } from '../../../lib/turns.js'
 
 /** DNS records of a domain. Every function takes the account id and the domain id; records of another account's domain are never touched. */
 
@@ -18,6 +19,42 @@ export const listRecords = (db: Db, accountId: number, domainId: number) =>
     .where('domain_id', 'in', ownedDomain(db, accountId, domainId))
     .orderBy('id')
     .execute()
+
+/** Rows per statement of a zone-sized read. */
+const PAGE = 500
+
+/**
+ * Every record of one of the account's domains, in insertion order, read a page at a time with the event loop
+ * given a turn between pages: better-sqlite3 reads synchronously, and 50,000 records in one statement would hold
+ * every other request. The pages may see a change committed between them: the caller checks the zone serial.
+ */
+export async function listZoneRecords(db: Db, accountId: number, domainId: number) {
+  return pagedRecords((after, limit) =>
+    db
+      .selectFrom('dns_records')
+      .select(['id', 'type', 'name', 'value', 'ttl'])
+      // `=`, not `in`: with one domain the index (domain_id, id) gives the rows in order, with no sort.
+      .where('domain_id', '=', ownedDomain(db, accountId, domainId))
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(limit)
+      .execute(),
+  )
+}
+
+/** The rows `page` reads after an id, at most `limit` of them, from the first on: a turn of the event loop between pages. */
+export async function pagedRecords<R extends { id: number }>(
+  page: (after: number, limit: number) => Promise<R[]>,
+): Promise<R[]> {
+  const out: R[] = []
+  for (let after = 0; ; ) {
+    const rows = await page(after, PAGE)
+    for (const r of rows) out.push(r)
+    if (rows.length < PAGE) return out
+    after = rows[rows.length - 1]!.id
+    await nextTurn()
+  }
+}
 
 /** The records of one of the account's domains at one owner name (the record-set rules are per name). */
 export const listRecordsAt = (db: Db, accountId: number, domainId: number, name: string) =>
@@ -36,7 +73,7 @@ export async function insertRecords(db: Db, domainId: number, records: Normalise
   // a turn: better-sqlite3 is synchronous, and 50,000 rows in one go would hold every other request for hundreds
   // of milliseconds. Safe inside a transaction: the connection stays with it, other queries wait for it to end.
   for (let i = 0; i < records.length; i += 500) {
-    if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve))
+    if (i > 0) await nextTurn()
     await db
       .insertInto('dns_records')
       .values(
@@ -54,11 +91,20 @@ export async function insertRecords(db: Db, domainId: number, records: Normalise
 }
 
 /** Deletes every record of one of the account's domains. */
-export const deleteAllRecords = (db: Db, accountId: number, domainId: number) =>
-  db
-    .deleteFrom('dns_records')
-    .where('domain_id', 'in', ownedDomain(db, accountId, domainId))
-    .execute()
+export async function deleteAllRecords(db: Db, accountId: number, domainId: number): Promise<void> {
+  // In pages, with a turn between them, for the reason insertRecords gives.
+  for (let first = true; ; first = false) {
+    if (!first) await nextTurn()
+    const page = db
+      .selectFrom('dns_records')
+      .select('id')
+      .where('domain_id', '=', ownedDomain(db, accountId, domainId))
+      .orderBy('id')
+      .limit(PAGE)
+    const done = await db.deleteFrom('dns_records').where('id', 'in', page).executeTakeFirst()
+    if (Number(done.numDeletedRows) < PAGE) return
+  }
+}
 
 /** Deletes the records of one (type, name), or only those with `value` when given; returns how many went. */
 export async function deleteRecords(

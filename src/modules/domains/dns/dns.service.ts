@@ -18,7 +18,7 @@ import {
   type RecordInput,
   type RecordType,
 } from '../../../lib/dns/records.js'
-import { renderZone, sortRecords } from '../../../lib/dns/zone-file.js'
+import { sortRecords } from '../../../lib/dns/zone-file.js'
 import { ZoneWork } from './zone-work.js'
 import { largestRecordSet } from '../../../lib/dns/record-set-size.js'
 import type { DryRun } from '../../../lib/dry-run.js'
@@ -181,15 +181,20 @@ export class DnsService {
     )
   }
 
-  /** The zone as BIND text, SOA and apex NS included. */
+  /**
+   * The zone as BIND text, SOA and apex NS included. The records are read in pages: when the serial changed while
+   * they were read, a change may have fallen between two pages, and they are read again.
+   */
   async zoneFile(accountId: number, raw: string): Promise<string> {
-    const d = await this.domains.requireOwned(accountId, raw)
-    const records = await repo.listRecords(this.db, accountId, d.id)
-    return renderZone(
-      d.name,
-      { serial: d.zone_serial, nameservers: d.nameservers },
-      records.map((r) => ({ ...r, type: r.type as NormalisedRecord['type'] })),
-    )
+    let d = await this.domains.requireOwned(accountId, raw)
+    for (let attempt = 1; ; attempt++) {
+      const records = (await repo.listZoneRecords(this.db, accountId, d.id)) as NormalisedRecord[]
+      const now = await this.domains.requireOwned(accountId, raw)
+      if (now.zone_serial === d.zone_serial || attempt >= MAX_ATTEMPTS) {
+        return this.work.render(accountId, d.name, { serial: d.zone_serial, nameservers: d.nameservers }, records)
+      }
+      d = now
+    }
   }
 
   /** Replaces every record with those of a BIND zone text (its SOA and apex NS are ignored). */

@@ -2,6 +2,7 @@ import type { Db } from '../../../db/database.js'
 import type { ServedZone, ZoneSource } from '../../../drivers/dns/dns.js'
 import type { SecretBox } from '../../../lib/secret-box.js'
 import { findZoneKeys, openZoneKey } from '../dnssec/zone-keys.js'
+import { pagedRecords } from './dns.repository.js'
 
 /** The statuses of a domain whose zone is served. */
 export const SERVED_DOMAIN_STATUSES = ['active', 'pending_cancellation'] as const
@@ -31,14 +32,19 @@ function findServedZoneById(db: Db, id: number): Promise<(ServedZone & { managed
     .executeTakeFirst()
 }
 
-/** Every record of one domain, in insertion order. */
-function listZoneRecords(db: Db, domainId: number) {
-  return db
-    .selectFrom('dns_records')
-    .select(['type', 'name', 'value', 'ttl'])
-    .where('domain_id', '=', domainId)
-    .orderBy('id')
-    .execute()
+/** Every record of one domain, in insertion order, read a page at a time (a large zone does not hold the event loop). */
+async function listZoneRecords(db: Db, domainId: number) {
+  const rows = await pagedRecords((after, limit) =>
+    db
+      .selectFrom('dns_records')
+      .select(['id', 'type', 'name', 'value', 'ttl'])
+      .where('domain_id', '=', domainId)
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(limit)
+      .execute(),
+  )
+  return rows.map(({ id: _, ...r }) => r)
 }
 
 /** The name of every served domain, oldest first. */

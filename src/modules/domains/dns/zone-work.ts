@@ -7,8 +7,10 @@ import type { Piscina as PiscinaPool } from 'piscina'
 import { ApiError, errors } from '../../../errors.js'
 import { lazyRequire } from '../../../lazy-require.js'
 import type { NormalisedRecord } from '../../../lib/dns/records.js'
+import { renderZone, type ZoneMeta } from '../../../lib/dns/zone-file.js'
+import { nextTurn } from '../../../lib/turns.js'
 import type { Config } from '../../../config/config.js'
-import { runZoneTask, type TaskValue, type ZoneResult, type ZoneTask } from './zone.worker.js'
+import { RECORD_PAGE, runZoneTask, type TaskValue, type ZoneResult, type ZoneTask } from './zone.worker.js'
 
 /** The zone size limits and the worker pool's size (HOSTAPI_ZONE_*). */
 export type ZoneLimits = Config['zones']
@@ -57,7 +59,7 @@ export class ZoneWork {
       throw errors.zoneFileTooLarge(this.limits.maxBytes)
     }
     const task: ZoneTask = { op: 'parse', zone, text, maxRecords: this.limits.maxRecords }
-    return text.length <= this.limits.inlineBytes ? runZoneTask(task) : this.run(accountId, task)
+    return text.length <= this.limits.inlineBytes ? runZoneTask(task) : this.recordsInPool(accountId, task)
   }
 
   /** The validated record set of a replace: 400 over maxRecords or for a bad record. */
@@ -68,7 +70,23 @@ export class ZoneWork {
   ): Promise<NormalisedRecord[]> {
     if (records.length > this.limits.maxRecords) throw errors.tooManyDnsRecords(this.limits.maxRecords)
     const task: ZoneTask = { op: 'records', zone, records }
-    return records.length <= this.limits.inlineRecords ? runZoneTask(task) : this.run(accountId, task)
+    return records.length <= this.limits.inlineRecords ? runZoneTask(task) : this.recordsInPool(accountId, task)
+  }
+
+  /**
+   * The zone's BIND text (see renderZone). A large zone is rendered in the pool: its records go there as JSON
+   * pages made between turns of the event loop, and its text comes back as bytes handed over, not copied.
+   */
+  async render(accountId: number, zone: string, meta: ZoneMeta, records: NormalisedRecord[]): Promise<string> {
+    if (records.length <= this.limits.inlineRecords) return renderZone(zone, meta, records)
+    const pages: string[] = []
+    for (let i = 0; i < records.length; i += RECORD_PAGE) {
+      if (i > 0) await nextTurn()
+      const page = records.slice(i, i + RECORD_PAGE).map(({ type, name, value, ttl }) => ({ type, name, value, ttl }))
+      pages.push(JSON.stringify(page))
+    }
+    const bytes = (await this.run(accountId, { op: 'render', zone, meta, pages })) as unknown as Uint8Array
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')
   }
 
   /** A large request body's JSON, parsed in the pool (the transport parses smaller ones inline). */
@@ -81,6 +99,17 @@ export class ZoneWork {
     const pool = this.pool
     this.pool = null
     await pool?.destroy()
+  }
+
+  /** The records of a parse or validation run in the pool, read from its JSON pages a page per turn. */
+  private async recordsInPool(accountId: number, task: ZoneTask): Promise<NormalisedRecord[]> {
+    const pages = (await this.run(accountId, task)) as unknown as string[]
+    const out: NormalisedRecord[] = []
+    for (let i = 0; i < pages.length; i++) {
+      if (i > 0) await nextTurn()
+      for (const r of JSON.parse(pages[i]!) as NormalisedRecord[]) out.push(r)
+    }
+    return out
   }
 
   /** Runs a large task in the pool, counted against the account while it runs or waits. */
