@@ -194,7 +194,7 @@ forEachDialect((dialect) => {
         )
         assert.match(
           rotated.err,
-          new RegExp(`re-sealed 1 stored record\\(s\\) with the secret key ${keyId(parseSecretKey(nextKey)!)}`),
+          new RegExp(`re-sealed 2 stored value\\(s\\) with the secret key ${keyId(parseSecretKey(nextKey)!)}`),
         )
         for (const value of (await caKeys(t))[0])
           assert.match(value, new RegExp(`^v1:${keyId(parseSecretKey(nextKey)!)}:`))

@@ -104,9 +104,10 @@ export interface Config {
   /**
    * The key that encrypts secrets at rest (the built-in CA's private keys): `key` (HOSTAPI_SECRET_KEY, 32 bytes
    * as hex or base64) or `keyFile` (HOSTAPI_SECRET_KEY_FILE); neither: `<dataDir>/secret.key`, generated on first
-   * start. `previous` (HOSTAPI_SECRET_KEY_PREVIOUS, comma separated) still open values during a rotation.
+   * start. During a rotation, `previous` (HOSTAPI_SECRET_KEY_PREVIOUS, comma separated) and `next`
+   * (HOSTAPI_SECRET_KEY_NEXT) still open values sealed with them; new values are sealed with `key` only.
    */
-  secrets: { key: string | null; keyFile: string | null; previous: string[] }
+  secrets: { key: string | null; keyFile: string | null; previous: string[]; next: string | null }
   /**
    * Webhooks: endpoints per account; plain `http://` URLs and private addresses (both allowed in sandbox mode
    * unless set); the timeout of one attempt; attempts in flight per endpoint; the delivery jobs' own lane of the
@@ -343,7 +344,7 @@ function webhooksConfig(r: EnvReader, sandbox: boolean): Config['webhooks'] {
   }
 }
 
-/** The secret key: given, in a file, or (neither) generated in the data directory; previous keys during a rotation. */
+/** The secret key: given, in a file, or (neither) generated in the data directory; previous and next keys during a rotation. */
 function secretKeyConfig(r: EnvReader): Config['secrets'] {
   const { env } = r
   const key = env.HOSTAPI_SECRET_KEY || null
@@ -356,5 +357,9 @@ function secretKeyConfig(r: EnvReader): Config['secrets'] {
   if (previous.some((k) => !parseSecretKey(k))) {
     r.problem('HOSTAPI_SECRET_KEY_PREVIOUS must list keys of 32 bytes as 64 hex digits or as base64')
   }
-  return { key, keyFile, previous }
+  const next = env.HOSTAPI_SECRET_KEY_NEXT || null
+  if (next !== null && !parseSecretKey(next)) {
+    r.problem('HOSTAPI_SECRET_KEY_NEXT must be 32 bytes as 64 hex digits or as base64')
+  }
+  return { key, keyFile, previous, next }
 }

@@ -4,7 +4,7 @@ import type { Clock } from '../../clock.js'
 import { iso } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
 import { isUniqueViolation } from '../../db/errors.js'
-import { SecretBox, type SecretHolder } from '../../lib/secret-box.js'
+import { SecretBox, type SealedColumn } from '../../lib/secret-box.js'
 import * as repo from './ca.repository.js'
 import {
   CertificateRejected,
@@ -56,7 +56,7 @@ const KEY_COLUMNS = ['root_key', 'intermediate_key'] as const
  * server or mailbox reliably, and is meant for development, testing and private networks. Its root is not
  * in any public trust store.
  */
-export class BuiltinCa implements CertificateAuthority, SecretHolder {
+export class BuiltinCa implements CertificateAuthority {
   readonly name = 'builtin'
   readonly validationMethods = ['dns', 'http', 'https', 'email'] as const
   private loaded: Promise<LoadedCa> | null = null
@@ -67,25 +67,6 @@ export class BuiltinCa implements CertificateAuthority, SecretHolder {
     private readonly lookupTxt: TxtLookup,
     private readonly secrets: SecretBox,
   ) {}
-
-  async resealSecrets(rotate: boolean): Promise<number> {
-    let rewritten = 0
-    for (const row of await repo.listAuthorities(this.db)) {
-      const next: Partial<Record<(typeof KEY_COLUMNS)[number], string>> = {}
-      for (const column of KEY_COLUMNS) {
-        const stored = row[column]
-        // Stored before keys were sealed: seal it now.
-        if (!SecretBox.isSealed(stored)) next[column] = this.secrets.seal(stored, keyContext(row.name, column))
-        else {
-          const plain = this.secrets.open(stored, keyContext(row.name, column))
-          if (rotate && !this.secrets.isCurrent(stored))
-            next[column] = this.secrets.seal(plain, keyContext(row.name, column))
-        }
-      }
-      if (Object.keys(next).length) rewritten += await repo.replaceKeys(this.db, row, next)
-    }
-    return rewritten
-  }
 
   async createChallenge(req: ChallengeRequest): Promise<Challenge> {
     const token = randomBytes(24).toString('base64url')
@@ -240,6 +221,14 @@ const pem = (cert: X509.X509Certificate): string => `${cert.toString('pem')}\n`
 
 /** What a sealed key is bound to: a sealed key copied to another row or column does not open there. */
 const keyContext = (name: string, column: (typeof KEY_COLUMNS)[number]) => `ca_authorities.${name}.${column}`
+
+/** The built-in CA's sealed private keys. */
+export const CA_SEALED_COLUMNS: SealedColumn[] = KEY_COLUMNS.map((column) => ({
+  table: 'ca_authorities',
+  column,
+  reads: ['name'],
+  context: (row) => keyContext(String(row.name), column),
+}))
 
 /** A new root (self-signed) and an intermediate signed by it, both ECDSA P-256. */
 async function generateCa(now: Date) {
