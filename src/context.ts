@@ -215,7 +215,7 @@ function createServices(base: Foundation, drivers: Drivers): { services: Service
     admin: new AdminService(db, clock),
     adminAccounts: new AdminAccountsService(db, () => services.iam),
     adminCatalog: new CatalogService(db, clock, domainArea.domains.names),
-    adminActivity: new AdminActivityService(db, clock),
+    adminActivity: new AdminActivityService(db, clock, mail),
     idempotency: new IdempotencyService(db, clock),
     orders,
     affiliate: new AffiliateService(db, clock),
@@ -307,7 +307,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     : new MemoryWindowCounter(clock)
   const lanes = { [DELIVERY_JOB]: config.webhooks.concurrency }
   const jobs = new JobRunner(db, database.dialect, clock, log, { ...config.jobs, lanes })
-  const maintenance = new Maintenance(jobs, db, clock, 90)
+  const maintenance = new Maintenance(jobs, db, clock, config.retention)
   const base: Foundation = { config, db, clock, log, jobs, secrets }
   // The CA reads TXT records through the domains area, built after the drivers.
   const drivers = createDrivers(base, () => accountDns)

@@ -51,6 +51,11 @@ export interface Config {
    */
   responseCacheMb: number
   jobs: { enabled: boolean; pollMs: number; concurrency: number }
+  /**
+   * How long the daily prune keeps rows, in days: the audit log (HOSTAPI_AUDIT_RETENTION_DAYS), finished and
+   * failed jobs (HOSTAPI_JOB_RETENTION_DAYS) and the mail outbox (HOSTAPI_MAIL_RETENTION_DAYS); 90 each by default.
+   */
+  retention: { auditDays: number; jobDays: number; mailDays: number }
   /** The provider's own nameservers: the built-in nameserver profile `default-mijnhost`. */
   defaultNameservers: string[]
   /** The built-in registry: names registered elsewhere (transferable with `authCode` when one is set). */
@@ -155,6 +160,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       enabled: r.bool('HOSTAPI_JOBS', true),
       pollMs: r.int('HOSTAPI_JOB_POLL_MS', 500, 10, 60_000),
       concurrency: r.int('HOSTAPI_JOB_CONCURRENCY', 4, 1, 64),
+    },
+    retention: {
+      auditDays: r.int('HOSTAPI_AUDIT_RETENTION_DAYS', 90, 1, 36_500),
+      jobDays: r.int('HOSTAPI_JOB_RETENTION_DAYS', 90, 1, 36_500),
+      mailDays: r.int('HOSTAPI_MAIL_RETENTION_DAYS', 90, 1, 36_500),
     },
     ...domainConfig(r),
     zones: zoneConfig(r),
