@@ -50,7 +50,6 @@ import { MemoryWindowCounter, RedisWindowCounter, type WindowCounter } from './d
 import { SecretsService } from './modules/secrets/secrets.service.js'
 import { prepareDataDir } from './data-dir.js'
 import { loadSecretKeys, type SecretKeys } from './secret-key.js'
-import type { SecretHolder } from './lib/secret-box.js'
 import { resetSandbox } from './seed/sandbox-reset.js'
 import type { WebhooksService } from './modules/webhooks/webhooks.service.js'
 import { createWebhooksService } from './modules/webhooks/area.js'
@@ -171,14 +170,10 @@ interface Foundation {
 }
 
 /**
- * The drivers (the built-in ones, or the DNS, mail and CA drivers the configuration names), with those that keep
- * secrets sealed at rest.
+ * The drivers (the built-in ones, or the DNS, mail and CA drivers the configuration names).
  * The CA reads TXT records through `accountDns`.
  */
-function createDrivers(
-  base: Foundation,
-  accountDns: () => AccountDns | null,
-): { drivers: Drivers; sealing: SecretHolder[] } {
+function createDrivers(base: Foundation, accountDns: () => AccountDns | null): Drivers {
   const { config, db, clock, log, secrets } = base
   const dns = dnsDriverFor(config, zoneSourceOf(db, secrets.box), log.child({ component: 'dns' }))
   // An ACME CA asks the zone's nameservers: so is the challenge checked before the CA is asked to look.
@@ -193,7 +188,7 @@ function createDrivers(
           const hosted = accountDns()
           return hosted ? hosted.heldElsewhere(accountId, fqdn) : false
         })
-  const drivers: Drivers = {
+  return {
     registry: new BuiltinRegistry(db, clock, config.registry.taken),
     hypervisor: new BuiltinHypervisor(db, clock, { speed: config.hypervisor.simSpeed }),
     mail: mailDriverFor(config, db, clock),
@@ -201,15 +196,10 @@ function createDrivers(
     dns,
     ca,
   }
-  return { drivers, sealing: [ca] }
 }
 
 /** Every service, and the certificates' view of the account's DNS zones that the CA reads as well. */
-function createServices(
-  base: Foundation,
-  drivers: Drivers,
-  sealing: SecretHolder[],
-): { services: Services; accountDns: AccountDns } {
+function createServices(base: Foundation, drivers: Drivers): { services: Services; accountDns: AccountDns } {
   const { config, db, clock, log, jobs, secrets } = base
   const mail = new MailService(jobs, drivers.mail, log, {
     maxAttempts: config.mailDriver.driver === 'smtp' ? SMTP_MAIL_ATTEMPTS : undefined,
@@ -248,7 +238,7 @@ function createServices(
     admin: new AdminService(db, clock),
     adminAccounts: new AdminAccountsService(db, () => services.iam),
     adminCatalog: new CatalogService(db, clock, domainArea.domains.names),
-    adminActivity: new AdminActivityService(db, clock),
+    adminActivity: new AdminActivityService(db, clock, mail),
     idempotency: new IdempotencyService(db, clock),
     orders,
     affiliate: new AffiliateService(db, clock),
@@ -263,7 +253,7 @@ function createServices(
       log,
       config.caDriver.driver === 'acme' ? config.caDriver.acme.renewDays : null,
     ),
-    secrets: new SecretsService(db, clock, secrets.box, [...sealing, domainArea.zoneKeys, webhooks]),
+    secrets: new SecretsService(db, clock, secrets.box),
     zoneDelivery,
     webhooks,
   }
@@ -340,11 +330,11 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     : new MemoryWindowCounter(clock)
   const lanes = { [DELIVERY_JOB]: config.webhooks.concurrency }
   const jobs = new JobRunner(db, database.dialect, clock, log, { ...config.jobs, lanes })
-  const maintenance = new Maintenance(jobs, db, clock, 90)
+  const maintenance = new Maintenance(jobs, db, clock, config.retention)
   const base: Foundation = { config, db, clock, log, jobs, secrets }
   // The CA reads TXT records through the domains area, built after the drivers.
-  const { drivers, sealing } = createDrivers(base, () => accountDns)
-  const { services, accountDns } = createServices(base, drivers, sealing)
+  const drivers = createDrivers(base, () => accountDns)
+  const { services, accountDns } = createServices(base, drivers)
   registerWork(services, jobs, maintenance, ops, database)
   const context: Context = {
     config,

@@ -353,6 +353,8 @@ export const errors = {
   adminJobNotFound: () => new ApiError('not_found', 'Job not found'),
   adminJobNotRetryable: (status: string) => bad(`Only a failed job can be retried (this one is ${status})`),
   adminMessageNotFound: () => new ApiError('not_found', 'Message not found'),
+  adminMessageNotResendable: (status: string) =>
+    bad(`Only a message the relay refused can be resent (this one is ${status})`),
   adminFaultNotFound: () => new ApiError('not_found', 'Fault not found'),
   adminUnknownOperation: (operation: string) =>
     bad(`Unknown operation: ${operation} (use an operationId of the customer API)`),

@@ -13,16 +13,19 @@ export interface SecretKeys {
 
 /**
  * The configured key (HOSTAPI_SECRET_KEY, or the file HOSTAPI_SECRET_KEY_FILE), or else `<dataDir>/secret.key`,
- * generated (0600) on first start; with HOSTAPI_SECRET_KEY_PREVIOUS for values sealed before a rotation.
+ * generated (0600) on first start; with HOSTAPI_SECRET_KEY_PREVIOUS and HOSTAPI_SECRET_KEY_NEXT, which open values
+ * sealed with the key before a rotation and with the key after it.
  * Problems are ConfigErrors: the process stops with the message, before it serves anything.
  */
 export function loadSecretKeys(config: Config, log: Logger): SecretKeys {
-  const previous = config.secrets.previous.map((k) => parseSecretKey(k)!)
+  const others = [...config.secrets.previous, ...(config.secrets.next ? [config.secrets.next] : [])].map(
+    (k) => parseSecretKey(k)!,
+  )
   if (config.secrets.key)
-    return { box: new SecretBox(parseSecretKey(config.secrets.key)!, previous), source: 'HOSTAPI_SECRET_KEY' }
+    return { box: new SecretBox(parseSecretKey(config.secrets.key)!, others), source: 'HOSTAPI_SECRET_KEY' }
   if (config.secrets.keyFile) {
     const source = `HOSTAPI_SECRET_KEY_FILE (${config.secrets.keyFile})`
-    return { box: new SecretBox(readKeyFile(config.secrets.keyFile, source), previous), source }
+    return { box: new SecretBox(readKeyFile(config.secrets.keyFile, source), others), source }
   }
   const file = path.join(config.dataDir, 'secret.key')
   if (!fs.existsSync(file)) {
@@ -41,7 +44,7 @@ export function loadSecretKeys(config: Config, log: Logger): SecretKeys {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
     }
   }
-  return { box: new SecretBox(readKeyFile(file, file), previous), source: file }
+  return { box: new SecretBox(readKeyFile(file, file), others), source: file }
 }
 
 function readKeyFile(file: string, source: string): Buffer {

@@ -161,6 +161,44 @@ forEachDialect((dialect) => {
       assert.equal(row.status_detail, '550 5.1.1 <gone@customer.example>: Recipient address rejected')
       assert.equal((await adm(`/outbox/${row.id}`)).body.data.status, 'failed')
     })
+
+    it('resends a refused message from the admin API: a new attempt the relay accepts, recorded as sent', async () => {
+      const post = (p: string) => t.request('POST', `/admin/v1${p}`, { headers: { authorization: `Bearer ${token}` } })
+      server.refuseNext({ code: 550, text: '5.7.1 <later@customer.example>: Relay access denied' })
+      await t.ctx.services.mail.send({ to: 'later@customer.example', subject: 'Hi', text: 'x', kind: 't' })
+      await t.ctx.jobs.drain()
+      const [refused] = (await adm('/outbox?recipient=later@customer.example')).body.data.messages
+      assert.equal(refused.status, 'failed')
+      const before = server.received.length
+
+      const resent = await post(`/outbox/${refused.id}/resend`)
+      assert.equal(resent.status, 200, resent.text)
+      assert.equal(resent.body.status_description, 'Message queued')
+      assert.equal(resent.body.data.kind, 'mail.send')
+      assert.equal(resent.body.data.status, 'queued')
+      await t.ctx.jobs.drain()
+      assert.equal((await t.ctx.jobs.get(resent.body.data.id))?.status, 'done')
+      assert.equal(server.received.length, before + 1, 'the relay received it this time')
+      const r = server.received[server.received.length - 1]
+      assert.deepEqual(r.rcptTo, ['later@customer.example'])
+      assert.equal(r.parsed.subject, 'Hi')
+
+      const rows = (await adm('/outbox?recipient=later@customer.example')).body.data.messages
+      assert.deepEqual(
+        rows.map((m: { status: string }) => m.status),
+        ['sent', 'failed'],
+        'the new attempt is a new message; the refusal stays on record',
+      )
+      // Only a refused message can be resent; an unknown one is not found.
+      assert.deepEqual((await post(`/outbox/${rows[0].id}/resend`)).body, {
+        status: 400,
+        status_description: 'Only a message the relay refused can be resent (this one is sent)',
+      })
+      assert.deepEqual((await post('/outbox/999999/resend')).body, {
+        status: 404,
+        status_description: 'Message not found',
+      })
+    })
   })
 })
 

@@ -3,7 +3,9 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
-import { ConfigError } from '../src/config/config.js'
+import pino from 'pino'
+import { ConfigError, loadConfig } from '../src/config/config.js'
+import { loadSecretKeys } from '../src/secret-key.js'
 import { keyId, parseSecretKey, SecretBox } from '../src/lib/secret-box.js'
 import { forEachDialect, processDatabase, rawRows, startTestApp, tempDir, type TestApp } from './helpers/app.js'
 import { runAdminCli, spawnServer } from './helpers/process.js'
@@ -75,6 +77,29 @@ describe('hostapi serve: the data directory and the files holding secrets are ow
       }
     } finally {
       fs.rmSync(root, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('HOSTAPI_SECRET_KEY_NEXT', () => {
+  it('opens values sealed with the next key while sealing with the current one; a malformed one stops the start', async () => {
+    const [current, next] = [newKey(), newKey()]
+    const log = pino({ level: 'silent' })
+    const dataDir = tempDir()
+    try {
+      const keys = loadSecretKeys(
+        loadConfig({ HOSTAPI_DATA_DIR: dataDir, HOSTAPI_SECRET_KEY: current, HOSTAPI_SECRET_KEY_NEXT: next }),
+        log,
+      )
+      const switched = new SecretBox(parseSecretKey(next)!, [parseSecretKey(current)!])
+      assert.equal(keys.box.open(switched.seal('x', 'ctx'), 'ctx'), 'x')
+      assert.equal(keys.box.currentKeyId, keyId(parseSecretKey(current)!), 'it never seals with the next key')
+      assert.throws(
+        () => loadConfig({ HOSTAPI_SECRET_KEY_NEXT: 'not-a-key' }),
+        /HOSTAPI_SECRET_KEY_NEXT must be 32 bytes/,
+      )
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true })
     }
   })
 })
@@ -194,7 +219,7 @@ forEachDialect((dialect) => {
         )
         assert.match(
           rotated.err,
-          new RegExp(`re-sealed 1 stored record\\(s\\) with the secret key ${keyId(parseSecretKey(nextKey)!)}`),
+          new RegExp(`re-sealed 2 stored value\\(s\\) with the secret key ${keyId(parseSecretKey(nextKey)!)}`),
         )
         for (const value of (await caKeys(t))[0])
           assert.match(value, new RegExp(`^v1:${keyId(parseSecretKey(nextKey)!)}:`))

@@ -36,8 +36,9 @@ const HELP = `Usage: hostapi admin <command> [options]
       Rebuilds the DNS driver's zones (PowerDNS) from the database, all or those named; prints one line per zone
       that had drifted: zone, then what was missing, extra, differing or failed.
   secrets rotate
-      Re-seals every secret stored in the database with HOSTAPI_SECRET_KEY (or HOSTAPI_SECRET_KEY_FILE),
-      opening those sealed before with a key in HOSTAPI_SECRET_KEY_PREVIOUS.
+      Re-seals every secret stored in the database (every sealed column, whatever drivers are configured here)
+      with HOSTAPI_SECRET_KEY (or HOSTAPI_SECRET_KEY_FILE), opening those sealed before with a key in
+      HOSTAPI_SECRET_KEY_PREVIOUS. See the README's "Rotating the secret key" for the steps of a fleet.
 `
 
 const OPTIONS = {
@@ -229,7 +230,7 @@ const tokenRevoke: Command = async ({ ctx, positionals, err }) => {
 
 const secretsRotate: Command = async ({ ctx, err }) => {
   const rewritten = await ctx.services.secrets.rotate()
-  err.write(`re-sealed ${rewritten} stored record(s) with the secret key ${ctx.secrets.box.currentKeyId}\n`)
+  err.write(`re-sealed ${rewritten} stored value(s) with the secret key ${ctx.secrets.box.currentKeyId}\n`)
 }
 
 /** Exits 1 when any zone could not be compared or fixed (each is listed with its error). */

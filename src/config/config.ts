@@ -72,6 +72,11 @@ export interface Config {
    */
   responseCacheMb: number
   jobs: { enabled: boolean; pollMs: number; concurrency: number }
+  /**
+   * How long the daily prune keeps rows, in days: the audit log (HOSTAPI_AUDIT_RETENTION_DAYS), finished and
+   * failed jobs (HOSTAPI_JOB_RETENTION_DAYS) and the mail outbox (HOSTAPI_MAIL_RETENTION_DAYS); 90 each by default.
+   */
+  retention: { auditDays: number; jobDays: number; mailDays: number }
   /** The provider's own nameservers: the built-in nameserver profile `default-mijnhost`. */
   defaultNameservers: string[]
   /** The built-in registry: names registered elsewhere (transferable with `authCode` when one is set). */
@@ -125,9 +130,10 @@ export interface Config {
   /**
    * The key that encrypts secrets at rest (the built-in CA's private keys): `key` (HOSTAPI_SECRET_KEY, 32 bytes
    * as hex or base64) or `keyFile` (HOSTAPI_SECRET_KEY_FILE); neither: `<dataDir>/secret.key`, generated on first
-   * start. `previous` (HOSTAPI_SECRET_KEY_PREVIOUS, comma separated) still open values during a rotation.
+   * start. During a rotation, `previous` (HOSTAPI_SECRET_KEY_PREVIOUS, comma separated) and `next`
+   * (HOSTAPI_SECRET_KEY_NEXT) still open values sealed with them; new values are sealed with `key` only.
    */
-  secrets: { key: string | null; keyFile: string | null; previous: string[] }
+  secrets: { key: string | null; keyFile: string | null; previous: string[]; next: string | null }
   /**
    * Webhooks: endpoints per account; plain `http://` URLs and private addresses (both allowed in sandbox mode
    * unless set); the timeout of one attempt; attempts in flight per endpoint; the delivery jobs' own lane of the
@@ -175,6 +181,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       enabled: r.bool('HOSTAPI_JOBS', true),
       pollMs: r.int('HOSTAPI_JOB_POLL_MS', 500, 10, 60_000),
       concurrency: r.int('HOSTAPI_JOB_CONCURRENCY', 4, 1, 64),
+    },
+    retention: {
+      auditDays: r.int('HOSTAPI_AUDIT_RETENTION_DAYS', 90, 1, 36_500),
+      jobDays: r.int('HOSTAPI_JOB_RETENTION_DAYS', 90, 1, 36_500),
+      mailDays: r.int('HOSTAPI_MAIL_RETENTION_DAYS', 90, 1, 36_500),
     },
     ...domainConfig(r),
     zones: zoneConfig(r),
@@ -380,7 +391,7 @@ function webhooksConfig(r: EnvReader, sandbox: boolean): Config['webhooks'] {
   }
 }
 
-/** The secret key: given, in a file, or (neither) generated in the data directory; previous keys during a rotation. */
+/** The secret key: given, in a file, or (neither) generated in the data directory; previous and next keys during a rotation. */
 function secretKeyConfig(r: EnvReader): Config['secrets'] {
   const { env } = r
   const key = env.HOSTAPI_SECRET_KEY || null
@@ -393,5 +404,9 @@ function secretKeyConfig(r: EnvReader): Config['secrets'] {
   if (previous.some((k) => !parseSecretKey(k))) {
     r.problem('HOSTAPI_SECRET_KEY_PREVIOUS must list keys of 32 bytes as 64 hex digits or as base64')
   }
-  return { key, keyFile, previous }
+  const next = env.HOSTAPI_SECRET_KEY_NEXT || null
+  if (next !== null && !parseSecretKey(next)) {
+    r.problem('HOSTAPI_SECRET_KEY_NEXT must be 32 bytes as 64 hex digits or as base64')
+  }
+  return { key, keyFile, previous, next }
 }

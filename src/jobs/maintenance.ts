@@ -9,13 +9,20 @@ import { IDEMPOTENCY_WINDOW_MS } from '../modules/idempotency/idempotency.servic
 /** The job kind of the daily prune. */
 export const PRUNE_JOB = 'maintenance.prune'
 
-/** Housekeeping: pruning audit rows and finished jobs older than the retention period. */
+/** How many days the daily prune keeps each kind of row. */
+export interface Retention {
+  auditDays: number
+  jobDays: number
+  mailDays: number
+}
+
+/** Housekeeping: pruning audit rows, finished jobs and outbox messages older than their retention period. */
 export class Maintenance {
   constructor(
     private readonly runner: JobRunner,
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
-    private readonly retentionDays: number,
+    private readonly retention: Retention,
   ) {}
 
   /** The daily prune; each run queues the next. */
@@ -24,12 +31,19 @@ export class Maintenance {
     payload: Type.Null(),
     handle: async () => {
       const { db, clock } = this
-      const cutoff = iso(new Date(clock.now().getTime() - this.retentionDays * 86_400_000))
-      const audit = await db.deleteFrom('audit_log').where('created_at', '<', cutoff).executeTakeFirst()
+      const before = (days: number) => iso(new Date(clock.now().getTime() - days * 86_400_000))
+      const audit = await db
+        .deleteFrom('audit_log')
+        .where('created_at', '<', before(this.retention.auditDays))
+        .executeTakeFirst()
       const jobs = await db
         .deleteFrom('jobs')
         .where('status', 'in', ['done', 'failed'])
-        .where('finished_at', '<', cutoff)
+        .where('finished_at', '<', before(this.retention.jobDays))
+        .executeTakeFirst()
+      const outbox = await db
+        .deleteFrom('outbox')
+        .where('created_at', '<', before(this.retention.mailDays))
         .executeTakeFirst()
       const idempotency = await db
         .deleteFrom('idempotency_keys')
@@ -39,6 +53,7 @@ export class Maintenance {
       return {
         audit: Number(audit.numDeletedRows),
         jobs: Number(jobs.numDeletedRows),
+        outbox: Number(outbox.numDeletedRows),
         idempotency: Number(idempotency.numDeletedRows),
       }
     },

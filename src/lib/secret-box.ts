@@ -3,7 +3,8 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
 /**
  * Secrets at rest: AES-256-GCM under a 32-byte key-encryption key, in a versioned text envelope
  * `v1:<keyid>:<iv>:<tag>:<ciphertext>` (base64url parts). The key id (a hash prefix of the key) names the key
- * that sealed a value, so a value sealed under a previous key is opened with it and re-sealed on rotation.
+ * that sealed a value, so a value sealed under another configured key (the previous one, or the next one during a
+ * rotation) is opened with it, and re-sealed with the current one on rotation.
  * `context` (the table and column a value lives in) is authenticated with it: a sealed value copied to
  * another place does not open there.
  */
@@ -12,12 +13,13 @@ export class SecretBox {
   readonly currentKeyId: string
   private readonly keys = new Map<string, Buffer>()
 
-  constructor(current: Buffer, previous: Buffer[] = []) {
-    for (const k of [current, ...previous])
+  /** `others`: keys that only open values (the previous key, or the next one, during a rotation). */
+  constructor(current: Buffer, others: Buffer[] = []) {
+    for (const k of [current, ...others])
       if (k.length !== KEY_BYTES) throw new SecretBoxError(`A secret key must be ${KEY_BYTES} bytes`)
     this.currentKeyId = keyId(current)
     this.keys.set(this.currentKeyId, current)
-    for (const k of previous) if (!this.keys.has(keyId(k))) this.keys.set(keyId(k), k)
+    for (const k of others) if (!this.keys.has(keyId(k))) this.keys.set(keyId(k), k)
   }
 
   /** `plaintext` sealed with the current key, bound to `context`. */
@@ -55,6 +57,11 @@ export class SecretBox {
     return value.startsWith(`${VERSION}:`)
   }
 
+  /** The ids of every configured key, the current one first. */
+  get keyIds(): string[] {
+    return [...this.keys.keys()]
+  }
+
   /** True when `value` is sealed with the current key (nothing to re-seal). */
   isCurrent(value: string): boolean {
     return parseEnvelope(value)?.keyId === this.currentKeyId
@@ -65,12 +72,16 @@ export class SecretBox {
 export class SecretBoxError extends Error {}
 
 /**
- * Something that stores sealed secrets: it can check that every stored value opens, seal any stored in
- * plaintext, and (with `rotate`) re-seal every value not sealed with the current key.
+ * A column holding sealed values, described apart from the code that writes it, so that checking and re-sealing
+ * every sealed value does not depend on which drivers a process has configured. Rows are found by `id`.
  */
-export interface SecretHolder {
-  /** Returns how many values were rewritten; throws SecretBoxError when a stored value does not open. */
-  resealSecrets(rotate: boolean): Promise<number>
+export interface SealedColumn {
+  table: string
+  column: string
+  /** The other columns `context` reads. */
+  reads: readonly string[]
+  /** The context the value of `row` is sealed with (see SecretBox.seal). */
+  context(row: Record<string, unknown>): string
 }
 
 const VERSION = 'v1'

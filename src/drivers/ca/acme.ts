@@ -12,7 +12,7 @@ import type { AcmeConfig } from '../../config/ca.js'
 import type { DB } from '../../db/tables.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import { lazyRequire } from '../../lazy-require.js'
-import { SecretBox, type SecretHolder } from '../../lib/secret-box.js'
+import { SecretBox, type SealedColumn } from '../../lib/secret-box.js'
 import * as repo from './ca.repository.js'
 import {
   CertificateRejected,
@@ -125,7 +125,7 @@ const MAX_RECHECK_MS = 60 * 60_000
  * finalises the order with the customer's CSR and stores the chain as the CA returns it. Offers `dns` (dns-01)
  * and `http`/`https` (http-01, which a CA fetches over http on port 80); no `email`.
  */
-export class AcmeCa implements CertificateAuthority, SecretHolder {
+export class AcmeCa implements CertificateAuthority {
   readonly name = 'acme'
   readonly validationMethods = ['dns', 'http', 'https'] as const
   private client: Promise<Acme.Client> | null = null
@@ -149,21 +149,6 @@ export class AcmeCa implements CertificateAuthority, SecretHolder {
       }
       this.agent = new https.Agent({ keepAlive: true, ca: [...tls.rootCertificates, bundle] })
     }
-  }
-
-  async resealSecrets(rotate: boolean): Promise<number> {
-    let rewritten = 0
-    for (const row of await repo.listAcmeAccounts(this.db)) {
-      const context = keyContext(row.directory_url)
-      if (!SecretBox.isSealed(row.account_key)) {
-        rewritten += await repo.replaceAcmeKey(this.db, row, this.secrets.seal(row.account_key, context))
-        continue
-      }
-      const plain = this.secrets.open(row.account_key, context)
-      if (rotate && !this.secrets.isCurrent(row.account_key))
-        rewritten += await repo.replaceAcmeKey(this.db, row, this.secrets.seal(plain, context))
-    }
-    return rewritten
   }
 
   async createChallenge(req: ChallengeRequest): Promise<Challenge> {
@@ -429,5 +414,15 @@ export class AcmeCa implements CertificateAuthority, SecretHolder {
 
 /** What sealed ACME account keys are bound to: a key copied to another server's row does not open there. */
 const keyContext = (directoryUrl: string) => `acme_accounts.${directoryUrl}.account_key`
+
+/** The ACME accounts' sealed private keys (one per directory the installation has used). */
+export const ACME_SEALED_COLUMNS: SealedColumn[] = [
+  {
+    table: 'acme_accounts',
+    column: 'account_key',
+    reads: ['directory_url'],
+    context: (row) => keyContext(String(row.directory_url)),
+  },
+]
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))

@@ -4,7 +4,7 @@ import type { Clock } from '../../clock.js'
 import { iso } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
 import { isUniqueViolation } from '../../db/errors.js'
-import { SecretBox, type SecretHolder } from '../../lib/secret-box.js'
+import { SecretBox, type SealedColumn } from '../../lib/secret-box.js'
 import * as repo from './ca.repository.js'
 import {
   CertificateRejected,
@@ -60,7 +60,7 @@ const KEY_COLUMNS = ['root_key', 'intermediate_key'] as const
  * in any public trust store. Whatever the method, a name that lies in a zone hostapi holds for another account
  * (`heldElsewhere`) is refused, at the request and again at each validation.
  */
-export class BuiltinCa implements CertificateAuthority, SecretHolder {
+export class BuiltinCa implements CertificateAuthority {
   readonly name = 'builtin'
   readonly validationMethods = ['dns', 'http', 'https', 'email'] as const
   private loaded: Promise<LoadedCa> | null = null
@@ -77,25 +77,6 @@ export class BuiltinCa implements CertificateAuthority, SecretHolder {
   private async otherTenantsName(accountId: number, names: string[]): Promise<string | null> {
     for (const n of names) if (await this.heldElsewhere(accountId, baseName(n))) return n
     return null
-  }
-
-  async resealSecrets(rotate: boolean): Promise<number> {
-    let rewritten = 0
-    for (const row of await repo.listAuthorities(this.db)) {
-      const next: Partial<Record<(typeof KEY_COLUMNS)[number], string>> = {}
-      for (const column of KEY_COLUMNS) {
-        const stored = row[column]
-        // Stored before keys were sealed: seal it now.
-        if (!SecretBox.isSealed(stored)) next[column] = this.secrets.seal(stored, keyContext(row.name, column))
-        else {
-          const plain = this.secrets.open(stored, keyContext(row.name, column))
-          if (rotate && !this.secrets.isCurrent(stored))
-            next[column] = this.secrets.seal(plain, keyContext(row.name, column))
-        }
-      }
-      if (Object.keys(next).length) rewritten += await repo.replaceKeys(this.db, row, next)
-    }
-    return rewritten
   }
 
   async createChallenge(req: ChallengeRequest): Promise<Challenge> {
@@ -257,6 +238,14 @@ const foreignNameReason = (name: string) => `${name} lies in a zone of another a
 
 /** What a sealed key is bound to: a sealed key copied to another row or column does not open there. */
 const keyContext = (name: string, column: (typeof KEY_COLUMNS)[number]) => `ca_authorities.${name}.${column}`
+
+/** The built-in CA's sealed private keys. */
+export const CA_SEALED_COLUMNS: SealedColumn[] = KEY_COLUMNS.map((column) => ({
+  table: 'ca_authorities',
+  column,
+  reads: ['name'],
+  context: (row) => keyContext(String(row.name), column),
+}))
 
 /** A new root (self-signed) and an intermediate signed by it, both ECDSA P-256. */
 async function generateCa(now: Date) {

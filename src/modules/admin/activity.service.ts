@@ -9,12 +9,14 @@ import { findJob, type DecodedJob } from '../../jobs/jobs.repository.js'
 import * as repo from './admin.repository.js'
 import { parseTime, type PageInput } from './admin-input.js'
 import type { OutboxMessage, OutboxStatus } from '../../drivers/mail/outbox.tables.js'
+import type { MailService } from '../mail/mail.service.js'
 
 /** What happened across tenants, for the operator: the audit log, the job queue and the mail outbox. */
 export class AdminActivityService {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
+    private readonly mail: MailService,
   ) {}
 
   /** The audit log, newest first; `account` is a customer number (an unknown one matches nothing). */
@@ -98,6 +100,25 @@ export class AdminActivityService {
     const row = await repo.findOutboxMessage(this.db, id)
     if (!row) throw errors.adminMessageNotFound()
     return messageView(row)
+  }
+
+  /**
+   * Sends a message the relay refused (`failed`) again: a new attempt, queued as a job, which records a new outbox
+   * message with what the relay answers this time. Answers the queued job.
+   */
+  async resendMessage(id: number) {
+    const row = await repo.findOutboxMessage(this.db, id)
+    if (!row) throw errors.adminMessageNotFound()
+    if (row.status !== 'failed') throw errors.adminMessageNotResendable(row.status)
+    const jobId = await this.mail.queue({
+      to: row.recipient,
+      subject: row.subject,
+      text: row.text_body,
+      html: row.html_body,
+      kind: row.kind,
+      accountId: row.account_id,
+    })
+    return this.job(jobId)
   }
 
   /** Jobs per kind and status, with the age of the oldest in seconds (for the metrics). */

@@ -367,6 +367,24 @@ export const adminOperationsRoutes: FastifyPluginAsync = async (base) => {
     async (req) => ok(await svc.message(req.params.id)),
   )
 
+  app.post(
+    '/outbox/:id/resend',
+    {
+      config: admin,
+      schema: {
+        operationId: 'adminResendMessage',
+        tags: tags('Mail'),
+        summary: 'Send a message the SMTP relay refused again',
+        description:
+          'Queues a new attempt of a `failed` message (refused with a 5xx reply): its job hands the same message ' +
+          'to the mail driver, which records the outcome as a new outbox message. Answers the queued job.',
+        params: S.IdParams,
+        response: { 200: S.JobReply, ...adminErrors },
+      },
+    },
+    async (req) => ok(await svc.resendMessage(req.params.id), 'Message queued'),
+  )
+
   app.get(
     '/metrics',
     {

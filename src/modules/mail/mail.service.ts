@@ -45,11 +45,15 @@ export class MailService implements MailDriver {
 
   /** Queues one message; throws MailRejected at once for a message no driver could send. */
   async send(message: MailMessage): Promise<{ id: string }> {
+    return { id: `job-${await this.queue(message)}` }
+  }
+
+  /** Queues one message and resolves with the id of its job; throws MailRejected as `send` does. */
+  async queue(message: MailMessage): Promise<number> {
     checkMessage(message)
-    const id = await this.jobs.enqueue(this.sendJob, message, {
+    return this.jobs.enqueue(this.sendJob, message, {
       accountId: message.accountId ?? null,
       maxAttempts: this.opts.maxAttempts,
     })
-    return { id: `job-${id}` }
   }
 }

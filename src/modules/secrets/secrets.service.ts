@@ -2,23 +2,27 @@ import type { Kysely } from 'kysely'
 import type { Clock } from '../../clock.js'
 import { iso } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
-import { SecretBox, SecretBoxError, type SecretHolder } from '../../lib/secret-box.js'
+import { SecretBox, SecretBoxError, type SealedColumn } from '../../lib/secret-box.js'
+import { SEALED_COLUMNS } from './sealed-columns.js'
 import * as repo from './secrets.repository.js'
 
 const CHECK_NAME = 'secret-key'
 const CHECK_CONTEXT = 'secret_key_checks.secret-key'
 const CHECK_TEXT = 'hostapi secret key check'
+// Rows read at once while checking or re-sealing a column.
+const PAGE = 500
 
 /**
  * Secrets at rest: the database holds a check value sealed with the secret key, so a process started with
- * another key stops at once; the holders (the built-in CA) keep their secrets sealed with it.
+ * another key stops at once; every column of SEALED_COLUMNS holds values sealed with it, whatever drivers this
+ * process has configured.
  */
 export class SecretsService {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
     private readonly box: SecretBox,
-    private readonly holders: SecretHolder[],
+    private readonly columns: readonly SealedColumn[] = SEALED_COLUMNS,
   ) {}
 
   /**
@@ -29,7 +33,7 @@ export class SecretsService {
     await repo.insertCheckIfAbsent(this.db, CHECK_NAME, this.box.seal(CHECK_TEXT, CHECK_CONTEXT), iso(this.clock.now()))
     await this.openCheck()
     let sealed = 0
-    for (const h of this.holders) sealed += await h.resealSecrets(false)
+    for (const col of this.columns) sealed += await this.reseal(col, false)
     return sealed
   }
 
@@ -46,8 +50,29 @@ export class SecretsService {
       )
     }
     let resealed = 0
-    for (const h of this.holders) resealed += await h.resealSecrets(true)
+    for (const col of this.columns) resealed += await this.reseal(col, true)
     return resealed
+  }
+
+  /**
+   * Opens every value of `col` (throws SecretBoxError on one that does not open), seals those in plaintext and,
+   * with `rotate`, re-seals those sealed with another key. A value changed meanwhile by a request is left as it
+   * is: that request sealed it with the current key.
+   */
+  private async reseal(col: SealedColumn, rotate: boolean): Promise<number> {
+    let rewritten = 0
+    for (let after = 0; ; ) {
+      const page = await repo.sealedValues(this.db, col, after, PAGE)
+      for (const { id, value, row } of page) {
+        const context = col.context(row)
+        const sealed = SecretBox.isSealed(value)
+        const plain = sealed ? this.box.open(value, context) : value
+        if (sealed && !(rotate && !this.box.isCurrent(value))) continue
+        rewritten += await repo.replaceSealedValue(this.db, col, id, value, this.box.seal(plain, context))
+      }
+      if (page.length < PAGE) return rewritten
+      after = page[page.length - 1].id
+    }
   }
 
   /** The stored check value, after checking it opens with the configured keys. */

@@ -5,7 +5,7 @@ import { iso, type Clock } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
 import type { MailDriver } from '../../drivers/mail/mail.js'
 import { defineJob } from '../../jobs/runner.js'
-import type { SecretBox } from '../../lib/secret-box.js'
+import type { SealedColumn, SecretBox } from '../../lib/secret-box.js'
 import { signatureHeader } from '../../lib/webhook-signature.js'
 import { DELIVERY_JOB, mayRead, TEST_EVENT } from './webhook-events.js'
 import { SendError, sendWebhook, systemResolver, type Resolver, type SenderOptions } from './webhook-sender.js'
@@ -25,6 +25,11 @@ export interface DeliveryOptions {
 export const SECRET_CONTEXT = 'webhook_endpoints.secret'
 /** The context an endpoint's previous secret (after a rotation) is sealed under. */
 export const PREVIOUS_CONTEXT = 'webhook_endpoints.previous_secret'
+/** The endpoints' sealed signing secrets. */
+export const WEBHOOK_SEALED_COLUMNS: SealedColumn[] = [
+  { table: 'webhook_endpoints', column: 'secret', reads: [], context: () => SECRET_CONTEXT },
+  { table: 'webhook_endpoints', column: 'previous_secret', reads: [], context: () => PREVIOUS_CONTEXT },
+]
 // How long an attempt holds an endpoint slot: longer than any send, shorter than the job's lease.
 const ATTEMPT_LEASE_MS = 30_000
 // One job goes on with an account's parked deliveries for at most this many attempts or this long.

@@ -274,10 +274,6 @@ export const mainUserEmail = async (db: Db, accountId: number): Promise<string |
       .executeTakeFirst()
   )?.email ?? null
 
-/** Every endpoint's sealed secrets, for the secret key check and rotation. */
-export const allSecrets = (db: Db) =>
-  db.selectFrom('webhook_endpoints').select(['id', 'account_id', 'secret', 'previous_secret']).execute()
-
 /** What the operator filters deliveries by. */
 export interface DeliveryFilter {
   status?: WebhookDelivery['status']

@@ -6,7 +6,7 @@ import type { MailDriver } from '../../drivers/mail/mail.js'
 import { errors } from '../../errors.js'
 import type { JobRunner } from '../../jobs/runner.js'
 import type { DryRun } from '../../lib/dry-run.js'
-import type { SecretBox, SecretHolder } from '../../lib/secret-box.js'
+import type { SecretBox } from '../../lib/secret-box.js'
 import { newWebhookSecret } from '../../lib/webhook-signature.js'
 import { parseWebhookUrl } from '../../lib/webhook-url.js'
 import type { Principal } from '../iam/iam.service.js'
@@ -124,7 +124,7 @@ const adminDeliveryView = (d: repo.DeliveryRow): AdminDeliveryView => ({
  * Webhook endpoints of accounts, their deliveries as the customer and the operator see them, and one service per
  * other concern: the delivery of events (`deliverer`) and the hourly scans (`scans`).
  */
-export class WebhooksService implements SecretHolder {
+export class WebhooksService {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
@@ -305,23 +305,6 @@ export class WebhooksService implements SecretHolder {
     const s = await repo.deliveryStats(this.db)
     const age = s.oldestPending ? (this.clock.now().getTime() - Date.parse(s.oldestPending)) / 1000 : 0
     return { pending: s.pending, failing: s.failing, disabled: s.disabled, oldestPendingSeconds: Math.max(0, age) }
-  }
-
-  /** Checks every stored secret opens; seals plaintext ones and, with `rotate`, re-seals old-key ones. */
-  async resealSecrets(rotate: boolean): Promise<number> {
-    let n = 0
-    for (const row of await repo.allSecrets(this.db)) {
-      const secret = this.box.open(row.secret, SECRET_CONTEXT)
-      const previous = row.previous_secret && this.box.open(row.previous_secret, PREVIOUS_CONTEXT)
-      const stale = !this.box.isCurrent(row.secret) || (row.previous_secret && !this.box.isCurrent(row.previous_secret))
-      if (!rotate || !stale) continue
-      await repo.updateEndpoint(this.db, row.account_id, row.id, {
-        secret: this.box.seal(secret, SECRET_CONTEXT),
-        previous_secret: previous ? this.box.seal(previous, PREVIOUS_CONTEXT) : null,
-      })
-      n++
-    }
-    return n
   }
 
   private dryDelivery(eventType: string, now: Date, eventId = 'msg_dry_run'): DeliveryView {

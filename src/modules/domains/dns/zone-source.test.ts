@@ -76,11 +76,12 @@ forEachDialect((dialect) => {
       assert.equal(point.toString('base64'), shown.publicKey)
       assert.deepEqual((await zones.servedZones(['keyed.nl']))[0]!.dnssec, served)
 
-      assert.equal(await keys.resealSecrets(false), 0, 'sealed with the current key: nothing to do')
-      assert.equal(await keys.resealSecrets(true), 0)
+      const secrets = t.ctx.services.secrets
+      assert.equal(await secrets.verify(), 0, 'sealed with the current key: nothing to do')
+      assert.equal(await secrets.rotate(), 0)
       const row = await t.ctx.db.selectFrom('dnssec_zone_keys').selectAll().executeTakeFirstOrThrow()
       await t.ctx.db.updateTable('dnssec_zone_keys').set({ private_key: served.privateKeyPem }).execute()
-      assert.equal(await keys.resealSecrets(false), 1, 'a key in the clear is sealed')
+      assert.equal(await secrets.verify(), 1, 'a key in the clear is sealed')
       assert.notEqual(
         (await t.ctx.db.selectFrom('dnssec_zone_keys').selectAll().executeTakeFirstOrThrow()).private_key,
         row.private_key,

@@ -3,7 +3,7 @@ import { iso } from '../../../clock.js'
 import type { Db } from '../../../db/database.js'
 import type { ZoneSigningKey } from '../../../drivers/dns/dns.js'
 import { ALG_ECDSAP256SHA256, FLAGS_KSK, generateZoneKey } from '../../../lib/dns/dnssec.js'
-import { SecretBox, type SecretHolder } from '../../../lib/secret-box.js'
+import { SecretBox, type SealedColumn } from '../../../lib/secret-box.js'
 
 /** A zone's signing key as the domains area shows it: the DNSKEY fields, the public key in base64. */
 export interface ZonePublicKey {
@@ -14,6 +14,16 @@ export interface ZonePublicKey {
 
 /** The sealing context of a zone key: table, column and domain, so a key copied to another row does not open. */
 const keyContext = (domainId: number) => `dnssec_zone_keys.private_key/${domainId}`
+
+/** The zones' sealed signing keys. */
+export const ZONE_KEY_SEALED_COLUMNS: SealedColumn[] = [
+  {
+    table: 'dnssec_zone_keys',
+    column: 'private_key',
+    reads: ['domain_id'],
+    context: (row) => keyContext(Number(row.domain_id)),
+  },
+]
 
 /** The stored keys of the given domains, private keys still sealed. */
 export function findZoneKeys(db: Db, domainIds: number[]) {
@@ -40,7 +50,7 @@ export function openZoneKey(
  * The DNSSEC signing keys of the zones hostapi serves (one per domain, ECDSA P-256, in `dnssec_zone_keys`), their
  * private keys sealed with the secret key.
  */
-export class ZoneKeys implements SecretHolder {
+export class ZoneKeys {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
@@ -78,23 +88,5 @@ export class ZoneKeys implements SecretHolder {
   /** Removes the domain's key (DNSSEC off); nothing happens when it has none. */
   async remove(domainId: number, db: Db = this.db): Promise<void> {
     await db.deleteFrom('dnssec_zone_keys').where('domain_id', '=', domainId).execute()
-  }
-
-  async resealSecrets(rotate: boolean): Promise<number> {
-    let rewritten = 0
-    const rows = await this.db.selectFrom('dnssec_zone_keys').select(['id', 'domain_id', 'private_key']).execute()
-    for (const row of rows) {
-      const sealed = SecretBox.isSealed(row.private_key)
-      const plain = sealed ? this.box.open(row.private_key, keyContext(row.domain_id)) : row.private_key
-      if (sealed && !(rotate && !this.box.isCurrent(row.private_key))) continue
-      const result = await this.db
-        .updateTable('dnssec_zone_keys')
-        .set({ private_key: this.box.seal(plain, keyContext(row.domain_id)) })
-        .where('id', '=', row.id)
-        .where('private_key', '=', row.private_key)
-        .executeTakeFirst()
-      rewritten += Number(result.numUpdatedRows)
-    }
-    return rewritten
   }
 }
