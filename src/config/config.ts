@@ -26,6 +26,8 @@ export interface Config {
   dnsTransfer: DnsTransferConfig
   logLevel: string
   bodyLimit: number
+  /** The deepest nesting of arrays and objects a JSON body may have: deeper is refused 400 before it is parsed. */
+  jsonMaxDepth: number
   rateLimit: { perKeyPerMinute: number; availabilityPerMinute: number }
   /**
    * Failed credentials (wrong, expired, revoked or not whitelisted API keys; wrong admin tokens) per client address:
@@ -149,6 +151,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     dnsDriver: dnsDriverConfig(r),
     dnsTransfer: dnsTransferConfig(r),
     bodyLimit: r.int('HOSTAPI_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    jsonMaxDepth: r.int('HOSTAPI_JSON_MAX_DEPTH', 64, 8, 1000),
     ...limitConfig(r),
     jobs: {
       enabled: r.bool('HOSTAPI_JOBS', true),

@@ -4,13 +4,13 @@
 import { ApiError, type ErrorKind } from '../../../errors.js'
 import { checkRecordSet, normaliseRecord, type NormalisedRecord, type RecordInput } from '../../../lib/dns/records.js'
 import { parseZone } from '../../../lib/dns/zone-file.js'
-import { parseJsonBody } from '../../../lib/json-body.js'
+import { type JsonLimits, parseJsonBody } from '../../../lib/json-body.js'
 
 export type ZoneTask =
   | { op: 'parse'; zone: string; text: string; maxRecords: number }
   | { op: 'records'; zone: string; records: (Omit<RecordInput, 'name'> & { name?: string | null })[] }
   /** A large request body's JSON text (a zone import's), parsed as the transport parses every body. */
-  | { op: 'json'; text: string }
+  | { op: 'json'; text: string; limits: JsonLimits }
 
 /** What a task gives: the parsed body for `json`, the records otherwise. */
 export type TaskValue<T extends ZoneTask> = T extends { op: 'json' } ? unknown : NormalisedRecord[]
@@ -23,7 +23,7 @@ export function runZoneTask<T extends ZoneTask>(task: T): TaskValue<T> {
 }
 
 function runTask(task: ZoneTask): unknown {
-  if (task.op === 'json') return parseJsonBody(task.text)
+  if (task.op === 'json') return parseJsonBody(task.text, task.limits)
   if (task.op === 'parse') return parseZone(task.zone, task.text, { maxRecords: task.maxRecords })
   return checkRecordSet(
     task.zone,
