@@ -110,7 +110,12 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
     parse: (req: FastifyRequest, text: string, limits: JsonLimits) =>
       zoneWork.json(req.principal?.accountId ?? 0, text, limits),
   }
-  await app.register(transportPlugin, { bodyLimit: config.bodyLimit, jsonMaxDepth: config.jsonMaxDepth, parseLarge })
+  await app.register(transportPlugin, {
+    bodyLimit: config.bodyLimit,
+    jsonMaxDepth: config.jsonMaxDepth,
+    jsonMaxValues: config.jsonMaxValues,
+    parseLarge,
+  })
   await app.register(errorsPlugin)
   await app.register(metricsPlugin, { metrics: ctx.ops.metrics })
   if (sandbox) await app.register(journalPlugin, { journal: sandbox.journal, clock: ctx.clock })
@@ -139,7 +144,11 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
 /** The admin API alone, for its own listener (HOSTAPI_ADMIN_PORT): same transport rules, envelope and errors. */
 export async function buildAdminApp(ctx: Context, opts: AppOptions = {}): Promise<FastifyInstance> {
   const app = newFastify(ctx, opts)
-  await app.register(transportPlugin, { bodyLimit: ctx.config.bodyLimit, jsonMaxDepth: ctx.config.jsonMaxDepth })
+  await app.register(transportPlugin, {
+    bodyLimit: ctx.config.bodyLimit,
+    jsonMaxDepth: ctx.config.jsonMaxDepth,
+    jsonMaxValues: ctx.config.jsonMaxValues,
+  })
   await app.register(errorsPlugin)
   await app.register(metricsPlugin, { metrics: ctx.ops.metrics })
   await app.register(auditPlugin, { db: ctx.db, clock: ctx.clock })

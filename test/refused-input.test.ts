@@ -146,8 +146,13 @@ forEachDialect((dialect) => {
       assert.notEqual(r.body.status_description, tooDeep.status_description)
     })
 
-    it('answers 413 for a body over the general limit (a zone import) holding more than 1,000 values', async () => {
+    it('answers 413 for a body holding more than HOSTAPI_JSON_MAX_VALUES values, or over the general limit (a zone import) more than 1,000', async () => {
       const domain = await makeDomain(t, a)
+      const inline = await t.request('PUT', `/domains/${domain}/dns`, {
+        key: a.key,
+        body: { records: [], x: Array.from({ length: 100_000 }, () => ({})) },
+      })
+      assert.deepEqual(inline.body, { status: 413, status_description: 'Request body too large' })
       const keys = Object.fromEntries(Array.from({ length: 200_000 }, (_, i) => [`k${i}`, i]))
       const r = await t.request('PUT', `/domains/${domain}/dns/zone`, { key: a.key, body: { zone: '', ...keys } })
       assert.deepEqual(r.body, { status: 413, status_description: 'Request body too large' })

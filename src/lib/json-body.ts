@@ -63,10 +63,13 @@ export function jsonShape(text: string, stopDepth = Number.POSITIVE_INFINITY): J
   return { depth: max, values }
 }
 
-/** True when the text has at most `max` opening brackets anywhere: its nesting cannot be deeper (no full scan). */
+/**
+ * True when the text has at most `max` opening brackets and commas anywhere (strings included): neither its nesting
+ * nor its count of values can pass `max`, so an ordinary small body needs no scan.
+ */
 function fewBrackets(text: string, max: number): boolean {
   let count = 0
-  for (const open of ['{', '[']) {
+  for (const open of ['{', '[', ',']) {
     for (let i = text.indexOf(open); i >= 0; i = text.indexOf(open, i + 1)) if (++count > max) return false
   }
   return true
@@ -81,7 +84,7 @@ function fewBrackets(text: string, max: number): boolean {
 export function parseJsonBody(raw: string, limits: JsonLimits): unknown {
   const text = raw.trim()
   if (text === '') return undefined
-  if (limits.maxValues !== undefined || !fewBrackets(text, limits.maxDepth)) {
+  if (!fewBrackets(text, Math.min(limits.maxDepth, limits.maxValues ?? Number.POSITIVE_INFINITY))) {
     const shape = jsonShape(text, limits.maxDepth)
     if (shape.depth > limits.maxDepth) throw errors.jsonTooDeep(limits.maxDepth)
     if (limits.maxValues !== undefined && shape.values >= limits.maxValues) throw errors.bodyTooLarge()

@@ -28,6 +28,8 @@ export interface TransportOptions {
   bodyLimit: number
   /** HOSTAPI_JSON_MAX_DEPTH: a body nested deeper is refused 400 before it is parsed. */
   jsonMaxDepth: number
+  /** HOSTAPI_JSON_MAX_VALUES: a body holding more values is refused 413 before it is parsed. */
+  jsonMaxValues: number
   /**
    * Parses a body of more than `largeBody` characters off the event loop (a worker thread), so that one tenant's
    * 10 MB zone import does not hold every other request while JSON.parse runs; smaller bodies parse inline. The
@@ -71,7 +73,7 @@ export const transportPlugin = fp(async (app, opts: TransportOptions) => {
 
   app.removeAllContentTypeParsers()
   const large = opts.parseLarge
-  const limits: JsonLimits = { maxDepth: opts.jsonMaxDepth }
+  const limits: JsonLimits = { maxDepth: opts.jsonMaxDepth, maxValues: opts.jsonMaxValues }
   const largeLimits: JsonLimits = { maxDepth: opts.jsonMaxDepth, maxValues: LARGE_BODY_MAX_VALUES }
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: opts.bodyLimit }, (req, body, done) => {
     const text = body as string
