@@ -346,6 +346,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     async close() {
       await jobs.stop()
       await services.dns.close()
+      await services.tickets.stop()
       await database.close()
       redisGuard?.close()
       if (redis) await redis.quit().catch(() => redis.disconnect())

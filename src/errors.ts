@@ -165,6 +165,12 @@ export const errors = {
       'Retry-After': String(retryAfterSeconds),
     }),
 
+  /** The ticket sanitiser's worker is busy and its queue of long messages is full. */
+  sanitiserBusy: (retryAfterSeconds: number) =>
+    new ApiError('unavailable', 'Too many long messages being processed, try again shortly', undefined, {
+      'Retry-After': String(retryAfterSeconds),
+    }),
+
   // Domains, DNS, domain profiles, availability and orders.
   noAccessToResource: () => bad('You have no access to this resource'),
   invalidDomainName: () => bad('Invalid domain name'),
