@@ -21,7 +21,9 @@ import {
  * text fields also as nested markup), then the known heavy inputs (a 10 MiB zone of 50,000 records, 10,000 records,
  * the deepest allowed JSON, the most values allowed, 8 MB of keys, nested HTML in tickets), each followed by the
  * jobs it queued and, after a DNS change, a query that makes the DNS server rebuild the zone. A prober in this
- * process (the server runs in it) measures the longest block of the event loop per request.
+ * process (the server runs in it) measures the longest block of the event loop per request. A route's first request
+ * (which also compiles its schemas and loads packages it needs, once per process) is measured but not held to the
+ * bound; the fixture request sent again after it is.
  *
  * The budget is 50 ms per request (`npm run bench:stall` reports each family against it); CI machines are noisy,
  * so this suite fails only past BOUND_MS. SQLite only: better-sqlite3 runs every query on the event loop, so it is
@@ -51,7 +53,9 @@ describe('no request holds the event loop past the bound (sqlite)', () => {
   after(() => t.close())
 
   const failures = (rs: StallResult[]) =>
-    rs.filter((r) => r.blockMs > BOUND_MS).map((r) => `${r.label}: ${Math.round(r.blockMs)} ms (answer ${r.status})`)
+    rs
+      .filter((r) => r.blockMs > BOUND_MS && !r.first)
+      .map((r) => `${r.label}: ${Math.round(r.blockMs)} ms (answer ${r.status})`)
 
   it('heavy DNS inputs: the largest zone, record set, deepest and most-valued bodies; the DNS server rebuild', async () => {
     const rs = await runCases(t, await heavyDnsCases(t, who))

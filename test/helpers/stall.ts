@@ -28,6 +28,11 @@ export interface StallCase {
   path: string
   payload?: string
   headers: Record<string, string>
+  /**
+   * A route's first request: it also pays for what is loaded or compiled on first use (its schemas' validators and
+   * serialisers, lazily required packages such as pdfkit), once per process. Reported, not held to the bound.
+   */
+  first?: boolean
 }
 
 /** What one case held the event loop for, and what the server answered. */
@@ -36,6 +41,7 @@ export interface StallResult {
   label: string
   status: number
   blockMs: number
+  first?: boolean
 }
 
 type Schema = {
@@ -169,10 +175,11 @@ export async function routeCases(t: TestApp, r: RouteEntry, who: StallActors): P
     (limit ? `?limit=${limit}` : '')
   const family = familyOf(r.url)
   const cases: StallCase[] = []
-  const add = (label: string, body?: unknown, raw?: string) => {
+  const add = (label: string, body?: unknown, raw?: string, first = false) => {
     const payload = raw ?? (body === undefined ? undefined : JSON.stringify(body))
     cases.push({
-      family,
+      first,
+      family: first ? 'first request of a route' : family,
       label: `${r.method} ${r.url} ${label}`,
       method: r.method,
       path,
@@ -181,6 +188,7 @@ export async function routeCases(t: TestApp, r: RouteEntry, who: StallActors): P
     })
   }
   const bodySchema = s.body as Schema | undefined
+  add('(first request)', base.body, undefined, true)
   add('(fixture)', base.body)
   if (bodySchema && base.body !== undefined) {
     const limitBytes = (r.url.endsWith('/dns/zone') ? 11 : 1) * M - 4096
@@ -229,7 +237,12 @@ export async function heavyDnsCases(t: TestApp, who: StallActors): Promise<Stall
     ttl: 3600,
   }))
   const manyKeys = JSON.stringify(Object.fromEntries(Array.from({ length: 500_000 }, (_, i) => [`k${i}`, i])))
+  const first = (x: StallCase): StallCase => ({ ...x, first: true, family: 'first request of a route' })
   return [
+    first(c('first PUT zone', 'PUT', `${dns}/zone`, JSON.stringify({ zone: 'www 3600 IN A 192.0.2.1\n' }))),
+    first(c('first GET records', 'GET', dns)),
+    first(c('first GET zone file', 'GET', `${dns}/zone`)),
+    first(c('first PUT records', 'PUT', dns, JSON.stringify({ records: records.slice(0, 1) }))),
     c('PUT zone: 10 MiB, 50,000 records', 'PUT', `${dns}/zone`, JSON.stringify({ zone: largestZone() })),
     c('GET records of a 50,000-record zone', 'GET', dns),
     c('GET zone file of a 50,000-record zone', 'GET', `${dns}/zone`),
@@ -255,7 +268,34 @@ export async function heavyDnsCases(t: TestApp, who: StallActors): Promise<Stall
 export async function heavyTicketCases(t: TestApp, who: StallActors): Promise<StallCase[]> {
   const ticket = await makeTicket(t, who.account)
   const headers = { 'api-key': who.account.key, 'content-type': 'application/json' }
-  const cases: StallCase[] = []
+  const cases: StallCase[] = [
+    {
+      first: true,
+      family: 'first request of a route',
+      label: 'first POST ticket',
+      method: 'POST',
+      path: '/api/v2/account/tickets',
+      headers,
+      payload: JSON.stringify({ subject: 'First', department: 'support', message: 'Hello' }),
+    },
+    {
+      first: true,
+      family: 'first request of a route',
+      label: 'first POST reply',
+      method: 'POST',
+      path: `/api/v2/account/tickets/${ticket}/reply`,
+      headers,
+      payload: JSON.stringify({ message: 'Hello' }),
+    },
+    {
+      first: true,
+      family: 'first request of a route',
+      label: 'first GET ticket',
+      method: 'GET',
+      path: `/api/v2/account/tickets/${ticket}`,
+      headers: { 'api-key': who.account.key },
+    },
+  ]
   for (const tag of ['b', 'div', 'x', 'table']) {
     const message = nestedHtml(65_536, tag)
     cases.push(
@@ -355,7 +395,7 @@ export async function runCases(
   for (const c of cases) {
     const body = c.payload === undefined ? null : Buffer.from(c.payload)
     const { value: status, blockMs } = await blockOf(() => send(t.origin, c, body))
-    note({ family: c.family, label: c.label, status, blockMs })
+    note({ family: c.family, label: c.label, status, blockMs, first: c.first })
     const jobs = await blockOf(() => t.ctx.jobs.drain(kinds))
     if (jobs.value > 0)
       note({ family: 'jobs', label: `${jobs.value} jobs after ${c.label}`, status: 0, blockMs: jobs.blockMs })
