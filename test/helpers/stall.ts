@@ -387,6 +387,7 @@ const drainable = (t: TestApp) => t.ctx.jobs.kinds.filter((k) => k !== DELIVERY_
 /**
  * Runs the cases one at a time: each request, then the jobs it queued (family `jobs`), each measured; a case
  * named `PUT zone…` that answers 200 is followed by a DNS query for the zone (family `dns-server`: its rebuild).
+ * The jobs and the query after a route's first request count as first too (their code runs for the first time).
  */
 export async function runCases(
   t: TestApp,
@@ -406,12 +407,19 @@ export async function runCases(
     note({ family: c.family, label: c.label, status, blockMs, first: c.first })
     const jobs = await blockOf(() => t.ctx.jobs.drain(kinds))
     if (jobs.value > 0)
-      note({ family: 'jobs', label: `${jobs.value} jobs after ${c.label}`, status: 0, blockMs: jobs.blockMs })
+      note({
+        family: 'jobs',
+        label: `${jobs.value} jobs after ${c.label}`,
+        status: 0,
+        blockMs: jobs.blockMs,
+        first: c.first,
+      })
     const dns = t.ctx.drivers.dns.address()
     const zone = /\/domains\/([^/]+)\/dns/.exec(c.path)?.[1]
     if (dns && zone && c.method !== 'GET' && status === 200) {
       const q = await blockOf(() => queryUdp(dns.port, `t1.${zone}`, 'TXT', { timeoutMs: 60_000 }))
       note({
+        first: c.first,
         family: 'dns-server',
         label: `query after ${c.label} (${q.value.answers?.length ?? 0} answers, flags ${q.value.flags})`,
         status: 0,
