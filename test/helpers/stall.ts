@@ -385,8 +385,8 @@ export async function blockOf<T>(fn: () => Promise<T>): Promise<{ value: T; bloc
 const drainable = (t: TestApp) => t.ctx.jobs.kinds.filter((k) => k !== DELIVERY_JOB)
 
 /**
- * Runs the cases one at a time: each request, then the jobs it queued (family `jobs`), each measured; a case
- * named `PUT zone…` that answers 200 is followed by a DNS query for the zone (family `dns-server`: its rebuild).
+ * Runs the cases one at a time: each request, then the jobs it queued (family `jobs`), each measured; a change
+ * to a domain's DNS that answers 200 is followed by a DNS query for the zone (family `dns-server`: its rebuild).
  * The jobs and the query after a route's first request count as first too (their code runs for the first time).
  */
 export async function runCases(
