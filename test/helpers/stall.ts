@@ -250,9 +250,10 @@ export async function heavyDnsCases(t: TestApp, who: StallActors): Promise<Stall
     ),
     first(c('first GET records', 'GET', dns)),
     first(c('first GET zone file', 'GET', `${dns}/zone`)),
-    first(c('first PUT records', 'PUT', dns, JSON.stringify({ records: records.slice(0, 1) }))),
-    c('PUT zone: 8 MB body of 500,000 keys', 'PUT', `${dns}/zone`, manyKeys),
+    // Over the 200 records checked inline: the first record set checked in the worker pool too.
+    first(c('first PUT records', 'PUT', dns, JSON.stringify({ records: records.slice(0, 201) }))),
     c('PUT records: 10,000 records', 'PUT', dns, JSON.stringify({ records })),
+    c('PUT zone: 8 MB body of 500,000 keys', 'PUT', `${dns}/zone`, manyKeys),
     c(
       'PUT records: deepest allowed nesting, 99,000 values',
       'PUT',
