@@ -23,6 +23,7 @@ import { AuthThrottle } from './http/auth-throttle.js'
 import { declareErrorResponses } from './http/error-responses.js'
 import { ErrorBody, Pagination } from './http/schemas.js'
 import { answerPlainHttpOnTls } from './http/plain-on-tls.js'
+import type { JsonLimits } from './lib/json-body.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -107,9 +108,15 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   const zoneWork = ctx.services.dns.work
   const parseLarge = {
     largeBody: config.bodyLimit,
-    parse: (req: FastifyRequest, text: string) => zoneWork.json(req.principal?.accountId ?? 0, text),
+    parse: (req: FastifyRequest, text: string, limits: JsonLimits) =>
+      zoneWork.json(req.principal?.accountId ?? 0, text, limits),
   }
-  await app.register(transportPlugin, { bodyLimit: config.bodyLimit, parseLarge })
+  await app.register(transportPlugin, {
+    bodyLimit: config.bodyLimit,
+    jsonMaxDepth: config.jsonMaxDepth,
+    jsonMaxValues: config.jsonMaxValues,
+    parseLarge,
+  })
   await app.register(errorsPlugin)
   await app.register(metricsPlugin, { metrics: ctx.ops.metrics })
   if (sandbox) await app.register(journalPlugin, { journal: sandbox.journal, clock: ctx.clock })
@@ -138,7 +145,11 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
 /** The admin API alone, for its own listener (HOSTAPI_ADMIN_PORT): same transport rules, envelope and errors. */
 export async function buildAdminApp(ctx: Context, opts: AppOptions = {}): Promise<FastifyInstance> {
   const app = newFastify(ctx, opts)
-  await app.register(transportPlugin, { bodyLimit: ctx.config.bodyLimit })
+  await app.register(transportPlugin, {
+    bodyLimit: ctx.config.bodyLimit,
+    jsonMaxDepth: ctx.config.jsonMaxDepth,
+    jsonMaxValues: ctx.config.jsonMaxValues,
+  })
   await app.register(errorsPlugin)
   await app.register(metricsPlugin, { metrics: ctx.ops.metrics })
   await app.register(auditPlugin, { db: ctx.db, clock: ctx.clock })

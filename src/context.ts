@@ -361,6 +361,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
       await jobs.stop()
       services.zoneDelivery.stop()
       await services.dns.close()
+      await services.tickets.stop()
       await database.close()
       redisGuard?.close()
       if (redis) await redis.quit().catch(() => redis.disconnect())

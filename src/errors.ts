@@ -113,6 +113,8 @@ export const errors = {
   headersTooLarge: () => new ApiError('headers_too_large', 'Request headers too large'),
   requestTimeout: () => new ApiError('request_timeout', 'Request timeout: the request was not received in time'),
   nulInUrl: () => bad('Invalid URL: NUL (%00) is not allowed'),
+  /** A JSON body nested deeper than HOSTAPI_JSON_MAX_DEPTH, refused before it is parsed. */
+  jsonTooDeep: (max: number) => bad(`Invalid JSON body: nested deeper than ${max} levels`),
   nulInBody: () => bad('Invalid JSON body: text must not contain NUL (\\u0000)'),
   shuttingDown: () => new ApiError('unavailable', 'Service unavailable: the server is shutting down'),
   malformedRequest: () => bad('Malformed HTTP request'),
@@ -167,6 +169,12 @@ export const errors = {
   /** Every zone worker is busy and the queue of large DNS changes is full (HOSTAPI_ZONE_QUEUE). */
   zoneWorkBusy: (retryAfterSeconds: number) =>
     new ApiError('unavailable', 'Too many large DNS changes in progress, try again shortly', undefined, {
+      'Retry-After': String(retryAfterSeconds),
+    }),
+
+  /** The ticket sanitiser's worker is busy and its queue of long messages is full. */
+  sanitiserBusy: (retryAfterSeconds: number) =>
+    new ApiError('unavailable', 'Too many long messages being processed, try again shortly', undefined, {
       'Retry-After': String(retryAfterSeconds),
     }),
 

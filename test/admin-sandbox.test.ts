@@ -279,9 +279,10 @@ forEachDialect((dialect) => {
       assert.deepEqual((await adm('GET', '/sandbox/journal')).body.data.entries, [])
     })
 
-    it('journals a body nested thousands deep cut at depth 20, secrets below it included, and stays readable', async () => {
+    // Deeper than HOSTAPI_JSON_MAX_DEPTH (64) the body is refused before it is parsed, so never journalled parsed.
+    it('journals a body nested 60 deep cut at depth 20, secrets below it included, and stays readable', async () => {
       await adm('DELETE', '/sandbox/journal')
-      const rawBody = `{"name":${'['.repeat(5000)}${']'.repeat(5000)},"deep":${'{"a":'.repeat(25)}{"password":"hunter2"}${'}'.repeat(25)}}`
+      const rawBody = `{"name":${'['.repeat(60)}${']'.repeat(60)},"deep":${'{"a":'.repeat(25)}{"password":"hunter2"}${'}'.repeat(25)}}`
       const sent = await t.request('POST', '/vps/ssh-keys', {
         key: SEED_KEY,
         rawBody,

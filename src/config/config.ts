@@ -47,6 +47,10 @@ export interface Config {
   dnsTransfer: DnsTransferConfig
   logLevel: string
   bodyLimit: number
+  /** The deepest nesting of arrays and objects a JSON body may have: deeper is refused 400 before it is parsed. */
+  jsonMaxDepth: number
+  /** The most values a JSON body may hold: more is refused 413 before it is parsed (JSON.parse of many blocks). */
+  jsonMaxValues: number
   rateLimit: { perKeyPerMinute: number; availabilityPerMinute: number }
   /**
    * Failed credentials (wrong, expired, revoked or not whitelisted API keys; wrong admin tokens) per client address:
@@ -176,6 +180,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     dnsDriver: dnsDriverConfig(r),
     dnsTransfer: dnsTransferConfig(r),
     bodyLimit: r.int('HOSTAPI_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    jsonMaxDepth: r.int('HOSTAPI_JSON_MAX_DEPTH', 64, 8, 1000),
+    jsonMaxValues: r.int('HOSTAPI_JSON_MAX_VALUES', 100_000, 1000, 10_000_000),
     ...limitConfig(r),
     jobs: {
       enabled: r.bool('HOSTAPI_JOBS', true),

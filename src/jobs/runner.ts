@@ -92,6 +92,11 @@ export class JobRunner {
     this.definitions.set(name, definition)
   }
 
+  /** The kinds of job registered. */
+  get kinds(): string[] {
+    return [...this.definitions.keys()]
+  }
+
   /** Queues a job of a kind; it runs on whichever instance claims it first. */
   async enqueue<S extends TSchema>(
     definition: JobDefinition<S>,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyRequest } from 'fastify'
 import { errors } from '../../errors.js'
-import { parseJsonBody } from '../../lib/json-body.js'
+import { type JsonLimits, LARGE_BODY_MAX_VALUES, parseJsonBody } from '../../lib/json-body.js'
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -26,11 +26,16 @@ export const API_HEADERS: Record<string, string> = {
 
 export interface TransportOptions {
   bodyLimit: number
+  /** HOSTAPI_JSON_MAX_DEPTH: a body nested deeper is refused 400 before it is parsed. */
+  jsonMaxDepth: number
+  /** HOSTAPI_JSON_MAX_VALUES: a body holding more values is refused 413 before it is parsed. */
+  jsonMaxValues: number
   /**
    * Parses a body of more than `largeBody` characters off the event loop (a worker thread), so that one tenant's
-   * 10 MB zone import does not hold every other request while JSON.parse runs; smaller bodies parse inline.
+   * 10 MB zone import does not hold every other request while JSON.parse runs; smaller bodies parse inline. The
+   * parse applies the limits given to it (the depth, and LARGE_BODY_MAX_VALUES so its result comes back cheaply).
    */
-  parseLarge?: { largeBody: number; parse(req: FastifyRequest, text: string): Promise<unknown> }
+  parseLarge?: { largeBody: number; parse(req: FastifyRequest, text: string, limits: JsonLimits): Promise<unknown> }
 }
 
 /**
@@ -68,17 +73,19 @@ export const transportPlugin = fp(async (app, opts: TransportOptions) => {
 
   app.removeAllContentTypeParsers()
   const large = opts.parseLarge
+  const limits: JsonLimits = { maxDepth: opts.jsonMaxDepth, maxValues: opts.jsonMaxValues }
+  const largeLimits: JsonLimits = { maxDepth: opts.jsonMaxDepth, maxValues: LARGE_BODY_MAX_VALUES }
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: opts.bodyLimit }, (req, body, done) => {
     const text = body as string
     if (large && text.length > large.largeBody) {
-      large.parse(req, text).then(
+      large.parse(req, text, largeLimits).then(
         (parsed) => done(null, parsed),
         (err: Error) => done(err, undefined),
       )
       return
     }
     try {
-      done(null, parseJsonBody(text))
+      done(null, parseJsonBody(text, limits))
     } catch (err) {
       done(err as Error, undefined)
     }

@@ -14,6 +14,7 @@ import { paymethodsRoutes } from './paymethods/paymethods.routes.js'
 import { ProfileService } from './profile/profile.service.js'
 import { profileRoutes } from './profile/profile.routes.js'
 import { TicketsService } from './tickets/tickets.service.js'
+import { SanitisePool } from './tickets/sanitise-pool.js'
 import { ticketsRoutes } from './tickets/tickets.routes.js'
 import { UsersService } from './users/users.service.js'
 import { usersRoutes } from './users/users.routes.js'
@@ -44,7 +45,7 @@ export function createAccountServices(deps: {
     invoices: new InvoicesService(db, clock, config.billing, payments, profile, iam, mail, jobs),
     paymethods: new PaymethodsService(db, clock, payments, profile),
     users: new UsersService(db, clock, () => iam, { newUsersPerHour: 10 }),
-    tickets: new TicketsService(db, clock, mail, profile, iam, config.mail.supportAddress),
+    tickets: new TicketsService(db, clock, mail, profile, iam, config.mail.supportAddress, new SanitisePool()),
   }
 }
 

@@ -10,6 +10,7 @@ import type { NormalisedRecord } from '../../../lib/dns/records.js'
 import { renderZone, type ZoneMeta } from '../../../lib/dns/zone-file.js'
 import { nextTurn } from '../../../lib/turns.js'
 import type { Config } from '../../../config/config.js'
+import type { JsonLimits } from '../../../lib/json-body.js'
 import { RECORD_PAGE, runZoneTask, type TaskValue, type ZoneResult, type ZoneTask } from './zone.worker.js'
 
 /** The zone size limits and the worker pool's size (HOSTAPI_ZONE_*). */
@@ -90,8 +91,8 @@ export class ZoneWork {
   }
 
   /** A large request body's JSON, parsed in the pool (the transport parses smaller ones inline). */
-  async json(accountId: number, text: string): Promise<unknown> {
-    return this.run(accountId, { op: 'json', text })
+  async json(accountId: number, text: string, limits: JsonLimits): Promise<unknown> {
+    return this.run(accountId, { op: 'json', text, limits })
   }
 
   /** Stops the worker threads (waiting tasks fail). */

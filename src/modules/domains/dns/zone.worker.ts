@@ -4,7 +4,7 @@
 import { ApiError, type ErrorKind } from '../../../errors.js'
 import { checkRecordSet, normaliseRecord, type NormalisedRecord, type RecordInput } from '../../../lib/dns/records.js'
 import { parseZone, renderZone, type ZoneMeta } from '../../../lib/dns/zone-file.js'
-import { parseJsonBody } from '../../../lib/json-body.js'
+import { type JsonLimits, parseJsonBody } from '../../../lib/json-body.js'
 import { lazyRequire } from '../../../lazy-require.js'
 
 const piscina = lazyRequire<typeof import('piscina')>('piscina')
@@ -13,7 +13,7 @@ export type ZoneTask =
   | { op: 'parse'; zone: string; text: string; maxRecords: number }
   | { op: 'records'; zone: string; records: (Omit<RecordInput, 'name'> & { name?: string | null })[] }
   /** A large request body's JSON text (a zone import's), parsed as the transport parses every body. */
-  | { op: 'json'; text: string }
+  | { op: 'json'; text: string; limits: JsonLimits }
   /** A zone's BIND text, from its records sent as JSON pages (strings are copied whole, objects one by one). */
   | { op: 'render'; zone: string; meta: ZoneMeta; pages: string[] }
 
@@ -32,7 +32,7 @@ export function runZoneTask<T extends ZoneTask>(task: T): TaskValue<T> {
 }
 
 function runTask(task: ZoneTask): unknown {
-  if (task.op === 'json') return parseJsonBody(task.text)
+  if (task.op === 'json') return parseJsonBody(task.text, task.limits)
   if (task.op === 'parse') return parseZone(task.zone, task.text, { maxRecords: task.maxRecords })
   if (task.op === 'render') {
     const records = task.pages.flatMap((p) => JSON.parse(p) as NormalisedRecord[])
