@@ -170,9 +170,9 @@ export class WebhookDeliverer {
       durationMs = result.durationMs
       if (status < 200 || status > 299) error = `The receiver answered ${status}`
     } catch (err) {
-      if (!(err instanceof SendError)) throw err
-      durationMs = err.durationMs
-      error = err.message
+      // Whatever went wrong, the attempt is recorded and retried: a delivery is never left `sending`.
+      durationMs = err instanceof SendError ? err.durationMs : 0
+      error = err instanceof SendError ? err.message : `Sending failed: ${(err as Error).message}`
     }
     await this.record(delivery, endpoint, { status, durationMs, error })
     return { result: { status, error }, next: await this.nextParked(endpoint.account_id) }
