@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Type } from 'typebox'
-import { iso } from '../src/clock.js'
+import { iso, ManualClock, type Clock } from '../src/clock.js'
 import { defineJob, JobRunner, type JobDefinition } from '../src/jobs/runner.js'
 import { forEachDialect, startTestApp, type TestApp } from './helpers/app.js'
 
@@ -26,8 +26,9 @@ forEachDialect((dialect) => {
     })
     after(() => t.close())
 
-    const runner = (...kinds: JobDefinition[]) => {
-      const r = new JobRunner(t.ctx.db, t.ctx.dialect, t.ctx.clock, t.ctx.log, {
+    const runner = (...kinds: JobDefinition[]) => runnerOn(t.ctx.clock, ...kinds)
+    const runnerOn = (clock: Clock, ...kinds: JobDefinition[]) => {
+      const r = new JobRunner(t.ctx.db, t.ctx.dialect, clock, t.ctx.log, {
         pollMs: 20,
         concurrency: 4,
         leaseMs: LEASE_MS,
@@ -63,6 +64,34 @@ forEachDialect((dialect) => {
       assert.deepEqual([done.status, done.attempts, done.crashes, runs], ['done', 1, 0, 1])
     })
 
+    it('keeps leases on the wall clock: moving a sandbox clock on abandons no running job', async () => {
+      const clock = new ManualClock()
+      let runs = 0
+      const slow = defineJob({
+        name: 'test.slow-sandbox',
+        payload: Type.Null(),
+        handle: async () => {
+          runs++
+          await sleep(LEASE_MS / 2)
+          return 'done'
+        },
+      })
+      const a = runnerOn(clock, slow)
+      const b = runnerOn(clock, slow)
+      const id = await a.enqueue(slow, null)
+      const draining = a.drain([slow.name])
+      await until(async () => (await job(id)).status === 'running')
+      clock.advance(86_400_000)
+      b.start()
+      try {
+        await draining
+      } finally {
+        await b.stop()
+      }
+      const done = await job(id)
+      assert.deepEqual([done.status, done.attempts, done.crashes, runs], ['done', 1, 0, 1])
+    })
+
     it('runs a job whose process died alone, and quarantines one whose process died twice', async () => {
       const ran: { name: string; from: number; to: number }[] = []
       const kind = (name: string) =>
@@ -88,7 +117,7 @@ forEachDialect((dialect) => {
       }
       // What a process killed during an attempt leaves: the job running, its lease run out; `doomed` was left so
       // once before already.
-      const past = iso(new Date(t.ctx.clock.now().getTime() - 1))
+      const past = iso(new Date(Date.now() - 1))
       for (const [id, crashes] of [
         [ids.abandoned, 0],
         [ids.doomed, 1],

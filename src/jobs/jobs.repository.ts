@@ -24,16 +24,16 @@ export const insertJob = (
 export const CRASH_LIMIT = 2
 
 /**
- * Claims the next due job for `worker` in one statement: a queued job whose time has come, or a running
- * one whose lease ran out (its worker died: counted in `crashes`). PostgreSQL skips rows other instances hold;
- * SQLite has one writer.
+ * Claims the next due job for `worker` in one statement: a queued job whose time (`now`) has come, or a running
+ * one whose lease ran out (its worker died: counted in `crashes`). Leases are read and set on the wall clock
+ * (`lease.now`, `lease.until`). PostgreSQL skips rows other instances hold; SQLite has one writer.
  */
 export async function claimNext(
   db: Db,
   dialect: Dialect,
   worker: string,
   now: string,
-  leaseUntil: string,
+  lease: { now: string; until: string },
   kinds: string[],
 ): Promise<Job | undefined> {
   if (kinds.length === 0) return undefined
@@ -41,10 +41,10 @@ export async function claimNext(
   const result = await sql<Job>`
     update jobs set status = 'running', attempts = attempts + 1,
       crashes = crashes + case when status = 'running' then 1 else 0 end, locked_by = ${worker},
-      locked_until = ${leaseUntil}, updated_at = ${now}
+      locked_until = ${lease.until}, updated_at = ${now}
     where id = (
       select id from jobs
-      where ((status = 'queued' and run_at <= ${now}) or (status = 'running' and locked_until < ${now}))
+      where ((status = 'queued' and run_at <= ${now}) or (status = 'running' and locked_until < ${lease.now}))
         and kind in (${sql.join(kinds)})
       order by run_at, id
       limit 1

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely'
 import type { Logger } from 'pino'
 import type { Static, TNull, TSchema } from 'typebox'
 import type { Clock } from '../clock.js'
-import { iso } from '../clock.js'
+import { iso, systemClock } from '../clock.js'
 import type { Dialect } from '../db/database.js'
 import type { DB, Job } from '../db/tables.js'
 import * as repo from './jobs.repository.js'
@@ -215,14 +215,16 @@ export class JobRunner {
     return this.opts.leaseMs ?? LEASE_MS
   }
 
+  // Leases are kept on the wall clock, not on the service's: moving a sandbox clock on abandons no running job.
   private leaseEnd(): string {
-    return iso(new Date(this.clock.now().getTime() + this.leaseMs))
+    return iso(new Date(systemClock.now().getTime() + this.leaseMs))
   }
 
   private async claim(kinds = [...this.definitions.keys()]): Promise<Job | undefined> {
     if (this.solo) return undefined
     const now = iso(this.clock.now())
-    return repo.claimNext(this.db, this.dialect, this.workerId, now, this.leaseEnd(), kinds)
+    const lease = { now: iso(systemClock.now()), until: this.leaseEnd() }
+    return repo.claimNext(this.db, this.dialect, this.workerId, now, lease, kinds)
   }
 
   /** Renews the job's lease every third of it until the returned function is called. */
