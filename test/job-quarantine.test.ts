@@ -72,7 +72,7 @@ forEachDialect((dialect) => {
         // Start 3: the job is quarantined without running, and the instance serves.
         const server = spawnServer(env)
         third.server = server
-        const [, url] = await server.waitFor(LISTENING)
+        const [, url] = await server.waitFor(LISTENING, 90_000)
         const origin = url.replace(/\/api\/v2$/, '')
         const admin = (path: string) => request(origin, 'GET', path, { headers: { authorization: `Bearer ${TOKEN}` } })
         const failed = await eventually(async () => {

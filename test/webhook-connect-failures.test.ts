@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { ManualClock } from '../src/clock.js'
+import { iso, ManualClock } from '../src/clock.js'
 import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 
 // Addresses a connection to fails at once, inside connect(): a link-local IPv6 address without a scope (EINVAL)
@@ -63,5 +63,42 @@ forEachDialect((dialect) => {
         })
       }
     }
+
+    it('fails a delivery whose job was quarantined instead of leaving it sending', async () => {
+      t.ctx.services.webhooks.deliverer.setResolver(async () => [{ address: '127.0.0.1', family: 4 }])
+      const hook = await t.request('POST', '/account/webhooks', {
+        key: a.key,
+        body: { url: 'http://killer.example.nl:9/hook', events: ['*'] },
+      })
+      const sent = await t.request('POST', `/account/webhooks/${hook.body.data.id}/test`, { key: a.key })
+      const deliveryId = sent.body.data.id
+      // What a process killed during the second attempt leaves: the job running with its lease run out (one death
+      // counted already), the delivery sending.
+      const past = iso(new Date(Date.now() - 1))
+      const jobs = await t.ctx.db
+        .updateTable('jobs')
+        .set({ status: 'running', attempts: 2, crashes: 1, locked_by: 'dead-worker', locked_until: past })
+        .where('kind', '=', 'webhooks.deliver')
+        .where('payload', '=', JSON.stringify({ deliveryId }))
+        .executeTakeFirst()
+      assert.equal(Number(jobs.numUpdatedRows), 1)
+      await t.ctx.db
+        .updateTable('webhook_deliveries')
+        .set({ status: 'sending', attempts: 2, locked_until: past })
+        .where('id', '=', deliveryId)
+        .execute()
+      await t.ctx.jobs.drain()
+      const list = await t.request('GET', `/account/webhooks/${hook.body.data.id}/deliveries`, { key: a.key })
+      const [d] = list.body.data.deliveries
+      assert.deepEqual([d.id, d.status, d.attempts], [deliveryId, 'failed', 2])
+      assert.equal(d.last_error, 'Not sent again: the process sending it died during two attempts')
+      const job = await t.ctx.db
+        .selectFrom('jobs')
+        .select(['status', 'crashes', 'last_error'])
+        .where('payload', '=', JSON.stringify({ deliveryId }))
+        .executeTakeFirstOrThrow()
+      assert.deepEqual([job.status, job.crashes], ['failed', 2])
+      assert.match(job.last_error ?? '', /^quarantined: /)
+    })
   })
 })

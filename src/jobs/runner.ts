@@ -22,6 +22,11 @@ export interface JobDefinition<S extends TSchema = TSchema> {
   readonly name: string
   readonly payload: S
   handle(payload: Static<S>, ctx: JobContext): Promise<unknown>
+  /**
+   * Called once the job is quarantined (its process died during its attempts; it is not run again): closes what
+   * the job leaves unfinished, e.g. marks its work failed, with `reason`.
+   */
+  quarantined?(payload: Static<S>, reason: string): Promise<void>
 }
 
 /** States a job definition; the payload's type follows from its schema. */
@@ -261,6 +266,14 @@ export class JobRunner {
       last_error: reason,
       now: iso(this.clock.now()),
     })
+    const { payload } = repo.decodeJob(job)
+    const definition = this.definitions.get(job.kind)!
+    if (!definition.quarantined || (await payloadProblem(definition.payload, payload))) return
+    try {
+      await definition.quarantined(payload, reason)
+    } catch (err) {
+      this.log.error({ jobId: job.id, kind: job.kind, err }, 'closing a quarantined job failed')
+    }
   }
 
   private async execute(job: Job): Promise<void> {

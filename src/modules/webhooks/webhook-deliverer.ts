@@ -30,6 +30,8 @@ const ATTEMPT_LEASE_MS = 30_000
 // One job goes on with an account's parked deliveries for at most this many attempts or this long.
 const CHAIN_MAX = 50
 const CHAIN_MS = 30_000
+// Why a delivery whose job was quarantined failed.
+const DIED = 'the process sending it died during two attempts'
 
 /**
  * The wait after each failed attempt: 5 s, 1 min, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, about three
@@ -63,6 +65,11 @@ export class WebhookDeliverer {
     name: DELIVERY_JOB,
     payload: Type.Object({ deliveryId: Type.Integer() }),
     handle: async ({ deliveryId }) => this.attempt(deliveryId),
+    // The delivery is not sent again (each attempt ended the process): it fails, and its endpoint's slot is freed.
+    quarantined: async ({ deliveryId }) => {
+      const now = iso(this.clock.now())
+      await repo.failUnfinished(this.db, deliveryId, `Not sent again: ${DIED}`, now)
+    },
   })
 
   /** Replaces the resolver used at delivery (tests play DNS answers with it). */
