@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Type } from 'typebox'
 import { iso, ManualClock, type Clock } from '../src/clock.js'
+import { ConfigError, loadConfig } from '../src/config/config.js'
 import { defineJob, JobRunner, type JobDefinition } from '../src/jobs/runner.js'
 import { forEachDialect, startTestApp, type TestApp } from './helpers/app.js'
 
@@ -16,6 +17,20 @@ async function until(check: () => Promise<boolean>, ms = 20_000): Promise<void> 
     await sleep(20)
   }
 }
+
+describe('job lease and crash fault configuration', () => {
+  it('reads the lease (60 s by default) and honours the crash fault in sandbox mode only', () => {
+    assert.equal(loadConfig({}).jobs.leaseMs, 60_000)
+    assert.equal(loadConfig({ HOSTAPI_JOB_LEASE_MS: '1500' }).jobs.leaseMs, 1500)
+    assert.throws(() => loadConfig({ HOSTAPI_JOB_LEASE_MS: '10' }), /HOSTAPI_JOB_LEASE_MS/)
+    assert.equal(loadConfig({}).sandbox.crashJob, null)
+    assert.equal(loadConfig({ HOSTAPI_SANDBOX_CRASH_JOB: 'maintenance.prune' }).sandbox.crashJob, 'maintenance.prune')
+    assert.throws(
+      () => loadConfig({ HOSTAPI_SANDBOX: '0', HOSTAPI_SANDBOX_CRASH_JOB: 'maintenance.prune' }),
+      (e: unknown) => e instanceof ConfigError && /HOSTAPI_SANDBOX_CRASH_JOB .*sandbox mode only/.test(e.message),
+    )
+  })
+})
 
 // The runner's leases, as two instances on one database see them: runners of this process with a short lease.
 forEachDialect((dialect) => {
