@@ -100,11 +100,14 @@ forEachDialect((dialect) => {
         assert.equal(server.child.exitCode, null, 'the third start is still running')
 
         // Retried by the operator, the job runs again (and, the fault still set, ends the process once more).
+        // The runner may take the job and end the process before the answer is sent.
         const retried = await request(origin, 'POST', `/admin/v1/jobs/${left.id}/retry`, {
           headers: { authorization: `Bearer ${TOKEN}` },
-        })
-        assert.deepEqual([retried.status, retried.body.data.status, retried.body.data.crashes], [200, 'queued', 0])
+        }).catch(() => null)
+        if (retried) assert.equal(retried.status, 200, retried.text)
         assert.equal(await ended(server), 'SIGKILL')
+        const [rerun] = await job()
+        assert.deepEqual([rerun.status, Number(rerun.crashes)], ['running', 0], 'run again with its crashes cleared')
       } finally {
         third.server?.child.kill('SIGKILL')
         await third.server?.exited
