@@ -8,7 +8,7 @@ import { AdminAccountsService } from './modules/admin/admin-accounts.service.js'
 import { AdminActivityService } from './modules/admin/activity.service.js'
 import { CatalogService } from './modules/admin/catalog.service.js'
 import { Metrics } from './ops/metrics.js'
-import { FaultInjector } from './ops/faults.js'
+import { crashOnJob, FaultInjector } from './ops/faults.js'
 import { RequestJournal } from './ops/journal.js'
 import type { Sandbox } from './ops/sandbox.js'
 import { openDatabase, type Database, type Dialect } from './db/database.js'
@@ -270,6 +270,7 @@ function registerWork(
 ): void {
   ops.metrics.setSources({
     jobCounts: () => services.adminActivity.jobCounts(),
+    quarantinedJobs: () => services.adminActivity.quarantinedJobs(),
     dbRoundTrips: () => database.roundTrips(),
     webhookStats: () => services.webhooks.stats(),
   })
@@ -329,7 +330,8 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     ? new RedisWindowCounter(redisGuard, clock, config.redisPrefix)
     : new MemoryWindowCounter(clock)
   const lanes = { [DELIVERY_JOB]: config.webhooks.concurrency }
-  const jobs = new JobRunner(db, database.dialect, clock, log, { ...config.jobs, lanes })
+  const onAttempt = config.sandbox.enabled && config.sandbox.crashJob ? crashOnJob(config.sandbox.crashJob) : undefined
+  const jobs = new JobRunner(db, database.dialect, clock, log, { ...config.jobs, lanes, onAttempt })
   const maintenance = new Maintenance(jobs, db, clock, config.retention)
   const base: Foundation = { config, db, clock, log, jobs, secrets }
   // The CA reads TXT records through the domains area, built after the drivers.

@@ -75,7 +75,11 @@ export interface Config {
    * see the response-cache plugin). 0 turns the cache off.
    */
   responseCacheMb: number
-  jobs: { enabled: boolean; pollMs: number; concurrency: number }
+  /**
+   * The job runner: whether this instance runs jobs, how often it looks for due ones, how many it runs at once, and
+   * the lease of a running job (renewed while it runs; one whose lease ran out is taken as abandoned by a dead process).
+   */
+  jobs: { enabled: boolean; pollMs: number; concurrency: number; leaseMs: number }
   /**
    * How long the daily prune keeps rows, in days: the audit log (HOSTAPI_AUDIT_RETENTION_DAYS), finished and
    * failed jobs (HOSTAPI_JOB_RETENTION_DAYS) and the mail outbox (HOSTAPI_MAIL_RETENTION_DAYS); 90 each by default.
@@ -129,8 +133,9 @@ export interface Config {
   /**
    * Sandbox mode: a controllable clock, reset to the seed, fault injection and a request journal.
    * `seedFile` (JSON or YAML) describes the data loaded on an empty database and on every reset.
+   * `crashJob`: a job kind whose every attempt ends the process with SIGKILL (to try the quarantine of such jobs).
    */
-  sandbox: { enabled: boolean; seedFile: string | null; journalSize: number }
+  sandbox: { enabled: boolean; seedFile: string | null; journalSize: number; crashJob: string | null }
   /**
    * The key that encrypts secrets at rest (the built-in CA's private keys): `key` (HOSTAPI_SECRET_KEY, 32 bytes
    * as hex or base64) or `keyFile` (HOSTAPI_SECRET_KEY_FILE); neither: `<dataDir>/secret.key`, generated on first
@@ -187,6 +192,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       enabled: r.bool('HOSTAPI_JOBS', true),
       pollMs: r.int('HOSTAPI_JOB_POLL_MS', 500, 10, 60_000),
       concurrency: r.int('HOSTAPI_JOB_CONCURRENCY', 4, 1, 64),
+      leaseMs: r.int('HOSTAPI_JOB_LEASE_MS', 60_000, 1000, 3_600_000),
     },
     retention: {
       auditDays: r.int('HOSTAPI_AUDIT_RETENTION_DAYS', 90, 1, 36_500),
@@ -363,6 +369,10 @@ function operatorConfig(r: EnvReader, demoEnabled: boolean): Pick<Config, 'admin
   const { env } = r
   const adminPort = env.HOSTAPI_ADMIN_PORT ? r.int('HOSTAPI_ADMIN_PORT', 0, 0, 65535) : null
   const adminToken = env.HOSTAPI_ADMIN_TOKEN || null
+  const sandbox = r.bool('HOSTAPI_SANDBOX', demoEnabled)
+  const crashJob = env.HOSTAPI_SANDBOX_CRASH_JOB || null
+  if (crashJob !== null && !sandbox)
+    r.problem('HOSTAPI_SANDBOX_CRASH_JOB is honoured in sandbox mode only (HOSTAPI_SANDBOX)')
   if (adminToken !== null && !/^adm_[A-Za-z0-9_-]{16,128}$/.test(adminToken)) {
     r.problem('HOSTAPI_ADMIN_TOKEN must be adm_ followed by 16 to 128 characters of A-Z, a-z, 0-9, _ and -')
   }
@@ -370,9 +380,10 @@ function operatorConfig(r: EnvReader, demoEnabled: boolean): Pick<Config, 'admin
     admin: { port: adminPort, token: adminToken },
     sandbox: {
       // On with the demo unless set; HOSTAPI_DEMO=0 alone turns it off.
-      enabled: r.bool('HOSTAPI_SANDBOX', demoEnabled),
+      enabled: sandbox,
       seedFile: env.HOSTAPI_SEED_FILE ? path.resolve(env.HOSTAPI_SEED_FILE) : null,
       journalSize: r.int('HOSTAPI_JOURNAL_SIZE', 200, 1, 100_000),
+      crashJob,
     },
     secrets: secretKeyConfig(r),
   }

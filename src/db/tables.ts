@@ -115,6 +115,8 @@ export interface JobsTable {
   status: 'queued' | 'running' | 'done' | 'failed'
   attempts: ColumnType<number, number | undefined, number>
   max_attempts: number
+  /** Attempts during which the process running the job died (its lease ran out while `running`). */
+  crashes: ColumnType<number, number | undefined, number>
   run_at: string
   locked_by: string | null
   locked_until: string | null

@@ -20,26 +20,31 @@ export const insertJob = (
     .returning('id')
     .executeTakeFirstOrThrow()
 
+/** Deaths of its process during attempts after which a job is quarantined: failed, and not run again. */
+export const CRASH_LIMIT = 2
+
 /**
- * Claims the next due job for `worker` in one statement: a queued job whose time has come, or a running
- * one whose lease ran out (its worker died). PostgreSQL skips rows other instances hold; SQLite has one writer.
+ * Claims the next due job for `worker` in one statement: a queued job whose time (`now`) has come, or a running
+ * one whose lease ran out (its worker died: counted in `crashes`). Leases are read and set on the wall clock
+ * (`lease.now`, `lease.until`). PostgreSQL skips rows other instances hold; SQLite has one writer.
  */
 export async function claimNext(
   db: Db,
   dialect: Dialect,
   worker: string,
   now: string,
-  leaseUntil: string,
+  lease: { now: string; until: string },
   kinds: string[],
 ): Promise<Job | undefined> {
   if (kinds.length === 0) return undefined
   const lock = dialect === 'postgres' ? sql`for update skip locked` : sql``
   const result = await sql<Job>`
-    update jobs set status = 'running', attempts = attempts + 1, locked_by = ${worker},
-      locked_until = ${leaseUntil}, updated_at = ${now}
+    update jobs set status = 'running', attempts = attempts + 1,
+      crashes = crashes + case when status = 'running' then 1 else 0 end, locked_by = ${worker},
+      locked_until = ${lease.until}, updated_at = ${now}
     where id = (
       select id from jobs
-      where ((status = 'queued' and run_at <= ${now}) or (status = 'running' and locked_until < ${now}))
+      where ((status = 'queued' and run_at <= ${now}) or (status = 'running' and locked_until < ${lease.now}))
         and kind in (${sql.join(kinds)})
       order by run_at, id
       limit 1
@@ -48,6 +53,20 @@ export async function claimNext(
     returning *`.execute(db)
   return result.rows[0]
 }
+
+/** Moves the lease of a job `worker` runs to `leaseUntil`; false when the worker no longer holds it. */
+export const renewLease = async (db: Db, id: number, worker: string, leaseUntil: string): Promise<boolean> =>
+  Number(
+    (
+      await db
+        .updateTable('jobs')
+        .set({ locked_until: leaseUntil })
+        .where('id', '=', id)
+        .where('locked_by', '=', worker)
+        .where('status', '=', 'running')
+        .executeTakeFirst()
+    ).numUpdatedRows,
+  ) === 1
 
 export const finishJob = (
   db: Db,
@@ -132,4 +151,14 @@ export const countByStatus = (db: Db) =>
     .selectFrom('jobs')
     .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
     .groupBy('status')
+    .execute()
+
+/** Quarantined jobs (failed after CRASH_LIMIT deaths of their process) per kind. */
+export const quarantinedCounts = (db: Db) =>
+  db
+    .selectFrom('jobs')
+    .select(['kind', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('status', '=', 'failed')
+    .where('crashes', '>=', CRASH_LIMIT)
+    .groupBy('kind')
     .execute()

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely'
 import type { Logger } from 'pino'
 import type { Static, TNull, TSchema } from 'typebox'
 import type { Clock } from '../clock.js'
-import { iso } from '../clock.js'
+import { iso, systemClock } from '../clock.js'
 import type { Dialect } from '../db/database.js'
 import type { DB, Job } from '../db/tables.js'
 import * as repo from './jobs.repository.js'
@@ -22,6 +22,11 @@ export interface JobDefinition<S extends TSchema = TSchema> {
   readonly name: string
   readonly payload: S
   handle(payload: Static<S>, ctx: JobContext): Promise<unknown>
+  /**
+   * Called once the job is quarantined (its process died during its attempts; it is not run again): closes what
+   * the job leaves unfinished, e.g. marks its work failed, with `reason`.
+   */
+  quarantined?(payload: Static<S>, reason: string): Promise<void>
 }
 
 /** States a job definition; the payload's type follows from its schema. */
@@ -54,6 +59,10 @@ export interface RunnerOptions {
   concurrency: number
   /** Kinds with slots of their own: claimed only into them, so they never wait for other kinds nor hold them up. */
   lanes?: Record<string, number>
+  /** How long a claim holds a job before another worker may take it as abandoned; renewed while the job runs. */
+  leaseMs?: number
+  /** Called as an attempt starts, before the handler (sandbox fault injection: a job that ends its process). */
+  onAttempt?: (job: Job) => void
 }
 
 // The lane of the kinds that have none of their own.
@@ -65,7 +74,10 @@ const BACKOFF_MAX_MS = 5 * 60_000
 
 /**
  * The job queue: a table every instance polls. A job is claimed by one worker at a time and runs
- * until it succeeds or its attempts are used up; retries back off exponentially.
+ * until it succeeds or its attempts are used up; retries back off exponentially. The worker renews its lease
+ * while the job runs; a job whose lease ran out while it was running is taken again as one whose process died:
+ * it then runs alone in its process (so a second death is its own), and after CRASH_LIMIT deaths it is
+ * quarantined, failed without being run again, so that no job can keep the instances restarting.
  */
 export class JobRunner {
   readonly workerId = `${process.pid}-${randomUUID().slice(0, 8)}`
@@ -76,6 +88,11 @@ export class JobRunner {
   private inLane = new Map<string, number>()
   private stopped = true
   private wake: (() => void) | null = null
+  // Attempts executing in this process (loop and drain), and the attempts waiting for them to end.
+  private executing = 0
+  private idleWaiters: (() => void)[] = []
+  // A job whose process died during an attempt is running or waiting to run alone: nothing else is claimed.
+  private solo = false
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -222,18 +239,82 @@ export class JobRunner {
     return [...this.definitions.keys()].filter((kind) => free(this.laneOf(kind)))
   }
 
+  private get leaseMs(): number {
+    return this.opts.leaseMs ?? LEASE_MS
+  }
+
+  // Leases are kept on the wall clock, not on the service's: moving a sandbox clock on abandons no running job.
+  private leaseEnd(): string {
+    return iso(new Date(systemClock.now().getTime() + this.leaseMs))
+  }
+
   private async claim(kinds = [...this.definitions.keys()]): Promise<Job | undefined> {
-    const now = this.clock.now()
-    const leaseEnd = iso(new Date(now.getTime() + LEASE_MS))
-    return repo.claimNext(this.db, this.dialect, this.workerId, iso(now), leaseEnd, kinds)
+    if (this.solo) return undefined
+    const now = iso(this.clock.now())
+    const lease = { now: iso(systemClock.now()), until: this.leaseEnd() }
+    return repo.claimNext(this.db, this.dialect, this.workerId, now, lease, kinds)
+  }
+
+  /** Renews the job's lease every third of it until the returned function is called. */
+  private holdLease(job: Job): () => void {
+    const timer = setInterval(() => {
+      repo.renewLease(this.db, job.id, this.workerId, this.leaseEnd()).then(
+        (held) => held || this.log.warn({ jobId: job.id, kind: job.kind }, 'job lease lost'),
+        (err) => this.log.warn({ jobId: job.id, kind: job.kind, err }, 'job lease renewal failed'),
+      )
+    }, this.leaseMs / 3)
+    timer.unref()
+    return () => clearInterval(timer)
+  }
+
+  /** Counts an attempt as executing; a suspect one first waits until no other attempt of this process runs. */
+  private async enter(alone: boolean): Promise<void> {
+    while (alone && this.executing > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve))
+    this.executing++
+  }
+
+  private leave(): void {
+    this.executing--
+    for (const resolve of this.idleWaiters.splice(0)) resolve()
+  }
+
+  /** Fails a job whose process died during CRASH_LIMIT of its attempts, without running it again. */
+  private async quarantine(job: Job): Promise<void> {
+    const reason =
+      `quarantined: its process died during ${job.crashes} attempts (the lease ran out while it ran); ` +
+      'it is not run again until an operator retries it'
+    this.log.error({ jobId: job.id, kind: job.kind, crashes: job.crashes }, 'job quarantined')
+    await repo.finishJob(this.db, job.id, this.workerId, {
+      status: 'failed',
+      last_error: reason,
+      now: iso(this.clock.now()),
+    })
+    const { payload } = repo.decodeJob(job)
+    const definition = this.definitions.get(job.kind)!
+    if (!definition.quarantined || (await payloadProblem(definition.payload, payload))) return
+    try {
+      await definition.quarantined(payload, reason)
+    } catch (err) {
+      this.log.error({ jobId: job.id, kind: job.kind, err }, 'closing a quarantined job failed')
+    }
   }
 
   private async execute(job: Job): Promise<void> {
+    if (job.crashes >= repo.CRASH_LIMIT) return this.quarantine(job)
     const definition = this.definitions.get(job.kind)!
+    // Set before the first await, so the loop claims nothing more while this job waits to run alone.
+    const suspect = job.crashes > 0
+    if (suspect) {
+      this.solo = true
+      this.log.warn({ jobId: job.id, kind: job.kind, crashes: job.crashes }, 'job taken again after its process died')
+    }
+    const release = this.holdLease(job)
+    await this.enter(suspect)
     try {
       const { payload } = repo.decodeJob(job)
       const problem = await payloadProblem(definition.payload, payload)
       if (problem) throw new Error(`Invalid payload for job kind ${job.kind}: ${problem}`)
+      this.opts.onAttempt?.(job)
       const result = await definition.handle(payload, { job, attempt: job.attempts })
       await repo.finishJob(this.db, job.id, this.workerId, {
         status: 'done',
@@ -255,6 +336,10 @@ export class JobRunner {
         run_at: final ? undefined : iso(new Date(now.getTime() + delay)),
         now: iso(now),
       })
+    } finally {
+      release()
+      this.leave()
+      if (suspect) this.solo = false
     }
   }
 }

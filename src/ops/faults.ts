@@ -74,3 +74,14 @@ export class FaultInjector {
     return null
   }
 }
+
+/**
+ * Sandbox: a hook for the start of every job attempt that ends the process at once (SIGKILL, as the kernel's OOM
+ * killer or a native crash would) when the job is of `kind`. Lets a test or an operator try what becomes of a job
+ * that keeps killing its process.
+ */
+export function crashOnJob(kind: string): (job: { kind: string }) => void {
+  return (job) => {
+    if (job.kind === kind) process.kill(process.pid, 'SIGKILL')
+  }
+}

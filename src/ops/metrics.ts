@@ -6,6 +6,8 @@ export interface MetricsSources {
   jobCounts(): Promise<{ kind: string; status: string; n: number; oldestSeconds: number }[]>
   /** Statements sent to the database since it was opened (see Database.roundTrips). */
   dbRoundTrips(): number
+  /** Jobs quarantined (failed, not run again, after their process died during two attempts) per kind. */
+  quarantinedJobs?(): Promise<{ kind: string; n: number }[]>
   /** Pending webhook deliveries, endpoints retrying or disabled, and the oldest pending delivery's age. */
   webhookStats?(): Promise<{ pending: number; failing: number; disabled: number; oldestPendingSeconds: number }>
 }
@@ -123,6 +125,16 @@ export class Metrics {
             this.set({ kind: row.kind, status: row.status }, row.oldestSeconds)
           }
         }
+      },
+    })
+    new Gauge({
+      name: 'hostapi_jobs_quarantined',
+      help: 'Jobs quarantined per kind: their process died during two attempts, so they are failed and not run again',
+      labelNames: ['kind'],
+      registers,
+      async collect() {
+        this.reset()
+        for (const row of (await self.sources?.quarantinedJobs?.()) ?? []) this.set({ kind: row.kind }, row.n)
       },
     })
     new Gauge({

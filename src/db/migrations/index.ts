@@ -23,6 +23,7 @@ import * as webhooks from './0490-webhooks.js'
 import * as dnsRecordSet from './0500-dns-record-set.js'
 import * as webhookOwner from './0510-webhook-owner.js'
 import * as dnsRecordsByDomain from './0520-dns-records-by-domain.js'
+import * as jobCrashes from './0530-job-crashes.js'
 import * as dnsZoneSync from './0590-dns-zone-sync.js'
 
 /**
@@ -55,6 +56,7 @@ export const migrations: Record<string, MigrationModule> = {
   '0500-dns-record-set': dnsRecordSet,
   '0510-webhook-owner': webhookOwner,
   '0520-dns-records-by-domain': dnsRecordsByDomain,
+  '0530-job-crashes': jobCrashes,
   '0590-dns-zone-sync': dnsZoneSync,
 }
 

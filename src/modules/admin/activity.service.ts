@@ -5,7 +5,7 @@ import type { DB } from '../../db/tables.js'
 import { errors } from '../../errors.js'
 import { pageOf, pagination } from '../../lib/paging.js'
 import * as iamRepo from '../iam/iam.repository.js'
-import { findJob, type DecodedJob } from '../../jobs/jobs.repository.js'
+import { findJob, quarantinedCounts, type DecodedJob } from '../../jobs/jobs.repository.js'
 import * as repo from './admin.repository.js'
 import { parseTime, type PageInput } from './admin-input.js'
 import type { OutboxMessage, OutboxStatus } from '../../drivers/mail/outbox.tables.js'
@@ -121,6 +121,11 @@ export class AdminActivityService {
     return this.job(jobId)
   }
 
+  /** Quarantined jobs per kind (for the metrics). */
+  async quarantinedJobs() {
+    return (await quarantinedCounts(this.db)).map((r) => ({ kind: r.kind, n: Number(r.n) }))
+  }
+
   /** Jobs per kind and status, with the age of the oldest in seconds (for the metrics). */
   async jobCounts() {
     const now = this.clock.now().getTime()
@@ -141,6 +146,7 @@ function jobView(j: DecodedJob) {
     status: j.status,
     attempts: j.attempts,
     max_attempts: j.max_attempts,
+    crashes: j.crashes,
     run_at: j.run_at,
     worker: j.locked_by,
     last_error: j.last_error,

@@ -158,11 +158,22 @@ export const countJobs = async (db: Db, f: JobFilter): Promise<number> =>
 export const listJobs = async (db: Db, f: JobFilter, limit: number, offset: number) =>
   (await jobsWhere(db, f).selectAll().orderBy('id', 'desc').limit(limit).offset(offset).execute()).map(decodeJob)
 
-/** Queues a failed job again with a fresh set of attempts; false when it is not (or no longer) failed. */
+/**
+ * Queues a failed job again with a fresh set of attempts (and its count of crashes cleared: a quarantined job runs
+ * again); false when it is not (or no longer) failed.
+ */
 export const requeueFailedJob = async (db: Db, id: number, now: string): Promise<boolean> => {
   const r = await db
     .updateTable('jobs')
-    .set({ status: 'queued', attempts: 0, run_at: now, updated_at: now, finished_at: null, locked_until: null })
+    .set({
+      status: 'queued',
+      attempts: 0,
+      crashes: 0,
+      run_at: now,
+      updated_at: now,
+      finished_at: null,
+      locked_until: null,
+    })
     .where('id', '=', id)
     .where('status', '=', 'failed')
     .executeTakeFirst()

@@ -238,6 +238,11 @@ const Job = Type.Object({
   status: Type.String({ description: '`queued`, `running`, `done` or `failed`' }),
   attempts: Type.Integer(),
   max_attempts: Type.Integer(),
+  crashes: Type.Integer({
+    description:
+      'Attempts during which the process running the job died (its lease ran out while it ran). At 2 the job is ' +
+      'quarantined: `failed`, with a `last_error` starting with `quarantined:`, and not run again until retried',
+  }),
   run_at: Time(),
   worker: Type.Union([Type.String(), Type.Null()], { description: 'The worker that ran it last' }),
   last_error: Type.Union([Type.String(), Type.Null()]),
@@ -254,6 +259,7 @@ const jobExample = {
   status: 'failed',
   attempts: 5,
   max_attempts: 5,
+  crashes: 0,
   run_at: '2026-11-22T16:00:00.000Z',
   worker: '4242-1a2b3c4d',
   last_error: 'registry unreachable',

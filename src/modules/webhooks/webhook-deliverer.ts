@@ -35,6 +35,8 @@ const ATTEMPT_LEASE_MS = 30_000
 // One job goes on with an account's parked deliveries for at most this many attempts or this long.
 const CHAIN_MAX = 50
 const CHAIN_MS = 30_000
+// Why a delivery whose job was quarantined failed.
+const DIED = 'the process sending it died during two attempts'
 
 /**
  * The wait after each failed attempt: 5 s, 1 min, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 20 h, about three
@@ -68,6 +70,11 @@ export class WebhookDeliverer {
     name: DELIVERY_JOB,
     payload: Type.Object({ deliveryId: Type.Integer() }),
     handle: async ({ deliveryId }) => this.attempt(deliveryId),
+    // The delivery is not sent again (each attempt ended the process): it fails, and its endpoint's slot is freed.
+    quarantined: async ({ deliveryId }) => {
+      const now = iso(this.clock.now())
+      await repo.failUnfinished(this.db, deliveryId, `Not sent again: ${DIED}`, now)
+    },
   })
 
   /** Replaces the resolver used at delivery (tests play DNS answers with it). */
@@ -186,10 +193,11 @@ export class WebhookDeliverer {
       durationMs = result.durationMs
       if (status < 200 || status > 299) error = detail = `The receiver answered ${status}`
     } catch (err) {
-      if (!(err instanceof SendError)) throw err
-      durationMs = err.durationMs
-      error = err.summary
-      detail = err.message
+      // Whatever went wrong, the attempt is recorded and retried: a delivery is never left `sending`.
+      const sendError = err instanceof SendError ? err : null
+      durationMs = sendError?.durationMs ?? 0
+      error = sendError?.summary ?? 'Sending failed'
+      detail = sendError ? sendError.message : `Sending failed: ${(err as Error).message}`
       const ids = { accountId: endpoint.account_id, webhookId: endpoint.id, deliveryId: delivery.id }
       this.log.info({ ...ids, detail }, 'webhook attempt reached no receiver')
     }

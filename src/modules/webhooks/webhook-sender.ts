@@ -1,7 +1,8 @@
 import http from 'node:http'
 import https from 'node:https'
 import { lookup as dnsLookup } from 'node:dns/promises'
-import type { LookupFunction } from 'node:net'
+import net, { type LookupFunction } from 'node:net'
+import tls from 'node:tls'
 import { bareHost, isIpLiteral, isPublicAddress } from '../../lib/public-address.js'
 
 /** One address a name resolves to. */
@@ -108,46 +109,68 @@ export async function sendWebhook(
       elapsed(),
       NOT_PUBLIC,
     )
+  // Answered asynchronously, as a real lookup is: a connection that fails at once (an address without a route, a
+  // link-local one without a scope) then fails after the request is listening for it, not inside request().
   const lookup: LookupFunction = (_name, options, callback) => {
-    if (options.all) callback(null, [pinned])
-    else callback(null, pinned.address, pinned.family)
+    setImmediate(() => {
+      if (options.all) callback(null, [pinned])
+      else callback(null, pinned.address, pinned.family)
+    })
   }
-  const transport = target.protocol === 'https:' ? https : http
+  const secure = target.protocol === 'https:'
   return new Promise<SendResult>((done, fail) => {
-    const req = transport.request(
-      {
-        protocol: target.protocol,
-        hostname: isIpLiteral(host) ? pinned.address : host,
-        port: target.port || undefined,
-        path: `${target.pathname}${target.search}`,
-        method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
-        lookup,
-        agent: false,
-        ...(target.protocol === 'https:' && opts.ca ? { ca: opts.ca } : {}),
-        ...(target.protocol === 'https:' && !isIpLiteral(host) ? { servername: host } : {}),
-      },
-      (res) => {
-        let read = 0
-        res.on('data', (chunk: Buffer) => {
-          read += chunk.length
-          if (read > BODY_CAP) res.destroy()
-        })
-        const finish = () => {
-          clearTimeout(timer)
-          done({ status: res.statusCode ?? 0, durationMs: elapsed() })
-        }
-        res.on('end', finish)
-        res.on('close', finish)
-        res.on('error', () => undefined)
-      },
-    )
-    const left = Math.max(1, opts.timeoutMs - elapsed())
-    const timer = setTimeout(() => req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`)), left)
-    req.on('error', (err) => {
+    let timer: NodeJS.Timeout | undefined
+    const failed = (err: Error) => {
       clearTimeout(timer)
       fail(new SendError(`Connection to ${pinned.address} failed: ${err.message}`, elapsed()))
-    })
+    }
+    // The socket is made here so that its errors are listened to from its creation on, whatever Node does first.
+    const createConnection = (o: net.NetConnectOpts & tls.ConnectionOptions) => {
+      const socket = secure ? tls.connect(o) : net.createConnection(o)
+      socket.on('error', failed)
+      return socket
+    }
+    let req: http.ClientRequest
+    try {
+      req = (secure ? https : http).request(
+        {
+          protocol: target.protocol,
+          hostname: isIpLiteral(host) ? pinned.address : host,
+          port: Number(target.port) || (secure ? 443 : 80),
+          path: `${target.pathname}${target.search}`,
+          method: 'POST',
+          headers: {
+            ...headers,
+            'content-type': 'application/json',
+            'content-length': String(Buffer.byteLength(body)),
+          },
+          lookup,
+          createConnection: createConnection as never,
+          ...(secure && opts.ca ? { ca: opts.ca } : {}),
+          ...(secure && !isIpLiteral(host) ? { servername: host } : {}),
+        },
+        (res) => {
+          let read = 0
+          res.on('data', (chunk: Buffer) => {
+            read += chunk.length
+            if (read > BODY_CAP) res.destroy()
+          })
+          const finish = () => {
+            clearTimeout(timer)
+            done({ status: res.statusCode ?? 0, durationMs: elapsed() })
+          }
+          res.on('end', finish)
+          res.on('close', finish)
+          res.on('error', () => undefined)
+        },
+      )
+    } catch (err) {
+      failed(err as Error)
+      return
+    }
+    const left = Math.max(1, opts.timeoutMs - elapsed())
+    timer = setTimeout(() => req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`)), left)
+    req.on('error', failed)
     req.end(body)
   })
 }

@@ -252,6 +252,22 @@ export const inFlight = async (db: Db, of: { endpoint: number } | { account: num
     ).n,
   )
 
+/** Fails a delivery still waiting for or in an attempt (its job was quarantined); the others are left as they are. */
+export const failUnfinished = (db: Db, id: number, reason: string, now: string) =>
+  db
+    .updateTable('webhook_deliveries')
+    .set({
+      status: 'failed',
+      parked: 0,
+      next_attempt_at: null,
+      locked_until: null,
+      last_error: reason,
+      updated_at: now,
+    })
+    .where('id', '=', id)
+    .where('status', 'in', ['pending', 'sending'])
+    .executeTakeFirst()
+
 /** Changes columns of one delivery. */
 export const updateDelivery = (
   db: Db,
