@@ -198,7 +198,7 @@ function createServices(
   const mail = new MailService(jobs, drivers.mail, log, {
     maxAttempts: config.mailDriver.driver === 'smtp' ? SMTP_MAIL_ATTEMPTS : undefined,
   })
-  const orders = new OrdersService(db, clock, jobs)
+  const orders = new OrdersService(db, clock, jobs, log)
   const iam = new IamService(db, clock, {
     emptyWhitelistAllowsAll: config.emptyWhitelistAllowsAll,
     authCacheMs: config.authCacheMs,
@@ -226,7 +226,7 @@ function createServices(
     adminAccounts: new AdminAccountsService(db, () => services.iam),
     adminCatalog: new CatalogService(db, clock, domainArea.domains.names),
     adminActivity: new AdminActivityService(db, clock),
-    idempotency: new IdempotencyService(db, clock),
+    idempotency: new IdempotencyService(db, clock, { lockMs: config.idempotencyLockMs }),
     orders,
     affiliate: new AffiliateService(db, clock),
     mail,
@@ -269,6 +269,7 @@ function registerWork(
     services.mail.sendJob,
     services.orders.processJob,
     services.invoices.reconcileJob,
+    services.invoices.issueJob,
     services.domains.endJob,
     services.domainOrders.renewJob,
     services.certificates.issuance.issueJob,

@@ -14,6 +14,7 @@ import { loadTls } from './tls.js'
 import { hashApiKey } from './modules/iam/keys.js'
 import { findKeyForAuth } from './modules/iam/iam.repository.js'
 import { postgresInvalidationBus } from './modules/iam/auth-cache-bus.js'
+import { armCrashPoints } from './ops/crash-points.js'
 
 /** What a caller may add to the context and the app: a clock, a logger, route modules of its own. */
 export type ServerOptions = ContextOptions & Pick<AppOptions, 'extraRoutes'>
@@ -36,6 +37,7 @@ export interface RunningServer {
  * `close()` stops accepting, lets in-flight requests and jobs finish, then closes the database.
  */
 export async function startServer(config: Config, opts: ServerOptions = {}): Promise<RunningServer> {
+  if (config.sandbox.enabled) armCrashPoints(config.sandbox.crashAt)
   const ctx = createContext(config, opts)
   try {
     await prepare(ctx)

@@ -18,7 +18,7 @@ export class Maintenance {
     private readonly retentionDays: number,
   ) {}
 
-  /** The daily prune; each run queues the next. */
+  /** The daily prune. */
   readonly pruneJob = defineJob({
     name: PRUNE_JOB,
     payload: Type.Null(),
@@ -35,7 +35,6 @@ export class Maintenance {
         .deleteFrom('idempotency_keys')
         .where('created_at', '<', iso(new Date(clock.now().getTime() - IDEMPOTENCY_WINDOW_MS)))
         .executeTakeFirst()
-      await this.runner.enqueue(this.pruneJob, null, { runAt: new Date(clock.now().getTime() + 86_400_000) })
       return {
         audit: Number(audit.numDeletedRows),
         jobs: Number(jobs.numDeletedRows),
@@ -44,8 +43,8 @@ export class Maintenance {
     },
   })
 
-  /** Queues the daily prune unless one is queued already (each run queues the next). */
+  /** Schedules the daily prune (one across every instance). */
   async schedule(): Promise<void> {
-    await this.runner.enqueueOnce(this.pruneJob)
+    await this.runner.every(this.pruneJob, 86_400_000)
   }
 }

@@ -21,6 +21,7 @@ import * as accountVersions from './0470-account-versions.js'
 import * as acmeAccounts from './0480-acme-accounts.js'
 import * as webhooks from './0490-webhooks.js'
 import * as dnsRecordSet from './0500-dns-record-set.js'
+import * as jobKeys from './0510-job-keys.js'
 
 /**
  * Every migration, by name. Names sort in the order they run; each area takes its own
@@ -49,4 +50,5 @@ export const migrations: Record<string, Migration> = {
   '0480-acme-accounts': acmeAccounts,
   '0490-webhooks': webhooks,
   '0500-dns-record-set': dnsRecordSet,
+  '0510-job-keys': jobKeys,
 }
