@@ -37,7 +37,6 @@ export interface RunningServer {
  * `close()` stops accepting, lets in-flight requests and jobs finish, then closes the database.
  */
 export async function startServer(config: Config, opts: ServerOptions = {}): Promise<RunningServer> {
-  if (config.sandbox.enabled) armCrashPoints(config.sandbox.crashAt)
   const ctx = createContext(config, opts)
   try {
     await prepare(ctx)
@@ -75,6 +74,8 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
       throw err
     }
 
+    // Armed once the instance serves, so the seed and the start never hit one.
+    if (config.sandbox.enabled) armCrashPoints(config.sandbox.crashAt)
     if (config.jobs.enabled) {
       await ctx.maintenance.schedule()
       await ctx.services.zoneDelivery.scheduleResync()
