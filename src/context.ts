@@ -18,6 +18,7 @@ import { Maintenance } from './jobs/maintenance.js'
 import { IamService } from './modules/iam/iam.service.js'
 import { IdempotencyService } from './modules/idempotency/idempotency.service.js'
 import { OrdersService } from './modules/orders/orders.service.js'
+import { OrdersAdminService } from './modules/orders/orders-admin.service.js'
 import type { RegistryDriver } from './drivers/registry/registry.js'
 import { BuiltinRegistry } from './drivers/registry/builtin.js'
 import { createDomainServices, type DomainServices } from './modules/domains/area.js'
@@ -74,6 +75,8 @@ export interface Services extends DomainServices, AccountServices, VpsServices {
   adminActivity: AdminActivityService
   idempotency: IdempotencyService
   orders: OrdersService
+  /** The operator's orders of every account and the repairs of a stranded one. */
+  ordersAdmin: OrdersAdminService
   affiliate: AffiliateService
   /** Outgoing mail, queued as jobs and sent through the mail driver. */
   mail: MailService
@@ -228,6 +231,7 @@ function createServices(
     adminActivity: new AdminActivityService(db, clock),
     idempotency: new IdempotencyService(db, clock, { lockMs: config.idempotencyLockMs }),
     orders,
+    ordersAdmin: new OrdersAdminService({ db, clock, jobs, orders, invoices: () => services.invoices }),
     affiliate: new AffiliateService(db, clock),
     mail,
     certificates: new CertificatesService(

@@ -19,7 +19,7 @@ async function until(what: string, check: () => Promise<boolean>, ms = 30_000): 
 }
 
 const originOf = async (p: ServerProcess) =>
-  (await p.waitFor(/^hostapi listening on (https:\/\/\S+)/))[1].replace(/\/api\/v2$/, '')
+  (await p.waitFor(/^hostapi listening on (https:\/\/\S+)/, 90_000))[1].replace(/\/api\/v2$/, '')
 
 // The incident: a process killed between an order's rows and the work they cause left the order open, its item
 // pending, with no job and no invoice, and the client's retry answered 409 and then "already in an open order" for

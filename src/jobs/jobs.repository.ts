@@ -54,6 +54,19 @@ export const lastRunOfKey = async (db: Db, key: string): Promise<string | null> 
       .executeTakeFirst()
   )?.run_at ?? null
 
+/** The jobs of `key`, oldest first. */
+export const jobsOfKey = async (db: Db, key: string): Promise<DecodedJob[]> =>
+  (await db.selectFrom('jobs').selectAll().where('key', '=', key).orderBy('id').execute()).map(decodeJob)
+
+/** Ends the queued job of `key` as failed with `reason` (the work it would do is cancelled). */
+export const dropQueuedOfKey = (db: Db, key: string, reason: string, now: string) =>
+  db
+    .updateTable('jobs')
+    .set({ status: 'failed', last_error: reason, updated_at: now, finished_at: now })
+    .where('key', '=', key)
+    .where('status', '=', 'queued')
+    .execute()
+
 /**
  * Claims the next due job for `worker` in one statement: a queued job whose time has come, or a running
  * one whose lease ran out (its worker died). PostgreSQL skips rows other instances hold; SQLite has one writer.

@@ -142,6 +142,16 @@ export class JobRunner {
     this.wake?.()
   }
 
+  /** The jobs queued under `key`, oldest first. */
+  ofKey(key: string, db: Db = this.db) {
+    return repo.jobsOfKey(db, key)
+  }
+
+  /** Drops the queued job of `key`, in the caller's transaction: the work it would do is cancelled. */
+  async dropQueued(trx: Db, key: string, reason: string): Promise<void> {
+    await repo.dropQueuedOfKey(trx, key, reason, iso(this.clock.now()))
+  }
+
   get(id: number) {
     return repo.findJob(this.db, id)
   }

@@ -169,13 +169,14 @@ export class OrdersService {
 
   /** Queues the processing of an order in the caller's transaction; once while it waits (the order's key). */
   async queueProcessing(trx: Db, accountId: number, orderId: number): Promise<number> {
-    return this.jobs.enqueue(this.processJob, { orderId }, { trx, accountId, key: `order:${orderId}` })
+    return this.jobs.enqueue(this.processJob, { orderId }, { trx, accountId, key: processKey(orderId) })
   }
 
   /** The job: runs each pending item through its processor, then settles the order's status. */
   async processOrder(orderId: number): Promise<{ status: string }> {
     const order = await repo.findOrderForJob(this.db, orderId)
-    if (!order || order.status === 'completed') return { status: order?.status ?? 'missing' }
+    if (!order || order.status === 'completed' || order.status === 'cancelled')
+      return { status: order?.status ?? 'missing' }
     await repo.setOrderStatus(this.db, orderId, 'processing', iso(this.clock.now()))
     const items = await repo.itemsOf(this.db, order.account_id, [orderId])
     for (const item of items.filter((i) => i.status === 'pending')) {
@@ -242,6 +243,7 @@ export class OrdersService {
   ): Promise<OrderView> {
     const view = await this.get(accountId, orderId)
     if (view.order.status === 'completed') throw errors.orderCompleted()
+    if (view.order.status === 'cancelled') throw errors.orderCancelled()
     const item = view.items.find((i) => i.id === input.cart_id)
     if (!item) throw errors.cartItemNotFound()
     if (item.status === 'done') throw errors.cartItemDone()
@@ -262,6 +264,9 @@ export class OrdersService {
     return this.get(accountId, orderId)
   }
 }
+
+/** The key of the processing job of an order. */
+export const processKey = (orderId: number) => `order:${orderId}`
 
 /** The webhook event of a processed domain item: completed or failed, with the order, the item and its errors. */
 function domainOrderEvent(

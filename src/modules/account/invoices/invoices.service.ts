@@ -152,6 +152,11 @@ export class InvoicesService {
     return async (trx, input) => ({ invoiceId: (await this.insert(trx, accountId, customer, input)).id })
   }
 
+  /** The invoices of one of the account's orders, as the customer API lists them (the operator's view of an order). */
+  async ofOrder(accountId: number, orderId: number, db: Db = this.db): Promise<InvoiceSummary[]> {
+    return (await repo.invoicesOfOrder(db, accountId, orderId)).map((r) => this.summary(r))
+  }
+
   /** Makes an open invoice with VAT at the configured rate and opens its payment with the payments driver. */
   async create(
     accountId: number,
