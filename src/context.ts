@@ -20,6 +20,7 @@ import { Maintenance } from './jobs/maintenance.js'
 import { IamService } from './modules/iam/iam.service.js'
 import { IdempotencyService } from './modules/idempotency/idempotency.service.js'
 import { OrdersService } from './modules/orders/orders.service.js'
+import { OrdersAdminService } from './modules/orders/orders-admin.service.js'
 import type { RegistryDriver } from './drivers/registry/registry.js'
 import { BuiltinRegistry } from './drivers/registry/builtin.js'
 import { createDomainServices, type DomainServices } from './modules/domains/area.js'
@@ -75,6 +76,8 @@ export interface Services extends DomainServices, AccountServices, VpsServices {
   adminActivity: AdminActivityService
   idempotency: IdempotencyService
   orders: OrdersService
+  /** The operator's orders of every account and the repairs of a stranded one. */
+  ordersAdmin: OrdersAdminService
   affiliate: AffiliateService
   /** Outgoing mail, queued as jobs and sent through the mail driver. */
   mail: MailService
@@ -204,7 +207,7 @@ function createServices(base: Foundation, drivers: Drivers): { services: Service
   const mail = new MailService(jobs, drivers.mail, log, {
     maxAttempts: config.mailDriver.driver === 'smtp' ? SMTP_MAIL_ATTEMPTS : undefined,
   })
-  const orders = new OrdersService(db, clock, jobs)
+  const orders = new OrdersService(db, clock, jobs, log)
   const iam = new IamService(db, clock, {
     emptyWhitelistAllowsAll: config.emptyWhitelistAllowsAll,
     authCacheMs: config.authCacheMs,
@@ -239,8 +242,9 @@ function createServices(base: Foundation, drivers: Drivers): { services: Service
     adminAccounts: new AdminAccountsService(db, () => services.iam),
     adminCatalog: new CatalogService(db, clock, domainArea.domains.names),
     adminActivity: new AdminActivityService(db, clock, mail),
-    idempotency: new IdempotencyService(db, clock),
+    idempotency: new IdempotencyService(db, clock, { lockMs: config.idempotencyLockMs }),
     orders,
+    ordersAdmin: new OrdersAdminService({ db, clock, jobs, orders, invoices: () => services.invoices }),
     affiliate: new AffiliateService(db, clock),
     mail,
     certificates: new CertificatesService(
@@ -283,6 +287,7 @@ function registerWork(
     services.mail.sendJob,
     services.orders.processJob,
     services.invoices.reconcileJob,
+    services.invoices.issueJob,
     services.domains.endJob,
     services.domainOrders.renewJob,
     services.certificates.issuance.issueJob,

@@ -228,6 +228,8 @@ export const errors = {
     bad(`This is a premium domain: set accept_premium_price to ${price} to accept its register price`),
   orderNotFound: () => new ApiError('not_found', 'Order not found'),
   orderCompleted: () => bad('This order is already completed'),
+  orderCancelled: () => bad('This order is cancelled'),
+  orderBeingProcessed: () => bad('This order is being processed; try again when its job has ended'),
   cartItemNotFound: () => bad('The order has no service with this cart_id'),
   cartItemDone: () => bad('This service of the order is already delivered'),
 

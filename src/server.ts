@@ -15,6 +15,7 @@ import { loadTls } from './tls.js'
 import { hashApiKey } from './modules/iam/keys.js'
 import { findKeyForAuth } from './modules/iam/iam.repository.js'
 import { postgresInvalidationBus } from './modules/iam/auth-cache-bus.js'
+import { armCrashPoints } from './ops/crash-points.js'
 
 /** What a caller may add to the context and the app: a clock, a logger, route modules of its own. */
 export type ServerOptions = ContextOptions & Pick<AppOptions, 'extraRoutes'>
@@ -79,6 +80,8 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
       throw err
     }
 
+    // Armed once the instance serves, so the seed and the start never hit one.
+    if (config.sandbox.enabled) armCrashPoints(config.sandbox.crashAt)
     if (config.jobs.enabled) {
       await ctx.maintenance.schedule()
       await ctx.services.zoneDelivery.scheduleResync()

@@ -318,7 +318,7 @@ describe('invoices with a configured VAT rate', () => {
     const t = await startTestApp('sqlite', { env: { HOSTAPI_VAT_PERCENT: '9' } })
     try {
       const a = await t.account()
-      const { invoiceNr } = await t.ctx.services.invoices.createForOrder(a.accountId, {
+      const { invoiceNr } = await t.ctx.services.invoices.create(a.accountId, {
         orderId: 7,
         lines: [{ description: 'x', amountCents: 1050 }],
       })

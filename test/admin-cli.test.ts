@@ -2,6 +2,8 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { forEachDialect, processDatabase, startTestApp, type ProcessDatabase, type TestApp } from './helpers/app.js'
 import { runAdminCli } from './helpers/process.js'
+import { iso } from '../src/clock.js'
+import * as orders from '../src/modules/orders/orders.repository.js'
 
 forEachDialect((dialect) => {
   describe(`admin CLI: tokens and suspension (${dialect})`, () => {
@@ -59,6 +61,43 @@ forEachDialect((dialect) => {
       })
       await admin('account', 'unsuspend', '--account', customer)
       assert.equal((await t.request('GET', '/whoami', { key })).status, 200)
+    })
+
+    it('lists, shows, retries and cancels orders', async () => {
+      const a = await t.account('Orders B.V.')
+      const now = iso(t.ctx.clock.now())
+      const { id } = await orders.insertOrder(t.ctx.db, {
+        account_id: a.accountId,
+        status: 'open',
+        total_cents: 0,
+        created_at: now,
+      })
+      await orders.insertItem(t.ctx.db, {
+        ...{ order_id: id, account_id: a.accountId, type: 'domain', name: `cli-${id}.com`, price_cents: 0 },
+        ...{ details: '{}', status: 'pending', errors: '[]', result: null, created_at: now, updated_at: now },
+      })
+      const list = (await admin('order', 'list', '--status', 'open', '--account', String(a.customerNumber))).out
+      assert.deepEqual(
+        list
+          .trim()
+          .split('\n')
+          .slice(1)
+          .map((l) => l.split('\t').slice(0, 3)),
+        [[String(id), String(a.accountId), 'open']],
+      )
+      const shown = JSON.parse((await admin('order', 'show', String(id))).out)
+      assert.deepEqual([shown.id, shown.items[0].status, shown.jobs], [id, 'pending', []])
+      assert.equal((await admin('order', 'retry', String(id))).out, 'open\n')
+      assert.deepEqual(
+        JSON.parse((await admin('order', 'show', String(id))).out).jobs.map((j: { status: string }) => j.status),
+        ['queued'],
+      )
+      assert.equal((await admin('order', 'cancel', String(id))).out, 'cancelled\n')
+      await assert.rejects(admin('order', 'retry', String(id)), (e: { stderr: string; code: number }) => {
+        assert.equal(e.code, 1)
+        assert.match(e.stderr, /This order is cancelled/)
+        return true
+      })
     })
   })
 })

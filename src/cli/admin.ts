@@ -35,6 +35,14 @@ const HELP = `Usage: hostapi admin <command> [options]
   dns resync [--domain NAME]...
       Rebuilds the DNS driver's zones (PowerDNS) from the database, all or those named; prints one line per zone
       that had drifted: zone, then what was missing, extra, differing or failed.
+  order list [--status open|processing|error|completed|cancelled] [--account CUSTOMER_NUMBER]
+      Lists orders of every account, newest first (the latest 100): id, account, status, total, created.
+  order show ORDER_ID
+      Prints an order with its items, invoices and processing jobs (JSON).
+  order retry ORDER_ID
+      Queues the processing of an order left open again, making its invoice first when it has none.
+  order cancel ORDER_ID
+      Cancels an order's undelivered items (freeing the domain names they held) and its queued processing.
   secrets rotate
       Re-seals every secret stored in the database (every sealed column, whatever drivers are configured here)
       with HOSTAPI_SECRET_KEY (or HOSTAPI_SECRET_KEY_FILE), opening those sealed before with a key in
@@ -53,6 +61,7 @@ const OPTIONS = {
   expires: { type: 'string' },
   'allow-ip': { type: 'string', multiple: true },
   domain: { type: 'string', multiple: true },
+  status: { type: 'string' },
 } as const
 
 type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K] extends { multiple: true } ? string[] : string }
@@ -252,6 +261,38 @@ const dnsResync: Command = async ({ ctx, v, out, err }) => {
   return 1
 }
 
+const ORDER_STATUSES = ['open', 'processing', 'error', 'completed', 'cancelled'] as const
+
+const orderList: Command = async ({ ctx, v, out }) => {
+  const status = v.status as (typeof ORDER_STATUSES)[number] | undefined
+  if (status !== undefined && !ORDER_STATUSES.includes(status))
+    throw new AdminUsageError(`Unknown order status ${status}: ${ORDER_STATUSES.join(', ')}`)
+  const account = v.account === undefined ? undefined : Number(v.account)
+  if (account !== undefined && !Number.isInteger(account))
+    throw new AdminUsageError(`Not a customer number: ${v.account}`)
+  const { orders } = await ctx.services.ordersAdmin.list({ status, account, limit: 100 })
+  out.write(`${['id', 'account_id', 'status', 'total_cents', 'created'].join('\t')}\n`)
+  for (const o of orders) out.write(`${[o.id, o.account_id, o.status, o.total_cents, o.created].join('\t')}\n`)
+}
+
+/** The order named by the one positional argument, or a usage error. */
+function orderId(positionals: string[]): number {
+  const id = positionals.length === 1 ? Number(positionals[0]) : Number.NaN
+  if (!Number.isSafeInteger(id) || id < 1) throw new AdminUsageError(`Name one order by its id\n\n${HELP}`)
+  return id
+}
+
+const orderShow: Command = async ({ ctx, positionals, out }) => {
+  out.write(`${JSON.stringify(await ctx.services.ordersAdmin.get(orderId(positionals)), null, 2)}\n`)
+}
+
+const orderRepair: Command = async ({ ctx, action, positionals, out }) => {
+  const id = orderId(positionals)
+  const admin = ctx.services.ordersAdmin
+  const view = action === 'retry' ? await admin.retry(id) : await admin.cancel(id)
+  out.write(`${view.status}\n`)
+}
+
 /** Every admin command by `<area> <action>`, as HELP lists them. */
 const COMMANDS = new Map<string, Command>([
   ['account create', accountCreate],
@@ -268,6 +309,10 @@ const COMMANDS = new Map<string, Command>([
   ['token revoke', tokenRevoke],
   ['dns resync', dnsResync],
   ['secrets rotate', secretsRotate],
+  ['order list', orderList],
+  ['order show', orderShow],
+  ['order retry', orderRepair],
+  ['order cancel', orderRepair],
 ])
 
 function parseDate(text: string): Date {

@@ -76,6 +76,11 @@ export interface Config {
    */
   responseCacheMb: number
   /**
+   * How old (ms) the claim of an `Idempotency-Key` whose request never answered (its instance died) must be before
+   * a retry with that key is handled as a new request. Longer than any request may run (the request timeout).
+   */
+  idempotencyLockMs: number
+  /**
    * The job runner: whether this instance runs jobs, how often it looks for due ones, how many it runs at once, and
    * the lease of a running job (renewed while it runs; one whose lease ran out is taken as abandoned by a dead process).
    */
@@ -134,8 +139,15 @@ export interface Config {
    * Sandbox mode: a controllable clock, reset to the seed, fault injection and a request journal.
    * `seedFile` (JSON or YAML) describes the data loaded on an empty database and on every reset.
    * `crashJob`: a job kind whose every attempt ends the process with SIGKILL (to try the quarantine of such jobs).
+   * `crashAt`: named crash points (src/ops/crash-points.ts) where the process kills itself, for durability tests.
    */
-  sandbox: { enabled: boolean; seedFile: string | null; journalSize: number; crashJob: string | null }
+  sandbox: {
+    enabled: boolean
+    seedFile: string | null
+    journalSize: number
+    crashJob: string | null
+    crashAt: string[]
+  }
   /**
    * The key that encrypts secrets at rest (the built-in CA's private keys): `key` (HOSTAPI_SECRET_KEY, 32 bytes
    * as hex or base64) or `keyFile` (HOSTAPI_SECRET_KEY_FILE); neither: `<dataDir>/secret.key`, generated on first
@@ -286,6 +298,7 @@ type Limits =
   | 'emptyWhitelistAllowsAll'
   | 'authCacheMs'
   | 'responseCacheMb'
+  | 'idempotencyLockMs'
 
 /** Rate limits, the failed-credential throttle, the Redis guard, key lookups and the response cache. */
 function limitConfig(r: EnvReader): Pick<Config, Limits> {
@@ -305,6 +318,7 @@ function limitConfig(r: EnvReader): Pick<Config, Limits> {
     emptyWhitelistAllowsAll: r.bool('HOSTAPI_EMPTY_WHITELIST_ALLOWS_ALL', true),
     authCacheMs: r.int('HOSTAPI_AUTH_CACHE_MS', 1000, 0, 60_000),
     responseCacheMb: r.int('HOSTAPI_RESPONSE_CACHE_MB', 64, 0, 65_536),
+    idempotencyLockMs: r.int('HOSTAPI_IDEMPOTENCY_LOCK_MS', 30_000, 1000, 3_600_000),
   }
 }
 
@@ -376,6 +390,11 @@ function operatorConfig(r: EnvReader, demoEnabled: boolean): Pick<Config, 'admin
   if (adminToken !== null && !/^adm_[A-Za-z0-9_-]{16,128}$/.test(adminToken)) {
     r.problem('HOSTAPI_ADMIN_TOKEN must be adm_ followed by 16 to 128 characters of A-Z, a-z, 0-9, _ and -')
   }
+  const crashAt = (env.HOSTAPI_CRASH_AT ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+  if (crashAt.length > 0 && !sandbox) r.problem('HOSTAPI_CRASH_AT needs sandbox mode (HOSTAPI_SANDBOX=1)')
   return {
     admin: { port: adminPort, token: adminToken },
     sandbox: {
@@ -384,6 +403,7 @@ function operatorConfig(r: EnvReader, demoEnabled: boolean): Pick<Config, 'admin
       seedFile: env.HOSTAPI_SEED_FILE ? path.resolve(env.HOSTAPI_SEED_FILE) : null,
       journalSize: r.int('HOSTAPI_JOURNAL_SIZE', 200, 1, 100_000),
       crashJob,
+      crashAt,
     },
     secrets: secretKeyConfig(r),
   }

@@ -125,6 +125,8 @@ export interface JobsTable {
   created_at: string
   updated_at: string
   finished_at: string | null
+  /** Unique among queued and running jobs (migration 0510): the same work is never queued twice. */
+  key: string | null
 }
 
 export type Account = Selectable<AccountsTable>

@@ -9,6 +9,7 @@ import { operatorRoutes } from '../modules/admin/operator.routes.js'
 import { Health } from '../modules/admin/admin.schemas.js'
 import { webhooksAdminRoutes, webhooksSandboxRoutes } from '../modules/webhooks/webhooks-admin.routes.js'
 import { adminOpenapiPlugin } from './plugins/openapi.js'
+import { ordersAdminRoutes } from '../modules/orders/orders-admin.routes.js'
 import { AuthThrottle } from './auth-throttle.js'
 
 /**
@@ -21,7 +22,8 @@ export const adminApi: FastifyPluginAsync = async (app) => {
     throttle: new AuthThrottle(app.ctx.counter, app.ctx.config.authFailures),
   })
   await app.register(adminOpenapiPlugin)
-  for (const routes of [...adminRoutes, ...operatorRoutes, webhooksAdminRoutes]) await app.register(routes)
+  for (const routes of [...adminRoutes, ...operatorRoutes, webhooksAdminRoutes, ordersAdminRoutes])
+    await app.register(routes)
   if (app.ctx.ops.sandbox) for (const routes of [...sandboxRoutes, webhooksSandboxRoutes]) await app.register(routes)
 }
 

@@ -3,7 +3,11 @@ import type { Db, Dialect } from '../db/database.js'
 import type { Job } from '../db/tables.js'
 import { jsonColumns, type Decoded } from '../db/json-columns.js'
 
-export const insertJob = (
+/**
+ * Inserts a queued job; with a `key`, only when no queued job holds that key (the unique index of migration 0510),
+ * and then the id is the one of the job that holds it.
+ */
+export async function insertJob(
   db: Db,
   row: {
     kind: string
@@ -12,13 +16,56 @@ export const insertJob = (
     max_attempts: number
     run_at: string
     created_at: string
+    key?: string | null
   },
-) =>
-  db
+): Promise<{ id: number; created: boolean }> {
+  const inserted = await db
     .insertInto('jobs')
-    .values({ ...row, status: 'queued', attempts: 0, updated_at: row.created_at })
+    .values({ ...row, key: row.key ?? null, status: 'queued', attempts: 0, updated_at: row.created_at })
+    .onConflict((oc) => oc.doNothing())
     .returning('id')
-    .executeTakeFirstOrThrow()
+    .executeTakeFirst()
+  if (inserted) return { id: inserted.id, created: true }
+  const holder = row.key ? await activeJobOfKey(db, row.key) : undefined
+  if (!holder) throw new Error(`Job ${row.kind} was not queued and no job holds its key`)
+  return { id: holder.id, created: false }
+}
+
+/** The job of `key` in one of `statuses` (queued, the one that holds the key, by default), if any. */
+export const activeJobOfKey = (db: Db, key: string, statuses: ('queued' | 'running')[] = ['queued']) =>
+  db
+    .selectFrom('jobs')
+    .select(['id', 'status', 'run_at'])
+    .where('key', '=', key)
+    .where('status', 'in', statuses)
+    .orderBy('id')
+    .executeTakeFirst()
+
+/** When the latest job of `key` that is no longer waiting (running or ended) was due, if one was. */
+export const lastRunOfKey = async (db: Db, key: string): Promise<string | null> =>
+  (
+    await db
+      .selectFrom('jobs')
+      .select('run_at')
+      .where('key', '=', key)
+      .where('status', '<>', 'queued')
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst()
+  )?.run_at ?? null
+
+/** The jobs of `key`, oldest first. */
+export const jobsOfKey = async (db: Db, key: string): Promise<DecodedJob[]> =>
+  (await db.selectFrom('jobs').selectAll().where('key', '=', key).orderBy('id').execute()).map(decodeJob)
+
+/** Ends the queued job of `key` as failed with `reason` (the work it would do is cancelled). */
+export const dropQueuedOfKey = (db: Db, key: string, reason: string, now: string) =>
+  db
+    .updateTable('jobs')
+    .set({ status: 'failed', last_error: reason, updated_at: now, finished_at: now })
+    .where('key', '=', key)
+    .where('status', '=', 'queued')
+    .execute()
 
 /** Deaths of its process during attempts after which a job is quarantined: failed, and not run again. */
 export const CRASH_LIMIT = 2
@@ -27,6 +74,7 @@ export const CRASH_LIMIT = 2
  * Claims the next due job for `worker` in one statement: a queued job whose time (`now`) has come, or a running
  * one whose lease ran out (its worker died: counted in `crashes`). Leases are read and set on the wall clock
  * (`lease.now`, `lease.until`). PostgreSQL skips rows other instances hold; SQLite has one writer.
+ * A queued job waits while a job of its key runs, so the work of one key never runs twice at once.
  */
 export async function claimNext(
   db: Db,
@@ -46,6 +94,8 @@ export async function claimNext(
       select id from jobs
       where ((status = 'queued' and run_at <= ${now}) or (status = 'running' and locked_until < ${lease.now}))
         and kind in (${sql.join(kinds)})
+        and (key is null or status = 'running' or not exists (
+          select 1 from jobs r where r.key = jobs.key and r.status = 'running' and r.locked_until >= ${lease.now}))
       order by run_at, id
       limit 1
       ${lock}
@@ -113,15 +163,6 @@ export const findJob = async (db: Db, id: number): Promise<DecodedJob | undefine
   const row = await db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst()
   return row && decodeJob(row)
 }
-
-/** True when a job of `kind` is in one of `statuses`. */
-export const hasJob = async (db: Db, kind: string, statuses: ('queued' | 'running')[]): Promise<boolean> =>
-  (await db
-    .selectFrom('jobs')
-    .select('id')
-    .where('kind', '=', kind)
-    .where('status', 'in', statuses)
-    .executeTakeFirst()) !== undefined
 
 /** True when a job of `kind` other than `exceptId` is queued or running with a payload whose JSON starts so. */
 export const hasJobWithPayload = async (db: Db, kind: string, payloadStart: string, exceptId: number) =>

@@ -25,7 +25,7 @@ export class Maintenance {
     private readonly retention: Retention,
   ) {}
 
-  /** The daily prune; each run queues the next. */
+  /** The daily prune. */
   readonly pruneJob = defineJob({
     name: PRUNE_JOB,
     payload: Type.Null(),
@@ -49,7 +49,6 @@ export class Maintenance {
         .deleteFrom('idempotency_keys')
         .where('created_at', '<', iso(new Date(clock.now().getTime() - IDEMPOTENCY_WINDOW_MS)))
         .executeTakeFirst()
-      await this.runner.enqueue(this.pruneJob, null, { runAt: new Date(clock.now().getTime() + 86_400_000) })
       return {
         audit: Number(audit.numDeletedRows),
         jobs: Number(jobs.numDeletedRows),
@@ -59,8 +58,8 @@ export class Maintenance {
     },
   })
 
-  /** Queues the daily prune unless one is queued already (each run queues the next). */
+  /** Schedules the daily prune (one across every instance). */
   async schedule(): Promise<void> {
-    await this.runner.enqueueOnce(this.pruneJob)
+    await this.runner.every(this.pruneJob, 86_400_000)
   }
 }

@@ -4,7 +4,7 @@ import type { Logger } from 'pino'
 import type { Static, TNull, TSchema } from 'typebox'
 import type { Clock } from '../clock.js'
 import { iso, systemClock } from '../clock.js'
-import type { Dialect } from '../db/database.js'
+import type { Db, Dialect } from '../db/database.js'
 import type { DB, Job } from '../db/tables.js'
 import * as repo from './jobs.repository.js'
 
@@ -47,6 +47,16 @@ async function payloadProblem(schema: TSchema, payload: unknown): Promise<string
 }
 
 export interface EnqueueOptions {
+  /**
+   * The caller's transaction: the job is inserted in it and commits with the change that causes it, or not at all.
+   * The runner finds it at its next poll; `poke()` after the commit runs it at once.
+   */
+  trx?: Db
+  /**
+   * Names the work: while a job of this key is queued, queueing it again queues nothing and answers that job's id.
+   * A queued job of a key is not claimed while another of the same key runs, so the work never runs twice at once.
+   */
+  key?: string
   accountId?: number | null
   /** Run no earlier than this time. */
   runAt?: Date
@@ -93,6 +103,8 @@ export class JobRunner {
   private idleWaiters: (() => void)[] = []
   // A job whose process died during an attempt is running or waiting to run alone: nothing else is claimed.
   private solo = false
+  // The recurring jobs this instance keeps queued, and when to look at each again.
+  private readonly schedules = new Map<string, { definition: JobDefinition<TNull>; everyMs: number; checkAt: number }>()
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -114,36 +126,52 @@ export class JobRunner {
     return [...this.definitions.keys()]
   }
 
-  /** Queues a job of a kind; it runs on whichever instance claims it first. */
+  /**
+   * Queues a job of a kind; it runs on whichever instance claims it first. Answers the job's id (with a `key`
+   * already queued: the id of the job queued under it).
+   */
   async enqueue<S extends TSchema>(
     definition: JobDefinition<S>,
     payload: Static<S>,
     opts: EnqueueOptions = {},
   ): Promise<number> {
     const now = this.clock.now()
-    const row = await repo.insertJob(this.db, {
+    const { id } = await repo.insertJob(opts.trx ?? this.db, {
       kind: definition.name,
       account_id: opts.accountId ?? null,
       payload: JSON.stringify(payload ?? null),
       max_attempts: opts.maxAttempts ?? 5,
       run_at: iso(opts.runAt ?? now),
       created_at: iso(now),
+      key: opts.key ?? null,
     })
-    this.poke()
-    return row.id
+    if (!opts.trx) this.poke()
+    return id
   }
 
   /**
-   * Whether a job of this kind is in one of `statuses` (queued or running by default): a recurring job, whose
-   * every run queues the next, is queued at start only when none is.
+   * Runs a job without payload every `everyMs`, one across every instance: each instance that schedules it keeps one
+   * run queued under the key `every:<kind>`, due `everyMs` after the last run was due (at once when none was, or
+   * when that time has passed). The job does not queue its next run itself.
    */
-  pending(definition: JobDefinition, statuses: ('queued' | 'running')[] = ['queued', 'running']): Promise<boolean> {
-    return repo.hasJob(this.db, definition.name, statuses)
+  async every(definition: JobDefinition<TNull>, everyMs: number): Promise<void> {
+    this.schedules.set(definition.name, { definition, everyMs, checkAt: 0 })
+    await this.keepScheduled(definition.name)
   }
 
-  /** Queues a job of a kind without a payload unless one of that kind is queued or running already. */
-  async enqueueOnce(definition: JobDefinition<TNull>): Promise<void> {
-    if (!(await this.pending(definition))) await this.enqueue(definition, null)
+  /** Wakes the poll loop: after the commit of a transaction that queued jobs, so they run at once. */
+  poke(): void {
+    this.wake?.()
+  }
+
+  /** The jobs queued under `key`, oldest first. */
+  ofKey(key: string, db: Db = this.db) {
+    return repo.jobsOfKey(db, key)
+  }
+
+  /** Drops the queued job of `key`, in the caller's transaction: the work it would do is cancelled. */
+  async dropQueued(trx: Db, key: string, reason: string): Promise<void> {
+    await repo.dropQueuedOfKey(trx, key, reason, iso(this.clock.now()))
   }
 
   /**
@@ -195,13 +223,10 @@ export class JobRunner {
     return n
   }
 
-  private poke(): void {
-    this.wake?.()
-  }
-
   private async loop(): Promise<void> {
     while (!this.stopped) {
       try {
+        for (const kind of this.schedules.keys()) await this.keepScheduled(kind)
         for (;;) {
           const kinds = this.stopped ? [] : this.claimable()
           if (kinds.length === 0) break
@@ -226,6 +251,26 @@ export class JobRunner {
       })
       this.wake = null
     }
+  }
+
+  /**
+   * Queues the next run of a recurring job unless one is queued. Looked at again when the queued run is due (a run
+   * that is running or done is followed by the next one), so an instance reads nothing while the run waits.
+   */
+  private async keepScheduled(kind: string): Promise<void> {
+    const schedule = this.schedules.get(kind)!
+    const now = this.clock.now().getTime()
+    if (now < schedule.checkAt) return
+    const key = `every:${kind}`
+    const queued = await repo.activeJobOfKey(this.db, key, ['queued'])
+    if (queued) {
+      schedule.checkAt = Date.parse(queued.run_at)
+      return
+    }
+    const last = await repo.lastRunOfKey(this.db, key)
+    const due = last === null ? now : Math.max(now, Date.parse(last) + schedule.everyMs)
+    await this.enqueue(schedule.definition, null, { key, runAt: new Date(due) })
+    schedule.checkAt = due
   }
 
   private laneOf(kind: string): string {

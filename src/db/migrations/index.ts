@@ -24,6 +24,7 @@ import * as dnsRecordSet from './0500-dns-record-set.js'
 import * as webhookOwner from './0510-webhook-owner.js'
 import * as dnsRecordsByDomain from './0520-dns-records-by-domain.js'
 import * as jobCrashes from './0530-job-crashes.js'
+import * as jobKeys from './0540-job-keys.js'
 import * as dnsZoneSync from './0590-dns-zone-sync.js'
 
 /**
@@ -57,6 +58,7 @@ export const migrations: Record<string, MigrationModule> = {
   '0510-webhook-owner': webhookOwner,
   '0520-dns-records-by-domain': dnsRecordsByDomain,
   '0530-job-crashes': jobCrashes,
+  '0540-job-keys': jobKeys,
   '0590-dns-zone-sync': dnsZoneSync,
 }
 

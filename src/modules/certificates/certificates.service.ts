@@ -220,15 +220,19 @@ export class CertificatesService {
       return this.detail({ ...row, ...changes, domains: csr.names, challenge, dns_auto_setup: wouldCreate })
     }
     const created = autoSetup ? await this.records.publish(accountId, challenge) : []
-    const claimed = await repo.updateIfStatus(this.db, accountId, id, [row.status], {
-      ...changes,
-      dns_auto_setup: JSON.stringify(created),
+    // The certificate becomes PEN with the job that checks it, or stays as it was.
+    const claimed = await this.db.transaction().execute(async (trx) => {
+      const changed = await repo.updateIfStatus(trx, accountId, id, [row.status], {
+        ...changes,
+        dns_auto_setup: JSON.stringify(created),
+      })
+      if (changed) await this.issuance.queue(accountId, id, undefined, trx)
+      return changed
     })
     if (!claimed) {
       await this.records.unpublish(accountId, challenge, created)
       throw errors.certificateAlreadyRequested()
     }
-    await this.issuance.queue(accountId, id)
     return this.get(accountId, id)
   }
 

@@ -54,12 +54,12 @@ export class CertificateIssuance {
     handle: ({ accountId, certificateId }, { job }) => this.validateAndIssue(accountId, certificateId, job.id),
   })
 
-  /** Queues the check of a certificate that has just become `PEN`. */
-  async queue(accountId: number, certificateId: number, runAt?: Date): Promise<void> {
+  /** Queues the check of a certificate that has just become `PEN`, in the transaction that made it so when given. */
+  async queue(accountId: number, certificateId: number, runAt?: Date, trx?: Db): Promise<void> {
     await this.jobs.enqueue(
       this.issueJob,
       { accountId, certificateId },
-      { accountId, runAt, maxAttempts: ISSUE_ATTEMPTS },
+      { trx, accountId, runAt, maxAttempts: ISSUE_ATTEMPTS, key: `certificate:${certificateId}` },
     )
   }
 

@@ -39,21 +39,17 @@ export class CertificateRenewal {
     private readonly log: Logger,
   ) {}
 
-  /** The hourly scan; each run queues the next. */
+  /** The hourly scan. */
   readonly renewJob = defineJob({
     name: RENEW_JOB,
     payload: Type.Null(),
-    handle: async () => {
-      const started = await this.renewDue()
-      await this.jobs.enqueue(this.renewJob, null, { runAt: new Date(this.clock.now().getTime() + SCAN_EVERY_MS) })
-      return { started }
-    },
+    handle: async () => ({ started: await this.renewDue() }),
   })
 
-  /** Queues the scan unless one is queued already, when this installation renews certificates. */
+  /** Schedules the hourly scan (one across every instance), when this installation renews certificates. */
   async schedule(): Promise<void> {
     if (this.renewDays === null) return
-    await this.jobs.enqueueOnce(this.renewJob)
+    await this.jobs.every(this.renewJob, SCAN_EVERY_MS)
   }
 
   /** Requests again every certificate due for renewal now; returns how many renewals it started. */

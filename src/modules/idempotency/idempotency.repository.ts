@@ -30,5 +30,14 @@ export const complete = (
 export const remove = (db: Db, accountId: number, key: string) =>
   db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('idem_key', '=', key).execute()
 
+/** Deletes one claim of a key (by row id), so two retries freeing it at once do not delete each other's claims. */
+export const removeClaim = (db: Db, accountId: number, key: string, id: number) =>
+  db
+    .deleteFrom('idempotency_keys')
+    .where('account_id', '=', accountId)
+    .where('idem_key', '=', key)
+    .where('id', '=', id)
+    .execute()
+
 export const pruneBefore = (db: Db, cutoff: string) =>
   db.deleteFrom('idempotency_keys').where('created_at', '<', cutoff).execute()

@@ -8,7 +8,6 @@ import { errors } from '../../errors.js'
 import * as repo from './idempotency.repository.js'
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600_000
-const ABANDONED_MS = 5 * 60_000
 
 export type IdempotencyOutcome =
   | { kind: 'proceed' }
@@ -17,12 +16,14 @@ export type IdempotencyOutcome =
 /**
  * `Idempotency-Key` for ordering and charging requests, stored in the database so it holds across
  * instances: the same key and request within 24 hours answers the first response again, byte for byte;
- * the same key with another request answers 409.
+ * the same key with another request answers 409. A key claimed by a request that never answered (its instance died)
+ * is claimed anew by a retry once the claim is older than `lockMs`, longer than any request may run.
  */
 export class IdempotencyService {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
+    private readonly opts: { lockMs: number },
   ) {}
 
   static hash(method: string, path: string, body: unknown): string {
@@ -37,9 +38,9 @@ export class IdempotencyService {
     for (let attempt = 0; attempt < 2; attempt++) {
       const existing = await repo.findKey(this.db, accountId, key)
       const age = existing ? now.getTime() - Date.parse(existing.created_at) : 0
-      // A key whose first request never finished (its instance died) is freed after a few minutes.
-      if (existing && (age >= IDEMPOTENCY_WINDOW_MS || (existing.status === null && age >= ABANDONED_MS))) {
-        await repo.remove(this.db, accountId, key)
+      // A key whose first request never finished (its instance died) is freed once no request can still be running.
+      if (existing && (age >= IDEMPOTENCY_WINDOW_MS || (existing.status === null && age >= this.opts.lockMs))) {
+        await repo.removeClaim(this.db, accountId, key, existing.id)
       } else if (existing) {
         if (existing.request_hash !== requestHash) throw errors.idempotencyConflict()
         if (existing.status === null) throw errors.idempotencyInProgress()

@@ -42,13 +42,13 @@ export const findOrder = (db: Db, accountId: number, orderId: number) =>
 export const findOrderForJob = (db: Db, orderId: number) =>
   db.selectFrom('orders').selectAll().where('id', '=', orderId).executeTakeFirst()
 
-/** The account's orders that are not completed, oldest first. */
+/** The account's orders that are not completed (nor cancelled), oldest first. */
 export const listOpenOrders = (db: Db, accountId: number) =>
   db
     .selectFrom('orders')
     .selectAll()
     .where('account_id', '=', accountId)
-    .where('status', '!=', 'completed')
+    .where('status', 'not in', ['completed', 'cancelled'])
     .orderBy('id')
     .execute()
 
@@ -91,7 +91,7 @@ export const updateItem = (
     .where('id', '=', itemId)
     .execute()
 
-/** The account's items not done yet with the given type and name: to refuse a double order. */
+/** The account's items not done (nor cancelled) with the given type and name: to refuse a double order. */
 export const findPendingByName = (db: Db, accountId: number, type: string, name: string) =>
   db
     .selectFrom('order_items')
@@ -99,5 +99,44 @@ export const findPendingByName = (db: Db, accountId: number, type: string, name:
     .where('account_id', '=', accountId)
     .where('type', '=', type as OrderItemsTable['type'])
     .where('name', '=', name)
-    .where('status', '!=', 'done')
+    .where('status', 'not in', ['done', 'cancelled'])
     .execute()
+
+/** The operator's filter of orders: a status, an account. */
+export interface AdminOrderFilter {
+  status?: OrderStatus
+  accountId?: number
+}
+
+const adminOrders = (db: Db, filter: AdminOrderFilter) => {
+  let q = db.selectFrom('orders')
+  if (filter.status) q = q.where('status', '=', filter.status)
+  if (filter.accountId !== undefined) q = q.where('account_id', '=', filter.accountId)
+  return q
+}
+
+/** Orders of every account, newest first (the operator's list). */
+export const adminListOrders = (db: Db, filter: AdminOrderFilter, limit: number, offset: number) =>
+  adminOrders(db, filter).selectAll().orderBy('id', 'desc').limit(limit).offset(offset).execute()
+
+export const adminCountOrders = async (db: Db, filter: AdminOrderFilter): Promise<number> =>
+  Number(
+    (
+      await adminOrders(db, filter)
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  )
+
+/** Cancels the items of an order not delivered yet. */
+export const cancelOpenItems = (db: Db, orderId: number, now: string) =>
+  db
+    .updateTable('order_items')
+    .set({ status: 'cancelled', updated_at: now })
+    .where('order_id', '=', orderId)
+    .where('status', 'in', ['pending', 'error'])
+    .execute()
+
+/** The account id of a customer number (the operator names accounts by it). */
+export const accountIdOf = async (db: Db, customerNumber: number): Promise<number | undefined> =>
+  (await db.selectFrom('accounts').select('id').where('customer_number', '=', customerNumber).executeTakeFirst())?.id

@@ -31,7 +31,7 @@ export const OrderList = Type.Object({ orders: Type.Array(OpenOrder) })
 /** `GET /orders/{order_id}`: every order, with prices and what provisioning produced. */
 export const OrderDetail = Type.Object({
   order_id: Type.Integer(),
-  status: Type.String({ description: '`open`, `processing`, `error` or `completed`' }),
+  status: Type.String({ description: '`open`, `processing`, `error`, `completed` or `cancelled` (by the operator)' }),
   total_price: Type.Number({ description: 'EUR, excluding VAT' }),
   created: Type.String({ description: 'YYYY-MM-DD HH:MM:SS' }),
   completed: Type.Union([Type.String(), Type.Null()], { description: 'YYYY-MM-DD HH:MM:SS, or null while open' }),
@@ -40,7 +40,7 @@ export const OrderDetail = Type.Object({
       cart_id: Type.Integer(),
       type: Type.String(),
       name: Type.String(),
-      status: Type.String({ description: '`pending`, `done` or `error`' }),
+      status: Type.String({ description: '`pending`, `done`, `error` or `cancelled`' }),
       price: Type.Number({ description: 'EUR, excluding VAT' }),
       dns_template_id: Type.Optional(Type.Integer()),
       errors: Type.Array(ServiceError),

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import type { Logger } from 'pino'
 import type { Clock } from '../../clock.js'
 import { iso, ymdhms } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
@@ -10,6 +11,8 @@ import { emitEvent, type EventType } from '../webhooks/webhook-events.js'
 import type { Order, OrderItemType } from './orders.tables.js'
 import type { OrderItem } from './orders.repository.js'
 import type { DryRun } from '../../lib/dry-run.js'
+import type { Db } from '../../db/database.js'
+import { crashPoint } from '../../ops/crash-points.js'
 
 /** One error of an order item, as the specification shows it (`transfer_code`, …). */
 export interface OrderItemError {
@@ -44,10 +47,20 @@ export interface OrderItemProcessor {
 
 /** Charges an order: the invoice service implements it. */
 export interface OrderCharger {
-  createForOrder(
-    accountId: number,
-    input: { orderId: number; lines: { description: string; amountCents: number }[] },
-  ): Promise<unknown>
+  /** Reads what the invoice needs, outside any transaction; answers the writer of its rows, for the order's. */
+  chargeFor(accountId: number): Promise<
+    (
+      trx: Db,
+      input: { orderId: number; lines: { description: string; amountCents: number }[] },
+    ) => Promise<{
+      invoiceId: number
+    }>
+  >
+  /**
+   * Issues the committed invoice (its payment, its mail); the job queued with the invoice does it should this fail
+   * or the process die first.
+   */
+  issue(accountId: number, invoiceId: number): Promise<void>
 }
 
 /** One item of a new order. */
@@ -78,6 +91,7 @@ export class OrdersService {
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
     private readonly jobs: JobRunner,
+    private readonly log: Logger,
   ) {}
 
   /** The job that provisions the items of an order. */
@@ -98,7 +112,10 @@ export class OrdersService {
     this.charger = charger
   }
 
-  /** Stores an order with its items, charges it (unless `charge: false`, for demo data) and queues its processing. */
+  /**
+   * Stores an order with its items, charges it (unless `charge: false`, for demo data) and queues its processing,
+   * all in one transaction: a process that dies on the way leaves the whole order or nothing of it.
+   */
   async createOrder(
     accountId: number,
     items: NewOrderItem[],
@@ -108,7 +125,8 @@ export class OrdersService {
     for (const item of items)
       if (!this.processors.has(item.type)) throw new Error(`No order processor for ${item.type}`)
     const now = iso(this.clock.now())
-    const orderId = await this.db.transaction().execute(async (trx) => {
+    const charge = this.charger && opts.charge !== false ? await this.charger.chargeFor(accountId) : null
+    const { orderId, invoiceId } = await this.db.transaction().execute(async (trx) => {
       const { id } = await repo.insertOrder(trx, {
         account_id: accountId,
         status: 'open',
@@ -130,22 +148,35 @@ export class OrdersService {
           updated_at: now,
         })
       }
-      return id
+      crashPoint('orders.create.stored')
+      const lines = items.map((i) => ({
+        description: i.description ?? `${i.type} ${i.name}`,
+        amountCents: i.priceCents,
+      }))
+      const invoice = charge ? await charge(trx, { orderId: id, lines }) : null
+      await this.queueProcessing(trx, accountId, id)
+      return { orderId: id, invoiceId: invoice?.invoiceId ?? null }
     })
-    if (this.charger && opts.charge !== false) {
-      await this.charger.createForOrder(accountId, {
-        orderId,
-        lines: items.map((i) => ({ description: i.description ?? `${i.type} ${i.name}`, amountCents: i.priceCents })),
+    crashPoint('orders.create.committed')
+    this.jobs.poke()
+    // A failure here leaves the invoice to its job: the order itself is placed.
+    if (invoiceId !== null)
+      await this.charger!.issue(accountId, invoiceId).catch((err: unknown) => {
+        this.log.warn({ err, orderId, invoiceId }, 'invoice of a new order not issued, its job retries')
       })
-    }
-    await this.jobs.enqueue(this.processJob, { orderId }, { accountId })
     return { orderId }
+  }
+
+  /** Queues the processing of an order in the caller's transaction; once while it waits (the order's key). */
+  async queueProcessing(trx: Db, accountId: number, orderId: number): Promise<number> {
+    return this.jobs.enqueue(this.processJob, { orderId }, { trx, accountId, key: processKey(orderId) })
   }
 
   /** The job: runs each pending item through its processor, then settles the order's status. */
   async processOrder(orderId: number): Promise<{ status: string }> {
     const order = await repo.findOrderForJob(this.db, orderId)
-    if (!order || order.status === 'completed') return { status: order?.status ?? 'missing' }
+    if (!order || order.status === 'completed' || order.status === 'cancelled')
+      return { status: order?.status ?? 'missing' }
     await repo.setOrderStatus(this.db, orderId, 'processing', iso(this.clock.now()))
     const items = await repo.itemsOf(this.db, order.account_id, [orderId])
     for (const item of items.filter((i) => i.status === 'pending')) {
@@ -212,6 +243,7 @@ export class OrdersService {
   ): Promise<OrderView> {
     const view = await this.get(accountId, orderId)
     if (view.order.status === 'completed') throw errors.orderCompleted()
+    if (view.order.status === 'cancelled') throw errors.orderCancelled()
     const item = view.items.find((i) => i.id === input.cart_id)
     if (!item) throw errors.cartItemNotFound()
     if (item.status === 'done') throw errors.cartItemDone()
@@ -226,11 +258,15 @@ export class OrdersService {
     await this.db.transaction().execute(async (trx) => {
       await repo.updateItem(trx, item.id, { status: 'pending', errors: '[]', details: JSON.stringify(details), now })
       await repo.setOrderStatus(trx, orderId, 'open', now)
+      await this.queueProcessing(trx, accountId, orderId)
     })
-    await this.jobs.enqueue(this.processJob, { orderId }, { accountId })
+    this.jobs.poke()
     return this.get(accountId, orderId)
   }
 }
+
+/** The key of the processing job of an order. */
+export const processKey = (orderId: number) => `order:${orderId}`
 
 /** The webhook event of a processed domain item: completed or failed, with the order, the item and its errors. */
 function domainOrderEvent(

@@ -7,9 +7,9 @@ export interface OrderTables {
 }
 
 /** The states of an order. */
-export type OrderStatus = 'open' | 'processing' | 'error' | 'completed'
+export type OrderStatus = 'open' | 'processing' | 'error' | 'completed' | 'cancelled'
 /** The states of an order item. */
-export type OrderItemStatus = 'pending' | 'done' | 'error'
+export type OrderItemStatus = 'pending' | 'done' | 'error' | 'cancelled'
 /** What an order item provisions. */
 export type OrderItemType = 'domain' | 'vps' | 'certificate' | 'hosting'
 

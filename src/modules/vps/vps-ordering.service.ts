@@ -123,9 +123,9 @@ export class VpsOrderingService {
         updated_at: now,
       })
       await repo.holdVps(trx, accountId, v.id, t.id, 'installing', now)
+      await this.tasks.enqueue(trx, accountId, t.id)
       return { vpsId: v.id, taskId: t.id }
     })
-    await this.tasks.enqueue(accountId, ids.taskId)
     return ids
   }
 

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely'
 import type { Clock } from '../../clock.js'
 import { iso, ymdhm } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
+import type { Db } from '../../db/database.js'
 import { errors } from '../../errors.js'
 import { Type } from 'typebox'
 import { defineJob, type JobRunner } from '../../jobs/runner.js'
@@ -110,16 +111,24 @@ export class VpsTasks {
       })
       const held = await repo.holdVps(trx, v.account_id, v.id, t.id, TRANSITIONAL[action] ?? v.status, now)
       if (!held) throw errors.vpsLocked()
+      await this.enqueue(trx, v.account_id, t.id)
       return t
     })
-    await this.enqueue(v.account_id, task.id)
+    this.jobs.poke()
     return taskView((await repo.findTask(this.db, task.id))!)
   }
 
-  /** Queues the job that runs a recorded task, and notes the job on the task. */
-  async enqueue(accountId: number, taskId: number): Promise<void> {
-    const jobId = await this.jobs.enqueue(this.taskJob, { taskId }, { accountId, maxAttempts: 3 })
-    await repo.updateTask(this.db, taskId, { job_id: jobId })
+  /**
+   * Queues the job that runs a recorded task and notes the job on the task, in the transaction that records the
+   * task: a task is never left without its job.
+   */
+  async enqueue(trx: Db, accountId: number, taskId: number): Promise<void> {
+    const jobId = await this.jobs.enqueue(
+      this.taskJob,
+      { taskId },
+      { trx, accountId, maxAttempts: 3, key: `vps-task:${taskId}` },
+    )
+    await repo.updateTask(trx, taskId, { job_id: jobId })
   }
 
   /** Runs a task to its end: starts the hypervisor operation (or resumes it after a crash) and waits for it. */

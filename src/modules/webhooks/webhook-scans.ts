@@ -30,7 +30,7 @@ export class WebhookScans {
 
   /**
    * The hourly scan for domains and certificates 30 and 7 days from renewal or expiry, and the prune of deliveries
-   * finished 30 days ago; each run queues the next.
+   * finished 30 days ago.
    */
   readonly expiringJob = defineJob({
     name: EXPIRING_JOB,
@@ -39,14 +39,13 @@ export class WebhookScans {
       const pruned = await repo.pruneDelivered(this.db, iso(new Date(this.clock.now().getTime() - KEEP_MS)))
       const restarted = await this.deliverer.restartParked(this.clock.now())
       const events = await this.scanExpiring()
-      await this.jobs.enqueue(this.expiringJob, null, { runAt: new Date(this.clock.now().getTime() + SCAN_EVERY_MS) })
       return { events, pruned, restarted }
     },
   })
 
-  /** Queues the expiry scan unless one is queued already. */
+  /** Schedules the hourly expiry scan (one across every instance). */
   async scheduleScan(): Promise<void> {
-    await this.jobs.enqueueOnce(this.expiringJob)
+    await this.jobs.every(this.expiringJob, SCAN_EVERY_MS)
   }
 
   /**

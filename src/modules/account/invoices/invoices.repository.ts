@@ -98,3 +98,15 @@ export const linesOf = (db: Db, accountId: number, invoiceId: number) =>
     .where('l.invoice_id', '=', invoiceId)
     .orderBy('l.position')
     .execute()
+
+/** The invoices of an order, oldest first. */
+export const invoicesOfOrder = async (db: Db, accountId: number, orderId: number) =>
+  (
+    await db
+      .selectFrom('invoices')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('order_id', '=', orderId)
+      .orderBy('id')
+      .execute()
+  ).map(decodeInvoice)

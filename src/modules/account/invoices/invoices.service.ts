@@ -74,6 +74,10 @@ function checkLines(lines: NewInvoiceLine[]): void {
 /** The job that marks open invoices paid once the payments driver reports their payment paid. */
 export const RECONCILE_JOB = 'invoices.reconcile'
 const RECONCILE_EVERY_MS = 15 * 60_000
+/** The job that issues an invoice (its payment and mail) when the process that made it died first. */
+export const ISSUE_JOB = 'invoices.issue'
+// The issuing job waits this long, so it finds the invoice issued by the process that made it.
+const ISSUE_GRACE_MS = 2 * 60_000
 const RECONCILE_BATCH = 200
 
 /** Invoices: made for orders (and by the operator), listed, shown and rendered as PDF. */
@@ -88,6 +92,13 @@ export class InvoicesService {
     private readonly mail: MailDriver,
     private readonly jobs: JobRunner,
   ) {}
+
+  /** The job that issues an invoice whose process died after committing it (queued with the invoice). */
+  readonly issueJob = defineJob({
+    name: ISSUE_JOB,
+    payload: Type.Object({ accountId: Type.Integer(), invoiceId: Type.Integer() }),
+    handle: ({ accountId, invoiceId }) => this.issue(accountId, invoiceId),
+  })
 
   /** The job that reconciles open invoices with their payments, and queues the next run while some stay open. */
   readonly reconcileJob = defineJob({
@@ -123,19 +134,27 @@ export class InvoicesService {
     return { checked, paid }
   }
 
-  // Only a queued run counts: a running one may be finishing without seeing the newest payment.
+  // One run queued across every instance (its key); a running one does not count, as it may be finishing without
+  // seeing the newest payment.
   private async scheduleReconcile(): Promise<void> {
-    if (await this.jobs.pending(this.reconcileJob, ['queued'])) return
     const runAt = new Date(this.clock.now().getTime() + RECONCILE_EVERY_MS)
-    await this.jobs.enqueue(this.reconcileJob, null, { runAt })
+    await this.jobs.enqueue(this.reconcileJob, null, { runAt, key: RECONCILE_JOB })
   }
 
-  /** The charger of the orders module: an open invoice for the order's lines, VAT added. Call it outside a transaction. */
-  async createForOrder(
+  /**
+   * The charger of the orders module: reads the customer (outside any transaction) and answers the writer of an open
+   * invoice for the order's lines, VAT added, for the order's transaction.
+   */
+  async chargeFor(
     accountId: number,
-    input: { orderId: number; lines: NewInvoiceLine[] },
-  ): Promise<{ invoiceNr: string }> {
-    return this.create(accountId, { orderId: input.orderId, lines: input.lines })
+  ): Promise<(trx: Db, input: { orderId: number; lines: NewInvoiceLine[] }) => Promise<{ invoiceId: number }>> {
+    const customer = await this.customer(accountId)
+    return async (trx, input) => ({ invoiceId: (await this.insert(trx, accountId, customer, input)).id })
+  }
+
+  /** The invoices of one of the account's orders, as the customer API lists them (the operator's view of an order). */
+  async ofOrder(accountId: number, orderId: number, db: Db = this.db): Promise<InvoiceSummary[]> {
+    return (await repo.invoicesOfOrder(db, accountId, orderId)).map((r) => this.summary(r))
   }
 
   /** Makes an open invoice with VAT at the configured rate and opens its payment with the payments driver. */
@@ -143,67 +162,99 @@ export class InvoicesService {
     accountId: number,
     input: { orderId?: number | null; lines: NewInvoiceLine[]; date?: Date },
   ): Promise<{ invoiceNr: string; id: number; totalCents: number }> {
+    const customer = await this.customer(accountId)
+    const made = await this.db.transaction().execute((trx) => this.insert(trx, accountId, customer, input))
+    await this.issue(accountId, made.id)
+    return made
+  }
+
+  /**
+   * The rows of an open invoice, in the caller's transaction, with the job that issues it (opens its payment and
+   * mails it) should this process die before it does so itself; the job waits a while and finds it done.
+   */
+  private async insert(
+    trx: Db,
+    accountId: number,
+    customer: InvoiceCustomer,
+    input: { orderId?: number | null; lines: NewInvoiceLine[]; date?: Date },
+  ): Promise<{ invoiceNr: string; id: number; totalCents: number }> {
     checkLines(input.lines)
     const now = input.date ?? this.clock.now()
-    const customer = await this.customer(accountId)
     const subtotal = input.lines.reduce((s, l) => s + l.amountCents, 0)
     const bp = basisPoints(this.billing.vatPercent)
     const vat = vatOf(subtotal, bp)
     const total = subtotal + vat
-    const { id, invoiceNr } = await this.db.transaction().execute(async (trx) => {
-      // The number comes from the row id, so concurrent invoices never race for the same number.
-      const { id } = await repo.insertInvoice(trx, {
-        account_id: accountId,
-        invoice_nr: `pending-${randomBytes(8).toString('hex')}`,
-        order_id: input.orderId ?? null,
-        invoice_date: ymd(now),
-        due_date: ymd(new Date(now.getTime() + this.billing.dueDays * 86_400_000)),
-        currency: this.billing.currency,
-        subtotal_cents: subtotal,
-        vat_rate_bp: bp,
-        vat_cents: vat,
-        total_cents: total,
-        status: 'open',
-        paid_at: null,
-        payment_reference: null,
-        payment_url: null,
-        customer: JSON.stringify(customer),
-        created_at: iso(now),
-      })
-      const invoiceNr = `${now.getUTCFullYear()}-${String(id).padStart(6, '0')}`
-      await repo.updateInvoice(trx, accountId, id, { invoice_nr: invoiceNr })
-      await repo.insertLines(
-        trx,
-        input.lines.map((l, i) => {
-          const quantity = l.quantity ?? 1
-          return {
-            invoice_id: id,
-            position: i + 1,
-            description: l.description,
-            quantity,
-            unit_price_cents: Math.round(l.amountCents / quantity),
-            amount_cents: l.amountCents,
-          }
-        }),
-      )
-      await emitEvent(trx, accountId, 'invoice.issued', () => this.eventData(trx, accountId, id), now)
-      return { id, invoiceNr }
+    // The number comes from the row id, so concurrent invoices never race for the same number.
+    const { id } = await repo.insertInvoice(trx, {
+      account_id: accountId,
+      invoice_nr: `pending-${randomBytes(8).toString('hex')}`,
+      order_id: input.orderId ?? null,
+      invoice_date: ymd(now),
+      due_date: ymd(new Date(now.getTime() + this.billing.dueDays * 86_400_000)),
+      currency: this.billing.currency,
+      subtotal_cents: subtotal,
+      vat_rate_bp: bp,
+      vat_cents: vat,
+      total_cents: total,
+      status: 'open',
+      paid_at: null,
+      payment_reference: null,
+      payment_url: null,
+      customer: JSON.stringify(customer),
+      created_at: iso(now),
     })
-    const paymentUrl = await this.openPayment(accountId, { id, invoiceNr, total }, now)
-    const due = ymd(new Date(now.getTime() + this.billing.dueDays * 86_400_000))
+    const invoiceNr = `${now.getUTCFullYear()}-${String(id).padStart(6, '0')}`
+    await repo.updateInvoice(trx, accountId, id, { invoice_nr: invoiceNr })
+    await repo.insertLines(
+      trx,
+      input.lines.map((l, i) => {
+        const quantity = l.quantity ?? 1
+        return {
+          invoice_id: id,
+          position: i + 1,
+          description: l.description,
+          quantity,
+          unit_price_cents: Math.round(l.amountCents / quantity),
+          amount_cents: l.amountCents,
+        }
+      }),
+    )
+    await emitEvent(trx, accountId, 'invoice.issued', () => this.eventData(trx, accountId, id), now)
+    const runAt = new Date(this.clock.now().getTime() + ISSUE_GRACE_MS)
+    await this.jobs.enqueue(
+      this.issueJob,
+      { accountId, invoiceId: id },
+      { trx, accountId, runAt, key: `invoice:${id}` },
+    )
+    return { invoiceNr, id, totalCents: total }
+  }
+
+  /**
+   * Issues an invoice whose rows are committed: opens its payment with the driver (or marks it paid when nothing is
+   * due) and mails the customer. Does nothing for one issued already.
+   */
+  async issue(accountId: number, id: number): Promise<void> {
+    const inv = await repo.findInvoice(this.db, accountId, String(id), id)
+    if (!inv || inv.id !== id || inv.status !== 'open' || inv.payment_reference !== null) return
+    const total = inv.total_cents
+    const paymentUrl = await this.openPayment(
+      accountId,
+      { id, invoiceNr: inv.invoice_nr, total },
+      new Date(inv.created_at),
+    )
+    const { customer } = inv
     await this.mail.send({
       to: customer.email,
       accountId,
       kind: 'invoice.created',
-      subject: `Invoice ${invoiceNr}`,
+      subject: `Invoice ${inv.invoice_nr}`,
       text:
-        `Dear ${customer.name || 'customer'},\n\nInvoice ${invoiceNr} of ${this.billing.seller.name} for ${this.billing.currency} ${amountText(total)} (VAT included) is ready.\n` +
+        `Dear ${customer.name || 'customer'},\n\nInvoice ${inv.invoice_nr} of ${this.billing.seller.name} for ${this.billing.currency} ${amountText(total)} (VAT included) is ready.\n` +
         (total > 0
-          ? `Please pay it before ${due}${paymentUrl ? `, for example online: ${paymentUrl}` : ''}.\n`
+          ? `Please pay it before ${inv.due_date}${paymentUrl ? `, for example online: ${paymentUrl}` : ''}.\n`
           : 'Nothing is due.\n') +
-        `Download it with GET /api/v2/account/invoices/${invoiceNr}/pdf.\n`,
+        `Download it with GET /api/v2/account/invoices/${inv.invoice_nr}/pdf.\n`,
     })
-    return { invoiceNr, id, totalCents: total }
   }
 
   /** Opens the payment of a new invoice with the driver (its address), or marks it paid when nothing is due. */

@@ -135,8 +135,12 @@ export class ZoneDelivery {
     return this.driver.resync(names)
   }
 
-  /** Queues a full resync when the driver pushes: changes committed just before a crash reach the server too. */
+  /**
+   * Queues a full resync when the driver pushes: changes committed just before a crash reach the server too. One is
+   * queued however many instances start at once (its key).
+   */
   async scheduleResync(): Promise<void> {
-    if (this.driver.pushes && this.driver.resync) await this.jobs.enqueue(this.resyncJob, {}, { maxAttempts: 20 })
+    if (this.driver.pushes && this.driver.resync)
+      await this.jobs.enqueue(this.resyncJob, {}, { maxAttempts: 20, key: DNS_RESYNC_JOB })
   }
 }

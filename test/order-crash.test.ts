@@ -1,0 +1,110 @@
+import { describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { openDatabase } from '../src/db/database.js'
+import { CRASH_POINTS } from '../src/ops/crash-points.js'
+import { forEachDialect, processDatabase, request } from './helpers/app.js'
+import { spawnServer, type ServerProcess } from './helpers/process.js'
+
+const KEY = 'orderCrashDemoKey0000000001'
+const ADMIN = 'adm_orderCrashAdminToken0001'
+const LOCK_MS = 1000
+
+/** Polls `check` until it answers true, for at most `ms`. */
+async function until(what: string, check: () => Promise<boolean>, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > end) assert.fail(`timed out waiting until ${what}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+const originOf = async (p: ServerProcess) =>
+  (await p.waitFor(/^hostapi listening on (https:\/\/\S+)/, 90_000))[1].replace(/\/api\/v2$/, '')
+
+// The incident: a process killed between an order's rows and the work they cause left the order open, its item
+// pending, with no job and no invoice, and the client's retry answered 409 and then "already in an open order" for
+// ever. Killed at every step of the placing, the order is placed whole (and processed after the restart) or not at
+// all (and the retry with the same Idempotency-Key, once the dead request's claim is old, places it).
+forEachDialect((dialect) => {
+  describe(`an order placed by a process killed on the way (${dialect})`, () => {
+    for (const point of CRASH_POINTS.filter((p) => p.startsWith('orders.create.'))) {
+      it(`is processed after a restart, or placed by the retry: killed at ${point}`, async () => {
+        const place = await processDatabase(dialect)
+        const env = {
+          ...place.env,
+          HOSTAPI_PORT: '0',
+          HOSTAPI_DNS_PORT: '0',
+          HOSTAPI_DEMO_KEY: KEY,
+          HOSTAPI_ADMIN_TOKEN: ADMIN,
+          HOSTAPI_IDEMPOTENCY_LOCK_MS: String(LOCK_MS),
+          HOSTAPI_JOB_POLL_MS: '50',
+        }
+        const domain = `crash-${point.split('.').pop()}-${Date.now()}.com`
+        const order = (origin: string) =>
+          request(origin, 'POST', '/api/v2/domains/order', {
+            key: KEY,
+            body: { domain },
+            headers: { 'idempotency-key': `order-${domain}` },
+          })
+        const first = spawnServer({ ...env, HOSTAPI_CRASH_AT: point })
+        let second: ServerProcess | null = null
+        const db = openDatabase(place.database)
+        try {
+          await assert.rejects(order(await originOf(first)), 'the request dies with its process')
+          const killedAt = Date.now()
+          assert.equal((await first.exited).signal, 'SIGKILL')
+
+          second = spawnServer(env)
+          const origin = await originOf(second)
+          // The dead request's claim of the key is older than the lock age: the retry is a new request.
+          await new Promise((r) => setTimeout(r, Math.max(0, killedAt + LOCK_MS - Date.now())))
+          const retry = await order(origin)
+          assert.notEqual(retry.status, 409, `retry answered ${retry.text}`)
+          assert.ok(
+            retry.status === 200 || /already in an open order|already registered/.test(retry.text),
+            `retry answered ${retry.text}`,
+          )
+          // An invoice left unissued by the crash is issued by its job, due a few minutes later.
+          const clock = await request(origin, 'POST', '/admin/v1/sandbox/clock', {
+            headers: { authorization: `Bearer ${ADMIN}` },
+            body: { advance: '10m' },
+          })
+          assert.equal(clock.status, 200, clock.text)
+          await until('the order is completed and its invoice issued', async () => {
+            const items = await db.db.selectFrom('order_items').select('order_id').where('name', '=', domain).execute()
+            if (items.length !== 1) return false
+            const o = await db.db
+              .selectFrom('orders')
+              .select('status')
+              .where('id', '=', items[0].order_id)
+              .executeTakeFirstOrThrow()
+            const invoices = await db.db
+              .selectFrom('invoices')
+              .select(['payment_reference', 'status'])
+              .where('order_id', '=', items[0].order_id)
+              .execute()
+            return o.status === 'completed' && invoices.length === 1 && invoices[0].payment_reference !== null
+          })
+          const items = await db.db.selectFrom('order_items').selectAll().where('name', '=', domain).execute()
+          assert.equal(items.length, 1, 'one order for the domain')
+          assert.equal(items[0].status, 'done')
+          const got = await request(origin, 'GET', `/api/v2/domains/${domain}`, { key: KEY })
+          assert.equal(got.status, 200, got.text)
+          const left = await db.db
+            .selectFrom('jobs')
+            .select(['kind', 'status'])
+            .where('status', 'in', ['queued', 'running'])
+            .where('kind', 'in', ['orders.process', 'invoices.issue'])
+            .execute()
+          assert.deepEqual(left, [], 'no work of the order is left')
+        } finally {
+          first.child.kill('SIGKILL')
+          second?.child.kill('SIGTERM')
+          await second?.exited
+          await db.close()
+          await place.remove()
+        }
+      })
+    }
+  })
+})
