@@ -248,6 +248,12 @@ function listenerConfig(r: EnvReader): Pick<Config, Listeners> {
   }
 }
 
+/** HOSTAPI_REQUEST_TIMEOUT_MS as set (checked with the connection settings), or its default. */
+function requestTimeoutDefault(r: EnvReader): number {
+  const set = Number(r.env.HOSTAPI_REQUEST_TIMEOUT_MS)
+  return Number.isInteger(set) && set >= 1000 && set <= 3_600_000 ? set : 120_000
+}
+
 /** Time limits and the per-address cap of the listeners' connections (see Config['connections']). */
 function connectionConfig(r: EnvReader): Config['connections'] {
   const headersTimeoutMs = r.int('HOSTAPI_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000)
@@ -318,7 +324,8 @@ function limitConfig(r: EnvReader): Pick<Config, Limits> {
     emptyWhitelistAllowsAll: r.bool('HOSTAPI_EMPTY_WHITELIST_ALLOWS_ALL', true),
     authCacheMs: r.int('HOSTAPI_AUTH_CACHE_MS', 1000, 0, 60_000),
     responseCacheMb: r.int('HOSTAPI_RESPONSE_CACHE_MB', 64, 0, 65_536),
-    idempotencyLockMs: r.int('HOSTAPI_IDEMPOTENCY_LOCK_MS', 30_000, 1000, 3_600_000),
+    // By default as long as a request may take (HOSTAPI_REQUEST_TIMEOUT_MS): no live request loses its claim.
+    idempotencyLockMs: r.int('HOSTAPI_IDEMPOTENCY_LOCK_MS', requestTimeoutDefault(r), 1000, 3_600_000),
   }
 }
 
