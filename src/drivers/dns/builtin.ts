@@ -195,10 +195,16 @@ export class BuiltinDnsServer implements DnsDriver {
     }
   }
 
-  /** Reads the zone for `qname` (the served domain that is its registrable domain), from the cache when fresh enough. */
-  async zoneFor(qname: string): Promise<ZoneSnapshot | null> {
+  /**
+   * Reads the zone for `qname` (the served domain that is its registrable domain), from the cache when fresh enough.
+   * `committed` (SOA queries and transfers, what secondaries decide by): the zone's serial is read from the zone
+   * source first (one indexed read, not shared with reads that may have begun before the request), so the answer
+   * shows every change committed before the request, whichever instance made it.
+   */
+  async zoneFor(qname: string, committed = false): Promise<ZoneSnapshot | null> {
     const apex = this.domainNames.registrableDomainOf(qname)
     if (!apex) return null
+    if (committed) return this.lookup(apex)
     const e = this.names.get(apex)
     if (e && performance.now() - e.checkedAt <= this.staleMs) {
       if (e.zoneId === null) return null
@@ -352,7 +358,7 @@ export class BuiltinDnsServer implements DnsDriver {
     const qname = question.name.toLowerCase().replace(/\.$/, '')
     let zone: ZoneSnapshot | null
     try {
-      zone = await this.zoneFor(qname)
+      zone = await this.zoneFor(qname, true)
     } catch (err) {
       this.log.error({ err: String(err), qname }, 'DNS zone transfer failed')
       return sign([errorReply(msg, 'SERVFAIL')])
@@ -371,7 +377,9 @@ export class BuiltinDnsServer implements DnsDriver {
 
   /** Answers one DNS message; null when it must be dropped (not a query, unreadable header). */
   handle(msg: Buffer, transport: 'udp' | 'tcp', reserve = 0): Promise<Buffer | null> {
-    return answerQuery(msg, transport, (qname) => this.zoneFor(qname), this.log, reserve)
+    // A secondary decides by the SOA whether to transfer: it is answered at the committed state.
+    const zoneFor = (qname: string, qtype: string) => this.zoneFor(qname, qtype === 'SOA')
+    return answerQuery(msg, transport, zoneFor, this.log, reserve)
   }
 }
 
