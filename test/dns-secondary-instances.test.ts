@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { describeWithEnv, type TestAccount } from './helpers/app.js'
 import { twoInstances, type Instances } from './helpers/instances.js'
 import { makeDomain } from './helpers/fixtures/domains.js'
-import { freePort, queryUdp, within } from './helpers/dns.js'
+import { dig, freePort, queryUdp, within } from './helpers/dns.js'
 import { knotMissing, startKnot, type Knot } from './helpers/knot.js'
 
 const soaSerial = async (zone: string, at: number) => {
@@ -35,22 +35,28 @@ describeWithEnv(
     let d: string
     let dnsOne: number
     let dnsTwo: number
+    let catalogKnot: Knot
+    const CATALOG = 'catalog.hostapi.invalid'
 
     before(async () => {
       if (knotMissing()) return
-      const [p1, p2, knotPort] = await ports(3)
+      const [p1, p2, knotPort, catalogPort] = await ports(4)
       dnsOne = p1!
       dnsTwo = p2!
       inst = await twoInstances({
-        env: { HOSTAPI_DNS_SECONDARIES: `127.0.0.1:${knotPort}` },
+        env: { HOSTAPI_DNS_SECONDARIES: `127.0.0.1:${knotPort},127.0.0.1:${catalogPort}` },
         envs: [{ HOSTAPI_DNS_PORT: String(dnsOne) }, { HOSTAPI_DNS_PORT: String(dnsTwo) }],
       })
       a = await inst.one.account('Two primaries')
       d = await makeDomain(inst.one, a)
       // The instance that does not commit is the one Knot asks first.
       knot = await startKnot({ port: knotPort, zones: [d], primaryPort: dnsTwo, morePrimaryPorts: [dnsOne] })
+      // A second secondary knowing no zone, only the catalog.
+      const catalog = { zones: [], catalog: CATALOG, primaryPort: dnsTwo, morePrimaryPorts: [dnsOne] }
+      catalogKnot = await startKnot({ port: catalogPort, ...catalog })
     })
     after(async () => {
+      await catalogKnot?.close()
       await knot?.close()
       await inst?.close()
     })
@@ -86,6 +92,43 @@ describeWithEnv(
       }
       ctx.diagnostic(`convergence after each burst (ms): ${times.join(', ')}; stale bursts: ${stale.length}`)
       assert.deepEqual(stale, [], `bursts after which Knot was still stale after ${CONVERGE_MS} ms`)
+    })
+
+    it('a zone that starts being served reaches a secondary through the catalog zone; one that ends leaves it', {
+      skip: knotMissing(),
+    }, async (ctx) => {
+      const knotHas = async (zone: string) => {
+        const r = await queryUdp(catalogKnot.port, zone, 'SOA', { timeoutMs: 500 }).catch(() => null)
+        return (r?.answers ?? []).some((x) => x.type === 'SOA')
+      }
+      // The catalog is the secondaries' only: anyone else is REFUSED, and it cannot be transferred without the ACL.
+      assert.match(await dig(dnsOne, '-b', '127.0.0.2', 'SOA', CATALOG), /status: REFUSED/)
+      assert.match(await dig(dnsOne, '-b', '127.0.0.2', 'PTR', `x.zones.${CATALOG}`), /status: REFUSED/)
+      assert.match(await dig(dnsOne, 'SOA', CATALOG), /status: NOERROR[\s\S]*IN\s+SOA\s+invalid\. invalid\./)
+      // Every zone served when the secondary started is there.
+      await within(15_000, () => knotHas(d)).catch((err) => {
+        throw new Error(`${err}\n${catalogKnot.output()}`)
+      })
+      // A new domain, made active on one instance (the order's last step tells the DNS server).
+      const fresh = await makeDomain(inst.one, a)
+      await inst.one.ctx.drivers.dns.publish({ domain: fresh, kind: 'zone' })
+      const added = await within(10_000, () => knotHas(fresh)).catch((err) => {
+        throw new Error(`${err}\n${catalogKnot.output()}`)
+      })
+      assert.ok(await knotHas(d), 'the other zones stay')
+      // The domain ends, on the other instance.
+      const row = await inst.two.ctx.db
+        .updateTable('domains')
+        .set({ status: 'pending_cancellation', cancel_at: '2000-01-01' })
+        .where('name', '=', fresh)
+        .returning('id')
+        .executeTakeFirstOrThrow()
+      assert.deepEqual(await inst.two.ctx.services.domains.endDomain(row.id), { ended: true })
+      const removed = await within(10_000, async () => !(await knotHas(fresh)))
+      assert.ok(await knotHas(d), 'the other zones stay')
+      ctx.diagnostic(
+        `catalog: a new zone served by the secondary after ${added} ms, an ended one gone after ${removed} ms`,
+      )
     })
   },
 )

@@ -22,6 +22,7 @@ import * as acmeAccounts from './0480-acme-accounts.js'
 import * as webhooks from './0490-webhooks.js'
 import * as dnsRecordSet from './0500-dns-record-set.js'
 import * as dnsZoneSync from './0590-dns-zone-sync.js'
+import * as dnsCatalog from './0620-dns-catalog.js'
 
 /**
  * Every migration, by name. Names sort in the order they run; each area takes its own
@@ -52,6 +53,7 @@ export const migrations: Record<string, MigrationModule> = {
   '0490-webhooks': webhooks,
   '0500-dns-record-set': dnsRecordSet,
   '0590-dns-zone-sync': dnsZoneSync,
+  '0620-dns-catalog': dnsCatalog,
 }
 
 /**
