@@ -414,8 +414,9 @@ export class BuiltinDnsServer implements DnsDriver {
 
   /** Answers one DNS message; null when it must be dropped (not a query, unreadable header). */
   handle(msg: Buffer, transport: 'udp' | 'tcp', reserve = 0, secondary = false): Promise<Buffer | null> {
-    // A secondary decides by the SOA whether to transfer: it is answered at the committed state.
-    const zoneFor = (qname: string, qtype: string) => this.zoneFor(qname, qtype === 'SOA', secondary)
+    // A secondary decides by the SOA whether to transfer: it is answered at the committed state. Anyone else is
+    // answered from the cache, so a flood of SOA queries cannot turn into as many database reads.
+    const zoneFor = (qname: string, qtype: string) => this.zoneFor(qname, secondary && qtype === 'SOA', secondary)
     return answerQuery(msg, transport, zoneFor, this.log, reserve)
   }
 }
