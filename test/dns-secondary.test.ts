@@ -39,8 +39,18 @@ describe('zone transfer settings (HOSTAPI_DNS_SECONDARIES, HOSTAPI_DNS_TSIG_KEY,
         { address: '2001:db8:1::', prefixLength: 48, notifyPort: null },
       ],
       tsigKey: { name: 'transfer.key', secret: 'c2VjcmV0' },
+      catalogZone: 'catalog.hostapi.invalid',
     })
-    assert.deepEqual(loadConfig({}).dnsTransfer, { secondaries: [], tsigKey: null })
+    assert.deepEqual(loadConfig({}).dnsTransfer, {
+      secondaries: [],
+      tsigKey: null,
+      catalogZone: 'catalog.hostapi.invalid',
+    })
+    assert.equal(loadConfig({ HOSTAPI_DNS_CATALOG_ZONE: '' }).dnsTransfer.catalogZone, null)
+    assert.equal(
+      loadConfig({ HOSTAPI_DNS_CATALOG_ZONE: 'Catalog.Example.NET.' }).dnsTransfer.catalogZone,
+      'catalog.example.net',
+    )
   })
 
   it('lists every problem', () => {
@@ -49,6 +59,7 @@ describe('zone transfer settings (HOSTAPI_DNS_SECONDARIES, HOSTAPI_DNS_TSIG_KEY,
         HOSTAPI_DNS_SECONDARIES: 'ns1.example.net,192.0.2.1:0,10.0.0.0/33,127.1',
         HOSTAPI_DNS_NOTIFY_PORT: '70000',
         HOSTAPI_DNS_TSIG_KEY: 'secret-without-name',
+        HOSTAPI_DNS_CATALOG_ZONE: 'catalog',
       }),
       [
         'HOSTAPI_DNS_NOTIFY_PORT must be a port from 1 to 65535 (got "70000")',
@@ -57,6 +68,7 @@ describe('zone transfer settings (HOSTAPI_DNS_SECONDARIES, HOSTAPI_DNS_TSIG_KEY,
         'HOSTAPI_DNS_SECONDARIES: "10.0.0.0/33" is not an IP address, CIDR range or address:port',
         'HOSTAPI_DNS_SECONDARIES: "127.1" is not an IP address, CIDR range or address:port',
         'HOSTAPI_DNS_TSIG_KEY must be name:base64secret (hmac-sha256), e.g. transfer.key:c2VjcmV0',
+        'HOSTAPI_DNS_CATALOG_ZONE must be a domain name of two labels or more (got "catalog")',
       ],
     )
     assert.deepEqual(problems({ HOSTAPI_DNS_TSIG_KEY: 'k:c2VjcmV0' }), [

@@ -101,9 +101,17 @@ export interface DnsTransferConfig {
   secondaries: DnsSecondary[]
   /** The TSIG key (hmac-sha256) every transfer must be signed with, and NOTIFY is signed with; null: none. */
   tsigKey: { name: string; secret: string } | null
+  /** The catalog zone (RFC 9432) listing every served zone for the secondaries; null: none. */
+  catalogZone: string | null
 }
 
-/** Reads HOSTAPI_DNS_SECONDARIES, HOSTAPI_DNS_TSIG_KEY and HOSTAPI_DNS_NOTIFY_PORT; every problem is recorded. */
+/** The catalog zone's name when none is set: under `.invalid` (RFC 6761), so it can never be a customer's zone. */
+export const DEFAULT_CATALOG_ZONE = 'catalog.hostapi.invalid'
+
+/**
+ * Reads HOSTAPI_DNS_SECONDARIES, HOSTAPI_DNS_TSIG_KEY, HOSTAPI_DNS_NOTIFY_PORT and HOSTAPI_DNS_CATALOG_ZONE; every
+ * problem is recorded.
+ */
 export function dnsTransferConfig(r: EnvReader): DnsTransferConfig {
   const env = r.env
   const rawPort = env.HOSTAPI_DNS_NOTIFY_PORT || '53'
@@ -151,5 +159,11 @@ export function dnsTransferConfig(r: EnvReader): DnsTransferConfig {
   if (secondaries.length && (env.HOSTAPI_DNS_DRIVER || 'builtin') !== 'builtin') {
     r.problem('HOSTAPI_DNS_SECONDARIES applies to the built-in DNS server only (HOSTAPI_DNS_DRIVER=builtin)')
   }
-  return { secondaries, tsigKey }
+  const rawCatalog = (env.HOSTAPI_DNS_CATALOG_ZONE ?? DEFAULT_CATALOG_ZONE).trim().toLowerCase().replace(/\.$/, '')
+  const label = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/
+  const validCatalog = rawCatalog.length <= 253 && rawCatalog.split('.').every((l) => label.test(l))
+  if (rawCatalog && (!validCatalog || !rawCatalog.includes('.')))
+    r.problem(`HOSTAPI_DNS_CATALOG_ZONE must be a domain name of two labels or more (got "${rawCatalog}")`)
+  const catalogZone = rawCatalog && validCatalog ? rawCatalog : null
+  return { secondaries, tsigKey, catalogZone }
 }

@@ -27,6 +27,13 @@ export interface KnotOptions {
   zones: string[]
   /** The primary (hostapi's built-in server) on 127.0.0.1. */
   primaryPort: number
+  /** More primaries on 127.0.0.1, asked in this order after `primaryPort` (several instances of hostapi). */
+  morePrimaryPorts?: number[]
+  /**
+   * A catalog zone (RFC 9432) to transfer from the primaries and interpret: its member zones are served as
+   * secondaries of the same primaries, without being listed in `zones`.
+   */
+  catalog?: string
   /** A TSIG key (hmac-sha256) for transfers from and NOTIFY by the primary. */
   tsig?: { name: string; secret: string }
   /** Its port on 127.0.0.1 (default: a free one). */
@@ -48,6 +55,10 @@ export async function startKnot(opts: KnotOptions): Promise<Knot> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostapi-knot-'))
   const port = opts.port ?? (await freePort())
   const key = opts.tsig ? `    key: ${opts.tsig.name}\n` : ''
+  const primaries = [opts.primaryPort, ...(opts.morePrimaryPorts ?? [])]
+  const remotes = primaries.flatMap((p, i) => [`  - id: primary${i}`, `    address: 127.0.0.1@${p}`, key.trimEnd()])
+  const master = `    master: [${primaries.map((_, i) => `primary${i}`).join(', ')}]`
+  const zoneTemplate = [`    storage: ${dir}`, master, '    acl: notify_from_primary', '    zonefile-sync: -1']
   fs.writeFileSync(
     path.join(dir, 'knot.conf'),
     `${[
@@ -63,9 +74,7 @@ export async function startKnot(opts: KnotOptions): Promise<Knot> {
         ? ['key:', `  - id: ${opts.tsig.name}`, '    algorithm: hmac-sha256', `    secret: ${opts.tsig.secret}`]
         : []),
       'remote:',
-      '  - id: primary',
-      `    address: 127.0.0.1@${opts.primaryPort}`,
-      key.trimEnd(),
+      ...remotes,
       'acl:',
       '  - id: notify_from_primary',
       '    address: 127.0.0.1',
@@ -73,14 +82,17 @@ export async function startKnot(opts: KnotOptions): Promise<Knot> {
       '    action: notify',
       'template:',
       '  - id: default',
-      `    storage: ${dir}`,
-      '    master: primary',
-      '    acl: notify_from_primary',
-      '    zonefile-sync: -1',
+      ...zoneTemplate,
       '    zonefile-load: none',
       '    journal-content: none',
+      ...(opts.catalog
+        ? ['  - id: member', ...zoneTemplate, '    zonefile-load: none', '    journal-content: none']
+        : []),
       'zone:',
       ...opts.zones.map((z) => `  - domain: ${z}`),
+      ...(opts.catalog
+        ? [`  - domain: ${opts.catalog}`, '    catalog-role: interpret', '    catalog-template: member']
+        : []),
       '',
     ]
       .filter((l) => l !== '')

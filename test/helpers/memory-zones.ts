@@ -1,4 +1,4 @@
-import type { ServedZone, ZoneRecord, ZoneSource } from '../../src/drivers/dns/dns.js'
+import type { ServedZone, ZoneCatalog, ZoneRecord, ZoneSource } from '../../src/drivers/dns/dns.js'
 
 /** A record to seed; the TTL defaults to 3600. */
 export type RecordSeed = Omit<ZoneRecord, 'ttl'> & { ttl?: number }
@@ -6,6 +6,8 @@ export type RecordSeed = Omit<ZoneRecord, 'ttl'> & { ttl?: number }
 /** A test port: served zones held in memory, changed by the test as the DNS module changes its tables. */
 export class MemoryZones implements ZoneSource {
   private nextId = 1
+  private catalogSerial = 1
+  private catalogMembers = ''
   private readonly zones = new Map<number, { zone: ServedZone; records: ZoneRecord[] }>()
 
   /** Adds a served zone (serial 1, two hostapi.test nameservers, no records unless given); returns its id. */
@@ -78,5 +80,13 @@ export class MemoryZones implements ZoneSource {
 
   async servedZoneNames(): Promise<string[]> {
     return [...this.zones.values()].map((z) => z.zone.name)
+  }
+
+  async catalog(): Promise<ZoneCatalog> {
+    const zones = [...this.zones.values()].map(({ zone: { id, name } }) => ({ id, name }))
+    const members = JSON.stringify(zones)
+    if (members !== this.catalogMembers) this.catalogSerial++
+    this.catalogMembers = members
+    return { serial: this.catalogSerial, zones }
   }
 }

@@ -26,6 +26,7 @@ import * as dnsRecordsByDomain from './0520-dns-records-by-domain.js'
 import * as jobCrashes from './0530-job-crashes.js'
 import * as jobKeys from './0540-job-keys.js'
 import * as dnsZoneSync from './0590-dns-zone-sync.js'
+import * as dnsCatalog from './0620-dns-catalog.js'
 
 /**
  * Every migration, by name. Names sort in the order they run; each area takes its own
@@ -60,6 +61,7 @@ export const migrations: Record<string, MigrationModule> = {
   '0530-job-crashes': jobCrashes,
   '0540-job-keys': jobKeys,
   '0590-dns-zone-sync': dnsZoneSync,
+  '0620-dns-catalog': dnsCatalog,
 }
 
 /**

@@ -5,6 +5,7 @@ import dnsPacket, { type Packet } from 'dns-packet'
 import type { Logger } from 'pino'
 import type { DnsDriver, ServedZone, ZoneSource } from './dns.js'
 import { buildSnapshot, soaRecord, transferRecords, type ZoneSnapshot } from './authority.js'
+import { catalogSnapshot } from './catalog.js'
 import { ZoneNotifier } from './notify.js'
 import { answerQuery, errorReply, type Rcode } from './query.js'
 import {
@@ -92,6 +93,10 @@ export class BuiltinDnsServer implements DnsDriver {
   private readonly tsigKey: TsigKey | null
   private readonly notifier: ZoneNotifier | null
   private readonly rrl: ResponseRateLimiter | null
+  /** The catalog zone's name, when it is served (to the secondaries only); null when off. */
+  private readonly catalogName: string | null
+  private catalog: { snapshot: ZoneSnapshot; checkedAt: number } | null = null
+  private catalogNotified: number | null = null
 
   constructor(
     private readonly source: ZoneSource,
@@ -100,9 +105,10 @@ export class BuiltinDnsServer implements DnsDriver {
   ) {
     this.staleMs = opts.staleMs ?? 500
     this.domainNames = new DomainNames(opts.privateSuffixes ?? [])
-    const transfer = opts.transfer ?? { secondaries: [], tsigKey: null }
+    const transfer = opts.transfer ?? { secondaries: [], tsigKey: null, catalogZone: null }
     this.acl = new TransferAcl(transfer.secondaries)
     this.transfersOn = transfer.secondaries.length > 0
+    this.catalogName = this.transfersOn ? (transfer.catalogZone ?? null) : null
     const key = transfer.tsigKey
     this.tsigKey = key ? { name: key.name, secret: Buffer.from(key.secret, 'base64') } : null
     const notified = transfer.secondaries.filter((s) => s.notifyPort !== null)
@@ -193,6 +199,32 @@ export class BuiltinDnsServer implements DnsDriver {
     // Names below the domain may have been resolved to another zone or to none; forget them all.
     this.names.clear()
     if (this.notifier && this.bound && change.kind !== 'removed') void this.notifyChange(name)
+    // A zone that starts or stops being served changes the catalog: the secondaries learn it at once.
+    if (this.notifier && this.bound && this.catalogName && change.kind !== 'records') void this.notifyCatalog()
+  }
+
+  /** Reads the catalog at the committed state and notifies the secondaries when its serial moved; never throws. */
+  private async notifyCatalog(): Promise<void> {
+    try {
+      const zone = await this.catalogZone(true)
+      if (!this.bound || zone.serial === this.catalogNotified) return
+      this.catalogNotified = zone.serial
+      this.notifier?.notify(zone.name, transferRecords(zone)[0]!)
+    } catch (err) {
+      this.log.warn({ zone: this.catalogName, err: String(err) }, 'DNS NOTIFY skipped: the catalog cannot be read')
+    }
+  }
+
+  /** The catalog zone, read again when `committed` or older than `staleMs`. */
+  private async catalogZone(committed: boolean): Promise<ZoneSnapshot> {
+    const cached = this.catalog
+    if (!committed && cached && performance.now() - cached.checkedAt <= this.staleMs) return cached.snapshot
+    const checkedAt = performance.now()
+    const catalog = await this.source.catalog()
+    const snapshot =
+      cached?.snapshot.serial === catalog.serial ? cached.snapshot : catalogSnapshot(this.catalogName!, catalog)
+    if (!this.catalog || this.catalog.checkedAt <= checkedAt) this.catalog = { snapshot, checkedAt }
+    return snapshot
   }
 
   /** Reads the changed zone afresh and notifies the secondaries of its serial; never throws (logged). */
@@ -206,10 +238,20 @@ export class BuiltinDnsServer implements DnsDriver {
     }
   }
 
-  /** Reads the zone for `qname` (the served domain that is its registrable domain), from the cache when fresh enough. */
-  async zoneFor(qname: string): Promise<ZoneSnapshot | null> {
+  /**
+   * Reads the zone for `qname` (the served domain that is its registrable domain), from the cache when fresh enough.
+   * `committed` (SOA queries and transfers, what secondaries decide by): the zone's serial is read from the zone
+   * source first (one indexed read, not shared with reads that may have begun before the request), so the answer
+   * shows every change committed before the request, whichever instance made it. `secondary`: the client may
+   * transfer zones, and so is answered the catalog zone.
+   */
+  async zoneFor(qname: string, committed = false, secondary = false): Promise<ZoneSnapshot | null> {
+    const cat = this.catalogName
+    // The catalog lists every zone: it is answered to the secondaries only.
+    if (cat && (qname === cat || qname.endsWith(`.${cat}`))) return secondary ? this.catalogZone(committed) : null
     const apex = this.domainNames.registrableDomainOf(qname)
     if (!apex) return null
+    if (committed) return this.lookup(apex)
     const e = this.names.get(apex)
     if (e && performance.now() - e.checkedAt <= this.staleMs) {
       if (e.zoneId === null) return null
@@ -297,10 +339,11 @@ export class BuiltinDnsServer implements DnsDriver {
     if (msg.length < 12 || msg.readUInt16BE(2) & 0x8000) return []
     // Without secondaries every message is answered as it always was (transfers REFUSED, TSIG ignored).
     if (!this.transfersOn) return asList(await this.handle(msg, transport))
+    const secondary = this.acl.allows(from)
     const qtype = questionType(msg)
     const isTransfer = qtype === QTYPE_AXFR || qtype === QTYPE_IXFR
     // Without a key, TSIG on a query is ignored as it always was; a transfer is checked either way.
-    if (!isTransfer && !this.tsigKey) return asList(await this.handle(msg, transport))
+    if (!isTransfer && !this.tsigKey) return asList(await this.handle(msg, transport, 0, secondary))
     const now = Math.floor(Date.now() / 1000)
     const check = verifyTsig(msg, this.tsigKey, { now })
     if (check.status === 'malformed') return [errorReply(msg, 'FORMERR')]
@@ -311,7 +354,7 @@ export class BuiltinDnsServer implements DnsDriver {
     }
     const requestMac = check.status === 'ok' ? check.mac : null
     if (isTransfer) return this.transfer(msg, transport, from, requestMac, now)
-    const reply = await this.handle(msg, transport, requestMac ? tsigLength(this.tsigKey!) : 0)
+    const reply = await this.handle(msg, transport, requestMac ? tsigLength(this.tsigKey!) : 0, secondary)
     if (!reply || !requestMac) return asList(reply)
     return [signTsig(reply, this.tsigKey!, { now, requestMac }).message]
   }
@@ -363,7 +406,7 @@ export class BuiltinDnsServer implements DnsDriver {
     const qname = question.name.toLowerCase().replace(/\.$/, '')
     let zone: ZoneSnapshot | null
     try {
-      zone = await this.zoneFor(qname)
+      zone = await this.zoneFor(qname, true, true)
     } catch (err) {
       this.log.error({ err: String(err), qname }, 'DNS zone transfer failed')
       return sign([errorReply(msg, 'SERVFAIL')])
@@ -381,8 +424,11 @@ export class BuiltinDnsServer implements DnsDriver {
   }
 
   /** Answers one DNS message; null when it must be dropped (not a query, unreadable header). */
-  handle(msg: Buffer, transport: 'udp' | 'tcp', reserve = 0): Promise<Buffer | null> {
-    return answerQuery(msg, transport, (qname) => this.zoneFor(qname), this.log, reserve)
+  handle(msg: Buffer, transport: 'udp' | 'tcp', reserve = 0, secondary = false): Promise<Buffer | null> {
+    // A secondary decides by the SOA whether to transfer: it is answered at the committed state. Anyone else is
+    // answered from the cache, so a flood of SOA queries cannot turn into as many database reads.
+    const zoneFor = (qname: string, qtype: string) => this.zoneFor(qname, secondary && qtype === 'SOA', secondary)
+    return answerQuery(msg, transport, zoneFor, this.log, reserve)
   }
 }
 

@@ -97,4 +97,16 @@ export interface ZoneSource {
   zoneRecords(zoneId: number): Promise<ZoneRecord[]>
   /** The apex of every served zone, oldest first. */
   servedZoneNames(): Promise<string[]>
+  /**
+   * Every served zone with the serial of the catalog zone listing them (RFC 9432): one serial per set of zones on
+   * every instance, raised when the set changes. Read at the committed state.
+   */
+  catalog(): Promise<ZoneCatalog>
+}
+
+/** The members of the catalog zone and its serial. */
+export interface ZoneCatalog {
+  serial: number
+  /** Every served zone (id and apex), by id. */
+  zones: { id: number; name: string }[]
 }

@@ -10,13 +10,13 @@ const OPCODE_QUERY = 0
 const EDNS_UDP_SIZE = 1232
 
 /**
- * Answers one DNS query from the zone `zoneFor` gives for its name, `reserve` bytes short of the transport's limit
+ * Answers one DNS query from the zone `zoneFor` gives for its name and type, `reserve` bytes short of the transport's limit
  * (room for a TSIG); null when it must be dropped (not a query, unreadable header). Transfers are REFUSED here.
  */
 export async function answerQuery(
   msg: Buffer,
   transport: 'udp' | 'tcp',
-  zoneFor: (qname: string) => Promise<ZoneSnapshot | null>,
+  zoneFor: (qname: string, qtype: string) => Promise<ZoneSnapshot | null>,
   log: Logger,
   reserve = 0,
 ): Promise<Buffer | null> {
@@ -84,7 +84,7 @@ export async function answerQuery(
 
   let zone: ZoneSnapshot | null
   try {
-    zone = await zoneFor(qname)
+    zone = await zoneFor(qname, qtype)
   } catch (err) {
     log.error({ err: String(err), qname }, 'DNS lookup failed')
     return finish('SERVFAIL', false)

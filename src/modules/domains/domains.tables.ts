@@ -11,6 +11,15 @@ export interface DomainTables extends RegistryTables {
   tld_prices: TldPricesTable
   dnssec_zone_keys: DnssecZoneKeysTable
   dns_zone_sync: DnsZoneSyncTable
+  dns_catalog: DnsCatalogTable
+}
+
+/** The built-in DNS server's catalog zone: its serial and the digest of the member zones it lists (one row). */
+export interface DnsCatalogTable {
+  id: number
+  serial: number
+  /** sha256 of the members (`id name` lines, by id): a different set of zones raises the serial. */
+  members_digest: string
 }
 
 /** The push state of a zone that a pushing DNS driver serves (PowerDNS), one row per zone name. */

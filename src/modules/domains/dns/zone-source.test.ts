@@ -59,6 +59,29 @@ forEachDialect((dialect) => {
     })
   })
 
+  describe(`the catalog the zone port gives (${dialect})`, () => {
+    const app = appWithAccount(dialect)
+
+    it('one serial per set of served zones, raised once when the set changes, whoever reads it', async () => {
+      const { t, accountId } = app
+      const zones = zoneSourceOf(t.ctx.db, t.ctx.secrets.box)
+      const first = await zones.catalog()
+      assert.ok(first.serial > 1_700_000_000, 'starts at the time in seconds')
+      assert.deepEqual(await zones.catalog(), first, 'unchanged set, unchanged serial')
+      const id = await insertZone(t.ctx.db, accountId, 'catalog-a.nl')
+      await insertZone(t.ctx.db, accountId, 'catalog-b.nl', { status: 'cancelled' })
+      // Readers at once (several instances): the new set gets one new serial.
+      const read = await Promise.all([zones.catalog(), zones.catalog(), zones.catalog()])
+      assert.deepEqual(new Set(read.map((c) => c.serial)), new Set([first.serial + 1]))
+      assert.deepEqual(read[0]!.zones, [...first.zones, { id, name: 'catalog-a.nl' }])
+      await t.ctx.db.updateTable('domains').set({ zone_serial: 99 }).where('id', '=', id).execute()
+      assert.equal((await zones.catalog()).serial, first.serial + 1, "a zone's own changes leave it")
+      await t.ctx.db.deleteFrom('domains').where('id', '=', id).execute()
+      const after = await zones.catalog()
+      assert.deepEqual(after, { serial: first.serial + 2, zones: first.zones })
+    })
+  })
+
   describe(`the signing keys the zone port hands over (${dialect})`, () => {
     const app = appWithAccount(dialect)
 

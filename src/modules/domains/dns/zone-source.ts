@@ -1,5 +1,6 @@
-import type { Db } from '../../../db/database.js'
-import type { ServedZone, ZoneSource } from '../../../drivers/dns/dns.js'
+import { createHash } from 'node:crypto'
+import { onPostgres, type Db } from '../../../db/database.js'
+import type { ServedZone, ZoneCatalog, ZoneSource } from '../../../drivers/dns/dns.js'
 import type { SecretBox } from '../../../lib/secret-box.js'
 import { findZoneKeys, openZoneKey } from '../dnssec/zone-keys.js'
 import { pagedRecords } from './dns.repository.js'
@@ -58,6 +59,54 @@ async function listServedZoneNames(db: Db): Promise<string[]> {
   return rows.map((r) => r.name)
 }
 
+/** Every served domain (id and name), by id. */
+function listServedZones(db: Db): Promise<{ id: number; name: string }[]> {
+  return db
+    .selectFrom('domains')
+    .select(['id', 'name'])
+    .where('status', 'in', [...SERVED_DOMAIN_STATUSES])
+    .orderBy('id')
+    .execute()
+}
+
+const membersDigest = (zones: { id: number; name: string }[]) =>
+  createHash('sha256')
+    .update(zones.map((z) => `${z.id} ${z.name}\n`).join(''))
+    .digest('hex')
+
+/**
+ * The served zones and the catalog serial for them. The serial stored with the digest of the set it was given for
+ * answers while the set is unchanged; a new set gets the next serial once: under the row's lock, from the set read
+ * again under it, so two instances never give two serials to one set nor one serial to two.
+ */
+async function readCatalog(db: Db): Promise<ZoneCatalog> {
+  const zones = await listServedZones(db)
+  const stored = await db
+    .selectFrom('dns_catalog')
+    .select(['serial', 'members_digest'])
+    .where('id', '=', 1)
+    .executeTakeFirst()
+  if (stored?.members_digest === membersDigest(zones)) return { serial: Number(stored.serial), zones }
+  return db.transaction().execute(async (trx) => {
+    // The first serial: seconds since 1970, so a catalog made again (a new database) still rises on the secondaries.
+    const first = Math.floor(Date.now() / 1000)
+    await trx
+      .insertInto('dns_catalog')
+      .values({ id: 1, serial: first, members_digest: '' })
+      .onConflict((c) => c.column('id').doNothing())
+      .execute()
+    let locked = trx.selectFrom('dns_catalog').select(['serial', 'members_digest']).where('id', '=', 1)
+    if (onPostgres(trx)) locked = locked.forUpdate()
+    const row = await locked.executeTakeFirstOrThrow()
+    const current = await listServedZones(trx)
+    const digest = membersDigest(current)
+    if (row.members_digest === digest) return { serial: Number(row.serial), zones: current }
+    const serial = Number(row.serial) + (row.members_digest === '' ? 0 : 1)
+    await trx.updateTable('dns_catalog').set({ serial, members_digest: digest }).where('id', '=', 1).execute()
+    return { serial, zones: current }
+  })
+}
+
 /**
  * The zones with their signing keys: a zone served with DNSSEC on (managed DNS and a key stored) gets its key, opened
  * with `box`; the others none.
@@ -81,5 +130,6 @@ export function zoneSourceOf(db: Db, box: SecretBox): ZoneSource {
     },
     zoneRecords: (zoneId) => listZoneRecords(db, zoneId),
     servedZoneNames: () => listServedZoneNames(db),
+    catalog: () => readCatalog(db),
   }
 }
