@@ -347,8 +347,17 @@ forEachDialect((dialect) => {
         const address = answers[Math.min(lookups++, answers.length - 1)]
         return [{ address, family: 4 }]
       })
+      // No test traffic leaves the machine: the address the sender connects to is recorded and routed to the
+      // receiver on loopback, whose certificate does not name rebind.example.nl, so the attempt fails there.
+      const dialled: string[] = []
+      t.ctx.services.webhooks.deliverer.setDial((checked) => {
+        dialled.push(checked.address)
+        return { address: '127.0.0.1', family: 4 }
+      })
       const queued = await t.ctx.services.webhooks.sendTest(a.accountId, id)
       await t.ctx.jobs.drain()
+      t.ctx.services.webhooks.deliverer.setDial(undefined)
+      assert.deepEqual(dialled, ['93.184.215.14'])
       const d = (await t.ctx.services.webhooks.deliveries(a.accountId, id)).find((x) => x.id === queued.id)!
       assert.equal(lookups, 1, 'one lookup per attempt')
       assert.equal(d.status, 'pending')

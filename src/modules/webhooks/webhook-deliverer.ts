@@ -55,6 +55,7 @@ const JITTER = 0.1
  */
 export class WebhookDeliverer {
   private resolve: Resolver = systemResolver
+  private dial: SenderOptions['dial']
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -80,6 +81,11 @@ export class WebhookDeliverer {
   /** Replaces the resolver used at delivery (tests play DNS answers with it). */
   setResolver(resolve: Resolver): void {
     this.resolve = resolve
+  }
+
+  /** Routes the checked addresses elsewhere (tests: to a receiver on loopback; see SenderOptions.dial). */
+  setDial(dial: SenderOptions['dial']): void {
+    this.dial = dial
   }
 
   /**
@@ -188,7 +194,8 @@ export class WebhookDeliverer {
     let error: string | null = null
     let detail: string | null = null
     try {
-      const result = await sendWebhook(endpoint.url, headers, event.payload, this.opts.sender, this.resolve)
+      const sender = this.dial ? { ...this.opts.sender, dial: this.dial } : this.opts.sender
+      const result = await sendWebhook(endpoint.url, headers, event.payload, sender, this.resolve)
       status = result.status
       durationMs = result.durationMs
       if (status < 200 || status > 299) error = detail = `The receiver answered ${status}`

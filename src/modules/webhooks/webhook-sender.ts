@@ -26,6 +26,11 @@ export interface SenderOptions {
   timeoutMs: number
   /** Extra certificate authorities (PEM) trusted for receivers, besides the system's. */
   ca: string | null
+  /**
+   * Where a checked address is connected to: the address itself when absent. Tests route public addresses to a
+   * receiver on loopback with it, since no test traffic may leave the machine.
+   */
+  dial?: (checked: ResolvedAddress) => ResolvedAddress
 }
 
 /** What a receiver answered. */
@@ -111,10 +116,11 @@ export async function sendWebhook(
     )
   // Answered asynchronously, as a real lookup is: a connection that fails at once (an address without a route, a
   // link-local one without a scope) then fails after the request is listening for it, not inside request().
+  const to = opts.dial ? opts.dial(pinned) : pinned
   const lookup: LookupFunction = (_name, options, callback) => {
     setImmediate(() => {
-      if (options.all) callback(null, [pinned])
-      else callback(null, pinned.address, pinned.family)
+      if (options.all) callback(null, [to])
+      else callback(null, to.address, to.family)
     })
   }
   const secure = target.protocol === 'https:'
