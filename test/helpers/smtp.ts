@@ -66,10 +66,18 @@ export function selfSignedCert(dir: string): { key: string; cert: string } {
  * AUTH with that user and password; every message it accepts is parsed into `received`.
  */
 export async function startSmtpServer(
-  opts: { login?: { user: string; password: string }; noStartTls?: boolean; implicitTls?: boolean } = {},
+  opts: {
+    login?: { user: string; password: string }
+    noStartTls?: boolean
+    implicitTls?: boolean
+    /** Listen on this port (a server started again where an earlier one was); a free one when omitted. */
+    port?: number
+    /** Its certificate and key (PEM files, kept by the caller) instead of a fresh self-signed pair. */
+    cert?: { key: string; cert: string }
+  } = {},
 ): Promise<TestSmtpServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostapi-smtp-'))
-  const { key, cert } = selfSignedCert(dir)
+  const { key, cert } = opts.cert ?? selfSignedCert(dir)
   const refusals: { code: number; text: string }[] = []
   const received: Received[] = []
   const state = { badLogins: 0 }
@@ -119,7 +127,7 @@ export async function startSmtpServer(
   }
   const server = new SMTPServer(options)
   server.on('error', () => undefined)
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, '127.0.0.1', resolve))
   const port = (server.server.address() as AddressInfo).port
   return {
     port,
