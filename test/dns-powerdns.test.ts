@@ -560,9 +560,24 @@ describe('DNS driver configuration', () => {
       url: 'http://127.0.0.1:8081',
       apiKey: 's3cret',
       serverId: 'localhost',
+      maxBodyBytes: 2 * 1024 * 1024,
+      concurrency: 4,
+      probeMs: 2000,
+      dnsAddress: null,
     })
     const named = loadConfig({ ...powerdns, HOSTAPI_POWERDNS_SERVER_ID: 'pdns1' }).dnsDriver
     assert.equal(named.driver === 'powerdns' && named.serverId, 'pdns1')
+    const tuned = loadConfig({
+      ...powerdns,
+      HOSTAPI_POWERDNS_MAX_BODY_BYTES: '10485760',
+      HOSTAPI_POWERDNS_CONCURRENCY: '1',
+      HOSTAPI_POWERDNS_PROBE_MS: '500',
+      HOSTAPI_POWERDNS_DNS_ADDRESS: '[::1]:5300',
+    }).dnsDriver
+    assert.deepEqual(
+      tuned.driver === 'powerdns' && [tuned.maxBodyBytes, tuned.concurrency, tuned.probeMs, tuned.dnsAddress],
+      [10485760, 1, 500, { host: '::1', port: 5300 }],
+    )
   })
 
   it('lists what is wrong with the other problems', () => {

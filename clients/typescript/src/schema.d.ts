@@ -555,7 +555,7 @@ export interface paths {
         put?: never;
         /**
          * Request a certificate
-         * @description Requests the certificate of a package for the names of `csr` (common name and subjectAltNames). `dns` validation: publish the TXT records listed under `validation.dns_records`, or set `auto_setup_dns` to have hostapi write them into your zones hosted here. `http`/`https`: serve the files under `validation.http_files`. `email`: `approver_email` is required. The certificate is issued as soon as the validation is met; validation is checked again, backing off up to hourly, for 7 days. An issued certificate can be requested again (a reissue); it stays in place until the new one is issued. `?test=1`: checks everything and answers the certificate as it would be, storing and writing nothing.
+         * @description Requests the certificate of a package for the names of `csr` (common name and subjectAltNames). `dns` validation: publish the TXT records listed under `validation.dns_records`, or set `auto_setup_dns` to have hostapi write them into your zones hosted here. `http`/`https`: serve the files under `validation.http_files`. `email`: `approver_email` is required. The certificate is issued as soon as the validation is met; validation is checked again, backing off up to hourly, for 7 days. An issued certificate can be requested again (a reissue); it stays in place until the new one is issued. `?test=1`: checks everything and answers the certificate as it would be, storing and writing nothing. A name in a zone hostapi hosts for another account is refused (400 `<name> lies in a zone of another account`), and not issued when the zone is another account's by the time of validation.
          */
         post: operations["requestCertificate"];
         delete?: never;
@@ -1365,7 +1365,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint
-         * @description Events of the account are POSTed to `url` as they happen, signed with the secret in this answer (shown only here) as the Standard Webhooks specification describes: verify them with its `standardwebhooks` libraries. `events` lists the names to send, or `*` for all. Only `https://` URLs of public addresses unless the operator allows others; a limited number of endpoints per account.
+         * @description Events of the account are POSTed to `url` as they happen, signed with the secret in this answer (shown only here) as the Standard Webhooks specification describes: verify them with its `standardwebhooks` libraries. `events` lists the names to send, or `*` for all. Only `https://` URLs of public addresses unless the operator allows others; a limited number of endpoints per account. The endpoint belongs to the caller and receives only the events the caller may read when they happen (checked again before each attempt): all for the main user; for a sub-user those of its permission areas (each event of the `webhooks` section names its area; `ticket.replied` only for tickets the sub-user opened). An event the caller may not read answers 400 `Invalid events: <event> needs the <area> permission`; `*` is every event the caller may read.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -1385,7 +1385,7 @@ export interface paths {
         get: operations["getWebhook"];
         /**
          * Update a webhook endpoint
-         * @description Changes the fields given. `enabled: true` turns on an endpoint hostapi disabled after its deliveries kept failing.
+         * @description Changes the fields given. `enabled: true` turns on an endpoint hostapi disabled after its deliveries kept failing. Setting `url` or `events` makes the caller the owner: the events listed, or kept, must be ones the caller may read. The endpoint belongs to the caller and receives only the events the caller may read when they happen (checked again before each attempt): all for the main user; for a sub-user those of its permission areas (each event of the `webhooks` section names its area; `ticket.replied` only for tickets the sub-user opened). An event the caller may not read answers 400 `Invalid events: <event> needs the <area> permission`; `*` is every event the caller may read.
          */
         put: operations["updateWebhook"];
         post?: never;
@@ -1490,7 +1490,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** A domain of an order was registered or transferred */
+        /**
+         * A domain of an order was registered or transferred
+         * @description Sent to endpoints whose owner may read it: the main user, or a sub-user with the `order` permission.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -1567,7 +1570,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** A domain of an order could not be registered or transferred; correct it with PUT /orders/{id} */
+        /**
+         * A domain of an order could not be registered or transferred; correct it with PUT /orders/{id}
+         * @description Sent to endpoints whose owner may read it: the main user, or a sub-user with the `order` permission.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -1649,7 +1655,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** A domain's status changed (cancellation requested or withdrawn, or the domain ended) */
+        /**
+         * A domain's status changed (cancellation requested or withdrawn, or the domain ended)
+         * @description Sent to endpoints whose owner may read it: the main user, or a sub-user with the `domains` permission.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -1725,7 +1734,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** A domain is renewed or ends in 30 days, and again at 7 days */
+        /**
+         * A domain is renewed or ends in 30 days, and again at 7 days
+         * @description Sent to endpoints whose owner may read it: the main user, or a sub-user with the `domains` permission.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -1801,7 +1813,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** A domain's DNS records changed */
+        /**
+         * A domain's DNS records changed
+         * @description Sent to endpoints whose owner may read it: the main user, or a sub-user with the `domains` permission.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -1874,7 +1889,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** A VPS task (power action, install, backup, restore) finished */
+        /**
+         * A VPS task (power action, install, backup, restore) finished
+         * @description Sent to endpoints whose owner may read it: the main user, or a sub-user with the `vps` permission.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -1953,7 +1971,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** A VPS task failed */
+        /**
+         * A VPS task failed
+         * @description Sent to endpoints whose owner may read it: the main user, or a sub-user with the `vps` permission.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2032,7 +2053,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** A VPS's status changed at the end of a task */
+        /**
+         * A VPS's status changed at the end of a task
+         * @description Sent to endpoints whose owner may read it: the main user, or a sub-user with the `vps` permission.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2106,7 +2130,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** A certificate was issued (GET /certificates/{id} has it) */
+        /**
+         * A certificate was issued (GET /certificates/{id} has it)
+         * @description Sent to endpoints whose owner may read it: the main user, or a sub-user with the `certificates` permission.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2182,7 +2209,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** A certificate request failed (validation did not pass in time, or the CA refused it) */
+        /**
+         * A certificate request failed (validation did not pass in time, or the CA refused it)
+         * @description Sent to endpoints whose owner may read it: the main user, or a sub-user with the `certificates` permission.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2258,7 +2288,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** An issued certificate expires in 30 days, and again at 7 days */
+        /**
+         * An issued certificate expires in 30 days, and again at 7 days
+         * @description Sent to endpoints whose owner may read it: the main user, or a sub-user with the `certificates` permission.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2335,7 +2368,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** An invoice was issued */
+        /**
+         * An invoice was issued
+         * @description Sent to endpoints whose owner may read it: the main user, or a sub-user with the `account-invoices` permission.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2412,7 +2448,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** An invoice was paid */
+        /**
+         * An invoice was paid
+         * @description Sent to endpoints whose owner may read it: the main user, or a sub-user with the `account-invoices` permission.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2489,7 +2528,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** Support answered a ticket */
+        /**
+         * Support answered a ticket
+         * @description Sent to endpoints whose owner may read it: the main user, or a sub-user with the `account-tickets` permission (for the tickets it opened).
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2565,7 +2607,10 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** Sent by POST /account/webhooks/{id}/test to that endpoint alone */
+        /**
+         * Sent by POST /account/webhooks/{id}/test to that endpoint alone
+         * @description Sent whatever the permissions of the endpoint's owner.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -3007,7 +3052,7 @@ export interface operations {
                         status_description: string;
                         data: {
                             order_id: number;
-                            /** @description `open`, `processing`, `error` or `completed` */
+                            /** @description `open`, `processing`, `error`, `completed` or `cancelled` (by the operator) */
                             status: string;
                             /** @description EUR, excluding VAT */
                             total_price: number;
@@ -3019,7 +3064,7 @@ export interface operations {
                                 cart_id: number;
                                 type: string;
                                 name: string;
-                                /** @description `pending`, `done` or `error` */
+                                /** @description `pending`, `done`, `error` or `cancelled` */
                                 status: string;
                                 /** @description EUR, excluding VAT */
                                 price: number;
@@ -3214,7 +3259,7 @@ export interface operations {
                         status_description: string;
                         data: {
                             order_id: number;
-                            /** @description `open`, `processing`, `error` or `completed` */
+                            /** @description `open`, `processing`, `error`, `completed` or `cancelled` (by the operator) */
                             status: string;
                             /** @description EUR, excluding VAT */
                             total_price: number;
@@ -3226,7 +3271,7 @@ export interface operations {
                                 cart_id: number;
                                 type: string;
                                 name: string;
-                                /** @description `pending`, `done` or `error` */
+                                /** @description `pending`, `done`, `error` or `cancelled` */
                                 status: string;
                                 /** @description EUR, excluding VAT */
                                 price: number;
@@ -19725,7 +19770,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Wrong request method`, `SSL connection is required`, `Invalid JSON body`, `Invalid url: use https://`, `Invalid url: the host is not a public address`, `Invalid url: credentials in the URL are not allowed`, `Invalid url: not an absolute URL`, `Too many webhook endpoints: at most 20 per account`; validation errors name the field (`Missing <field>`, `Invalid <field>: …`) and list every problem in `errors` */
+            /** @description `Wrong request method`, `SSL connection is required`, `Invalid JSON body`, `Invalid url: use https://`, `Invalid url: the host is not a public address`, `Invalid url: credentials in the URL are not allowed`, `Invalid url: not an absolute URL`, `Invalid events: invoice.paid needs the account-invoices permission`, `Too many webhook endpoints: at most 20 per account`; validation errors name the field (`Missing <field>`, `Invalid <field>: …`) and list every problem in `errors` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20063,7 +20108,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Wrong request method`, `SSL connection is required`, `Invalid JSON body`, `Invalid url: use https://`, `Invalid url: the host is not a public address`, `Invalid url: credentials in the URL are not allowed`, `Invalid url: not an absolute URL`; validation errors name the field (`Missing <field>`, `Invalid <field>: …`) and list every problem in `errors` */
+            /** @description `Wrong request method`, `SSL connection is required`, `Invalid JSON body`, `Invalid url: use https://`, `Invalid url: the host is not a public address`, `Invalid url: credentials in the URL are not allowed`, `Invalid url: not an absolute URL`, `Invalid events: invoice.paid needs the account-invoices permission`; validation errors name the field (`Missing <field>`, `Invalid <field>: …`) and list every problem in `errors` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -20545,8 +20590,9 @@ export interface operations {
                             attempts: number;
                             /** @description The last attempt's HTTP status */
                             response_status: number | null;
-                            /** @description How long the last attempt took */
+                            /** @description How long the last attempt took, when the receiver answered (null when it could not be reached) */
                             duration_ms: number | null;
+                            /** @description Why the last attempt failed: the receiver's status, `The receiver could not be reached` (no DNS answer, connection refused or reset, TLS failure or timeout: one text, so the answer tells nothing of which hosts and ports exist), a refusal, or why it was not sent */
                             last_error: string | null;
                             last_attempt_at: string | null;
                             /** @description When a pending delivery is tried next */
@@ -20731,8 +20777,9 @@ export interface operations {
                                 attempts: number;
                                 /** @description The last attempt's HTTP status */
                                 response_status: number | null;
-                                /** @description How long the last attempt took */
+                                /** @description How long the last attempt took, when the receiver answered (null when it could not be reached) */
                                 duration_ms: number | null;
+                                /** @description Why the last attempt failed: the receiver's status, `The receiver could not be reached` (no DNS answer, connection refused or reset, TLS failure or timeout: one text, so the answer tells nothing of which hosts and ports exist), a refusal, or why it was not sent */
                                 last_error: string | null;
                                 last_attempt_at: string | null;
                                 /** @description When a pending delivery is tried next */
@@ -20900,8 +20947,9 @@ export interface operations {
                             attempts: number;
                             /** @description The last attempt's HTTP status */
                             response_status: number | null;
-                            /** @description How long the last attempt took */
+                            /** @description How long the last attempt took, when the receiver answered (null when it could not be reached) */
                             duration_ms: number | null;
+                            /** @description Why the last attempt failed: the receiver's status, `The receiver could not be reached` (no DNS answer, connection refused or reset, TLS failure or timeout: one text, so the answer tells nothing of which hosts and ports exist), a refusal, or why it was not sent */
                             last_error: string | null;
                             last_attempt_at: string | null;
                             /** @description When a pending delivery is tried next */
