@@ -362,6 +362,8 @@ export const errors = {
   noValidAdminToken: () => new ApiError('unauthorized', 'No valid admin token set'),
   adminJobNotFound: () => new ApiError('not_found', 'Job not found'),
   adminJobNotRetryable: (status: string) => bad(`Only a failed job can be retried (this one is ${status})`),
+  /** A failed job's retry while a job of its key (a recurring job's next run, an order's processing) is queued. */
+  adminJobKeyQueued: (key: string) => bad(`A job of the same key (${key}) is queued already: it does this job's work`),
   adminMessageNotFound: () => new ApiError('not_found', 'Message not found'),
   adminMessageNotResendable: (status: string) =>
     bad(`Only a message the relay refused can be resent (this one is ${status})`),

@@ -1,3 +1,4 @@
+import { isUniqueViolation } from '../../db/errors.js'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../../clock.js'
 import { iso } from '../../clock.js'
@@ -77,11 +78,21 @@ export class AdminActivityService {
     return jobView(row)
   }
 
-  /** Queues a failed job again with fresh attempts. */
+  /**
+   * Queues a failed job again with fresh attempts; refused while a job of the same key is queued (the key is unique
+   * among queued jobs: that one does the work).
+   */
   async retryJob(id: number) {
     const job = await this.job(id)
-    if (!(await repo.requeueFailedJob(this.db, id, iso(this.clock.now()))))
-      throw errors.adminJobNotRetryable(job.status)
+    let requeued: boolean
+    try {
+      requeued = await repo.requeueFailedJob(this.db, id, iso(this.clock.now()))
+    } catch (err) {
+      const key = isUniqueViolation(err) ? (await findJob(this.db, id))?.key : null
+      if (key) throw errors.adminJobKeyQueued(key)
+      throw err
+    }
+    if (!requeued) throw errors.adminJobNotRetryable(job.status)
     return this.job(id)
   }
 
