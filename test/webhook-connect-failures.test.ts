@@ -48,7 +48,17 @@ forEachDialect((dialect) => {
           const [d] = list.body.data.deliveries
           assert.equal(d.status, 'pending')
           assert.equal(d.attempts, 1)
-          assert.match(d.last_error, new RegExp(`^Connection to ${address.replace(/\./g, '\\.')} failed: .*${code}`))
+          // The customer sees the class of failure; the operator's detail names the address and the error.
+          assert.equal(d.last_error, 'The receiver could not be reached')
+          const { error_detail } = await t.ctx.db
+            .selectFrom('webhook_deliveries')
+            .select('error_detail')
+            .where('id', '=', d.id)
+            .executeTakeFirstOrThrow()
+          assert.match(
+            error_detail ?? '',
+            new RegExp(`^Connection to ${address.replace(/\./g, '\\.')} failed: .*${code}`),
+          )
           assert.ok(d.next_attempt_at > clock.now().toISOString(), 'the next attempt is scheduled')
           const retry = await t.ctx.db
             .selectFrom('jobs')

@@ -78,7 +78,7 @@ forEachDialect((dialect) => {
           .returning('id')
           .executeTakeFirstOrThrow()
       ).id
-      assert.deepEqual(await migrate(db, schema ?? null), [NEW])
+      assert.deepEqual(await migrate(db, schema ?? null), { applied: [NEW], newer: [] })
     })
     after(async () => {
       await database?.close()
