@@ -8,6 +8,7 @@ import { freePort, insertZone } from './helpers/dns.js'
 import { describeWithPebble, startChallTestSrv, startPebble, type ChallTestSrv, type Pebble } from './helpers/pebble.js'
 import { describeWithPowerDns, startPowerDns, type PowerDns } from './helpers/powerdns.js'
 import { opensslCsr } from './helpers/pki.js'
+import { certificatePackage } from './helpers/certificates.js'
 
 const acmeEnv = (pebble: Pebble) => ({
   HOSTAPI_JOBS: '1',
@@ -17,19 +18,6 @@ const acmeEnv = (pebble: Pebble) => ({
   HOSTAPI_ACME_EMAIL: 'hostmaster@example.com',
   HOSTAPI_ACME_CA_BUNDLE: pebble.caBundle,
 })
-
-/** A certificate package of `owner` (one year of `productId`), once the running job runner has made it. */
-async function certificatePackage(t: TestApp, owner: TestAccount, productId = 1): Promise<number> {
-  const { orderId } = await t.ctx.services.certificates.order(owner.accountId, { product_id: productId, duration: 1 })
-  const start = Date.now()
-  for (;;) {
-    const { items } = await t.ctx.services.orders.get(owner.accountId, orderId)
-    const result = items[0].result as { certificate_id?: number } | null
-    if (result?.certificate_id) return result.certificate_id
-    if (Date.now() - start > 10_000) throw new Error(`order ${orderId} made no certificate`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
 
 /** A certificate as the API shows it, the fields these tests read. */
 interface Shown {
@@ -55,7 +43,7 @@ function certificates(t: TestApp, a: TestAccount) {
     }
   }
   const request = async (zone: string) => {
-    const id = await certificatePackage(t, a)
+    const id = await certificatePackage(t, a, 1)
     const r = await t.request('POST', `/certificates/${id}/request`, {
       key: a.key,
       body: { csr: opensslCsr(zone, [zone]), validation_method: 'dns', auto_setup_dns: true },

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { forEachDialect, rawRows, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { freePort, insertZone } from './helpers/dns.js'
 import { describeWithPebble, startPebble, type Pebble } from './helpers/pebble.js'
+import { certificatePackage } from './helpers/certificates.js'
 import { certificateNames, openssl, opensslCsr, opensslVerify } from './helpers/pki.js'
 import { ManualClock } from '../src/clock.js'
 import { AUDIT_FAILED, AUDIT_WAITING_FOR_CA } from '../src/modules/certificates/issuance.service.js'
@@ -27,19 +28,6 @@ async function startFileServer(port: number) {
     files,
     requests,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  }
-}
-
-/** A certificate package of `owner` (one year of `productId`), once the running job runner has made it. */
-async function certificatePackage(t: TestApp, owner: TestAccount, productId: number): Promise<number> {
-  const { orderId } = await t.ctx.services.certificates.order(owner.accountId, { product_id: productId, duration: 1 })
-  const start = Date.now()
-  for (;;) {
-    const { items } = await t.ctx.services.orders.get(owner.accountId, orderId)
-    const result = items[0].result as { certificate_id?: number } | null
-    if (result?.certificate_id) return result.certificate_id
-    if (Date.now() - start > 10_000) throw new Error(`order ${orderId} made no certificate`)
-    await new Promise((r) => setTimeout(r, 50))
   }
 }
 
