@@ -19,7 +19,8 @@ import { startReceiver, type Receiver } from './helpers/webhook-receiver.js'
 import { opensslCsr } from './helpers/pki.js'
 import { contactProfile } from './helpers/fixtures/domains.js'
 
-const SEED = Number(process.env.FAULT_SEED ?? randomInt(2 ** 31))
+// Fixed by default, so `npm test` is repeatable (as the fuzz test's seed is); FAULT_SEED=random draws one.
+const SEED = process.env.FAULT_SEED === 'random' ? randomInt(2 ** 31) : Number(process.env.FAULT_SEED ?? 1964179164)
 const ROUNDS = Number(process.env.FAULT_ROUNDS ?? 8)
 /** How long after the last fault every effect must have arrived. */
 const BOUND_MS = 60_000
