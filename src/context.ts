@@ -1,3 +1,4 @@
+import fs from 'node:fs'
 import pino, { type Logger } from 'pino'
 import type { Redis } from 'ioredis'
 import type { Kysely } from 'kysely'
@@ -28,6 +29,7 @@ import { createVpsServices, type VpsServices } from './modules/vps/area.js'
 import { createAccountServices, type AccountServices } from './modules/account/area.js'
 import type { HypervisorDriver } from './drivers/hypervisor/hypervisor.js'
 import { BuiltinHypervisor } from './drivers/hypervisor/builtin.js'
+import { LxdHypervisor } from './drivers/hypervisor/lxd.js'
 import type { MailDriver } from './drivers/mail/mail.js'
 import { OutboxMailDriver } from './drivers/mail/builtin.js'
 import { SmtpMailDriver } from './drivers/mail/smtp.js'
@@ -144,6 +146,20 @@ export function dnsDriverFor(config: Config, zones: ZoneSource, log: Logger): Dn
   return new BuiltinDnsServer(zones, opts, log)
 }
 
+/** The hypervisor driver the configuration picks; LXD's client certificate, key and CA are read from their files. */
+function hypervisorFor(config: Config, db: Kysely<DB>, clock: Clock): HypervisorDriver {
+  const lxd = config.hypervisor.lxd
+  if (config.hypervisor.driver !== 'lxd' || !lxd)
+    return new BuiltinHypervisor(db, clock, { speed: config.hypervisor.simSpeed })
+  const read = (file: string | null) => (file ? fs.readFileSync(file, 'utf8') : undefined)
+  return new LxdHypervisor({
+    ...lxd,
+    cert: read(lxd.clientCertFile),
+    key: read(lxd.clientKeyFile),
+    ca: read(lxd.caFile),
+  })
+}
+
 /** The mail driver HOSTAPI_MAIL_DRIVER names: the built-in outbox or an SMTP relay (recording in the outbox). */
 export function mailDriverFor(config: Config, db: Kysely<DB>, clock: Clock): MailDriver {
   const d = config.mailDriver
@@ -193,7 +209,7 @@ function createDrivers(base: Foundation, accountDns: () => AccountDns | null): D
         })
   return {
     registry: new BuiltinRegistry(db, clock, config.registry.taken),
-    hypervisor: new BuiltinHypervisor(db, clock, { speed: config.hypervisor.simSpeed }),
+    hypervisor: hypervisorFor(config, db, clock),
     mail: mailDriverFor(config, db, clock),
     payments: new LedgerPaymentsDriver(db, clock, config.payments.baseUrl),
     dns,

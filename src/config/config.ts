@@ -12,6 +12,7 @@ import {
 import { mailDriverConfig, type MailDriverConfig } from './mail.js'
 import { caDriverConfig, type CaDriverConfig } from './ca.js'
 import { connectionConfig, requestTimeoutDefault } from './connections.js'
+import { hypervisorConfig, type LxdConfig } from './hypervisor.js'
 
 /** The validated, frozen configuration of one hostapi process. Only this module reads the environment. */
 export interface Config {
@@ -114,8 +115,11 @@ export interface Config {
     queue: number
     perAccount: number
   }
-  /** The hypervisor behind the VPS area: the built-in simulator runs actions `simSpeed` times faster than real ones. */
-  hypervisor: { driver: 'builtin'; simSpeed: number; shutdownTimeoutSeconds: number }
+  /**
+   * The hypervisor behind the VPS area: the built-in simulator (runs actions `simSpeed` times faster than real ones)
+   * or LXD (`lxd`: its settings, see config/hypervisor.ts).
+   */
+  hypervisor: { driver: 'builtin' | 'lxd'; simSpeed: number; shutdownTimeoutSeconds: number; lxd: LxdConfig | null }
   /** Invoicing: VAT rate (percent), payment term, and the seller printed on invoices. */
   billing: {
     vatPercent: number
@@ -338,11 +342,7 @@ function zoneConfig(r: EnvReader): Config['zones'] {
 function providerConfig(r: EnvReader): Pick<Config, 'hypervisor' | 'billing' | 'mail' | 'payments'> {
   const { env } = r
   return {
-    hypervisor: {
-      driver: 'builtin',
-      simSpeed: r.positive('HOSTAPI_SIM_SPEED', 1),
-      shutdownTimeoutSeconds: r.int('HOSTAPI_VPS_SHUTDOWN_TIMEOUT', 120, 1, 3600),
-    },
+    hypervisor: hypervisorConfig(r),
     billing: {
       vatPercent: r.percent('HOSTAPI_VAT_PERCENT', 21),
       dueDays: r.int('HOSTAPI_INVOICE_DUE_DAYS', 14, 0, 365),

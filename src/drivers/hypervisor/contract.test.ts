@@ -5,12 +5,16 @@ import { ConfigError, loadConfig } from '../../config/config.js'
 import { forEachDialect, startTestApp, type TestApp } from '../../../test/helpers/app.js'
 import { HypervisorError, type HypervisorDriver, type InstanceSpec } from './hypervisor.js'
 import { BuiltinHypervisor } from './builtin.js'
+import { LxdHypervisor } from './lxd.js'
+import { describeWithLxd, startLxd, type Lxd } from '../../../test/helpers/lxd.js'
 
 /** What a driver under test needs: the driver, a clock the suite can move, and teardown. */
 export interface ContractSubject {
   driver: HypervisorDriver
   /** Moves time forward (nightly backups); a real hypervisor's suite may skip what needs it. */
   advance?: (ms: number) => void
+  /** Has the hypervisor take its nightly backup of `ref` now (a real hypervisor's scheduler, run at once). */
+  nightly?: (ref: string) => Promise<void>
   close(): Promise<void>
 }
 
@@ -147,6 +151,19 @@ export function hypervisorContract(name: string, make: () => Promise<ContractSub
     })
 
     it('keeps nightly incremental backups with a YYYYMMDD token, newest first, at most seven', async (t) => {
+      if (!s.advance && s.nightly) {
+        // Time stands still: the hypervisor's own nightly is taken at once, and listed as an incremental backup.
+        const ref = await created()
+        assert.deepEqual(await d.wait(await d.createBackup(ref)), { ok: true })
+        await s.nightly(ref)
+        const list = await d.listBackups(ref)
+        assert.deepEqual(list.map((b) => b.type).sort(), ['incremental', 'manual'])
+        const inc = list.find((b) => b.type === 'incremental')!
+        assert.match(inc.dateInternal, /^20\d{6}$/)
+        assert.ok(inc.sizeMb > 0)
+        assert.deepEqual(await d.wait(await d.restoreBackup(ref, inc.key)), { ok: true })
+        return
+      }
       if (!s.advance) return t.skip('the driver cannot move time')
       const ref = await created()
       const version = d.backupsVersion()
@@ -276,9 +293,43 @@ forEachDialect((dialect) => {
   })
 })
 
+// The LXD driver against a real lxd of the test's own (containers: the test machines have no KVM).
+describeWithLxd('hypervisor contract on a real LXD', () => {
+  let lxd: Lxd
+  hypervisorContract('lxd', async () => {
+    lxd = await startLxd()
+    const driver = new LxdHypervisor({
+      url: lxd.socket,
+      project: 'default',
+      storagePool: lxd.pool,
+      network: lxd.network,
+      instanceType: 'container',
+      location: 'ams',
+      floatingIps: ['198.51.100.10', '198.51.100.11', '198.51.100.12'],
+      privateNetworkPrefix: `hv${lxd.network.slice(-6)}n`,
+    })
+    return {
+      driver,
+      // LXD's scheduler names a snapshot after the instance's snapshots.pattern; `lxc snapshot` without a name does too.
+      nightly: async (ref) => {
+        await lxd.lxc('snapshot', ref)
+      },
+      close: async () => {
+        driver.close()
+        await lxd.close()
+      },
+    }
+  })
+})
+
 describe('hypervisor configuration', () => {
   it('reads HOSTAPI_SIM_SPEED (a positive multiplier, default 1) and HOSTAPI_VPS_SHUTDOWN_TIMEOUT', () => {
-    assert.deepEqual(loadConfig({}).hypervisor, { driver: 'builtin', simSpeed: 1, shutdownTimeoutSeconds: 120 })
+    assert.deepEqual(loadConfig({}).hypervisor, {
+      driver: 'builtin',
+      simSpeed: 1,
+      shutdownTimeoutSeconds: 120,
+      lxd: null,
+    })
     assert.equal(loadConfig({ HOSTAPI_SIM_SPEED: '60' }).hypervisor.simSpeed, 60)
     assert.equal(loadConfig({ HOSTAPI_SIM_SPEED: '0.5' }).hypervisor.simSpeed, 0.5)
     for (const bad of ['0', '-2', 'fast', '1e12']) {
@@ -290,5 +341,49 @@ describe('hypervisor configuration', () => {
       )
     }
     assert.throws(() => loadConfig({ HOSTAPI_VPS_SHUTDOWN_TIMEOUT: '0' }), ConfigError)
+  })
+
+  it('reads the LXD settings (HOSTAPI_HYPERVISOR_DRIVER=lxd) with their defaults, and reports bad ones', () => {
+    assert.deepEqual(loadConfig({ HOSTAPI_HYPERVISOR_DRIVER: 'lxd' }).hypervisor.lxd, {
+      url: '/var/lib/lxd/unix.socket',
+      clientCertFile: null,
+      clientKeyFile: null,
+      caFile: null,
+      project: 'default',
+      storagePool: 'default',
+      network: 'lxdbr0',
+      instanceType: 'container',
+      location: 'ams',
+      floatingIps: [],
+      privateNetworkPrefix: 'hvpc',
+    })
+    const c = loadConfig({
+      HOSTAPI_HYPERVISOR_DRIVER: 'lxd',
+      HOSTAPI_LXD_INSTANCE_TYPE: 'virtual-machine',
+      HOSTAPI_LXD_FLOATING_IPS: '192.0.2.8/30, 198.51.100.7',
+    }).hypervisor.lxd
+    assert.equal(c?.instanceType, 'virtual-machine')
+    assert.deepEqual(c?.floatingIps, ['192.0.2.9', '192.0.2.10', '198.51.100.7'])
+    const problems = (env: Record<string, string>) => {
+      try {
+        loadConfig(env)
+        return []
+      } catch (e) {
+        return (e as ConfigError).problems
+      }
+    }
+    assert.deepEqual(problems({ HOSTAPI_LXD_URL: '/x' }), [
+      'HOSTAPI_LXD_URL apply to HOSTAPI_HYPERVISOR_DRIVER=lxd only',
+    ])
+    assert.deepEqual(problems({ HOSTAPI_HYPERVISOR_DRIVER: 'kvm' }), [
+      'HOSTAPI_HYPERVISOR_DRIVER must be builtin or lxd (got "kvm")',
+    ])
+    assert.deepEqual(problems({ HOSTAPI_HYPERVISOR_DRIVER: 'lxd', HOSTAPI_LXD_URL: 'https://lxd.example:8443' }), [
+      'HOSTAPI_LXD_CLIENT_CERT and HOSTAPI_LXD_CLIENT_KEY must be set for an https:// HOSTAPI_LXD_URL',
+    ])
+    assert.deepEqual(problems({ HOSTAPI_HYPERVISOR_DRIVER: 'lxd', HOSTAPI_LXD_INSTANCE_TYPE: 'vm' }), [
+      'HOSTAPI_LXD_INSTANCE_TYPE must be container or virtual-machine (got "vm")',
+    ])
+    assert.equal(problems({ HOSTAPI_HYPERVISOR_DRIVER: 'lxd', HOSTAPI_LXD_FLOATING_IPS: '10.0.0.0/8' }).length, 1)
   })
 })
