@@ -57,22 +57,16 @@ export function imagesOf(
   return out.sort((a, b) => a.id - b.id)
 }
 
-/** Snapshots that are backups: `manual-<ms>` made through hostapi, `nightly-<YYYYMMDD>` by LXD's schedule. */
+/** Snapshots that are backups: `manual-<Unix time>` made through hostapi, `nightly-<YYYYMMDD>` by LXD's schedule. */
 export function backupsOf(snaps: { name: string; created_at: string; size?: number }[]): Backup[] {
   const out: Backup[] = []
   for (const s of snaps) {
     const name = s.name.split('/').pop()!
     const sizeMb = Math.max(1, Math.ceil((s.size ?? 0) / 1_048_576))
-    let m = /^manual-(\d{10,15})$/.exec(name)
+    let m = /^manual-(\d{9,10})$/.exec(name)
     if (m) {
-      const ms = Number(m[1])
-      out.push({
-        type: 'manual',
-        key: ms,
-        dateInternal: String(Math.floor(ms / 1000)),
-        createdAt: new Date(ms),
-        sizeMb,
-      })
+      const key = Number(m[1])
+      out.push({ type: 'manual', key, dateInternal: m[1], createdAt: new Date(key * 1000), sizeMb })
       continue
     }
     m = /^nightly-(\d{8})$/.exec(name)

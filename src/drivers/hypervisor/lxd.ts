@@ -243,7 +243,7 @@ export class LxdHypervisor implements HypervisorDriver {
 
   async createBackup(ref: string): Promise<Operation> {
     await this.mustFind(ref)
-    const name = `manual-${Date.now()}`
+    const name = `manual-${Math.floor(Date.now() / 1000)}`
     return opRef(
       'backup',
       ref,
