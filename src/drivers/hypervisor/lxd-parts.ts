@@ -158,7 +158,7 @@ export function freeIpv4(gatewayCidr: string, used: Set<string>): string | null 
 
 /** An IPv6 address in the network's /64 whose host part follows the IPv4 address's last two octets. */
 export function ipv6For(gatewayCidr: string | undefined, ipv4: string): string {
-  if (!gatewayCidr || !gatewayCidr.includes(':')) return ''
+  if (!gatewayCidr?.includes(':')) return ''
   const prefix = gatewayCidr.split('/')[0].replace(/::[0-9a-f]*$/i, '')
   const [, , c, d] = ipv4.split('.').map(Number)
   return `${prefix}::${((c << 8) | d).toString(16)}`
