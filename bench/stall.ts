@@ -9,12 +9,12 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { startTestApp } from '../test/helpers/app.js'
 import { freePort } from '../test/helpers/dns.js'
+import { orderedOperations } from '../test/helpers/routes.js'
 import { makeTicket } from '../test/helpers/fixtures/account.js'
 import {
   BUDGET_MS,
   heavyDnsCases,
   heavyTicketCases,
-  orderedRoutes,
   routeCases,
   runCases,
   type StallResult,
@@ -41,7 +41,7 @@ try {
   progress('ticket messages of nested tags')
   results.push(...(await runCases(t, await heavyTicketCases(t, who))))
   if (process.env.BENCH_STALL_ONLY !== 'heavy') {
-    const routes = orderedRoutes(t)
+    const routes = orderedOperations(t.server.app.routeTable)
     progress(`${routes.length} operations`)
     for (const r of routes) {
       results.push(...(await runCases(t, await routeCases(t, r, who))))

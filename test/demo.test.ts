@@ -1,6 +1,10 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
+import pino from 'pino'
 import { forEachDialect, startTestApp, type TestApp } from './helpers/app.js'
+import { freePort } from './helpers/dns.js'
+import { describeWithPebble, startPebble, type Pebble } from './helpers/pebble.js'
+import { certificateNames, opensslCsr, opensslVerify } from './helpers/pki.js'
 
 // The demo data every area seeds on an empty database, read through the API with the demo key.
 forEachDialect((dialect) => {
@@ -121,6 +125,17 @@ forEachDialect((dialect) => {
       assert.equal(payments[0].amount, 18)
     })
 
+    it('seeds an issued certificate signed by the built-in CA', async () => {
+      const list = (await get('/certificates')).data.certificates
+      assert.deepEqual(
+        list.map((c: { common_name: string; certificate_status: string }) => [c.common_name, c.certificate_status]),
+        [['www.demo-shop.nl', 'ACT']],
+      )
+      const c = (await get(`/certificates/${list[0].id}`)).data
+      const root = await t.ctx.drivers.ca.rootCertificate()
+      assert.match(opensslVerify(root!, c.intermediate_certificate, c.certificate), /OK$/)
+    })
+
     it('seeds a running and a stopped VPS with backups, an SSH key, a VPC with a subnet and a floating IP', async () => {
       const list = (await get('/vps')).data.vps
       assert.deepEqual(
@@ -157,5 +172,70 @@ forEachDialect((dialect) => {
       await t.ctx.jobs.drain()
       assert.equal((await get(`/vps/${list[1].id}`)).data.status, 'stopped')
     })
+  })
+})
+
+// With an ACME CA the demo starts and its certificate is a package awaiting its request: the seed sends no order
+// for names the demo does not control. Requested like any package, it goes through the ACME order to ACT.
+describeWithPebble('demo data with an ACME CA (pebble)', () => {
+  let pebble: Pebble
+  let t: TestApp
+  let key: string
+  const lines: string[] = []
+  before(async () => {
+    const dnsPort = await freePort()
+    pebble = await startPebble({ dnsPort, httpPort: await freePort() })
+    t = await startTestApp('sqlite', {
+      log: pino({ level: 'info' }, { write: (line: string) => lines.push(line) }),
+      env: {
+        HOSTAPI_DEMO: '1',
+        HOSTAPI_DNS_PORT: String(dnsPort),
+        HOSTAPI_JOBS: '1',
+        HOSTAPI_JOB_POLL_MS: '50',
+        HOSTAPI_CA_DRIVER: 'acme',
+        HOSTAPI_ACME_DIRECTORY: pebble.directoryUrl,
+        HOSTAPI_ACME_EMAIL: 'hostmaster@example.com',
+        HOSTAPI_ACME_CA_BUNDLE: pebble.caBundle,
+      },
+    })
+    key = t.server.demoKey!
+  })
+  after(async () => {
+    await t?.close()
+    await pebble?.close()
+  })
+
+  it('starts with an unrequested demo certificate package, says so in the log, and issues it on request', async () => {
+    const list = (await t.request('GET', '/certificates', { key })).body.data.certificates
+    assert.deepEqual(
+      list.map((c: { certificate_status: string; requested: boolean }) => [c.certificate_status, c.requested]),
+      [['NEW', false]],
+    )
+    const said = lines
+      .map((l) => JSON.parse(l))
+      .find((l) => /^Demo certificate www\.demo-shop\.nl not issued/.test(l.msg))
+    assert.ok(said, 'the start logs why the demo certificate is not issued')
+    assert.equal(said.certificate_id, list[0].id)
+    assert.equal(pebble.log().includes('demo-shop'), false, 'nothing about the demo names reached the CA')
+
+    const r = await t.request('POST', `/certificates/${list[0].id}/request`, {
+      key,
+      body: {
+        csr: opensslCsr('www.demo-shop.nl', ['www.demo-shop.nl']),
+        validation_method: 'dns',
+        auto_setup_dns: true,
+      },
+    })
+    assert.equal(r.status, 200, r.text)
+    const start = Date.now()
+    let c = r.body.data
+    while (c.certificate_status === 'PEN') {
+      if (Date.now() - start > 30_000) assert.fail(`still PEN: ${c.status_message}`)
+      await new Promise((res) => setTimeout(res, 100))
+      c = (await t.request('GET', `/certificates/${list[0].id}`, { key })).body.data
+    }
+    assert.equal(c.certificate_status, 'ACT', c.status_message)
+    assert.deepEqual(certificateNames(c.certificate).sans, ['www.demo-shop.nl'])
+    assert.match(opensslVerify(await pebble.root(), c.intermediate_certificate, c.certificate), /OK$/)
   })
 })

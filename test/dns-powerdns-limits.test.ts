@@ -98,6 +98,38 @@ describeWithPowerDns('PowerDNS limits (a real pdns_server)', () => {
     await driver.stop()
   })
 
+  it('pushes at most `concurrency` zones at once, each zone one push at a time in the order asked', async () => {
+    // A zone source that is slow to read, and counts the reads at once: each push starts with one.
+    const zones = new MemoryZones()
+    const reading = new Map<string, number>()
+    let most = 0
+    const readOrder: string[] = []
+    const read = zones.servedZones.bind(zones)
+    zones.servedZones = async (names) => {
+      const key = names.join()
+      reading.set(key, (reading.get(key) ?? 0) + 1)
+      const all = [...reading.values()].reduce((a, b) => a + b, 0)
+      most = Math.max(most, all)
+      assert.equal(reading.get(key), 1, `two pushes of ${key} at once`)
+      readOrder.push(key)
+      await new Promise((r) => setTimeout(r, 30))
+      reading.set(key, reading.get(key)! - 1)
+      return read(names)
+    }
+    const driver = new PowerDnsDriver({ url: pdns.url, apiKey: pdns.apiKey, concurrency: 3 }, zones, silent)
+    await driver.start()
+    const names = Array.from({ length: 6 }, (_, i) => `turns-${i}.nl`)
+    for (const z of names) zones.add(z, { records: [{ type: 'A', name: z, value: '192.0.2.1' }] })
+    // Four pushes of each zone, asked all at once.
+    const asked = names.flatMap((z) => [z, z, z, z])
+    await Promise.all(asked.map((z) => driver.publish({ domain: z, kind: 'zone' })))
+    assert.equal(most, 3, 'the limit is reached and never passed')
+    // First come, first served: the first push of every zone ran before any zone's second.
+    assert.deepEqual(new Set(readOrder.slice(0, names.length)), new Set(names))
+    for (const z of names) assert.equal(readOrder.filter((x) => x === z).length, 4)
+    await driver.stop()
+  })
+
   forEachDialect((dialect) => {
     describe(`through the app (${dialect})`, () => {
       it('refuses at the API a record set larger than one push may carry, naming the limit; splits the rest', async () => {

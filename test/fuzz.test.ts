@@ -13,6 +13,7 @@ import { declaredErrorStatuses } from '../src/http/error-responses.js'
 import { ErrorBody, Pagination } from '../src/http/schemas.js'
 import { FAULT_STATUSES } from '../src/errors.js'
 import type { RouteEntry } from '../src/http/route-table.js'
+import { orderedOperations } from './helpers/routes.js'
 
 /*
  * HTTP fuzzing of every operation of the customer and admin APIs, generated from the route table and the
@@ -639,21 +640,7 @@ for (const dialect of fuzzDialects) {
       a = await t.account('Fuzz B.V.')
       victim = await t.account('Admin Target B.V.')
       adminToken = (await t.ctx.services.admin.createToken('fuzz')).token
-      // HEAD is the GET operation without a body (the admin API answers it): fuzzing the GET covers it.
-      const all = t.server.app.routeTable.filter(
-        (r) => r.method !== 'HEAD' && r.operationId && (r.url.startsWith(API_PREFIX) || r.url.startsWith(ADMIN_PREFIX)),
-      )
-      // The customer API first, then the admin API (it suspends and changes the catalog), the sandbox
-      // controls last and the sandbox reset (it deletes every account) at the very end.
-      const order = (r: RouteEntry) =>
-        r.url.startsWith(API_PREFIX)
-          ? 0
-          : r.operationId === 'sandboxReset'
-            ? 3
-            : r.url.startsWith(`${ADMIN_PREFIX}/sandbox`)
-              ? 2
-              : 1
-      routes = [...all].sort((x, y) => order(x) - order(y))
+      routes = orderedOperations(t.server.app.routeTable)
     })
     after(() => t.close())
 

@@ -53,41 +53,18 @@ forEachDialect((dialect) => {
     }
     const job = async (id: number) => (await t.ctx.jobs.get(id))!
 
-    it('renews the lease of a job while it runs, so another instance does not take it for abandoned', async () => {
+    /**
+     * One job that runs for `ms`, drained by one instance while a second instance (started once the job runs, after
+     * `meanwhile`) polls the same table: it must run once, to done, and never be taken for abandoned.
+     */
+    const runsOnceBesideAnother = async (name: string, ms: number, clock: Clock, meanwhile = () => {}) => {
       let runs = 0
       const slow = defineJob({
-        name: 'test.slow',
+        name,
         payload: Type.Null(),
         handle: async () => {
           runs++
-          await sleep(LEASE_MS * 3.5)
-          return 'done'
-        },
-      })
-      const a = runner(slow)
-      const b = runner(slow)
-      const id = await a.enqueue(slow, null)
-      const draining = a.drain([slow.name])
-      await until(async () => (await job(id)).status === 'running')
-      b.start()
-      try {
-        await draining
-      } finally {
-        await b.stop()
-      }
-      const done = await job(id)
-      assert.deepEqual([done.status, done.attempts, done.crashes, runs], ['done', 1, 0, 1])
-    })
-
-    it('keeps leases on the wall clock: moving a sandbox clock on abandons no running job', async () => {
-      const clock = new ManualClock()
-      let runs = 0
-      const slow = defineJob({
-        name: 'test.slow-sandbox',
-        payload: Type.Null(),
-        handle: async () => {
-          runs++
-          await sleep(LEASE_MS / 2)
+          await sleep(ms)
           return 'done'
         },
       })
@@ -96,7 +73,7 @@ forEachDialect((dialect) => {
       const id = await a.enqueue(slow, null)
       const draining = a.drain([slow.name])
       await until(async () => (await job(id)).status === 'running')
-      clock.advance(86_400_000)
+      meanwhile()
       b.start()
       try {
         await draining
@@ -105,6 +82,15 @@ forEachDialect((dialect) => {
       }
       const done = await job(id)
       assert.deepEqual([done.status, done.attempts, done.crashes, runs], ['done', 1, 0, 1])
+    }
+
+    it('renews the lease of a job while it runs, so another instance does not take it for abandoned', async () => {
+      await runsOnceBesideAnother('test.slow', LEASE_MS * 3.5, t.ctx.clock)
+    })
+
+    it('keeps leases on the wall clock: moving a sandbox clock on abandons no running job', async () => {
+      const clock = new ManualClock()
+      await runsOnceBesideAnother('test.slow-sandbox', LEASE_MS / 2, clock, () => clock.advance(86_400_000))
     })
 
     it('runs a job whose process died alone, and quarantines one whose process died twice', async () => {

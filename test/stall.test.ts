@@ -2,12 +2,12 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { startTestApp, type TestApp } from './helpers/app.js'
 import { freePort } from './helpers/dns.js'
+import { orderedOperations } from './helpers/routes.js'
 import { makeTicket } from './helpers/fixtures/account.js'
 import {
   BUDGET_MS,
   heavyDnsCases,
   heavyTicketCases,
-  orderedRoutes,
   routeCases,
   runCases,
   type StallActors,
@@ -71,7 +71,7 @@ describe('no request holds the event loop past the bound (sqlite)', () => {
 
   it('every operation with its fixture and its largest valid input, and the jobs they queue', async (ctx) => {
     const rs: StallResult[] = []
-    for (const r of orderedRoutes(t)) {
+    for (const r of orderedOperations(t.server.app.routeTable)) {
       rs.push(...(await runCases(t, await routeCases(t, r, who))))
       if (r.operationId === 'sandboxReset') break
     }

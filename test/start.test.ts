@@ -50,7 +50,7 @@ describe('hostapi serve (the demo start)', () => {
     }
   })
 
-  it('uses HOSTAPI_DEMO_KEY as the demo key, and HOSTAPI_DEMO=0 seeds nothing', async () => {
+  it('uses HOSTAPI_DEMO_KEY as the demo key', async () => {
     const dataDir = tempDir()
     const fixed = 'fixedDemoKeyForIntegrationTests01'
     const server = spawnServer({
@@ -67,32 +67,6 @@ describe('hostapi serve (the demo start)', () => {
       server.child.kill('SIGTERM')
       await server.exited
       fs.rmSync(dataDir, { recursive: true, force: true })
-    }
-    const emptyDir = tempDir()
-    const bare = spawnServer({
-      HOSTAPI_DATA_DIR: emptyDir,
-      HOSTAPI_PORT: '0',
-      HOSTAPI_DNS_PORT: '0',
-      HOSTAPI_DEMO: '0',
-    })
-    try {
-      // The demo data is seeded before the server listens, and its key printed right after the admin API line.
-      await bare.waitFor(/^Admin API: /)
-      const db = new Database(`${emptyDir}/hostapi.db`, { readonly: true })
-      try {
-        assert.deepEqual(db.prepare('select count(*) as n from accounts').get(), { n: 0 })
-      } finally {
-        db.close()
-      }
-      assert.ok(!fs.existsSync(`${emptyDir}/demo-api-key`))
-      // Once the process has ended, `lines` holds everything it printed.
-      bare.child.kill('SIGTERM')
-      await bare.exited
-      assert.ok(!bare.lines.some((l) => l.startsWith('Demo API key')))
-    } finally {
-      bare.child.kill('SIGTERM')
-      await bare.exited
-      fs.rmSync(emptyDir, { recursive: true, force: true })
     }
   })
 
@@ -121,20 +95,36 @@ describe('hostapi serve (the demo start)', () => {
     }
   })
 
-  it('writes readable log lines on a terminal and JSON lines elsewhere', { skip: !canFakeTerminal }, async () => {
+  it('writes readable log lines on a terminal and JSON lines elsewhere; HOSTAPI_DEMO=0 seeds nothing', async () => {
     const dataDir = tempDir()
     fs.chmodSync(dataDir, 0o755)
     const env = { HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_DNS_PORT: '0', HOSTAPI_DEMO: '0' }
     try {
       // script(1) runs the start on a pseudo-terminal; the data directory's mode draws a warning at start.
       const cmd = `${process.execPath} --import tsx ${cli} serve`
-      const tty = spawnServer(env, { argv: ['script', '-qfec', cmd, '/dev/null'] })
-      await tty.waitFor(/^hostapi listening on /)
-      tty.child.kill('SIGTERM')
-      await tty.exited
-      const warning = tty.lines.find((l) => l.includes('the data directory is open'))
-      assert.match(warning ?? '', /^\d\d:\d\d:\d\d WARN {2}the data directory is open .* dataDir=/)
-      assert.ok(!tty.lines.some((l) => l.startsWith('{')), tty.lines.join('\n'))
+      // Without script(1) the first start is piped too: the checks of HOSTAPI_DEMO=0 still run.
+      const first = canFakeTerminal
+        ? spawnServer(env, { argv: ['script', '-qfec', cmd, '/dev/null'] })
+        : spawnServer(env)
+      // The demo data is seeded before the server listens, and its key printed right after the admin API line.
+      await first.waitFor(/^Admin API: /)
+      await first.waitFor(/^hostapi listening on /)
+      const db = new Database(`${dataDir}/hostapi.db`, { readonly: true })
+      try {
+        assert.deepEqual(db.prepare('select count(*) as n from accounts').get(), { n: 0 })
+      } finally {
+        db.close()
+      }
+      assert.ok(!fs.existsSync(`${dataDir}/demo-api-key`))
+      first.child.kill('SIGTERM')
+      await first.exited
+      // Once the process has ended, `lines` holds everything it printed.
+      assert.ok(!first.lines.some((l) => l.startsWith('Demo API key')))
+      if (canFakeTerminal) {
+        const warning = first.lines.find((l) => l.includes('the data directory is open'))
+        assert.match(warning ?? '', /^\d\d:\d\d:\d\d WARN {2}the data directory is open .* dataDir=/)
+        assert.ok(!first.lines.some((l) => l.startsWith('{')), first.lines.join('\n'))
+      }
 
       const piped = spawnServer(env)
       await piped.waitFor(/^hostapi listening on /)

@@ -203,7 +203,11 @@ const REQUEST_MS = 4000
 const IDLE_MS = 400
 const HANDSHAKE_MS = 600
 
-describe('time limits on every listener', { concurrency: true }, () => {
+/**
+ * The suite's app, with all three listeners and the settings of `env`, started before its tests (with an account
+ * whose key the listeners send) and closed after them; answers the listeners once it runs.
+ */
+function suiteListeners(env: Record<string, string>): () => Listener[] {
   let t: TestApp
   let listeners: Listener[]
   before(async () => {
@@ -213,11 +217,7 @@ describe('time limits on every listener', { concurrency: true }, () => {
         HOSTAPI_ADMIN_PORT: '0',
         HOSTAPI_ADMIN_TOKEN: ADMIN_TOKEN,
         HOSTAPI_TRUSTED_PROXIES: PROXIES,
-        HOSTAPI_BODY_LIMIT: String(2 * 1024 * 1024),
-        HOSTAPI_HEADERS_TIMEOUT_MS: String(HEADERS_MS),
-        HOSTAPI_REQUEST_TIMEOUT_MS: String(REQUEST_MS),
-        HOSTAPI_IDLE_TIMEOUT_MS: String(IDLE_MS),
-        HOSTAPI_TLS_HANDSHAKE_TIMEOUT_MS: String(HANDSHAKE_MS),
+        ...env,
       },
     })
     const a = await t.account()
@@ -228,9 +228,19 @@ describe('time limits on every listener', { concurrency: true }, () => {
     destroyOpened()
     await t.close()
   })
+  return () => listeners
+}
 
+describe('time limits on every listener', { concurrency: true }, () => {
+  const listeners = suiteListeners({
+    HOSTAPI_BODY_LIMIT: String(2 * 1024 * 1024),
+    HOSTAPI_HEADERS_TIMEOUT_MS: String(HEADERS_MS),
+    HOSTAPI_REQUEST_TIMEOUT_MS: String(REQUEST_MS),
+    HOSTAPI_IDLE_TIMEOUT_MS: String(IDLE_MS),
+    HOSTAPI_TLS_HANDSHAKE_TIMEOUT_MS: String(HANDSHAKE_MS),
+  })
   const each = (name: string, fn: (l: Listener) => Promise<void>, kinds: readonly Kind[] = KINDS) =>
-    eachListener(() => listeners, name, fn, kinds)
+    eachListener(listeners, name, fn, kinds)
 
   each('answers a head sent a line at a time with 408 in the envelope after the headers timeout', async (l) => {
     const c = await open(l, l.from)
@@ -317,26 +327,7 @@ describe('time limits on every listener', { concurrency: true }, () => {
 
 describe('connections per client address', { concurrency: true }, () => {
   const CAP = 4
-  let t: TestApp
-  let listeners: Listener[]
-  before(async () => {
-    t = await startTestApp('sqlite', {
-      env: {
-        HOSTAPI_HTTP_PORT: '0',
-        HOSTAPI_ADMIN_PORT: '0',
-        HOSTAPI_ADMIN_TOKEN: ADMIN_TOKEN,
-        HOSTAPI_TRUSTED_PROXIES: PROXIES,
-        HOSTAPI_MAX_CONNECTIONS_PER_IP: String(CAP),
-      },
-    })
-    const a = await t.account()
-    const me = await t.request('GET', '/account/profile', { key: a.key })
-    listeners = listenersOf(t, a.key, me.body.data.email)
-  })
-  after(async () => {
-    destroyOpened()
-    await t.close()
-  })
+  const listeners = suiteListeners({ HOSTAPI_MAX_CONNECTIONS_PER_IP: String(CAP) })
 
   /** Whether a new connection from `from` is served: some answer to a request (the plain listener's may be a 400). */
   const served = async (l: Listener, from: string): Promise<boolean> => {
@@ -365,7 +356,7 @@ describe('connections per client address', { concurrency: true }, () => {
     return held
   }
 
-  const each = (name: string, fn: (l: Listener, i: number) => Promise<void>) => eachListener(() => listeners, name, fn)
+  const each = (name: string, fn: (l: Listener, i: number) => Promise<void>) => eachListener(listeners, name, fn)
 
   each(
     'refuses the connection past the cap from one address at once, while another address still connects',
@@ -389,12 +380,10 @@ describe('connections per client address', { concurrency: true }, () => {
 
   it('counts the connections of one address over all listeners together', async () => {
     const from = '127.0.20.1'
-    const held = [
-      ...(await hold(listeners[0], from, CAP - 2)),
-      ...(await hold(listeners[1], from, 1)),
-      ...(await hold(listeners[2], from, 1)),
-    ]
-    for (const l of listeners) assert.equal(await served(l, from), false, `${l.kind}: past the cap over all listeners`)
+    const [api, admin, plain] = listeners()
+    const held = [...(await hold(api, from, CAP - 2)), ...(await hold(admin, from, 1)), ...(await hold(plain, from, 1))]
+    for (const l of listeners())
+      assert.equal(await served(l, from), false, `${l.kind}: past the cap over all listeners`)
     for (const c of held) c.socket.destroy()
   })
 

@@ -1,12 +1,8 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import fs from 'node:fs'
-import { Migrator } from 'kysely'
-import { forEachDialect, freshDatabase, startTestApp, tempDir, type TestApp } from './helpers/app.js'
-import { migrate, openDatabase, type Database } from '../src/db/database.js'
-import { migrations } from '../src/db/migrations/index.js'
+import { forEachDialect, startTestApp, type TestApp } from './helpers/app.js'
+import { databaseBefore, type DatabaseBefore } from './helpers/migration.js'
 import { hashApiKey, keyPrefix } from '../src/modules/iam/keys.js'
-import { permissionMap } from '../src/modules/iam/permissions.js'
 
 const NEW = '0420-users-email-per-account'
 const KEY = 'MigrationKey0000000000000000000000000001'
@@ -15,48 +11,18 @@ const KEY = 'MigrationKey0000000000000000000000000001'
 // keys and a ticket: every row stays, keys keep working, and ids are not reused.
 forEachDialect((dialect) => {
   describe(`users e-mail per account migration (${dialect})`, () => {
-    let dir: string
-    let fresh: Awaited<ReturnType<typeof freshDatabase>>
-    let database: Database
+    let old: DatabaseBefore
     let t: TestApp
     let deletedId: number
     let account: { id: number; customer_number: number }
     let mainId: number
 
     before(async () => {
-      dir = tempDir()
-      fresh = await freshDatabase(dialect, dir)
-      database = openDatabase(fresh.database)
-      const db = database.db
-      const schema = fresh.database.dialect === 'postgres' ? fresh.database.schema : undefined
-      const older = Object.fromEntries(Object.entries(migrations).filter(([name]) => name !== NEW))
-      const migrator = new Migrator({
-        db,
-        provider: { getMigrations: async () => older },
-        allowUnorderedMigrations: true,
-        ...(schema ? { migrationTableSchema: schema } : {}),
-      })
-      const { error } = await migrator.migrateToLatest()
-      if (error) throw error
-
+      old = await databaseBefore(dialect, NEW)
+      const db = old.database.db
       const now = new Date().toISOString()
-      account = await db
-        .insertInto('accounts')
-        .values({ customer_number: 100001, name: 'Old B.V.', status: 'active', created_at: now })
-        .returning(['id', 'customer_number'])
-        .executeTakeFirstOrThrow()
-      const user = (email: string, main: boolean) => ({
-        account_id: account.id,
-        username: email.toLowerCase(),
-        email,
-        firstname: 'F',
-        lastname: 'L',
-        password_hash: null,
-        is_main_user: main ? 1 : 0,
-        two_factor: 0,
-        permissions: JSON.stringify(permissionMap(main)),
-        created_at: now,
-      })
+      account = await old.insertAccount()
+      const user = (email: string, main: boolean) => old.userRow(account.id, email, main)
       mainId = (
         await db.insertInto('users').values(user('owner@old.test', true)).returning('id').executeTakeFirstOrThrow()
       ).id
@@ -79,14 +45,13 @@ forEachDialect((dialect) => {
         })
         .execute()
 
-      assert.deepEqual((await migrate(db, schema ?? null)).applied, [NEW])
-      await database.close()
-      t = await startTestApp(dialect, { database: fresh.database })
+      assert.deepEqual((await old.migrateRest()).applied, [NEW])
+      await old.disconnect()
+      t = await startTestApp(dialect, { database: old.config })
     })
     after(async () => {
       await t?.close()
-      await fresh.drop()
-      fs.rmSync(dir, { recursive: true, force: true })
+      await old?.close()
     })
 
     it('keeps users and keys, reuses no id, and lets another account use the same addresses', async () => {

@@ -126,22 +126,6 @@ function fit(v: unknown, limit: number): string {
   return text
 }
 
-/** The route order of the generated suites: the customer API, the admin API, the sandbox, its reset last. */
-export function orderedRoutes(t: TestApp): RouteEntry[] {
-  const all = t.server.app.routeTable.filter(
-    (r) => r.method !== 'HEAD' && r.operationId && (r.url.startsWith(API_PREFIX) || r.url.startsWith(ADMIN_PREFIX)),
-  )
-  const order = (r: RouteEntry) =>
-    r.url.startsWith(API_PREFIX)
-      ? 0
-      : r.operationId === 'sandboxReset'
-        ? 3
-        : r.url.startsWith(`${ADMIN_PREFIX}/sandbox`)
-          ? 2
-          : 1
-  return [...all].sort((x, y) => order(x) - order(y))
-}
-
 /** Who sends the cases: an account for the customer API, an admin token and a customer (with a ticket) for the admin API. */
 export interface StallActors {
   account: TestAccount

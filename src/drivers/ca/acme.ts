@@ -128,6 +128,7 @@ const MAX_RECHECK_MS = 60 * 60_000
 export class AcmeCa implements CertificateAuthority {
   readonly name = 'acme'
   readonly validationMethods = ['dns', 'http', 'https'] as const
+  readonly signsWithoutChallenge = false
   private client: Promise<Acme.Client> | null = null
   private readonly agent: http.Agent | undefined
 

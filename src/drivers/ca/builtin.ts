@@ -63,6 +63,7 @@ const KEY_COLUMNS = ['root_key', 'intermediate_key'] as const
 export class BuiltinCa implements CertificateAuthority {
   readonly name = 'builtin'
   readonly validationMethods = ['dns', 'http', 'https', 'email'] as const
+  readonly signsWithoutChallenge = true
   private loaded: Promise<LoadedCa> | null = null
 
   constructor(

@@ -95,6 +95,11 @@ export interface CertificateAuthority {
   /** The validation methods it offers; `createChallenge` refuses the others. */
   readonly validationMethods: readonly ValidationMethod[]
   /**
+   * Whether `issue` signs without a met challenge (demo data, which owns nothing a CA could validate); false
+   * for a CA that signs only within its own validated order (ACME).
+   */
+  readonly signsWithoutChallenge: boolean
+  /**
    * The challenge that proves control over `names` with `method`; a new random one on every call. Answers at
    * once without a remote server: a CA that creates its challenge remotely answers it empty, with `order`
    * unset, and fills it in at the first `validate`.

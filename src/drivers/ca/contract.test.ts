@@ -241,6 +241,18 @@ export function caDriverContract(name: string, make: () => Promise<Harness>) {
       await assert.rejects(issueFor(csr, ['not a name'], notAfter), CertificateRejected)
     })
 
+    it('signs without a challenge exactly when it declares it does (demo data relies on it)', async () => {
+      const csr = opensslCsr(dir, 'ec:prime256v1', 'unvalidated.example.com', ['unvalidated.example.com'])
+      const signing = h.ca.issue({
+        csr,
+        names: ['unvalidated.example.com'],
+        notAfter: new Date(Date.now() + 30 * 86_400_000),
+      })
+      if (!h.ca.signsWithoutChallenge) return void (await assert.rejects(signing, CertificateRejected))
+      const issued = await signing
+      assert.match(opensslVerify(await h.trustAnchor(), issued.intermediate, issued.certificate), /OK$/)
+    })
+
     it('has a self-signed CA root, or none when its roots are in the trust stores', async () => {
       const root = await h.ca.rootCertificate()
       if (root === null) {

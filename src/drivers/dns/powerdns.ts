@@ -1,5 +1,6 @@
 import type { Logger } from 'pino'
 import { createPrivateKey } from 'node:crypto'
+import pLimit, { type LimitFunction } from 'p-limit'
 import type { DnsDriver, ServedZone, ZoneDrift, ZoneSigningKey, ZoneSource } from './dns.js'
 import { apexOf, rrsetKey, sameRRset, toPowerDnsRRsets, type PowerDnsRRset } from './powerdns-rrsets.js'
 import type { ZoneChange } from '../../lib/dns/zone-serial.js'
@@ -90,9 +91,8 @@ export class PowerDnsDriver implements DnsDriver {
   private started = false
   /** The last push queued per zone: pushes of one zone run one after the other. */
   private readonly queues = new Map<string, Promise<unknown>>()
-  /** Zone pushes running, and those waiting for one of the `concurrency` slots. */
-  private busy = 0
-  private readonly waiting: (() => void)[] = []
+  /** At most `concurrency` zone pushes at once; the others wait their turn, first come first served. */
+  private readonly slots: LimitFunction
   /** The largest body one request may have, and the largest one RRset change may take in it. */
   readonly maxBodyBytes: number
 
@@ -104,6 +104,7 @@ export class PowerDnsDriver implements DnsDriver {
     this.base = `${opts.url.replace(/\/+$/, '')}/api/v1/servers/${encodeURIComponent(opts.serverId ?? 'localhost')}`
     this.timeoutMs = opts.timeoutMs ?? 5000
     this.maxBodyBytes = opts.maxBodyBytes ?? POWERDNS_MAX_BODY_BYTES
+    this.slots = pLimit(opts.concurrency ?? 4)
   }
 
   /** The most bytes one record set may take as a change (the body limit less a PATCH's own): larger ones never fit. */
@@ -154,7 +155,8 @@ export class PowerDnsDriver implements DnsDriver {
    * over a newer one by this instance.
    */
   private inTurn<T>(apex: string, fn: () => Promise<T>): Promise<T> {
-    const slotted = () => this.withSlot(fn)
+    // The slot is taken once the zone's earlier pushes are done: a zone waiting for its turn holds none.
+    const slotted = () => this.slots(fn)
     const run = (this.queues.get(apex) ?? Promise.resolve()).then(slotted, slotted)
     const tail = run.catch(() => undefined)
     this.queues.set(apex, tail)
@@ -162,20 +164,6 @@ export class PowerDnsDriver implements DnsDriver {
       if (this.queues.get(apex) === tail) this.queues.delete(apex)
     })
     return run
-  }
-
-  /** Runs `fn` in one of the `concurrency` slots, waiting for one to free up when all are taken. */
-  private async withSlot<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.busy >= (this.opts.concurrency ?? 4)) await new Promise<void>((r) => this.waiting.push(r))
-    else this.busy++
-    try {
-      return await fn()
-    } finally {
-      // A waiting push takes the slot over; otherwise it is freed.
-      const next = this.waiting.shift()
-      if (next) next()
-      else this.busy--
-    }
   }
 
   /**

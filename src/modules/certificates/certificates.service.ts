@@ -237,14 +237,27 @@ export class CertificatesService {
   }
 
   /**
-   * Demo data: an issued certificate for `commonName` in the account, signed by the CA without a
-   * validation (the demo account owns nothing to validate against).
+   * Demo data: a certificate for `commonName` in the account. A CA that signs without a challenge signs it
+   * (the demo account owns nothing a public CA could validate); with any other CA (ACME) it is a package
+   * awaiting its request, as an order leaves one (status NEW): the seed sends nothing to the CA.
    */
-  async seedIssued(accountId: number, commonName: string): Promise<number> {
+  async seedDemo(accountId: number, commonName: string): Promise<{ id: number; issued: boolean }> {
     const product = (await repo.listActiveProducts(this.db))[0]
     const now = this.clock.now()
     const endsAt = new Date(now)
     endsAt.setUTCFullYear(endsAt.getUTCFullYear() + 1)
+    if (!this.ca.signsWithoutChallenge) {
+      const id = await repo.insertCertificate(this.db, {
+        account_id: accountId,
+        product_id: product.id,
+        duration: 1,
+        status: 'NEW',
+        ends_at: iso(endsAt),
+        created_at: iso(now),
+        updated_at: iso(now),
+      })
+      return { id, issued: false }
+    }
     const { csr } = await generateCsr({
       common_name: commonName,
       organization: 'Demo B.V.',
@@ -256,7 +269,7 @@ export class CertificatesService {
     })
     const parsed = await parseCsr(csr)
     const issued = await this.ca.issue({ csr, names: parsed.names, notAfter: endsAt })
-    return repo.insertCertificate(this.db, {
+    const id = await repo.insertCertificate(this.db, {
       account_id: accountId,
       product_id: product.id,
       duration: 1,
@@ -276,6 +289,7 @@ export class CertificatesService {
       created_at: iso(now),
       updated_at: iso(now),
     })
+    return { id, issued: true }
   }
 
   private listItem(row: CertificateWithProduct) {
