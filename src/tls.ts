@@ -140,7 +140,7 @@ export async function loadTls(config: Config): Promise<TlsMaterial> {
   const keyFile = path.join(config.dataDir, 'tls-key.pem')
   const namesFile = path.join(config.dataDir, 'tls-names.json')
   const wanted = JSON.stringify(names)
-  const trust = `signed by the local root ${localRootFile(config)}: trust it with NODE_EXTRA_CA_CERTS, see npx hostapi cert`
+  const trust = `signed by the local root ${localRootFile(config)}: trust that file (npx hostapi cert prints its path)`
   if (fs.existsSync(certFile) && fs.existsSync(keyFile)) {
     const cert = fs.readFileSync(certFile, 'utf8')
     const namesOk = fs.existsSync(namesFile) && fs.readFileSync(namesFile, 'utf8') === wanted

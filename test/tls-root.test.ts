@@ -34,6 +34,8 @@ describe('local TLS: one root to trust', () => {
     assert.equal(leaf.checkHost('localhost'), 'localhost')
     assert.equal(leaf.checkIP('127.0.0.1'), '127.0.0.1')
     assert.equal(fs.statSync(path.join(t.config.dataDir, 'tls-ca-key.pem')).mode & 0o077, 0)
+    // What `hostapi serve` prints at start names the root to trust.
+    assert.ok(t.server.tlsSource.includes(`signed by the local root ${rootFile}`), t.server.tlsSource)
   })
 
   it('a client with `ca` reaches the server with verification on; without it the certificate is refused', async () => {

@@ -41,6 +41,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`hostapi listening on ${server.url}\n`)
     if (server.httpUrl) process.stdout.write(`plain HTTP listener on ${server.httpUrl}\n`)
     process.stdout.write(`API docs: ${server.url.replace(/\/api\/v2$/, '')}/docs\n`)
+    process.stdout.write(`TLS certificate: ${server.tlsSource}\n`)
     process.stdout.write(
       `Admin API: ${server.adminUrl} (token: npx hostapi admin token create)${server.ctx.ops.sandbox ? ', sandbox mode on' : ''}\n`,
     )
