@@ -1,7 +1,9 @@
-// Regenerates the committed openapi.json from the route schemas (`npm run openapi`).
+// Regenerates the committed openapi.json (customer API) and openapi-admin.json (admin API) from the route
+// schemas (`npm run openapi`), then the typed client's types from them.
 import fs from 'node:fs'
-import { openapiDocument, serialiseOpenapi } from '../src/openapi-document.js'
+import { openapiDocuments, serialiseOpenapi } from '../src/openapi-document.js'
 
-const doc = await openapiDocument()
-fs.writeFileSync(new URL('../openapi.json', import.meta.url), serialiseOpenapi(doc))
-process.stdout.write('openapi.json written\n')
+const { customer, admin } = await openapiDocuments()
+fs.writeFileSync(new URL('../openapi.json', import.meta.url), serialiseOpenapi(customer))
+fs.writeFileSync(new URL('../openapi-admin.json', import.meta.url), serialiseOpenapi(admin))
+process.stdout.write('openapi.json and openapi-admin.json written\n')

@@ -96,6 +96,7 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
         operationId: (route.schema as { operationId?: string } | undefined)?.operationId,
         area: route.config?.area,
         fixture: route.config?.fixture,
+        idempotent: route.config?.idempotent === true,
         schema: route.schema as RouteEntry['schema'],
       })
     }

@@ -4,9 +4,18 @@ import path from 'node:path'
 import { loadConfig } from './config/config.js'
 import { createContext } from './context.js'
 import { buildApp } from './app.js'
+import { ADMIN_PREFIX } from './http/constants.js'
 
-/** The OpenAPI document as the code defines it, built on a throw-away in-memory database. */
+/** The customer API's OpenAPI document as the code defines it, built on a throw-away in-memory database. */
 export async function openapiDocument(): Promise<unknown> {
+  return (await openapiDocuments()).customer
+}
+
+/**
+ * Both OpenAPI documents as the code defines them: the customer API's and the admin API's (in sandbox mode, so
+ * with the sandbox controls), built on a throw-away in-memory database.
+ */
+export async function openapiDocuments(): Promise<{ customer: unknown; admin: unknown }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostapi-openapi-'))
   const ctx = createContext(
     loadConfig({
@@ -14,13 +23,18 @@ export async function openapiDocument(): Promise<unknown> {
       DATABASE_URL: 'sqlite::memory:',
       HOSTAPI_LOG_LEVEL: 'silent',
       HOSTAPI_JOBS: '0',
+      HOSTAPI_SANDBOX: '1',
+      // The admin document is read through the app, as over HTTPS behind a proxy on loopback.
+      HOSTAPI_TRUSTED_PROXIES: '127.0.0.1',
     }),
   )
   try {
     const app = await buildApp(ctx)
-    const doc = app.swagger()
+    const customer = app.swagger()
+    const headers = { 'x-forwarded-proto': 'https' }
+    const admin = (await app.inject({ method: 'GET', url: `${ADMIN_PREFIX}/openapi.json`, headers })).json()
     await app.close()
-    return doc
+    return { customer, admin }
   } finally {
     await ctx.close()
     fs.rmSync(dataDir, { recursive: true, force: true })

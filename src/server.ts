@@ -30,6 +30,8 @@ export interface RunningServer {
   demoKey: string | null
   /** The key of the demo account's sub-user (domains only), while it is valid. */
   demoSubUserKey: string | null
+  /** Where the served certificate comes from: the configured file, or the one the local root signed. */
+  tlsSource: string
   close(): Promise<void>
 }
 
@@ -103,7 +105,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
         await ctx.services.iam.closeInvalidationBus()
         await ctx.close()
       })())
-    return { ctx, app, url, httpUrl, adminUrl, demoKey, demoSubUserKey, close }
+    return { ctx, app, url, httpUrl, adminUrl, demoKey, demoSubUserKey, tlsSource: tls.source, close }
   } catch (err) {
     await ctx.services.iam.closeInvalidationBus().catch(() => undefined)
     await ctx.close().catch(() => undefined)

@@ -7,12 +7,14 @@ import { createContext } from '../context.js'
 import { migrate, newerMigrations } from '../db/database.js'
 import { runAdmin, AdminUsageError } from './admin.js'
 import { PRIVATE_UMASK } from '../data-dir.js'
+import { ensureLocalRoot, localRootFile } from '../tls.js'
 
 const USAGE = `Usage: hostapi <command>
 
 Commands:
   serve              Start the API server (the default)
   migrate            Apply pending database migrations and exit
+  cert               Print the path of the local root that signs the server's certificate (made once if missing)
   admin <...>        Manage accounts, users, API keys, admin tokens and the secret key (hostapi admin help)
 `
 
@@ -39,6 +41,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`hostapi listening on ${server.url}\n`)
     if (server.httpUrl) process.stdout.write(`plain HTTP listener on ${server.httpUrl}\n`)
     process.stdout.write(`API docs: ${server.url.replace(/\/api\/v2$/, '')}/docs\n`)
+    process.stdout.write(`TLS certificate: ${server.tlsSource}\n`)
     process.stdout.write(
       `Admin API: ${server.adminUrl} (token: npx hostapi admin token create)${server.ctx.ops.sandbox ? ', sandbox mode on' : ''}\n`,
     )
@@ -60,6 +63,16 @@ async function main(argv: string[]): Promise<number> {
     process.on('SIGTERM', () => stop('SIGTERM'))
     process.on('SIGINT', () => stop('SIGINT'))
     return -1
+  }
+  if (command === 'cert') {
+    if (config.tls.certFile)
+      throw new StartError(
+        `The server serves ${config.tls.certFile} (HOSTAPI_TLS_CERT), not a local root's certificate`,
+      )
+    const root = await ensureLocalRoot(config)
+    process.stdout.write(`${localRootFile(config)}\n`)
+    if (root.created) process.stderr.write('(generated now: the server certificate will be signed by it)\n')
+    return 0
   }
   if (command === 'migrate') {
     const ctx = createContext(config)

@@ -17,12 +17,34 @@ export type OwnTexts = Partial<Record<ErrorStatus, string[]>>
 /** The errors a route answers besides the common ones, by status: `{ 404: [errors.ticketNotFound()] }`. */
 export type OwnErrors = Partial<Record<ErrorStatus, ApiError[]>>
 
-/** An error answer in the OpenAPI documents: the shared error body, described by the texts the route can answer. */
-export const ErrorAnswer = (texts: string[], note = '') =>
-  Type.Unsafe<{ status: number; status_description: string }>({
-    $ref: 'ErrorBody',
+/** An error body as an example in the documents. */
+type ErrorExample = { status: number; status_description: string; errors?: { field: string; message: string }[] }
+
+/** Placeholders some texts carry (`<ip>`), shown with a value in examples. */
+const exampleText = (text: string) => text.replace('<ip>', '198.51.100.7')
+
+/**
+ * An error answer in the OpenAPI documents: the shared error body, described by the texts the route can answer,
+ * with one named example per text (and `more`, such as a validation error naming a field of the body).
+ */
+export const ErrorAnswer = (status: number, texts: string[], note = '', more: ErrorExample[] = []) => {
+  const bodies: ErrorExample[] = [...texts.map((t) => ({ status, status_description: exampleText(t) })), ...more]
+  const examples = Object.fromEntries(
+    bodies.map((body) => [body.status_description, { summary: body.status_description, value: body }]),
+  )
+  // The content form of a response schema (Fastify serialises with `schema`; the generator keeps `examples`).
+  return Type.Unsafe<{ status: number; status_description: string }>({
     description: texts.map((t) => `\`${t}\``).join(', ') + note,
+    content: { 'application/json': { schema: { $ref: 'ErrorBody' }, examples } },
   })
+}
+
+/** The validation error of a body missing its first required field: what a client sending `{}` gets. */
+const missingField = (field: string): ErrorExample => ({
+  status: 400,
+  status_description: `Missing ${field}`,
+  errors: [{ field, message: `must have required property '${field}'` }],
+})
 
 const FAULT = ' (sandbox fault injection can answer this status, with the text the fault sets)'
 /** The texts of errors, for the answers below: the factories are the one source of every text. */
@@ -47,6 +69,8 @@ interface Shape {
   idempotent?: boolean
   /** The path names a resource. */
   params?: boolean
+  /** The first required field of the route's body, for the example of a validation error. */
+  requiredField?: string
 }
 
 /** Texts a whole permission area answers besides the common ones (the VPS area refuses a sub-user with a 400). */
@@ -56,7 +80,10 @@ const AREA_TEXTS: Record<string, OwnTexts> = {
 }
 
 function answers(shape: Shape, own: OwnTexts): Record<ErrorStatus, TSchema> {
-  const A = ErrorAnswer
+  const answer =
+    (status: ErrorStatus) =>
+    (texts: string[], note = '', more: ErrorExample[] = []) =>
+      ErrorAnswer(status, texts, note, more)
   const area = shape.area ?? ''
   const texts = (status: ErrorStatus, base: string[]) => [
     ...new Set([...base, ...(AREA_TEXTS[area]?.[status] ?? []), ...(own[status] ?? [])]),
@@ -64,15 +91,16 @@ function answers(shape: Shape, own: OwnTexts): Record<ErrorStatus, TSchema> {
   // A sub-user without the route's permission: 403, except in the VPS area (400 `No access to this VPS`).
   const permission = area !== '' && area !== 'any' && area !== 'public' && area !== 'vps'
   const out = {
-    400: A(
+    400: answer(400)(
       texts(400, [
         ...textsOf(errors.wrongMethod(), errors.sslRequired()),
         ...(shape.body ? textsOf(errors.invalidJson()) : []),
         ...(shape.idempotent ? textsOf(errors.invalidIdempotencyKey()) : []),
       ]),
       VALIDATION,
+      shape.requiredField ? [missingField(shape.requiredField)] : [],
     ),
-    401: A(
+    401: answer(401)(
       texts(
         401,
         shape.admin
@@ -80,11 +108,11 @@ function answers(shape: Shape, own: OwnTexts): Record<ErrorStatus, TSchema> {
           : textsOf(errors.noValidApiKey(), errors.apiKeyExpired(), errors.ipNotWhitelisted('<ip>')),
       ),
     ),
-    403: A(
+    403: answer(403)(
       texts(403, textsOf(errors.accessDenied())),
       permission ? `: a sub-user without the \`${area}\` permission` : FAULT,
     ),
-    404: A(
+    404: answer(404)(
       texts(404, own[404] ? [] : textsOf(errors.endpointNotFound())),
       shape.admin
         ? shape.params && !own[404]
@@ -96,7 +124,7 @@ function answers(shape: Shape, own: OwnTexts): Record<ErrorStatus, TSchema> {
             ? ' (sandbox fault injection), or the not-found text of the resource named in the path'
             : FAULT,
     ),
-    409: A(
+    409: answer(409)(
       texts(
         409,
         shape.idempotent
@@ -105,17 +133,20 @@ function answers(shape: Shape, own: OwnTexts): Record<ErrorStatus, TSchema> {
       ),
       shape.idempotent ? '' : FAULT,
     ),
-    413: A(texts(413, textsOf(errors.bodyTooLarge()))),
-    414: A(texts(414, textsOf(errors.pathSegmentTooLong(MAX_PARAM_LENGTH))), ' (a domain name with its root dot fits)'),
-    415: A(texts(415, ['Unsupported Content-Encoding: …']), ' (send the body uncompressed)'),
-    429: A(texts(429, textsOf(errors.rateLimited(1)))),
-    500: A(texts(500, textsOf(errors.internal()))),
-    502: A(texts(502, textsOf(errors.injectedFault(502))), FAULT),
-    503: A(
+    413: answer(413)(texts(413, textsOf(errors.bodyTooLarge()))),
+    414: answer(414)(
+      texts(414, textsOf(errors.pathSegmentTooLong(MAX_PARAM_LENGTH))),
+      ' (a domain name with its root dot fits)',
+    ),
+    415: answer(415)(texts(415, ['Unsupported Content-Encoding: …']), ' (send the body uncompressed)'),
+    429: answer(429)(texts(429, textsOf(errors.rateLimited(1)))),
+    500: answer(500)(texts(500, textsOf(errors.internal()))),
+    502: answer(502)(texts(502, textsOf(errors.injectedFault(502))), FAULT),
+    503: answer(503)(
       texts(503, textsOf(errors.injectedFault(503))),
       shape.admin ? ': the server is shutting down' : `${FAULT}, or the server is shutting down`,
     ),
-    504: A(texts(504, textsOf(errors.injectedFault(504))), FAULT),
+    504: answer(504)(texts(504, textsOf(errors.injectedFault(504))), FAULT),
   } as Record<ErrorStatus, TSchema>
   const declared = new Set(errorStatuses(shape))
   for (const status of Object.keys(out))
@@ -193,6 +224,7 @@ export function declareErrorResponses(app: FastifyInstance): void {
       body: methods.some((m) => BODY_METHODS.has(m)),
       idempotent: route.config?.idempotent === true,
       params: route.url.includes(':'),
+      requiredField: (schema as { body?: { required?: string[] } }).body?.required?.[0],
     }
     const paged = 'page' in ((schema as { querystring?: { properties?: object } }).querystring?.properties ?? {})
     const own: OwnTexts = paged ? { 400: textsOf(...PAGED) } : {}

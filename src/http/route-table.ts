@@ -8,6 +8,8 @@ export interface RouteEntry {
   area: RouteArea | undefined
   /** Names the test fixture that makes another account's resource for this route's path parameters. */
   fixture: string | undefined
+  /** The route honours `Idempotency-Key` (config.idempotent). */
+  idempotent: boolean
   /** The route's schema as registered (params, querystring, body, response by status), for generated tests. */
   schema: RouteSchema | undefined
 }

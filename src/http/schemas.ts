@@ -62,3 +62,27 @@ export function ok<T>(data: T, text = REQUEST_SUCCESSFUL) {
 export function okMessage(text = REQUEST_SUCCESSFUL) {
   return { status: 200, status_description: text }
 }
+
+/** Schemas shown with an `enum` in the OpenAPI documents while validation keeps them as they are. */
+const documentedEnums = new WeakMap<object, readonly string[]>()
+
+/**
+ * `schema` as it validates, shown in the OpenAPI documents with `enum: values`: for an input the service reads
+ * more leniently than the enum says (DNS record types in any case, refused with the specification's own text).
+ */
+export function documentedEnum<T extends TSchema>(schema: T, values: readonly string[]): T {
+  documentedEnums.set(schema, values)
+  return schema
+}
+
+/** A copy of `schema` with the enums documentedEnum declared put in (the route's own schema is left as it is). */
+export function withDocumentedEnums<T>(schema: T): T {
+  if (Array.isArray(schema)) return schema.map(withDocumentedEnums) as T
+  if (schema === null || typeof schema !== 'object') return schema
+  const values = documentedEnums.get(schema)
+  // Enumerable keys only: TypeBox's own markers (`~kind`) are not part of the schema.
+  const copy: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(schema)) copy[key] = withDocumentedEnums(value)
+  if (values) copy.enum = [...values]
+  return copy as T
+}

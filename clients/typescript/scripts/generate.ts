@@ -1,6 +1,9 @@
-// Regenerates src/schema.d.ts from the committed openapi.json (`npm run client:generate` at the root).
+// Regenerates src/schema.ts and src/admin-schema.ts from the committed openapi.json and openapi-admin.json
+// (`npm run client:generate` at the root).
 import fs from 'node:fs'
-import { generateSchema, schemaFile } from './schema.js'
+import { generatedFiles, generateSchema } from './schema.js'
 
-fs.writeFileSync(schemaFile, await generateSchema())
-process.stdout.write('clients/typescript/src/schema.d.ts written\n')
+for (const { file, source } of generatedFiles) {
+  fs.writeFileSync(file, await generateSchema(source))
+  process.stdout.write(`${new URL(file).pathname.split('/').slice(-3).join('/')} written\n`)
+}

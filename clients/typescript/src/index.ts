@@ -1,16 +1,25 @@
 import createClient, { type Client, type FetchResponse, type MaybeOptionalInit, mergeHeaders } from 'openapi-fetch'
 import type { HttpMethod, MediaType, PathsWithMethod, RequiredKeysOf } from 'openapi-typescript-helpers'
+import type { paths as adminPaths } from './admin-schema.js'
+import { fetchTrusting } from './https-fetch.js'
 import type { paths } from './schema.js'
 
 export type { components, operations, paths } from './schema.js'
+export type {
+  components as adminComponents,
+  operations as adminOperations,
+  paths as adminPaths,
+} from './admin-schema.js'
+export { fetchTrusting } from './https-fetch.js'
 
-/** Options of createHostapiClient. */
-export interface HostapiClientOptions {
-  /** Origin of the API, e.g. `https://api.example.com`; the paths carry the `/api/v2` prefix. */
-  baseUrl: string
-  /** Sent as the `API-Key` header on every call. */
-  apiKey: string
-  /** The fetch to use (default `globalThis.fetch`), e.g. one that trusts a private CA. */
+/** Options of both clients. */
+export interface ClientOptions {
+  /**
+   * CA certificates (PEM text) to verify the server's certificate against, instead of the system's: the local
+   * root hostapi generates (`npx hostapi cert` prints its path). Node only; ignored when `fetch` is given.
+   */
+  ca?: string | string[]
+  /** The fetch to use (default `globalThis.fetch`, or one trusting `ca`). */
   fetch?: (request: Request) => Promise<Response>
   /** How many times a call answered 429 is sent again (default 2). */
   retries?: number
@@ -18,6 +27,22 @@ export interface HostapiClientOptions {
   maxRetryWait?: number
   /** How the client waits between attempts (default a timer). */
   sleep?: (ms: number) => Promise<void>
+}
+
+/** Options of createHostapiClient. */
+export interface HostapiClientOptions extends ClientOptions {
+  /** Origin of the API, e.g. `https://api.example.com`; the paths carry the `/api/v2` prefix. */
+  baseUrl: string
+  /** Sent as the `API-Key` header on every call. */
+  apiKey: string
+}
+
+/** Options of createHostapiAdminClient. */
+export interface HostapiAdminClientOptions extends ClientOptions {
+  /** Origin of the admin API, e.g. `https://localhost:8443`; the paths are under `/admin/v1`, which is added. */
+  baseUrl: string
+  /** An admin token (`npx hostapi admin token create`, or HOSTAPI_ADMIN_TOKEN), sent as `Authorization: Bearer`. */
+  token: string
 }
 
 /** Options of one call besides openapi-fetch's own. */
@@ -55,25 +80,35 @@ export type HostapiAnswer<R> = {
 // A path's entry for a method it does not serve is `never`/undefined; the ones callable are objects.
 type Operation<T> = T extends Record<string | number, unknown> ? T : never
 
-/** One HTTP method of the client: typed path, parameters, body and answer. */
-export type HostapiMethod<M extends HttpMethod> = <
-  Path extends PathsWithMethod<paths, M>,
-  Init extends MaybeOptionalInit<paths[Path], M>,
+// biome-ignore lint/suspicious/noExplicitAny: the shape openapi-fetch's own `paths` parameter has
+type AnyPaths = Record<string, any>
+
+/** One HTTP method of a client over `Paths`: typed path, parameters, body and answer. */
+export type TypedMethod<Paths extends AnyPaths, M extends HttpMethod> = <
+  Path extends PathsWithMethod<Paths, M>,
+  Init extends MaybeOptionalInit<Paths[Path], M>,
 >(
   url: Path,
   ...init: InitParam<Init>
-) => Promise<HostapiAnswer<FetchResponse<Operation<paths[Path][M]>, Init, MediaType>>>
+) => Promise<HostapiAnswer<FetchResponse<Operation<Paths[Path][M]>, Init, MediaType>>>
 
-/** The typed client returned by createHostapiClient. */
-export interface HostapiClient {
-  GET: HostapiMethod<'get'>
-  POST: HostapiMethod<'post'>
-  PUT: HostapiMethod<'put'>
-  PATCH: HostapiMethod<'patch'>
-  DELETE: HostapiMethod<'delete'>
-  /** The underlying openapi-fetch client: same key and retries, errors returned rather than thrown. */
-  raw: Client<paths>
+/** A typed client over the paths of one OpenAPI document. */
+export interface TypedClient<Paths extends AnyPaths> {
+  GET: TypedMethod<Paths, 'get'>
+  POST: TypedMethod<Paths, 'post'>
+  PUT: TypedMethod<Paths, 'put'>
+  PATCH: TypedMethod<Paths, 'patch'>
+  DELETE: TypedMethod<Paths, 'delete'>
+  /** The underlying openapi-fetch client: same credentials and retries, errors returned rather than thrown. */
+  raw: Client<Paths>
 }
+
+/** One HTTP method of the customer client. */
+export type HostapiMethod<M extends HttpMethod> = TypedMethod<paths, M>
+/** The typed client returned by createHostapiClient (the customer API, `/api/v2`). */
+export type HostapiClient = TypedClient<paths>
+/** The typed client returned by createHostapiAdminClient (the admin API and the sandbox controls, `/admin/v1`). */
+export type HostapiAdminClient = TypedClient<adminPaths>
 
 const timer = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
@@ -129,10 +164,30 @@ type LooseRequest = (
  * sends a call answered 429 again after `Retry-After`, and throws HostapiError for every non-2xx answer.
  */
 export function createHostapiClient(options: HostapiClientOptions): HostapiClient {
-  const fetchFn = options.fetch ?? ((request: Request) => globalThis.fetch(request))
-  const raw = createClient<paths>({
-    baseUrl: options.baseUrl.replace(/\/+$/, ''),
-    headers: { 'API-Key': options.apiKey },
+  return typedClient<paths>(options.baseUrl.replace(/\/+$/, ''), { 'API-Key': options.apiKey }, options)
+}
+
+/**
+ * A typed client for hostapi's admin API (accounts, keys, jobs, and in sandbox mode the sandbox controls: reset,
+ * clock, faults, journal), typed from the committed `openapi-admin.json`; paths as that document writes them
+ * (`/sandbox/reset`), under `/admin/v1`. Same retries and errors as createHostapiClient.
+ */
+export function createHostapiAdminClient(options: HostapiAdminClientOptions): HostapiAdminClient {
+  const baseUrl = `${options.baseUrl.replace(/\/+$/, '')}/admin/v1`
+  return typedClient<adminPaths>(baseUrl, { Authorization: `Bearer ${options.token}` }, options)
+}
+
+function typedClient<Paths extends AnyPaths>(
+  baseUrl: string,
+  headers: Record<string, string>,
+  options: ClientOptions,
+): TypedClient<Paths> {
+  const fetchFn =
+    options.fetch ??
+    (options.ca !== undefined ? fetchTrusting(options.ca) : (request: Request) => globalThis.fetch(request))
+  const raw = createClient<Paths>({
+    baseUrl,
+    headers,
     fetch: retrying(fetchFn, options.retries ?? 2, options.maxRetryWait ?? 60, options.sleep ?? timer),
   })
   const request = raw.request as unknown as LooseRequest
@@ -148,11 +203,11 @@ export function createHostapiClient(options: HostapiClientOptions): HostapiClien
       return answer
     }
   return {
-    GET: method('get') as unknown as HostapiMethod<'get'>,
-    POST: method('post') as unknown as HostapiMethod<'post'>,
-    PUT: method('put') as unknown as HostapiMethod<'put'>,
-    PATCH: method('patch') as unknown as HostapiMethod<'patch'>,
-    DELETE: method('delete') as unknown as HostapiMethod<'delete'>,
+    GET: method('get') as unknown as TypedMethod<Paths, 'get'>,
+    POST: method('post') as unknown as TypedMethod<Paths, 'post'>,
+    PUT: method('put') as unknown as TypedMethod<Paths, 'put'>,
+    PATCH: method('patch') as unknown as TypedMethod<Paths, 'patch'>,
+    DELETE: method('delete') as unknown as TypedMethod<Paths, 'delete'>,
     raw,
   }
 }

@@ -3,7 +3,9 @@ import type { FastifySchema } from 'fastify'
 import swagger, { type FastifyDynamicSwaggerOptions, type SwaggerTransform } from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { ADMIN_PREFIX } from '../constants.js'
-import { ok } from '../schemas.js'
+import { Type } from 'typebox'
+import { ok, withDocumentedEnums } from '../schemas.js'
+import { BODY_EXAMPLES } from '../body-examples.js'
 import { webhooksDocument } from '../../modules/webhooks/webhooks.openapi.js'
 
 declare module 'fastify' {
@@ -25,11 +27,34 @@ const generator = (openapi: Openapi, more: FastifyDynamicSwaggerOptions = {}): F
   ...more,
 })
 
-// The root context sees the admin routes too: they belong to the admin document.
-const withoutAdminRoutes: SwaggerTransform = ({ schema, url }) => ({
-  schema: url.startsWith(ADMIN_PREFIX) ? { ...schema, hide: true } : schema,
-  url,
+/** `Idempotency-Key` as the routes with `config.idempotent` take it (read by the idempotency plugin, not validated). */
+const IdempotencyHeader = Type.Object({
+  'Idempotency-Key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      pattern: '^[\\x21-\\x7e]+$',
+      description:
+        'Makes a retry safe: the same key with the same body within 24 hours answers the first response again ' +
+        '(with `Idempotent-Replayed: true`); the same key with another body answers 409. Ignored with `?test=1`.',
+      examples: ['order-2026-11-27-0001'],
+    }),
+  ),
 })
+
+// The root context sees the admin routes too: they belong to the admin document. Every document shows a route's
+// operationId (the name sandbox faults are set by) beside its summary.
+const customerDocument: SwaggerTransform = ({ schema, url, route }) => {
+  if (url.startsWith(ADMIN_PREFIX)) return { schema: { ...schema, hide: true }, url }
+  const idempotent = (route as { config?: { idempotent?: boolean } }).config?.idempotent === true
+  const shown = withDocumentedEnums({ ...schema }) as FastifySchema & { operationId?: string; body?: object }
+  if (idempotent) shown.headers = IdempotencyHeader
+  // A body without examples of its own gets the operation's one from BODY_EXAMPLES.
+  const example = shown.operationId ? BODY_EXAMPLES[shown.operationId] : undefined
+  if (shown.body && !('examples' in shown.body) && example !== undefined)
+    shown.body = { ...shown.body, examples: [example] }
+  return { schema: shown, url }
+}
 
 /** The customer API's OpenAPI 3.1 document generated from the route schemas, and the docs page that renders it. */
 export const openapiPlugin = fp(async (app) => {
@@ -56,10 +81,22 @@ export const openapiPlugin = fp(async (app) => {
         security: [{ ApiKey: [] }, { Bearer: [] }],
         webhooks: webhooksDocument(),
       } as Openapi,
-      { transform: withoutAdminRoutes },
+      { transform: customerDocument },
     ),
   )
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true })
+  // The docs page shows both documents (the admin one when the admin API is on this listener), each operation with
+  // its operationId.
+  const documents = [
+    { url: '/api/v2/openapi.json', name: 'Customer API (/api/v2)' },
+    ...(app.ctx.config.admin.port === null
+      ? [{ url: `${ADMIN_PREFIX}/openapi.json`, name: `Admin and sandbox API (${ADMIN_PREFIX})` }]
+      : []),
+  ]
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: true,
+    uiConfig: { urls: documents, displayOperationId: true },
+  })
   app.get('/api/v2/openapi.json', { config: { area: 'public', rateLimit: false }, schema: { hide: true } }, async () =>
     app.swagger(),
   )

@@ -1,10 +1,12 @@
 import { Type } from 'typebox'
 import { Nullable } from '../../../lib/nullable.js'
+import { RECORD_TYPES } from '../../../lib/dns/records.js'
+import { documentedEnum } from '../../../http/schemas.js'
 
 /** Schemas of the DNS record and zone file routes. */
 
 const RecordOut = Type.Object({
-  type: Type.String({ examples: ['A'] }),
+  type: documentedEnum(Type.String({ examples: ['A'] }), RECORD_TYPES),
   name: Type.String({ description: 'FQDN with the trailing dot', examples: ['www.example.nl.'] }),
   value: Type.String({ examples: ['203.0.113.10'] }),
   ttl: Type.Integer({ examples: [3600] }),
@@ -16,8 +18,12 @@ export const DnsRecords = Type.Object({
   records: Type.Array(RecordOut),
 })
 
+/** A record type in a body: any case is accepted (`mx` is MX); an unknown one is refused with the record's text. */
+export const RecordTypeIn = () =>
+  documentedEnum(Type.String({ maxLength: 10, description: 'Case-insensitive' }), RECORD_TYPES)
+
 const RecordIn = Type.Object({
-  type: Type.String({ maxLength: 10, description: 'A, AAAA, CNAME, MX, TXT, NS, SRV, CAA, TLSA, SSHFP, DS' }),
+  type: RecordTypeIn(),
   name: Type.Optional(
     Nullable(
       Type.String({
@@ -39,7 +45,7 @@ export const ReplaceRecordsBody = Type.Object({
 /** `PATCH /domains/{domain}/dns`. */
 export const PatchRecordBody = Type.Object({
   record: Type.Object({
-    type: Type.String({ maxLength: 10 }),
+    type: RecordTypeIn(),
     name: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
     value: Type.Optional(Nullable(Type.String({ maxLength: 8192, description: '`null` deletes the record set' }))),
     ttl: Type.Optional(Nullable(Type.Integer())),
@@ -49,7 +55,7 @@ export const PatchRecordBody = Type.Object({
 /** `DELETE /domains/{domain}/dns`. */
 export const DeleteRecordBody = Type.Object({
   record: Type.Object({
-    type: Type.String({ maxLength: 10 }),
+    type: RecordTypeIn(),
     name: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
     value: Type.Optional(Nullable(Type.String({ maxLength: 8192, description: 'Omitted: every record of the set' }))),
     ttl: Type.Optional(Nullable(Type.Integer({ description: 'Ignored' }))),

@@ -6,11 +6,12 @@ import { DryRunQuery, dry } from '../../../http/dry-run.js'
 import { Envelope, OkMessage, ok, okMessage } from '../../../http/schemas.js'
 import { errorsFor } from '../../../http/error-responses.js'
 import { errors } from '../../../errors.js'
+import { RecordTypeIn } from '../dns/dns.schemas.js'
 
 const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, description: 'DNS template id' }) })
 const Flag = Type.Union([Type.Boolean(), Type.Integer({ minimum: 0, maximum: 1 })])
 const RecordIn = Type.Object({
-  type: Type.String({ maxLength: 10 }),
+  type: RecordTypeIn(),
   name: Type.Optional(
     Nullable(Type.String({ maxLength: 255, description: 'Relative to the domain; empty or `@` = apex' })),
   ),

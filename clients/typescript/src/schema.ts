@@ -3198,6 +3198,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "cart_id": 1,
+                 *       "domain": {
+                 *         "transfer_code": "Ab3-xY9!kQ"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description The service of the order to correct */
                     cart_id: number;
@@ -3857,6 +3865,25 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "nameservers": [
+                 *         "ns1.example.net",
+                 *         "ns2.example.net"
+                 *       ],
+                 *       "is_locked": true,
+                 *       "dnssec": {
+                 *         "enabled": 1,
+                 *         "flags": 257,
+                 *         "alg": 13,
+                 *         "protocol": 3,
+                 *         "pubKey": "mdsswUyr3DPW132mOi8V9xESWE8jTo0dxCjjnopKl+Gq…"
+                 *       },
+                 *       "tags": [
+                 *         "production"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /** @description A nameserver profile alias (not together with `nameservers`) */
                     nameserver?: string;
@@ -4675,8 +4702,11 @@ export interface operations {
                         data: {
                             domain: string;
                             records: {
-                                /** @example A */
-                                type: string;
+                                /**
+                                 * @example A
+                                 * @enum {string}
+                                 */
+                                type: "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA" | "TLSA" | "SSHFP" | "DS";
                                 /**
                                  * @description FQDN with the trailing dot
                                  * @example www.example.nl.
@@ -4807,10 +4837,37 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "records": [
+                 *         {
+                 *           "type": "A",
+                 *           "name": "@",
+                 *           "value": "203.0.113.10",
+                 *           "ttl": 3600
+                 *         },
+                 *         {
+                 *           "type": "MX",
+                 *           "name": "@",
+                 *           "value": "10 mail.example.nl.",
+                 *           "ttl": 3600
+                 *         },
+                 *         {
+                 *           "type": "TXT",
+                 *           "name": "_acme-challenge",
+                 *           "value": "gfj9Xq…Rg85nM",
+                 *           "ttl": 120
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     records: {
-                        /** @description A, AAAA, CNAME, MX, TXT, NS, SRV, CAA, TLSA, SSHFP, DS */
-                        type: string;
+                        /**
+                         * @description Case-insensitive
+                         * @enum {string}
+                         */
+                        type: "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA" | "TLSA" | "SSHFP" | "DS";
                         /** @description `@` or empty for the apex, a relative name (`www`), or a FQDN in the zone with or without the trailing dot */
                         name?: string | null;
                         value: string;
@@ -4969,9 +5026,22 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "record": {
+                 *         "type": "TXT",
+                 *         "name": "_acme-challenge",
+                 *         "value": "gfj9Xq…Rg85nM"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     record: {
-                        type: string;
+                        /**
+                         * @description Case-insensitive
+                         * @enum {string}
+                         */
+                        type: "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA" | "TLSA" | "SSHFP" | "DS";
                         name?: string | null;
                         /** @description Omitted: every record of the set */
                         value?: string | null;
@@ -5130,9 +5200,23 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "record": {
+                 *         "type": "A",
+                 *         "name": "www",
+                 *         "value": "203.0.113.10",
+                 *         "ttl": 3600
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     record: {
-                        type: string;
+                        /**
+                         * @description Case-insensitive
+                         * @enum {string}
+                         */
+                        type: "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA" | "TLSA" | "SSHFP" | "DS";
                         name?: string | null;
                         /** @description `null` deletes the record set */
                         value?: string | null;
@@ -5430,6 +5514,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "zone": "$TTL 3600\n@ IN A 203.0.113.10\nwww IN CNAME example.nl.\n@ IN MX 10 mail.example.nl.\n"
+                 *     }
+                 */
                 "application/json": {
                     /** @description BIND zone text, at most HOSTAPI_ZONE_MAX_BYTES bytes (10 MiB by default) */
                     zone: string;
@@ -5761,6 +5850,28 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Example BV",
+                 *       "profile": {
+                 *         "company_name": "Example BV",
+                 *         "firstname": "Jan",
+                 *         "lastname": "Jansen",
+                 *         "street": "Kerkstraat",
+                 *         "street_number": "1",
+                 *         "zipcode": "1011 AB",
+                 *         "city": "Amsterdam",
+                 *         "country": "NL",
+                 *         "email": "jan@example.nl",
+                 *         "phone_country": "+31",
+                 *         "phone_area": "20",
+                 *         "phone_number": "1234567",
+                 *         "defaults": {
+                 *           "owner": true
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description A label for the profile; default: first and last name */
                     name?: string;
@@ -6177,6 +6288,25 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Example BV",
+                 *       "profile": {
+                 *         "company_name": "Example BV",
+                 *         "firstname": "Jan",
+                 *         "lastname": "Jansen",
+                 *         "street": "Kerkstraat",
+                 *         "street_number": "1",
+                 *         "zipcode": "3011 AA",
+                 *         "city": "Rotterdam",
+                 *         "country": "NL",
+                 *         "email": "jan@example.nl",
+                 *         "phone_country": "+31",
+                 *         "phone_area": "20",
+                 *         "phone_number": "1234567"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description A label for the profile; default: first and last name */
                     name?: string;
@@ -6720,6 +6850,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "alias": "own-ns",
+                 *       "nameservers": [
+                 *         "ns1.example.net",
+                 *         {
+                 *           "hostname": "ns2.example.nl",
+                 *           "ipv4": "192.0.2.53",
+                 *           "ipv6": "2001:db8::53"
+                 *         }
+                 *       ],
+                 *       "set_as_default": true
+                 *     }
+                 */
                 "application/json": {
                     /** @description a-z, 0-9, `.`, `_`, `-` */
                     alias: string;
@@ -7060,6 +7204,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "nameservers": [
+                 *         "ns1.example.net",
+                 *         "ns2.example.net"
+                 *       ],
+                 *       "set_as_default": false
+                 *     }
+                 */
                 "application/json": {
                     /** @description a-z, 0-9, `.`, `_`, `-` */
                     alias?: string;
@@ -7534,11 +7687,34 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "alias": "web",
+                 *       "default": 0,
+                 *       "records": [
+                 *         {
+                 *           "type": "A",
+                 *           "name": "",
+                 *           "value": "203.0.113.10"
+                 *         },
+                 *         {
+                 *           "type": "MX",
+                 *           "name": "",
+                 *           "value": "mail.example.net.",
+                 *           "priority": 10
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     alias?: string;
                     default?: boolean | number;
                     records?: {
-                        type: string;
+                        /**
+                         * @description Case-insensitive
+                         * @enum {string}
+                         */
+                        type: "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA" | "TLSA" | "SSHFP" | "DS";
                         /** @description Relative to the domain; empty or `@` = apex */
                         name?: string | null;
                         value: string;
@@ -7902,11 +8078,28 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "alias": "web",
+                 *       "records": [
+                 *         {
+                 *           "type": "A",
+                 *           "name": "www",
+                 *           "value": "203.0.113.11",
+                 *           "ttl": 3600
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     alias?: string;
                     default?: boolean | number;
                     records?: {
-                        type: string;
+                        /**
+                         * @description Case-insensitive
+                         * @enum {string}
+                         */
+                        type: "A" | "AAAA" | "CNAME" | "MX" | "TXT" | "NS" | "SRV" | "CAA" | "TLSA" | "SSHFP" | "DS";
                         /** @description Relative to the domain; empty or `@` = apex */
                         name?: string | null;
                         value: string;
@@ -8856,12 +9049,29 @@ export interface operations {
                 /** @description Dry run: `1` validates and answers as usual without storing or sending anything */
                 test?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: the same key with the same body within 24 hours answers the first response again (with `Idempotent-Replayed: true`); the same key with another body answers 409. Ignored with `?test=1`.
+                 * @example order-2026-11-27-0001
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "domain": "example.nl",
+                 *       "type": "register",
+                 *       "period": 1,
+                 *       "nameserver": "own-ns",
+                 *       "profile": {
+                 *         "owner": 12
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     domain: string;
                     /** @description Default `register` */
@@ -9384,12 +9594,24 @@ export interface operations {
                 /** @description Dry run: `1` validates and answers as usual without storing or sending anything */
                 test?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: the same key with the same body within 24 hours answers the first response again (with `Idempotent-Replayed: true`); the same key with another body answers 409. Ignored with `?test=1`.
+                 * @example order-2026-11-27-0001
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "product_id": 1,
+                 *       "duration": 1
+                 *     }
+                 */
                 "application/json": {
                     /** @description From GET /certificates/products */
                     product_id: number;
@@ -9547,6 +9769,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "common_name": "www.example.nl",
+                 *       "organization": "Example BV",
+                 *       "email": "ssl@example.nl",
+                 *       "country": "NL",
+                 *       "state": "Noord-Holland",
+                 *       "locality": "Amsterdam",
+                 *       "key_type": "ec"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Domain name, `*.` allowed (www.example.com) */
                     common_name: string;
@@ -9946,6 +10179,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "csr": "-----BEGIN CERTIFICATE REQUEST-----\nMIIBIjCByQIBADBnMQswCQYDVQQGEwJOTDEW…\n-----END CERTIFICATE REQUEST-----\n",
+                 *       "validation_method": "dns",
+                 *       "auto_setup_dns": true
+                 *     }
+                 */
                 "application/json": {
                     /** @description PKCS#10 request, PEM */
                     csr: string;
@@ -10598,6 +10838,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "token": "c0ffee2a9b7e4d51"
+                 *     }
+                 */
                 "application/json": {
                     token: string;
                 };
@@ -13985,6 +14230,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "laptop",
+                 *       "public_key": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIO0u1Vd4dX… jan@laptop"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     /** @description One line in OpenSSH format: ssh-ed25519, ecdsa-sha2-nistp256/384/521, or ssh-rsa of at least 2048 bits */
@@ -14443,6 +14694,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "location": "ams"
+                 *     }
+                 */
                 "application/json": {
                     /** @description ams or rtm */
                     location: string;
@@ -14608,6 +14864,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "vps_id": 501
+                 *     }
+                 */
                 "application/json": {
                     vps_id: number;
                 };
@@ -15251,6 +15512,29 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "enabled": true,
+                 *       "rules": [
+                 *         {
+                 *           "direction": "in",
+                 *           "protocol": "tcp",
+                 *           "port": "22",
+                 *           "source": "198.51.100.0/24",
+                 *           "description": "SSH from the office"
+                 *         },
+                 *         {
+                 *           "direction": "in",
+                 *           "protocol": "tcp",
+                 *           "port": "443"
+                 *         },
+                 *         {
+                 *           "direction": "in",
+                 *           "protocol": "icmp"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     enabled: boolean;
                     /** @description At most 50 rules */
@@ -15613,6 +15897,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "backend"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                 };
@@ -15797,6 +16086,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "app",
+                 *       "cidr": "10.10.0.0/24",
+                 *       "gateway": "10.10.0.1"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Defaults to the CIDR */
                     name?: string;
@@ -16598,12 +16894,26 @@ export interface operations {
                 /** @description Dry run: `1` validates and answers as usual without storing or sending anything */
                 test?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: the same key with the same body within 24 hours answers the first response again (with `Idempotent-Replayed: true`); the same key with another body answers 409. Ignored with `?test=1`.
+                 * @example order-2026-11-27-0001
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "product_id": "vps-m",
+                 *       "image_id": "debian-12",
+                 *       "hostname": "web1.example.nl",
+                 *       "location": "ams"
+                 *     }
+                 */
                 "application/json": {
                     product_id: string;
                     /**
@@ -17012,6 +17322,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "ip-addresses": [
+                 *         {
+                 *           "ip": "203.0.113.20",
+                 *           "reverse": "web1.example.nl"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     "ip-addresses": {
                         /** @description An address of the VPS (primary or an attached floating IP) */
@@ -18317,6 +18637,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "enable": true
+                 *     }
+                 */
                 "application/json": {
                     enable: boolean;
                 };
@@ -18503,6 +18828,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "image_id": "debian-12",
+                 *       "ssh_key_ids": [
+                 *         7
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description An image from GET /vps/images: its integer `id` (`1`) or its `slug` (`debian-12`)
@@ -18856,6 +19189,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "hostname": "web1.example.nl"
+                 *     }
+                 */
                 "application/json": {
                     /** @description RFC 1123 hostname */
                     hostname: string;
@@ -19367,6 +19705,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "key": 1764201600,
+                 *       "type": "incremental"
+                 *     }
+                 */
                 "application/json": {
                     /** @description The backup key from the list */
                     key: number;
