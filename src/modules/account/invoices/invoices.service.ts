@@ -153,6 +153,14 @@ export class InvoicesService {
     return async (trx, input) => ({ invoiceId: (await this.insert(trx, accountId, customer, input)).id })
   }
 
+  /**
+   * Cancels the open invoices of an order in the transaction that cancels the order: nothing of them is due, and
+   * their issuing (a queued job) finds them no longer open and does nothing.
+   */
+  async cancelOfOrder(trx: Db, accountId: number, orderId: number): Promise<void> {
+    await repo.cancelOpenOfOrder(trx, accountId, orderId)
+  }
+
   /** The invoices of one of the account's orders, as the customer API lists them (the operator's view of an order). */
   async ofOrder(accountId: number, orderId: number, db: Db = this.db): Promise<InvoiceSummary[]> {
     return (await repo.invoicesOfOrder(db, accountId, orderId)).map((r) => this.summary(r))
