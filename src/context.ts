@@ -243,7 +243,7 @@ function createServices(base: Foundation, drivers: Drivers): { services: Service
     log,
     registry: drivers.registry,
     secrets: secrets.box,
-    publish: (change) => zoneDelivery.publish(change),
+    zones: zoneDelivery,
     maxRecordSetBytes: drivers.dns.maxRecordSetBytes ?? null,
     orders: () => services.orders,
   })

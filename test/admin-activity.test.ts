@@ -79,7 +79,7 @@ forEachDialect((dialect) => {
         },
       })
       t.ctx.jobs.register(flaky)
-      const id = await t.ctx.jobs.enqueue(flaky, { n: 1 }, { accountId: a.accountId, maxAttempts: 1 })
+      const id = await t.ctx.jobs.enqueue(flaky, { n: 1 }, { trx: t.ctx.db, accountId: a.accountId, maxAttempts: 1 })
       await t.ctx.jobs.drain()
       const failed = await adm('GET', '/jobs?status=failed&kind=test.flaky')
       assert.equal(failed.status, 200, failed.text)
@@ -115,7 +115,7 @@ forEachDialect((dialect) => {
       })
       t.ctx.jobs.register(strict)
       // @ts-expect-error the payload's type follows from the definition's schema
-      const id = await t.ctx.jobs.enqueue(strict, { n: 'one' }, { maxAttempts: 1 })
+      const id = await t.ctx.jobs.enqueue(strict, { n: 'one' }, { trx: t.ctx.db, maxAttempts: 1 })
       await t.ctx.jobs.drain()
       const job = (await adm('GET', `/jobs/${id}`)).body.data
       assert.equal(job.status, 'failed')
@@ -151,7 +151,7 @@ forEachDialect((dialect) => {
     it('serves Prometheus metrics that parse, with requests per operation and status and the job queue', async () => {
       const metricsJob = defineJob({ name: 'test.metrics', payload: Type.Null(), handle: async () => null })
       t.ctx.jobs.register(metricsJob)
-      await t.ctx.jobs.enqueue(metricsJob, null)
+      await t.ctx.jobs.enqueue(metricsJob, null, { trx: t.ctx.db })
       await t.ctx.jobs.drain()
       await t.request('GET', '/whoami', { key: a.key })
       await t.request('GET', '/whoami')

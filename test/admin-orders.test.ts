@@ -118,6 +118,17 @@ forEachDialect((dialect) => {
         cancelled.body.data.jobs.map((j: { status: string; last_error: string }) => [j.status, j.last_error]),
         [['failed', 'The order was cancelled']],
       )
+      // Its invoice is cancelled with it, for the customer too, and no payment is asked for.
+      assert.deepEqual(
+        cancelled.body.data.invoices.map((i: { payment_status: string; payment_url: string | null }) => [
+          i.payment_status,
+          i.payment_url,
+        ]),
+        [['cancelled', null]],
+      )
+      const nr = cancelled.body.data.invoices[0].invoice_nr
+      const invoice = await t.request('GET', `/account/invoices/${nr}`, { key: a.key })
+      assert.equal(invoice.body.data.payment_status, 'cancelled', invoice.text)
       await t.ctx.jobs.drain()
       const got = await t.request('GET', `/domains/${domain}`, { key: a.key })
       assert.notEqual(got.status, 200, 'the cancelled order registered nothing')

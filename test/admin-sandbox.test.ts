@@ -142,7 +142,10 @@ forEachDialect((dialect) => {
         },
       })
       t.ctx.jobs.register(later)
-      await t.ctx.jobs.enqueue(later, null, { runAt: new Date(t.ctx.clock.now().getTime() + 20 * 86_400_000) })
+      await t.ctx.jobs.enqueue(later, null, {
+        trx: t.ctx.db,
+        runAt: new Date(t.ctx.clock.now().getTime() + 20 * 86_400_000),
+      })
       const moved = await adm('POST', '/sandbox/clock', { advance: '30d' })
       assert.equal(moved.status, 200, moved.text)
       assert.equal(moved.body.data.offset_seconds, 30 * 86400)

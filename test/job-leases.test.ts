@@ -70,7 +70,7 @@ forEachDialect((dialect) => {
       })
       const a = runnerOn(clock, slow)
       const b = runnerOn(clock, slow)
-      const id = await a.enqueue(slow, null)
+      const id = await a.enqueue(slow, null, { trx: t.ctx.db })
       const draining = a.drain([slow.name])
       await until(async () => (await job(id)).status === 'running')
       meanwhile()
@@ -110,11 +110,11 @@ forEachDialect((dialect) => {
       const doomed = kind('test.doomed')
       const r = runner(normal, abandoned, doomed)
       const ids = {
-        n1: await r.enqueue(normal, null),
-        n2: await r.enqueue(normal, null),
-        abandoned: await r.enqueue(abandoned, null),
-        n3: await r.enqueue(normal, null),
-        doomed: await r.enqueue(doomed, null),
+        n1: await r.enqueue(normal, null, { trx: t.ctx.db }),
+        n2: await r.enqueue(normal, null, { trx: t.ctx.db }),
+        abandoned: await r.enqueue(abandoned, null, { trx: t.ctx.db }),
+        n3: await r.enqueue(normal, null, { trx: t.ctx.db }),
+        doomed: await r.enqueue(doomed, null, { trx: t.ctx.db }),
       }
       // What a process killed during an attempt leaves: the job running, its lease run out; `doomed` was left so
       // once before already.

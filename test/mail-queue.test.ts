@@ -14,7 +14,7 @@ forEachDialect((dialect) => {
 
     it('queues a message and delivers it to the mail driver when the job runs', async () => {
       const outbox = t.ctx.drivers.mail as OutboxMailDriver
-      const { id } = await t.ctx.services.mail.send({
+      const { id } = await t.ctx.services.mail.send(t.ctx.db, {
         to: 'queue@example.com',
         subject: 'Queued',
         text: 'Body',
@@ -32,11 +32,16 @@ forEachDialect((dialect) => {
 
     it('refuses an unsendable message at once, without queueing it', async () => {
       await assert.rejects(
-        t.ctx.services.mail.send({ to: 'bad address', subject: 'x', text: 'y', kind: 'test' }),
+        t.ctx.services.mail.send(t.ctx.db, { to: 'bad address', subject: 'x', text: 'y', kind: 'test' }),
         MailRejected,
       )
       await assert.rejects(
-        t.ctx.services.mail.send({ to: 'ok@example.com', subject: 'a\nBcc: x@example.com', text: 'y', kind: 'test' }),
+        t.ctx.services.mail.send(t.ctx.db, {
+          to: 'ok@example.com',
+          subject: 'a\nBcc: x@example.com',
+          text: 'y',
+          kind: 'test',
+        }),
         MailRejected,
       )
       assert.equal(await t.ctx.jobs.drain(), 0)

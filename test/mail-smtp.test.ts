@@ -67,7 +67,7 @@ forEachDialect((dialect) => {
     })
 
     it('delivers a queued message over STARTTLS with its login: headers, text and HTML parts', async () => {
-      const { id } = await t.ctx.services.mail.send({
+      const { id } = await t.ctx.services.mail.send(t.ctx.db, {
         to: 'ann@customer.example',
         subject: 'Factuur € 12,10',
         text: 'Hallo Ann,\n\nUw factuur staat klaar.',
@@ -121,7 +121,12 @@ forEachDialect((dialect) => {
     it('retries a temporary refusal (451) with backoff and delivers on the next attempt', async () => {
       server.refuseNext({ code: 451, text: '4.7.1 Greylisted, try again later' })
       const before = server.received.length
-      const { id } = await t.ctx.services.mail.send({ to: 'bob@customer.example', subject: 'Hi', text: 'x', kind: 't' })
+      const { id } = await t.ctx.services.mail.send(t.ctx.db, {
+        to: 'bob@customer.example',
+        subject: 'Hi',
+        text: 'x',
+        kind: 't',
+      })
       await t.ctx.jobs.drain()
       let job = await jobOf(id)
       assert.equal(job.status, 'queued')
@@ -142,7 +147,7 @@ forEachDialect((dialect) => {
 
     it('records a permanent refusal (550) as failed with the reply, without retrying', async () => {
       server.refuseNext({ code: 550, text: '5.1.1 <gone@customer.example>: Recipient address rejected' })
-      const { id } = await t.ctx.services.mail.send({
+      const { id } = await t.ctx.services.mail.send(t.ctx.db, {
         to: 'gone@customer.example',
         subject: 'Hi',
         text: 'x',
@@ -165,7 +170,7 @@ forEachDialect((dialect) => {
     it('resends a refused message from the admin API: a new attempt the relay accepts, recorded as sent', async () => {
       const post = (p: string) => t.request('POST', `/admin/v1${p}`, { headers: { authorization: `Bearer ${token}` } })
       server.refuseNext({ code: 550, text: '5.7.1 <later@customer.example>: Relay access denied' })
-      await t.ctx.services.mail.send({ to: 'later@customer.example', subject: 'Hi', text: 'x', kind: 't' })
+      await t.ctx.services.mail.send(t.ctx.db, { to: 'later@customer.example', subject: 'Hi', text: 'x', kind: 't' })
       await t.ctx.jobs.drain()
       const [refused] = (await adm('/outbox?recipient=later@customer.example')).body.data.messages
       assert.equal(refused.status, 'failed')
@@ -214,7 +219,12 @@ describe('SMTP relay connections: TLS from the start, and failures that are retr
   async function firstAttempt(server: { port: number; caFile: string }, env: Record<string, string> = {}) {
     const t = await startTestApp('sqlite', { env: { ...smtpEnv(server, dir, dkim.privateKey), ...env } })
     try {
-      const { id } = await t.ctx.services.mail.send({ to: 'x@customer.example', subject: 'Hi', text: 'x', kind: 't' })
+      const { id } = await t.ctx.services.mail.send(t.ctx.db, {
+        to: 'x@customer.example',
+        subject: 'Hi',
+        text: 'x',
+        kind: 't',
+      })
       await t.ctx.jobs.drain()
       const job = (await t.ctx.jobs.get(Number(id.replace('job-', ''))))!
       const outbox = await t.ctx.db.selectFrom('outbox').selectAll().execute()

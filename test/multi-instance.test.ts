@@ -111,7 +111,8 @@ describeWithEnv(
       const before = await one.ctx.db.selectFrom('jobs').select('id').where('kind', '=', PRUNE_JOB).execute()
       const ids: number[] = []
       const prune = one.ctx.maintenance.pruneJob
-      for (let i = 0; i < 40; i++) ids.push(await (i % 2 ? two : one).ctx.jobs.enqueue(prune, null))
+      for (let i = 0; i < 40; i++)
+        ids.push(await (i % 2 ? two : one).ctx.jobs.enqueue(prune, null, { trx: one.ctx.db }))
       const deadline = Date.now() + 20_000
       let done: { id: number; status: string; attempts: number; locked_by: string | null }[] = []
       while (Date.now() < deadline) {

@@ -3,23 +3,11 @@ import assert from 'node:assert/strict'
 import { openDatabase } from '../src/db/database.js'
 import { CRASH_POINTS } from '../src/ops/crash-points.js'
 import { forEachDialect, processDatabase, request } from './helpers/app.js'
-import { spawnServer, type ServerProcess } from './helpers/process.js'
+import { originOf, spawnServer, until, type ServerProcess } from './helpers/process.js'
 
 const KEY = 'orderCrashDemoKey0000000001'
 const ADMIN = 'adm_orderCrashAdminToken0001'
 const LOCK_MS = 1000
-
-/** Polls `check` until it answers true, for at most `ms`. */
-async function until(what: string, check: () => Promise<boolean>, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms
-  while (!(await check())) {
-    if (Date.now() > end) assert.fail(`timed out waiting until ${what}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
-
-const originOf = async (p: ServerProcess) =>
-  (await p.waitFor(/^hostapi listening on (https:\/\/\S+)/, 90_000))[1].replace(/\/api\/v2$/, '')
 
 // The incident: a process killed between an order's rows and the work they cause left the order open, its item
 // pending, with no job and no invoice, and the client's retry answered 409 and then "already in an open order" for

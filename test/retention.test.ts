@@ -38,7 +38,7 @@ forEachDialect((dialect) => {
 
     /** What happens at one moment: an audited admin request, a mail sent by its (finished) job, the outbox row. */
     async function moment(n: number) {
-      const { id } = await t.ctx.services.mail.send({
+      const { id } = await t.ctx.services.mail.send(t.ctx.db, {
         to: `m${n}@customer.example`,
         subject: 's',
         text: 'x',
@@ -68,7 +68,7 @@ forEachDialect((dialect) => {
     }
 
     const prune = async () => {
-      await t.ctx.jobs.enqueue(t.ctx.maintenance.pruneJob, null)
+      await t.ctx.jobs.enqueue(t.ctx.maintenance.pruneJob, null, { trx: t.ctx.db })
       await t.ctx.jobs.drain()
     }
 

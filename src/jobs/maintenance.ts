@@ -29,6 +29,7 @@ export class Maintenance {
   readonly pruneJob = defineJob({
     name: PRUNE_JOB,
     payload: Type.Null(),
+    recurring: true,
     handle: async () => {
       const { db, clock } = this
       const before = (days: number) => iso(new Date(clock.now().getTime() - days * 86_400_000))

@@ -21,6 +21,11 @@ export interface JobContext {
 export interface JobDefinition<S extends TSchema = TSchema> {
   readonly name: string
   readonly payload: S
+  /**
+   * Run every so often (`JobRunner.every`), caused by time and by no change. Every other kind is queued in the
+   * transaction of the change that causes it.
+   */
+  readonly recurring?: true
   handle(payload: Static<S>, ctx: JobContext): Promise<unknown>
   /**
    * Called once the job is quarantined (its process died during its attempts; it is not run again): closes what
@@ -28,6 +33,9 @@ export interface JobDefinition<S extends TSchema = TSchema> {
    */
   quarantined?(payload: Static<S>, reason: string): Promise<void>
 }
+
+/** What a queued job is: a kind's name and the schema of its payload (a definition without its handler). */
+export type JobKind<S extends TSchema = TSchema> = Pick<JobDefinition<S>, 'name' | 'payload'>
 
 /** States a job definition; the payload's type follows from its schema. */
 export function defineJob<S extends TSchema>(definition: JobDefinition<S>): JobDefinition<S> {
@@ -48,10 +56,12 @@ async function payloadProblem(schema: TSchema, payload: unknown): Promise<string
 
 export interface EnqueueOptions {
   /**
-   * The caller's transaction: the job is inserted in it and commits with the change that causes it, or not at all.
-   * The runner finds it at its next poll; `poke()` after the commit runs it at once.
+   * The transaction of the change that causes the job: the job is inserted in it and commits with the change, or not
+   * at all, so no process death between the two can strand the work. The runner finds it at its next poll; `poke()`
+   * after the commit runs it at once. Required: work caused by no change (an operator's retry) passes the database
+   * itself, and is then run at once.
    */
-  trx?: Db
+  trx: Db
   /**
    * Names the work: while a job of this key is queued, queueing it again queues nothing and answers that job's id.
    * A queued job of a key is not claimed while another of the same key runs, so the work never runs twice at once.
@@ -61,6 +71,28 @@ export interface EnqueueOptions {
   /** Run no earlier than this time. */
   runAt?: Date
   maxAttempts?: number
+}
+
+/**
+ * Inserts a job of `kind` in `opts.trx`, created at `now`: the one way a job row is written. `JobRunner.enqueue` uses
+ * it; so does code that writes in a transaction it was handed and holds no runner (a webhook event's deliveries).
+ * A runner finds the job at its next poll.
+ */
+export async function insertJobIn<S extends TSchema>(
+  kind: JobKind<S>,
+  payload: Static<S>,
+  opts: EnqueueOptions & { now: Date },
+): Promise<number> {
+  const { id } = await repo.insertJob(opts.trx, {
+    kind: kind.name,
+    account_id: opts.accountId ?? null,
+    payload: JSON.stringify(payload ?? null),
+    max_attempts: opts.maxAttempts ?? 5,
+    run_at: iso(opts.runAt ?? opts.now),
+    created_at: iso(opts.now),
+    key: opts.key ?? null,
+  })
+  return id
 }
 
 /** How many jobs one instance runs at once: `concurrency` in the shared lane, and each laned kind in its own. */
@@ -126,6 +158,11 @@ export class JobRunner {
     return [...this.definitions.keys()]
   }
 
+  /** The kinds registered as recurring: caused by time, by no change. */
+  get recurring(): string[] {
+    return [...this.definitions.values()].filter((d) => d.recurring).map((d) => d.name)
+  }
+
   /**
    * Queues a job of a kind; it runs on whichever instance claims it first. Answers the job's id (with a `key`
    * already queued: the id of the job queued under it).
@@ -133,19 +170,10 @@ export class JobRunner {
   async enqueue<S extends TSchema>(
     definition: JobDefinition<S>,
     payload: Static<S>,
-    opts: EnqueueOptions = {},
+    opts: EnqueueOptions,
   ): Promise<number> {
-    const now = this.clock.now()
-    const { id } = await repo.insertJob(opts.trx ?? this.db, {
-      kind: definition.name,
-      account_id: opts.accountId ?? null,
-      payload: JSON.stringify(payload ?? null),
-      max_attempts: opts.maxAttempts ?? 5,
-      run_at: iso(opts.runAt ?? now),
-      created_at: iso(now),
-      key: opts.key ?? null,
-    })
-    if (!opts.trx) this.poke()
+    const id = await insertJobIn(definition, payload, { ...opts, now: this.clock.now() })
+    if (!opts.trx.isTransaction) this.poke()
     return id
   }
 
@@ -155,6 +183,7 @@ export class JobRunner {
    * when that time has passed). The job does not queue its next run itself.
    */
   async every(definition: JobDefinition<TNull>, everyMs: number): Promise<void> {
+    if (!definition.recurring) throw new Error(`Job kind ${definition.name} is run every so often but not recurring`)
     this.schedules.set(definition.name, { definition, everyMs, checkAt: 0 })
     await this.keepScheduled(definition.name)
   }
@@ -269,7 +298,7 @@ export class JobRunner {
     }
     const last = await repo.lastRunOfKey(this.db, key)
     const due = last === null ? now : Math.max(now, Date.parse(last) + schedule.everyMs)
-    await this.enqueue(schedule.definition, null, { key, runAt: new Date(due) })
+    await this.enqueue(schedule.definition, null, { trx: this.db, key, runAt: new Date(due) })
     schedule.checkAt = due
   }
 

@@ -9,6 +9,22 @@ export const CRASH_POINTS = [
   'orders.create.stored',
   /** An order, its invoice and its job are committed; the invoice is not issued yet. */
   'orders.create.committed',
+  /** A zone change and (with a pushing DNS driver) its push job are committed; the driver is not told yet. */
+  'dns.change.committed',
+  /** A domain's cancellation and the job that ends it are committed. */
+  'domains.cancel.committed',
+  /** An ordered domain, its zone's delivery and its renewal job are committed; the DNS servers are not told yet. */
+  'domains.order.committed',
+  /** A ticket and the mails telling of it are committed. */
+  'tickets.create.committed',
+  /** A VPS's cancellation and the job that ends it are committed. */
+  'vps.cancel.committed',
+  /** A VPS task, the VPS held for it and the task's job are committed. */
+  'vps.task.committed',
+  /** An invoice's payment, the mail telling of it and the reconciliation of payments are committed. */
+  'invoices.issue.committed',
+  /** A certificate requested (PEN) and the job that checks its validation are committed. */
+  'certificates.request.committed',
 ] as const
 
 export type CrashPoint = (typeof CRASH_POINTS)[number]

@@ -95,3 +95,41 @@ export function runCli(
     )
   })
 }
+
+/** Polls `check` until it answers true, for at most `ms`; fails the test naming `what` otherwise. */
+export async function until(what: string, check: () => Promise<boolean>, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+/** The HTTPS origin a server process listens on, once it says so. */
+export const originOf = async (p: ServerProcess): Promise<string> =>
+  (await p.waitFor(/^hostapi listening on (https:\/\/\S+)/, 90_000))[1].replace(/\/api\/v2$/, '')
+
+/**
+ * Runs `cause` against a server process armed to kill itself at the crash point `point` (HOSTAPI_CRASH_AT), waits
+ * for the SIGKILL, and starts the server again without it: answers the new process and its origin. `cause` gets
+ * the first process's origin; its request may die with the process.
+ */
+export async function crashAndRestart(
+  env: Record<string, string>,
+  point: string,
+  cause: (origin: string) => Promise<unknown>,
+): Promise<{ server: ServerProcess; origin: string }> {
+  const armed = spawnServer({ ...env, HOSTAPI_CRASH_AT: point })
+  try {
+    await cause(await originOf(armed)).catch(() => undefined)
+    const { signal } = await Promise.race([
+      armed.exited,
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`not killed at ${point}`)), 60_000)),
+    ])
+    if (signal !== 'SIGKILL') throw new Error(`the process armed at ${point} ended with ${signal}: ${armed.stderr()}`)
+  } finally {
+    armed.child.kill('SIGKILL')
+  }
+  const server = spawnServer(env)
+  return { server, origin: await originOf(server) }
+}

@@ -28,9 +28,6 @@ export type ZoneChange =
       kind: 'removed'
     }
 
-/** Publishes a zone change to the DNS servers (the DNS driver); a no-op when none is wired. */
-export type ZonePublisher = (change: ZoneChange) => Promise<void>
-
 /**
  * The next SOA serial: the date-based form `YYYYMMDDnn` when that is higher, otherwise the old serial plus
  * one, so it increases on every change however many changes a day brings.

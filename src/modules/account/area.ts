@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely'
 import type { Clock } from '../../clock.js'
 import type { Config } from '../../config/config.js'
 import type { DB } from '../../db/tables.js'
-import type { MailDriver } from '../../drivers/mail/mail.js'
+import type { Mailer } from '../mail/mail.service.js'
 import type { PaymentsDriver } from '../../drivers/payments/payments.js'
 import type { JobRunner } from '../../jobs/runner.js'
 import type { IamService } from '../iam/iam.service.js'
@@ -35,7 +35,7 @@ export function createAccountServices(deps: {
   jobs: JobRunner
   config: Config
   payments: PaymentsDriver
-  mail: MailDriver
+  mail: Mailer
   iam: IamService
 }): AccountServices {
   const { db, clock, jobs, config, payments, mail, iam } = deps

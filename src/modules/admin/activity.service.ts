@@ -121,7 +121,8 @@ export class AdminActivityService {
     const row = await repo.findOutboxMessage(this.db, id)
     if (!row) throw errors.adminMessageNotFound()
     if (row.status !== 'failed') throw errors.adminMessageNotResendable(row.status)
-    const jobId = await this.mail.queue({
+    // Caused by the operator's request alone: queued on the database itself.
+    const jobId = await this.mail.queue(this.db, {
       to: row.recipient,
       subject: row.subject,
       text: row.text_body,

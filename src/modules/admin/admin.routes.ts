@@ -330,10 +330,8 @@ export const adminOperationsRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      const delivery = app.ctx.services.zoneDelivery
-      if (!app.ctx.drivers.dns.pushes) return ok({ pushes: false, zones: [] })
-      const zones = await delivery.syncState(req.query.domain ? [req.query.domain.toLowerCase()] : undefined)
-      return ok({ pushes: true, zones: req.query.pending ? zones.filter((z) => !z.in_sync) : zones })
+      const zones = req.query.domain ? [req.query.domain.toLowerCase()] : undefined
+      return ok(await app.ctx.services.zoneDelivery.syncState(zones, { pending: req.query.pending }))
     },
   )
 

@@ -19,6 +19,7 @@ import type { CertificateProduct, CertificateWithProduct } from './certificates.
 import { generateCsr, parseCsr, type CsrInput, type GeneratedCsr } from './csr.js'
 import type { DryRun } from '../../lib/dry-run.js'
 import type { JobRunner } from '../../jobs/runner.js'
+import { crashPoint } from '../../ops/crash-points.js'
 import type { AccountDns } from './account-dns.js'
 import { CertificateIssuance } from './issuance.service.js'
 import { ValidationRecords } from './validation-records.js'
@@ -74,7 +75,7 @@ export class CertificatesService {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
-    jobs: JobRunner,
+    private readonly jobs: JobRunner,
     private readonly ca: CertificateAuthority,
     private readonly orders: OrderPlacer,
     dns: () => AccountDns | null,
@@ -226,9 +227,11 @@ export class CertificatesService {
         ...changes,
         dns_auto_setup: JSON.stringify(created),
       })
-      if (changed) await this.issuance.queue(accountId, id, undefined, trx)
+      if (changed) await this.issuance.queue(trx, accountId, id)
       return changed
     })
+    crashPoint('certificates.request.committed')
+    this.jobs.poke()
     if (!claimed) {
       await this.records.unpublish(accountId, challenge, created)
       throw errors.certificateAlreadyRequested()

@@ -54,8 +54,8 @@ export class CertificateIssuance {
     handle: ({ accountId, certificateId }, { job }) => this.validateAndIssue(accountId, certificateId, job.id),
   })
 
-  /** Queues the check of a certificate that has just become `PEN`, in the transaction that made it so when given. */
-  async queue(accountId: number, certificateId: number, runAt?: Date, trx?: Db): Promise<void> {
+  /** Queues the check of a certificate that is `PEN`, in the transaction that made it so (or counted its check). */
+  async queue(trx: Db, accountId: number, certificateId: number, runAt?: Date): Promise<void> {
     await this.jobs.enqueue(
       this.issueJob,
       { accountId, certificateId },
@@ -106,12 +106,15 @@ export class CertificateIssuance {
         await this.fail(row, `Validation failed: ${validation.reason}`, challenge, created, jobId)
         return { status: 'ERR' }
       }
-      await repo.updateIfStatus(this.db, accountId, id, ['PEN'], {
-        validation_checks: checks,
-        status_message: validation.reason,
-        updated_at: iso(now),
+      const runAt = new Date(now.getTime() + (validation.retryInMs ?? recheckDelay(checks)))
+      await this.db.transaction().execute(async (trx) => {
+        const counted = await repo.updateIfStatus(trx, accountId, id, ['PEN'], {
+          validation_checks: checks,
+          status_message: validation.reason,
+          updated_at: iso(now),
+        })
+        if (counted) await this.queue(trx, accountId, id, runAt)
       })
-      await this.queue(accountId, id, new Date(now.getTime() + (validation.retryInMs ?? recheckDelay(checks))))
       return { status: 'PEN' }
     }
 

@@ -43,6 +43,7 @@ export class CertificateRenewal {
   readonly renewJob = defineJob({
     name: RENEW_JOB,
     payload: Type.Null(),
+    recurring: true,
     handle: async () => ({ started: await this.renewDue() }),
   })
 

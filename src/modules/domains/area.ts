@@ -15,7 +15,7 @@ import { NameserversService } from './nameservers/nameservers.service.js'
 import type { OrdersService } from '../orders/orders.service.js'
 import { DomainNames } from '../../lib/domain-name.js'
 import { DomainsService } from './domains.service.js'
-import type { ZonePublisher } from '../../lib/dns/zone-serial.js'
+import type { ZoneChanges } from './dns/zone-delivery.js'
 import type { SecretBox } from '../../lib/secret-box.js'
 import { ZoneKeys } from './dnssec/zone-keys.js'
 import type { FastifyPluginAsync } from 'fastify'
@@ -41,8 +41,8 @@ export interface DomainServices {
 }
 
 /**
- * Builds the domains area. `publish` tells the DNS servers what changed in a zone; its failures are logged, never
- * turned into a failed request, because the change itself is stored. `orders` is read when an order is placed.
+ * Builds the domains area. `zones` hands each zone change on to the DNS servers: its delivery is recorded in the
+ * change's transaction, the servers are told after the commit. `orders` is read when an order is placed.
  */
 export function createDomainServices(deps: {
   db: Kysely<DB>
@@ -53,27 +53,20 @@ export function createDomainServices(deps: {
   registry: RegistryDriver
   /** Seals the DNSSEC signing keys at rest. */
   secrets: SecretBox
-  publish: ZonePublisher | null
+  zones: ZoneChanges
   /** The most bytes one record set may take in a change to the DNS server; null or absent: no limit. */
   maxRecordSetBytes?: number | null
   orders: () => OrdersService
 }): DomainServices {
-  const { db, clock, jobs, config, registry } = deps
-  const publish: ZonePublisher = async (change) => {
-    try {
-      await deps.publish?.(change)
-    } catch (err) {
-      deps.log.warn({ err, domain: change.domain }, 'publishing the zone failed')
-    }
-  }
-  const nameservers = new NameserversService(db, clock, config.defaultNameservers, publish)
+  const { db, clock, jobs, config, registry, zones } = deps
+  const nameservers = new NameserversService(db, clock, config.defaultNameservers, zones)
   const contacts = new ContactsService(db, clock, (): DomainsService => domains)
   const dnsTemplates = new DnsTemplatesService(db, clock)
   const extensions = new ExtensionsService(db)
   const names = new DomainNames(config.domainNames.privateSuffixes)
   const zoneKeys = new ZoneKeys(db, clock, deps.secrets)
-  const domains = new DomainsService(db, clock, jobs, registry, nameservers, contacts, publish, zoneKeys, names)
-  const dns = new DnsService(db, clock, domains, publish, new ZoneWork(config.zones), deps.maxRecordSetBytes)
+  const domains = new DomainsService(db, clock, jobs, registry, nameservers, contacts, zones, zoneKeys, names)
+  const dns = new DnsService(db, clock, domains, zones, new ZoneWork(config.zones), deps.maxRecordSetBytes)
   const domainOrders = new DomainOrdersService(db, clock, jobs, registry, {
     orders: deps.orders,
     domains,
@@ -82,7 +75,7 @@ export function createDomainServices(deps: {
     nameservers,
     contacts,
     dnsTemplates,
-    publish,
+    zones,
   })
   return { domains, dns, contacts, nameservers, dnsTemplates, extensions, domainOrders, zoneKeys }
 }

@@ -42,7 +42,7 @@ export const seedDomains: DemoSeeder = async (ctx, account) => {
     const base = await dnsTemplates.recordsFor(accountId, template.id, d.name)
     await dns.replace(accountId, d.name, [...base, ...d.extra])
     await domains.update(accountId, d.name, { tags: d.tags, ...(i === 1 ? { is_locked: false } : {}) })
-    await domainOrders.scheduleRenewal(accountId, domainId, renewalDate)
+    await domainOrders.scheduleRenewal(ctx.db, accountId, domainId, renewalDate)
   }
 
   // A transfer with a wrong code: the order stays open with `status: error` and error code `transfer_code`.

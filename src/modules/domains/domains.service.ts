@@ -6,6 +6,7 @@ import type { DB } from '../../db/tables.js'
 import { errors } from '../../errors.js'
 import { Type } from 'typebox'
 import { defineJob, type JobRunner } from '../../jobs/runner.js'
+import { crashPoint } from '../../ops/crash-points.js'
 import type { RegistryDnssecKey, RegistryDriver } from '../../drivers/registry/registry.js'
 import { DIGEST_SHA256, DNSKEY_PROTOCOL, PUBLIC_KEY_FORMS, delegationKey } from '../../lib/dns/dnssec.js'
 import type { ZoneKeys } from './dnssec/zone-keys.js'
@@ -17,7 +18,8 @@ import { DomainNames, parseDomainName } from '../../lib/domain-name.js'
 import * as repo from './domains.repository.js'
 import { emitEvent } from '../webhooks/webhook-events.js'
 import { decodeDomain, type Domain } from './domains.repository.js'
-import { nextSerial, type ZonePublisher } from '../../lib/dns/zone-serial.js'
+import { nextSerial, type ZoneChange } from '../../lib/dns/zone-serial.js'
+import type { ZoneChanges } from './dns/zone-delivery.js'
 import type { DryRun } from '../../lib/dry-run.js'
 
 /** The job that ends a cancelled domain at its renewal date. */
@@ -77,7 +79,7 @@ export class DomainsService {
     private readonly registry: RegistryDriver,
     private readonly nameservers: NameserversService,
     private readonly contacts: ContactsService,
-    private readonly publish: ZonePublisher,
+    private readonly zones: ZoneChanges,
     /** The signing keys of the zones served here with DNSSEC on. */
     private readonly zoneKeys: ZoneKeys,
     /** The registrable-name rules (public suffixes, the operator's private ones). */
@@ -111,9 +113,9 @@ export class DomainsService {
   }
 
   /** Moves the renewal date of one of the account's domains (a renewal at the registry). */
-  async setRenewalDate(accountId: number, domainId: number, renewalDate: string): Promise<void> {
+  async setRenewalDate(trx: Db, accountId: number, domainId: number, renewalDate: string): Promise<void> {
     const changes = { renewal_date: renewalDate, updated_at: iso(this.clock.now()) }
-    await repo.updateDomain(this.db, accountId, domainId, changes)
+    await repo.updateDomain(trx, accountId, domainId, changes)
   }
 
   /** True when one of the account's domains has this contact profile in any role. */
@@ -249,6 +251,7 @@ export class DomainsService {
 
     if (opts.dryRun) return this.view({ ...d, ...decodeDomain(changes) })
     const now = this.clock.now()
+    const zone: ZoneChange = { domain: d.name, kind: 'zone' }
     if (Object.keys(changes).length > 0) {
       await this.db.transaction().execute(async (trx) => {
         if (dnssec === 'sign' && !zoneKey)
@@ -259,9 +262,10 @@ export class DomainsService {
           ...(zoneChanged ? { zone_serial: nextSerial(d.zone_serial, now) } : {}),
           updated_at: iso(now),
         })
+        if (zoneChanged) await this.zones.publish(trx, zone)
       })
     }
-    if (zoneChanged) await this.publish({ domain: d.name, kind: 'zone' })
+    if (zoneChanged) await this.zones.committed(zone)
     if (dnssec !== null) {
       const keys = JSON.parse(changes.dnssec_keys!) as DnssecKey[]
       await this.registry.setDnssec(
@@ -286,9 +290,11 @@ export class DomainsService {
         updated_at: iso(now),
       })
       await emitEvent(trx, accountId, 'domain.status.changed', statusEvent(d, STATUS.pendingCancellation), now)
+      const runAt = new Date(`${d.renewal_date}T00:00:00.000Z`)
+      await this.jobs.enqueue(this.endJob, { domainId: d.id }, { trx, accountId, runAt: runAt > now ? runAt : now })
     })
-    const runAt = new Date(`${d.renewal_date}T00:00:00.000Z`)
-    await this.jobs.enqueue(this.endJob, { domainId: d.id }, { accountId, runAt: runAt > now ? runAt : now })
+    crashPoint('domains.cancel.committed')
+    this.jobs.poke()
     return { cancellationDate: d.renewal_date }
   }
 
@@ -322,12 +328,14 @@ export class DomainsService {
     if (!d || d.status !== STATUS.pendingCancellation.status || !d.cancel_at || d.cancel_at > ymd(this.clock.now()))
       return { ended: false }
     await this.registry.cancel(d.name)
+    const removed: ZoneChange = { domain: d.name, kind: 'removed' }
     await this.db.transaction().execute(async (trx) => {
       await repo.deleteDomain(trx, d.id)
       const ended = statusEvent(d, { status: 'deleted', id: 0 })
       await emitEvent(trx, d.account_id, 'domain.status.changed', ended, this.clock.now())
+      await this.zones.publish(trx, removed)
     })
-    await this.publish({ domain: d.name, kind: 'removed' })
+    await this.zones.committed(removed)
     return { ended: true }
   }
 

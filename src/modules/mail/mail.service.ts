@@ -1,16 +1,21 @@
 import type { Logger } from 'pino'
 import { Type } from 'typebox'
+import type { Db } from '../../db/database.js'
 import { defineJob, type JobRunner } from '../../jobs/runner.js'
 import { checkMessage, MailRejected, type MailDriver, type MailMessage } from '../../drivers/mail/mail.js'
 
 /** The job kind that hands one queued message to the mail driver. */
 export const MAIL_JOB = 'mail.send'
 
+/** How the other areas send mail: queued in the transaction of the change the message tells of. */
+export type Mailer = Pick<MailService, 'send'>
+
 /**
- * Outgoing mail of the application. `send` checks the message and queues it; a job hands it to the
- * mail driver, so a slow or failing mail server never holds up a request and failures are retried.
+ * Outgoing mail of the application. `send` checks the message and queues it in the caller's transaction, so the
+ * message commits with the change it tells of or not at all; a job hands it to the mail driver, so a slow or
+ * failing mail server never holds up a request and failures are retried.
  */
-export class MailService implements MailDriver {
+export class MailService {
   constructor(
     private readonly jobs: JobRunner,
     private readonly driver: MailDriver,
@@ -43,15 +48,19 @@ export class MailService implements MailDriver {
     },
   })
 
-  /** Queues one message; throws MailRejected at once for a message no driver could send. */
-  async send(message: MailMessage): Promise<{ id: string }> {
-    return { id: `job-${await this.queue(message)}` }
+  /**
+   * Queues one message in `trx` (the transaction of the change it tells of; the database itself for a message no
+   * change causes); throws MailRejected at once for a message no driver could send.
+   */
+  async send(trx: Db, message: MailMessage): Promise<{ id: string }> {
+    return { id: `job-${await this.queue(trx, message)}` }
   }
 
-  /** Queues one message and resolves with the id of its job; throws MailRejected as `send` does. */
-  async queue(message: MailMessage): Promise<number> {
+  /** Queues one message as `send` does and resolves with the id of its job. */
+  async queue(trx: Db, message: MailMessage): Promise<number> {
     checkMessage(message)
     return this.jobs.enqueue(this.sendJob, message, {
+      trx,
       accountId: message.accountId ?? null,
       maxAttempts: this.opts.maxAttempts,
     })

@@ -15,6 +15,8 @@ import type { Order, OrderStatus } from './orders.tables.js'
 /** What the operator's view of orders needs of the invoices. */
 export interface OrderInvoices extends OrderCharger {
   ofOrder(accountId: number, orderId: number, db?: Db): Promise<InvoiceSummary[]>
+  /** Cancels the open invoices of an order, in the transaction that cancels it. */
+  cancelOfOrder(trx: Db, accountId: number, orderId: number): Promise<void>
 }
 
 /** An order as the admin API shows it in a list. */
@@ -126,7 +128,8 @@ export class OrdersAdminService {
 
   /**
    * Cancels an order that is not completed: its items not delivered are cancelled (the names they held are free to
-   * order again) and its queued processing is dropped. Refused while its processing runs.
+   * order again), its queued processing is dropped and its open invoices are cancelled, in one transaction. Refused
+   * while its processing runs.
    */
   async cancel(orderId: number) {
     const { db, clock, jobs } = this.deps
@@ -140,6 +143,8 @@ export class OrdersAdminService {
       await repo.cancelOpenItems(trx, orderId, now)
       await repo.setOrderStatus(trx, orderId, 'cancelled', now)
       await jobs.dropQueued(trx, key, 'The order was cancelled')
+      // Its invoice with it: a cancelled order is not charged.
+      await this.deps.invoices().cancelOfOrder(trx, order.account_id, orderId)
     })
     return this.get(orderId)
   }

@@ -5,6 +5,7 @@ import type { DB } from '../../db/tables.js'
 import { errors } from '../../errors.js'
 import { Type } from 'typebox'
 import { defineJob, type JobRunner } from '../../jobs/runner.js'
+import { crashPoint } from '../../ops/crash-points.js'
 import type { HypervisorDriver } from '../../drivers/hypervisor/hypervisor.js'
 import * as repo from './vps.repository.js'
 import { isHostname } from './network-rules.js'
@@ -87,8 +88,12 @@ export class VpsLifecycleService {
     const end = periodEnd(new Date(v.created_at), v.billing_months, this.now())
     const date = ymd(end)
     if (opts.dryRun) return { id: v.id, cancellation_date: date }
-    await repo.updateVps(this.db, accountId, v.id, { cancellation_date: date, updated_at: iso(this.now()) })
-    await this.jobs.enqueue(this.expireJob, { vpsId: v.id }, { accountId, runAt: end })
+    await this.db.transaction().execute(async (trx) => {
+      await repo.updateVps(trx, accountId, v.id, { cancellation_date: date, updated_at: iso(this.now()) })
+      await this.jobs.enqueue(this.expireJob, { vpsId: v.id }, { trx, accountId, runAt: end })
+    })
+    crashPoint('vps.cancel.committed')
+    this.jobs.poke()
     return { id: v.id, cancellation_date: date }
   }
 
@@ -110,7 +115,8 @@ export class VpsLifecycleService {
     // A task holds the VPS: look again in a minute rather than end it under the task.
     if (v.task_id !== null) {
       const runAt = new Date(this.now().getTime() + 60_000)
-      await this.jobs.enqueue(this.expireJob, { vpsId }, { accountId: v.account_id, runAt })
+      // Caused by no change: the job looks again later (the runner's database, no transaction).
+      await this.jobs.enqueue(this.expireJob, { vpsId }, { trx: this.db, accountId: v.account_id, runAt })
       return { expired: false }
     }
     for (const f of await repo.floatingIpsOfVps(this.db, v.account_id, v.id)) {

@@ -6,6 +6,7 @@ import type { Db } from '../../db/database.js'
 import { errors } from '../../errors.js'
 import { Type } from 'typebox'
 import { defineJob, type JobRunner } from '../../jobs/runner.js'
+import { crashPoint } from '../../ops/crash-points.js'
 import { HypervisorError, type HypervisorDriver, type Operation } from '../../drivers/hypervisor/hypervisor.js'
 import * as repo from './vps.repository.js'
 import type { Vps, VpsTask } from './vps.repository.js'
@@ -114,6 +115,7 @@ export class VpsTasks {
       await this.enqueue(trx, v.account_id, t.id)
       return t
     })
+    crashPoint('vps.task.committed')
     this.jobs.poke()
     return taskView((await repo.findTask(this.db, task.id))!)
   }

@@ -4,7 +4,7 @@ import type { Logger } from 'pino'
 import type { Clock } from '../../clock.js'
 import type { Config } from '../../config/config.js'
 import type { DB } from '../../db/tables.js'
-import type { MailDriver } from '../../drivers/mail/mail.js'
+import type { Mailer } from '../mail/mail.service.js'
 import type { SecretBox } from '../../lib/secret-box.js'
 import type { JobRunner } from '../../jobs/runner.js'
 import { WebhooksService } from './webhooks.service.js'
@@ -16,7 +16,7 @@ export function createWebhooksService(deps: {
   jobs: JobRunner
   config: Config
   box: SecretBox
-  mail: MailDriver
+  mail: Mailer
   log: Logger
 }): WebhooksService {
   const { db, clock, jobs, config, box, mail, log } = deps

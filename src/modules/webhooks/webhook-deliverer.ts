@@ -1,13 +1,13 @@
 import type { Kysely } from 'kysely'
 import type { Logger } from 'pino'
-import { Type } from 'typebox'
 import { iso, type Clock } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
-import type { MailDriver } from '../../drivers/mail/mail.js'
+import type { Mailer } from '../mail/mail.service.js'
 import { defineJob } from '../../jobs/runner.js'
 import type { SealedColumn, SecretBox } from '../../lib/secret-box.js'
 import { signatureHeader } from '../../lib/webhook-signature.js'
-import { DELIVERY_JOB, mayRead, TEST_EVENT } from './webhook-events.js'
+import { mayRead, TEST_EVENT } from './webhook-events.js'
+import { DELIVERY_KIND } from './webhook-delivery-job.js'
 import { SendError, sendWebhook, systemResolver, type Resolver, type SenderOptions } from './webhook-sender.js'
 import * as repo from './webhooks.repository.js'
 import type { WebhookEndpoint } from './webhooks.tables.js'
@@ -61,15 +61,14 @@ export class WebhookDeliverer {
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
     private readonly box: SecretBox,
-    private readonly mail: MailDriver,
+    private readonly mail: Mailer,
     private readonly log: Logger,
     private readonly opts: DeliveryOptions,
   ) {}
 
   /** The job that makes one attempt of one delivery. */
   readonly deliverJob = defineJob({
-    name: DELIVERY_JOB,
-    payload: Type.Object({ deliveryId: Type.Integer() }),
+    ...DELIVERY_KIND,
     handle: async ({ deliveryId }) => this.attempt(deliveryId),
     // The delivery is not sent again (each attempt ended the process): it fails, and its endpoint's slot is freed.
     quarantined: async ({ deliveryId }) => {
@@ -271,23 +270,26 @@ export class WebhookDeliverer {
 
   private async disable(endpoint: WebhookEndpoint, now: Date): Promise<void> {
     const reason = `Every delivery failed since ${endpoint.last_success_at ?? endpoint.created_at}`
-    await repo.updateEndpoint(this.db, endpoint.account_id, endpoint.id, {
-      enabled: 0,
-      disabled_reason: reason,
-      updated_at: iso(now),
+    const to = await repo.mainUserEmail(this.db, endpoint.account_id)
+    // The endpoint is disabled with the mail that tells its owner, or not at all.
+    await this.db.transaction().execute(async (trx) => {
+      await repo.updateEndpoint(trx, endpoint.account_id, endpoint.id, {
+        enabled: 0,
+        disabled_reason: reason,
+        updated_at: iso(now),
+      })
+      if (!to) return
+      await this.mail.send(trx, {
+        to,
+        subject: `Webhook endpoint ${endpoint.id} was disabled`,
+        text:
+          `Deliveries to your webhook endpoint ${endpoint.url} kept failing for about three days, so we disabled it.\n` +
+          `${reason}.\nFix the receiver, then enable the endpoint again (PUT /account/webhooks/${endpoint.id}` +
+          ' with {"enabled": true}) and redeliver the failed deliveries.',
+        kind: 'webhook.disabled',
+        accountId: endpoint.account_id,
+      })
     })
     this.log.warn({ accountId: endpoint.account_id, webhookId: endpoint.id }, 'webhook endpoint disabled')
-    const to = await repo.mainUserEmail(this.db, endpoint.account_id)
-    if (!to) return
-    await this.mail.send({
-      to,
-      subject: `Webhook endpoint ${endpoint.id} was disabled`,
-      text:
-        `Deliveries to your webhook endpoint ${endpoint.url} kept failing for about three days, so we disabled it.\n` +
-        `${reason}.\nFix the receiver, then enable the endpoint again (PUT /account/webhooks/${endpoint.id}` +
-        ' with {"enabled": true}) and redeliver the failed deliveries.',
-      kind: 'webhook.disabled',
-      accountId: endpoint.account_id,
-    })
   }
 }

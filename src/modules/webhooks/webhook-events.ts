@@ -72,8 +72,7 @@ export function mayRead(user: EventReader, type: string, readerId: number | null
 /** The event `POST /account/webhooks/{id}/test` sends; not subscribable. */
 export const TEST_EVENT = 'webhook.test' as const
 
-/** The job kind that makes one delivery attempt. */
-export const DELIVERY_JOB = 'webhooks.deliver'
+export { DELIVERY_JOB } from './webhook-delivery-job.js'
 
 // A new `webhook-id`: `msg_` and 24 random base64url characters.
 const newMessageId = (): string => `msg_${randomBytes(18).toString('base64url')}`

@@ -35,6 +35,7 @@ export class WebhookScans {
   readonly expiringJob = defineJob({
     name: EXPIRING_JOB,
     payload: Type.Null(),
+    recurring: true,
     handle: async () => {
       const pruned = await repo.pruneDelivered(this.db, iso(new Date(this.clock.now().getTime() - KEEP_MS)))
       const restarted = await this.deliverer.restartParked(this.clock.now())

@@ -1,13 +1,9 @@
 import { sql } from 'kysely'
 import { iso } from '../../clock.js'
 import type { Db } from '../../db/database.js'
-import { insertJob } from '../../jobs/jobs.repository.js'
+import { insertJobIn } from '../../jobs/runner.js'
+import { DELIVERY_JOB, DELIVERY_JOB_ATTEMPTS, DELIVERY_KIND } from './webhook-delivery-job.js'
 import type { WebhookDelivery, WebhookEndpoint } from './webhooks.tables.js'
-
-// The job kind is repeated here (not imported from webhook-events.ts, which imports this file).
-const DELIVERY_JOB = 'webhooks.deliver'
-// A delivery job is run again after a crash (its lease runs out); its own attempts are counted on the delivery.
-const DELIVERY_JOB_ATTEMPTS = 5
 
 /** The enabled endpoints of an account, with their event lists and their owners' permissions (null: no owner). */
 export const enabledEndpoints = async (db: Db, accountId: number) =>
@@ -47,14 +43,7 @@ export const insertEvent = (
 
 /** Queues an attempt of a delivery at `runAt`, in the caller's transaction. */
 export const queueAttempt = (db: Db, accountId: number, deliveryId: number, runAt: Date, now: Date) =>
-  insertJob(db, {
-    kind: DELIVERY_JOB,
-    account_id: accountId,
-    payload: JSON.stringify({ deliveryId }),
-    max_attempts: DELIVERY_JOB_ATTEMPTS,
-    run_at: iso(runAt),
-    created_at: iso(now),
-  })
+  insertJobIn(DELIVERY_KIND, { deliveryId }, { trx: db, accountId, runAt, now, maxAttempts: DELIVERY_JOB_ATTEMPTS })
 
 /** A pending delivery of an event to an endpoint, and the job of its first attempt. */
 export async function insertDelivery(

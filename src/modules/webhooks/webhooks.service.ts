@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import type { Logger } from 'pino'
 import { iso, type Clock } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
-import type { MailDriver } from '../../drivers/mail/mail.js'
+import type { Mailer } from '../mail/mail.service.js'
 import { errors } from '../../errors.js'
 import type { JobRunner } from '../../jobs/runner.js'
 import type { DryRun } from '../../lib/dry-run.js'
@@ -130,7 +130,7 @@ export class WebhooksService {
     private readonly clock: Clock,
     private readonly jobs: JobRunner,
     private readonly box: SecretBox,
-    mail: MailDriver,
+    mail: Mailer,
     log: Logger,
     private readonly opts: WebhookOptions,
   ) {

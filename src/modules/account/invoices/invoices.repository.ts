@@ -99,6 +99,16 @@ export const linesOf = (db: Db, accountId: number, invoiceId: number) =>
     .orderBy('l.position')
     .execute()
 
+/** Cancels the open invoices of an order (nothing of them is due any more); paid ones stay as they are. */
+export const cancelOpenOfOrder = (db: Db, accountId: number, orderId: number) =>
+  db
+    .updateTable('invoices')
+    .set({ status: 'cancelled', payment_url: null })
+    .where('account_id', '=', accountId)
+    .where('order_id', '=', orderId)
+    .where('status', '=', 'open')
+    .execute()
+
 /** The invoices of an order, oldest first. */
 export const invoicesOfOrder = async (db: Db, accountId: number, orderId: number) =>
   (

@@ -7,9 +7,10 @@ import type { DB } from '../../../db/tables.js'
 import type { Db } from '../../../db/database.js'
 import { errors } from '../../../errors.js'
 import type { PaymentsDriver } from '../../../drivers/payments/payments.js'
-import type { MailDriver } from '../../../drivers/mail/mail.js'
+import type { Mailer } from '../../mail/mail.service.js'
 import { Type } from 'typebox'
 import { defineJob, type JobRunner } from '../../../jobs/runner.js'
+import { crashPoint } from '../../../ops/crash-points.js'
 import { pageOf, pagination } from '../../../lib/paging.js'
 import type { IamService } from '../../iam/iam.service.js'
 import type { InvoiceLine } from '../account.tables.js'
@@ -89,7 +90,7 @@ export class InvoicesService {
     private readonly payments: PaymentsDriver,
     private readonly profiles: ProfileService,
     private readonly iam: IamService,
-    private readonly mail: MailDriver,
+    private readonly mail: Mailer,
     private readonly jobs: JobRunner,
   ) {}
 
@@ -106,7 +107,7 @@ export class InvoicesService {
     payload: Type.Null(),
     handle: async () => {
       const result = await this.reconcilePayments()
-      if (result.checked > result.paid) await this.scheduleReconcile()
+      if (result.checked > result.paid) await this.scheduleReconcile(this.db)
       return result
     },
   })
@@ -136,9 +137,9 @@ export class InvoicesService {
 
   // One run queued across every instance (its key); a running one does not count, as it may be finishing without
   // seeing the newest payment.
-  private async scheduleReconcile(): Promise<void> {
+  private async scheduleReconcile(trx: Db): Promise<void> {
     const runAt = new Date(this.clock.now().getTime() + RECONCILE_EVERY_MS)
-    await this.jobs.enqueue(this.reconcileJob, null, { runAt, key: RECONCILE_JOB })
+    await this.jobs.enqueue(this.reconcileJob, null, { trx, runAt, key: RECONCILE_JOB })
   }
 
   /**
@@ -150,6 +151,14 @@ export class InvoicesService {
   ): Promise<(trx: Db, input: { orderId: number; lines: NewInvoiceLine[] }) => Promise<{ invoiceId: number }>> {
     const customer = await this.customer(accountId)
     return async (trx, input) => ({ invoiceId: (await this.insert(trx, accountId, customer, input)).id })
+  }
+
+  /**
+   * Cancels the open invoices of an order in the transaction that cancels the order: nothing of them is due, and
+   * their issuing (a queued job) finds them no longer open and does nothing.
+   */
+  async cancelOfOrder(trx: Db, accountId: number, orderId: number): Promise<void> {
+    await repo.cancelOpenOfOrder(trx, accountId, orderId)
   }
 
   /** The invoices of one of the account's orders, as the customer API lists them (the operator's view of an order). */
@@ -231,19 +240,39 @@ export class InvoicesService {
 
   /**
    * Issues an invoice whose rows are committed: opens its payment with the driver (or marks it paid when nothing is
-   * due) and mails the customer. Does nothing for one issued already.
+   * due) and mails the customer, the payment's reference and the mail in one transaction (a run stopped before it
+   * opens the payment again). Does nothing for one issued already.
    */
   async issue(accountId: number, id: number): Promise<void> {
     const inv = await repo.findInvoice(this.db, accountId, String(id), id)
     if (!inv || inv.id !== id || inv.status !== 'open' || inv.payment_reference !== null) return
     const total = inv.total_cents
-    const paymentUrl = await this.openPayment(
-      accountId,
-      { id, invoiceNr: inv.invoice_nr, total },
-      new Date(inv.created_at),
-    )
+    const payment = total > 0 ? await this.openPayment(accountId, { invoiceNr: inv.invoice_nr, total }) : null
+    const paymentUrl = payment?.paymentUrl ?? null
+    await this.db.transaction().execute(async (trx) => {
+      if (payment) {
+        await repo.updateInvoice(trx, accountId, id, {
+          payment_reference: payment.reference,
+          payment_url: payment.paymentUrl,
+        })
+        await this.scheduleReconcile(trx)
+      } else await this.setPaid(accountId, id, new Date(inv.created_at), trx)
+      await this.mailIssued(trx, accountId, inv, total, paymentUrl)
+    })
+    crashPoint('invoices.issue.committed')
+    this.jobs.poke()
+  }
+
+  /** The mail telling the customer of an issued invoice, queued in the transaction that issues it. */
+  private async mailIssued(
+    trx: Db,
+    accountId: number,
+    inv: { invoice_nr: string; due_date: string; customer: { email: string; name?: string } },
+    total: number,
+    paymentUrl: string | null,
+  ): Promise<void> {
     const { customer } = inv
-    await this.mail.send({
+    await this.mail.send(trx, {
       to: customer.email,
       accountId,
       kind: 'invoice.created',
@@ -257,28 +286,14 @@ export class InvoicesService {
     })
   }
 
-  /** Opens the payment of a new invoice with the driver (its address), or marks it paid when nothing is due. */
-  private async openPayment(
-    accountId: number,
-    invoice: { id: number; invoiceNr: string; total: number },
-    now: Date,
-  ): Promise<string | null> {
-    if (invoice.total <= 0) {
-      await this.setPaid(accountId, invoice.id, now)
-      return null
-    }
-    const payment = await this.payments.createPayment({
+  /** Opens the payment of a new invoice with the driver: its reference and address. */
+  private openPayment(accountId: number, invoice: { invoiceNr: string; total: number }) {
+    return this.payments.createPayment({
       accountId,
       description: `Invoice ${invoice.invoiceNr}`,
       amountCents: invoice.total,
       currency: this.billing.currency,
     })
-    await repo.updateInvoice(this.db, accountId, invoice.id, {
-      payment_reference: payment.reference,
-      payment_url: payment.paymentUrl,
-    })
-    await this.scheduleReconcile()
-    return payment.paymentUrl
   }
 
   /** Marks an invoice paid (the operator's reconciliation) and settles its payment with the driver. */
@@ -290,11 +305,10 @@ export class InvoicesService {
   }
 
   /** Marks an invoice paid and records `invoice.paid` in the same transaction. */
-  private async setPaid(accountId: number, id: number, at: Date): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      await repo.updateInvoice(trx, accountId, id, { status: 'paid', paid_at: iso(at) })
-      await emitEvent(trx, accountId, 'invoice.paid', () => this.eventData(trx, accountId, id), at)
-    })
+  private async setPaid(accountId: number, id: number, at: Date, trx?: Db): Promise<void> {
+    if (!trx) return this.db.transaction().execute((t) => this.setPaid(accountId, id, at, t))
+    await repo.updateInvoice(trx, accountId, id, { status: 'paid', paid_at: iso(at) })
+    await emitEvent(trx, accountId, 'invoice.paid', () => this.eventData(trx, accountId, id), at)
   }
 
   /** An invoice as `GET /account/invoices/{invoice_nr}` shows it, read in the transaction that changed it. */

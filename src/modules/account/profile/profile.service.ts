@@ -4,7 +4,7 @@ import type { Clock } from '../../../clock.js'
 import { iso } from '../../../clock.js'
 import type { DB } from '../../../db/tables.js'
 import { errors } from '../../../errors.js'
-import type { MailDriver } from '../../../drivers/mail/mail.js'
+import type { Mailer } from '../../mail/mail.service.js'
 import type { AccountProfile } from '../account.tables.js'
 import * as repo from './profile.repository.js'
 import type { DryRun } from '../../../lib/dry-run.js'
@@ -34,7 +34,7 @@ export class ProfileService {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
-    private readonly mail: MailDriver,
+    private readonly mail: Mailer,
   ) {}
 
   /** The stored profile, or one made from the account and its main user when none is stored yet. */
@@ -117,29 +117,32 @@ export class ProfileService {
     }
     if (opts.dryRun)
       return { profile: view({ ...current, ...changes, ...pending }, now), verificationSent: token !== null }
-    await repo.upsertProfile(this.db, { ...current, id: undefined, ...changes, ...pending }, { ...changes, ...pending })
-    if (token) {
-      await this.mail.send({
-        to: email,
-        accountId,
-        kind: 'profile.verify_email',
-        subject: 'Confirm your new e-mail address',
-        text:
-          `Hello ${changes.firstname},\n\nSomeone asked to change the e-mail address of your account to this address.\n` +
-          `Confirm it within 48 hours by sending this code to POST /api/v2/account/profile/confirm-email as {"token": "<code>"}:\n\n  ${token}\n\n` +
-          'If this was not you, ignore this message; nothing changes.\n',
-      })
-      // The current address hears of the request too, so a stolen key cannot move the account's mail unnoticed.
-      await this.mail.send({
-        to: current.email,
-        accountId,
-        kind: 'profile.email_change_requested',
-        subject: 'A change of your e-mail address was requested',
-        text:
-          `Hello ${changes.firstname},\n\nA change of your account's e-mail address to ${email} was requested through the API.\n` +
-          'It takes effect only when the code sent to the new address is confirmed. If this was not you, revoke your API keys.\n',
-      })
-    }
+    // The change and the mail asking to confirm it commit together.
+    await this.db.transaction().execute(async (trx) => {
+      await repo.upsertProfile(trx, { ...current, id: undefined, ...changes, ...pending }, { ...changes, ...pending })
+      if (token) {
+        await this.mail.send(trx, {
+          to: email,
+          accountId,
+          kind: 'profile.verify_email',
+          subject: 'Confirm your new e-mail address',
+          text:
+            `Hello ${changes.firstname},\n\nSomeone asked to change the e-mail address of your account to this address.\n` +
+            `Confirm it within 48 hours by sending this code to POST /api/v2/account/profile/confirm-email as {"token": "<code>"}:\n\n  ${token}\n\n` +
+            'If this was not you, ignore this message; nothing changes.\n',
+        })
+        // The current address hears of the request too, so a stolen key cannot move the account's mail unnoticed.
+        await this.mail.send(trx, {
+          to: current.email,
+          accountId,
+          kind: 'profile.email_change_requested',
+          subject: 'A change of your e-mail address was requested',
+          text:
+            `Hello ${changes.firstname},\n\nA change of your account's e-mail address to ${email} was requested through the API.\n` +
+            'It takes effect only when the code sent to the new address is confirmed. If this was not you, revoke your API keys.\n',
+        })
+      }
+    })
     return { profile: await this.get(accountId), verificationSent: token !== null }
   }
 

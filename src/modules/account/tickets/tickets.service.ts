@@ -4,7 +4,8 @@ import type { Clock } from '../../../clock.js'
 import { iso, ymdhms } from '../../../clock.js'
 import type { DB } from '../../../db/tables.js'
 import { errors } from '../../../errors.js'
-import type { MailDriver } from '../../../drivers/mail/mail.js'
+import type { Mailer } from '../../mail/mail.service.js'
+import { crashPoint } from '../../../ops/crash-points.js'
 import { pageOf, pagination } from '../../../lib/paging.js'
 import type { IamService, Principal } from '../../iam/iam.service.js'
 import type { Ticket, TicketMessage } from '../account.tables.js'
@@ -28,7 +29,7 @@ export class TicketsService {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
-    private readonly mail: MailDriver,
+    private readonly mail: Mailer,
     private readonly profiles: ProfileService,
     private readonly iam: IamService,
     private readonly supportAddress: string,
@@ -115,24 +116,25 @@ export class TicketsService {
       const ticketNumber = FIRST_TICKET_NUMBER + id
       await repo.updateTicket(trx, id, { ticket_number: ticketNumber })
       await repo.insertMessage(trx, { ticket_id: id, sender: 'user', author, body, created_at: now })
-      return ticketNumber
-    })
-    await this.mail.send({
-      to: this.supportAddress,
-      accountId: who.accountId,
-      kind: 'ticket.created',
-      subject: `[Ticket #${ticketNumber}] ${subject}`,
-      text: `New ${input.department} ticket #${ticketNumber} from customer ${who.customerNumber} (${author}):\n\n${text}\n`,
-    })
-    if (user) {
-      await this.mail.send({
-        to: user.email,
+      await this.mail.send(trx, {
+        to: this.supportAddress,
         accountId: who.accountId,
         kind: 'ticket.created',
         subject: `[Ticket #${ticketNumber}] ${subject}`,
-        text: `Hello ${user.firstname},\n\nWe received your ticket #${ticketNumber} and will answer it as soon as we can.\n\nYour message:\n\n${text}\n`,
+        text: `New ${input.department} ticket #${ticketNumber} from customer ${who.customerNumber} (${author}):\n\n${text}\n`,
       })
-    }
+      if (user) {
+        await this.mail.send(trx, {
+          to: user.email,
+          accountId: who.accountId,
+          kind: 'ticket.created',
+          subject: `[Ticket #${ticketNumber}] ${subject}`,
+          text: `Hello ${user.firstname},\n\nWe received your ticket #${ticketNumber} and will answer it as soon as we can.\n\nYour message:\n\n${text}\n`,
+        })
+      }
+      return ticketNumber
+    })
+    crashPoint('tickets.create.committed')
     return this.get(who, ticketNumber)
   }
 
@@ -154,13 +156,13 @@ export class TicketsService {
     await this.db.transaction().execute(async (trx) => {
       await repo.insertMessage(trx, { ticket_id: ticket.id, sender: 'user', author, body, created_at: now })
       await repo.updateTicket(trx, ticket.id, { status: 'open', last_updated: now })
-    })
-    await this.mail.send({
-      to: this.supportAddress,
-      accountId: who.accountId,
-      kind: 'ticket.reply',
-      subject: `[Ticket #${ticketNumber}] ${ticket.subject}`,
-      text: `Customer ${who.customerNumber} (${author}) replied to ticket #${ticketNumber}:\n\n${text}\n`,
+      await this.mail.send(trx, {
+        to: this.supportAddress,
+        accountId: who.accountId,
+        kind: 'ticket.reply',
+        subject: `[Ticket #${ticketNumber}] ${ticket.subject}`,
+        text: `Customer ${who.customerNumber} (${author}) replied to ticket #${ticketNumber}:\n\n${text}\n`,
+      })
     })
     return this.get(who, ticketNumber)
   }
@@ -171,6 +173,7 @@ export class TicketsService {
     if (!ticket) throw errors.ticketNotFound()
     const { html: body, text } = await this.body(input.message)
     const now = iso(this.clock.now())
+    const to = await this.customerAddress(ticket)
     await this.db.transaction().execute(async (trx) => {
       await repo.insertMessage(trx, {
         ticket_id: ticket.id,
@@ -183,14 +186,13 @@ export class TicketsService {
       const reply = { ticket_number: ticketNumber, subject: ticket.subject, author: input.author, message: body }
       // A sub-user reads only the tickets it opened.
       await emitEvent(trx, ticket.account_id, 'ticket.replied', reply, new Date(now), { readerId: ticket.user_id })
-    })
-    const to = await this.customerAddress(ticket)
-    await this.mail.send({
-      to,
-      accountId: ticket.account_id,
-      kind: 'ticket.answered',
-      subject: `[Ticket #${ticketNumber}] ${ticket.subject}`,
-      text: `${input.author} answered your ticket #${ticketNumber}:\n\n${text}\n\nReply with POST /api/v2/account/tickets/${ticketNumber}/reply.\n`,
+      await this.mail.send(trx, {
+        to,
+        accountId: ticket.account_id,
+        kind: 'ticket.answered',
+        subject: `[Ticket #${ticketNumber}] ${ticket.subject}`,
+        text: `${input.author} answered your ticket #${ticketNumber}:\n\n${text}\n\nReply with POST /api/v2/account/tickets/${ticketNumber}/reply.\n`,
+      })
     })
     return this.get(ticket.account_id, ticketNumber)
   }

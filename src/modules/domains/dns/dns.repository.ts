@@ -166,14 +166,15 @@ export const otherTypes = (records: { type: string }[], type: string): string =>
  * `serial` or past the stored one, and the audit row is written, atomically and only while the other types at
  * the name are still `others` (what the record was checked against); false, with nothing written, otherwise. On
  * PostgreSQL one call of dns_replace_record_set (migration 0500), which holds the zone's row lock only meanwhile.
- * `emit` writes the change's events in its transaction (on PostgreSQL a transaction around the call then).
+ * `along` writes what commits with the change, its events and its delivery, in its transaction (on PostgreSQL a
+ * transaction around the call then).
  */
 export async function replaceRecordSet(
   db: Kysely<DB>,
   accountId: number,
   domainId: number,
   record: NormalisedRecord,
-  change: { now: string; serial: number; others: string; audit?: PendingAudit; emit?: (trx: Db) => Promise<void> },
+  change: { now: string; serial: number; others: string; audit?: PendingAudit; along?: (trx: Db) => Promise<void> },
 ): Promise<boolean> {
   if (onPostgres(db)) {
     const audit = change.audit ? JSON.stringify(change.audit.row) : null
@@ -183,12 +184,12 @@ export async function replaceRecordSet(
         ${change.others}, ${audit}::json) as done`.execute(on)
       return rows[0].done
     }
-    const { emit } = change
-    if (!emit) return call(db)
-    // The change's event commits with it: the call and the event in one transaction.
+    const { along } = change
+    if (!along) return call(db)
+    // What goes along with the change commits with it: the call and the rest in one transaction.
     return db.transaction().execute(async (trx) => {
       const done = await call(trx)
-      if (done) await emit(trx)
+      if (done) await along(trx)
       return done
     })
   }
@@ -200,7 +201,7 @@ export async function replaceRecordSet(
     await insertRecords(trx, domainId, [record], change.now)
     await serialUpdate(trx, accountId, domainId, change.serial, change.now).execute()
     if (change.audit) await auditInsert(trx, change.audit).execute()
-    if (change.emit) await change.emit(trx)
+    if (change.along) await change.along(trx)
     return true
   })
 }

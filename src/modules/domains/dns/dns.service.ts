@@ -6,7 +6,8 @@ import type { DB } from '../../../db/tables.js'
 import { ApiError, errors } from '../../../errors.js'
 import type { DomainsService } from '../domains.service.js'
 import type { Domain } from '../domains.repository.js'
-import type { ZoneChange, ZonePublisher } from '../../../lib/dns/zone-serial.js'
+import type { ZoneChange } from '../../../lib/dns/zone-serial.js'
+import type { ZoneChanges } from './zone-delivery.js'
 import * as repo from './dns.repository.js'
 import { emitEvent } from '../../webhooks/webhook-events.js'
 import {
@@ -54,7 +55,7 @@ export class DnsService {
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
     private readonly domains: DomainsService,
-    private readonly publish: ZonePublisher,
+    private readonly zones: ZoneChanges,
     /** Parsing and validation of large inputs off the event loop, and the size limits of a zone. */
     readonly work: ZoneWork = new ZoneWork(),
     /** The most bytes one record set may take in a change to the DNS server (PowerDNS); null: no limit. */
@@ -142,11 +143,18 @@ export class DnsService {
       const others = found.records.filter((r) => r.type !== record.type)
       checkRecordSet(found.domain.name, [...others.map((r) => ({ ...r, type: r.type as RecordType })), record])
       const domain = found.domain.name
-      const emit = found.listened
-        ? (trx: Db) => emitEvent(trx, accountId, 'dns.zone.changed', { domain }, now)
-        : undefined
+      const published: ZoneChange = { domain, kind: 'records', names: [record.name] }
+      // What commits with the record set: its event (when an endpoint listens) and its delivery (a pushing driver).
+      // Without either the change is one statement on PostgreSQL.
+      const along =
+        found.listened || this.zones.queues
+          ? async (trx: Db) => {
+              if (found.listened) await emitEvent(trx, accountId, 'dns.zone.changed', { domain }, now)
+              await this.zones.publish(trx, published)
+            }
+          : undefined
       const otherTypes = repo.otherTypes(others, record.type)
-      const change = { now: iso(now), serial: nextSerial(0, now), others: otherTypes, audit, emit }
+      const change = { now: iso(now), serial: nextSerial(0, now), others: otherTypes, audit, along }
       // False when the other types at the name changed since they were read: they are read and checked again.
       if (await repo.replaceRecordSet(this.db, accountId, found.domain.id, record, change)) {
         d = found.domain
@@ -154,7 +162,7 @@ export class DnsService {
       }
     }
     if (audit) audit.written = true
-    await this.publish({ domain: d.name, kind: 'records', names: [record!.name] })
+    await this.zones.committed({ domain: d.name, kind: 'records', names: [record!.name] })
   }
 
   /** Deletes the records matching type, name and (when given) value; nothing matching is not an error. */
@@ -230,8 +238,9 @@ export class DnsService {
   }
 
   /**
-   * Runs `work` in a transaction; when it changed the zone, raises the serial there and publishes afterwards: the
-   * records at `names`, or (null) the whole zone when every record was replaced. `audit` is written in it too.
+   * Runs `work` in a transaction; when it changed the zone, raises the serial and records the zone's delivery there,
+   * and tells the DNS servers after the commit: the records at `names`, or (null) the whole zone when every record
+   * was replaced. `audit` is written in it too.
    */
   private async change(
     d: Domain,
@@ -239,17 +248,17 @@ export class DnsService {
     work: (trx: Db) => Promise<boolean>,
     audit?: PendingAudit,
   ): Promise<void> {
+    const what: ZoneChange = names ? { domain: d.name, kind: 'records', names } : { domain: d.name, kind: 'zone' }
     const changed = await this.db.transaction().execute(async (trx) => {
       const did = await work(trx)
       if (did) await this.domains.bumpSerial(trx, d)
       if (audit) await auditInsert(trx, audit).execute()
       if (did) await emitEvent(trx, d.account_id, 'dns.zone.changed', { domain: d.name }, this.clock.now())
+      if (did) await this.zones.publish(trx, what)
       return did
     })
     if (audit) audit.written = true
-    if (!changed) return
-    const what: ZoneChange = names ? { domain: d.name, kind: 'records', names } : { domain: d.name, kind: 'zone' }
-    await this.publish(what)
+    if (changed) await this.zones.committed(what)
   }
 }
 

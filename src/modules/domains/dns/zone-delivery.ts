@@ -6,6 +6,7 @@ import type { Db } from '../../../db/database.js'
 import type { DnsDriver, ZoneDrift, ZoneSource } from '../../../drivers/dns/dns.js'
 import { errors } from '../../../errors.js'
 import { defineJob, type JobRunner } from '../../../jobs/runner.js'
+import { crashPoint } from '../../../ops/crash-points.js'
 import type { ZoneChange } from '../../../lib/dns/zone-serial.js'
 import * as sync from './zone-sync.repository.js'
 
@@ -29,6 +30,9 @@ const ZoneChangePayload = Type.Union([
   Type.Object({ domain: Type.String(), kind: Type.Literal('zone') }),
   Type.Object({ domain: Type.String(), kind: Type.Literal('removed') }),
 ])
+
+/** How the domains area hands a zone change on: `publish` in the change's transaction, `committed` after it. */
+export type ZoneChanges = Pick<ZoneDelivery, 'publish' | 'committed' | 'queues'>
 
 /**
  * Delivers committed zone changes to the DNS driver. A driver that serves from the zone source is told at once;
@@ -85,19 +89,51 @@ export class ZoneDelivery {
     },
   })
 
-  /** Passes a committed change on: at once to a local driver, through the queue to a pushing one. */
-  async publish(change: ZoneChange): Promise<void> {
-    if (!this.driver.pushes) return this.driver.publish(change)
-    await sync.markChanged(this.state.db, change.domain, iso(this.state.clock.now()))
-    // The domain first: pendingWith finds a zone's pushes by the start of their payload.
-    const { domain, ...rest } = change
-    await this.jobs.enqueue(this.pushJob, { domain, ...rest } as ZoneChange, { maxAttempts: PUSH_ATTEMPTS })
+  /** Whether `publish` writes anything: a pushing driver's change is queued as a job in the change's transaction. */
+  get queues(): boolean {
+    return this.driver.pushes === true
   }
 
-  /** The push state of the served zones (those named, or all): in sync, pending since, the last error. */
-  async syncState(zones?: string[], limit = 1000) {
-    const rows = await sync.listSync(this.state.db, zones, limit)
-    return rows.map((r) => ({ ...r, in_sync: r.pending_since === null && r.pushed_serial !== null }))
+  /**
+   * Records a zone change in the transaction that makes it: for a pushing driver the zone is marked changed and its
+   * push job is queued there, so the change and its delivery commit together or not at all. After the commit the
+   * caller calls `committed` with the same changes.
+   */
+  async publish(trx: Db, change: ZoneChange): Promise<void> {
+    if (!this.driver.pushes) return
+    await sync.markChanged(trx, change.domain, iso(this.state.clock.now()))
+    // The domain first: pendingWith finds a zone's pushes by the start of their payload.
+    const { domain, ...rest } = change
+    await this.jobs.enqueue(this.pushJob, { domain, ...rest } as ZoneChange, { trx, maxAttempts: PUSH_ATTEMPTS })
+  }
+
+  /**
+   * After the commit of changes passed to `publish`: a local driver is told of them at once, the queued pushes of a
+   * pushing one run now. A failure is logged, never thrown: the changes are stored (and a push is queued).
+   */
+  async committed(...changes: ZoneChange[]): Promise<void> {
+    if (changes.length === 0) return
+    crashPoint('dns.change.committed')
+    if (this.driver.pushes) return this.jobs.poke()
+    for (const change of changes) {
+      try {
+        await this.driver.publish(change)
+      } catch (err) {
+        this.log.warn({ err, domain: change.domain }, 'publishing the zone failed')
+      }
+    }
+  }
+
+  /**
+   * The push state of the served zones (those named, or all, at most `limit`): in sync, pending since, the last
+   * error; with `pending`, only the zones not in sync. A driver that serves from the database itself pushes nothing:
+   * `pushes` false and no zones.
+   */
+  async syncState(zones?: string[], opts: { pending?: boolean; limit?: number } = {}) {
+    if (!this.driver.pushes) return { pushes: false, zones: [] }
+    const rows = await sync.listSync(this.state.db, zones, opts.limit ?? 1000)
+    const states = rows.map((r) => ({ ...r, in_sync: r.pending_since === null && r.pushed_serial !== null }))
+    return { pushes: true, zones: opts.pending ? states.filter((z) => !z.in_sync) : states }
   }
 
   /** Stops the probe of an unreachable server. */
@@ -141,6 +177,6 @@ export class ZoneDelivery {
    */
   async scheduleResync(): Promise<void> {
     if (this.driver.pushes && this.driver.resync)
-      await this.jobs.enqueue(this.resyncJob, {}, { maxAttempts: 20, key: DNS_RESYNC_JOB })
+      await this.jobs.enqueue(this.resyncJob, {}, { trx: this.state.db, maxAttempts: 20, key: DNS_RESYNC_JOB })
   }
 }

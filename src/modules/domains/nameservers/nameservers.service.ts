@@ -5,7 +5,8 @@ import type { DB } from '../../../db/tables.js'
 import { isUniqueViolation } from '../../../db/errors.js'
 import { errors } from '../../../errors.js'
 import * as domainsRepo from '../domains.repository.js'
-import { nextSerial, type ZonePublisher } from '../../../lib/dns/zone-serial.js'
+import { nextSerial, type ZoneChange } from '../../../lib/dns/zone-serial.js'
+import type { ZoneChanges } from '../dns/zone-delivery.js'
 import * as repo from './nameservers.repository.js'
 import { managedDns, normaliseNameservers, type Nameserver, type NameserverInput } from './nameservers.js'
 import type { DryRun } from '../../../lib/dry-run.js'
@@ -36,7 +37,7 @@ export class NameserversService {
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
     private readonly defaultNameservers: string[],
-    private readonly publish: ZonePublisher,
+    private readonly zones: ZoneChanges,
   ) {}
 
   /** The built-in profile. */
@@ -124,7 +125,7 @@ export class NameserversService {
       return { alias, nameservers }
     }
     const now = this.clock.now()
-    let changed: string[] = []
+    let changed: ZoneChange[] = []
     try {
       changed = await this.db.transaction().execute(async (trx) => {
         if (input.set_as_default) await repo.clearDefault(trx, accountId)
@@ -144,13 +145,15 @@ export class NameserversService {
             updated_at: iso(now),
           })
         }
-        return domains.map((d) => d.name)
+        const zones = domains.map((d): ZoneChange => ({ domain: d.name, kind: 'zone' }))
+        for (const zone of zones) await this.zones.publish(trx, zone)
+        return zones
       })
     } catch (err) {
       if (isUniqueViolation(err)) throw errors.nameserverAliasTaken()
       throw err
     }
-    for (const name of changed) await this.publish({ domain: name, kind: 'zone' })
+    await this.zones.committed(...changed)
     return { alias, nameservers }
   }
 

@@ -10,7 +10,10 @@ import type { ContactsService, Role } from '../contacts/contacts.service.js'
 import type { DnsService } from '../dns/dns.service.js'
 import type { DnsTemplatesService } from '../templates/dns-templates.service.js'
 import { STATUS, type DomainsService } from '../domains.service.js'
-import type { ZonePublisher } from '../../../lib/dns/zone-serial.js'
+import type { ZoneChange } from '../../../lib/dns/zone-serial.js'
+import type { ZoneChanges } from '../dns/zone-delivery.js'
+import type { Db } from '../../../db/database.js'
+import { crashPoint } from '../../../ops/crash-points.js'
 import type { ExtensionsService } from '../extensions/extensions.service.js'
 import type { NameserversService } from '../nameservers/nameservers.service.js'
 import type {
@@ -80,7 +83,7 @@ export class DomainOrdersService implements OrderItemProcessor {
       nameservers: NameserversService
       contacts: ContactsService
       dnsTemplates: DnsTemplatesService
-      publish: ZonePublisher
+      zones: ZoneChanges
     },
   ) {}
 
@@ -91,9 +94,10 @@ export class DomainOrdersService implements OrderItemProcessor {
     handle: ({ domainId }) => this.renewDue(domainId),
   })
 
-  /** Queues the renewal of a domain for its renewal date. */
-  async scheduleRenewal(accountId: number, domainId: number, renewalDate: string): Promise<void> {
-    await this.jobs.enqueue(this.renewJob, { domainId }, { accountId, runAt: new Date(`${renewalDate}T00:00:00.000Z`) })
+  /** Queues the renewal of a domain for its renewal date, in the transaction that sets the date. */
+  async scheduleRenewal(trx: Db, accountId: number, domainId: number, renewalDate: string): Promise<void> {
+    const runAt = new Date(`${renewalDate}T00:00:00.000Z`)
+    await this.jobs.enqueue(this.renewJob, { domainId }, { trx, accountId, runAt })
   }
 
   /** The renewal job: an active domain whose renewal date has come is renewed for a year by a charged order. */
@@ -261,6 +265,7 @@ export class DomainOrdersService implements OrderItemProcessor {
     if (!outcome.ok) return { errors: [{ code: outcome.code, description: outcome.description }] }
 
     let domainId: number
+    const zone: ZoneChange = { domain: item.name, kind: 'zone' }
     try {
       domainId = await this.db.transaction().execute(async (trx) => {
         const id = await this.deps.domains.create(trx, {
@@ -273,6 +278,8 @@ export class DomainOrdersService implements OrderItemProcessor {
         })
         const domain = (await this.deps.domains.find(item.accountId, item.name, trx))!
         await this.deps.dns.fill(trx, domain, records)
+        await this.deps.zones.publish(trx, zone)
+        await this.scheduleRenewal(trx, item.accountId, id, outcome.expiresOn)
         return id
       })
     } catch (err) {
@@ -280,8 +287,9 @@ export class DomainOrdersService implements OrderItemProcessor {
       await this.registry.cancel(item.name)
       throw err
     }
-    await this.deps.publish({ domain: item.name, kind: 'zone' })
-    await this.scheduleRenewal(item.accountId, domainId, outcome.expiresOn)
+    crashPoint('domains.order.committed')
+    await this.deps.zones.committed(zone)
+    this.jobs.poke()
     return { errors: [], result: { domain: item.name, domain_id: domainId } }
   }
 
@@ -292,8 +300,11 @@ export class DomainOrdersService implements OrderItemProcessor {
     if (!d) return { errors: [{ code: 'domain', description: 'The domain is no longer in the account' }] }
     if (d.renewal_date !== details.from) return { errors: [], result: { domain: d.name, renewal_date: d.renewal_date } }
     const { expiresOn } = await this.registry.renew(d.name, details.period)
-    await this.deps.domains.setRenewalDate(item.accountId, d.id, expiresOn)
-    await this.scheduleRenewal(item.accountId, d.id, expiresOn)
+    await this.db.transaction().execute(async (trx) => {
+      await this.deps.domains.setRenewalDate(trx, item.accountId, d.id, expiresOn)
+      await this.scheduleRenewal(trx, item.accountId, d.id, expiresOn)
+    })
+    this.jobs.poke()
     return { errors: [], result: { domain: d.name, renewal_date: expiresOn } }
   }
 
