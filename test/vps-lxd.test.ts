@@ -39,6 +39,8 @@ describeWithLxd('VPS on a real LXD', () => {
     await run('ip', ['-n', ns, 'addr', 'add', `${outsideAddr}/30`, 'dev', `hv${tag}b`])
     await run('ip', ['-n', ns, 'link', 'set', `hv${tag}b`, 'up'])
     await run('ip', ['-n', ns, 'link', 'set', 'lo', 'up'])
+    // The accounts' networks are routed (not NATed) from outside: the namespace reaches instances by their address.
+    await run('ip', ['-n', ns, 'route', 'add', lxd.tenantSubnets, 'via', hostEnd])
     t = await startTestApp('sqlite', {
       env: {
         ...lxd.env,
@@ -85,6 +87,53 @@ describeWithLxd('VPS on a real LXD', () => {
     assert.equal((await inside('cat /root/.ssh/authorized_keys')).trim(), ED25519)
     // The address hostapi shows is the instance's own.
     assert.ok((await inside('ip -4 addr show eth0')).includes(`inet ${v.ipv4}/`))
+  })
+
+  /** Orders a VPS for `key`'s account and runs its install; its id, LXD name and address. */
+  const order = async (key: string, hostname: string) => {
+    const r = await t.request('POST', '/vps/order', {
+      key,
+      body: { product_id: 'vps-s', image_id: 'busybox-1', hostname },
+    })
+    assert.equal(r.status, 200, JSON.stringify(r.body))
+    await drain()
+    const row = await t.ctx.db
+      .selectFrom('vps')
+      .select(['id', 'instance_ref', 'ipv4', 'status'])
+      .where('hostname', '=', hostname)
+      .executeTakeFirstOrThrow()
+    assert.equal(row.status, 'running')
+    return row
+  }
+  /** The body an instance gets from http://<ip>/ (busybox nc, 2 s), or null when nothing answers. */
+  const fetchFrom = (instance: string, ip: string) =>
+    lxd.exec(instance, `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 2 ${ip} 80`).then(
+      (out) => out.split('\r\n\r\n')[1]?.trim() || null,
+      () => null,
+    )
+
+  it('keeps accounts apart: each on its own network, unable to reach the other; one account reaches itself', async () => {
+    const b = await t.account('LXD Other')
+    const mine = await order(a.key, 'web2.example.com')
+    const theirs = await order(b.key, 'other.example.com')
+    const netOf = async (name: string) => (await lxd.lxc('config', 'device', 'get', name, 'eth0', 'network')).trim()
+    assert.equal(await netOf(mine.instance_ref), await netOf(ref))
+    assert.notEqual(await netOf(theirs.instance_ref), await netOf(ref))
+    // Names on LXD carry no customer data.
+    for (const n of [await netOf(ref), await netOf(theirs.instance_ref)]) assert.match(n, /^hta[0-9a-f]{10}$/)
+    // The page is written at boot, when the hostname may still be the image's.
+    assert.match((await fetchFrom(mine.instance_ref, mine.ipv4)) ?? '', /^hello from /)
+    assert.match((await fetchFrom(ref, mine.ipv4)) ?? '', /^hello from /, 'same account: reachable')
+    assert.match((await fetchFrom(theirs.instance_ref, theirs.ipv4)) ?? '', /^hello from /)
+    assert.equal(await fetchFrom(ref, theirs.ipv4), null, 'another account: unreachable')
+    assert.equal(await fetchFrom(theirs.instance_ref, mine.ipv4), null, 'and back')
+    // Not even when the other account's firewall is off (it is, by default) or allows the port from anywhere.
+    const fw = await t.request('PUT', `/vps/${theirs.id}/firewall`, {
+      key: b.key,
+      body: { enabled: true, rules: [{ protocol: 'tcp', port: '80', source: '0.0.0.0/0' }] },
+    })
+    assert.equal(fw.status, 200, JSON.stringify(fw.body))
+    assert.equal(await fetchFrom(ref, theirs.ipv4), null)
   })
 
   it('resets the root password: the hash in the guest matches the password the API returned', async () => {
@@ -166,6 +215,27 @@ describeWithLxd('VPS on a real LXD', () => {
     assert.equal(await get(), 'hello from renamed.example.com')
     assert.equal((await req('PUT', `/vps/floating-ips/${fip.body.data.id}/detach`)).status, 200)
     assert.equal(await get(), null)
+  })
+
+  it('enforces the firewall on traffic from outside: a port outside the rules refused, one a rule allows open', async () => {
+    const script = (ip: string) =>
+      `fetch('http://${ip}/', { signal: AbortSignal.timeout(3000) }).then((r) => r.text()).then((t) => process.stdout.write(t))`
+    const v = await t.ctx.db.selectFrom('vps').select('ipv4').where('id', '=', id).executeTakeFirstOrThrow()
+    const get = () =>
+      run('ip', ['netns', 'exec', ns, process.execPath, '-e', script(v.ipv4)]).then(
+        (r) => r.stdout.trim(),
+        () => null,
+      )
+    const firewall = (rules: unknown[]) => req('PUT', `/vps/${id}/firewall`, { enabled: true, rules })
+    assert.equal(await get(), 'hello from renamed.example.com', 'no firewall: open')
+    assert.equal((await firewall([{ protocol: 'tcp', port: '22', source: '0.0.0.0/0' }])).status, 200)
+    assert.equal(await get(), null, 'port 80 is outside the rules')
+    assert.equal((await firewall([{ protocol: 'tcp', port: '80', source: `${outsideAddr}/32` }])).status, 200)
+    assert.equal(await get(), 'hello from renamed.example.com', 'a rule allows port 80 from the outside address')
+    assert.equal((await firewall([{ protocol: 'tcp', port: '80', source: '192.0.2.0/24' }])).status, 200)
+    assert.equal(await get(), null, 'the rule is for another source')
+    assert.equal((await req('PUT', `/vps/${id}/firewall`, { enabled: false, rules: [] })).status, 200)
+    assert.equal(await get(), 'hello from renamed.example.com', 'firewall off: open again')
   })
 
   it('reinstalls from another image under the same name, keeping the hostname', async () => {
