@@ -2,6 +2,10 @@ import { after, before, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import fs from 'node:fs'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
 import { promisify } from 'node:util'
 import { startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { describeWithLxd, startLxd, type Lxd } from './helpers/lxd.js'
@@ -30,8 +34,33 @@ describeWithLxd('VPS on a real LXD', () => {
   const inside = (command: string, input?: string) => lxd.exec(ref, command, input)
   const lxdState = async () => (await lxd.lxc('list', ref, '--format', 'csv', '-c', 's')).trim()
 
+  // hostapi reaches LXD through a socket that relays to it: closing the relay makes LXD unreachable.
+  const relayDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostapi-lxd-relay-'))
+  const relayPath = path.join(relayDir, 'lxd.socket')
+  const conns = new Set<net.Socket>()
+  const relay = net.createServer((c) => {
+    const up = net.connect(lxd.socket)
+    conns.add(c).add(up)
+    c.pipe(up).pipe(c)
+    const end = () => {
+      c.destroy()
+      up.destroy()
+      conns.delete(c)
+      conns.delete(up)
+    }
+    c.on('error', end).on('close', end)
+    up.on('error', end).on('close', end)
+  })
+  const relayUp = () => new Promise<void>((resolve) => relay.listen(relayPath, resolve))
+  const relayDown = () =>
+    new Promise<void>((resolve) => {
+      relay.close(() => resolve())
+      for (const c of conns) c.destroy()
+    })
+
   before(async () => {
     lxd = await startLxd()
+    await relayUp()
     await run('ip', ['netns', 'add', ns])
     await run('ip', ['link', 'add', `hv${tag}a`, 'type', 'veth', 'peer', 'name', `hv${tag}b`, 'netns', ns])
     await run('ip', ['addr', 'add', `${hostEnd}/30`, 'dev', `hv${tag}a`])
@@ -44,6 +73,7 @@ describeWithLxd('VPS on a real LXD', () => {
     t = await startTestApp('sqlite', {
       env: {
         ...lxd.env,
+        HOSTAPI_LXD_URL: relayPath,
         HOSTAPI_LXD_FLOATING_IPS: hostEnd,
         HOSTAPI_LXD_PRIVATE_NETWORK_PREFIX: `v${tag.slice(0, 5)}`,
       },
@@ -53,6 +83,8 @@ describeWithLxd('VPS on a real LXD', () => {
   after(async () => {
     await t?.close()
     await lxd?.close()
+    if (relay.listening) await relayDown()
+    fs.rmSync(relayDir, { recursive: true, force: true })
     await run('ip', ['link', 'delete', `hv${tag}a`]).catch(() => undefined)
     await run('ip', ['netns', 'delete', ns]).catch(() => undefined)
     console.log(`LXD flow timings (ms): ${JSON.stringify(timings)}`)
@@ -236,6 +268,43 @@ describeWithLxd('VPS on a real LXD', () => {
     assert.equal(await get(), null, 'the rule is for another source')
     assert.equal((await req('PUT', `/vps/${id}/firewall`, { enabled: false, rules: [] })).status, 200)
     assert.equal(await get(), 'hello from renamed.example.com', 'firewall off: open again')
+  })
+
+  it('keeps a task while LXD is unreachable: requests answer at once, the task retries and ends when LXD is back', async () => {
+    await relayDown()
+    const started = Date.now()
+    const stop = await req('POST', `/vps/${id}/stop`)
+    assert.equal(stop.status, 200, JSON.stringify(stop.body))
+    assert.equal((await req('GET', `/vps/${id}`)).status, 200)
+    assert.equal((await req('GET', '/vps')).status, 200)
+    const answered = Date.now() - started
+    assert.ok(answered < 3000, `answered in ${answered} ms`)
+    timings.requestWhileLxdDown = answered
+    const taskJob = t.ctx.services.vps.tasks.taskJob
+    // Attempt after attempt (each backoff cut short) while LXD is away: the task waits, with the reason on its job.
+    for (let i = 0; i < 5; i++) {
+      await t.ctx.jobs.release(taskJob)
+      await drain()
+    }
+    const task = await t.ctx.db
+      .selectFrom('vps_tasks')
+      .select(['status', 'job_id'])
+      .where('vps_id', '=', id)
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow()
+    assert.ok(['queued', 'running'].includes(task.status), task.status)
+    const job = await t.ctx.jobs.get(task.job_id!)
+    assert.equal(job?.status, 'queued')
+    assert.match(job?.last_error ?? '', /ENOENT|ECONNREFUSED|connect/)
+    assert.equal(await lxdState(), 'RUNNING')
+    await relayUp()
+    await t.ctx.jobs.release(taskJob)
+    await drain()
+    assert.equal((await req('GET', `/vps/${id}`)).body.data.status, 'stopped')
+    assert.equal(await lxdState(), 'STOPPED')
+    assert.equal((await req('POST', `/vps/${id}/start`)).status, 200)
+    await drain()
+    assert.equal(await lxdState(), 'RUNNING')
   })
 
   it('reinstalls from another image under the same name, keeping the hostname', async () => {
