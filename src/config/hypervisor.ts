@@ -16,6 +16,8 @@ export interface LxdConfig {
   location: string
   floatingIps: string[]
   privateNetworkPrefix: string
+  tenantSubnets: string
+  tenantPrefix: number
 }
 
 const LXD_VARS = [
@@ -30,6 +32,8 @@ const LXD_VARS = [
   'HOSTAPI_LXD_LOCATION',
   'HOSTAPI_LXD_FLOATING_IPS',
   'HOSTAPI_LXD_PRIVATE_NETWORK_PREFIX',
+  'HOSTAPI_LXD_TENANT_SUBNETS',
+  'HOSTAPI_LXD_TENANT_PREFIX',
 ] as const
 
 const FLOATING_MAX = 65_536
@@ -56,6 +60,27 @@ function floatingIps(r: EnvReader): string[] {
     }
   }
   return [...new Set(out)]
+}
+
+/** HOSTAPI_LXD_TENANT_SUBNETS (an IPv4 range) and HOSTAPI_LXD_TENANT_PREFIX: every account's subnet is cut from it. */
+function tenantPool(r: EnvReader): { tenantSubnets: string; tenantPrefix: number } {
+  const raw = r.env.HOSTAPI_LXD_TENANT_SUBNETS || '10.144.0.0/12'
+  let tenantSubnets = '10.144.0.0/12'
+  let bits = 12
+  try {
+    const [addr, b] = ipaddr.parseCIDR(raw)
+    if (addr.kind() !== 'ipv4' || b < 8 || b > 28) throw new Error('range')
+    tenantSubnets = `${ipaddr.IPv4.networkAddressFromCIDR(raw).toString()}/${b}`
+    bits = b
+  } catch {
+    r.problem(`HOSTAPI_LXD_TENANT_SUBNETS must be an IPv4 range from /8 to /28 (got "${raw}")`)
+  }
+  const tenantPrefix = r.int('HOSTAPI_LXD_TENANT_PREFIX', 24, 16, 29)
+  if (tenantPrefix <= bits || tenantPrefix - bits > 16)
+    r.problem(
+      `HOSTAPI_LXD_TENANT_PREFIX must leave at most 65536 subnets of HOSTAPI_LXD_TENANT_SUBNETS (got /${bits} and /${tenantPrefix})`,
+    )
+  return { tenantSubnets, tenantPrefix }
 }
 
 /** The hypervisor behind the VPS area: the built-in simulator, or LXD (HOSTAPI_HYPERVISOR_DRIVER=lxd). */
@@ -109,6 +134,7 @@ export function hypervisorConfig(r: EnvReader): Config['hypervisor'] {
       floatingIps: floatingIps(r),
       // Bridge names are at most 15 characters: the prefix leaves room for the private network's id.
       privateNetworkPrefix: name('HOSTAPI_LXD_PRIVATE_NETWORK_PREFIX', 'hvpc', 6),
+      ...tenantPool(r),
     },
   }
 }

@@ -43,6 +43,8 @@ export interface Lxd {
   network: string
   /** The bridge's address and prefix, e.g. 10.123.45.1/24. */
   subnet: string
+  /** The /16 the accounts' networks are cut from (HOSTAPI_LXD_TENANT_SUBNETS), covered by no route of this machine. */
+  tenantSubnets: string
   /** The settings that point hostapi at it. */
   env: Record<string, string>
   /** Runs the lxc command line against it. */
@@ -61,6 +63,15 @@ const sh = (file: string, args: string[], env?: NodeJS.ProcessEnv) =>
     )
     p.stdin?.end()
   })
+
+/** A /16 in 10.20.0.0–10.99.255.255 that no route of this machine touches. */
+async function freePool(): Promise<string> {
+  const routes = await sh('ip', ['-4', 'route', 'show'])
+  for (;;) {
+    const net = `10.${20 + (randomBytes(1)[0] % 80)}`
+    if (!routes.includes(`${net}.`)) return `${net}.0.0/16`
+  }
+}
 
 /** A /24 in 10.0.0.0/8 that no route of this machine covers. */
 async function freeSubnet(): Promise<string> {
@@ -151,6 +162,7 @@ export async function startLxd(): Promise<Lxd> {
   const exited = new Promise<void>((resolve) => child!.once('exit', () => resolve()))
   const lxc: Lxd['lxc'] = (...args) => sh(LXC!, args, env)
   let subnet = ''
+  let tenantSubnets = ''
   const close = async () => {
     if (child) {
       // Instances first (their processes and veths), then the bridge and its dnsmasq, then the daemon.
@@ -188,6 +200,7 @@ export async function startLxd(): Promise<Lxd> {
     await sh(LXD!, ['waitready', '--timeout', '60'], env)
     await lxc('storage', 'create', pool, 'dir')
     subnet = await freeSubnet()
+    tenantSubnets = await freePool()
     const v6 = `fd42:${tag.slice(0, 4)}:${randomBytes(2).toString('hex')}:1::1/64`
     await lxc(
       'network',
@@ -210,7 +223,9 @@ export async function startLxd(): Promise<Lxd> {
     pool,
     network,
     subnet,
+    tenantSubnets,
     env: {
+      HOSTAPI_LXD_TENANT_SUBNETS: tenantSubnets,
       HOSTAPI_HYPERVISOR_DRIVER: 'lxd',
       HOSTAPI_LXD_URL: socket,
       HOSTAPI_LXD_STORAGE_POOL: pool,

@@ -26,6 +26,7 @@ export function hypervisorContract(name: string, make: () => Promise<ContractSub
     let location: string
     let image: string
     const spec = (over: Partial<InstanceSpec> = {}): InstanceSpec => ({
+      tenant: 'contract',
       location,
       imageId: image,
       hostname: 'contract.example.com',
@@ -233,6 +234,7 @@ forEachDialect((dialect) => {
     after(() => t.close())
     const make = async () => {
       const c = await d.createInstance({
+        tenant: '1',
         location: 'ams',
         imageId: 'debian-12',
         hostname: 'sim.example.com',
@@ -307,6 +309,8 @@ describeWithLxd('hypervisor contract on a real LXD', () => {
       location: 'ams',
       floatingIps: ['198.51.100.10', '198.51.100.11', '198.51.100.12'],
       privateNetworkPrefix: `hv${lxd.network.slice(-6)}n`,
+      tenantSubnets: lxd.tenantSubnets,
+      tenantPrefix: 24,
     })
     return {
       driver,
@@ -356,6 +360,8 @@ describe('hypervisor configuration', () => {
       location: 'ams',
       floatingIps: [],
       privateNetworkPrefix: 'hvpc',
+      tenantSubnets: '10.144.0.0/12',
+      tenantPrefix: 24,
     })
     const c = loadConfig({
       HOSTAPI_HYPERVISOR_DRIVER: 'lxd',
@@ -385,5 +391,14 @@ describe('hypervisor configuration', () => {
       'HOSTAPI_LXD_INSTANCE_TYPE must be container or virtual-machine (got "vm")',
     ])
     assert.equal(problems({ HOSTAPI_HYPERVISOR_DRIVER: 'lxd', HOSTAPI_LXD_FLOATING_IPS: '10.0.0.0/8' }).length, 1)
+    assert.deepEqual(
+      problems({
+        HOSTAPI_HYPERVISOR_DRIVER: 'lxd',
+        HOSTAPI_LXD_TENANT_SUBNETS: '10.0.0.0/8',
+        HOSTAPI_LXD_TENANT_PREFIX: '25',
+      }),
+      ['HOSTAPI_LXD_TENANT_PREFIX must leave at most 65536 subnets of HOSTAPI_LXD_TENANT_SUBNETS (got /8 and /25)'],
+    )
+    assert.equal(problems({ HOSTAPI_HYPERVISOR_DRIVER: 'lxd', HOSTAPI_LXD_TENANT_SUBNETS: 'fd00::/8' }).length, 1)
   })
 })

@@ -85,6 +85,8 @@ export interface OsImage {
 }
 
 export interface InstanceSpec {
+  /** The account the instance belongs to (an opaque key): instances of one account share a network, no others. */
+  tenant: string
   location: string
   /** Place on this host instead of choosing one. */
   host?: string

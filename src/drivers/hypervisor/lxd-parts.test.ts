@@ -48,7 +48,7 @@ describe('LXD driver parts', () => {
         fc.oneof(
           fc.integer({ min: 1_000_000_000, max: 2_147_483_647 }),
           fc
-            .date({ min: new Date('2000-01-01'), max: new Date('2099-12-31') })
+            .date({ min: new Date('2000-01-01'), max: new Date('2099-12-31'), noInvalidDate: true })
             .map((d) => Number(d.toISOString().slice(0, 10).replaceAll('-', ''))),
         ),
         fc.string(),

@@ -28,11 +28,12 @@ import {
   vpcsOf,
 } from './lxd-parts.js'
 import { forwardsOf, putFirewall, refused, releaseFloating, reserveFloating, routeFloating } from './lxd-network.js'
+import { attachAcl, tenantNetwork, type TenantSettings } from './lxd-tenant.js'
 
 /** The LXD driver's settings (HOSTAPI_LXD_*). */
-export interface LxdSettings extends LxdConnection {
+export interface LxdSettings extends LxdConnection, TenantSettings {
   storagePool: string
-  /** The managed bridge new instances are connected to. */
+  /** The managed bridge floating IPs (network forwards) live on; instances run on their account's own bridge. */
   network: string
   instanceType: 'container' | 'virtual-machine'
   /** The location (`ams`) of every LXD host, or of every cluster member. */
@@ -91,7 +92,8 @@ export class LxdHypervisor implements HypervisorDriver {
     const name = `hv-${randomBytes(6).toString('hex')}`
     const setup: GuestSetup = { hostname: spec.hostname, password: spec.rootPassword, sshKeys: spec.sshKeys }
     const { id, ipv4, ipv6 } = await this.serialized(async () => {
-      const { ipv4, ipv6 } = await this.allocate()
+      const network = (await tenantNetwork(this.lxd, this.s, spec.tenant)).name
+      const { ipv4, ipv6 } = await this.allocate(network)
       const id = await this.lxd.call(
         'POST',
         `/1.0/instances${hosts.length > 1 ? `?target=${encodeURIComponent(host.name)}` : ''}`,
@@ -113,13 +115,16 @@ export class LxdHypervisor implements HypervisorDriver {
             root: { type: 'disk', path: '/', pool: this.s.storagePool, size: `${spec.diskGb}GiB` },
             eth0: {
               type: 'nic',
-              network: this.s.network,
+              network,
               'ipv4.address': ipv4,
               ...(ipv6 ? { 'ipv6.address': ipv6 } : {}),
             },
           },
         },
       )
+      // Open until the customer sets a firewall: the instance's ACL allows everything to its addresses.
+      await putFirewall(this.lxd, name, { enabled: false, rules: [] }, [ipv4, ipv6])
+      await attachAcl(this.lxd, network, name, true)
       return { id, ipv4, ipv6 }
     }).catch((err) => refused(err))
     return { ref: name, host: host.name, ipv4, ipv6, operation: opRef('create', name, id) }
@@ -142,6 +147,8 @@ export class LxdHypervisor implements HypervisorDriver {
     const i = await this.mustFind(ref)
     if (!stopped(i.status)) await this.waitOk(await this.state(ref, { action: 'stop', force: true }))
     await this.waitOk(await this.lxd.call('DELETE', `/1.0/instances/${ref}`))
+    const network = i.devices.eth0?.network
+    if (network) await this.serialized(() => attachAcl(this.lxd, network, ref, false)).catch(() => undefined)
     await this.lxd.call('DELETE', `/1.0/network-acls/${ref}`).catch(() => undefined)
   }
 
@@ -231,7 +238,7 @@ export class LxdHypervisor implements HypervisorDriver {
   async setReverseDns(ref: string, ip: string, name: string): Promise<void> {
     const i = await this.mustFind(ref)
     const own = [i.devices.eth0?.['ipv4.address'], i.devices.eth0?.['ipv6.address']].filter(Boolean) as string[]
-    const routed = (await forwardsOf(this.lxd, this.s.network))
+    const routed = (await forwardsOf(this.lxd, i.devices.eth0?.network ?? this.s.network))
       .filter((f) => f.config.target_address === own[0])
       .map((f) => f.listen_address)
     if (![...own, ...routed].includes(ip)) throw new HypervisorError(`${ip} is not an address of this instance`)
@@ -267,10 +274,14 @@ export class LxdHypervisor implements HypervisorDriver {
     return null
   }
 
-  /** Keeps the instance's inbound rules as the network ACL named after it. */
+  /**
+   * Keeps the instance's inbound rules as the network ACL named after it, its rules aimed at the instance's
+   * addresses, on the list of its account's network (whose default for the rest is reject).
+   */
   async setFirewall(ref: string, firewall: FirewallConfig): Promise<void> {
-    await this.mustFind(ref)
-    await putFirewall(this.lxd, ref, firewall)
+    const eth0 = (await this.mustFind(ref)).devices.eth0 ?? {}
+    await putFirewall(this.lxd, ref, firewall, [eth0['ipv4.address'], eth0['ipv6.address']])
+    if (eth0.network) await this.serialized(() => attachAcl(this.lxd, eth0.network, ref, true))
   }
 
   /**
@@ -312,7 +323,8 @@ export class LxdHypervisor implements HypervisorDriver {
   }
 
   async routeFloatingIp(ip: string, ref: string | null): Promise<void> {
-    const target = ref ? ((await this.mustFind(ref)).devices.eth0?.['ipv4.address'] ?? '') : ''
+    const eth0 = ref ? ((await this.mustFind(ref)).devices.eth0 ?? {}) : null
+    const target = eth0 ? { address: eth0['ipv4.address'] ?? '', network: eth0.network ?? this.s.network } : null
     await routeFloating(this.lxd, this.s, ip, target)
   }
 
@@ -406,15 +418,15 @@ export class LxdHypervisor implements HypervisorDriver {
     if (stopped((await this.mustFind(ref)).status)) throw new HypervisorError('The instance is not running')
   }
 
-  /** The next free addresses on the instances' network. */
-  private async allocate(): Promise<{ ipv4: string; ipv6: string }> {
-    const net = await this.lxd.get<{ config: Record<string, string> }>(`/1.0/networks/${this.s.network}`)
+  /** The next free addresses on an instances' network. */
+  private async allocate(network: string): Promise<{ ipv4: string; ipv6: string }> {
+    const net = await this.lxd.get<{ config: Record<string, string> }>(`/1.0/networks/${network}`)
     const instances = await this.lxd.get<LxdInstance[]>('/1.0/instances?recursion=1')
     const used = new Set<string>()
     for (const i of instances)
       for (const d of Object.values(i.devices ?? {})) if (d['ipv4.address']) used.add(d['ipv4.address'])
     const ipv4 = freeIpv4(net.config['ipv4.address'] ?? '', used)
-    if (!ipv4) throw new HypervisorError(`No address is free on ${this.s.network}`)
+    if (!ipv4) throw new HypervisorError(`No address is free on ${network}`)
     return { ipv4, ipv6: ipv6For(net.config['ipv6.address'], ipv4) }
   }
 

@@ -71,6 +71,7 @@ export class VpsOrderingService {
     const { product, image, hostname, location, months, keys } = await this.checkOrder(accountId, input)
     const created = await viaDriver(() =>
       this.hypervisor.createInstance({
+        tenant: String(accountId),
         location,
         host: input.host,
         imageId: image.slug,

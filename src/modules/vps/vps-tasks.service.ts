@@ -45,6 +45,8 @@ export const taskView = (t: VpsTask): TaskView => ({
  * VPS tasks: the state rules an action must pass, queueing a task that holds the VPS, running it through the
  * hypervisor to its end (or abandoning it), and the power actions, which are nothing but tasks.
  */
+const TASK_ATTEMPTS = 16
+
 export class VpsTasks {
   constructor(
     private readonly db: Kysely<DB>,
@@ -54,6 +56,8 @@ export class VpsTasks {
     private readonly opts: { shutdownTimeoutSeconds: number },
   ) {}
 
+  // The hypervisor may be unreachable for a while (restart, upgrade): 16 attempts back off from 1 s to 5 min, about
+  // 40 minutes in all, before the task ends failed with the last error.
   /** The job that runs one power, disk or provisioning task. */
   readonly taskJob = defineJob({
     name: TASK_JOB,
@@ -128,7 +132,7 @@ export class VpsTasks {
     const jobId = await this.jobs.enqueue(
       this.taskJob,
       { taskId },
-      { trx, accountId, maxAttempts: 3, key: `vps-task:${taskId}` },
+      { trx, accountId, maxAttempts: TASK_ATTEMPTS, key: `vps-task:${taskId}` },
     )
     await repo.updateTask(trx, taskId, { job_id: jobId })
   }

@@ -98,7 +98,8 @@ export class VpsService {
       repo.openTasks(this.db, v.account_id, [v.id]),
       repo.floatingIpsOfVps(this.db, v.account_id, v.id),
       repo.attachmentsOfVps(this.db, v.account_id, v.id),
-      this.hypervisor.listImages(),
+      // The image's id and name come from the hypervisor; while it is unreachable the VPS is shown without them.
+      this.hypervisor.listImages().catch(() => []),
     ])
     const reverse = v.reverse_dns
     const image = images.find((i) => i.slug === v.image_id)
