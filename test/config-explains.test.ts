@@ -182,6 +182,8 @@ describe('configuration that explains itself', () => {
         HOSTAPI_PORT: '0',
         HOSTAPI_DEMO: '0',
         HOSTAPI_DNS_PORT: port,
+        // Fastify says `Server listening` at info.
+        HOSTAPI_LOG_LEVEL: 'info',
       })
       assert.equal((await server.exited).code, 2)
       assert.match(oneLine(server.stderr()), new RegExp(`127\\.0\\.0\\.1:${port} .*HOSTAPI_DNS_PORT`))
