@@ -12,6 +12,7 @@ import { responseCachePlugin } from './http/plugins/response-cache.js'
 import { openapiPlugin } from './http/plugins/openapi.js'
 import { apiRoutes } from './http/routes.js'
 import { ADMIN_PREFIX, API_PREFIX, MAX_PARAM_LENGTH } from './http/constants.js'
+import { requestLogPlugin } from './http/plugins/request-log.js'
 import { metricsPlugin } from './http/plugins/metrics.js'
 import { faultsPlugin } from './http/plugins/faults.js'
 import { journalPlugin } from './http/plugins/journal.js'
@@ -120,6 +121,7 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   })
   await app.register(errorsPlugin)
   await app.register(metricsPlugin, { metrics: ctx.ops.metrics })
+  if (config.requestLog) await app.register(requestLogPlugin)
   if (sandbox) await app.register(journalPlugin, { journal: sandbox.journal, clock: ctx.clock })
   await app.register(authPlugin, {
     iam: ctx.services.iam,
@@ -153,6 +155,7 @@ export async function buildAdminApp(ctx: Context, opts: AppOptions = {}): Promis
   })
   await app.register(errorsPlugin)
   await app.register(metricsPlugin, { metrics: ctx.ops.metrics })
+  if (ctx.config.requestLog) await app.register(requestLogPlugin)
   await app.register(auditPlugin, { db: ctx.db, clock: ctx.clock })
   await app.register(durabilityPlugin, { durable: ctx.durable })
   await app.register(healthRoutes)

@@ -382,8 +382,13 @@ export const errors = {
   dnsResyncUnsupported: () =>
     bad('The DNS driver serves the zones from the database itself: there is nothing to resync'),
   /** An answer injected by sandbox fault injection; `status` is one of FAULT_STATUSES. */
-  injectedFault: (status: FaultStatus, text?: string) =>
-    new ApiError(faultKinds[status], text ?? defaultFaultText[status]),
+  injectedFault: (status: FaultStatus, text?: string, retryAfterSeconds?: number) =>
+    new ApiError(
+      faultKinds[status],
+      text ?? defaultFaultText[status],
+      undefined,
+      retryAfterSeconds === undefined ? undefined : { 'retry-after': String(retryAfterSeconds) },
+    ),
 
   /** A 4xx Fastify raised itself, its own text passed through; every other error has a named factory above. */
   fastifyClientError: (text: string) => bad(text),

@@ -53,7 +53,19 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     const cap = new ConnectionCap(config.connections.maxPerAddress, config.trustedProxies)
     guardListener(app.server, config.connections, cap)
 
-    await explainListen(() => app.listen({ host: config.host, port: config.port }), config, config.port, 'HOSTAPI_PORT')
+    // The DNS server first: a DNS port in use stops the start before anything says it listens.
+    await ctx.drivers.dns.start()
+    try {
+      await explainListen(
+        () => app.listen({ host: config.host, port: config.port }),
+        config,
+        config.port,
+        'HOSTAPI_PORT',
+      )
+    } catch (err) {
+      await ctx.drivers.dns.stop()
+      throw err
+    }
     const address = app.server.address()
     const port = typeof address === 'object' && address ? address.port : config.port
     const host = config.host.includes(':') ? `[${config.host}]` : config.host
@@ -67,20 +79,21 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
       try {
         adminUrl = await listenAdmin(adminApp, config, config.admin.port, host)
       } catch (err) {
+        await ctx.drivers.dns.stop()
         await app.close()
         throw err
       }
     }
-    const { plain, httpUrl } = await listenPlain(app, config, host, cap)
-
+    let listened: Awaited<ReturnType<typeof listenPlain>>
     try {
-      await ctx.drivers.dns.start()
+      listened = await listenPlain(app, config, host, cap)
     } catch (err) {
-      plain?.close()
+      await ctx.drivers.dns.stop()
       await adminApp?.close()
       await app.close()
       throw err
     }
+    const { plain, httpUrl } = listened
 
     // Armed once the instance serves, so the seed and the start never hit one.
     if (config.sandbox.enabled) armCrashPoints(config.sandbox.crashAt)

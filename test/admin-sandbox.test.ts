@@ -6,6 +6,7 @@ import { forEachDialect, startTestApp, tempDir, type TestApp } from './helpers/a
 import { NO_KEY, sshKey } from './helpers/admin.js'
 import { Type } from 'typebox'
 import { defineJob } from '../src/jobs/runner.js'
+import { keyPrefix } from '../src/modules/iam/keys.js'
 
 forEachDialect((dialect) => {
   describe(`sandbox mode (${dialect})`, () => {
@@ -249,6 +250,50 @@ forEachDialect((dialect) => {
         status_description: 'Unknown operation: noSuchOperation (use an operationId of the customer API)',
       })
       assert.equal((await adm('POST', '/sandbox/faults', { operation: 'whoami', status: 418 })).status, 400)
+    })
+
+    it('injects faults by path parameter, account and key; a 429 with Retry-After; a connection reset', async () => {
+      // Only the named domain fails; the account's other calls run.
+      await adm('POST', '/sandbox/faults', {
+        operation: 'getDomain',
+        params: { domain: 'acme-sandbox.nl' },
+        status: 404,
+      })
+      assert.equal((await t.request('GET', '/domains/acme-sandbox.nl', { key: SEED_KEY })).status, 404)
+      assert.equal(
+        (await t.request('GET', '/domains/other-name.nl', { key: SEED_KEY })).body.status_description,
+        'You have no access to this resource',
+      )
+      assert.equal((await adm('DELETE', '/sandbox/faults')).status, 200)
+
+      // By key: only calls with the named key fail; by account: another account's calls run.
+      await adm('POST', '/sandbox/faults', { operation: 'whoami', key_prefix: 'zzzzzzzz', status: 503 })
+      assert.equal((await t.request('GET', '/whoami', { key: SEED_KEY })).status, 200)
+      await adm('DELETE', '/sandbox/faults')
+      await adm('POST', '/sandbox/faults', { operation: 'whoami', key_prefix: keyPrefix(SEED_KEY), status: 503 })
+      assert.equal((await t.request('GET', '/whoami', { key: SEED_KEY })).status, 503)
+      await adm('DELETE', '/sandbox/faults')
+      await adm('POST', '/sandbox/faults', { operation: 'whoami', customer_number: 999999, status: 503 })
+      assert.equal((await t.request('GET', '/whoami', { key: SEED_KEY })).status, 200)
+      await adm('DELETE', '/sandbox/faults')
+
+      // An injected 429 says when to retry, as the real rate limit does.
+      const limited = await adm('POST', '/sandbox/faults', { operation: 'whoami', status: 429, count: 2 })
+      assert.equal(limited.body.data.retry_after, 1)
+      const r429 = await t.request('GET', '/whoami', { key: SEED_KEY })
+      assert.equal(r429.status, 429)
+      assert.equal(r429.headers['retry-after'], '1')
+      await adm('DELETE', '/sandbox/faults')
+      await adm('POST', '/sandbox/faults', { operation: 'whoami', status: 429, retry_after: 7, count: 1 })
+      assert.equal((await t.request('GET', '/whoami', { key: SEED_KEY })).headers['retry-after'], '7')
+
+      // A reset closes the connection without an answer.
+      await adm('POST', '/sandbox/faults', { operation: 'whoami', reset: true, count: 1 })
+      await assert.rejects(t.request('GET', '/whoami', { key: SEED_KEY }), (e: NodeJS.ErrnoException) => {
+        assert.match(String(e.code ?? e.message), /ECONNRESET|socket hang up/)
+        return true
+      })
+      assert.equal((await t.request('GET', '/whoami', { key: SEED_KEY })).status, 200)
     })
 
     it('keeps a journal of the last customer calls, readable and clearable', async () => {

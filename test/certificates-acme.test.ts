@@ -351,7 +351,10 @@ describeWithPebble('certificates through an ACME CA (pebble)', () => {
       })
       try {
         const b = await other.account('Customer of an unreachable CA')
-        const { orderId } = await other.ctx.services.certificates.order(b.accountId, { product_id: 1, duration: 1 })
+        const { order_id: orderId } = await other.ctx.services.certificates.order(b.accountId, {
+          product_id: 1,
+          duration: 1,
+        })
         await other.ctx.jobs.drain()
         const { items } = await other.ctx.services.orders.get(b.accountId, orderId)
         const id = (items[0].result as { certificate_id: number }).certificate_id

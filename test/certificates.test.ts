@@ -87,6 +87,15 @@ forEachDialect((dialect) => {
       assert.equal(r.status, 200)
       const orderId = r.body.data.order_id
       assert.equal(typeof orderId, 'number')
+      // The answer says what was ordered and charged, not only the order's id.
+      assert.deepEqual(r.body.data, {
+        order_id: orderId,
+        status: 'open',
+        product_id: 2,
+        product: 'hostapi SSL Wildcard',
+        duration: 2,
+        price: 99.9,
+      })
       const pending = await t.request('GET', `/orders/${orderId}`, { key: a.key })
       assert.equal(pending.body.data.services[0].type, 'certificate')
       assert.equal(pending.body.data.services[0].name, 'hostapi SSL Wildcard')

@@ -1,13 +1,15 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { forEachDialect, processDatabase, startTestApp, type ProcessDatabase } from './helpers/app.js'
-import { runAdminCli } from './helpers/process.js'
+import { runAdminCli, runCli } from './helpers/process.js'
 
 forEachDialect((dialect) => {
   describe(`admin CLI (${dialect})`, () => {
     let p: ProcessDatabase
     before(async () => {
       p = await processDatabase(dialect)
+      // The admin commands work on a server's database: they never create one.
+      assert.equal((await runCli(p.env, 'migrate')).code, 0)
     })
     after(async () => {
       await p.remove()

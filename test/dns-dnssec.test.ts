@@ -69,9 +69,9 @@ forEachDialect((dialect) => {
       const on = await t.request('PUT', `/domains/${Z}`, { key: a.key, body: { dnssec: { enabled: true } } })
       assert.equal(on.status, 200)
       assert.equal(on.body.data.dnssec_enabled, 1)
-      const keys = on.body.data.dnssec_keys as { alg: string; flags: string; pubKey: string }[]
+      const keys = on.body.data.dnssec_keys as { alg: number; flags: number; pubKey: string }[]
       assert.equal(keys.length, 1)
-      assert.deepEqual([keys[0]!.alg, keys[0]!.flags], ['13', '257'])
+      assert.deepEqual([keys[0]!.alg, keys[0]!.flags], [13, 257])
       pubKey = keys[0]!.pubKey
       assert.equal(Buffer.from(pubKey, 'base64').length, 64)
       const again = await t.request('PUT', `/domains/${Z}`, { key: a.key, body: { dnssec: { enabled: true } } })

@@ -219,8 +219,8 @@ forEachDialect((dialect) => {
       })
       assert.equal(sec.body.data.dnssec_enabled, 1)
       assert.deepEqual(
-        sec.body.data.dnssec_keys.map((k: { alg: string; flags: string }) => [k.alg, k.flags]),
-        [['13', '257']],
+        sec.body.data.dnssec_keys.map((k: { alg: number; flags: number }) => [k.alg, k.flags]),
+        [[13, 257]],
       )
       const off = await t.request('PUT', `/domains/${name}`, { key: a.key, body: { dnssec: { enabled: false } } })
       assert.equal(off.body.data.dnssec_enabled, 0)
@@ -235,7 +235,7 @@ forEachDialect((dialect) => {
         body: { ...external, dnssec: { enabled: true, flags: 257, alg: 13, protocol: 3, pubKey: goodKey } },
       })
       assert.equal(given.body.data.dnssec_enabled, 1)
-      assert.deepEqual(given.body.data.dnssec_keys, [{ alg: '13', flags: '257', pubKey: goodKey }])
+      assert.deepEqual(given.body.data.dnssec_keys, [{ alg: 13, flags: 257, pubKey: goodKey }])
       assert.equal(given.body.data.managed_dns, false)
       const parent = await t.ctx.drivers.registry.dnssec(name)
       assert.deepEqual(

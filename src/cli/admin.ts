@@ -12,7 +12,8 @@ interface Out {
   write(s: string): unknown
 }
 
-const HELP = `Usage: hostapi admin <command> [options]
+/** The admin commands' help. */
+export const ADMIN_HELP = `Usage: hostapi admin <command> [options]
 
   account create --name NAME --email EMAIL [--firstname F] [--lastname L]
       Creates an account with its main user; prints the customer number.
@@ -67,6 +68,9 @@ const OPTIONS = {
 type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K] extends { multiple: true } ? string[] : string }
 type AccountRow = NonNullable<Awaited<ReturnType<typeof repo.findAccountByCustomerNumber>>>
 
+/** Whether an admin command line asks for the help (nothing, `help` or `--help`). */
+export const isAdminHelp = (argv: string[]): boolean => !argv[0] || argv[0] === 'help' || argv[0] === '--help'
+
 /** One parsed admin command line, with the helpers the commands share. */
 interface Invocation {
   ctx: Context
@@ -89,8 +93,8 @@ type Command = (c: Invocation) => Promise<unknown>
 /** Runs one admin command; returns the exit code. Output meant for scripts goes to `out`, alone. */
 export async function runAdmin(ctx: Context, argv: string[], out: Out, err: Out): Promise<number> {
   const [area, action, ...rest] = argv
-  if (!area || area === 'help' || area === '--help') {
-    out.write(HELP)
+  if (isAdminHelp(argv)) {
+    out.write(ADMIN_HELP)
     return 0
   }
   const parse = () => parseArgs({ args: rest, options: OPTIONS, allowPositionals: true, strict: true })
@@ -98,12 +102,12 @@ export async function runAdmin(ctx: Context, argv: string[], out: Out, err: Out)
   try {
     parsed = parse()
   } catch (e) {
-    throw new AdminUsageError(`${(e as Error).message}\n\n${HELP}`)
+    throw new AdminUsageError(`${(e as Error).message}\n\n${ADMIN_HELP}`)
   }
   const { values: v, positionals } = parsed
   const need = (name: keyof typeof OPTIONS): string => {
     const value = v[name]
-    if (typeof value !== 'string' || value === '') throw new AdminUsageError(`--${name} is required\n\n${HELP}`)
+    if (typeof value !== 'string' || value === '') throw new AdminUsageError(`--${name} is required\n\n${ADMIN_HELP}`)
     return value
   }
   const account = async () => {
@@ -113,12 +117,12 @@ export async function runAdmin(ctx: Context, argv: string[], out: Out, err: Out)
     return row
   }
   const ref = () => {
-    if (positionals.length !== 1) throw new AdminUsageError(`Name one key by its prefix or id\n\n${HELP}`)
+    if (positionals.length !== 1) throw new AdminUsageError(`Name one key by its prefix or id\n\n${ADMIN_HELP}`)
     return positionals[0]
   }
 
   const command = COMMANDS.get(`${area} ${action}`)
-  if (!command) throw new AdminUsageError(`Unknown admin command: ${area} ${action ?? ''}\n\n${HELP}`)
+  if (!command) throw new AdminUsageError(`Unknown admin command: ${area} ${action ?? ''}\n\n${ADMIN_HELP}`)
   try {
     const code = await command({ ctx, action, v, positionals, out, err, need, account, ref })
     return typeof code === 'number' ? code : 0
@@ -232,7 +236,7 @@ const tokenList: Command = async ({ ctx, out }) => {
 }
 
 const tokenRevoke: Command = async ({ ctx, positionals, err }) => {
-  if (positionals.length !== 1) throw new AdminUsageError(`Name one token by its prefix or id\n\n${HELP}`)
+  if (positionals.length !== 1) throw new AdminUsageError(`Name one token by its prefix or id\n\n${ADMIN_HELP}`)
   await ctx.services.admin.revokeToken(positionals[0])
   err.write('revoked\n')
 }
@@ -278,7 +282,7 @@ const orderList: Command = async ({ ctx, v, out }) => {
 /** The order named by the one positional argument, or a usage error. */
 function orderId(positionals: string[]): number {
   const id = positionals.length === 1 ? Number(positionals[0]) : Number.NaN
-  if (!Number.isSafeInteger(id) || id < 1) throw new AdminUsageError(`Name one order by its id\n\n${HELP}`)
+  if (!Number.isSafeInteger(id) || id < 1) throw new AdminUsageError(`Name one order by its id\n\n${ADMIN_HELP}`)
   return id
 }
 
@@ -293,7 +297,7 @@ const orderRepair: Command = async ({ ctx, action, positionals, out }) => {
   out.write(`${view.status}\n`)
 }
 
-/** Every admin command by `<area> <action>`, as HELP lists them. */
+/** Every admin command by `<area> <action>`, as ADMIN_HELP lists them. */
 const COMMANDS = new Map<string, Command>([
   ['account create', accountCreate],
   ['user create', userCreate],

@@ -1,22 +1,62 @@
 // The hostapi command line (serve, migrate, admin); main.ts starts it.
 import pino from 'pino'
-import { ConfigError, loadConfig, StartError, type Config } from '../config/config.js'
+import { ConfigError, environment, loadConfig, StartError, type Config } from '../config/config.js'
 import { readableLogLine } from '../lib/log-line.js'
 import { startServer } from '../server.js'
 import { createContext } from '../context.js'
 import { migrate, newerMigrations } from '../db/database.js'
-import { runAdmin, AdminUsageError } from './admin.js'
+import { runAdmin, AdminUsageError, ADMIN_HELP, isAdminHelp } from './admin.js'
 import { PRIVATE_UMASK } from '../data-dir.js'
 import { ensureLocalRoot, localRootFile } from '../tls.js'
+import { readEnvFile } from '../config/env-file.js'
+import { databaseIsSetUp, explainStartFailure } from '../db/start-failures.js'
 
-const USAGE = `Usage: hostapi <command>
+const USAGE = `Usage: hostapi <command> [--env-file FILE] [--port N] [--host ADDRESS] [--data-dir DIR]
 
 Commands:
   serve              Start the API server (the default)
-  migrate            Apply pending database migrations and exit
+  migrate            Apply pending database migrations and exit (creates the database when there is none)
   cert               Print the path of the local root that signs the server's certificate (made once if missing)
   admin <...>        Manage accounts, users, API keys, admin tokens and the secret key (hostapi admin help)
+
+Options (of every command):
+  --env-file FILE    Read settings from FILE (NAME=value lines); the environment's own variables win over it
+  --port, --host, --data-dir
+                     Take the place of HOSTAPI_PORT, HOSTAPI_HOST and HOSTAPI_DATA_DIR (and win over both)
 `
+
+/** A command line hostapi does not understand: the message and the usage, exit status 2. */
+class UsageError extends Error {}
+
+/** The flags every command takes and the variables they stand for. */
+const SETTING_FLAGS: Record<string, string> = {
+  '--port': 'HOSTAPI_PORT',
+  '--host': 'HOSTAPI_HOST',
+  '--data-dir': 'HOSTAPI_DATA_DIR',
+}
+
+/**
+ * The command line's options as settings, wherever they stand: `--env-file FILE` (its variables under the
+ * environment's own) and the setting flags (over both). Returns the environment to load the configuration from
+ * and the arguments left.
+ */
+function commandLine(argv: string[]): { env: Record<string, string | undefined>; args: string[] } {
+  const args: string[] = []
+  let fileEnv: Record<string, string | undefined> = {}
+  const flags: Record<string, string> = {}
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i]!.split(/=(.*)/s, 2) as [string, string | undefined]
+    if (flag !== '--env-file' && !Object.hasOwn(SETTING_FLAGS, flag)) {
+      args.push(argv[i]!)
+      continue
+    }
+    const value = inline ?? argv[++i]
+    if (value === undefined || value === '') throw new UsageError(`${flag} needs a value\n\n${USAGE}`)
+    if (flag === '--env-file') fileEnv = { ...fileEnv, ...readEnvFile(value) }
+    else flags[SETTING_FLAGS[flag]!] = value
+  }
+  return { env: environment(fileEnv, flags), args }
+}
 
 // On a terminal the log is read by a person: one readable line per entry. Elsewhere (a pipe, a file, a service
 // manager) it stays JSON, one object per line, for whatever collects it.
@@ -27,14 +67,32 @@ function terminalLog(config: Config) {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const [command = 'serve', ...rest] = argv
+  const { env, args } = commandLine(argv)
+  const [command = 'serve', ...rest] = args
   if (command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(USAGE)
     return 0
   }
+  // Help reads no configuration and writes no file.
+  if (command === 'admin' && isAdminHelp(rest)) {
+    process.stdout.write(ADMIN_HELP)
+    return 0
+  }
+  if (command === 'serve' && rest.length > 0) throw new UsageError(`Unknown option for serve: ${rest[0]}\n\n${USAGE}`)
   // Whatever this process creates (SQLite's -wal and -shm files included) is owner-only.
   process.umask(PRIVATE_UMASK)
-  const config = loadConfig()
+  const config = loadConfig(env)
+  for (const warning of config.warnings) process.stderr.write(`Warning: ${warning}\n`)
+  try {
+    return await run(config, command, rest)
+  } catch (err) {
+    const line = explainStartFailure(err, config)
+    throw line ? new StartError(line) : err
+  }
+}
+
+/** Runs a command on a loaded configuration. */
+async function run(config: Config, command: string, rest: string[]): Promise<number> {
   if (command === 'serve') {
     const server = await startServer(config, terminalLog(config))
     const log = server.ctx.log
@@ -86,6 +144,12 @@ async function main(argv: string[]): Promise<number> {
     return 0
   }
   if (command === 'admin') {
+    // An admin command works on the database of a server: it never creates one (from a folder where none is).
+    if (!(await databaseIsSetUp(config.database)))
+      throw new StartError(
+        `No hostapi database at ${config.database.dialect === 'sqlite' ? config.database.file : 'DATABASE_URL'}: ` +
+          'run the command where the server runs, or set HOSTAPI_DATA_DIR or DATABASE_URL to its database (hostapi migrate creates one)',
+      )
     const ctx = createContext(config)
     try {
       await migrate(ctx.db, ctx.dbSchema)
@@ -103,7 +167,12 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exit(code)
   },
   (err) => {
-    if (err instanceof ConfigError || err instanceof StartError || err instanceof AdminUsageError) {
+    if (
+      err instanceof ConfigError ||
+      err instanceof StartError ||
+      err instanceof AdminUsageError ||
+      err instanceof UsageError
+    ) {
       process.stderr.write(`${err.message}\n`)
       process.exit(2)
     }

@@ -13,6 +13,7 @@ import { mailDriverConfig, type MailDriverConfig } from './mail.js'
 import { caDriverConfig, type CaDriverConfig } from './ca.js'
 import { connectionConfig, requestTimeoutDefault } from './connections.js'
 import { hypervisorConfig, type LxdConfig } from './hypervisor.js'
+import { unknownSettings } from './known-settings.js'
 
 /** The validated, frozen configuration of one hostapi process. Only this module reads the environment. */
 export interface Config {
@@ -48,6 +49,10 @@ export interface Config {
   /** The built-in DNS server as a hidden primary: zone transfers to and NOTIFY of its secondaries. */
   dnsTransfer: DnsTransferConfig
   logLevel: string
+  /** A log line per answered request (method, path, status, ms, operation id): on in demo and sandbox mode. */
+  requestLog: boolean
+  /** What the start should say about the environment without stopping: `HOSTAPI_*` variables hostapi does not read. */
+  warnings: string[]
   bodyLimit: number
   /** The deepest nesting of arrays and objects a JSON body may have: deeper is refused 400 before it is parsed. */
   jsonMaxDepth: number
@@ -186,6 +191,9 @@ export class ConfigError extends Error {
 /** What stops a start that the configuration can fix (a port in use): its message is the one line to print. */
 export class StartError extends Error {}
 
+/** The environment under the command line's settings: an env file's variables below it, flags' over it. */
+export const environment = (file: Env, flags: Env): Env => ({ ...file, ...process.env, ...flags })
+
 /** Reads every HOSTAPI_* variable (and DATABASE_URL, REDIS_URL); lists every problem at once. */
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const r = new EnvReader(env)
@@ -198,6 +206,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     ...storage,
     demo,
     logLevel: env.HOSTAPI_LOG_LEVEL || 'info',
+    warnings: unknownSettings(env),
+    requestLog: r.bool('HOSTAPI_REQUEST_LOG', r.bool('HOSTAPI_SANDBOX', demo.enabled)),
     dns: dnsConfig(r),
     dnsDriver: dnsDriverConfig(r),
     dnsTransfer: dnsTransferConfig(r),

@@ -19,7 +19,8 @@ export interface DnsRrlConfig {
 export function dnsConfig(r: EnvReader): Config['dns'] {
   const host = r.env.HOSTAPI_DNS_HOST || '127.0.0.1'
   if (!ipaddr.isValid(host)) r.problem(`HOSTAPI_DNS_HOST must be an IP address (got "${host}")`)
-  const port = r.int('HOSTAPI_DNS_PORT', 5353, 0, 65535)
+  // Not 5353: that is the mDNS port, held by avahi or mDNSResponder on most desktops.
+  const port = r.int('HOSTAPI_DNS_PORT', 8053, 0, 65535)
   const rrl: DnsRrlConfig = {
     responsesPerSecond: r.int('HOSTAPI_DNS_RRL_RESPONSES_PER_SECOND', 10, 0, 1_000_000),
     slip: r.int('HOSTAPI_DNS_RRL_SLIP', 2, 0, 10),

@@ -1,6 +1,6 @@
 const LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' }
-// Said by the time and level columns, or the same on every line.
-const OMITTED = new Set(['level', 'time', 'pid', 'hostname', 'msg', 'err'])
+// Said by the time and level columns, the same on every line, or (`request`, a request line's fields) by the message.
+const OMITTED = new Set(['level', 'time', 'pid', 'hostname', 'msg', 'err', 'request'])
 
 /**
  * One pino JSON line as a line for a terminal: local time, level, message, the other fields as `key=value`,

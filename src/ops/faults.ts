@@ -14,6 +14,16 @@ export interface FaultInput {
   latency_ms?: number
   /** How many times the fault fires before it is removed; omitted = until deleted. */
   count?: number
+  /** Only calls whose path parameters have these values (`{"domain": "example.nl"}`). */
+  params?: Record<string, string>
+  /** Only calls of this account (its customer number). */
+  customer_number?: number
+  /** Only calls made with this API key (its prefix, as the key list shows it). */
+  key_prefix?: string
+  /** `Retry-After` (seconds) of an injected 429 or 503 (default 1 for a 429). */
+  retry_after?: number
+  /** Reset the connection instead of answering (after the delay). */
+  reset?: boolean
 }
 
 export interface Fault extends Required<Pick<FaultInput, 'operation' | 'probability' | 'latency_ms'>> {
@@ -23,6 +33,19 @@ export interface Fault extends Required<Pick<FaultInput, 'operation' | 'probabil
   /** Firings left; null = unlimited. */
   remaining: number | null
   fired: number
+  params: Record<string, string> | null
+  customer_number: number | null
+  key_prefix: string | null
+  retry_after: number | null
+  reset: boolean
+}
+
+/** The call a fault is matched against. */
+export interface FaultCall {
+  operation: string
+  params: Record<string, unknown>
+  customerNumber: number | null
+  keyPrefix: string | null
 }
 
 /** Sandbox fault injection: in memory, per process. */
@@ -40,6 +63,11 @@ export class FaultInjector {
       latency_ms: input.latency_ms ?? 0,
       remaining: input.count ?? null,
       fired: 0,
+      params: input.params ?? null,
+      customer_number: input.customer_number ?? null,
+      key_prefix: input.key_prefix ?? null,
+      retry_after: input.retry_after ?? (input.status === 429 ? 1 : null),
+      reset: input.reset ?? false,
     }
     this.faults.push(fault)
     return fault
@@ -59,10 +87,10 @@ export class FaultInjector {
     this.faults = []
   }
 
-  /** The fault that fires for this call of `operation`, if any; counts it and drops a used-up fault. */
-  draw(operation: string): Fault | null {
+  /** The fault that fires for this call, if any; counts it and drops a used-up fault. */
+  draw(call: FaultCall): Fault | null {
     for (const f of this.faults) {
-      if (f.operation !== operation) continue
+      if (!matches(f, call)) continue
       if (f.probability < 1 && randomInt(1_000_000) >= f.probability * 1_000_000) continue
       f.fired++
       if (f.remaining !== null) {
@@ -73,6 +101,15 @@ export class FaultInjector {
     }
     return null
   }
+}
+
+/** Whether a fault's conditions hold for a call: its operation, and the path parameters, account and key it names. */
+function matches(f: Fault, call: FaultCall): boolean {
+  if (f.operation !== call.operation) return false
+  if (f.customer_number !== null && f.customer_number !== call.customerNumber) return false
+  if (f.key_prefix !== null && f.key_prefix !== call.keyPrefix) return false
+  if (f.params === null) return true
+  return Object.entries(f.params).every(([k, v]) => String(call.params[k] ?? '').toLowerCase() === v.toLowerCase())
 }
 
 /**

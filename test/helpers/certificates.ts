@@ -2,7 +2,10 @@ import type { TestAccount, TestApp } from './app.js'
 
 /** A certificate package of `owner` (one year of `productId`), once the running job runner has made it. */
 export async function certificatePackage(t: TestApp, owner: TestAccount, productId: number): Promise<number> {
-  const { orderId } = await t.ctx.services.certificates.order(owner.accountId, { product_id: productId, duration: 1 })
+  const { order_id: orderId } = await t.ctx.services.certificates.order(owner.accountId, {
+    product_id: productId,
+    duration: 1,
+  })
   const start = Date.now()
   for (;;) {
     const { items } = await t.ctx.services.orders.get(owner.accountId, orderId)

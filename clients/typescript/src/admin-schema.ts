@@ -8451,7 +8451,14 @@ export interface operations {
                      *             "probability": 1,
                      *             "latency_ms": 0,
                      *             "remaining": 2,
-                     *             "fired": 0
+                     *             "fired": 0,
+                     *             "params": {
+                     *               "domain": "example.nl"
+                     *             },
+                     *             "customer_number": null,
+                     *             "key_prefix": null,
+                     *             "retry_after": null,
+                     *             "reset": false
                      *           }
                      *         ]
                      *       }
@@ -8473,6 +8480,13 @@ export interface operations {
                                 /** @description Firings left; null = until deleted */
                                 remaining: number | null;
                                 fired: number;
+                                params: {
+                                    [key: string]: string;
+                                } | null;
+                                customer_number: number | null;
+                                key_prefix: string | null;
+                                retry_after: number | null;
+                                reset: boolean;
                             }[];
                         };
                     };
@@ -8554,6 +8568,18 @@ export interface operations {
                     latency_ms?: number;
                     /** @description Fire this many times, then stop (default: until deleted) */
                     count?: number;
+                    /** @description Only calls whose path parameters have these values, e.g. `{"domain": "example.nl"}` */
+                    params?: {
+                        [key: string]: string;
+                    };
+                    /** @description Only calls of this account */
+                    customer_number?: number;
+                    /** @description Only calls made with this API key (its prefix) */
+                    key_prefix?: string;
+                    /** @description `Retry-After` seconds (default 1 for a 429) */
+                    retry_after?: number;
+                    /** @description Reset the connection instead of answering */
+                    reset?: boolean;
                 };
             };
         };
@@ -8576,7 +8602,14 @@ export interface operations {
                      *         "probability": 1,
                      *         "latency_ms": 0,
                      *         "remaining": 2,
-                     *         "fired": 0
+                     *         "fired": 0,
+                     *         "params": {
+                     *           "domain": "example.nl"
+                     *         },
+                     *         "customer_number": null,
+                     *         "key_prefix": null,
+                     *         "retry_after": null,
+                     *         "reset": false
                      *       }
                      *     }
                      */
@@ -8595,6 +8628,13 @@ export interface operations {
                             /** @description Firings left; null = until deleted */
                             remaining: number | null;
                             fired: number;
+                            params: {
+                                [key: string]: string;
+                            } | null;
+                            customer_number: number | null;
+                            key_prefix: string | null;
+                            retry_after: number | null;
+                            reset: boolean;
                         };
                     };
                 };

@@ -495,7 +495,7 @@ export interface paths {
         put?: never;
         /**
          * Order a certificate
-         * @description Charges the product for `duration` years (default 1) and creates a certificate package (asynchronously, through the order). Request its certificate with POST /certificates/{id}/request. `?test=1`: checks the order and answers `order_id` 0 without ordering or charging.
+         * @description Charges the product for `duration` years (default 1) and creates a certificate package (asynchronously, through the order). Answers the order: `order_id`, its `status` (`open` until processed), the product, the duration and the `price` charged (EUR for the whole duration, excluding VAT); the id of the package is `services[0].result.certificate_id` of GET /orders/{order_id} once processed. Request its certificate with POST /certificates/{id}/request. `?test=1`: checks the order and answers `order_id` 0 without ordering or charging.
          */
         post: operations["orderCertificate"];
         delete?: never;
@@ -3682,10 +3682,10 @@ export interface operations {
                             /** @description 0 or 1 */
                             dnssec_enabled: number;
                             dnssec_keys: {
-                                /** @description Algorithm number, as a string */
-                                alg: string;
-                                /** @description `256` or `257`, as a string */
-                                flags: string;
+                                /** @description The DNSSEC algorithm number */
+                                alg: number;
+                                /** @description 256 (ZSK) or 257 (KSK) */
+                                flags: number;
                                 pubKey: string;
                             }[];
                             /** @description The redirect, or null when none is set */
@@ -3894,10 +3894,12 @@ export interface operations {
                         ipv6?: string | null;
                     })[];
                     is_locked?: boolean | number;
+                    /** @description `enabled: false` turns DNSSEC off; `enabled: true` or key fields without `enabled` turn it on; `{}` changes nothing. On the provider's nameservers the zone is signed here with a key made here (the key fields are not used); on other nameservers the key given is handed to the registry with its DS. */
                     dnssec?: {
                         enabled?: boolean | number;
-                        /** @description 256 or 257 */
+                        /** @description 256 or 257 (a string of digits is taken too) */
                         flags?: number;
+                        /** @description 6, 8, 10, 12, 13, 15 or 16 (5, 7, 14 too); a string of digits is taken too */
                         alg?: number;
                         /** @description Always 3 */
                         protocol?: number;
@@ -4013,10 +4015,10 @@ export interface operations {
                             /** @description 0 or 1 */
                             dnssec_enabled: number;
                             dnssec_keys: {
-                                /** @description Algorithm number, as a string */
-                                alg: string;
-                                /** @description `256` or `257`, as a string */
-                                flags: string;
+                                /** @description The DNSSEC algorithm number */
+                                alg: number;
+                                /** @description 256 (ZSK) or 257 (KSK) */
+                                flags: number;
                                 pubKey: string;
                             }[];
                             /** @description The redirect, or null when none is set */
@@ -9632,7 +9634,12 @@ export interface operations {
                      *       "status": 200,
                      *       "status_description": "Request successful",
                      *       "data": {
-                     *         "order_id": 1042
+                     *         "order_id": 1042,
+                     *         "status": "open",
+                     *         "product_id": 1,
+                     *         "product": "hostapi SSL",
+                     *         "duration": 1,
+                     *         "price": 9.95
                      *       }
                      *     }
                      */
@@ -9642,7 +9649,17 @@ export interface operations {
                         /** @example Request successful */
                         status_description: string;
                         data: {
+                            /** @description 0 for `?test=1` */
                             order_id: number;
+                            /** @description `open`: the order is processed asynchronously (GET /orders/{order_id}) */
+                            status: string;
+                            product_id: number;
+                            /** @description The product name */
+                            product: string;
+                            /** @description Years */
+                            duration: number;
+                            /** @description EUR for the whole duration, excluding VAT */
+                            price: number;
                         };
                     };
                 };

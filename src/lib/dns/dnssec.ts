@@ -236,12 +236,28 @@ const rsaKey = (minBits: number, key: Buffer): boolean => {
   }
 }
 
+/**
+ * A DSA public key in RFC 2536 form: T (0 to 8), Q (20 bytes), then P, G and Y of 64 + 8·T bytes each, P of exactly
+ * 512 + 64·T bits. Node builds no DSA key from its parts, so the form is what is checked.
+ */
+const dsaKey = (key: Buffer): boolean => {
+  const t = key[0]
+  if (t === undefined || t > 8) return false
+  const size = 64 + 8 * t
+  return key.length === 1 + 20 + 3 * size && key[1]! >= 0x80 && key[21]! >= 0x80
+}
+
+/** A GOST R 34.10-2001 public key in RFC 5933 form: x and y, 32 bytes each, not both zero. */
+const gostKey = (key: Buffer): boolean => key.length === 64 && key.some((b) => b !== 0)
+
 /** What a DNSKEY public key of each accepted algorithm must be, as an error text says it. */
 export const PUBLIC_KEY_FORMS: Record<number, { describe: string; valid: (key: Buffer) => boolean }> = {
   5: { describe: 'an RSA key in RFC 3110 form (512 to 4096 bits)', valid: (k) => rsaKey(512, k) },
+  6: { describe: 'a DSA key in RFC 2536 form (T, Q, P, G, Y)', valid: dsaKey },
   7: { describe: 'an RSA key in RFC 3110 form (512 to 4096 bits)', valid: (k) => rsaKey(512, k) },
   8: { describe: 'an RSA key in RFC 3110 form (512 to 4096 bits)', valid: (k) => rsaKey(512, k) },
   10: { describe: 'an RSA key in RFC 3110 form (1024 to 4096 bits)', valid: (k) => rsaKey(1024, k) },
+  12: { describe: 'a GOST R 34.10-2001 key of 64 bytes', valid: gostKey },
   13: { describe: 'a P-256 point of 64 bytes', valid: (k) => ecPoint('P-256', 32, k) },
   14: { describe: 'a P-384 point of 96 bytes', valid: (k) => ecPoint('P-384', 48, k) },
   15: { describe: 'an Ed25519 key of 32 bytes', valid: (k) => okpKey('Ed25519', 32, k) },

@@ -56,6 +56,20 @@ export const FaultBody = Type.Object(
     count: Type.Optional(
       Type.Integer({ minimum: 1, description: 'Fire this many times, then stop (default: until deleted)' }),
     ),
+    params: Type.Optional(
+      Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 255 }), {
+        maxProperties: 8,
+        description: 'Only calls whose path parameters have these values, e.g. `{"domain": "example.nl"}`',
+      }),
+    ),
+    customer_number: Type.Optional(Type.Integer({ minimum: 1, description: 'Only calls of this account' })),
+    key_prefix: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'Only calls made with this API key (its prefix)' }),
+    ),
+    retry_after: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 86_400, description: '`Retry-After` seconds (default 1 for a 429)' }),
+    ),
+    reset: Type.Optional(Type.Boolean({ description: 'Reset the connection instead of answering' })),
   },
   { additionalProperties: false },
 )
@@ -68,6 +82,11 @@ const Fault = Type.Object({
   latency_ms: Type.Integer(),
   remaining: Type.Union([Type.Integer(), Type.Null()], { description: 'Firings left; null = until deleted' }),
   fired: Type.Integer(),
+  params: Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()]),
+  customer_number: Type.Union([Type.Integer(), Type.Null()]),
+  key_prefix: Type.Union([Type.String(), Type.Null()]),
+  retry_after: Type.Union([Type.Integer(), Type.Null()]),
+  reset: Type.Boolean(),
 })
 const faultExample = {
   id: 1,
@@ -78,6 +97,11 @@ const faultExample = {
   latency_ms: 0,
   remaining: 2,
   fired: 0,
+  params: { domain: 'example.nl' },
+  customer_number: null,
+  key_prefix: null,
+  retry_after: null,
+  reset: false,
 }
 export const FaultReply = Envelope(Fault, faultExample)
 export const FaultsReply = Envelope(Type.Object({ faults: Type.Array(Fault) }), { faults: [faultExample] })

@@ -65,15 +65,14 @@ export const certificatesRoutes: FastifyPluginAsync = async (base) => {
         tags,
         summary: 'Order a certificate',
         description:
-          'Charges the product for `duration` years (default 1) and creates a certificate package (asynchronously, through the order). Request its certificate with POST /certificates/{id}/request. `?test=1`: checks the order and answers `order_id` 0 without ordering or charging.',
+          'Charges the product for `duration` years (default 1) and creates a certificate package (asynchronously, through the order). Answers the order: `order_id`, its `status` (`open` until processed), the product, the duration and the `price` charged (EUR for the whole duration, excluding VAT); the id of the package is `services[0].result.certificate_id` of GET /orders/{order_id} once processed. Request its certificate with POST /certificates/{id}/request. `?test=1`: checks the order and answers `order_id` 0 without ordering or charging.',
         querystring: DryRunQuery,
         body: OrderBody,
         response: { 200: OrderResponse },
       },
     },
     async (req) => {
-      const { orderId } = await service().order(req.principal!.accountId, req.body, dry(req))
-      return ok({ order_id: orderId })
+      return ok(await service().order(req.principal!.accountId, req.body, dry(req)))
     },
   )
 

@@ -54,7 +54,17 @@ export const OrderBody = Type.Object({
   ),
 })
 
-export const OrderResponse = Envelope(Type.Object({ order_id: Type.Integer() }), { order_id: 1042 })
+export const OrderResponse = Envelope(
+  Type.Object({
+    order_id: Type.Integer({ description: '0 for `?test=1`' }),
+    status: Type.String({ description: '`open`: the order is processed asynchronously (GET /orders/{order_id})' }),
+    product_id: Type.Integer(),
+    product: Type.String({ description: 'The product name' }),
+    duration: Type.Integer({ description: 'Years' }),
+    price: Type.Number({ description: 'EUR for the whole duration, excluding VAT' }),
+  }),
+  { order_id: 1042, status: 'open', product_id: 1, product: 'hostapi SSL', duration: 1, price: 9.95 },
+)
 
 const certificateStatus = Type.String({
   description:

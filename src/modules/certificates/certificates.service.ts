@@ -13,6 +13,7 @@ import {
 import { baseName } from '../../drivers/ca/names.js'
 import type { Page } from '../../lib/paging.js'
 import { pagination } from '../../lib/paging.js'
+import { amount } from '../../lib/money.js'
 import * as repo from './certificates.repository.js'
 import type { Db } from '../../db/database.js'
 import type { CertificateProduct, CertificateWithProduct } from './certificates.repository.js'
@@ -96,27 +97,36 @@ export class CertificatesService {
     return (await repo.listActiveProducts(this.db)).map(productView)
   }
 
-  /** Orders a certificate package; the order's job creates it. A dry run checks the order and answers order id 0. */
-  async order(
-    accountId: number,
-    input: { product_id: number; duration?: number },
-    opts: DryRun = {},
-  ): Promise<{ orderId: number }> {
+  /**
+   * Orders a certificate package; the order's job creates it. Answers the order with what it charges.
+   * A dry run checks the order and answers order id 0.
+   */
+  async order(accountId: number, input: { product_id: number; duration?: number }, opts: DryRun = {}) {
     const product = await repo.findProduct(this.db, input.product_id)
     if (!product?.active) throw errors.certificateProductNotFound()
     const { durations } = product
     const duration = input.duration ?? DEFAULT_DURATION_YEARS
     if (!durations.includes(duration)) throw errors.certificateDuration(durations)
-    if (opts.dryRun) return { orderId: 0 }
-    return this.orders.createOrder(accountId, [
-      {
-        type: 'certificate',
-        name: product.name,
-        details: { product_id: product.id, duration },
-        priceCents: product.price_cents * duration,
-        description: `${product.name}, ${duration} year${duration === 1 ? '' : 's'}`,
-      },
-    ])
+    const priceCents = product.price_cents * duration
+    const placed = opts.dryRun
+      ? { orderId: 0 }
+      : await this.orders.createOrder(accountId, [
+          {
+            type: 'certificate',
+            name: product.name,
+            details: { product_id: product.id, duration },
+            priceCents,
+            description: `${product.name}, ${duration} year${duration === 1 ? '' : 's'}`,
+          },
+        ])
+    return {
+      order_id: placed.orderId,
+      status: 'open',
+      product_id: product.id,
+      product: product.name,
+      duration,
+      price: amount(priceCents),
+    }
   }
 
   /** The order processor of `certificate` items: creates the package (once, however often it runs). */

@@ -5,7 +5,7 @@ import { jsonColumns, type Decoded } from '../../db/json-columns.js'
 import type { DomainRow, DomainsTable } from './domains.tables.js'
 import type { Role } from './contacts/contacts.service.js'
 import type { Nameserver } from './nameservers/nameservers.js'
-import type { DnssecKey } from './domains.service.js'
+import type { DnssecKey } from './dnssec/dnssec-input.js'
 
 /** Domains. Every read of account data takes the account id; reads answer decoded rows. */
 

@@ -71,8 +71,8 @@ export const DomainDetail = Type.Object({
   dnssec_enabled: Type.Integer({ description: '0 or 1' }),
   dnssec_keys: Type.Array(
     Type.Object({
-      alg: Type.String({ description: 'Algorithm number, as a string' }),
-      flags: Type.String({ description: '`256` or `257`, as a string' }),
+      alg: Type.Integer({ description: 'The DNSSEC algorithm number' }),
+      flags: Type.Integer({ description: '256 (ZSK) or 257 (KSK)' }),
       pubKey: Type.String(),
     }),
   ),
@@ -125,13 +125,23 @@ export const UpdateDomainBody = Type.Object(
     ),
     is_locked: Type.Optional(Flag),
     dnssec: Type.Optional(
-      Type.Object({
-        enabled: Type.Optional(Flag),
-        flags: Type.Optional(Type.Integer({ description: '256 or 257' })),
-        alg: Type.Optional(Type.Integer()),
-        protocol: Type.Optional(Type.Integer({ description: 'Always 3' })),
-        pubKey: Type.Optional(Type.String({ maxLength: 4096 })),
-      }),
+      Type.Object(
+        {
+          enabled: Type.Optional(Flag),
+          flags: Type.Optional(Type.Integer({ description: '256 or 257 (a string of digits is taken too)' })),
+          alg: Type.Optional(
+            Type.Integer({ description: '6, 8, 10, 12, 13, 15 or 16 (5, 7, 14 too); a string of digits is taken too' }),
+          ),
+          protocol: Type.Optional(Type.Integer({ description: 'Always 3' })),
+          pubKey: Type.Optional(Type.String({ maxLength: 4096 })),
+        },
+        {
+          description:
+            '`enabled: false` turns DNSSEC off; `enabled: true` or key fields without `enabled` turn it on; `{}` changes nothing. ' +
+            "On the provider's nameservers the zone is signed here with a key made here (the key fields are not used); " +
+            'on other nameservers the key given is handed to the registry with its DS.',
+        },
+      ),
     ),
     profile: Type.Optional(ContactProfileIds("Contact profile ids; 0 or null removes the role's contact")),
     forwarder: Type.Optional(

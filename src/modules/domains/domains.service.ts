@@ -8,7 +8,8 @@ import { Type } from 'typebox'
 import { defineJob, type JobRunner } from '../../jobs/runner.js'
 import { crashPoint } from '../../ops/crash-points.js'
 import type { RegistryDnssecKey, RegistryDriver } from '../../drivers/registry/registry.js'
-import { DIGEST_SHA256, DNSKEY_PROTOCOL, PUBLIC_KEY_FORMS, delegationKey } from '../../lib/dns/dnssec.js'
+import { DIGEST_SHA256, DNSKEY_PROTOCOL, delegationKey } from '../../lib/dns/dnssec.js'
+import { type DnssecInput, type DnssecKey, dnssecIntent, givenDnssecKey } from './dnssec/dnssec-input.js'
 import type { ZoneKeys } from './dnssec/zone-keys.js'
 import { pageOf, pagination } from '../../lib/paging.js'
 import type { ContactsService, Role } from './contacts/contacts.service.js'
@@ -40,21 +41,13 @@ export const STATUS = {
 } as const
 
 const TAG = /^[a-z0-9._-]{1,64}$/
-const DNSSEC_ALGORITHMS = [5, 7, 8, 10, 13, 14, 15, 16]
-
-/** A DNSSEC key as stored. */
-export interface DnssecKey {
-  alg: number
-  flags: number
-  pubKey: string
-}
 
 /** The body of `PUT /domains/{domain}`. */
 export interface DomainUpdate {
   nameserver?: string
   nameservers?: NameserverInput[]
   is_locked?: boolean | number
-  dnssec?: { enabled?: boolean | number; flags?: number; alg?: number; protocol?: number; pubKey?: string }
+  dnssec?: DnssecInput
   profile?: Partial<Record<Role, number | null>>
   forwarder?: { enabled?: boolean | number; type?: number; url?: string }
   tags?: string[]
@@ -171,7 +164,7 @@ export class DomainsService {
       nameserver_details: nameservers,
       dnssec_enabled: d.dnssec_enabled,
       // Key numbers as strings: the API's generated clients declare them so.
-      dnssec_keys: d.dnssec_keys.map((k) => ({ alg: String(k.alg), flags: String(k.flags), pubKey: k.pubKey })),
+      dnssec_keys: d.dnssec_keys.map((k) => ({ alg: k.alg, flags: k.flags, pubKey: k.pubKey })),
       forwarder: d.forwarder,
       forwarder_enabled: d.forwarder_enabled === 1,
       forwarder_blocked_by_hosting: false,
@@ -209,13 +202,10 @@ export class DomainsService {
     // A change of who serves the zone turns it off unless the request sets it: the old keys no longer fit.
     const managed = changes.managed_dns ?? d.managed_dns
     let dnssec: 'sign' | 'off' | DnssecKey[] | null = null
-    if (input.dnssec !== undefined) {
-      if (managed) dnssec = flag(input.dnssec.enabled) ? 'sign' : 'off'
-      else {
-        const keys = dnssecKeys(input.dnssec)
-        dnssec = keys.length ? keys : 'off'
-      }
-    } else if (changes.managed_dns !== undefined && changes.managed_dns !== d.managed_dns && d.dnssec_enabled) {
+    const intent = input.dnssec === undefined ? 'unchanged' : dnssecIntent(input.dnssec)
+    if (intent === 'off') dnssec = 'off'
+    else if (intent === 'on') dnssec = managed ? 'sign' : [givenDnssecKey(input.dnssec!)]
+    else if (changes.managed_dns !== undefined && changes.managed_dns !== d.managed_dns && d.dnssec_enabled) {
       dnssec = 'off'
     }
     const zoneKey = dnssec === 'sign' ? await this.zoneKeys.find(d.id) : undefined
@@ -393,20 +383,6 @@ export class DomainsService {
 
 function flag(v: boolean | number | undefined): boolean {
   return v === true || v === 1
-}
-
-/** The key given for a zone served elsewhere, checked: flags, an allowed algorithm and a key of its form. */
-function dnssecKeys(input: NonNullable<DomainUpdate['dnssec']>): DnssecKey[] {
-  if (!flag(input.enabled)) return []
-  const { flags, alg, protocol, pubKey } = input
-  if (flags !== 256 && flags !== 257) throw errors.dnssecFlags()
-  if (alg === undefined || !DNSSEC_ALGORITHMS.includes(alg)) throw errors.dnssecAlgorithm(DNSSEC_ALGORITHMS)
-  if (protocol !== undefined && protocol !== 3) throw errors.dnssecProtocol()
-  const key = (pubKey ?? '').replace(/\s+/g, '')
-  if (key.length < 16 || !/^[A-Za-z0-9+/]+={0,2}$/.test(key)) throw errors.dnssecPubKey()
-  const form = PUBLIC_KEY_FORMS[alg]!
-  if (!form.valid(Buffer.from(key, 'base64'))) throw errors.dnssecPubKeyForm(alg, form.describe)
-  return [{ alg, flags, pubKey: key }]
 }
 
 /** A zone key as a domain shows it. */

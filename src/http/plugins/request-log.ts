@@ -1,0 +1,20 @@
+import fp from 'fastify-plugin'
+import { operationOf } from './metrics.js'
+
+/**
+ * One log line per answered request: method, path (without the query), status, milliseconds and the operation id,
+ * under `request` (a terminal shows the message, JSON keeps both). The query stays out: it may carry names a log
+ * should not keep.
+ */
+export const requestLogPlugin = fp(async (app) => {
+  app.addHook('onResponse', async (req, reply) => {
+    const path = req.url.split('?', 1)[0]!
+    const ms = Math.round(reply.elapsedTime * 10) / 10
+    const operation = req.routeOptions.url ? operationOf(req) : null
+    const line = { id: String(req.id), method: req.method, path, status: reply.statusCode, ms, operation }
+    app.log.info(
+      { request: line },
+      `${req.method} ${path} ${reply.statusCode} ${ms}ms${operation ? ` ${operation}` : ''}`,
+    )
+  })
+})
