@@ -1,5 +1,5 @@
 /**
- * Every environment variable hostapi reads (all in this folder; test/config-known-settings.test.ts checks the list
+ * Every environment variable hostapi reads (all in this folder; test/config-explains.test.ts checks the list
  * against the sources). A `HOSTAPI_*` variable not listed draws a warning naming the nearest listed one.
  */
 export const KNOWN_SETTINGS: readonly string[] = [
@@ -43,6 +43,7 @@ export const KNOWN_SETTINGS: readonly string[] = [
   'HOSTAPI_HEADERS_TIMEOUT_MS',
   'HOSTAPI_HOST',
   'HOSTAPI_HTTP_PORT',
+  'HOSTAPI_HYPERVISOR_DRIVER',
   'HOSTAPI_IDEMPOTENCY_LOCK_MS',
   'HOSTAPI_IDLE_TIMEOUT_MS',
   'HOSTAPI_INVOICE_DUE_DAYS',
@@ -55,6 +56,19 @@ export const KNOWN_SETTINGS: readonly string[] = [
   'HOSTAPI_JSON_MAX_DEPTH',
   'HOSTAPI_JSON_MAX_VALUES',
   'HOSTAPI_LOG_LEVEL',
+  'HOSTAPI_LXD_CA',
+  'HOSTAPI_LXD_CLIENT_CERT',
+  'HOSTAPI_LXD_CLIENT_KEY',
+  'HOSTAPI_LXD_FLOATING_IPS',
+  'HOSTAPI_LXD_INSTANCE_TYPE',
+  'HOSTAPI_LXD_LOCATION',
+  'HOSTAPI_LXD_NETWORK',
+  'HOSTAPI_LXD_PRIVATE_NETWORK_PREFIX',
+  'HOSTAPI_LXD_PROJECT',
+  'HOSTAPI_LXD_STORAGE_POOL',
+  'HOSTAPI_LXD_TENANT_PREFIX',
+  'HOSTAPI_LXD_TENANT_SUBNETS',
+  'HOSTAPI_LXD_URL',
   'HOSTAPI_MAIL_DRIVER',
   'HOSTAPI_MAIL_FROM',
   'HOSTAPI_MAIL_RETENTION_DAYS',
