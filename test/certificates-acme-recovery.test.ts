@@ -122,10 +122,10 @@ describeWithPebble('ACME issuance that recovers', () => {
         await pebble?.close()
         await challtestsrv?.close()
       })
-      const startWith = async (pebbleDns: number) => {
+      const startWith = async (pebbleDns: number, env?: Record<string, string>) => {
         await t?.close()
         await pebble?.close()
-        pebble = await startPebble({ dnsPort: pebbleDns, httpPort: await freePort() })
+        pebble = await startPebble({ dnsPort: pebbleDns, httpPort: await freePort(), env })
         t = await startTestApp(dialect, { env: { ...acmeEnv(pebble), HOSTAPI_DNS_PORT: String(dnsPort) } })
         a = await t.account('ACME customer')
       }
@@ -178,6 +178,35 @@ describeWithPebble('ACME issuance that recovers', () => {
         const three = await c.settled(id)
         assert.equal(three.certificate_status, 'ACT', three.status_message)
       })
+
+      // With reuse, a CA hands out an order whose authorizations it validated for an earlier one: nothing to check.
+      for (const reuse of ['0', '100'])
+        it(`makes a new order when the CA forgot a validated order before it signed (authorization reuse ${reuse} %)`, async () => {
+          await startWith(dnsPort, { PEBBLE_AUTHZREUSE: reuse })
+          const c = certificates(t, a)
+          const zone = `forgotten-ready-${reuse}-${dialect}.test`
+          await insertZone(t.ctx.db, a.accountId, zone, { records: [{ type: 'A', name: zone, value: '192.0.2.1' }] })
+          const first = await c.settled(await c.request(zone))
+          assert.equal(first.certificate_status, 'ACT', first.status_message)
+          // The CA forgets everything between the validation it passed and the signing (the first time only).
+          const ca = t.ctx.drivers.ca
+          const issue = ca.issue.bind(ca)
+          let restarts = 0
+          ca.issue = async (req) => {
+            if (restarts++ === 0) await pebble.restart()
+            return issue(req)
+          }
+          const id = await c.request(zone)
+          const seen = new Set<string>()
+          const done = await c.until(id, (x) => {
+            seen.add(String(x.status_message))
+            return x.certificate_status !== 'PEN'
+          })
+          assert.equal(done.certificate_status, 'ACT', `${done.status_message}; seen: ${[...seen].join(' | ')}`)
+          assert.ok(restarts >= 2, 'signed after the restart')
+          // Every reason shown names what the CA answered: none is empty.
+          for (const m of seen) assert.doesNotMatch(m, /\(\)|: $/, [...seen].join(' | '))
+        })
     })
   })
 })

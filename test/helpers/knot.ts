@@ -46,6 +46,10 @@ export interface Knot {
   port: number
   /** What it has logged so far. */
   output(): string
+  /** Stops the process (SIGTERM); its zones stay in its directory. */
+  stop(): Promise<void>
+  /** Starts it again on the same port, with what it stored; resolves once it answers. */
+  start(): Promise<void>
   /** Stops the process and removes its directory. */
   close(): Promise<void>
 }
@@ -100,9 +104,7 @@ export async function startKnot(opts: KnotOptions): Promise<Knot> {
   )
   let output = ''
   const conf = path.join(dir, 'knot.conf')
-  const child: ChildProcess = spawn(knotd()!, ['-c', conf], { stdio: ['ignore', 'pipe', 'pipe'] })
-  child.stdout!.on('data', (d) => (output += d))
-  child.stderr!.on('data', (d) => (output += d))
+  let child: ChildProcess
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return
     const exited = new Promise((r) => child.once('exit', r))
@@ -111,29 +113,38 @@ export async function startKnot(opts: KnotOptions): Promise<Knot> {
     await exited
     clearTimeout(killer)
   }
-  const deadline = Date.now() + 15_000
-  for (;;) {
-    if (child.exitCode !== null) {
-      fs.rmSync(dir, { recursive: true, force: true })
-      throw new Error(`knotd exited (${child.exitCode}):\n${output}`)
-    }
-    if (
-      await queryUdp(port, 'ready.invalid', 'SOA', { timeoutMs: 200 }).then(
-        () => true,
-        () => false,
+  const start = async () => {
+    child = spawn(knotd()!, ['-c', conf], { stdio: ['ignore', 'pipe', 'pipe'] })
+    child.stdout!.on('data', (d) => (output += d))
+    child.stderr!.on('data', (d) => (output += d))
+    const deadline = Date.now() + 15_000
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`knotd exited (${child.exitCode}):\n${output}`)
+      if (
+        await queryUdp(port, 'ready.invalid', 'SOA', { timeoutMs: 200 }).then(
+          () => true,
+          () => false,
+        )
       )
-    )
-      break
-    if (Date.now() > deadline) {
-      await stop()
-      fs.rmSync(dir, { recursive: true, force: true })
-      throw new Error(`knotd did not answer within 15 s:\n${output}`)
+        break
+      if (Date.now() > deadline) {
+        await stop()
+        throw new Error(`knotd did not answer within 15 s:\n${output}`)
+      }
+      await new Promise((r) => setTimeout(r, 50))
     }
-    await new Promise((r) => setTimeout(r, 50))
+  }
+  try {
+    await start()
+  } catch (err) {
+    fs.rmSync(dir, { recursive: true, force: true })
+    throw err
   }
   return {
     port,
     output: () => output,
+    stop,
+    start,
     async close() {
       await stop()
       fs.rmSync(dir, { recursive: true, force: true })

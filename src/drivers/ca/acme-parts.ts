@@ -31,6 +31,29 @@ export interface AcmeOrder {
   attempt?: number
 }
 
+export const PROBLEM = 'urn:ietf:params:acme:error:'
+/** Problems that will not go away by asking again: the CA refuses the request. */
+export const REFUSALS = new Set(
+  [
+    'rejectedIdentifier',
+    'unsupportedIdentifier',
+    'caa',
+    'badCSR',
+    'badPublicKey',
+    'unauthorized',
+    'incorrectResponse',
+    'dns',
+    'connection',
+    'tls',
+    'malformed',
+    'orderNotReady',
+    'externalAccountRequired',
+    'invalidContact',
+    'unsupportedContact',
+    'compound',
+  ].map((t) => PROBLEM + t),
+)
+
 /** Orders one certificate may take: a check the CA failed is tried again this often in a new order, then refused. */
 export const ACME_ORDER_ATTEMPTS = 3
 
@@ -88,11 +111,8 @@ export function fetchText(address: string, port: number, host: string, path: str
 
 /** Whether a problem says the CA no longer knows the account: `forgotten`, `deactivated`, or false. */
 export function accountLost(problem: { type: string; detail: string } | null): 'forgotten' | 'deactivated' | false {
-  if (problem?.type === 'urn:ietf:params:acme:error:accountDoesNotExist') return 'forgotten'
-  if (
-    problem?.type === 'urn:ietf:params:acme:error:unauthorized' &&
-    /account.*deactivated|deactivated.*account/i.test(problem.detail)
-  )
+  if (problem?.type === `${PROBLEM}accountDoesNotExist`) return 'forgotten'
+  if (problem?.type === `${PROBLEM}unauthorized` && /account.*deactivated|deactivated.*account/i.test(problem.detail))
     return 'deactivated'
   return false
 }

@@ -30,6 +30,8 @@ import {
   ACME_ORDER_ATTEMPTS,
   type AcmeAuthorization,
   type AcmeOrder,
+  PROBLEM,
+  REFUSALS,
   accountLost,
   authorizationProblem,
   challengeOf,
@@ -89,28 +91,7 @@ function installInterceptors(acme: typeof Acme): void {
 }
 
 const REQUEST_TIMEOUT_MS = 20_000
-const PROBLEM = 'urn:ietf:params:acme:error:'
-/** Problems that will not go away by asking again: the CA refuses the request. */
-const REFUSALS = new Set(
-  [
-    'rejectedIdentifier',
-    'unsupportedIdentifier',
-    'caa',
-    'badCSR',
-    'badPublicKey',
-    'unauthorized',
-    'incorrectResponse',
-    'dns',
-    'connection',
-    'tls',
-    'malformed',
-    'orderNotReady',
-    'externalAccountRequired',
-    'invalidContact',
-    'unsupportedContact',
-    'compound',
-  ].map((t) => PROBLEM + t),
-)
+const ORDER_FORGOTTEN = 'The CA no longer knows the order'
 // How long one check waits for the CA to finish validating or signing before the job checks again later.
 const POLLS = 8
 const POLL_MS = 750
@@ -166,7 +147,8 @@ export class AcmeCa implements CertificateAuthority {
       if (!order) return this.newOrder(client, req, 1, null)
       const toAnswer: string[] = []
       const states = await this.authorizationsOf(client, order)
-      if (!states) return this.retryOrRefuse(client, req, order, 'The CA no longer knows the order')
+      // A CA that forgot the order (restarted, or expired it) did not fail a check: a new order, not another attempt.
+      if (!states) return this.newOrder(client, req, order.attempt ?? 1, ORDER_FORGOTTEN)
       for (const [i, authz] of order.authorizations.entries()) {
         const state = states[i]
         if (state.status === 'valid') continue
@@ -177,7 +159,7 @@ export class AcmeCa implements CertificateAuthority {
         const challenge = state.challenges.find((c) => c.url === authz.challengeUrl)
         if (challenge?.status === 'pending') toAnswer.push(authz.challengeUrl)
       }
-      if (states.every((s) => s.status === 'valid')) return { valid: true }
+      if (states.every((s) => s.status === 'valid')) return this.orderReady(client, req, order)
       // Every record or file can be seen: the CA may check them now (a challenge it is checking is left alone).
       for (const url of toAnswer) await client.completeChallenge({ url } as never)
       for (let i = 0; i < POLLS; i++) {
@@ -190,21 +172,28 @@ export class AcmeCa implements CertificateAuthority {
           const authz = order.authorizations.find((a) => a.url === bad.url) ?? order.authorizations[0]
           return this.retryOrRefuse(client, req, order, authorizationProblem(bad, authz))
         }
-        if (states.every((s) => s.status === 'valid')) return { valid: true }
+        if (states.every((s) => s.status === 'valid')) return this.orderReady(client, req, order)
       }
       return { valid: false, reason: 'The CA is checking the validation', retryInMs: 2000 }
     })
   }
 
   /** The order's authorizations as the CA has them now, or null when the CA does not know the order (any more). */
-  private async authorizationsOf(client: Acme.Client, order: AcmeOrder): Promise<Acme.Authorization[] | null> {
-    try {
-      return await client.getAuthorizations({ authorizations: order.authorizations.map((a) => a.url) } as never)
-    } catch (err) {
-      const problem = calls.getStore()?.problem
-      if (calls.getStore()?.lastStatus === 404 || problem?.type === `${PROBLEM}unauthorized`) return null
-      throw err
-    }
+  private authorizationsOf(client: Acme.Client, order: AcmeOrder): Promise<Acme.Authorization[] | null> {
+    return unlessForgotten(
+      client.getAuthorizations({ authorizations: order.authorizations.map((a) => a.url) } as never),
+    )
+  }
+
+  /**
+   * Every authorization is valid (an order of only reused ones has none to check): valid when the CA still has the
+   * order, to be signed in it; else a new order.
+   */
+  private async orderReady(client: Acme.Client, req: ValidationRequest, order: AcmeOrder): Promise<ValidationResult> {
+    const state = await unlessForgotten(client.getOrder({ url: order.url } as Acme.Order))
+    if (!state) return this.newOrder(client, req, order.attempt ?? 1, ORDER_FORGOTTEN)
+    if (state.status === 'invalid') return this.retryOrRefuse(client, req, order, orderProblem(state))
+    return { valid: true }
   }
 
   /** A new order for the certificate (the `attempt`-th), its challenge to publish; `why` says why one is needed. */
@@ -246,7 +235,8 @@ export class AcmeCa implements CertificateAuthority {
     return this.call(async (client) => {
       // The same CSR policy as the built-in CA's, before the order is finalised with it.
       await readCsr(req.csr)
-      let state = await client.getOrder({ url: order.url } as Acme.Order)
+      let state = await unlessForgotten(client.getOrder({ url: order.url } as Acme.Order))
+      if (!state) throw new Error(`${ORDER_FORGOTTEN}; the next check makes a new one`)
       if (state.status === 'ready') state = await client.finalizeOrder(state, req.csr)
       for (let i = 0; i < POLLS && (state.status === 'processing' || state.status === 'ready'); i++) {
         await sleep(POLL_MS)
@@ -296,8 +286,13 @@ export class AcmeCa implements CertificateAuthority {
           const type = problem.type.replace(PROBLEM, '')
           throw new Error(`The ACME server ${origin} answered ${problem.status} ${type}: ${problem.detail}`)
         }
-        const message = err instanceof TypeError ? 'no answer' : (err as Error).message
-        throw new Error(`The ACME server ${origin} cannot be reached (${message})`)
+        // acme-client's error for an answer without a problem document (a 404) has an empty message.
+        const message = (err as Error).message || 'no detail'
+        if (err instanceof TypeError || !state.lastStatus || state.lastStatus < 400)
+          throw new Error(
+            `The ACME server ${origin} cannot be reached (${err instanceof TypeError ? 'no answer' : message})`,
+          )
+        throw new Error(`The ACME server ${origin} answered ${state.lastStatus} (${message})`)
       } finally {
         if (state.badNonces) this.log.debug({ badNonces: state.badNonces }, 'the ACME server rejected nonces; resent')
       }
@@ -425,5 +420,16 @@ export const ACME_SEALED_COLUMNS: SealedColumn[] = [
     context: (row) => keyContext(String(row.directory_url)),
   },
 ]
+
+/** What `request` resolves to, or null when the CA answers that it does not know the object (404, or not ours). */
+async function unlessForgotten<T>(request: Promise<T>): Promise<T | null> {
+  try {
+    return await request
+  } catch (err) {
+    const { lastStatus, problem } = calls.getStore() ?? {}
+    if (lastStatus === 404 || (problem?.type === `${PROBLEM}unauthorized` && !accountLost(problem))) return null
+    throw err
+  }
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
