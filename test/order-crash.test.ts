@@ -104,5 +104,57 @@ forEachDialect((dialect) => {
         }
       })
     }
+
+    // The registry registered the name, then the process died before the domain was recorded: the job taken up again
+    // asks the registry once more with the same request, and gets the registration it made (not "not available").
+    it('completes after a restart when killed between the registry and the domain', async () => {
+      const place = await processDatabase(dialect)
+      const env = {
+        ...place.env,
+        HOSTAPI_PORT: '0',
+        HOSTAPI_DNS_PORT: '0',
+        HOSTAPI_DEMO_KEY: KEY,
+        HOSTAPI_JOB_POLL_MS: '50',
+        HOSTAPI_JOB_LEASE_MS: '2000',
+      }
+      const domain = `crash-registered-${Date.now()}.com`
+      const first = spawnServer({ ...env, HOSTAPI_SANDBOX: '1', HOSTAPI_CRASH_AT: 'domains.order.registered' })
+      let second: ServerProcess | null = null
+      const db = openDatabase(place.database)
+      try {
+        const placed = await request(await originOf(first), 'POST', '/api/v2/domains/order', {
+          key: KEY,
+          body: { domain },
+        })
+        assert.equal(placed.status, 200, placed.text)
+        assert.equal((await first.exited).signal, 'SIGKILL', 'the order job died after the registry call')
+        const registered = await db.db
+          .selectFrom('registry_domains')
+          .select('name')
+          .where('name', '=', domain)
+          .execute()
+        assert.equal(registered.length, 1, 'the registry holds the name')
+        second = spawnServer(env)
+        const origin = await originOf(second)
+        await until('the order is completed', async () => {
+          const o = await db.db
+            .selectFrom('orders')
+            .select('status')
+            .where('id', '=', (placed.body as { data: { order_id: number } }).data.order_id)
+            .executeTakeFirst()
+          return o !== undefined && o.status !== 'open' && o.status !== 'processing'
+        })
+        const items = await db.db.selectFrom('order_items').selectAll().where('name', '=', domain).execute()
+        assert.equal(items[0]?.status, 'done', JSON.stringify(items[0]))
+        const got = await request(origin, 'GET', `/api/v2/domains/${domain}`, { key: KEY })
+        assert.equal(got.status, 200, got.text)
+      } finally {
+        first.child.kill('SIGKILL')
+        second?.child.kill('SIGTERM')
+        await second?.exited
+        await db.close()
+        await place.remove()
+      }
+    })
   })
 })

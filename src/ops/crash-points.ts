@@ -13,6 +13,8 @@ export const CRASH_POINTS = [
   'dns.change.committed',
   /** A domain's cancellation and the job that ends it are committed. */
   'domains.cancel.committed',
+  /** The registry registered (or transferred) an ordered domain; hostapi has not recorded the domain yet. */
+  'domains.order.registered',
   /** An ordered domain, its zone's delivery and its renewal job are committed; the DNS servers are not told yet. */
   'domains.order.committed',
   /** A ticket and the mails telling of it are committed. */

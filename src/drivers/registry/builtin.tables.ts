@@ -25,6 +25,8 @@ export interface RegistryDomainsTable {
   expires_on: string
   /** JSON array of the DNSSEC keys published for the name in the parent zone (`RegistryDnssecKey`). */
   dnssec_keys: Generated<string>
+  /** The request that registered or transferred the name (its retry gets the same registration), if it gave one. */
+  request_id: string | null
   created_at: string
   updated_at: string
 }

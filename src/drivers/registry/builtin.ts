@@ -47,14 +47,18 @@ export class BuiltinRegistry implements RegistryDriver {
     }
   }
 
-  async register(name: string, years: number): Promise<RegistryResult> {
+  async register(name: string, years: number, requestId?: string): Promise<RegistryResult> {
+    const made = await this.madeBy(name, requestId)
+    if (made) return made
     const check = await this.check(name)
     if (check.status !== 'available')
       return { ok: false, code: 'unavailable', description: 'The domain is not available for registration' }
-    return this.insert(name, years)
+    return this.insert(name, years, requestId)
   }
 
-  async transfer(name: string, authCode: string | null): Promise<RegistryResult> {
+  async transfer(name: string, authCode: string | null, requestId?: string): Promise<RegistryResult> {
+    const made = await this.madeBy(name, requestId)
+    if (made) return made
     if (await this.isOurs(name))
       return { ok: false, code: 'unavailable', description: 'The domain is already registered with us' }
     if (!this.external.has(name))
@@ -71,7 +75,19 @@ export class BuiltinRegistry implements RegistryDriver {
         description: authCode ? 'The transfer code is not correct' : 'No transfer code given',
       }
     }
-    return this.insert(name, 1)
+    return this.insert(name, 1, requestId)
+  }
+
+  /** The registration `requestId` made of `name` before (its answer was lost), if it made one. */
+  private async madeBy(name: string, requestId: string | undefined): Promise<RegistryResult | null> {
+    if (!requestId) return null
+    const row = await this.db
+      .selectFrom('registry_domains')
+      .select('expires_on')
+      .where('name', '=', name)
+      .where('request_id', '=', requestId)
+      .executeTakeFirst()
+    return row ? { ok: true, expiresOn: row.expires_on } : null
   }
 
   async renew(name: string, years: number): Promise<{ expiresOn: string }> {
@@ -118,13 +134,20 @@ export class BuiltinRegistry implements RegistryDriver {
     return domain !== undefined
   }
 
-  private async insert(name: string, years: number): Promise<RegistryResult> {
+  private async insert(name: string, years: number, requestId?: string): Promise<RegistryResult> {
     const now = this.clock.now()
     const expiresOn = addYears(ymd(now), years)
     try {
       await this.db
         .insertInto('registry_domains')
-        .values({ name, auth_code: newAuthCode(), expires_on: expiresOn, created_at: iso(now), updated_at: iso(now) })
+        .values({
+          name,
+          auth_code: newAuthCode(),
+          expires_on: expiresOn,
+          request_id: requestId ?? null,
+          created_at: iso(now),
+          updated_at: iso(now),
+        })
         .execute()
     } catch (err) {
       if (isUniqueViolation(err))

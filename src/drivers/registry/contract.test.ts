@@ -38,6 +38,15 @@ export function registryContract(label: string, make: () => Promise<RegistryHarn
       assert.equal(!again.ok && again.code, 'unavailable')
     })
 
+    it('gives the same request its registration again; another request finds the name taken', async () => {
+      const name = free()
+      const r = await h.driver.register(name, 2, 'request-1')
+      assert.equal(r.ok, true)
+      assert.deepEqual(await h.driver.register(name, 2, 'request-1'), r)
+      const other = await h.driver.register(name, 2, 'request-2')
+      assert.equal(!other.ok && other.code, 'unavailable')
+    })
+
     it('gives a registered name a stable auth code, renews it and cancels it', async () => {
       const name = free()
       await h.driver.register(name, 1)

@@ -35,10 +35,16 @@ export interface RegistryDnssecKey {
 export interface RegistryDriver {
   /** Whether `name` can be registered or transferred, and its premium price if it has one. */
   check(name: string): Promise<RegistryCheck>
-  /** Registers `name` for `years`; fails with code `unavailable` when it is taken. */
-  register(name: string, years: number): Promise<RegistryResult>
-  /** Transfers `name` in with its auth code; a wrong or missing code fails with code `transfer_code`. */
-  transfer(name: string, authCode: string | null): Promise<RegistryResult>
+  /**
+   * Registers `name` for `years`; fails with code `unavailable` when it is taken. `requestId` names the request:
+   * the same request asked again (its answer was lost) succeeds with the registration it made.
+   */
+  register(name: string, years: number, requestId?: string): Promise<RegistryResult>
+  /**
+   * Transfers `name` in with its auth code; a wrong or missing code fails with code `transfer_code`. `requestId` as
+   * for `register`.
+   */
+  transfer(name: string, authCode: string | null, requestId?: string): Promise<RegistryResult>
   /** Renews a name registered with us by `years`; returns the new expiry day. */
   renew(name: string, years: number): Promise<{ expiresOn: string }>
   /** Ends the registration of `name` (the name becomes available again). */

@@ -258,11 +258,14 @@ export class DomainOrdersService implements OrderItemProcessor {
       }
     }
 
+    // The order item names the request: a run that died after the registry registered the name gets it again.
+    const requestId = `order-item-${item.id}`
     const outcome =
       d.type === 'transfer'
-        ? await this.registry.transfer(item.name, d.transfer_code)
-        : await this.registry.register(item.name, d.period)
+        ? await this.registry.transfer(item.name, d.transfer_code, requestId)
+        : await this.registry.register(item.name, d.period, requestId)
     if (!outcome.ok) return { errors: [{ code: outcome.code, description: outcome.description }] }
+    crashPoint('domains.order.registered')
 
     let domainId: number
     const zone: ZoneChange = { domain: item.name, kind: 'zone' }
