@@ -414,8 +414,8 @@ describeWithPowerDns('PowerDNS driver (a real pdns_server)', () => {
       await t.ctx.jobs.drain()
       const on = await t.request('PUT', `/api/v2/domains/${z}`, { key: owner.key, body: { dnssec: { enabled: true } } })
       assert.equal(on.status, 200, on.text)
-      const [key] = on.body.data.dnssec_keys as { alg: string; flags: string; pubKey: string }[]
-      assert.deepEqual([key!.alg, key!.flags], ['13', '257'])
+      const [key] = on.body.data.dnssec_keys as { alg: number; flags: number; pubKey: string }[]
+      assert.deepEqual([key!.alg, key!.flags], [13, 257])
       await t.ctx.jobs.drain()
 
       const dnskey = await queryUdp(pdns.dnsPort, z, 'DNSKEY', { dnssec: true })

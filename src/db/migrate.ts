@@ -1,4 +1,5 @@
-import { DEFAULT_MIGRATION_TABLE, type Kysely, type Migration, Migrator, sql } from 'kysely'
+import { DEFAULT_MIGRATION_TABLE, type DatabaseIntrospector, type Kysely, type Migration, Migrator, sql } from 'kysely'
+import { onPostgres } from './database.js'
 import { StartError } from '../config/config.js'
 import type { AnyDb, MigrationModule } from './migrations/helpers.js'
 import { migrations as releaseMigrations } from './migrations/index.js'
@@ -40,7 +41,7 @@ export async function migrate(
     // The usual start: nothing to run, answered by one read instead of the migrator's locking and table inspection.
     if (Object.keys(known).every((name) => executed.includes(name))) return { applied: [], newer }
     const migrator = new Migrator({
-      db,
+      db: onPostgres(db) ? withOwnSchemaIntrospection(db, schema) : db,
       provider: { getMigrations: async () => ({ ...alreadyRun(newer), ...recording(known, schema) }) },
       allowUnorderedMigrations: true,
       ...(schema ? { migrationTableSchema: schema } : {}),
@@ -52,6 +53,36 @@ export async function migrate(
     const now = await executedMigrations(db, schema)
     if (applied.length > 0 || !now.some((name) => !Object.hasOwn(known, name) && !newer.includes(name))) throw error
   }
+}
+
+/**
+ * `db` whose introspection sees only the tables of `schema` (or of the current schema). Kysely's own reads the columns
+ * of every table of every schema of the database: slow where a database holds many schemas, and it fails (`relation
+ * … does not exist`) when another schema's table is dropped while it reads. The migrator asks it only whether its
+ * own tables exist.
+ */
+function withOwnSchemaIntrospection(db: Kysely<DB>, schema: string | null): Kysely<DB> {
+  const introspection: DatabaseIntrospector = {
+    getSchemas: async () =>
+      (await sql<{ name: string }>`select nspname as name from pg_namespace`.execute(db)).rows.map((r) => ({
+        name: r.name,
+      })),
+    getTables: async () =>
+      (
+        await sql<{ name: string; schema: string }>`select table_name as name, table_schema as schema
+          from information_schema.tables
+          where table_schema = ${schema ?? sql`current_schema()`}`.execute(db)
+      ).rows.map((r) => ({ name: r.name, schema: r.schema, isView: false, columns: [] })),
+    getMetadata: async () => ({ tables: await introspection.getTables() }),
+  }
+  // Kysely keeps its state in private fields: every other member is the database's own, bound to it.
+  return new Proxy(db, {
+    get(target, name) {
+      if (name === 'introspection') return introspection
+      const value = Reflect.get(target, name)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
 }
 
 /** The names in Kysely's table of executed migrations; none before the first migration. */
