@@ -183,6 +183,16 @@ forEachDialect((dialect) => {
       assert.equal((await adm('GET', '/sandbox/clock')).body.data.offset_seconds, 0)
     })
 
+    it('renews a seeded domain when the clock passes its renewal date', async () => {
+      const early = await adm('POST', '/sandbox/clock', { to: '2030-01-14T12:00:00Z' })
+      assert.equal(early.body.data.jobs_run, 0)
+      assert.equal((await seededDomain()).renewal_date, '2030-01-15')
+      const moved = await adm('POST', '/sandbox/clock', { advance: '1d' })
+      assert.ok(moved.body.data.jobs_run >= 1, moved.text)
+      assert.equal((await seededDomain()).renewal_date, '2031-01-15', 'renewed for a year')
+      await adm('POST', '/sandbox/reset')
+    })
+
     it('ends a cancelled domain when the clock passes its renewal date', async () => {
       const cancel = await t.request('DELETE', '/domains/acme-sandbox.nl', { key: SEED_KEY })
       assert.equal(cancel.status, 200, cancel.text)
@@ -195,7 +205,8 @@ forEachDialect((dialect) => {
       assert.equal(early.body.data.jobs_run, 0)
       assert.equal((await t.request('GET', '/domains/acme-sandbox.nl', { key: SEED_KEY })).status, 200)
       const moved = await adm('POST', '/sandbox/clock', { advance: '1d' })
-      assert.equal(moved.body.data.jobs_run, 1)
+      // The end job ends it; its renewal job, due the same day, finds it cancelled and orders nothing.
+      assert.equal(moved.body.data.jobs_run, 2)
       const gone = await t.request('GET', '/domains/acme-sandbox.nl', { key: SEED_KEY })
       assert.deepEqual(gone.body, { status: 400, status_description: 'You have no access to this resource' })
       assert.equal(

@@ -192,23 +192,32 @@ export async function applySeed(ctx: Context, spec: SeedSpec, file: string): Pro
 }
 
 /**
- * A domain as an order would leave it (registered with the registry, the provider's nameservers), then its
- * tags, lock and records set through the domains and DNS services, so the seed obeys the API's rules.
+ * A domain as an order would leave it (registered with the registry, the provider's nameservers, its renewal
+ * queued for its renewal date), then its tags, lock and records set through the domains and DNS services, so the
+ * seed obeys the API's rules.
  */
 async function seedDomain(ctx: Context, accountId: number, name: string, d: Static<typeof SeedDomain>) {
   const { domains, dns } = ctx.services
   const now = ctx.clock.now()
   const nextYear = new Date(now)
   nextYear.setUTCFullYear(nextYear.getUTCFullYear() + 1)
+  // A domain with a renewal date of its own is not registered now: the registry's expiry (a year from now) would
+  // differ from it, and a renewal continues from the registry's. The registry takes the name up with the domain's
+  // date when it first hears of it (as for demo data); the name is taken meanwhile, as every domain's is.
   // A name the registry cannot register (taken elsewhere) is still seeded; the registry just does not know it.
-  await ctx.drivers.registry.register(name, 1)
-  await domains.create(ctx.db, {
-    accountId,
-    name,
-    renewalDate: d.renewal_date ?? ymd(nextYear),
-    nameserverProfile: 'default-mijnhost',
-    nameservers: ctx.config.defaultNameservers.map((hostname) => ({ hostname, ipv4: '', ipv6: '' })),
-    contacts: {},
+  const registered = d.renewal_date ? null : await ctx.drivers.registry.register(name, 1)
+  const renewalDate = d.renewal_date ?? (registered?.ok ? registered.expiresOn : ymd(nextYear))
+  // Renewed on its renewal date as an ordered domain is: the job is queued in the transaction that creates it.
+  await ctx.db.transaction().execute(async (trx) => {
+    const domainId = await domains.create(trx, {
+      accountId,
+      name,
+      renewalDate,
+      nameserverProfile: 'default-mijnhost',
+      nameservers: ctx.config.defaultNameservers.map((hostname) => ({ hostname, ipv4: '', ipv6: '' })),
+      contacts: {},
+    })
+    await ctx.services.domainOrders.scheduleRenewal(trx, accountId, domainId, renewalDate)
   })
   await domains.update(accountId, name, { tags: d.tags ?? [], is_locked: d.is_locked ?? false })
   if (d.records?.length) await dns.replace(accountId, name, d.records)
