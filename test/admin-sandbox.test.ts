@@ -338,6 +338,46 @@ forEachDialect((dialect) => {
       assert.deepEqual((await adm('GET', '/sandbox/journal')).body.data.entries, [])
     })
 
+    it('journals the answer: status, headers, body with secrets redacted and cut to 4096 characters, and duration', async () => {
+      await adm('DELETE', '/sandbox/journal')
+      const who = await t.request('GET', '/whoami', {
+        key: SEED_KEY,
+        headers: { authorization: 'Bearer not-for-the-journal', 'x-trace': 'abc' },
+      })
+      const code = await t.request('GET', '/domains/acme-sandbox.nl/auth-code', { key: SEED_KEY })
+      assert.equal(code.status, 200, code.text)
+      const records = Array.from({ length: 80 }, (_, i) => ({
+        type: 'TXT',
+        name: `r${i}`,
+        value: `v${'x'.repeat(40)}${i}`,
+      }))
+      assert.equal(
+        (await t.request('PUT', '/domains/acme-sandbox.nl/dns', { key: SEED_KEY, body: { records } })).status,
+        200,
+      )
+      const big = await t.request('GET', '/domains/acme-sandbox.nl/dns', { key: SEED_KEY })
+      assert.ok(big.text.length > 4096)
+
+      const j = await adm('GET', '/sandbox/journal')
+      assert.equal(j.status, 200, j.text)
+      for (const secret of [SEED_KEY, 'not-for-the-journal', code.body.data.auth_code])
+        assert.ok(!j.text.includes(secret), `the journal does not show ${secret.slice(0, 6)}…`)
+      const [w, c, , dns] = j.body.data.entries
+      assert.equal(w.status, 200)
+      assert.deepEqual(w.response_body, who.body)
+      assert.equal(w.response_truncated, false)
+      assert.equal(w.response_headers['content-type'], who.headers['content-type'])
+      assert.equal(w.request_headers['api-key'], '[redacted]')
+      assert.equal(w.request_headers.authorization, '[redacted]')
+      assert.equal(w.request_headers['x-trace'], 'abc')
+      assert.equal(typeof w.duration_ms, 'number')
+      assert.ok(w.duration_ms > 0 && w.duration_ms < 60_000, String(w.duration_ms))
+      assert.equal(c.response_body.data.auth_code, '[redacted]')
+      assert.equal(dns.response_truncated, true)
+      assert.equal(dns.response_body, big.text.slice(0, 4096))
+      await adm('DELETE', '/sandbox/journal')
+    })
+
     // Deeper than HOSTAPI_JSON_MAX_DEPTH (64) the body is refused before it is parsed, so never journalled parsed.
     it('journals a body nested 60 deep cut at depth 20, secrets below it included, and stays readable', async () => {
       await adm('DELETE', '/sandbox/journal')

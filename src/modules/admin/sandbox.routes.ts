@@ -154,7 +154,8 @@ export const sandboxJournalRoutes: FastifyPluginAsync = async (base) => {
       schema: {
         operationId: 'sandboxJournal',
         tags,
-        summary: 'The last calls of the customer API (method, path, body, status), oldest first',
+        summary:
+          'The last calls of the customer API (method, path, headers, body; the answer status, headers, body and duration), oldest first',
         querystring: S.JournalQuery,
         response: { 200: S.JournalReply, ...adminErrors },
       },

@@ -118,7 +118,19 @@ const JournalEntry = Type.Object({
   operation: Type.Union([Type.String(), Type.Null()]),
   key_prefix: Type.Union([Type.String(), Type.Null()]),
   body: Type.Unknown({ description: 'The request body (secret fields redacted)' }),
+  request_headers: Type.Record(Type.String(), Type.String(), {
+    description: 'The request headers (lower case; API-Key, Authorization and Cookie redacted)',
+  }),
   status: Type.Integer(),
+  response_headers: Type.Record(Type.String(), Type.String(), {
+    description: 'The answer headers (lower case; Set-Cookie redacted)',
+  }),
+  response_body: Type.Unknown({
+    description:
+      'The answer body: JSON parsed with secret fields redacted, other text as is, binary as its size; cut to 4096 characters',
+  }),
+  response_truncated: Type.Boolean({ description: 'Whether response_body was cut (it is then text)' }),
+  duration_ms: Type.Number({ description: 'From the request to the last byte of the answer, in milliseconds' }),
 })
 export const JournalReply = Envelope(Type.Object({ entries: Type.Array(JournalEntry) }), {
   entries: [
@@ -131,7 +143,16 @@ export const JournalReply = Envelope(Type.Object({ entries: Type.Array(JournalEn
       operation: 'whoami',
       key_prefix: 'Xk3v9QbZ',
       body: null,
+      request_headers: { host: 'localhost:8443', 'api-key': '[redacted]', accept: 'application/json' },
       status: 200,
+      response_headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': '89' },
+      response_body: {
+        status: 200,
+        status_description: 'Request successful',
+        data: { ip: '127.0.0.1', customer_number: 100001 },
+      },
+      response_truncated: false,
+      duration_ms: 2.4,
     },
   ],
 })
