@@ -131,6 +131,57 @@ forEachDialect((dialect) => {
       )
     })
 
+    it('resets to a seed document given in the body, refuses an invalid one before deleting anything', async () => {
+      const DOC_KEY = 'sandbox-document-key-00000000000004'
+      const doc = {
+        accounts: [
+          {
+            name: 'Document Ltd',
+            email: 'owner@document-seed.test',
+            keys: [{ key: DOC_KEY, label: 'ci' }],
+            domains: [
+              { name: 'document-seed.nl', tags: ['doc'], records: [{ type: 'A', name: '@', value: '192.0.2.44' }] },
+            ],
+          },
+        ],
+      }
+      const reset = await adm('POST', '/sandbox/reset', doc)
+      assert.equal(reset.status, 200, reset.text)
+      assert.deepEqual(reset.body.data, { accounts: 1, seed: 'document', demo_key: null })
+      assert.deepEqual(
+        (await t.request('GET', '/whoami', { key: SEED_KEY })).body,
+        NO_KEY,
+        'the seed file is not loaded',
+      )
+      assert.equal((await t.request('GET', '/whoami', { key: DOC_KEY })).body.data.customer_number, 100001)
+      const dns = await t.request('GET', '/domains/document-seed.nl/dns', { key: DOC_KEY })
+      assert.deepEqual(dns.body.data.records, [
+        { type: 'A', name: 'document-seed.nl.', value: '192.0.2.44', ttl: 3600 },
+      ])
+
+      // Refused before anything is deleted: a key listed twice, a name that is no domain, a key too short.
+      const twice = structuredClone(doc)
+      twice.accounts.push({ ...doc.accounts[0], email: 'other@document-seed.test', domains: [] })
+      assert.deepEqual((await adm('POST', '/sandbox/reset', twice)).body, {
+        status: 400,
+        status_description: `Invalid seed: /accounts/1: the key ${DOC_KEY.slice(0, 8)}… is listed twice`,
+      })
+      const badName = { accounts: [{ ...doc.accounts[0], domains: [{ name: 'not a domain' }] }] }
+      const refused = await adm('POST', '/sandbox/reset', badName)
+      assert.equal(refused.status, 400)
+      assert.match(refused.body.status_description, /^Invalid seed: \/accounts\/0\/domains\/0: invalid domain name/)
+      const shortKey = await adm('POST', '/sandbox/reset', {
+        accounts: [{ ...doc.accounts[0], keys: [{ key: 'short' }] }],
+      })
+      assert.equal(shortKey.status, 400, shortKey.text)
+      assert.equal((await t.request('GET', '/whoami', { key: DOC_KEY })).status, 200, 'nothing was deleted')
+
+      // Without a body the configured seed comes back.
+      assert.deepEqual((await adm('POST', '/sandbox/reset')).body.data, { accounts: 2, seed: 'file', demo_key: null })
+      assert.deepEqual((await t.request('GET', '/whoami', { key: DOC_KEY })).body, NO_KEY)
+      assert.equal((await t.request('GET', '/whoami', { key: SEED_KEY })).status, 200)
+    })
+
     it('moves the clock, runs the jobs that became due, and puts it back on reset', async () => {
       const before = await adm('GET', '/sandbox/clock')
       assert.equal(before.body.data.offset_seconds, 0)

@@ -2,13 +2,40 @@ import { Type } from 'typebox'
 import { Envelope } from '../../http/schemas.js'
 import { FAULT_STATUSES } from '../../errors.js'
 import { Time } from './admin.schemas.js'
+import { SeedFileSchema } from './seed.schemas.js'
 
 /** Request and response schemas of the sandbox's admin routes: reset, clock, faults and the call journal. */
+
+/** The body of a reset: a seed document (the seed file's format), loaded instead of the seed file or the demo data. */
+export const ResetBody = Type.Union([SeedFileSchema, Type.Null()], {
+  description:
+    'A seed document in the format of HOSTAPI_SEED_FILE (as JSON), loaded instead of the seed file or the demo data; none: the configured seed',
+  examples: [
+    {
+      accounts: [
+        {
+          name: 'Acme B.V.',
+          email: 'owner@acme.example',
+          keys: [{ key: 'sandbox-acme-main-key-000000000001', label: 'ci' }],
+          domains: [
+            {
+              name: 'acme-example.nl',
+              renewal_date: '2030-01-15',
+              records: [{ type: 'A', name: '@', value: '192.0.2.10' }],
+            },
+          ],
+        },
+      ],
+    },
+  ],
+})
 
 export const ResetReply = Envelope(
   Type.Object({
     accounts: Type.Integer({ description: 'Accounts after the reset' }),
-    seed: Type.String({ description: '`file` (HOSTAPI_SEED_FILE), `demo` or `empty`' }),
+    seed: Type.String({
+      description: '`document` (the seed in the body), `file` (HOSTAPI_SEED_FILE), `demo` or `empty`',
+    }),
     demo_key: Type.Union([Type.String(), Type.Null()], { description: 'The demo key, when the demo data was seeded' }),
   }),
   { accounts: 1, seed: 'file', demo_key: null },
