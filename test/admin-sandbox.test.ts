@@ -159,12 +159,18 @@ forEachDialect((dialect) => {
         { type: 'A', name: 'document-seed.nl.', value: '192.0.2.44', ttl: 3600 },
       ])
 
-      // Refused before anything is deleted: a key listed twice, a name that is no domain, a key too short.
+      // Refused before anything is deleted: a key or an account's e-mail address listed twice, a name that is no
+      // domain, a key too short.
       const twice = structuredClone(doc)
       twice.accounts.push({ ...doc.accounts[0], email: 'other@document-seed.test', domains: [] })
       assert.deepEqual((await adm('POST', '/sandbox/reset', twice)).body, {
         status: 400,
         status_description: `Invalid seed: /accounts/1: the key ${DOC_KEY.slice(0, 8)}… is listed twice`,
+      })
+      const sameEmail = { accounts: [{ ...doc.accounts[0], users: [{ email: 'OWNER@document-seed.test' }] }] }
+      assert.deepEqual((await adm('POST', '/sandbox/reset', sameEmail)).body, {
+        status: 400,
+        status_description: 'Invalid seed: /accounts/0: the e-mail address owner@document-seed.test is listed twice',
       })
       const badName = { accounts: [{ ...doc.accounts[0], domains: [{ name: 'not a domain' }] }] }
       const refused = await adm('POST', '/sandbox/reset', badName)

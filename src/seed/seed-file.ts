@@ -48,12 +48,18 @@ export async function readSeedFile(file: string, names: DomainNames = new Domain
   return data
 }
 
-/** What the schema cannot say of a seed document: keys and domains listed twice, invalid names, two demo accounts. */
+/**
+ * What the schema cannot say of a seed document: keys, domains and an account's e-mail addresses listed twice,
+ * invalid names, two demo accounts.
+ */
 export function seedProblems(data: SeedSpec, names: DomainNames): string[] {
   const problems: string[] = []
   const keys = new Set<string>()
   const domains = new Set<string>()
   data.accounts.forEach((a, i) => {
+    const emails = [a.email, ...(a.users ?? []).map((u) => u.email)].map((e) => e.toLowerCase())
+    for (const e of new Set(emails.filter((e, n) => emails.indexOf(e) !== n)))
+      problems.push(`/accounts/${i}: the e-mail address ${e} is listed twice`)
     const allKeys = [...(a.keys ?? []), ...(a.users ?? []).flatMap((u) => u.keys ?? [])]
     for (const k of allKeys) {
       if (keys.has(k.key)) problems.push(`/accounts/${i}: the key ${k.key.slice(0, 8)}… is listed twice`)
