@@ -336,7 +336,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
           clock: sandboxClock,
           faults: new FaultInjector(),
           journal: new RequestJournal(config.sandbox.journalSize),
-          reset: () => resetSandbox(context),
+          reset: (document) => resetSandbox(context, document),
         }
       : null,
   }

@@ -7,12 +7,18 @@ import type { Config } from './config/config.js'
 export const PRIVATE_UMASK = 0o077
 
 /** The files of the data directory that hold secrets (the SQLite database is added where it lives). */
-export const SECRET_FILES = ['tls-key.pem', 'demo-api-key', 'secret.key'] as const
+export const SECRET_FILES = [
+  'tls-key.pem',
+  'demo-api-key',
+  'demo-subuser-api-key',
+  'demo-admin-token',
+  'secret.key',
+] as const
 
 /**
  * Creates the data directory owner-only (0700) and makes the secret files already in it owner-only (0600):
  * the SQLite database with its -wal and -shm (SQLite gives new -wal/-shm files the database file's mode),
- * the generated TLS key, the demo key and the generated secret key. An existing data directory open to group
+ * the generated TLS key, the demo keys and admin token and the generated secret key. An existing data directory open to group
  * or others is left as the operator made it, with a warning: the files in it are owner-only either way.
  */
 export function prepareDataDir(config: Config, log: Logger): void {

@@ -379,6 +379,7 @@ export const errors = {
   adminPremiumNameNotFound: () => new ApiError('not_found', 'Premium name not found'),
   adminReservedNameNotFound: () => new ApiError('not_found', 'Reserved name not found'),
   adminClockMove: () => bad('Set either advance or to'),
+  adminInvalidSeed: (problems: string[]) => bad(`Invalid seed: ${problems.join('; ')}`),
   dnsResyncUnsupported: () =>
     bad('The DNS driver serves the zones from the database itself: there is nothing to resync'),
   /** An answer injected by sandbox fault injection; `status` is one of FAULT_STATUSES. */

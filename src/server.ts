@@ -9,7 +9,7 @@ import { clientErrorHandler } from './http/plugins/errors.js'
 import { ConnectionCap, guardListener } from './http/connection-guard.js'
 import { createContext, type Context, type ContextOptions } from './context.js'
 import { migrate, newerMigrations } from './db/database.js'
-import { demoKeyFile, demoSubUserKeyFile, keepDemoKeys, seedDemoIfEmpty } from './seed/demo.js'
+import { demoAdminToken, demoKeyFile, demoSubUserKeyFile, keepDemoKeys, seedDemoIfEmpty } from './seed/demo.js'
 import { seedFileIfEmpty } from './seed/seed-file.js'
 import { loadTls } from './tls.js'
 import { hashApiKey } from './modules/iam/keys.js'
@@ -30,6 +30,8 @@ export interface RunningServer {
   demoKey: string | null
   /** The key of the demo account's sub-user (domains only), while it is valid. */
   demoSubUserKey: string | null
+  /** The admin token of demo mode (kept in the data directory), while it is not revoked. */
+  demoAdminToken: string | null
   /** Where the served certificate comes from: the configured file, or the one the local root signed. */
   tlsSource: string
   close(): Promise<void>
@@ -47,6 +49,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     const { key: demoKey, subUserKey: demoSubUserKey } = config.demo.enabled
       ? await demoKeysFor(ctx)
       : { key: null, subUserKey: null }
+    const adminToken = config.demo.enabled ? await demoAdminToken(ctx) : null
     const tls = await loadTls(config)
     const app = await buildApp(ctx, { https: tls, extraRoutes: opts.extraRoutes })
     // One count of open connections per client address over all the listeners.
@@ -118,7 +121,18 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
         await ctx.services.iam.closeInvalidationBus()
         await ctx.close()
       })())
-    return { ctx, app, url, httpUrl, adminUrl, demoKey, demoSubUserKey, tlsSource: tls.source, close }
+    return {
+      ctx,
+      app,
+      url,
+      httpUrl,
+      adminUrl,
+      demoKey,
+      demoSubUserKey,
+      demoAdminToken: adminToken,
+      tlsSource: tls.source,
+      close,
+    }
   } catch (err) {
     await ctx.services.iam.closeInvalidationBus().catch(() => undefined)
     await ctx.close().catch(() => undefined)

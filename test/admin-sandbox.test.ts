@@ -131,6 +131,63 @@ forEachDialect((dialect) => {
       )
     })
 
+    it('resets to a seed document given in the body, refuses an invalid one before deleting anything', async () => {
+      const DOC_KEY = 'sandbox-document-key-00000000000004'
+      const doc = {
+        accounts: [
+          {
+            name: 'Document Ltd',
+            email: 'owner@document-seed.test',
+            keys: [{ key: DOC_KEY, label: 'ci' }],
+            domains: [
+              { name: 'document-seed.nl', tags: ['doc'], records: [{ type: 'A', name: '@', value: '192.0.2.44' }] },
+            ],
+          },
+        ],
+      }
+      const reset = await adm('POST', '/sandbox/reset', doc)
+      assert.equal(reset.status, 200, reset.text)
+      assert.deepEqual(reset.body.data, { accounts: 1, seed: 'document', demo_key: null })
+      assert.deepEqual(
+        (await t.request('GET', '/whoami', { key: SEED_KEY })).body,
+        NO_KEY,
+        'the seed file is not loaded',
+      )
+      assert.equal((await t.request('GET', '/whoami', { key: DOC_KEY })).body.data.customer_number, 100001)
+      const dns = await t.request('GET', '/domains/document-seed.nl/dns', { key: DOC_KEY })
+      assert.deepEqual(dns.body.data.records, [
+        { type: 'A', name: 'document-seed.nl.', value: '192.0.2.44', ttl: 3600 },
+      ])
+
+      // Refused before anything is deleted: a key or an account's e-mail address listed twice, a name that is no
+      // domain, a key too short.
+      const twice = structuredClone(doc)
+      twice.accounts.push({ ...doc.accounts[0], email: 'other@document-seed.test', domains: [] })
+      assert.deepEqual((await adm('POST', '/sandbox/reset', twice)).body, {
+        status: 400,
+        status_description: `Invalid seed: /accounts/1: the key ${DOC_KEY.slice(0, 8)}… is listed twice`,
+      })
+      const sameEmail = { accounts: [{ ...doc.accounts[0], users: [{ email: 'OWNER@document-seed.test' }] }] }
+      assert.deepEqual((await adm('POST', '/sandbox/reset', sameEmail)).body, {
+        status: 400,
+        status_description: 'Invalid seed: /accounts/0: the e-mail address owner@document-seed.test is listed twice',
+      })
+      const badName = { accounts: [{ ...doc.accounts[0], domains: [{ name: 'not a domain' }] }] }
+      const refused = await adm('POST', '/sandbox/reset', badName)
+      assert.equal(refused.status, 400)
+      assert.match(refused.body.status_description, /^Invalid seed: \/accounts\/0\/domains\/0: invalid domain name/)
+      const shortKey = await adm('POST', '/sandbox/reset', {
+        accounts: [{ ...doc.accounts[0], keys: [{ key: 'short' }] }],
+      })
+      assert.equal(shortKey.status, 400, shortKey.text)
+      assert.equal((await t.request('GET', '/whoami', { key: DOC_KEY })).status, 200, 'nothing was deleted')
+
+      // Without a body the configured seed comes back.
+      assert.deepEqual((await adm('POST', '/sandbox/reset')).body.data, { accounts: 2, seed: 'file', demo_key: null })
+      assert.deepEqual((await t.request('GET', '/whoami', { key: DOC_KEY })).body, NO_KEY)
+      assert.equal((await t.request('GET', '/whoami', { key: SEED_KEY })).status, 200)
+    })
+
     it('moves the clock, runs the jobs that became due, and puts it back on reset', async () => {
       const before = await adm('GET', '/sandbox/clock')
       assert.equal(before.body.data.offset_seconds, 0)
@@ -183,6 +240,16 @@ forEachDialect((dialect) => {
       assert.equal((await adm('GET', '/sandbox/clock')).body.data.offset_seconds, 0)
     })
 
+    it('renews a seeded domain when the clock passes its renewal date', async () => {
+      const early = await adm('POST', '/sandbox/clock', { to: '2030-01-14T12:00:00Z' })
+      assert.equal(early.body.data.jobs_run, 0)
+      assert.equal((await seededDomain()).renewal_date, '2030-01-15')
+      const moved = await adm('POST', '/sandbox/clock', { advance: '1d' })
+      assert.ok(moved.body.data.jobs_run >= 1, moved.text)
+      assert.equal((await seededDomain()).renewal_date, '2031-01-15', 'renewed for a year')
+      await adm('POST', '/sandbox/reset')
+    })
+
     it('ends a cancelled domain when the clock passes its renewal date', async () => {
       const cancel = await t.request('DELETE', '/domains/acme-sandbox.nl', { key: SEED_KEY })
       assert.equal(cancel.status, 200, cancel.text)
@@ -195,7 +262,8 @@ forEachDialect((dialect) => {
       assert.equal(early.body.data.jobs_run, 0)
       assert.equal((await t.request('GET', '/domains/acme-sandbox.nl', { key: SEED_KEY })).status, 200)
       const moved = await adm('POST', '/sandbox/clock', { advance: '1d' })
-      assert.equal(moved.body.data.jobs_run, 1)
+      // The end job ends it; its renewal job, due the same day, finds it cancelled and orders nothing.
+      assert.equal(moved.body.data.jobs_run, 2)
       const gone = await t.request('GET', '/domains/acme-sandbox.nl', { key: SEED_KEY })
       assert.deepEqual(gone.body, { status: 400, status_description: 'You have no access to this resource' })
       assert.equal(
@@ -325,6 +393,46 @@ forEachDialect((dialect) => {
       )
       await adm('DELETE', '/sandbox/journal')
       assert.deepEqual((await adm('GET', '/sandbox/journal')).body.data.entries, [])
+    })
+
+    it('journals the answer: status, headers, body with secrets redacted and cut to 4096 characters, and duration', async () => {
+      await adm('DELETE', '/sandbox/journal')
+      const who = await t.request('GET', '/whoami', {
+        key: SEED_KEY,
+        headers: { authorization: 'Bearer not-for-the-journal', 'x-trace': 'abc' },
+      })
+      const code = await t.request('GET', '/domains/acme-sandbox.nl/auth-code', { key: SEED_KEY })
+      assert.equal(code.status, 200, code.text)
+      const records = Array.from({ length: 80 }, (_, i) => ({
+        type: 'TXT',
+        name: `r${i}`,
+        value: `v${'x'.repeat(40)}${i}`,
+      }))
+      assert.equal(
+        (await t.request('PUT', '/domains/acme-sandbox.nl/dns', { key: SEED_KEY, body: { records } })).status,
+        200,
+      )
+      const big = await t.request('GET', '/domains/acme-sandbox.nl/dns', { key: SEED_KEY })
+      assert.ok(big.text.length > 4096)
+
+      const j = await adm('GET', '/sandbox/journal')
+      assert.equal(j.status, 200, j.text)
+      for (const secret of [SEED_KEY, 'not-for-the-journal', code.body.data.auth_code])
+        assert.ok(!j.text.includes(secret), `the journal does not show ${secret.slice(0, 6)}…`)
+      const [w, c, , dns] = j.body.data.entries
+      assert.equal(w.status, 200)
+      assert.deepEqual(w.response_body, who.body)
+      assert.equal(w.response_truncated, false)
+      assert.equal(w.response_headers['content-type'], who.headers['content-type'])
+      assert.equal(w.request_headers['api-key'], '[redacted]')
+      assert.equal(w.request_headers.authorization, '[redacted]')
+      assert.equal(w.request_headers['x-trace'], 'abc')
+      assert.equal(typeof w.duration_ms, 'number')
+      assert.ok(w.duration_ms > 0 && w.duration_ms < 60_000, String(w.duration_ms))
+      assert.equal(c.response_body.data.auth_code, '[redacted]')
+      assert.equal(dns.response_truncated, true)
+      assert.equal(dns.response_body, big.text.slice(0, 4096))
+      await adm('DELETE', '/sandbox/journal')
     })
 
     // Deeper than HOSTAPI_JSON_MAX_DEPTH (64) the body is refused before it is parsed, so never journalled parsed.

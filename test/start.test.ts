@@ -18,7 +18,11 @@ describe('hostapi serve (the demo start)', () => {
       await server.waitFor(/^Admin API: \S+ \(token: npx hostapi admin token create\)/)
       const [, key] = await server.waitFor(/^Demo API key: (\S+)$/)
       const [, subKey] = await server.waitFor(/^Demo sub-user API key \(domains only\): (\S+)$/)
+      const [, adminToken] = await server.waitFor(/^Demo admin token: (adm_\S+)$/)
       const origin = url.replace(/\/api\/v2$/, '')
+      const admin = { headers: { authorization: `Bearer ${adminToken}` } }
+      assert.equal((await request(origin, 'GET', '/admin/v1/accounts', admin)).status, 200)
+      assert.equal((await request(origin, 'GET', '/admin/v1/accounts')).status, 401)
       const who = await request(origin, 'GET', '/api/v2/whoami', { key })
       assert.equal(who.status, 200)
       assert.equal((await request(origin, 'GET', '/api/v2/domains', { key: subKey })).status, 200)
@@ -40,6 +44,8 @@ describe('hostapi serve (the demo start)', () => {
         assert.equal(again_key, key)
         const [, againSubKey] = await again.waitFor(/^Demo sub-user API key \(domains only\): (\S+)$/)
         assert.equal(againSubKey, subKey)
+        const [, againAdmin] = await again.waitFor(/^Demo admin token: (\S+)$/)
+        assert.equal(againAdmin, adminToken)
       } finally {
         again.child.kill('SIGTERM')
         await again.exited
@@ -119,7 +125,8 @@ describe('hostapi serve (the demo start)', () => {
       first.child.kill('SIGTERM')
       await first.exited
       // Once the process has ended, `lines` holds everything it printed.
-      assert.ok(!first.lines.some((l) => l.startsWith('Demo API key')))
+      assert.ok(!first.lines.some((l) => l.startsWith('Demo API key') || l.startsWith('Demo admin token')))
+      assert.ok(!fs.existsSync(`${dataDir}/demo-admin-token`))
       if (canFakeTerminal) {
         const warning = first.lines.find((l) => l.includes('the data directory is open'))
         assert.match(warning ?? '', /^\d\d:\d\d:\d\d WARN {2}the data directory is open .* dataDir=/)

@@ -105,6 +105,7 @@ async function run(config: Config, command: string, rest: string[]): Promise<num
     )
     if (server.demoKey) process.stdout.write(`Demo API key: ${server.demoKey}\n`)
     if (server.demoSubUserKey) process.stdout.write(`Demo sub-user API key (domains only): ${server.demoSubUserKey}\n`)
+    if (server.demoAdminToken) process.stdout.write(`Demo admin token: ${server.demoAdminToken}\n`)
     let stopping = false
     const stop = (signal: string) => {
       if (stopping) return

@@ -8,10 +8,27 @@ export interface JournalEntry {
   operation: string | null
   key_prefix: string | null
   body: unknown
+  /** The request's headers, credentials masked. */
+  request_headers: Record<string, string>
   status: number
+  /** The answer's headers, cookies masked. */
+  response_headers: Record<string, string>
+  /** The answer's body: JSON parsed with secret fields redacted, else text; cut to ANSWER_MAX characters. */
+  response_body: unknown
+  /** Whether response_body was cut (it is then the first ANSWER_MAX characters of the redacted text). */
+  response_truncated: boolean
+  /** From the request's arrival to the answer's last byte, in milliseconds. */
+  duration_ms: number
 }
 
-const SECRET = /pass(word)?|secret|private_key|auth_code|transfer_code/i
+const SECRET = /pass(word)?|secret|private_key|auth_code|transfer_code|^(api_)?key$|token/i
+
+/** Headers that carry a credential: the journal shows that they were sent, never their value. */
+const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'api-key', 'x-api-key', 'cookie', 'set-cookie'])
+export const MASKED = '[redacted]'
+
+/** The most characters of an answer's body the journal keeps; the ring's memory stays bounded by its size. */
+export const ANSWER_MAX = 4096
 
 /** How deep the journal keeps a body; deeper values become TOO_DEEP. */
 const MAX_DEPTH = 20
@@ -29,6 +46,44 @@ export function redact(value: unknown, depth = 0): unknown {
   return Object.fromEntries(
     Object.entries(value).map(([k, v]) => [k, SECRET.test(k) ? '[redacted]' : redact(v, depth + 1)]),
   )
+}
+
+/** Headers as the journal shows them: one string each (repeated ones joined), credentials masked. */
+export function maskHeaders(headers: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue
+    const lower = name.toLowerCase()
+    out[lower] = SECRET_HEADERS.has(lower) ? MASKED : Array.isArray(value) ? value.join(', ') : String(value)
+  }
+  return out
+}
+
+/**
+ * An answer's body as the journal keeps it: JSON parsed and redacted, other text as it is, binary as its size; over
+ * ANSWER_MAX characters, the first ANSWER_MAX of the redacted text (redacted before it is cut, so no secret leaks
+ * through a cut).
+ */
+export function answerBody(
+  payload: string | Buffer | null,
+  contentType: string,
+): { body: unknown; truncated: boolean } {
+  if (payload === null || payload.length === 0) return { body: null, truncated: false }
+  const textual = /^(application\/(json|problem\+json)|text\/)/i.test(contentType)
+  if (!textual)
+    return { body: `[${Buffer.byteLength(payload)} bytes of ${contentType || 'unknown type'}]`, truncated: false }
+  let text = typeof payload === 'string' ? payload : payload.toString('utf8')
+  let body: unknown = text
+  if (/json/i.test(contentType)) {
+    try {
+      body = redact(JSON.parse(text))
+      text = JSON.stringify(body)
+    } catch {
+      body = text
+    }
+  }
+  if (text.length <= ANSWER_MAX) return { body, truncated: false }
+  return { body: text.slice(0, ANSWER_MAX), truncated: true }
 }
 
 /** A call as recorded: its time as a Date. */

@@ -3,6 +3,8 @@ import path from 'node:path'
 import type { Config } from '../config/config.js'
 import type { Context } from '../context.js'
 import * as iam from '../modules/iam/iam.repository.js'
+import { hashApiKey } from '../modules/iam/keys.js'
+import { findTokenByHash } from '../modules/admin/admin.repository.js'
 import { seedCertificates } from '../modules/certificates/certificates.seed.js'
 import { seedVps } from '../modules/vps/vps.seed.js'
 import { seedAccount } from '../modules/account/account.seed.js'
@@ -68,6 +70,27 @@ export function keepDemoKeys(config: Config, seeded: { key: string; subUserKey: 
   fs.mkdirSync(config.dataDir, { recursive: true })
   if (!config.demo.key) writeOwnerOnly(demoKeyFile(config), seeded.key)
   writeOwnerOnly(demoSubUserKeyFile(config), seeded.subUserKey)
+}
+
+/** The file in the data directory that keeps the demo admin token, so a later start can show it again. */
+export const demoAdminTokenFile = (config: Config): string => path.join(config.dataDir, 'demo-admin-token')
+
+/**
+ * The admin token of demo mode, so a test suite can drive the admin and sandbox API without a CLI step: the one kept
+ * in the data directory while the database knows it and it is not revoked; a new one (kept in its file) when the
+ * database does not know it; null once it was revoked (the operator chose so; `admin token create` makes another).
+ */
+export async function demoAdminToken(ctx: Context): Promise<string | null> {
+  const file = demoAdminTokenFile(ctx.config)
+  const kept = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : ''
+  if (kept) {
+    const row = await findTokenByHash(ctx.db, hashApiKey(kept))
+    if (row) return row.revoked_at === null ? kept : null
+  }
+  const { token } = await ctx.services.admin.createToken('demo')
+  fs.mkdirSync(ctx.config.dataDir, { recursive: true })
+  writeOwnerOnly(file, token)
+  return token
 }
 
 function writeOwnerOnly(file: string, key: string): void {

@@ -1,5 +1,5 @@
 import fs from 'node:fs'
-import { Type, type Static } from 'typebox'
+import type { Static } from 'typebox'
 import type { Context } from '../context.js'
 import { ymd } from '../clock.js'
 import { ApiError } from '../errors.js'
@@ -8,77 +8,8 @@ import { permissionsOf, parseTime } from '../modules/admin/admin-input.js'
 import { setAccountStatus } from '../modules/admin/admin.repository.js'
 import { countAccounts } from '../modules/iam/iam.repository.js'
 import { seedDemoData } from './demo.js'
+import { SeedFileSchema, type SeedDomain, type SeedKey } from '../modules/admin/seed.schemas.js'
 
-const SeedKey = Type.Object(
-  {
-    key: Type.String({
-      pattern: '^[A-Za-z0-9_-]{16,128}$',
-      description: 'The fixed key value: 16 to 128 characters of A-Z, a-z, 0-9, _ and -',
-    }),
-    label: Type.Optional(Type.String({ maxLength: 100 })),
-    allowed_ips: Type.Optional(Type.Array(Type.String())),
-    expires_at: Type.Optional(Type.String()),
-  },
-  { additionalProperties: false },
-)
-
-const SeedUser = Type.Object(
-  {
-    email: Type.String({ pattern: '^[^\\s@]+@[^\\s@]+$' }),
-    firstname: Type.Optional(Type.String()),
-    lastname: Type.Optional(Type.String()),
-    permissions: Type.Optional(Type.Union([Type.Array(Type.String()), Type.Record(Type.String(), Type.Boolean())])),
-    keys: Type.Optional(Type.Array(SeedKey)),
-  },
-  { additionalProperties: false },
-)
-
-const SeedRecord = Type.Object(
-  {
-    type: Type.String(),
-    name: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-    value: Type.String(),
-    ttl: Type.Optional(Type.Integer()),
-  },
-  { additionalProperties: false },
-)
-
-const SeedDomain = Type.Object(
-  {
-    name: Type.String(),
-    renewal_date: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$' })),
-    tags: Type.Optional(Type.Array(Type.String({ pattern: '^[a-z0-9._-]{1,64}$' }))),
-    is_locked: Type.Optional(Type.Boolean()),
-    records: Type.Optional(Type.Array(SeedRecord)),
-  },
-  { additionalProperties: false },
-)
-
-const SeedAccount = Type.Object(
-  {
-    name: Type.String({ minLength: 1 }),
-    email: Type.String({ pattern: '^[^\\s@]+@[^\\s@]+$' }),
-    firstname: Type.Optional(Type.String()),
-    lastname: Type.Optional(Type.String()),
-    status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('suspended')])),
-    keys: Type.Optional(Type.Array(SeedKey)),
-    users: Type.Optional(Type.Array(SeedUser)),
-    domains: Type.Optional(Type.Array(SeedDomain)),
-    demo_data: Type.Optional(
-      Type.Boolean({
-        description:
-          "Also give this account the demo's data of every area (domains, VPS, certificates, invoices, tickets…); one account at most",
-      }),
-    ),
-  },
-  { additionalProperties: false },
-)
-
-/**
- * The seed file (HOSTAPI_SEED_FILE, JSON or YAML): accounts with their main user, fixed API keys, sub-users
- * with permissions and keys, and domains with DNS records. Loaded on an empty database and on a sandbox reset.
- */
-export const SeedFileSchema = Type.Object({ accounts: Type.Array(SeedAccount) }, { additionalProperties: false })
 export type SeedSpec = Static<typeof SeedFileSchema>
 
 /** A seed file that cannot be read or does not describe valid data; lists every problem found. */
@@ -112,10 +43,23 @@ export async function readSeedFile(file: string, names: DomainNames = new Domain
       .map((e) => `${e.instancePath || '/'}: ${e.message}`)
     throw new SeedFileError(file, problems)
   }
+  const problems = seedProblems(data, names)
+  if (problems.length) throw new SeedFileError(file, problems)
+  return data
+}
+
+/**
+ * What the schema cannot say of a seed document: keys, domains and an account's e-mail addresses listed twice,
+ * invalid names, two demo accounts.
+ */
+export function seedProblems(data: SeedSpec, names: DomainNames): string[] {
   const problems: string[] = []
   const keys = new Set<string>()
   const domains = new Set<string>()
   data.accounts.forEach((a, i) => {
+    const emails = [a.email, ...(a.users ?? []).map((u) => u.email)].map((e) => e.toLowerCase())
+    for (const e of new Set(emails.filter((e, n) => emails.indexOf(e) !== n)))
+      problems.push(`/accounts/${i}: the e-mail address ${e} is listed twice`)
     const allKeys = [...(a.keys ?? []), ...(a.users ?? []).flatMap((u) => u.keys ?? [])]
     for (const k of allKeys) {
       if (keys.has(k.key)) problems.push(`/accounts/${i}: the key ${k.key.slice(0, 8)}… is listed twice`)
@@ -133,8 +77,7 @@ export async function readSeedFile(file: string, names: DomainNames = new Domain
   })
   if (data.accounts.filter((a) => a.demo_data).length > 1)
     problems.push('demo_data: at most one account can have the demo data')
-  if (problems.length) throw new SeedFileError(file, problems)
-  return data
+  return problems
 }
 
 /** Loads HOSTAPI_SEED_FILE when the database has no account yet; returns the number of accounts created. */
@@ -192,23 +135,32 @@ export async function applySeed(ctx: Context, spec: SeedSpec, file: string): Pro
 }
 
 /**
- * A domain as an order would leave it (registered with the registry, the provider's nameservers), then its
- * tags, lock and records set through the domains and DNS services, so the seed obeys the API's rules.
+ * A domain as an order would leave it (registered with the registry, the provider's nameservers, its renewal
+ * queued for its renewal date), then its tags, lock and records set through the domains and DNS services, so the
+ * seed obeys the API's rules.
  */
 async function seedDomain(ctx: Context, accountId: number, name: string, d: Static<typeof SeedDomain>) {
   const { domains, dns } = ctx.services
   const now = ctx.clock.now()
   const nextYear = new Date(now)
   nextYear.setUTCFullYear(nextYear.getUTCFullYear() + 1)
+  // A domain with a renewal date of its own is not registered now: the registry's expiry (a year from now) would
+  // differ from it, and a renewal continues from the registry's. The registry takes the name up with the domain's
+  // date when it first hears of it (as for demo data); the name is taken meanwhile, as every domain's is.
   // A name the registry cannot register (taken elsewhere) is still seeded; the registry just does not know it.
-  await ctx.drivers.registry.register(name, 1)
-  await domains.create(ctx.db, {
-    accountId,
-    name,
-    renewalDate: d.renewal_date ?? ymd(nextYear),
-    nameserverProfile: 'default-mijnhost',
-    nameservers: ctx.config.defaultNameservers.map((hostname) => ({ hostname, ipv4: '', ipv6: '' })),
-    contacts: {},
+  const registered = d.renewal_date ? null : await ctx.drivers.registry.register(name, 1)
+  const renewalDate = d.renewal_date ?? (registered?.ok ? registered.expiresOn : ymd(nextYear))
+  // Renewed on its renewal date as an ordered domain is: the job is queued in the transaction that creates it.
+  await ctx.db.transaction().execute(async (trx) => {
+    const domainId = await domains.create(trx, {
+      accountId,
+      name,
+      renewalDate,
+      nameserverProfile: 'default-mijnhost',
+      nameservers: ctx.config.defaultNameservers.map((hostname) => ({ hostname, ipv4: '', ipv6: '' })),
+      contacts: {},
+    })
+    await ctx.services.domainOrders.scheduleRenewal(trx, accountId, domainId, renewalDate)
   })
   await domains.update(accountId, name, { tags: d.tags ?? [], is_locked: d.is_locked ?? false })
   if (d.records?.length) await dns.replace(accountId, name, d.records)

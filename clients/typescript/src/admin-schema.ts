@@ -763,7 +763,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Delete all account data and load the seed again; reset the clock, faults and journal */
+        /** Delete all account data and load the seed again (or the seed document in the body); reset the clock, faults and journal */
         post: operations["sandboxReset"];
         delete?: never;
         options?: never;
@@ -832,7 +832,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The last calls of the customer API (method, path, body, status), oldest first */
+        /** The last calls of the customer API (method, path, headers, body; the answer status, headers, body and duration), oldest first */
         get: operations["sandboxJournal"];
         put?: never;
         post?: never;
@@ -8081,7 +8081,85 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description A seed document in the format of HOSTAPI_SEED_FILE (as JSON), loaded instead of the seed file or the demo data; none: the configured seed */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "accounts": [
+                 *         {
+                 *           "name": "Acme B.V.",
+                 *           "email": "owner@acme.example",
+                 *           "keys": [
+                 *             {
+                 *               "key": "sandbox-acme-main-key-000000000001",
+                 *               "label": "ci"
+                 *             }
+                 *           ],
+                 *           "domains": [
+                 *             {
+                 *               "name": "acme-example.nl",
+                 *               "renewal_date": "2030-01-15",
+                 *               "records": [
+                 *                 {
+                 *                   "type": "A",
+                 *                   "name": "@",
+                 *                   "value": "192.0.2.10"
+                 *                 }
+                 *               ]
+                 *             }
+                 *           ]
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    accounts: {
+                        name: string;
+                        email: string;
+                        firstname?: string;
+                        lastname?: string;
+                        status?: "active" | "suspended";
+                        keys?: {
+                            /** @description The fixed key value: 16 to 128 characters of A-Z, a-z, 0-9, _ and - */
+                            key: string;
+                            label?: string;
+                            allowed_ips?: string[];
+                            expires_at?: string;
+                        }[];
+                        users?: {
+                            email: string;
+                            firstname?: string;
+                            lastname?: string;
+                            permissions?: string[] | {
+                                [key: string]: boolean;
+                            };
+                            keys?: {
+                                /** @description The fixed key value: 16 to 128 characters of A-Z, a-z, 0-9, _ and - */
+                                key: string;
+                                label?: string;
+                                allowed_ips?: string[];
+                                expires_at?: string;
+                            }[];
+                        }[];
+                        domains?: {
+                            name: string;
+                            renewal_date?: string;
+                            tags?: string[];
+                            is_locked?: boolean;
+                            records?: {
+                                type: string;
+                                name?: string | null;
+                                value: string;
+                                ttl?: number;
+                            }[];
+                        }[];
+                        /** @description Also give this account the demo's data of every area (domains, VPS, certificates, invoices, tickets…); one account at most */
+                        demo_data?: boolean;
+                    }[];
+                } | null;
+            };
+        };
         responses: {
             /** @description Default Response */
             200: {
@@ -8108,7 +8186,7 @@ export interface operations {
                         data: {
                             /** @description Accounts after the reset */
                             accounts: number;
-                            /** @description `file` (HOSTAPI_SEED_FILE), `demo` or `empty` */
+                            /** @description `document` (the seed in the body), `file` (HOSTAPI_SEED_FILE), `demo` or `empty` */
                             seed: string;
                             /** @description The demo key, when the demo data was seeded */
                             demo_key: string | null;
@@ -8951,7 +9029,26 @@ export interface operations {
                      *             "operation": "whoami",
                      *             "key_prefix": "Xk3v9QbZ",
                      *             "body": null,
-                     *             "status": 200
+                     *             "request_headers": {
+                     *               "host": "localhost:8443",
+                     *               "api-key": "[redacted]",
+                     *               "accept": "application/json"
+                     *             },
+                     *             "status": 200,
+                     *             "response_headers": {
+                     *               "content-type": "application/json; charset=utf-8",
+                     *               "content-length": "89"
+                     *             },
+                     *             "response_body": {
+                     *               "status": 200,
+                     *               "status_description": "Request successful",
+                     *               "data": {
+                     *                 "ip": "127.0.0.1",
+                     *                 "customer_number": 100001
+                     *               }
+                     *             },
+                     *             "response_truncated": false,
+                     *             "duration_ms": 2.4
                      *           }
                      *         ]
                      *       }
@@ -8977,7 +9074,21 @@ export interface operations {
                                 key_prefix: string | null;
                                 /** @description The request body (secret fields redacted) */
                                 body: unknown;
+                                /** @description The request headers (lower case; API-Key, Authorization and Cookie redacted) */
+                                request_headers: {
+                                    [key: string]: string;
+                                };
                                 status: number;
+                                /** @description The answer headers (lower case; Set-Cookie redacted) */
+                                response_headers: {
+                                    [key: string]: string;
+                                };
+                                /** @description The answer body: JSON parsed with secret fields redacted, other text as is, binary as its size; cut to 4096 characters */
+                                response_body: unknown;
+                                /** @description Whether response_body was cut (it is then text) */
+                                response_truncated: boolean;
+                                /** @description From the request to the last byte of the answer, in milliseconds */
+                                duration_ms: number;
                             }[];
                         };
                     };

@@ -1,13 +1,26 @@
 import fp from 'fastify-plugin'
+import type { FastifyRequest } from 'fastify'
 import type { Clock } from '../../clock.js'
-import type { RequestJournal } from '../../ops/journal.js'
+import { answerBody, maskHeaders, type RequestJournal } from '../../ops/journal.js'
 import { API_PREFIX } from '../constants.js'
 
-/** Sandbox: keeps the last calls of the customer API (method, path, body, status) for the admin API to show. */
+/**
+ * Sandbox: keeps the last calls of the customer API (method, path, headers, body; the answer's status, headers, body
+ * and duration) for the admin API to show.
+ */
 export const journalPlugin = fp(async (app, opts: { journal: RequestJournal; clock: Clock }) => {
+  // The answer's body as sent, until the call is recorded (a stream, such as a file, is not kept).
+  const sent = new WeakMap<FastifyRequest, string | Buffer>()
+  app.addHook('onSend', async (req, _reply, payload) => {
+    if (req.url.startsWith(API_PREFIX) && (typeof payload === 'string' || Buffer.isBuffer(payload)))
+      sent.set(req, payload)
+    return payload
+  })
   app.addHook('onResponse', async (req, reply) => {
     if (!req.url.startsWith(API_PREFIX)) return
     const schema = req.routeOptions.schema as { operationId?: string } | undefined
+    const answer = answerBody(sent.get(req) ?? null, String(reply.getHeader('content-type') ?? ''))
+    sent.delete(req)
     opts.journal.record({
       time: opts.clock.now(),
       request_id: String(req.id),
@@ -16,7 +29,12 @@ export const journalPlugin = fp(async (app, opts: { journal: RequestJournal; clo
       operation: schema?.operationId ?? null,
       key_prefix: req.principal?.keyPrefix ?? null,
       body: req.body ?? null,
+      request_headers: maskHeaders(req.headers),
       status: reply.statusCode,
+      response_headers: maskHeaders(reply.getHeaders()),
+      response_body: answer.body,
+      response_truncated: answer.truncated,
+      duration_ms: Math.round(reply.elapsedTime * 10) / 10,
     })
   })
 })

@@ -29,11 +29,13 @@ export const sandboxClockRoutes: FastifyPluginAsync = async (base) => {
       schema: {
         operationId: 'sandboxReset',
         tags,
-        summary: 'Delete all account data and load the seed again; reset the clock, faults and journal',
+        summary:
+          'Delete all account data and load the seed again (or the seed document in the body); reset the clock, faults and journal',
+        body: S.ResetBody,
         response: { 200: S.ResetReply, ...adminErrors },
       },
     },
-    async () => ok(await sandbox.reset(), 'Sandbox reset'),
+    async (req) => ok(await sandbox.reset(req.body ?? undefined), 'Sandbox reset'),
   )
 
   app.get(
@@ -154,7 +156,8 @@ export const sandboxJournalRoutes: FastifyPluginAsync = async (base) => {
       schema: {
         operationId: 'sandboxJournal',
         tags,
-        summary: 'The last calls of the customer API (method, path, body, status), oldest first',
+        summary:
+          'The last calls of the customer API (method, path, headers, body; the answer status, headers, body and duration), oldest first',
         querystring: S.JournalQuery,
         response: { 200: S.JournalReply, ...adminErrors },
       },

@@ -2,13 +2,40 @@ import { Type } from 'typebox'
 import { Envelope } from '../../http/schemas.js'
 import { FAULT_STATUSES } from '../../errors.js'
 import { Time } from './admin.schemas.js'
+import { SeedFileSchema } from './seed.schemas.js'
 
 /** Request and response schemas of the sandbox's admin routes: reset, clock, faults and the call journal. */
+
+/** The body of a reset: a seed document (the seed file's format), loaded instead of the seed file or the demo data. */
+export const ResetBody = Type.Union([SeedFileSchema, Type.Null()], {
+  description:
+    'A seed document in the format of HOSTAPI_SEED_FILE (as JSON), loaded instead of the seed file or the demo data; none: the configured seed',
+  examples: [
+    {
+      accounts: [
+        {
+          name: 'Acme B.V.',
+          email: 'owner@acme.example',
+          keys: [{ key: 'sandbox-acme-main-key-000000000001', label: 'ci' }],
+          domains: [
+            {
+              name: 'acme-example.nl',
+              renewal_date: '2030-01-15',
+              records: [{ type: 'A', name: '@', value: '192.0.2.10' }],
+            },
+          ],
+        },
+      ],
+    },
+  ],
+})
 
 export const ResetReply = Envelope(
   Type.Object({
     accounts: Type.Integer({ description: 'Accounts after the reset' }),
-    seed: Type.String({ description: '`file` (HOSTAPI_SEED_FILE), `demo` or `empty`' }),
+    seed: Type.String({
+      description: '`document` (the seed in the body), `file` (HOSTAPI_SEED_FILE), `demo` or `empty`',
+    }),
     demo_key: Type.Union([Type.String(), Type.Null()], { description: 'The demo key, when the demo data was seeded' }),
   }),
   { accounts: 1, seed: 'file', demo_key: null },
@@ -118,7 +145,19 @@ const JournalEntry = Type.Object({
   operation: Type.Union([Type.String(), Type.Null()]),
   key_prefix: Type.Union([Type.String(), Type.Null()]),
   body: Type.Unknown({ description: 'The request body (secret fields redacted)' }),
+  request_headers: Type.Record(Type.String(), Type.String(), {
+    description: 'The request headers (lower case; API-Key, Authorization and Cookie redacted)',
+  }),
   status: Type.Integer(),
+  response_headers: Type.Record(Type.String(), Type.String(), {
+    description: 'The answer headers (lower case; Set-Cookie redacted)',
+  }),
+  response_body: Type.Unknown({
+    description:
+      'The answer body: JSON parsed with secret fields redacted, other text as is, binary as its size; cut to 4096 characters',
+  }),
+  response_truncated: Type.Boolean({ description: 'Whether response_body was cut (it is then text)' }),
+  duration_ms: Type.Number({ description: 'From the request to the last byte of the answer, in milliseconds' }),
 })
 export const JournalReply = Envelope(Type.Object({ entries: Type.Array(JournalEntry) }), {
   entries: [
@@ -131,7 +170,16 @@ export const JournalReply = Envelope(Type.Object({ entries: Type.Array(JournalEn
       operation: 'whoami',
       key_prefix: 'Xk3v9QbZ',
       body: null,
+      request_headers: { host: 'localhost:8443', 'api-key': '[redacted]', accept: 'application/json' },
       status: 200,
+      response_headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': '89' },
+      response_body: {
+        status: 200,
+        status_description: 'Request successful',
+        data: { ip: '127.0.0.1', customer_number: 100001 },
+      },
+      response_truncated: false,
+      duration_ms: 2.4,
     },
   ],
 })
