@@ -585,8 +585,14 @@ describe('the fault suite', { concurrency: true }, () => {
             out.push(`job ${r.id} ${r.kind} ${r.status} (${r.attempts} attempts: ${r.last_error})`)
         }
         const uids = new Set(receiver.received.map((m) => m.headers['webhook-id']))
+        const deliveries =
+          'select e.uid, d.status, d.attempts, d.parked, d.next_attempt_at, d.locked_until, d.error_detail from webhook_deliveries d join webhook_events e on e.id = d.event_id'
+        const deliveryOf = new Map((await rawRows(db, deliveries)).map((d) => [String(d.uid), d]))
         for (const r of await rawRows(db, 'select uid, type from webhook_events'))
-          if (!uids.has(String(r.uid))) out.push(`webhook event ${r.uid} ${r.type} not delivered`)
+          if (!uids.has(String(r.uid)))
+            out.push(
+              `webhook event ${r.uid} ${r.type} not delivered (${JSON.stringify(deliveryOf.get(String(r.uid)))})`,
+            )
         const subjects = new Set(smtp.received.map((m) => String(m.parsed.subject)))
         // An invoice whose issue the request did not get to (killed after the commit) waits for its job, due later.
         const waiting = (await rawRows(db, "select payload, run_at from jobs where status = 'queued'")).filter(

@@ -127,7 +127,13 @@ export class WebhookDeliverer {
       // A pending delivery is due at its next attempt: a job run again after a crash must not send it early.
       const due = delivery.status === 'pending' && (delivery.next_attempt_at ?? '') <= iso(now)
       const claimable = due || (delivery.status === 'sending' && (delivery.locked_until ?? '') < iso(now))
-      if (!claimable) return { skip: delivery.status }
+      if (!claimable) {
+        // Run again after a crash while its attempt still holds the slot: tried once the attempt's lease is over.
+        if (delivery.status === 'sending' && 'deliveryId' in which)
+          await repo.queueAttempt(trx, delivery.account_id, delivery.id, new Date(delivery.locked_until ?? now), now)
+        // The run that sent it may have died before it went on with the account's parked deliveries: this one does.
+        return { skip: delivery.status, accountId: delivery.account_id }
+      }
       const found = await repo.endpointById(trx, delivery.endpoint_id)
       if (!found) return { skip: 'gone' as const }
       const { endpoint, owner } = found
