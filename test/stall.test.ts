@@ -1,3 +1,5 @@
+// npm test runs this file alone, after the others: what it measures is one process's event loop, which another
+// suite's load on the same cores would lengthen.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { startTestApp, type TestApp } from './helpers/app.js'
