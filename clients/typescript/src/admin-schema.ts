@@ -8082,7 +8082,7 @@ export interface operations {
             cookie?: never;
         };
         /** @description A seed document in the format of HOSTAPI_SEED_FILE (as JSON), loaded instead of the seed file or the demo data; none: the configured seed */
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {

@@ -24,8 +24,25 @@ type Openapi = NonNullable<FastifyDynamicSwaggerOptions['openapi']>
 const generator = (openapi: Openapi, more: FastifyDynamicSwaggerOptions = {}): FastifyDynamicSwaggerOptions => ({
   openapi: { openapi: '3.1.0', ...openapi },
   refResolver: { buildLocalReference: (json, _base, _fragment, i) => (json.$id as string) || `def-${i}` },
+  transformObject: (doc) => optionalBodies('openapiObject' in doc ? doc.openapiObject : doc.swaggerObject),
   ...more,
 })
+
+type Operation = { requestBody?: { required?: boolean; content?: Record<string, { schema?: { anyOf?: unknown[] } }> } }
+
+/**
+ * The generator marks every request body required; one whose schema takes null (`Type.Union([…, Type.Null()])`) may
+ * be left out, and the document says so (a typed client then takes the call without a body).
+ */
+function optionalBodies<T>(doc: T): T {
+  const paths = (doc as { paths?: Record<string, Record<string, Operation>> }).paths ?? {}
+  for (const item of Object.values(paths))
+    for (const op of Object.values(item)) {
+      const schema = op?.requestBody?.content?.['application/json']?.schema
+      if (schema?.anyOf?.some((s) => (s as { type?: unknown }).type === 'null')) op.requestBody!.required = false
+    }
+  return doc
+}
 
 /** `Idempotency-Key` as the routes with `config.idempotent` take it (read by the idempotency plugin, not validated). */
 const IdempotencyHeader = Type.Object({
