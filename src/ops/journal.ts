@@ -29,6 +29,8 @@ export const MASKED = '[redacted]'
 
 /** The most characters of an answer's body the journal keeps; the ring's memory stays bounded by its size. */
 export const ANSWER_MAX = 4096
+/** Answers longer than this are kept as their size only. */
+const PARSE_MAX = 65_536
 
 /** How deep the journal keeps a body; deeper values become TOO_DEEP. */
 const MAX_DEPTH = 20
@@ -72,6 +74,9 @@ export function answerBody(
   const textual = /^(application\/(json|problem\+json)|text\/)/i.test(contentType)
   if (!textual)
     return { body: `[${Buffer.byteLength(payload)} bytes of ${contentType || 'unknown type'}]`, truncated: false }
+  // A large answer is not parsed for the journal: that would hold the event loop (a 50,000-record zone is megabytes).
+  if (payload.length > PARSE_MAX)
+    return { body: `[${Buffer.byteLength(payload)} bytes of ${contentType}: too large to keep]`, truncated: true }
   let text = typeof payload === 'string' ? payload : payload.toString('utf8')
   let body: unknown = text
   if (/json/i.test(contentType)) {
