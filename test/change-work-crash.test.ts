@@ -13,7 +13,7 @@ import { CRASH_POINTS, type CrashPoint } from '../src/ops/crash-points.js'
 import { forEachDialect, processDatabase, request, startTestApp, tempDir } from './helpers/app.js'
 import { queryUdp } from './helpers/dns.js'
 import { powerDnsMissing, startPowerDns, type PowerDns } from './helpers/powerdns.js'
-import { crashAndRestart, until, type ServerProcess } from './helpers/process.js'
+import { crashAndRestart, crashableServerEnv, until, type ServerProcess } from './helpers/process.js'
 import { startReceiver, type Receiver } from './helpers/webhook-receiver.js'
 
 const KEY = 'changeWorkCrashDemoKey00001'
@@ -341,13 +341,7 @@ forEachDialect((dialect) => {
       it(`${name}: killed at ${flow.point}`, async () => {
         const place = await processDatabase(dialect)
         const env = {
-          ...place.env,
-          HOSTAPI_PORT: '0',
-          HOSTAPI_DNS_PORT: '0',
-          HOSTAPI_DEMO_KEY: KEY,
-          HOSTAPI_ADMIN_TOKEN: ADMIN,
-          HOSTAPI_JOB_POLL_MS: '50',
-          HOSTAPI_JOB_LEASE_MS: '2000',
+          ...crashableServerEnv(place, KEY, ADMIN),
           HOSTAPI_SIM_SPEED: '1000000',
           HOSTAPI_DNS_DRIVER: 'powerdns',
           HOSTAPI_POWERDNS_URL: pdns.url,

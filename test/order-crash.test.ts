@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { openDatabase } from '../src/db/database.js'
 import { CRASH_POINTS } from '../src/ops/crash-points.js'
 import { forEachDialect, processDatabase, request } from './helpers/app.js'
-import { originOf, spawnServer, until, type ServerProcess } from './helpers/process.js'
+import { crashableServerEnv, originOf, spawnServer, until, type ServerProcess } from './helpers/process.js'
 
 const KEY = 'orderCrashDemoKey0000000001'
 const ADMIN = 'adm_orderCrashAdminToken0001'
@@ -18,17 +18,7 @@ forEachDialect((dialect) => {
     for (const point of CRASH_POINTS.filter((p) => p.startsWith('orders.create.'))) {
       it(`is processed after a restart, or placed by the retry: killed at ${point}`, async () => {
         const place = await processDatabase(dialect)
-        const env = {
-          ...place.env,
-          HOSTAPI_PORT: '0',
-          HOSTAPI_DNS_PORT: '0',
-          HOSTAPI_DEMO_KEY: KEY,
-          HOSTAPI_ADMIN_TOKEN: ADMIN,
-          HOSTAPI_IDEMPOTENCY_LOCK_MS: String(LOCK_MS),
-          HOSTAPI_JOB_POLL_MS: '50',
-          // A job the killed process had claimed is taken up again once its lease runs out.
-          HOSTAPI_JOB_LEASE_MS: '2000',
-        }
+        const env = { ...crashableServerEnv(place, KEY, ADMIN), HOSTAPI_IDEMPOTENCY_LOCK_MS: String(LOCK_MS) }
         const domain = `crash-${point.split('.').pop()}-${Date.now()}.com`
         const order = (origin: string) =>
           request(origin, 'POST', '/api/v2/domains/order', {
@@ -109,14 +99,7 @@ forEachDialect((dialect) => {
     // asks the registry once more with the same request, and gets the registration it made (not "not available").
     it('completes after a restart when killed between the registry and the domain', async () => {
       const place = await processDatabase(dialect)
-      const env = {
-        ...place.env,
-        HOSTAPI_PORT: '0',
-        HOSTAPI_DNS_PORT: '0',
-        HOSTAPI_DEMO_KEY: KEY,
-        HOSTAPI_JOB_POLL_MS: '50',
-        HOSTAPI_JOB_LEASE_MS: '2000',
-      }
+      const env = crashableServerEnv(place, KEY)
       const domain = `crash-registered-${Date.now()}.com`
       const first = spawnServer({ ...env, HOSTAPI_SANDBOX: '1', HOSTAPI_CRASH_AT: 'domains.order.registered' })
       let second: ServerProcess | null = null

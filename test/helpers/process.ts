@@ -2,6 +2,24 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { promisify } from 'node:util'
 import readline from 'node:readline'
 
+/**
+ * The settings of a server process a test kills and starts again: its database's, free ports, the demo key (and an
+ * admin token), quick job polls, and a short job lease, so a job the killed process held is taken up again soon.
+ */
+export const crashableServerEnv = (
+  place: { env: Record<string, string> },
+  key: string,
+  admin?: string,
+): Record<string, string> => ({
+  ...place.env,
+  HOSTAPI_PORT: '0',
+  HOSTAPI_DNS_PORT: '0',
+  HOSTAPI_DEMO_KEY: key,
+  ...(admin ? { HOSTAPI_ADMIN_TOKEN: admin } : {}),
+  HOSTAPI_JOB_POLL_MS: '50',
+  HOSTAPI_JOB_LEASE_MS: '2000',
+})
+
 /** The command line's entry point in the sources. */
 export const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname
 
