@@ -90,7 +90,7 @@ describe('configuration that explains itself', () => {
       'HOSTAPI_DATADIR is not a hostapi setting and is ignored: did you mean HOSTAPI_DATA_DIR?',
     ])
     assert.deepEqual(unknownSettings({ HOSTAPI_COMPLETELY_DIFFERENT_THING: '1' }), [
-      'HOSTAPI_COMPLETELY_DIFFERENT_THING is not a hostapi setting and is ignored (the README lists the settings)',
+      'HOSTAPI_COMPLETELY_DIFFERENT_THING is not a hostapi setting and is ignored (docs/configuration.md lists the settings)',
     ])
     assert.equal(editDistance('HOSTAPI_PROT', 'HOSTAPI_PORT'), 1)
     assert.deepEqual(loadConfig({ HOSTAPI_SANDBOXX: '1' }).warnings, [
@@ -98,7 +98,7 @@ describe('configuration that explains itself', () => {
     ])
   })
 
-  it('knows every variable the configuration reads, and every one the README lists', () => {
+  it('knows every variable the configuration reads, and docs/configuration.md lists every one', () => {
     const dir = new URL('../src/config/', import.meta.url).pathname
     const read = new Set<string>()
     for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.ts') && !f.includes('known-settings')))
@@ -107,8 +107,8 @@ describe('configuration that explains itself', () => {
         .matchAll(/\b(?:HOSTAPI_[A-Z0-9_]*[A-Z0-9]|DATABASE_URL|REDIS_URL)\b/g))
         read.add(m[0])
     assert.deepEqual([...KNOWN_SETTINGS].sort(), [...read].sort())
-    const readme = fs.readFileSync(new URL('../README.md', import.meta.url), 'utf8')
-    const undocumented = KNOWN_SETTINGS.filter((n) => !readme.includes(`\`${n}\``))
+    const listed = fs.readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8')
+    const undocumented = KNOWN_SETTINGS.filter((n) => !listed.includes(`\`${n}\``))
     assert.deepEqual(undocumented, [])
   })
 

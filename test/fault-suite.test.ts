@@ -408,7 +408,7 @@ describe('the fault suite', { concurrency: true }, () => {
       }
 
       /**
-       * The README's rotation of the secret key, each step a rolling restart with writes in between: the new key as
+       * The rotation of the secret key in docs/security.md, each step a rolling restart with writes in between: the new key as
        * NEXT; the new key, the old as PREVIOUS; `admin secrets rotate`; the new key alone.
        */
       const rotateSecret = async (kinds: WriteKind[], next: () => number) => {

@@ -1,4 +1,4 @@
-// Rotating the secret key of a fleet: the README's procedure, step by step, against two live instances on one
+// Rotating the secret key of a fleet: the procedure of docs/security.md, step by step, against two live instances on one
 // PostgreSQL while requests and jobs run, with drivers configured on the instances that the CLI does not have.
 import { after, before, it } from 'node:test'
 import assert from 'node:assert/strict'
@@ -30,7 +30,7 @@ const OLD = randomBytes(32).toString('base64')
 const NEW = randomBytes(32).toString('base64')
 const idOf = (k: string) => keyId(parseSecretKey(k)!)
 
-const NAME = 'rotating the secret key of two running instances (the README procedure)'
+const NAME = 'rotating the secret key of two running instances (the documented procedure)'
 describeWithPowerDns(NAME, () =>
   describeWithPebble(NAME, () =>
     describeWithEnv(['HOSTAPI_TEST_PG_URL'], NAME, () => {
@@ -49,7 +49,7 @@ describeWithPowerDns(NAME, () =>
 
       const keys = (k: Record<string, string>) => ({ ...drivers, ...k })
 
-      /** Restarts instance `i` with `env` (the README's "restart it"), while the other keeps serving. */
+      /** Restarts instance `i` with `env` (the documented "restart it"), while the other keeps serving. */
       async function restart(i: 0 | 1, env: Record<string, string>): Promise<void> {
         await apps[i]?.close()
         apps[i] = null
@@ -132,7 +132,7 @@ describeWithPowerDns(NAME, () =>
         return rows.map((r) => `${r.kind} ${r.status} (${r.attempts} attempts): ${r.last_error}`)
       }
 
-      /** One step of the README: each instance in turn restarted with `env` while the other serves, then traffic. */
+      /** One step of the procedure: each instance in turn restarted with `env` while the other serves, then traffic. */
       async function step(env: Record<string, string>): Promise<void> {
         for (const i of [0, 1] as const) {
           const other = apps[1 - i]

@@ -16,7 +16,7 @@ import { migrations } from '../src/db/migrations/index.js'
 import type { AnyDb, MigrationModule } from '../src/db/migrations/helpers.js'
 import { migrate, openDatabase, type Dialect } from '../src/db/database.js'
 
-// The README's upgrade and rollback procedure, run: release N is this code with its migrations, release N+1 adds an
+// The upgrade and rollback procedure of docs/upgrades.md, run: release N is this code with its migrations, release N+1 adds an
 // expand migration, release N+2 a contract of that expand. An instance of N runs on N+1's schema (rolling upgrade,
 // rollback of the code) and says so; on N+2's schema it refuses to start, with one line.
 const EXPAND = '9001-upgrade-expand'
@@ -235,7 +235,7 @@ forEachDialect((dialect: Dialect) => {
       const expected =
         `The database has migration ${CONTRACT} of a newer hostapi, and this version cannot run on it ` +
         `(it contracts ${EXPAND}, which this version does not know): start the newer version, or restore the ` +
-        'database backup taken before the upgrade (README, "Upgrades and rollback")\n'
+        'database backup taken before the upgrade (docs/upgrades.md)\n'
 
       const server = spawnServer(env())
       const { code } = await server.exited

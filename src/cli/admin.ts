@@ -47,7 +47,7 @@ export const ADMIN_HELP = `Usage: hostapi admin <command> [options]
   secrets rotate
       Re-seals every secret stored in the database (every sealed column, whatever drivers are configured here)
       with HOSTAPI_SECRET_KEY (or HOSTAPI_SECRET_KEY_FILE), opening those sealed before with a key in
-      HOSTAPI_SECRET_KEY_PREVIOUS. See the README's "Rotating the secret key" for the steps of a fleet.
+      HOSTAPI_SECRET_KEY_PREVIOUS. See "Rotating the secret key" in docs/security.md for the steps of a fleet.
 `
 
 const OPTIONS = {

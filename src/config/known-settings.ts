@@ -168,7 +168,7 @@ export function unknownSettings(env: Record<string, string | undefined>): string
     warnings.push(
       nearest
         ? `${name} is not a hostapi setting and is ignored: did you mean ${nearest}?`
-        : `${name} is not a hostapi setting and is ignored (the README lists the settings)`,
+        : `${name} is not a hostapi setting and is ignored (docs/configuration.md lists the settings)`,
     )
   }
   return warnings

@@ -121,7 +121,7 @@ async function checkNewer(
         : 'it is a contract migration'
     throw new StartError(
       `The database has migration ${name} of a newer hostapi, and this version cannot run on it (${why}): ` +
-        'start the newer version, or restore the database backup taken before the upgrade (README, "Upgrades and rollback")',
+        'start the newer version, or restore the database backup taken before the upgrade (docs/upgrades.md)',
     )
   }
 }

@@ -142,7 +142,7 @@ function databaseEnv(database: Config['database']): Record<string, string> {
 
 /**
  * The secret key of every hostapi started by the tests of this process (in-process apps, the CLI, spawned servers
- * on a ProcessDatabase), so instances on one database agree, as the README asks of a deployment. A spawned server
+ * on a ProcessDatabase), so instances on one database agree, as docs/several-instances.md asks of a deployment. A spawned server
  * without it generates its own `secret.key` in its data directory.
  */
 export const TEST_SECRET_KEY = randomBytes(32).toString('base64')
