@@ -7,7 +7,7 @@ import pino from 'pino'
 import { ConfigError, loadConfig } from '../src/config/config.js'
 import { dnsDriverFor } from '../src/context.js'
 import { BuiltinDnsServer } from '../src/drivers/dns/builtin.js'
-import type { ZoneDrift } from '../src/drivers/dns/dns.js'
+import type { ZoneDrift, ZoneSource } from '../src/drivers/dns/dns.js'
 import { DnsPushError, PowerDnsDriver } from '../src/drivers/dns/powerdns.js'
 import type { PowerDnsRRset } from '../src/drivers/dns/powerdns-rrsets.js'
 import { ManualClock } from '../src/clock.js'
@@ -186,6 +186,54 @@ describeWithPowerDns('PowerDNS driver (a real pdns_server)', () => {
     assert.deepEqual(await contentOf(z, `www.${z}.`, 'A'), ['192.0.2.8'])
     assert.equal(serialOf(await q(z, 'SOA')), zones.serial(id))
   })
+
+  // Pushes of one zone from two instances: each instance's own pushes run in turn, but nothing orders them across
+  // instances. Every kind of push (a records change, a zone change, a resync) is tried as the slow one.
+  for (const kind of ['records', 'zone', 'resync'] as const)
+    it(`a ${kind} push that read the zone before another instance pushed a newer one leaves PowerDNS with the newer`, async () => {
+      const z = `stale-${kind}.nl`
+      const name = `_acme-challenge.${z}`
+      const txt = (...values: string[]) => values.map((value) => ({ type: 'TXT', name, value }))
+      const id = zones.add(z, { records: txt('a') })
+      await driver.publish({ domain: z, kind: 'zone' })
+      zones.setRecords(id, txt('a', 'x'))
+      // Instance 1 reads the zone's records, then is slow to write what it read.
+      let release = () => {}
+      let reported = () => {}
+      const held = new Promise<void>((r) => (release = r))
+      const read = new Promise<void>((r) => (reported = r))
+      let holding = true
+      const slow: ZoneSource = {
+        servedZones: (names) => zones.servedZones(names),
+        servedZone: (zoneId) => zones.servedZone(zoneId),
+        servedZoneNames: () => zones.servedZoneNames(),
+        catalog: () => zones.catalog(),
+        zoneRecords: async (zoneId) => {
+          const records = await zones.zoneRecords(zoneId)
+          if (zoneId === id && holding) {
+            holding = false
+            reported()
+            await held
+          }
+          return records
+        },
+      }
+      const first = new PowerDnsDriver({ url: pdns.url, apiKey: pdns.apiKey, timeoutMs: 2000 }, slow, silent)
+      await first.start()
+      const push =
+        kind === 'resync'
+          ? first.resync([z])
+          : first.publish({ domain: z, kind, ...(kind === 'records' ? { names: [name] } : {}) })
+      await read
+      // Instance 2: a newer change, pushed at once, while instance 1 still holds the older read.
+      zones.setRecords(id, txt('a', 'b'))
+      await driver.publish({ domain: z, kind: 'records', names: [name] })
+      release()
+      await push
+      assert.deepEqual(await contentOf(z, `${name}.`, 'TXT'), ['"a"', '"b"'])
+      assert.equal(serialOf(await q(z, 'SOA')), zones.serial(id))
+      await first.stop()
+    })
 
   it('serves a zone whose name PowerDNS writes otherwise in its zone id (an underscore)', async () => {
     const z = 'under_score.nl'

@@ -35,6 +35,8 @@ const BODY_OVERHEAD = 1024
 // A request PowerDNS fails with a server error (its gsqlite3 backend answers 500 to a second writer while the first
 // holds the database lock) is sent again this often, soon, before the push fails and waits for the job's backoff.
 const BUSY_RETRIES = 6
+/** How many pushes of a zone in a row may find it changed afterwards before the push fails (and is retried). */
+const SETTLE_ROUNDS = 5
 
 /** A push to PowerDNS failed (unreachable, timed out or refused); the change can be pushed again later. */
 export class DnsPushError extends Error {
@@ -143,11 +145,31 @@ export class PowerDnsDriver implements DnsDriver {
     const names = change.kind === 'records' && change.names ? new Set(change.names.map((n) => `${apexOf(n)}.`)) : null
     // Every kind ends in PowerDNS matching the zone source, so a removal followed by a new domain of the same name
     // leaves the new zone served even if the two pushes cross.
-    await this.inTurn(apex, async () => {
+    await this.inTurn(apex, () =>
+      this.untilSettled(apex, async (served) => {
+        if (!served) await this.deleteZone(apex)
+        else await this.sync(served, names)
+      }),
+    )
+  }
+
+  /**
+   * Runs `push` with the zone as served now, then reads the zone's serial again: when it changed (a change committed
+   * while the push ran), the push wrote what may already be older than what another instance pushed after it, so it
+   * runs again. Every push thus ends having written a zone that was current after its last write, and whichever
+   * instance writes last, PowerDNS ends with the newest zone. A zone that keeps changing throws after a few rounds
+   * (the job is retried).
+   */
+  private async untilSettled<T>(apex: string, push: (served: ServedZone | null) => Promise<T>): Promise<T> {
+    const versionOf = (z: ServedZone | undefined) => (z ? `${z.id}:${z.serial}` : 'none')
+    for (let round = 1; ; round++) {
       const [served] = await this.source.servedZones([apex])
-      if (!served) await this.deleteZone(apex)
-      else await this.sync(served, names)
-    })
+      const result = await push(served ?? null)
+      const [now] = await this.source.servedZones([apex])
+      if (versionOf(now) === versionOf(served)) return result
+      if (round >= SETTLE_ROUNDS)
+        throw new DnsPushError(`PowerDNS ${apex}: the zone changed during each of ${round} pushes in a row`)
+    }
   }
 
   /**
@@ -195,8 +217,17 @@ export class PowerDnsDriver implements DnsDriver {
     return drift
   }
 
+  /** The zone's drift (found in the first round that found any, when the zone changed meanwhile and it ran again). */
   private async resyncZone(apex: string): Promise<ZoneDrift | null> {
-    const [served] = await this.source.servedZones([apex])
+    let found: ZoneDrift | null = null
+    await this.untilSettled(apex, async (served) => {
+      const drift = await this.resyncServed(apex, served)
+      found ??= drift
+    })
+    return found
+  }
+
+  private async resyncServed(apex: string, served: ServedZone | null): Promise<ZoneDrift | null> {
     const current = await this.getZone(apex)
     if (!served) {
       if (!current) return null

@@ -37,8 +37,9 @@ export type ZoneChanges = Pick<ZoneDelivery, 'publish' | 'committed' | 'queues'>
 /**
  * Delivers committed zone changes to the DNS driver. A driver that serves from the zone source is told at once;
  * a pushing driver (PowerDNS) gets each change through the job queue, so an outage of its server delays changes
- * and never loses them, and no customer request waits for it. Each push reads the zone as it is then, so pushes
- * that run late or out of order still leave the server matching hostapi.
+ * and never loses them, and no customer request waits for it. Each push reads the zone as it is then, and again
+ * after writing (the driver pushes again when it changed), so pushes that run late, out of order or on several
+ * instances at once still leave the server matching hostapi.
  */
 export class ZoneDelivery {
   /** Asks an unreachable server whether it is back, while pushes wait on it. */
