@@ -9,6 +9,11 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated caller; set on every route whose area is not `public`. */
     principal: Principal | null
+    /**
+     * The authenticated caller of a route whose area is not `public` (what its handler reads): authentication ran
+     * before the handler, so it is always there; reading it where no key was checked answers 401.
+     */
+    readonly caller: Principal
     /** The account's data version when the key lookup of this request read it from the database, else null. */
     accountVersion: string | null
   }
@@ -21,6 +26,12 @@ declare module 'fastify' {
 export const authPlugin = fp(async (app, opts: { iam: IamService; throttle: AuthThrottle }) => {
   app.decorateRequest('principal', null)
   app.decorateRequest('accountVersion', null)
+  app.decorateRequest('caller', {
+    getter(this: { principal: Principal | null }) {
+      if (!this.principal) throw errors.noValidApiKey()
+      return this.principal
+    },
+  })
 
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith(API_PREFIX) && route.config?.area === undefined) {

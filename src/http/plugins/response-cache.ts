@@ -43,7 +43,7 @@ export const responseCachePlugin = fp(
     const entries = new Map<string, Entry>()
     let bytes = 0
     // Per user too: what a sub-user may see (its own tickets) is less than the main user's view of the same URL.
-    const keyOf = (req: FastifyRequest) => `${req.principal!.accountId} ${req.principal!.userId} ${req.url}`
+    const keyOf = (req: FastifyRequest) => `${req.caller.accountId} ${req.caller.userId} ${req.url}`
 
     const store = (key: string, version: string, body: string) => {
       const old = entries.get(key)

@@ -29,7 +29,7 @@ export const affiliateRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: CommissionList, ...errorsFor('account-affiliate', { 400: PAGED }) },
       },
     },
-    async (req) => ok(await app.services.affiliate.listCommissions(req.principal!.accountId, req.query)),
+    async (req) => ok(await app.services.affiliate.listCommissions(req.caller.accountId, req.query)),
   )
 
   app.get(
@@ -44,7 +44,7 @@ export const affiliateRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: CommissionDetail, ...errorsFor('account-affiliate', { 404: [errors.commissionNotFound()] }) },
       },
     },
-    async (req) => ok(await app.services.affiliate.getCommission(req.principal!.accountId, req.params.id)),
+    async (req) => ok(await app.services.affiliate.getCommission(req.caller.accountId, req.params.id)),
   )
 
   app.get(
@@ -60,7 +60,7 @@ export const affiliateRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: PaymentList, ...errorsFor('account-affiliate', { 400: PAGED }) },
       },
     },
-    async (req) => ok(await app.services.affiliate.listPayments(req.principal!.accountId, req.query)),
+    async (req) => ok(await app.services.affiliate.listPayments(req.caller.accountId, req.query)),
   )
 
   app.get(
@@ -78,6 +78,6 @@ export const affiliateRoutes: FastifyPluginAsync = async (base) => {
         },
       },
     },
-    async (req) => ok(await app.services.affiliate.getPayment(req.principal!.accountId, req.params.id)),
+    async (req) => ok(await app.services.affiliate.getPayment(req.caller.accountId, req.params.id)),
   )
 }

@@ -38,7 +38,7 @@ export const certificatesRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: CertificateListResponse },
       },
     },
-    async (req) => ok(await service().list(req.principal!.accountId, pageOf(req.query), req.query.search)),
+    async (req) => ok(await service().list(req.caller.accountId, pageOf(req.query), req.query.search)),
   )
 
   app.get(
@@ -72,7 +72,7 @@ export const certificatesRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      return ok(await service().order(req.principal!.accountId, req.body, dry(req)))
+      return ok(await service().order(req.caller.accountId, req.body, dry(req)))
     },
   )
 
@@ -114,7 +114,7 @@ export const certificateRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: CertificateResponse, ...errorsFor('certificates', { 404: [errors.certificateNotFound()] }) },
       },
     },
-    async (req) => ok(await service().get(req.principal!.accountId, req.params.id)),
+    async (req) => ok(await service().get(req.caller.accountId, req.params.id)),
   )
 
   app.post(
@@ -141,6 +141,6 @@ export const certificateRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) =>
-      ok(await service().request(req.principal!.accountId, req.params.id, req.body, dry(req)), 'Certificate requested'),
+      ok(await service().request(req.caller.accountId, req.params.id, req.body, dry(req)), 'Certificate requested'),
   )
 }

@@ -80,7 +80,7 @@ export const domainsRoutes: FastifyPluginAsync = async (base) => {
         },
       },
     },
-    async (req) => ok(await app.services.domains.list(req.principal!.accountId, req.query)),
+    async (req) => ok(await app.services.domains.list(req.caller.accountId, req.query)),
   )
 
   app.get(
@@ -96,7 +96,7 @@ export const domainsRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: Envelope(DomainDetail, detailExample) },
       },
     },
-    async (req) => ok(await app.services.domains.detail(req.principal!.accountId, req.params.domain)),
+    async (req) => ok(await app.services.domains.detail(req.caller.accountId, req.params.domain)),
   )
 
   app.put(
@@ -117,8 +117,7 @@ export const domainsRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: Envelope(DomainDetail, detailExample) },
       },
     },
-    async (req) =>
-      ok(await app.services.domains.update(req.principal!.accountId, req.params.domain, req.body, dry(req))),
+    async (req) => ok(await app.services.domains.update(req.caller.accountId, req.params.domain, req.body, dry(req))),
   )
 }
 
@@ -143,11 +142,7 @@ export const domainExitRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      const { cancellationDate } = await app.services.domains.cancel(
-        req.principal!.accountId,
-        req.params.domain,
-        dry(req),
-      )
+      const { cancellationDate } = await app.services.domains.cancel(req.caller.accountId, req.params.domain, dry(req))
       return ok({ cancellation_date: cancellationDate }, 'Domain cancellation scheduled')
     },
   )
@@ -167,7 +162,7 @@ export const domainExitRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      await app.services.domains.cancelDelete(req.principal!.accountId, req.params.domain, dry(req))
+      await app.services.domains.cancelDelete(req.caller.accountId, req.params.domain, dry(req))
       return okMessage('Domain cancellation withdrawn')
     },
   )
@@ -187,6 +182,6 @@ export const domainExitRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: Envelope(AuthCode, { auth_code: 'Xq7#mK2pLw9$aB4z' }) },
       },
     },
-    async (req) => ok({ auth_code: await app.services.domains.authCode(req.principal!.accountId, req.params.domain) }),
+    async (req) => ok({ auth_code: await app.services.domains.authCode(req.caller.accountId, req.params.domain) }),
   )
 }

@@ -102,7 +102,7 @@ export const ordersRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      const orders = await app.services.orders.listOpen(req.principal!.accountId)
+      const orders = await app.services.orders.listOpen(req.caller.accountId)
       return ok({ orders: orders.map(openOrder) })
     },
   )
@@ -124,7 +124,7 @@ export const ordersRoutes: FastifyPluginAsync = async (base) => {
         },
       },
     },
-    async (req) => ok(orderDetail(await app.services.orders.get(req.principal!.accountId, req.params.order_id))),
+    async (req) => ok(orderDetail(await app.services.orders.get(req.caller.accountId, req.params.order_id))),
   )
 
   app.put(
@@ -155,6 +155,6 @@ export const ordersRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) =>
-      ok(orderDetail(await app.services.orders.fix(req.principal!.accountId, req.params.order_id, req.body, dry(req)))),
+      ok(orderDetail(await app.services.orders.fix(req.caller.accountId, req.params.order_id, req.body, dry(req)))),
   )
 }

@@ -22,6 +22,6 @@ export const toolsRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: Envelope(WhoAmI, { ip: '203.0.113.10', customer_number: 100001 }) },
       },
     },
-    async (req) => ok({ ip: callerIp(req), customer_number: req.principal!.customerNumber }),
+    async (req) => ok({ ip: callerIp(req), customer_number: req.caller.customerNumber }),
   )
 }

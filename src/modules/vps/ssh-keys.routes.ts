@@ -25,7 +25,7 @@ export const sshKeysRoutes: FastifyPluginAsync = async (base) => {
         response: env(Type.Object({ ssh_keys: Type.Array(S.SshKey) }), { ssh_keys: [S.sshKeyExample] }),
       },
     },
-    async (req) => ok({ ssh_keys: await app.services.vps.sshKeys.list(req.principal!.accountId) }),
+    async (req) => ok({ ssh_keys: await app.services.vps.sshKeys.list(req.caller.accountId) }),
   )
 
   app.post(
@@ -45,7 +45,7 @@ export const sshKeysRoutes: FastifyPluginAsync = async (base) => {
     },
     async (req) =>
       ok(
-        await app.services.vps.sshKeys.add(req.principal!.accountId, req.body.name, req.body.public_key, dry(req)),
+        await app.services.vps.sshKeys.add(req.caller.accountId, req.body.name, req.body.public_key, dry(req)),
         'SSH key added',
       ),
   )
@@ -65,7 +65,7 @@ export const sshKeysRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      await app.services.vps.sshKeys.delete(req.principal!.accountId, req.params.id, dry(req))
+      await app.services.vps.sshKeys.delete(req.caller.accountId, req.params.id, dry(req))
       return okMessage('SSH key deleted')
     },
   )

@@ -24,7 +24,7 @@ export const vpsBackupsRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      const list = await backups().list(req.principal!.accountId, req.params.id)
+      const list = await backups().list(req.caller.accountId, req.params.id)
       return { status: 200, status_description: 'Request successful', details: { backups: list, count: list.length } }
     },
   )
@@ -44,7 +44,7 @@ export const vpsBackupsRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      const task = await backups().create(req.principal!.accountId, req.params.id, dry(req))
+      const task = await backups().create(req.caller.accountId, req.params.id, dry(req))
       return ok({ task }, 'Task queued')
     },
   )
@@ -66,7 +66,7 @@ export const vpsBackupsRoutes: FastifyPluginAsync = async (base) => {
     },
     async (req) => {
       const { key, type } = req.body
-      const task = await backups().restore(req.principal!.accountId, req.params.id, key, type, dry(req))
+      const task = await backups().restore(req.caller.accountId, req.params.id, key, type, dry(req))
       return ok({ task }, 'Task queued')
     },
   )

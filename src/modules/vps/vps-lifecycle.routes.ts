@@ -36,7 +36,7 @@ export const vpsCancellationRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      const result = await lifecycle().cancel(req.principal!.accountId, req.params.id, dry(req))
+      const result = await lifecycle().cancel(req.caller.accountId, req.params.id, dry(req))
       return ok(result, 'Cancellation scheduled')
     },
   )
@@ -55,7 +55,7 @@ export const vpsCancellationRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      const result = await lifecycle().cancelDelete(req.principal!.accountId, req.params.id, dry(req))
+      const result = await lifecycle().cancelDelete(req.caller.accountId, req.params.id, dry(req))
       return ok(result, 'Cancellation withdrawn')
     },
   )
@@ -87,7 +87,7 @@ export const vpsSystemRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      const result = await lifecycle().rescue(req.principal!.accountId, req.params.id, req.body.enable, dry(req))
+      const result = await lifecycle().rescue(req.caller.accountId, req.params.id, req.body.enable, dry(req))
       return ok(result, 'Task queued')
     },
   )
@@ -114,7 +114,7 @@ export const vpsSystemRoutes: FastifyPluginAsync = async (base) => {
     },
     async (req) => {
       const { image_id: imageId, ssh_key_ids: keyIds } = req.body
-      const result = await lifecycle().reinstall(req.principal!.accountId, req.params.id, imageId, keyIds, dry(req))
+      const result = await lifecycle().reinstall(req.caller.accountId, req.params.id, imageId, keyIds, dry(req))
       return ok(result, 'Task queued')
     },
   )
@@ -134,7 +134,7 @@ export const vpsSystemRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      const result = await lifecycle().resetPassword(req.principal!.accountId, req.params.id, dry(req))
+      const result = await lifecycle().resetPassword(req.caller.accountId, req.params.id, dry(req))
       return ok(result, 'Root password reset')
     },
   )
@@ -155,7 +155,7 @@ export const vpsSystemRoutes: FastifyPluginAsync = async (base) => {
     },
     async (req) => {
       const { hostname } = req.body
-      const result = await lifecycle().setHostname(req.principal!.accountId, req.params.id, hostname, dry(req))
+      const result = await lifecycle().setHostname(req.caller.accountId, req.params.id, hostname, dry(req))
       return ok(result, 'Hostname changed')
     },
   )

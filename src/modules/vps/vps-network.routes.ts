@@ -25,7 +25,7 @@ export const vpsFloatingIpRoutes: FastifyPluginAsync = async (base) => {
         response: env(Type.Object({ floating_ips: Type.Array(S.FloatingIp) }), { floating_ips: [S.floatingExample] }),
       },
     },
-    async (req) => ok({ floating_ips: await app.services.vps.network.listFloatingIps(req.principal!.accountId) }),
+    async (req) => ok({ floating_ips: await app.services.vps.network.listFloatingIps(req.caller.accountId) }),
   )
 
   app.post(
@@ -43,7 +43,7 @@ export const vpsFloatingIpRoutes: FastifyPluginAsync = async (base) => {
     },
     async (req) =>
       ok(
-        await app.services.vps.network.reserveFloatingIp(req.principal!.accountId, req.body.location, dry(req)),
+        await app.services.vps.network.reserveFloatingIp(req.caller.accountId, req.body.location, dry(req)),
         'Floating IP reserved',
       ),
   )
@@ -66,12 +66,7 @@ export const vpsFloatingIpRoutes: FastifyPluginAsync = async (base) => {
     },
     async (req) =>
       ok(
-        await app.services.vps.network.attachFloatingIp(
-          req.principal!.accountId,
-          req.params.id,
-          req.body.vps_id,
-          dry(req),
-        ),
+        await app.services.vps.network.attachFloatingIp(req.caller.accountId, req.params.id, req.body.vps_id, dry(req)),
         'Floating IP attached',
       ),
   )
@@ -91,7 +86,7 @@ export const vpsFloatingIpRoutes: FastifyPluginAsync = async (base) => {
     },
     async (req) =>
       ok(
-        await app.services.vps.network.detachFloatingIp(req.principal!.accountId, req.params.id, dry(req)),
+        await app.services.vps.network.detachFloatingIp(req.caller.accountId, req.params.id, dry(req)),
         'Floating IP detached',
       ),
   )
@@ -111,7 +106,7 @@ export const vpsFloatingIpRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      await app.services.vps.network.deleteFloatingIp(req.principal!.accountId, req.params.id, dry(req))
+      await app.services.vps.network.deleteFloatingIp(req.caller.accountId, req.params.id, dry(req))
       return okMessage('Floating IP deleted')
     },
   )
@@ -134,7 +129,7 @@ export const vpsFirewallRoutes: FastifyPluginAsync = async (base) => {
         response: env(S.Firewall, S.firewallExample),
       },
     },
-    async (req) => ok(await app.services.vps.network.getFirewall(req.principal!.accountId, req.params.id)),
+    async (req) => ok(await app.services.vps.network.getFirewall(req.caller.accountId, req.params.id)),
   )
 
   app.put(
@@ -155,7 +150,7 @@ export const vpsFirewallRoutes: FastifyPluginAsync = async (base) => {
     async (req) =>
       ok(
         await app.services.vps.network.setFirewall(
-          req.principal!.accountId,
+          req.caller.accountId,
           req.params.id,
           req.body.enabled,
           req.body.rules,
@@ -190,7 +185,7 @@ export const vpsVpcRoutes: FastifyPluginAsync = async (base) => {
         }),
       },
     },
-    async (req) => ok(await app.services.vps.network.getVpc(req.principal!.accountId, req.params.id)),
+    async (req) => ok(await app.services.vps.network.getVpc(req.caller.accountId, req.params.id)),
   )
 
   app.post(
@@ -210,7 +205,7 @@ export const vpsVpcRoutes: FastifyPluginAsync = async (base) => {
     },
     async (req) =>
       ok(
-        await app.services.vps.network.createVpc(req.principal!.accountId, req.params.id, req.body.name, dry(req)),
+        await app.services.vps.network.createVpc(req.caller.accountId, req.params.id, req.body.name, dry(req)),
         'VPC created',
       ),
   )
@@ -234,7 +229,7 @@ export const vpsVpcRoutes: FastifyPluginAsync = async (base) => {
     },
     async (req) =>
       ok(
-        await app.services.vps.network.addSubnet(req.principal!.accountId, req.params.id, req.body, dry(req)),
+        await app.services.vps.network.addSubnet(req.caller.accountId, req.params.id, req.body, dry(req)),
         'Subnet created',
       ),
   )
@@ -263,7 +258,7 @@ export const vpsVpcRoutes: FastifyPluginAsync = async (base) => {
     async (req) =>
       ok(
         await app.services.vps.network.attachSubnet(
-          req.principal!.accountId,
+          req.caller.accountId,
           req.params.id,
           req.params.subnet_id,
           dry(req),

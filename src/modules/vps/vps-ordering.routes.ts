@@ -57,7 +57,7 @@ export const vpsOrderingRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      const accountId = req.principal!.accountId
+      const accountId = req.caller.accountId
       const input = {
         productId: req.body.product_id,
         imageId: req.body.image_id,

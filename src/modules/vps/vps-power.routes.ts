@@ -7,7 +7,7 @@ import { TASK_DESCRIPTION, TaskResult, VpsIdParams, taskExample } from './vps.sc
 
 /** What a power route's handler reads of its request. */
 interface PowerRequest {
-  principal: { accountId: number } | null
+  caller: { accountId: number }
   params: { id: string }
   query: { test?: string }
 }
@@ -16,7 +16,7 @@ interface PowerRequest {
 export const vpsPowerRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const power = async (req: PowerRequest, action: PowerAction) => {
-    const task = await app.services.vps.tasks.power(req.principal!.accountId, req.params.id, action, dry(req))
+    const task = await app.services.vps.tasks.power(req.caller.accountId, req.params.id, action, dry(req))
     return ok({ task }, 'Task queued')
   }
 

@@ -29,7 +29,7 @@ export const vpsListRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: Envelope(Type.Object({ vps: Type.Array(VpsListItem) }), vpsListExample) },
       },
     },
-    async (req) => ok({ vps: await vps().list(req.principal!.accountId) }),
+    async (req) => ok({ vps: await vps().list(req.caller.accountId) }),
   )
 
   app.get(
@@ -68,7 +68,7 @@ export const vpsRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: Envelope(VpsDetail, vpsDetailExample) },
       },
     },
-    async (req) => ok(await vps().details(req.principal!.accountId, req.params.id)),
+    async (req) => ok(await vps().details(req.caller.accountId, req.params.id)),
   )
 
   app.put(
@@ -87,7 +87,7 @@ export const vpsRoutes: FastifyPluginAsync = async (base) => {
     },
     async (req) => {
       const entries = req.body['ip-addresses']
-      const detail = await vps().updateReverseDns(req.principal!.accountId, req.params.id, entries, dry(req))
+      const detail = await vps().updateReverseDns(req.caller.accountId, req.params.id, entries, dry(req))
       return ok(detail, 'Reverse DNS updated')
     },
   )

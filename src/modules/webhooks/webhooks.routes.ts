@@ -49,7 +49,7 @@ export const webhooksRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: WebhookList, ...errorsFor('account-api', {}) },
       },
     },
-    async (req) => ok({ webhooks: await app.services.webhooks.list(req.principal!.accountId) }),
+    async (req) => ok({ webhooks: await app.services.webhooks.list(req.caller.accountId) }),
   )
 
   app.post(
@@ -74,7 +74,7 @@ export const webhooksRoutes: FastifyPluginAsync = async (base) => {
         },
       },
     },
-    async (req) => ok(await app.services.webhooks.create(req.principal!, req.body, dry(req)), 'Webhook created'),
+    async (req) => ok(await app.services.webhooks.create(req.caller, req.body, dry(req)), 'Webhook created'),
   )
 
   app.get(
@@ -89,7 +89,7 @@ export const webhooksRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: WebhookDetail, ...errorsFor('account-api', notFound) },
       },
     },
-    async (req) => ok(await app.services.webhooks.get(req.principal!.accountId, req.params.id)),
+    async (req) => ok(await app.services.webhooks.get(req.caller.accountId, req.params.id)),
   )
 
   app.put(
@@ -115,7 +115,7 @@ export const webhooksRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) =>
-      ok(await app.services.webhooks.update(req.principal!, req.params.id, req.body, dry(req)), 'Webhook updated'),
+      ok(await app.services.webhooks.update(req.caller, req.params.id, req.body, dry(req)), 'Webhook updated'),
   )
 
   app.delete(
@@ -133,7 +133,7 @@ export const webhooksRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      await app.services.webhooks.remove(req.principal!.accountId, req.params.id, dry(req))
+      await app.services.webhooks.remove(req.caller.accountId, req.params.id, dry(req))
       return okMessage('Webhook deleted')
     },
   )
@@ -155,7 +155,7 @@ export const webhooksRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) =>
-      ok(await app.services.webhooks.rotateSecret(req.principal!.accountId, req.params.id, dry(req)), 'Secret rotated'),
+      ok(await app.services.webhooks.rotateSecret(req.caller.accountId, req.params.id, dry(req)), 'Secret rotated'),
   )
 
   app.post(
@@ -172,7 +172,7 @@ export const webhooksRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: DeliveryDetail, ...errorsFor('account-api', notFound) },
       },
     },
-    async (req) => ok(await app.services.webhooks.sendTest(req.principal!.accountId, req.params.id, dry(req))),
+    async (req) => ok(await app.services.webhooks.sendTest(req.caller.accountId, req.params.id, dry(req))),
   )
 
   app.get(
@@ -189,7 +189,7 @@ export const webhooksRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: DeliveryList, ...errorsFor('account-api', notFound) },
       },
     },
-    async (req) => ok({ deliveries: await app.services.webhooks.deliveries(req.principal!.accountId, req.params.id) }),
+    async (req) => ok({ deliveries: await app.services.webhooks.deliveries(req.caller.accountId, req.params.id) }),
   )
 
   app.post(
@@ -211,12 +211,7 @@ export const webhooksRoutes: FastifyPluginAsync = async (base) => {
     },
     async (req) =>
       ok(
-        await app.services.webhooks.redeliver(
-          req.principal!.accountId,
-          req.params.id,
-          req.params.delivery_id,
-          dry(req),
-        ),
+        await app.services.webhooks.redeliver(req.caller.accountId, req.params.id, req.params.delivery_id, dry(req)),
         'Delivery queued',
       ),
   )

@@ -22,7 +22,7 @@ export const invoicesRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: InvoiceList, ...errorsFor('account-invoices', { 400: PAGED }) },
       },
     },
-    async (req) => ok(await app.services.invoices.list(req.principal!.accountId, req.query)),
+    async (req) => ok(await app.services.invoices.list(req.caller.accountId, req.query)),
   )
 
   app.get(
@@ -37,7 +37,7 @@ export const invoicesRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: InvoiceDetail, ...errorsFor('account-invoices', { 404: [errors.invoiceNotFound()] }) },
       },
     },
-    async (req) => ok(await app.services.invoices.get(req.principal!.accountId, req.params.invoice_nr)),
+    async (req) => ok(await app.services.invoices.get(req.caller.accountId, req.params.invoice_nr)),
   )
 
   app.get(
@@ -57,7 +57,7 @@ export const invoicesRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req, reply) => {
-      const { pdf, invoiceNr } = await app.services.invoices.pdf(req.principal!.accountId, req.params.invoice_nr)
+      const { pdf, invoiceNr } = await app.services.invoices.pdf(req.caller.accountId, req.params.invoice_nr)
       return reply
         .type('application/pdf')
         .header('content-disposition', `attachment; filename="invoice-${invoiceNr.replace(/[^A-Za-z0-9-]/g, '')}.pdf"`)

@@ -21,7 +21,7 @@ export const paymethodsRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: PaymethodList, ...errorsFor('account-paymethods') },
       },
     },
-    async (req) => ok(await app.services.paymethods.list(req.principal!.accountId)),
+    async (req) => ok(await app.services.paymethods.list(req.caller.accountId)),
   )
 
   app.put(
@@ -44,6 +44,6 @@ export const paymethodsRoutes: FastifyPluginAsync = async (base) => {
         },
       },
     },
-    async (req) => ok(await app.services.paymethods.setDefault(req.principal!.accountId, req.body, dry(req))),
+    async (req) => ok(await app.services.paymethods.setDefault(req.caller.accountId, req.body, dry(req))),
   )
 }

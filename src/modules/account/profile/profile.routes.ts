@@ -21,7 +21,7 @@ export const profileRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: Profile, ...errorsFor('account-profile') },
       },
     },
-    async (req) => ok(await app.services.profile.get(req.principal!.accountId)),
+    async (req) => ok(await app.services.profile.get(req.caller.accountId)),
   )
 
   app.put(
@@ -52,7 +52,7 @@ export const profileRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      const r = await app.services.profile.update(req.principal!.accountId, req.body, dry(req))
+      const r = await app.services.profile.update(req.caller.accountId, req.body, dry(req))
       return ok(
         r.profile,
         r.verificationSent
@@ -77,7 +77,7 @@ export const profileRoutes: FastifyPluginAsync = async (base) => {
     },
     async (req) =>
       ok(
-        await app.services.profile.confirmEmail(req.principal!.accountId, req.body.token, dry(req)),
+        await app.services.profile.confirmEmail(req.caller.accountId, req.body.token, dry(req)),
         'E-mail address confirmed',
       ),
   )

@@ -32,7 +32,7 @@ export const ticketsRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: TicketList, ...errorsFor('account-tickets', { 400: PAGED }) },
       },
     },
-    async (req) => ok(await app.services.tickets.list(req.principal!, req.query)),
+    async (req) => ok(await app.services.tickets.list(req.caller, req.query)),
   )
 
   app.get(
@@ -54,7 +54,7 @@ export const ticketsRoutes: FastifyPluginAsync = async (base) => {
         },
       },
     },
-    async (req) => ok(await app.services.tickets.get(req.principal!, req.params.ticket_number)),
+    async (req) => ok(await app.services.tickets.get(req.caller, req.params.ticket_number)),
   )
 
   app.post(
@@ -70,7 +70,7 @@ export const ticketsRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: TicketDetail, ...errorsFor('account-tickets', { 400: [errors.emptyMessage()] }) },
       },
     },
-    async (req) => ok(await app.services.tickets.create(req.principal!, req.body, dry(req)), 'Ticket created'),
+    async (req) => ok(await app.services.tickets.create(req.caller, req.body, dry(req)), 'Ticket created'),
   )
 
   app.post(
@@ -96,7 +96,7 @@ export const ticketsRoutes: FastifyPluginAsync = async (base) => {
     },
     async (req) =>
       ok(
-        await app.services.tickets.reply(req.principal!, req.params.ticket_number, req.body.message, dry(req)),
+        await app.services.tickets.reply(req.caller, req.params.ticket_number, req.body.message, dry(req)),
         'Reply added',
       ),
   )

@@ -23,7 +23,7 @@ export const usersRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: UserList, ...errorsFor('account-users', { 400: PAGED }) },
       },
     },
-    async (req) => ok(await app.services.users.list(req.principal!.accountId, req.query)),
+    async (req) => ok(await app.services.users.list(req.caller.accountId, req.query)),
   )
 
   app.get(
@@ -38,7 +38,7 @@ export const usersRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: UserDetail, ...errorsFor('account-users', { 404: [errors.userNotFound()] }) },
       },
     },
-    async (req) => ok(await app.services.users.get(req.principal!.accountId, req.params.id)),
+    async (req) => ok(await app.services.users.get(req.caller.accountId, req.params.id)),
   )
 
   app.post(
@@ -68,7 +68,7 @@ export const usersRoutes: FastifyPluginAsync = async (base) => {
         },
       },
     },
-    async (req) => ok(await app.services.users.create(req.principal!, req.body, dry(req)), 'User created'),
+    async (req) => ok(await app.services.users.create(req.caller, req.body, dry(req)), 'User created'),
   )
 
   app.put(
@@ -99,7 +99,6 @@ export const usersRoutes: FastifyPluginAsync = async (base) => {
         },
       },
     },
-    async (req) =>
-      ok(await app.services.users.update(req.principal!, req.params.id, req.body, dry(req)), 'User updated'),
+    async (req) => ok(await app.services.users.update(req.caller, req.params.id, req.body, dry(req)), 'User updated'),
   )
 }

@@ -22,7 +22,7 @@ export const contactsRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: Envelope(ContactList, { contacts: [contactExample] }) },
       },
     },
-    async (req) => ok({ contacts: await app.services.contacts.list(req.principal!.accountId) }),
+    async (req) => ok({ contacts: await app.services.contacts.list(req.caller.accountId) }),
   )
 
   app.post(
@@ -41,7 +41,7 @@ export const contactsRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: Envelope(Contact, contactExample) },
       },
     },
-    async (req) => ok(await app.services.contacts.create(req.principal!.accountId, req.body, dry(req))),
+    async (req) => ok(await app.services.contacts.create(req.caller.accountId, req.body, dry(req))),
   )
 
   app.get(
@@ -59,7 +59,7 @@ export const contactsRoutes: FastifyPluginAsync = async (base) => {
         },
       },
     },
-    async (req) => ok(await app.services.contacts.get(req.principal!.accountId, req.params.id)),
+    async (req) => ok(await app.services.contacts.get(req.caller.accountId, req.params.id)),
   )
 
   app.put(
@@ -80,7 +80,7 @@ export const contactsRoutes: FastifyPluginAsync = async (base) => {
         },
       },
     },
-    async (req) => ok(await app.services.contacts.update(req.principal!.accountId, req.params.id, req.body, dry(req))),
+    async (req) => ok(await app.services.contacts.update(req.caller.accountId, req.params.id, req.body, dry(req))),
   )
 
   app.delete(
@@ -98,7 +98,7 @@ export const contactsRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      await app.services.contacts.delete(req.principal!.accountId, req.params.id, dry(req))
+      await app.services.contacts.delete(req.caller.accountId, req.params.id, dry(req))
       return okMessage('Contact profile deleted')
     },
   )

@@ -49,7 +49,7 @@ export const dnsRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: Envelope(DnsRecords, recordsExample) },
       },
     },
-    async (req) => ok(await app.services.dns.get(req.principal!.accountId, req.params.domain)),
+    async (req) => ok(await app.services.dns.get(req.caller.accountId, req.params.domain)),
   )
 
   app.put(
@@ -71,7 +71,7 @@ export const dnsRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      await app.services.dns.replace(req.principal!.accountId, req.params.domain, req.body.records, inTransaction(req))
+      await app.services.dns.replace(req.caller.accountId, req.params.domain, req.body.records, inTransaction(req))
       return okMessage(DNS_UPDATED)
     },
   )
@@ -95,7 +95,7 @@ export const dnsRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      await app.services.dns.patch(req.principal!.accountId, req.params.domain, req.body.record, inTransaction(req))
+      await app.services.dns.patch(req.caller.accountId, req.params.domain, req.body.record, inTransaction(req))
       return okMessage(DNS_UPDATED)
     },
   )
@@ -119,7 +119,7 @@ export const dnsRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      await app.services.dns.remove(req.principal!.accountId, req.params.domain, req.body.record, inTransaction(req))
+      await app.services.dns.remove(req.caller.accountId, req.params.domain, req.body.record, inTransaction(req))
       return okMessage(DNS_UPDATED)
     },
   )
@@ -146,7 +146,7 @@ export const zoneFileRoutes: FastifyPluginAsync = async (base) => {
         },
       },
     },
-    async (req) => ok({ zone: await app.services.dns.zoneFile(req.principal!.accountId, req.params.domain) }),
+    async (req) => ok({ zone: await app.services.dns.zoneFile(req.caller.accountId, req.params.domain) }),
   )
 
   // The JSON body of a zone import may hold the largest zone text plus its escaping (1 MiB of headroom); the
@@ -174,7 +174,7 @@ export const zoneFileRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      await app.services.dns.importZone(req.principal!.accountId, req.params.domain, req.body.zone, inTransaction(req))
+      await app.services.dns.importZone(req.caller.accountId, req.params.domain, req.body.zone, inTransaction(req))
       return okMessage(DNS_UPDATED)
     },
   )

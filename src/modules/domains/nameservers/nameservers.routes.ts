@@ -62,7 +62,7 @@ export const nameserversRoutes: FastifyPluginAsync = async (base) => {
         },
       },
     },
-    async (req) => ok({ profiles: await app.services.nameservers.list(req.principal!.accountId) }),
+    async (req) => ok({ profiles: await app.services.nameservers.list(req.caller.accountId) }),
   )
 
   app.post(
@@ -78,7 +78,7 @@ export const nameserversRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: Envelope(Profile, example) },
       },
     },
-    async (req) => ok(await app.services.nameservers.create(req.principal!.accountId, req.body, dry(req))),
+    async (req) => ok(await app.services.nameservers.create(req.caller.accountId, req.body, dry(req))),
   )
 
   app.get(
@@ -98,7 +98,7 @@ export const nameserversRoutes: FastifyPluginAsync = async (base) => {
         },
       },
     },
-    async (req) => ok(await app.services.nameservers.get(req.principal!.accountId, req.params.alias)),
+    async (req) => ok(await app.services.nameservers.get(req.caller.accountId, req.params.alias)),
   )
 
   app.put(
@@ -121,7 +121,7 @@ export const nameserversRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) =>
-      ok(await app.services.nameservers.update(req.principal!.accountId, req.params.alias, req.body, dry(req))),
+      ok(await app.services.nameservers.update(req.caller.accountId, req.params.alias, req.body, dry(req))),
   )
 
   app.delete(
@@ -139,7 +139,7 @@ export const nameserversRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      await app.services.nameservers.delete(req.principal!.accountId, req.params.alias, dry(req))
+      await app.services.nameservers.delete(req.caller.accountId, req.params.alias, dry(req))
       return okMessage('Nameserver profile deleted')
     },
   )

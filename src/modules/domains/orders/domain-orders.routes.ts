@@ -124,7 +124,7 @@ export const domainOrdersRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      const { orderId } = await app.services.domainOrders.order(req.principal!.accountId, req.body, dry(req))
+      const { orderId } = await app.services.domainOrders.order(req.caller.accountId, req.body, dry(req))
       return ok({ order_id: orderId })
     },
   )

@@ -68,7 +68,7 @@ export const dnsTemplatesRoutes: FastifyPluginAsync = async (base) => {
         },
       },
     },
-    async (req) => ok({ templates: await app.services.dnsTemplates.list(req.principal!.accountId) }),
+    async (req) => ok({ templates: await app.services.dnsTemplates.list(req.caller.accountId) }),
   )
 
   app.post(
@@ -86,7 +86,7 @@ export const dnsTemplatesRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: Envelope(Template, example) },
       },
     },
-    async (req) => ok(await app.services.dnsTemplates.create(req.principal!.accountId, req.body, dry(req))),
+    async (req) => ok(await app.services.dnsTemplates.create(req.caller.accountId, req.body, dry(req))),
   )
 
   app.get(
@@ -104,7 +104,7 @@ export const dnsTemplatesRoutes: FastifyPluginAsync = async (base) => {
         },
       },
     },
-    async (req) => ok(await app.services.dnsTemplates.get(req.principal!.accountId, req.params.id)),
+    async (req) => ok(await app.services.dnsTemplates.get(req.caller.accountId, req.params.id)),
   )
 
   app.put(
@@ -125,8 +125,7 @@ export const dnsTemplatesRoutes: FastifyPluginAsync = async (base) => {
         },
       },
     },
-    async (req) =>
-      ok(await app.services.dnsTemplates.update(req.principal!.accountId, req.params.id, req.body, dry(req))),
+    async (req) => ok(await app.services.dnsTemplates.update(req.caller.accountId, req.params.id, req.body, dry(req))),
   )
 
   app.delete(
@@ -143,7 +142,7 @@ export const dnsTemplatesRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      await app.services.dnsTemplates.delete(req.principal!.accountId, req.params.id, dry(req))
+      await app.services.dnsTemplates.delete(req.caller.accountId, req.params.id, dry(req))
       return okMessage('DNS template deleted')
     },
   )
