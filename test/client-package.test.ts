@@ -1,18 +1,13 @@
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { promisify } from 'node:util'
 import { after, before, describe, it } from 'node:test'
+import { installOffline, packClient, root, run, tsc } from './helpers/client-package.js'
 
 // The typed client as an integrator gets it: packed (`npm pack`, which builds it), installed from the tarball into a
 // fresh project, and compiled there with `--strict` and `skipLibCheck: false`. Its dependencies are packed from this
 // checkout's node_modules, so the install runs offline.
-const run = promisify(execFile)
-const root = path.resolve(new URL('..', import.meta.url).pathname)
-const clientDir = path.join(root, 'clients/typescript')
-const tsc = path.join(root, 'node_modules/typescript/bin/tsc')
 
 /** The ```ts blocks of a document that use the client: they must compile as written. */
 export function readmeExamples(readme: string): string[] {
@@ -68,31 +63,12 @@ describe('hostapi-client as a package: packed, installed from the tarball, compi
 
   before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostapi-client-consumer-'))
-    const npm = { cwd: dir, env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false' } }
-    // `npm pack` runs the package's `prepare`, which builds dist from src.
-    fs.rmSync(path.join(clientDir, 'dist'), { recursive: true, force: true })
-    await run('npm', ['pack', '--pack-destination', dir], { ...npm, cwd: clientDir })
-    await run(
-      'npm',
-      [
-        'pack',
-        '--ignore-scripts',
-        '--pack-destination',
-        dir,
-        path.join(root, 'node_modules/openapi-fetch'),
-        path.join(root, 'node_modules/openapi-typescript-helpers'),
-      ],
-      npm,
-    )
-    const tarball = (name: string) => `file:${fs.readdirSync(dir).find((f) => f.startsWith(`${name}-`))}`
-    const dependencies = Object.fromEntries(
-      ['hostapi-client', 'openapi-fetch', 'openapi-typescript-helpers'].map((name) => [name, tarball(name)]),
-    )
+    const dependencies = await packClient(dir)
     fs.writeFileSync(
       path.join(dir, 'package.json'),
       JSON.stringify({ name: 'consumer', private: true, type: 'module', dependencies }),
     )
-    await run('npm', ['install', '--offline', '--ignore-scripts'], npm)
+    await installOffline(dir)
     fs.writeFileSync(
       path.join(dir, 'tsconfig.json'),
       JSON.stringify({
