@@ -12,7 +12,7 @@ import pg from 'pg'
 import pino from 'pino'
 import { loadConfig } from '../src/config/config.js'
 import { createContext } from '../src/context.js'
-import { migrate } from '../src/db/database.js'
+import { migrate } from '../src/db/migrate.js'
 import { BuiltinDnsServer } from '../src/drivers/dns/builtin.js'
 import { zoneSourceOf } from '../src/modules/domains/dns/zone-source.js'
 

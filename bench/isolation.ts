@@ -12,7 +12,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { loadConfig } from '../src/config/config.js'
 import { createContext } from '../src/context.js'
-import { migrate } from '../src/db/database.js'
+import { migrate } from '../src/db/migrate.js'
 import { seedDemoIfEmpty } from '../src/seed/demo.js'
 import { root, waitForLine } from './harness.js'
 

@@ -2,7 +2,7 @@
 // before the server starts.
 import { loadConfig } from '../src/config/config.js'
 import { createContext } from '../src/context.js'
-import { migrate } from '../src/db/database.js'
+import { migrate } from '../src/db/migrate.js'
 import { seedDemoIfEmpty } from '../src/seed/demo.js'
 
 export const DEMO_KEY = 'benchmarkBenchmarkBenchmark0001'

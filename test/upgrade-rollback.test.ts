@@ -14,7 +14,8 @@ import {
 import { runCli, spawnServer } from './helpers/process.js'
 import { migrations } from '../src/db/migrations/index.js'
 import type { AnyDb, MigrationModule } from '../src/db/migrations/helpers.js'
-import { migrate, openDatabase, type Dialect } from '../src/db/database.js'
+import { openDatabase, type Dialect } from '../src/db/database.js'
+import { migrate } from '../src/db/migrate.js'
 
 // The upgrade and rollback procedure of docs/upgrades.md, run: release N is this code with its migrations, release N+1 adds an
 // expand migration, release N+2 a contract of that expand. An instance of N runs on N+1's schema (rolling upgrade,

@@ -4,7 +4,7 @@ import { ConfigError, environment, loadConfig, StartError, type Config } from '.
 import { readableLogLine } from '../lib/log-line.js'
 import { startServer } from '../server.js'
 import { createContext } from '../context.js'
-import { migrate, newerMigrations } from '../db/database.js'
+import { migrate, newerMigrations } from '../db/migrate.js'
 import { runAdmin, AdminUsageError, ADMIN_HELP, isAdminHelp } from './admin.js'
 import { PRIVATE_UMASK } from '../data-dir.js'
 import { ensureLocalRoot, localRootFile } from '../tls.js'

@@ -6,13 +6,13 @@ import {
   dnsDriverConfig,
   dnsTransferConfig,
   type DnsDriverConfig,
-  type DnsRrlConfig,
+  type DnsServerConfig,
   type DnsTransferConfig,
 } from './dns.js'
 import { mailDriverConfig, type MailDriverConfig } from './mail.js'
 import { caDriverConfig, type CaDriverConfig } from './ca.js'
-import { connectionConfig, requestTimeoutDefault } from './connections.js'
-import { hypervisorConfig, type LxdConfig } from './hypervisor.js'
+import { connectionConfig, requestTimeoutDefault, type ConnectionsConfig } from './connections.js'
+import { hypervisorConfig, type HypervisorConfig } from './hypervisor.js'
 import { unknownSettings } from './known-settings.js'
 
 /** The validated, frozen configuration of one hostapi process. Only this module reads the environment. */
@@ -30,20 +30,14 @@ export interface Config {
    * handshake within `tlsHandshakeTimeoutMs` of connecting. At most `maxPerAddress` connections are open per client
    * address (an IPv6 /64 counts as one), trusted proxies excepted; 0 = no cap.
    */
-  connections: {
-    headersTimeoutMs: number
-    requestTimeoutMs: number
-    idleTimeoutMs: number
-    tlsHandshakeTimeoutMs: number
-    maxPerAddress: number
-  }
+  connections: ConnectionsConfig
   database: { dialect: 'sqlite'; file: string } | { dialect: 'postgres'; url: string; schema: string | null }
   redisUrl: string | null
   /** Prefix of every Redis key, so several deployments can share one Redis. */
   redisPrefix: string
   demo: { enabled: boolean; key: string | null }
   /** The built-in authoritative DNS server: UDP and TCP on `host`:`port`; port null = off. */
-  dns: { host: string; port: number | null; rrl: DnsRrlConfig }
+  dns: DnsServerConfig
   /** Which DNS driver serves the zones: the built-in server (`dns`) or a PowerDNS pushed through its HTTP API. */
   dnsDriver: DnsDriverConfig
   /** The built-in DNS server as a hidden primary: zone transfers to and NOTIFY of its secondaries. */
@@ -124,7 +118,7 @@ export interface Config {
    * The hypervisor behind the VPS area: the built-in simulator (runs actions `simSpeed` times faster than real ones)
    * or LXD (`lxd`: its settings, see config/hypervisor.ts).
    */
-  hypervisor: { driver: 'builtin' | 'lxd'; simSpeed: number; shutdownTimeoutSeconds: number; lxd: LxdConfig | null }
+  hypervisor: HypervisorConfig
   /** Invoicing: VAT rate (percent), payment term, and the seller printed on invoices. */
   billing: {
     vatPercent: number

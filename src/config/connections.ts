@@ -1,4 +1,3 @@
-import type { Config } from './config.js'
 import type { EnvReader } from './env-reader.js'
 
 // The listeners' connection settings: time limits and the per-address cap.
@@ -9,8 +8,17 @@ export function requestTimeoutDefault(r: EnvReader): number {
   return Number.isInteger(set) && set >= 1000 && set <= 3_600_000 ? set : 120_000
 }
 
-/** Time limits and the per-address cap of the listeners' connections (see Config['connections']). */
-export function connectionConfig(r: EnvReader): Config['connections'] {
+/** Time limits and the per-address cap of the listeners' connections. */
+export interface ConnectionsConfig {
+  headersTimeoutMs: number
+  requestTimeoutMs: number
+  idleTimeoutMs: number
+  tlsHandshakeTimeoutMs: number
+  maxPerAddress: number
+}
+
+/** Time limits and the per-address cap of the listeners' connections, from the environment. */
+export function connectionConfig(r: EnvReader): ConnectionsConfig {
   const headersTimeoutMs = r.int('HOSTAPI_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000)
   const requestTimeoutMs = r.int('HOSTAPI_REQUEST_TIMEOUT_MS', 120_000, 100, 3_600_000)
   if (requestTimeoutMs < headersTimeoutMs)

@@ -1,6 +1,5 @@
 import ipaddr from 'ipaddr.js'
 import { parseTsigKey } from '../lib/dns/tsig.js'
-import type { Config } from './config.js'
 import type { EnvReader } from './env-reader.js'
 
 // The DNS sections of the configuration: the built-in server, its secondaries, and the driver.
@@ -16,7 +15,14 @@ export interface DnsRrlConfig {
 }
 
 /** The built-in DNS server's address (port 0 turns it off) and its response-rate limiting. */
-export function dnsConfig(r: EnvReader): Config['dns'] {
+/** The built-in authoritative DNS server: UDP and TCP on `host`:`port`; port null = off. */
+export interface DnsServerConfig {
+  host: string
+  port: number | null
+  rrl: DnsRrlConfig
+}
+
+export function dnsConfig(r: EnvReader): DnsServerConfig {
   const host = r.env.HOSTAPI_DNS_HOST || '127.0.0.1'
   if (!ipaddr.isValid(host)) r.problem(`HOSTAPI_DNS_HOST must be an IP address (got "${host}")`)
   // Not 5353: that is the mDNS port, held by avahi or mDNSResponder on most desktops.

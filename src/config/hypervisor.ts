@@ -1,6 +1,5 @@
 import path from 'node:path'
 import ipaddr from 'ipaddr.js'
-import type { Config } from './config.js'
 import type { EnvReader } from './env-reader.js'
 
 /** The LXD driver's settings; the client certificate, key and CA are file paths read when the driver starts. */
@@ -84,7 +83,15 @@ function tenantPool(r: EnvReader): { tenantSubnets: string; tenantPrefix: number
 }
 
 /** The hypervisor behind the VPS area: the built-in simulator, or LXD (HOSTAPI_HYPERVISOR_DRIVER=lxd). */
-export function hypervisorConfig(r: EnvReader): Config['hypervisor'] {
+/** Which hypervisor runs the VPS: the built-in simulator, or LXD (or Incus). */
+export interface HypervisorConfig {
+  driver: 'builtin' | 'lxd'
+  simSpeed: number
+  shutdownTimeoutSeconds: number
+  lxd: LxdConfig | null
+}
+
+export function hypervisorConfig(r: EnvReader): HypervisorConfig {
   const { env } = r
   const base = {
     simSpeed: r.positive('HOSTAPI_SIM_SPEED', 1),

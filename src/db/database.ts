@@ -8,8 +8,6 @@ import type { DB } from './tables.js'
 import { lazyRequire } from '../lazy-require.js'
 import { batchPerTurn } from '../lib/turn-batch.js'
 
-export { migrate, newerMigrations, type MigrationReport } from './migrate.js'
-
 /** The data layer handle: a Kysely instance or a transaction on it. */
 export type Db = Kysely<DB> | Transaction<DB>
 export type Dialect = 'sqlite' | 'postgres'

@@ -1,6 +1,7 @@
 import fs from 'node:fs'
 import { type Insertable, Migrator } from 'kysely'
-import { type Database, type Dialect, migrate, openDatabase } from '../../src/db/database.js'
+import { type Database, type Dialect, openDatabase } from '../../src/db/database.js'
+import { migrate } from '../../src/db/migrate.js'
 import { migrations } from '../../src/db/migrations/index.js'
 import type { DB } from '../../src/db/tables.js'
 import { permissionMap } from '../../src/modules/iam/permissions.js'

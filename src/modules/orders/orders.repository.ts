@@ -1,8 +1,7 @@
 import type { Insertable } from 'kysely'
 import type { Db } from '../../db/database.js'
 import { jsonColumns, type Decoded } from '../../db/json-columns.js'
-import type { OrderItemRow, OrderItemsTable, OrderItemStatus, OrderStatus } from './orders.tables.js'
-import type { OrderItemError } from './orders.service.js'
+import type { OrderItemError, OrderItemRow, OrderItemsTable, OrderItemStatus, OrderStatus } from './orders.tables.js'
 
 /** Orders and their items. Every read of account data takes the account id; item reads answer decoded rows. */
 

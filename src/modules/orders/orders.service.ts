@@ -8,17 +8,12 @@ import { Type } from 'typebox'
 import { defineJob, type JobRunner } from '../../jobs/runner.js'
 import * as repo from './orders.repository.js'
 import { emitEvent, type EventType } from '../webhooks/webhook-events.js'
-import type { Order, OrderItemType } from './orders.tables.js'
+import type { Order, OrderItemError, OrderItemType } from './orders.tables.js'
+export type { OrderItemError } from './orders.tables.js'
 import type { OrderItem } from './orders.repository.js'
 import type { DryRun } from '../../lib/dry-run.js'
 import type { Db } from '../../db/database.js'
 import { crashPoint } from '../../ops/crash-points.js'
-
-/** One error of an order item, as the specification shows it (`transfer_code`, …). */
-export interface OrderItemError {
-  code: string
-  description: string
-}
 
 /** What a processor sees of an item. */
 export interface OrderItemForProcessing {

@@ -49,3 +49,9 @@ export interface OrderItemsTable {
 export type Order = Selectable<OrdersTable>
 /** An order item row as stored (its JSON columns as text; orders.repository decodes them). */
 export type OrderItemRow = Selectable<OrderItemsTable>
+
+/** One error of an order item, as the specification shows it (`transfer_code`, …). */
+export interface OrderItemError {
+  code: string
+  description: string
+}

@@ -1,7 +1,7 @@
 import type PDFKit from 'pdfkit'
 import type { Config } from '../../../config/config.js'
 import { lazyRequire } from '../../../lazy-require.js'
-import type { InvoiceCustomer, InvoiceDetail } from './invoices.service.js'
+import type { InvoiceCustomer, InvoiceDetail } from './invoices.types.js'
 import { amountText } from '../../../lib/money.js'
 import { pdfText } from './pdf-text.js'
 

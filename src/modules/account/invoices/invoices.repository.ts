@@ -3,7 +3,7 @@ import type { Db } from '../../../db/database.js'
 import type { InvoiceLinesTable, InvoiceRow, InvoicesTable } from '../account.tables.js'
 import { contains } from '../../../db/search.js'
 import { jsonColumns, type Decoded } from '../../../db/json-columns.js'
-import type { InvoiceCustomer } from './invoices.service.js'
+import type { InvoiceCustomer } from './invoices.types.js'
 
 /** Invoices and their lines. Every read takes the account id; invoice reads answer decoded rows. */
 

@@ -5,7 +5,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { loadConfig } from '../../../config/config.js'
 import { createContext } from '../../../context.js'
-import { migrate } from '../../../db/database.js'
+import { migrate } from '../../../db/migrate.js'
 import { seedDemoIfEmpty } from '../../../seed/demo.js'
 
 describe('DNS record inserts', () => {

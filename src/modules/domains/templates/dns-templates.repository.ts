@@ -1,6 +1,6 @@
 import type { Db } from '../../../db/database.js'
 import { jsonColumns } from '../../../db/json-columns.js'
-import type { TemplateRecord } from './dns-templates.service.js'
+import type { TemplateRecord } from './dns-templates.types.js'
 
 /** DNS templates. Every function takes the account id; reads answer decoded rows. */
 

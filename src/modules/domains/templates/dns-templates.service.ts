@@ -7,13 +7,8 @@ import { checkRecordSet, normaliseRecord, type NormalisedRecord } from '../../..
 import * as repo from './dns-templates.repository.js'
 import type { DryRun } from '../../../lib/dry-run.js'
 
-/** A record of a template: the name relative to the zone it is applied to (empty = apex). */
-export interface TemplateRecord {
-  type: string
-  name: string
-  value: string
-  ttl: number
-}
+import type { TemplateRecord } from './dns-templates.types.js'
+export type { TemplateRecord } from './dns-templates.types.js'
 
 /** A template record as clients send it (`priority` goes in front of an MX or SRV value). */
 export interface TemplateRecordInput {
