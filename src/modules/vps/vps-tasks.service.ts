@@ -190,6 +190,7 @@ export class VpsTasks {
     return this.operationOf(vps, task)
   }
 
+  /** The hypervisor operation that carries out the task's action. */
   private operationOf(vps: Vps, task: VpsTask): Promise<Operation> {
     const p = task.params
     const ref = vps.instance_ref
