@@ -9,7 +9,7 @@ import { AdminAccountsService } from './modules/admin/admin-accounts.service.js'
 import { AdminActivityService } from './modules/admin/activity.service.js'
 import { CatalogService } from './modules/admin/catalog.service.js'
 import { Metrics } from './ops/metrics.js'
-import { crashOnJob, FaultInjector } from './ops/faults.js'
+import { crashOnJob, FaultInjector, workFaults, type WorkFaults } from './ops/faults.js'
 import { RequestJournal } from './ops/journal.js'
 import type { Sandbox } from './ops/sandbox.js'
 import { openDatabase, type Database, type Dialect } from './db/database.js'
@@ -186,6 +186,8 @@ interface Foundation {
   log: Logger
   jobs: JobRunner
   secrets: SecretKeys
+  /** Sandbox fault injection into asynchronous work; null outside sandbox mode (no work looks a fault up). */
+  faults: WorkFaults | null
 }
 
 /**
@@ -219,7 +221,7 @@ function createDrivers(base: Foundation, accountDns: () => AccountDns | null): D
 
 /** Every service, and the certificates' view of the account's DNS zones that the CA reads as well. */
 function createServices(base: Foundation, drivers: Drivers): { services: Services; accountDns: AccountDns } {
-  const { config, db, clock, log, jobs, secrets } = base
+  const { config, db, clock, log, jobs, secrets, faults } = base
   const mail = new MailService(jobs, drivers.mail, log, {
     maxAttempts: config.mailDriver.driver === 'smtp' ? SMTP_MAIL_ATTEMPTS : undefined,
   })
@@ -246,13 +248,14 @@ function createServices(base: Foundation, drivers: Drivers): { services: Service
     zones: zoneDelivery,
     maxRecordSetBytes: drivers.dns.maxRecordSetBytes ?? null,
     orders: () => services.orders,
+    faults,
   })
   const accountDns = accountDnsOf(domainArea.domains, domainArea.dns)
-  const webhooks = createWebhooksService({ db, clock, jobs, config, box: secrets.box, mail, log })
+  const webhooks = createWebhooksService({ db, clock, jobs, config, box: secrets.box, mail, log, faults })
   const services: Services = {
     ...domainArea,
     ...createAccountServices({ db, clock, jobs, config, payments: drivers.payments, mail, iam }),
-    ...createVpsServices({ db, clock, jobs, config, hypervisor: drivers.hypervisor }),
+    ...createVpsServices({ db, clock, jobs, config, hypervisor: drivers.hypervisor, faults }),
     iam,
     admin: new AdminService(db, clock),
     adminAccounts: new AdminAccountsService(db, () => services.iam),
@@ -272,6 +275,7 @@ function createServices(base: Foundation, drivers: Drivers): { services: Service
       () => accountDns,
       log,
       config.caDriver.driver === 'acme' ? config.caDriver.acme.renewDays : null,
+      faults,
     ),
     secrets: new SecretsService(db, clock, secrets.box),
     zoneDelivery,
@@ -318,6 +322,12 @@ function registerWork(
     jobs.register(job)
 }
 
+/** The customer number of an account (sandbox fault injection matches work by it), or null when it is gone. */
+async function customerNumberOf(db: Kysely<DB>, accountId: number): Promise<number | null> {
+  const row = await db.selectFrom('accounts').select('customer_number').where('id', '=', accountId).executeTakeFirst()
+  return row?.customer_number ?? null
+}
+
 /** Builds the whole application state from a configuration: nothing listens yet. */
 export function createContext(config: Config, opts: ContextOptions = {}): Context {
   const log = opts.log ?? pino({ level: config.logLevel })
@@ -354,7 +364,14 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   const onAttempt = config.sandbox.enabled && config.sandbox.crashJob ? crashOnJob(config.sandbox.crashJob) : undefined
   const jobs = new JobRunner(db, database.dialect, clock, log, { ...config.jobs, lanes, onAttempt })
   const maintenance = new Maintenance(jobs, db, clock, config.retention)
-  const base: Foundation = { config, db, clock, log, jobs, secrets }
+  const faults = ops.sandbox
+    ? workFaults(
+        ops.sandbox.faults,
+        (accountId) => customerNumberOf(db, accountId),
+        (work) => ops.metrics.faultInjected(work),
+      )
+    : null
+  const base: Foundation = { config, db, clock, log, jobs, secrets, faults }
   // The CA reads TXT records through the domains area, built after the drivers.
   const drivers = createDrivers(base, () => accountDns)
   const { services, accountDns } = createServices(base, drivers)

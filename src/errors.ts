@@ -370,6 +370,11 @@ export const errors = {
   adminFaultNotFound: () => new ApiError('not_found', 'Fault not found'),
   adminUnknownOperation: (operation: string) =>
     bad(`Unknown operation: ${operation} (use an operationId of the customer API)`),
+  adminFaultTarget: () => bad('Set either operation or work'),
+  adminUnknownWork: (work: string, known: readonly string[]) =>
+    bad(`Unknown work: ${work} (use one of ${known.join(', ')})`),
+  adminWorkFaultField: (field: string) =>
+    bad(`${field} applies to faults of an operation only: work fails as its outside party fails it`),
   adminInvalidDuration: () => bad('Invalid advance: use a number and a unit, such as 30d, 12h, 15m or 45s'),
   adminInvalidTime: (field: string) => bad(`Invalid ${field}: use YYYY-MM-DD or an ISO 8601 time`),
   adminNothingToPay: () => bad('There is no approved, unpaid commission to pay out'),

@@ -799,7 +799,7 @@ export interface paths {
         /** List the injected faults */
         get: operations["sandboxListFaults"];
         put?: never;
-        /** Inject a fault into calls of one customer operation */
+        /** Inject a fault into calls of one customer operation, or into asynchronous work (a registration, a VPS task, a certificate issuance, a webhook delivery) */
         post: operations["sandboxAddFault"];
         /** Remove every fault */
         delete: operations["sandboxClearFaults"];
@@ -8524,6 +8524,7 @@ export interface operations {
                      *           {
                      *             "id": 1,
                      *             "operation": "getDnsRecords",
+                     *             "work": null,
                      *             "status": 503,
                      *             "status_description": null,
                      *             "probability": 1,
@@ -8550,7 +8551,10 @@ export interface operations {
                         data: {
                             faults: {
                                 id: number;
-                                operation: string;
+                                /** @description The customer operation it answers, or null */
+                                operation: string | null;
+                                /** @description The asynchronous work it fails, or null */
+                                work: string | null;
                                 status: number | null;
                                 status_description: string | null;
                                 probability: number;
@@ -8636,10 +8640,20 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description An operationId of the customer API, e.g. `getDnsRecords` */
-                    operation: string;
+                    /** @description An operationId of the customer API, e.g. `getDnsRecords` (set this or `work`) */
+                    operation?: string;
+                    /**
+                     * @description Asynchronous work to fail instead of a customer operation (set this or `operation`); `params`, `customer_number`, `count`, `probability` and `status_description` (the reason given) apply, the fields of answers (`status`, `latency_ms`, `key_prefix`, `retry_after`, `reset`) do not:
+                     *     - `registry.register`: The registry refuses the registration (or transfer) of an ordered domain: the order item ends in error with code `refused` and the text as description, the order is not completed, `domain.order.failed` is sent. params: `domain` (the name), `type` (`register` or `transfer`).
+                     *     - `vps.task`: The next task (power, rescue, reinstall, backup, restore) of a VPS fails at the hypervisor: the task ends `failed` with the text as its error, the VPS keeps the state the hypervisor reports, `vps.task.failed` is sent. params: `vps` (the VPS id), `action` (`start`, `stop`, `restart`, …).
+                     *     - `ca.issue`: The CA refuses to issue a validated certificate: it ends `ERR` with the reason `The CA refused the request: <text>`, `certificate.failed` is sent. params: `certificate` (the certificate id), `domain` (its common name).
+                     *     - `webhook.delivery`: The receiver does not answer an attempt within the timeout (HOSTAPI_WEBHOOKS_TIMEOUT_MS): nothing is sent, the attempt is recorded as a timeout (`The receiver could not be reached`) and retried on the backoff schedule. params: `endpoint` (the endpoint id), `event` (the event type).
+                     * @enum {string}
+                     */
+                    work?: "registry.register" | "vps.task" | "ca.issue" | "webhook.delivery";
                     /** @description Answer with this status; omitted = only delay */
                     status?: 400 | 401 | 403 | 404 | 409 | 429 | 500 | 502 | 503 | 504;
+                    /** @description The answer's text; for `work`, the reason the outside party gives */
                     status_description?: string;
                     /** @description Chance per matching call (default 1) */
                     probability?: number;
@@ -8675,6 +8689,7 @@ export interface operations {
                      *       "data": {
                      *         "id": 1,
                      *         "operation": "getDnsRecords",
+                     *         "work": null,
                      *         "status": 503,
                      *         "status_description": null,
                      *         "probability": 1,
@@ -8698,7 +8713,10 @@ export interface operations {
                         status_description: string;
                         data: {
                             id: number;
-                            operation: string;
+                            /** @description The customer operation it answers, or null */
+                            operation: string | null;
+                            /** @description The asynchronous work it fails, or null */
+                            work: string | null;
                             status: number | null;
                             status_description: string | null;
                             probability: number;
@@ -8717,7 +8735,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `Wrong request method`, `SSL connection is required`, `Invalid JSON body`; validation errors name the field (`Missing <field>`, `Invalid <field>: …`) and list every problem in `errors` */
+            /** @description `Wrong request method`, `SSL connection is required`, `Invalid JSON body`, `Set either operation or work`, `Unknown operation: <operation> (use an operationId of the customer API)`, `Unknown work: <work> (use one of registry.register, vps.task, ca.issue, webhook.delivery)`, `<field> applies to faults of an operation only: work fails as its outside party fails it`; validation errors name the field (`Missing <field>`, `Invalid <field>: …`) and list every problem in `errors` */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -66,6 +66,13 @@ export interface HypervisorDriver {
   /** Gives a floating address back. */
   releaseFloatingIp(ip: string): Promise<void>
 
+  /**
+   * Controls of a driver that simulates its instances (sandbox fault injection): with `failNext` the instance's next
+   * operation runs and then fails with that error. A driver without it has an injected failure refused when the
+   * operation is started.
+   */
+  simulate?(ref: string, behaviour: { failNext: string }): Promise<void>
+
   /** Follows an operation until it ends, reporting progress (0–100) on the way; never throws for a failed operation. */
   wait(operation: Operation, onProgress?: (percent: number) => Promise<void> | void): Promise<OperationResult>
 }

@@ -124,8 +124,9 @@ export const openapiPlugin = fp(async (app) => {
   app.get('/api/v2', pointer, async () => signpost)
 })
 
-// A string answer is plain text (the Prometheus metrics), not JSON.
-const plainTextAnswers: SwaggerTransform = ({ schema, url }) => {
+// A string answer is plain text (the Prometheus metrics), not JSON; documented enums are shown as in the customer document.
+const plainTextAnswers: SwaggerTransform = ({ schema: raw, url }) => {
+  const schema = withDocumentedEnums({ ...raw })
   const response = schema.response as Record<string, { type?: unknown }> | undefined
   const text = Object.entries(response ?? {}).filter(([, answer]) => answer.type === 'string')
   if (!text.length) return { schema, url }

@@ -2,8 +2,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import { errors } from '../../errors.js'
 import { OkMessage, ok, okMessage } from '../../http/schemas.js'
-import { adminErrors } from '../../http/error-responses.js'
+import { adminErrors, errorsFor } from '../../http/error-responses.js'
 import type { Sandbox } from '../../ops/sandbox.js'
+import { type FaultInput, isWorkKind, WORK_KINDS } from '../../ops/faults.js'
+import type { Static } from 'typebox'
 import { IdParams } from './admin.schemas.js'
 import * as S from './sandbox.schemas.js'
 import { clockState, moveClock } from './sandbox.js'
@@ -71,7 +73,25 @@ export const sandboxClockRoutes: FastifyPluginAsync = async (base) => {
   )
 }
 
-/** Fault injection into calls of the customer API. */
+/** The fields of a fault that shape an answer: a fault of asynchronous work has none. */
+const ANSWER_FIELDS = ['status', 'latency_ms', 'key_prefix', 'retry_after', 'reset'] as const
+
+/** A fault body checked: exactly one target, a known operation or work kind, no answer fields for work. */
+function faultInput(app: FastifyInstance, body: Static<typeof S.FaultBody>): FaultInput {
+  const { operation, work, ...rest } = body
+  if ((operation === undefined) === (work === undefined)) throw errors.adminFaultTarget()
+  if (operation !== undefined) {
+    if (!app.ctx.ops.operations.has(operation)) throw errors.adminUnknownOperation(operation)
+    return { operation, ...rest }
+  }
+  const kind = work as string
+  if (!isWorkKind(kind)) throw errors.adminUnknownWork(kind, Object.keys(WORK_KINDS))
+  const field = ANSWER_FIELDS.find((f) => rest[f] !== undefined)
+  if (field) throw errors.adminWorkFaultField(field)
+  return { work: kind, ...rest }
+}
+
+/** Fault injection into calls of the customer API and into asynchronous work. */
 export const sandboxFaultRoutes: FastifyPluginAsync = async (base) => {
   const app = base.withTypeProvider<TypeBoxTypeProvider>()
   const sandbox = sandboxOf(app)
@@ -97,15 +117,24 @@ export const sandboxFaultRoutes: FastifyPluginAsync = async (base) => {
       schema: {
         operationId: 'sandboxAddFault',
         tags,
-        summary: 'Inject a fault into calls of one customer operation',
+        summary:
+          'Inject a fault into calls of one customer operation, or into asynchronous work (a registration, a VPS task, a certificate issuance, a webhook delivery)',
         body: S.FaultBody,
-        response: { 200: S.FaultReply, ...adminErrors },
+        response: {
+          200: S.FaultReply,
+          ...adminErrors,
+          ...errorsFor('', {
+            400: [
+              errors.adminFaultTarget(),
+              errors.adminUnknownOperation('<operation>'),
+              errors.adminUnknownWork('<work>', Object.keys(WORK_KINDS)),
+              errors.adminWorkFaultField('<field>'),
+            ],
+          }),
+        },
       },
     },
-    async (req) => {
-      if (!app.ctx.ops.operations.has(req.body.operation)) throw errors.adminUnknownOperation(req.body.operation)
-      return ok(sandbox.faults.add(req.body), 'Fault added')
-    },
+    async (req) => ok(sandbox.faults.add(faultInput(app, req.body)), 'Fault added'),
   )
 
   app.delete(

@@ -1,5 +1,6 @@
 import { Type } from 'typebox'
-import { Envelope } from '../../http/schemas.js'
+import { Envelope, documentedEnum } from '../../http/schemas.js'
+import { WORK_KINDS } from '../../ops/faults.js'
 import { FAULT_STATUSES } from '../../errors.js'
 import { Time } from './admin.schemas.js'
 import { SeedFileSchema } from './seed.schemas.js'
@@ -62,20 +63,47 @@ export const ClockReply = Envelope(
   { now: '2026-12-22T16:00:00.000Z', offset_seconds: 2592000, jobs_run: 1 },
 )
 
+/** The work kinds, each with what a fault does to it, as a Markdown list. */
+const workList = Object.entries(WORK_KINDS)
+  .map(([name, what]) => `- \`${name}\`: ${what}`)
+  .join('\n')
+
 export const FaultBody = Type.Object(
   {
-    operation: Type.String({
-      minLength: 1,
-      maxLength: 100,
-      description: 'An operationId of the customer API, e.g. `getDnsRecords`',
-    }),
+    operation: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: 'An operationId of the customer API, e.g. `getDnsRecords` (set this or `work`)',
+      }),
+    ),
+    work: documentedEnum(
+      Type.Optional(
+        Type.String({
+          minLength: 1,
+          maxLength: 100,
+          description:
+            'Asynchronous work to fail instead of a customer operation (set this or `operation`); `params`, ' +
+            '`customer_number`, `count`, `probability` and `status_description` (the reason given) apply, the ' +
+            'fields of answers (`status`, `latency_ms`, `key_prefix`, `retry_after`, `reset`) do not:\n' +
+            workList,
+        }),
+      ),
+      Object.keys(WORK_KINDS),
+    ),
     status: Type.Optional(
       Type.Union(
         FAULT_STATUSES.map((s) => Type.Literal(s)),
         { description: 'Answer with this status; omitted = only delay' },
       ),
     ),
-    status_description: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    status_description: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: "The answer's text; for `work`, the reason the outside party gives",
+      }),
+    ),
     probability: Type.Optional(
       Type.Number({ minimum: 0, maximum: 1, description: 'Chance per matching call (default 1)' }),
     ),
@@ -98,11 +126,23 @@ export const FaultBody = Type.Object(
     ),
     reset: Type.Optional(Type.Boolean({ description: 'Reset the connection instead of answering' })),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      { operation: 'getDnsRecords', status: 503, count: 2, params: { domain: 'example.nl' } },
+      {
+        work: 'registry.register',
+        count: 1,
+        params: { domain: 'example.nl' },
+        status_description: 'Registrant data incomplete',
+      },
+    ],
+  },
 )
 const Fault = Type.Object({
   id: Type.Integer(),
-  operation: Type.String(),
+  operation: Type.Union([Type.String(), Type.Null()], { description: 'The customer operation it answers, or null' }),
+  work: Type.Union([Type.String(), Type.Null()], { description: 'The asynchronous work it fails, or null' }),
   status: Type.Union([Type.Integer(), Type.Null()]),
   status_description: Type.Union([Type.String(), Type.Null()]),
   probability: Type.Number(),
@@ -118,6 +158,7 @@ const Fault = Type.Object({
 const faultExample = {
   id: 1,
   operation: 'getDnsRecords',
+  work: null,
   status: 503,
   status_description: null,
   probability: 1,

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import type { WorkFaults } from '../../ops/faults.js'
 import type { Logger } from 'pino'
 import type { Clock } from '../../clock.js'
 import { iso, ymd, ymdhms } from '../../clock.js'
@@ -83,10 +84,19 @@ export class CertificatesService {
     log: Logger,
     /** Days before a leaf's expiry that it is renewed; null for a CA whose leaves last the paid term. */
     renewDays: number | null = null,
+    /** Sandbox fault injection into asynchronous work; null in production. */
+    faults: WorkFaults | null = null,
   ) {
     this.records = new ValidationRecords(dns, log)
-    this.issuance = new CertificateIssuance(db, clock, jobs, ca, this.records, log, (trx, accountId, id) =>
-      this.eventData(trx, accountId, id),
+    this.issuance = new CertificateIssuance(
+      db,
+      clock,
+      jobs,
+      ca,
+      this.records,
+      log,
+      (trx, accountId, id) => this.eventData(trx, accountId, id),
+      faults,
     )
     const reissue: Reissue = (accountId, id, input) => this.request(accountId, id, input)
     this.renewal = new CertificateRenewal(db, clock, jobs, reissue, renewDays, log)

@@ -18,6 +18,7 @@ import { insertAuditEntry } from '../../db/audit.js'
 import type { Logger } from 'pino'
 import type { Db } from '../../db/database.js'
 import { emitEvent } from '../webhooks/webhook-events.js'
+import type { WorkFaults } from '../../ops/faults.js'
 
 /** The job kind that validates and issues a requested certificate. */
 export const ISSUE_JOB = 'certificates.issue'
@@ -27,6 +28,8 @@ const MINUTE_MS = 60_000
 /** How long a requested certificate waits for its validation before it fails. */
 export const VALIDATION_WINDOW_MS = 7 * 24 * 60 * MINUTE_MS
 const WAITING_FOR_CA = 'Waiting for the CA: '
+/** What the CA says of a request the sandbox's fault injection refuses, when the fault sets no text. */
+export const CA_FAULT = 'The CA declined to issue the certificate'
 /** The audit log's status for a certificate that ended in `ERR` (refused by the CA, or never validated). */
 export const AUDIT_FAILED = 422
 /** The audit log's status for issuance that waits on a CA it cannot reach (or that answers a passing problem). */
@@ -45,6 +48,8 @@ export class CertificateIssuance {
     private readonly log: Logger,
     /** A certificate as `GET /certificates/{id}` shows it, read in the transaction that changed it. */
     private readonly eventData: (trx: Db, accountId: number, id: number) => Promise<Record<string, unknown>>,
+    /** Sandbox fault injection into the CA's answers (`ca.issue`); none in production. */
+    private readonly faults: WorkFaults | null = null,
   ) {}
 
   /** The job that checks a requested certificate's validation and issues it once it passes. */
@@ -120,6 +125,11 @@ export class CertificateIssuance {
 
     let issued: IssuedCertificate
     try {
+      const fault = await this.faults?.('ca.issue', accountId, {
+        certificate: String(id),
+        domain: row.common_name ?? names[0] ?? '',
+      })
+      if (fault) throw new CertificateRejected(fault.status_description ?? CA_FAULT)
       issued = await this.ca.issue({ csr: row.csr, names, notAfter: new Date(row.ends_at), challenge })
     } catch (err) {
       if (!(err instanceof CertificateRejected)) return this.waitForCa(row, err, jobId)

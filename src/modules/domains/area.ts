@@ -4,6 +4,7 @@ import type { Clock } from '../../clock.js'
 import type { Config } from '../../config/config.js'
 import type { DB } from '../../db/tables.js'
 import type { RegistryDriver } from '../../drivers/registry/registry.js'
+import type { WorkFaults } from '../../ops/faults.js'
 import type { JobRunner } from '../../jobs/runner.js'
 import { ContactsService } from './contacts/contacts.service.js'
 import { DnsTemplatesService } from './templates/dns-templates.service.js'
@@ -57,6 +58,8 @@ export function createDomainServices(deps: {
   /** The most bytes one record set may take in a change to the DNS server; null or absent: no limit. */
   maxRecordSetBytes?: number | null
   orders: () => OrdersService
+  /** Sandbox fault injection into asynchronous work; null in production. */
+  faults?: WorkFaults | null
 }): DomainServices {
   const { db, clock, jobs, config, registry, zones } = deps
   const nameservers = new NameserversService(db, clock, config.defaultNameservers, zones)
@@ -76,6 +79,7 @@ export function createDomainServices(deps: {
     contacts,
     dnsTemplates,
     zones,
+    faults: deps.faults,
   })
   return { domains, dns, contacts, nameservers, dnsTemplates, extensions, domainOrders, zoneKeys }
 }

@@ -4,6 +4,7 @@ import type { Clock } from '../../clock.js'
 import type { Config } from '../../config/config.js'
 import type { DB } from '../../db/tables.js'
 import type { HypervisorDriver } from '../../drivers/hypervisor/hypervisor.js'
+import type { WorkFaults } from '../../ops/faults.js'
 import type { JobRunner } from '../../jobs/runner.js'
 import { VpsService } from './vps.service.js'
 import { sshKeysRoutes } from './ssh-keys.routes.js'
@@ -26,11 +27,14 @@ export function createVpsServices(deps: {
   jobs: JobRunner
   config: Config
   hypervisor: HypervisorDriver
+  /** Sandbox fault injection into asynchronous work; null in production. */
+  faults?: WorkFaults | null
 }): VpsServices {
   const { db, clock, jobs, config, hypervisor } = deps
   return {
     vps: new VpsService(db, clock, jobs, hypervisor, {
       shutdownTimeoutSeconds: config.hypervisor.shutdownTimeoutSeconds,
+      faults: deps.faults,
     }),
   }
 }

@@ -7,6 +7,7 @@ import { errors } from '../../errors.js'
 import { Type } from 'typebox'
 import { defineJob, type JobRunner } from '../../jobs/runner.js'
 import { crashPoint } from '../../ops/crash-points.js'
+import type { WorkFaults } from '../../ops/faults.js'
 import { HypervisorError, type HypervisorDriver, type Operation } from '../../drivers/hypervisor/hypervisor.js'
 import * as repo from './vps.repository.js'
 import type { Vps, VpsTask } from './vps.repository.js'
@@ -41,6 +42,16 @@ export const taskView = (t: VpsTask): TaskView => ({
   error: t.error,
 })
 
+/** How tasks are run; see the configuration. */
+export interface VpsTaskOptions {
+  shutdownTimeoutSeconds: number
+  /** Sandbox fault injection into tasks (`vps.task`); none in production. */
+  faults?: WorkFaults | null
+}
+
+/** The error of a task the sandbox's fault injection fails, when the fault sets no text. */
+export const TASK_FAULT = 'The hypervisor reported an error'
+
 /**
  * VPS tasks: the state rules an action must pass, queueing a task that holds the VPS, running it through the
  * hypervisor to its end (or abandoning it), and the power actions, which are nothing but tasks.
@@ -53,7 +64,7 @@ export class VpsTasks {
     private readonly clock: Clock,
     private readonly jobs: JobRunner,
     private readonly hypervisor: HypervisorDriver,
-    private readonly opts: { shutdownTimeoutSeconds: number },
+    private readonly opts: VpsTaskOptions,
   ) {}
 
   // The hypervisor may be unreachable for a while (restart, upgrade): 16 attempts back off from 1 s to 5 min, about
@@ -164,7 +175,23 @@ export class VpsTasks {
     return result.ok ? this.end(task, 'done', null) : this.end(task, 'failed', result.error)
   }
 
-  private startOperation(vps: Vps, task: VpsTask): Promise<Operation> {
+  /**
+   * Starts the task's hypervisor operation. A sandbox fault for the task makes the operation fail as the
+   * hypervisor's own failure would: a simulating driver runs it and fails it, any other refuses it now.
+   */
+  private async startOperation(vps: Vps, task: VpsTask): Promise<Operation> {
+    const params = { vps: String(vps.id), action: task.action }
+    const fault = await this.opts.faults?.('vps.task', task.account_id, params)
+    if (fault) {
+      const error = fault.status_description ?? TASK_FAULT
+      if (!this.hypervisor.simulate) throw new HypervisorError(error)
+      await this.hypervisor.simulate(vps.instance_ref, { failNext: error })
+    }
+    return this.operationOf(vps, task)
+  }
+
+  /** The hypervisor operation that carries out the task's action. */
+  private operationOf(vps: Vps, task: VpsTask): Promise<Operation> {
     const p = task.params
     const ref = vps.instance_ref
     switch (task.action as TaskAction) {

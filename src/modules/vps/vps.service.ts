@@ -14,7 +14,7 @@ import type { DryRun } from '../../lib/dry-run.js'
 import { refusal } from './vps.state.js'
 import { SshKeysService } from './ssh-keys.service.js'
 import { VpsNetworkService } from './vps-network.service.js'
-import { VpsTasks, taskView } from './vps-tasks.service.js'
+import { VpsTasks, taskView, type VpsTaskOptions } from './vps-tasks.service.js'
 import { VpsBackupsService } from './vps-backups.service.js'
 import { VpsLifecycleService } from './vps-lifecycle.service.js'
 import { VpsOrderingService } from './vps-ordering.service.js'
@@ -48,7 +48,7 @@ export class VpsService {
     private readonly clock: Clock,
     jobs: JobRunner,
     private readonly hypervisor: HypervisorDriver,
-    opts: { shutdownTimeoutSeconds: number },
+    opts: VpsTaskOptions,
   ) {
     this.sshKeys = new SshKeysService(db, clock)
     this.network = new VpsNetworkService(db, clock, hypervisor)

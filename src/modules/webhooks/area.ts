@@ -8,6 +8,7 @@ import type { Mailer } from '../mail/mail.service.js'
 import type { SecretBox } from '../../lib/secret-box.js'
 import type { JobRunner } from '../../jobs/runner.js'
 import { WebhooksService } from './webhooks.service.js'
+import type { WorkFaults } from '../../ops/faults.js'
 
 /** Builds the webhooks area's service from the configuration. */
 export function createWebhooksService(deps: {
@@ -18,6 +19,8 @@ export function createWebhooksService(deps: {
   box: SecretBox
   mail: Mailer
   log: Logger
+  /** Sandbox fault injection into asynchronous work; null in production. */
+  faults?: WorkFaults | null
 }): WebhooksService {
   const { db, clock, jobs, config, box, mail, log } = deps
   const w = config.webhooks
@@ -31,5 +34,6 @@ export function createWebhooksService(deps: {
       timeoutMs: w.timeoutMs,
       ca: w.caFile ? fs.readFileSync(w.caFile, 'utf8') : null,
     },
+    faults: deps.faults,
   })
 }

@@ -11,6 +11,9 @@ import { DELIVERY_KIND } from './webhook-delivery-job.js'
 import { SendError, sendWebhook, systemResolver, type Resolver, type SenderOptions } from './webhook-sender.js'
 import * as repo from './webhooks.repository.js'
 import type { WebhookEndpoint } from './webhooks.tables.js'
+import type { WorkFaults } from '../../ops/faults.js'
+import { bareHost } from '../../lib/public-address.js'
+import { setTimeout as sleep } from 'node:timers/promises'
 
 /** How deliveries are made; see the configuration. */
 export interface DeliveryOptions {
@@ -19,6 +22,8 @@ export interface DeliveryOptions {
   /** Attempts in flight to the endpoints of one account at a time: its share of the delivery jobs' lane. */
   accountConcurrency: number
   sender: SenderOptions
+  /** Sandbox fault injection into attempts (`webhook.delivery`); none in production. */
+  faults?: WorkFaults | null
 }
 
 /** The context an endpoint's secret is sealed under. */
@@ -200,6 +205,7 @@ export class WebhookDeliverer {
     let detail: string | null = null
     try {
       const sender = this.dial ? { ...this.opts.sender, dial: this.dial } : this.opts.sender
+      await this.injectedTimeout(endpoint, event.type)
       const result = await sendWebhook(endpoint.url, headers, event.payload, sender, this.resolve)
       status = result.status
       durationMs = result.durationMs
@@ -215,6 +221,21 @@ export class WebhookDeliverer {
     }
     await this.record(delivery, endpoint, { status, durationMs, error, detail })
     return { result: { status, error }, next: await this.nextParked(endpoint.account_id) }
+  }
+
+  /**
+   * Sandbox: an attempt a `webhook.delivery` fault fires for meets a receiver that does not answer. Nothing is sent;
+   * the attempt takes the timeout and fails as the sender's own timeout fails it.
+   */
+  private async injectedTimeout(endpoint: WebhookEndpoint, eventType: string): Promise<void> {
+    const params = { endpoint: String(endpoint.id), event: eventType }
+    const fault = await this.opts.faults?.('webhook.delivery', endpoint.account_id, params)
+    if (!fault) return
+    const { timeoutMs } = this.opts.sender
+    await sleep(timeoutMs)
+    const host = bareHost(new URL(endpoint.url).hostname)
+    const why = fault.status_description ? ` (${fault.status_description})` : ''
+    throw new SendError(`Connection to ${host} failed: no answer within ${timeoutMs} ms${why}`, timeoutMs)
   }
 
   /** The account's parked delivery that is due and whose endpoint has a free slot, for the chain to take next. */

@@ -5,7 +5,7 @@ import { Type } from 'typebox'
 import { defineJob, type JobRunner } from '../../../jobs/runner.js'
 import type { DB } from '../../../db/tables.js'
 import { ApiError, errors } from '../../../errors.js'
-import type { RegistryCheck, RegistryDriver } from '../../../drivers/registry/registry.js'
+import type { RegistryCheck, RegistryDriver, RegistryResult } from '../../../drivers/registry/registry.js'
 import type { ContactsService, Role } from '../contacts/contacts.service.js'
 import type { DnsService } from '../dns/dns.service.js'
 import type { DnsTemplatesService } from '../templates/dns-templates.service.js'
@@ -14,6 +14,7 @@ import type { ZoneChange } from '../../../lib/dns/zone-serial.js'
 import type { ZoneChanges } from '../dns/zone-delivery.js'
 import type { Db } from '../../../db/database.js'
 import { crashPoint } from '../../../ops/crash-points.js'
+import type { WorkFaults } from '../../../ops/faults.js'
 import type { ExtensionsService } from '../extensions/extensions.service.js'
 import type { NameserversService } from '../nameservers/nameservers.service.js'
 import type {
@@ -61,6 +62,9 @@ interface RenewalDetails {
   period: number
 }
 
+/** The description of a registration the sandbox's fault injection refuses, when the fault sets no text. */
+export const REGISTRY_REFUSED = 'The registry refused the request'
+
 /** The job that renews a domain on its renewal date. */
 export const RENEW_JOB = 'domains.renew'
 
@@ -84,6 +88,8 @@ export class DomainOrdersService implements OrderItemProcessor {
       contacts: ContactsService
       dnsTemplates: DnsTemplatesService
       zones: ZoneChanges
+      /** Sandbox fault injection into the registry's answers (`registry.register`); none in production. */
+      faults?: WorkFaults | null
     },
   ) {}
 
@@ -260,8 +266,10 @@ export class DomainOrdersService implements OrderItemProcessor {
 
     // The order item names the request: a run that died after the registry registered the name gets it again.
     const requestId = `order-item-${item.id}`
-    const outcome =
-      d.type === 'transfer'
+    const refused = await this.deps.faults?.('registry.register', item.accountId, { domain: item.name, type: d.type })
+    const outcome: RegistryResult = refused
+      ? { ok: false, code: 'refused', description: refused.status_description ?? REGISTRY_REFUSED }
+      : d.type === 'transfer'
         ? await this.registry.transfer(item.name, d.transfer_code, requestId)
         : await this.registry.register(item.name, d.period, requestId)
     if (!outcome.ok) return { errors: [{ code: outcome.code, description: outcome.description }] }
