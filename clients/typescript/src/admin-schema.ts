@@ -843,6 +843,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send any webhook event to an account's endpoints, with the payload of its own resource
+         * @description The payload is what the event's real cause sends about the account's newest resource of the kind (a domain for `domain.*` and `dns.*`, a VPS task, a certificate, an order item, an invoice, a ticket), or the document's example when it has none; `data` is merged over it. It goes to the endpoints subscribed to the type whose owner may read it, as the real event would, and is delivered by the job queue.
+         */
+        post: operations["sandboxTriggerEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sandbox/webhooks/flush": {
         parameters: {
             query?: never;
@@ -9192,6 +9212,165 @@ export interface operations {
                 };
             };
             /** @description `Endpoint not found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Request body too large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Unsupported Content-Encoding: …` (send the body uncompressed) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Rate limit exceeded` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Service unavailable`: the server is shutting down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    sandboxTriggerEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "domain.status.changed",
+                 *       "customer_number": 100001,
+                 *       "data": {
+                 *         "status": "pending_cancellation"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The event type: domain.order.completed, domain.order.failed, domain.status.changed, domain.expiring, dns.zone.changed, vps.task.completed, vps.task.failed, vps.status.changed, certificate.issued, certificate.failed, certificate.expiring, invoice.issued, invoice.paid, ticket.replied */
+                    type: string;
+                    /** @description The account; may be left out when there is only one */
+                    customer_number?: number;
+                    /** @description Fields merged over the payload's `data` (top level; `account` is always the account's customer number) */
+                    data?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 200,
+                     *       "status_description": "Request successful",
+                     *       "data": {
+                     *         "id": "msg_2Wq0bRk1x9Lm4Tq8ZpVd7cHs",
+                     *         "type": "domain.status.changed",
+                     *         "timestamp": "2026-11-22T16:00:00.000Z",
+                     *         "customer_number": 100001,
+                     *         "source": "resource",
+                     *         "data": {
+                     *           "domain": "example.nl",
+                     *           "status": "pending_cancellation",
+                     *           "status_id": 2,
+                     *           "renewal_date": "2027-06-01",
+                     *           "account": 100001
+                     *         },
+                     *         "endpoints": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @example 200 */
+                        status: number;
+                        /** @example Request successful */
+                        status_description: string;
+                        data: {
+                            /** @description The event id, sent as `webhook-id` */
+                            id: string;
+                            type: string;
+                            /**
+                             * @description ISO 8601 UTC
+                             * @example 2026-11-22T16:00:00.000Z
+                             */
+                            timestamp: string;
+                            customer_number: number;
+                            /** @description `resource`: the view of the account's own resource that the real cause sends; `example`: the documented example (the account has none) */
+                            source: "resource" | "example";
+                            /** @description The `data` sent, with `account` */
+                            data: {
+                                [key: string]: unknown;
+                            };
+                            /** @description Endpoints that receive it: enabled, subscribed to the type, and their owner may read it (0: nothing was recorded) */
+                            endpoints: number;
+                        };
+                    };
+                };
+            };
+            /** @description `Wrong request method`, `SSL connection is required`, `Invalid JSON body`, `Unknown event type: domain.renewed. Known types: domain.order.completed, domain.order.failed, domain.status.changed, domain.expiring, dns.zone.changed, vps.task.completed, vps.task.failed, vps.status.changed, certificate.issued, certificate.failed, certificate.expiring, invoice.issued, invoice.paid, ticket.replied`, `There are 2 accounts: name the one to send the event to with customer_number`, `There is no account to send the event to: create one or reset the sandbox`; validation errors name the field (`Missing <field>`, `Invalid <field>: …`) and list every problem in `errors` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `No valid admin token set` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Account not found` */
             404: {
                 headers: {
                     [name: string]: unknown;
