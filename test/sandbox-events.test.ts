@@ -7,7 +7,16 @@ import addFormats from 'ajv-formats'
 import { Webhook } from 'standardwebhooks'
 import { EVENT_TYPES } from '../src/modules/webhooks/webhook-events.js'
 import { eventExample } from '../src/modules/webhooks/webhooks.openapi.js'
-import { forEachDialect, startTestApp, tempDir, type TestAccount, type TestApp } from './helpers/app.js'
+import {
+  forEachDialect,
+  processDatabase,
+  request,
+  startTestApp,
+  tempDir,
+  type TestAccount,
+  type TestApp,
+} from './helpers/app.js'
+import { crashableServerEnv, originOf, runCli, spawnServer } from './helpers/process.js'
 import { startReceiver, type Received, type Receiver } from './helpers/webhook-receiver.js'
 
 // Sandbox triggers of webhook events, generated over every event type: each is sent, signed, to an endpoint of
@@ -184,6 +193,55 @@ forEachDialect((dialect) => {
       const unnamed = await trigger({ type: 'dns.zone.changed' })
       assert.equal(unnamed.status, 400)
       assert.match(unnamed.body.status_description, /^There are \d+ accounts: name the one/)
+    })
+  })
+
+  describe(`hostapi trigger against a running sandbox server (${dialect})`, () => {
+    it('sends the event the server then delivers, signed; refuses an unknown event and a server not in sandbox mode', async () => {
+      const dir = tempDir()
+      const receiver = await startReceiver(dir)
+      const place = await processDatabase(dialect)
+      const key = 'sandboxEventsCliDemoKey000001'
+      const env = {
+        ...crashableServerEnv(place, key),
+        HOSTAPI_SANDBOX: '1',
+        HOSTAPI_WEBHOOKS_ALLOW_PRIVATE: '1',
+        HOSTAPI_WEBHOOKS_CA_FILE: receiver.caFile,
+      }
+      const server = spawnServer(env)
+      try {
+        const origin = await originOf(server)
+        const url = `${receiver.origin}/cli`
+        const made = await request(origin, 'POST', '/api/v2/account/webhooks', { key, body: { url, events: ['*'] } })
+        assert.equal(made.status, 200, made.text)
+        const who = await request(origin, 'GET', '/api/v2/whoami', { key })
+        const account = String(who.body.data.customer_number)
+        const run = await runCli(env, 'trigger', 'vps.status.changed', '--account', account, '--data', '{"x":1}')
+        assert.equal(run.code, 0, run.err)
+        const sent = JSON.parse(run.out)
+        assert.equal(sent.source, 'resource')
+        assert.equal(sent.endpoints, 1)
+        const [got] = await receiver.waitFor(1, 30_000)
+        assert.equal(got.headers['webhook-id'], sent.id)
+        const body = verified(made.body.data.secret, got)
+        assert.equal(body.type, 'vps.status.changed')
+        assert.deepEqual(body.data, sent.data)
+        assert.equal(body.data.x, 1)
+        const unknown = await runCli(env, 'trigger', 'vps.exploded')
+        assert.equal(unknown.code, 1)
+        assert.match(unknown.err, /^Unknown event type: vps\.exploded\. Known types: domain\.order\.completed, /)
+        const badData = await runCli(env, 'trigger', 'vps.status.changed', '--data', '[1]')
+        assert.deepEqual([badData.code, badData.err.trim()], [2, '--data must be a JSON object'])
+        const off = await runCli({ ...env, HOSTAPI_SANDBOX: '0' }, 'trigger', 'vps.status.changed')
+        assert.equal(off.code, 2)
+        assert.match(off.err, /sandbox mode only/)
+      } finally {
+        server.child.kill('SIGTERM')
+        await server.exited
+        await receiver.close()
+        await place.remove()
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
     })
   })
 })
