@@ -1049,6 +1049,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Example B.V.",
+                 *       "email": "owner@example.nl",
+                 *       "firstname": "Jan",
+                 *       "lastname": "Jansen",
+                 *       "key": {
+                 *         "label": "ci",
+                 *         "allowed_ips": [
+                 *           "203.0.113.0/24"
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     email: string;
@@ -1699,6 +1713,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "dns@example.nl",
+                 *       "firstname": "Dana",
+                 *       "lastname": "Records",
+                 *       "permissions": [
+                 *         "domains"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     email: string;
                     firstname?: string;
@@ -1989,6 +2013,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "label": "deploy",
+                 *       "expires_at": "2027-12-31",
+                 *       "allowed_ips": [
+                 *         "203.0.113.7"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /** @description A user of the account; the main user when omitted */
                     user_id?: number;
@@ -2299,6 +2332,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "allowed_ips": [
+                 *         "203.0.113.7",
+                 *         "198.51.100.0/24"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /** @description Addresses and CIDR ranges; empty = any address */
                     allowed_ips: string[];
@@ -2454,6 +2495,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "expires_at": "2027-12-31"
+                 *     }
+                 */
                 "application/json": {
                     /** @description YYYY-MM-DD or ISO 8601; null = never */
                     expires_at: string | null;
@@ -3335,6 +3381,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "domains": [
+                 *         "example.nl"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /** @description The zones to rebuild; all of them when absent */
                     domains?: string[];
@@ -4933,6 +4986,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "reason": "Trademark of a customer"
+                 *     }
+                 */
                 "application/json": {
                     reason?: string;
                 };
@@ -5457,6 +5515,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "message": "The zone is published again.",
+                 *       "author": "Support",
+                 *       "close": false
+                 *     }
+                 */
                 "application/json": {
                     /** @description HTML or text; sanitised like customer messages */
                     message: string;
@@ -5883,6 +5948,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "order_nr": 5012,
+                 *       "sale_amount": 12.1,
+                 *       "commission_amount": 1.21,
+                 *       "sub_id": "newsletter"
+                 *     }
+                 */
                 "application/json": {
                     order_nr: number;
                     /** @description The order amount, EUR excluding VAT (two decimals) */
@@ -6195,6 +6268,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "reason": "The order was cancelled"
+                 *     }
+                 */
                 "application/json": {
                     reason: string;
                 };
@@ -6351,6 +6429,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "reference": "PAYOUT-2026-11",
+                 *       "invoice_nr": "AFF-2026-0011"
+                 *     }
+                 */
                 "application/json": {
                     /** @description The bank transfer reference */
                     reference: string;
@@ -8398,6 +8482,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "advance": "30d"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Move forward by a number and a unit: 30d, 12h, 15m, 45s (or back with a leading -)
@@ -8655,6 +8744,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "operation": "getDnsRecords",
+                 *       "status": 503,
+                 *       "probability": 0.5,
+                 *       "count": 3
+                 *     }
+                 */
                 "application/json": {
                     /** @description An operationId of the customer API, e.g. `getDnsRecords` */
                     operation: string;
@@ -9435,6 +9532,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "all": true
+                 *     }
+                 */
                 "application/json": {
                     /** @description Also pending deliveries whose next attempt is not due yet (default false) */
                     all?: boolean;
