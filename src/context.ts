@@ -57,6 +57,13 @@ import { resetSandbox } from './seed/sandbox-reset.js'
 import type { WebhooksService } from './modules/webhooks/webhooks.service.js'
 import { createWebhooksService } from './modules/webhooks/area.js'
 import { DELIVERY_JOB } from './modules/webhooks/webhook-events.js'
+import { SandboxEventsService } from './modules/admin/sandbox-events.service.js'
+import { domainEventSamplers } from './modules/domains/domain-events.js'
+import { orderEventSamplers } from './modules/orders/order-events.js'
+import { vpsEventSamplers } from './modules/vps/vps-events.js'
+import { certificateEventSamplers } from './modules/certificates/certificate-events.js'
+import { invoiceEventSamplers } from './modules/account/invoices/invoice-events.js'
+import { ticketEventSamplers } from './modules/account/tickets/ticket-events.js'
 
 /** The providers behind interfaces; the built-in ones work on one machine. */
 export interface Drivers {
@@ -90,6 +97,8 @@ export interface Services extends DomainServices, AccountServices, VpsServices {
   zoneDelivery: ZoneDelivery
   /** Webhook endpoints and the delivery of events to them. */
   webhooks: WebhooksService
+  /** Sandbox triggers of any webhook event, with the payload of the account's own resource. */
+  sandboxEvents: SandboxEventsService
 }
 
 /** The composition root: configuration, database, clock, logger, job runner and services. */
@@ -280,6 +289,14 @@ function createServices(base: Foundation, drivers: Drivers): { services: Service
     secrets: new SecretsService(db, clock, secrets.box),
     zoneDelivery,
     webhooks,
+    sandboxEvents: new SandboxEventsService(db, clock, jobs, {
+      ...domainEventSamplers,
+      ...orderEventSamplers,
+      ...vpsEventSamplers,
+      ...certificateEventSamplers((trx, accountId, id) => services.certificates.eventData(trx, accountId, id)),
+      ...invoiceEventSamplers((trx, accountId, id) => services.invoices.eventData(trx, accountId, id)),
+      ...ticketEventSamplers,
+    }),
   }
   return { services, accountDns }
 }

@@ -385,6 +385,11 @@ export const errors = {
   adminReservedNameNotFound: () => new ApiError('not_found', 'Reserved name not found'),
   adminClockMove: () => bad('Set either advance or to'),
   adminInvalidSeed: (problems: string[]) => bad(`Invalid seed: ${problems.join('; ')}`),
+  adminUnknownEventType: (type: string, known: readonly string[]) =>
+    bad(`Unknown event type: ${type}. Known types: ${known.join(', ')}`),
+  adminNameTheAccount: (accounts: number) =>
+    bad(`There are ${accounts} accounts: name the one to send the event to with customer_number`),
+  adminNoAccount: () => bad('There is no account to send the event to: create one or reset the sandbox'),
   dnsResyncUnsupported: () =>
     bad('The DNS driver serves the zones from the database itself: there is nothing to resync'),
   /** An answer injected by sandbox fault injection; `status` is one of FAULT_STATUSES. */

@@ -6,6 +6,7 @@ import { startServer } from '../server.js'
 import { createContext } from '../context.js'
 import { migrate, newerMigrations } from '../db/migrate.js'
 import { runAdmin, AdminUsageError, ADMIN_HELP, isAdminHelp } from './admin.js'
+import { runTrigger, TRIGGER_HELP } from './trigger.js'
 import { PRIVATE_UMASK } from '../data-dir.js'
 import { ensureLocalRoot, localRootFile } from '../tls.js'
 import { readEnvFile } from '../config/env-file.js'
@@ -18,6 +19,7 @@ Commands:
   migrate            Apply pending database migrations and exit (creates the database when there is none)
   cert               Print the path of the local root that signs the server's certificate (made once if missing)
   admin <...>        Manage accounts, users, API keys, admin tokens and the secret key (hostapi admin help)
+  trigger EVENT      Send a webhook event to an account's endpoints, in sandbox mode (hostapi trigger help)
 
 Options (of every command):
   --env-file FILE    Read settings from FILE (NAME=value lines); the environment's own variables win over it
@@ -76,6 +78,10 @@ async function main(argv: string[]): Promise<number> {
   // Help reads no configuration and writes no file.
   if (command === 'admin' && isAdminHelp(rest)) {
     process.stdout.write(ADMIN_HELP)
+    return 0
+  }
+  if (command === 'trigger' && (rest.length === 0 || rest[0] === 'help' || rest[0] === '--help')) {
+    process.stdout.write(TRIGGER_HELP)
     return 0
   }
   if (command === 'serve' && rest.length > 0) throw new UsageError(`Unknown option for serve: ${rest[0]}\n\n${USAGE}`)
@@ -144,7 +150,7 @@ async function run(config: Config, command: string, rest: string[]): Promise<num
     }
     return 0
   }
-  if (command === 'admin') {
+  if (command === 'admin' || command === 'trigger') {
     // An admin command works on the database of a server: it never creates one (from a folder where none is).
     if (!(await databaseIsSetUp(config.database)))
       throw new StartError(
@@ -154,7 +160,8 @@ async function run(config: Config, command: string, rest: string[]): Promise<num
     const ctx = createContext(config)
     try {
       await migrate(ctx.db, ctx.dbSchema)
-      return await runAdmin(ctx, rest, process.stdout, process.stderr)
+      const runCommand = command === 'admin' ? runAdmin : runTrigger
+      return await runCommand(ctx, rest, process.stdout, process.stderr)
     } finally {
       await ctx.close()
     }

@@ -1,7 +1,8 @@
 /**
- * Example request bodies of the customer operations whose body schema carries none, by operationId: the OpenAPI
- * document shows them (plugins/openapi.ts). `test/openapi-examples.test.ts` sends each one to the server with
- * `?test=1` and fails when its schema refuses it, and fails when an operation with a body has no example.
+ * Example request bodies of the customer and admin operations whose body schema carries none, by operationId: the
+ * OpenAPI documents show them (plugins/openapi.ts). `test/openapi-examples.test.ts` checks each one against the
+ * operation's schema (and sends a customer one to the server with `?test=1`), and fails when an operation with a
+ * body has no example.
  */
 const RECORD = { type: 'A', name: 'www', value: '203.0.113.10', ttl: 3600 }
 const PROFILE = {
@@ -90,4 +91,25 @@ export const BODY_EXAMPLES: Record<string, unknown> = {
   reinstallVps: { image_id: 'debian-12', ssh_key_ids: [7] },
   setVpsHostname: { hostname: 'web1.example.nl' },
   restoreVpsBackup: { key: 1764201600, type: 'incremental' },
+  // The admin API.
+  adminCreateAccount: {
+    name: 'Example B.V.',
+    email: 'owner@example.nl',
+    firstname: 'Jan',
+    lastname: 'Jansen',
+    key: { label: 'ci', allowed_ips: ['203.0.113.0/24'] },
+  },
+  adminCreateUser: { email: 'dns@example.nl', firstname: 'Dana', lastname: 'Records', permissions: ['domains'] },
+  adminCreateKey: { label: 'deploy', expires_at: '2027-12-31', allowed_ips: ['203.0.113.7'] },
+  adminSetKeyWhitelist: { allowed_ips: ['203.0.113.7', '198.51.100.0/24'] },
+  adminSetKeyExpiry: { expires_at: '2027-12-31' },
+  adminResyncDns: { domains: ['example.nl'] },
+  adminReserveName: { reason: 'Trademark of a customer' },
+  adminAnswerTicket: { message: 'The zone is published again.', author: 'Support', close: false },
+  adminAddCommission: { order_nr: 5012, sale_amount: 12.1, commission_amount: 1.21, sub_id: 'newsletter' },
+  adminRejectCommission: { reason: 'The order was cancelled' },
+  adminPayOutCommissions: { reference: 'PAYOUT-2026-11', invoice_nr: 'AFF-2026-0011' },
+  sandboxMoveClock: { advance: '30d' },
+  sandboxAddFault: { operation: 'getDnsRecords', status: 503, probability: 0.5, count: 3 },
+  sandboxFlushWebhooks: { all: true },
 }

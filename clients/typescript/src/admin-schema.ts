@@ -843,6 +843,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send any webhook event to an account's endpoints, with the payload of its own resource
+         * @description The payload is what the event's real cause sends about the account's newest resource of the kind (a domain for `domain.*` and `dns.*`, a VPS task, a certificate, an order item, an invoice, a ticket), or the document's example when it has none; `data` is merged over it. It goes to the endpoints subscribed to the type whose owner may read it, as the real event would, and is delivered by the job queue.
+         */
+        post: operations["sandboxTriggerEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sandbox/webhooks/flush": {
         parameters: {
             query?: never;
@@ -1029,6 +1049,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Example B.V.",
+                 *       "email": "owner@example.nl",
+                 *       "firstname": "Jan",
+                 *       "lastname": "Jansen",
+                 *       "key": {
+                 *         "label": "ci",
+                 *         "allowed_ips": [
+                 *           "203.0.113.0/24"
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     email: string;
@@ -1679,6 +1713,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "dns@example.nl",
+                 *       "firstname": "Dana",
+                 *       "lastname": "Records",
+                 *       "permissions": [
+                 *         "domains"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     email: string;
                     firstname?: string;
@@ -1969,6 +2013,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "label": "deploy",
+                 *       "expires_at": "2027-12-31",
+                 *       "allowed_ips": [
+                 *         "203.0.113.7"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /** @description A user of the account; the main user when omitted */
                     user_id?: number;
@@ -2279,6 +2332,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "allowed_ips": [
+                 *         "203.0.113.7",
+                 *         "198.51.100.0/24"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /** @description Addresses and CIDR ranges; empty = any address */
                     allowed_ips: string[];
@@ -2434,6 +2495,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "expires_at": "2027-12-31"
+                 *     }
+                 */
                 "application/json": {
                     /** @description YYYY-MM-DD or ISO 8601; null = never */
                     expires_at: string | null;
@@ -3315,6 +3381,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "domains": [
+                 *         "example.nl"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /** @description The zones to rebuild; all of them when absent */
                     domains?: string[];
@@ -4913,6 +4986,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "reason": "Trademark of a customer"
+                 *     }
+                 */
                 "application/json": {
                     reason?: string;
                 };
@@ -5437,6 +5515,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "message": "The zone is published again.",
+                 *       "author": "Support",
+                 *       "close": false
+                 *     }
+                 */
                 "application/json": {
                     /** @description HTML or text; sanitised like customer messages */
                     message: string;
@@ -5863,6 +5948,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "order_nr": 5012,
+                 *       "sale_amount": 12.1,
+                 *       "commission_amount": 1.21,
+                 *       "sub_id": "newsletter"
+                 *     }
+                 */
                 "application/json": {
                     order_nr: number;
                     /** @description The order amount, EUR excluding VAT (two decimals) */
@@ -6175,6 +6268,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "reason": "The order was cancelled"
+                 *     }
+                 */
                 "application/json": {
                     reason: string;
                 };
@@ -6331,6 +6429,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "reference": "PAYOUT-2026-11",
+                 *       "invoice_nr": "AFF-2026-0011"
+                 *     }
+                 */
                 "application/json": {
                     /** @description The bank transfer reference */
                     reference: string;
@@ -8378,6 +8482,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "advance": "30d"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * @description Move forward by a number and a unit: 30d, 12h, 15m, 45s (or back with a leading -)
@@ -9265,6 +9374,165 @@ export interface operations {
             };
         };
     };
+    sandboxTriggerEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "domain.status.changed",
+                 *       "customer_number": 100001,
+                 *       "data": {
+                 *         "status": "pending_cancellation"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The event type: domain.order.completed, domain.order.failed, domain.status.changed, domain.expiring, dns.zone.changed, vps.task.completed, vps.task.failed, vps.status.changed, certificate.issued, certificate.failed, certificate.expiring, invoice.issued, invoice.paid, ticket.replied */
+                    type: string;
+                    /** @description The account; may be left out when there is only one */
+                    customer_number?: number;
+                    /** @description Fields merged over the payload's `data` (top level; `account` is always the account's customer number) */
+                    data?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 200,
+                     *       "status_description": "Request successful",
+                     *       "data": {
+                     *         "id": "msg_2Wq0bRk1x9Lm4Tq8ZpVd7cHs",
+                     *         "type": "domain.status.changed",
+                     *         "timestamp": "2026-11-22T16:00:00.000Z",
+                     *         "customer_number": 100001,
+                     *         "source": "resource",
+                     *         "data": {
+                     *           "domain": "example.nl",
+                     *           "status": "pending_cancellation",
+                     *           "status_id": 2,
+                     *           "renewal_date": "2027-06-01",
+                     *           "account": 100001
+                     *         },
+                     *         "endpoints": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @example 200 */
+                        status: number;
+                        /** @example Request successful */
+                        status_description: string;
+                        data: {
+                            /** @description The event id, sent as `webhook-id` */
+                            id: string;
+                            type: string;
+                            /**
+                             * @description ISO 8601 UTC
+                             * @example 2026-11-22T16:00:00.000Z
+                             */
+                            timestamp: string;
+                            customer_number: number;
+                            /** @description `resource`: the view of the account's own resource that the real cause sends; `example`: the documented example (the account has none) */
+                            source: "resource" | "example";
+                            /** @description The `data` sent, with `account` */
+                            data: {
+                                [key: string]: unknown;
+                            };
+                            /** @description Endpoints that receive it: enabled, subscribed to the type, and their owner may read it (0: nothing was recorded) */
+                            endpoints: number;
+                        };
+                    };
+                };
+            };
+            /** @description `Wrong request method`, `SSL connection is required`, `Invalid JSON body`, `Unknown event type: domain.renewed. Known types: domain.order.completed, domain.order.failed, domain.status.changed, domain.expiring, dns.zone.changed, vps.task.completed, vps.task.failed, vps.status.changed, certificate.issued, certificate.failed, certificate.expiring, invoice.issued, invoice.paid, ticket.replied`, `There are 2 accounts: name the one to send the event to with customer_number`, `There is no account to send the event to: create one or reset the sandbox`; validation errors name the field (`Missing <field>`, `Invalid <field>: …`) and list every problem in `errors` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `No valid admin token set` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Account not found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Request body too large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Unsupported Content-Encoding: …` (send the body uncompressed) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Rate limit exceeded` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Service unavailable`: the server is shutting down */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     sandboxFlushWebhooks: {
         parameters: {
             query?: never;
@@ -9274,6 +9542,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "all": true
+                 *     }
+                 */
                 "application/json": {
                     /** @description Also pending deliveries whose next attempt is not due yet (default false) */
                     all?: boolean;

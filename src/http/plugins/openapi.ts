@@ -66,11 +66,14 @@ const customerDocument: SwaggerTransform = ({ schema, url, route }) => {
   const idempotent = (route as { config?: { idempotent?: boolean } }).config?.idempotent === true
   const shown = withDocumentedEnums({ ...schema }) as FastifySchema & { operationId?: string; body?: object }
   if (idempotent) shown.headers = IdempotencyHeader
-  // A body without examples of its own gets the operation's one from BODY_EXAMPLES.
-  const example = shown.operationId ? BODY_EXAMPLES[shown.operationId] : undefined
-  if (shown.body && !('examples' in shown.body) && example !== undefined)
-    shown.body = { ...shown.body, examples: [example] }
-  return { schema: shown, url }
+  return { schema: withBodyExample(shown), url }
+}
+
+/** A body without examples of its own gets the operation's one from BODY_EXAMPLES (in both documents). */
+function withBodyExample<S extends FastifySchema & { operationId?: string; body?: object }>(schema: S): S {
+  const example = schema.operationId ? BODY_EXAMPLES[schema.operationId] : undefined
+  if (!schema.body || 'examples' in schema.body || example === undefined) return schema
+  return { ...schema, body: { ...schema.body, examples: [example] } }
 }
 
 /** The customer API's OpenAPI 3.1 document generated from the route schemas, and the docs page that renders it. */
@@ -124,9 +127,11 @@ export const openapiPlugin = fp(async (app) => {
   app.get('/api/v2', pointer, async () => signpost)
 })
 
-// A string answer is plain text (the Prometheus metrics), not JSON; documented enums are shown as in the customer document.
-const plainTextAnswers: SwaggerTransform = ({ schema: raw, url }) => {
-  const schema = withDocumentedEnums({ ...raw })
+// A string answer is plain text (the Prometheus metrics), not JSON; documented enums are shown as in the customer
+// document; a body gets its example.
+const adminDocument: SwaggerTransform = ({ schema: given, url }) => {
+  const shown = withDocumentedEnums({ ...given }) as FastifySchema & { operationId?: string; body?: object }
+  const schema = withBodyExample(shown)
   const response = schema.response as Record<string, { type?: unknown }> | undefined
   const text = Object.entries(response ?? {}).filter(([, answer]) => answer.type === 'string')
   if (!text.length) return { schema, url }
@@ -156,7 +161,7 @@ export const adminOpenapiPlugin = fp(async (app) => {
         components: { securitySchemes: { AdminToken: { type: 'http', scheme: 'bearer' } } },
         security: [{ AdminToken: [] }],
       },
-      { transform: plainTextAnswers, decorator: 'adminSwagger' },
+      { transform: adminDocument, decorator: 'adminSwagger' },
     ),
   )
   app.get('/openapi.json', { config: { admin: 'public' }, schema: { hide: true } }, async () => app.adminSwagger())

@@ -9,6 +9,7 @@ import type { Static } from 'typebox'
 import { IdParams } from './admin.schemas.js'
 import * as S from './sandbox.schemas.js'
 import { clockState, moveClock } from './sandbox.js'
+import { EVENT_TYPES } from '../webhooks/webhook-events.js'
 
 const tags = ['Sandbox']
 const admin = { admin: true } as const
@@ -212,9 +213,47 @@ export const sandboxJournalRoutes: FastifyPluginAsync = async (base) => {
   )
 }
 
-/** Sandbox controls (registered only in sandbox mode): reset to the seed, the clock, faults, the request journal. */
+/** Webhook events on demand. */
+export const sandboxEventRoutes: FastifyPluginAsync = async (base) => {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>()
+  sandboxOf(app)
+
+  app.post(
+    '/sandbox/events',
+    {
+      config: admin,
+      schema: {
+        operationId: 'sandboxTriggerEvent',
+        tags,
+        summary: "Send any webhook event to an account's endpoints, with the payload of its own resource",
+        description:
+          "The payload is what the event's real cause sends about the account's newest resource of the kind (a " +
+          'domain for `domain.*` and `dns.*`, a VPS task, a certificate, an order item, an invoice, a ticket), or ' +
+          "the document's example when it has none; `data` is merged over it. It goes to the endpoints subscribed " +
+          'to the type whose owner may read it, as the real event would, and is delivered by the job queue.',
+        body: S.TriggerEventBody,
+        response: {
+          200: S.TriggerEventReply,
+          ...adminErrors,
+          ...errorsFor('', {
+            400: [
+              errors.adminUnknownEventType('domain.renewed', EVENT_TYPES),
+              errors.adminNameTheAccount(2),
+              errors.adminNoAccount(),
+            ],
+            404: [errors.accountNotFound()],
+          }),
+        },
+      },
+    },
+    async (req) => ok(await app.services.sandboxEvents.trigger(req.body), 'Event sent'),
+  )
+}
+
+/** Sandbox controls (registered only in sandbox mode): reset to the seed, the clock, faults, the request journal, events. */
 export const sandboxRoutes: readonly FastifyPluginAsync[] = [
   sandboxClockRoutes,
   sandboxFaultRoutes,
   sandboxJournalRoutes,
+  sandboxEventRoutes,
 ]

@@ -4,6 +4,7 @@ import { WORK_KINDS } from '../../ops/faults.js'
 import { FAULT_STATUSES } from '../../errors.js'
 import { Time } from './admin.schemas.js'
 import { SeedFileSchema } from './seed.schemas.js'
+import { EVENT_TYPES } from '../webhooks/webhook-events.js'
 
 /** Request and response schemas of the sandbox's admin routes: reset, clock, faults and the call journal. */
 
@@ -224,3 +225,59 @@ export const JournalReply = Envelope(Type.Object({ entries: Type.Array(JournalEn
     },
   ],
 })
+
+export const TriggerEventBody = Type.Object(
+  {
+    type: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: `The event type: ${EVENT_TYPES.join(', ')}`,
+    }),
+    customer_number: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'The account; may be left out when there is only one' }),
+    ),
+    data: Type.Optional(
+      Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), {
+        maxProperties: 64,
+        description:
+          "Fields merged over the payload's `data` (top level; `account` is always the account's customer number)",
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ type: 'domain.status.changed', customer_number: 100001, data: { status: 'pending_cancellation' } }],
+  },
+)
+export const TriggerEventReply = Envelope(
+  Type.Object({
+    id: Type.String({ description: 'The event id, sent as `webhook-id`' }),
+    type: Type.String(),
+    timestamp: Time(),
+    customer_number: Type.Integer(),
+    source: Type.Union([Type.Literal('resource'), Type.Literal('example')], {
+      description:
+        "`resource`: the view of the account's own resource that the real cause sends; `example`: the documented example (the account has none)",
+    }),
+    data: Type.Record(Type.String(), Type.Unknown(), { description: 'The `data` sent, with `account`' }),
+    endpoints: Type.Integer({
+      description:
+        'Endpoints that receive it: enabled, subscribed to the type, and their owner may read it (0: nothing was recorded)',
+    }),
+  }),
+  {
+    id: 'msg_2Wq0bRk1x9Lm4Tq8ZpVd7cHs',
+    type: 'domain.status.changed',
+    timestamp: '2026-11-22T16:00:00.000Z',
+    customer_number: 100001,
+    source: 'resource',
+    data: {
+      domain: 'example.nl',
+      status: 'pending_cancellation',
+      status_id: 2,
+      renewal_date: '2027-06-01',
+      account: 100001,
+    },
+    endpoints: 1,
+  },
+)

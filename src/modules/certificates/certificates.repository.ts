@@ -62,6 +62,16 @@ export const findOwned = async (db: Db, accountId: number, id: number): Promise<
   return row && decodeCertificate(row)
 }
 
+/** The account's newest certificate (in `status`, when given). */
+export const latestOwned = (db: Db, accountId: number, status?: CertificateStatus) => {
+  let q = db
+    .selectFrom('certificates')
+    .select(['id', 'common_name', 'status', 'valid_until'])
+    .where('account_id', '=', accountId)
+  if (status) q = q.where('status', '=', status)
+  return q.orderBy('id', 'desc').limit(1).executeTakeFirst()
+}
+
 /** The package an order item created, if it exists already (a processing job that ran twice). */
 export const findByOrderItem = async (
   db: Db,

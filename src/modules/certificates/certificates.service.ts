@@ -335,7 +335,7 @@ export class CertificatesService {
   }
 
   /** A certificate as `GET /certificates/{id}` shows it, read in the transaction that changed it. */
-  private async eventData(trx: Db, accountId: number, id: number): Promise<Record<string, unknown>> {
+  async eventData(trx: Db, accountId: number, id: number): Promise<Record<string, unknown>> {
     return { ...this.detail((await repo.findOwned(trx, accountId, id))!) }
   }
 

@@ -48,6 +48,16 @@ export const findOwned = async (db: Db, accountId: number, name: string) => {
   return row && decodeDomain(row)
 }
 
+/** The account's newest domain. */
+export const latestDomain = (db: Db, accountId: number) =>
+  db
+    .selectFrom('domains')
+    .select(['name', 'status', 'status_id', 'renewal_date'])
+    .where('account_id', '=', accountId)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst()
+
 /** A domain by id alone: only for jobs, which carry the id they were given. */
 export const findById = async (db: Db, id: number) => {
   const row = await db.selectFrom('domains').selectAll().where('id', '=', id).executeTakeFirst()

@@ -18,6 +18,7 @@ import { managedDns, normaliseNameservers, type Nameserver, type NameserverInput
 import { DomainNames, parseDomainName } from '../../lib/domain-name.js'
 import * as repo from './domains.repository.js'
 import { emitEvent } from '../webhooks/webhook-events.js'
+import { statusEvent } from './domain-events.js'
 import { decodeDomain, type Domain } from './domains.repository.js'
 import { nextSerial, type ZoneChange } from '../../lib/dns/zone-serial.js'
 import type { ZoneChanges } from './dns/zone-delivery.js'
@@ -25,14 +26,6 @@ import type { DryRun } from '../../lib/dry-run.js'
 
 /** The job that ends a cancelled domain at its renewal date. */
 export const END_JOB = 'domains.end'
-
-/** The data of `domain.status.changed`: the domain, its new status, its renewal date. */
-const statusEvent = (d: { name: string; renewal_date: string }, to: { status: string; id: number }) => ({
-  domain: d.name,
-  status: to.status,
-  status_id: to.id,
-  renewal_date: d.renewal_date,
-})
 
 /** Domain states: `status` text and its `status_id`. */
 export const STATUS = {

@@ -34,6 +34,10 @@ export const findAccount = (db: Db, accountId: number) =>
 export const findAccountByCustomerNumber = (db: Db, customerNumber: number) =>
   db.selectFrom('accounts').selectAll().where('customer_number', '=', customerNumber).executeTakeFirst()
 
+/** The first `limit` accounts by id. */
+export const firstAccounts = (db: Db, limit: number) =>
+  db.selectFrom('accounts').select(['id', 'customer_number']).orderBy('id').limit(limit).execute()
+
 export const countAccounts = async (db: Db): Promise<number> => {
   const row = await db
     .selectFrom('accounts')

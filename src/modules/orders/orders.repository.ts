@@ -1,7 +1,14 @@
 import type { Insertable } from 'kysely'
 import type { Db } from '../../db/database.js'
 import { jsonColumns, type Decoded } from '../../db/json-columns.js'
-import type { OrderItemError, OrderItemRow, OrderItemsTable, OrderItemStatus, OrderStatus } from './orders.tables.js'
+import type {
+  OrderItemError,
+  OrderItemRow,
+  OrderItemsTable,
+  OrderItemStatus,
+  OrderItemType,
+  OrderStatus,
+} from './orders.tables.js'
 
 /** Orders and their items. Every read of account data takes the account id; item reads answer decoded rows. */
 
@@ -62,6 +69,14 @@ export const itemsOf = async (db: Db, accountId: number, orderIds: number[]): Pr
     .orderBy('id')
     .execute()
   return rows.map(decodeOrderItem)
+}
+
+/** The account's newest item of `type` (in `status`, when given). */
+export const latestItem = async (db: Db, accountId: number, type: OrderItemType, status?: OrderItemStatus) => {
+  let q = db.selectFrom('order_items').selectAll().where('account_id', '=', accountId).where('type', '=', type)
+  if (status) q = q.where('status', '=', status)
+  const row = await q.orderBy('id', 'desc').limit(1).executeTakeFirst()
+  return row && decodeOrderItem(row)
 }
 
 /** Sets the status of an order (the completion time with `completed`). */

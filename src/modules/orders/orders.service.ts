@@ -7,7 +7,8 @@ import { errors } from '../../errors.js'
 import { Type } from 'typebox'
 import { defineJob, type JobRunner } from '../../jobs/runner.js'
 import * as repo from './orders.repository.js'
-import { emitEvent, type EventType } from '../webhooks/webhook-events.js'
+import { emitEvent } from '../webhooks/webhook-events.js'
+import { domainOrderEvent } from './order-events.js'
 import type { Order, OrderItemError, OrderItemType } from './orders.tables.js'
 export type { OrderItemError } from './orders.tables.js'
 import type { OrderItem } from './orders.repository.js'
@@ -262,16 +263,6 @@ export class OrdersService {
 
 /** The key of the processing job of an order. */
 export const processKey = (orderId: number) => `order:${orderId}`
-
-/** The webhook event of a processed domain item: completed or failed, with the order, the item and its errors. */
-function domainOrderEvent(
-  item: { id: number; order_id: number; name: string; status: string },
-  outcome: { errors: unknown[]; result?: unknown },
-): [EventType, Record<string, unknown>] {
-  const failed = outcome.errors.length > 0
-  const data = { order_id: item.order_id, cart_id: item.id, domain: item.name, status: item.status }
-  return [failed ? 'domain.order.failed' : 'domain.order.completed', { ...data, errors: outcome.errors }]
-}
 
 /** `YYYY-MM-DD HH:MM:SS` of a stored time, or null. */
 export const orderTime = (stored: string | null): string | null => (stored ? ymdhms(new Date(stored)) : null)

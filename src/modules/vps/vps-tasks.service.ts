@@ -13,6 +13,7 @@ import * as repo from './vps.repository.js'
 import type { Vps, VpsTask } from './vps.repository.js'
 import { ownedVps } from './vps.common.js'
 import { emitEvent } from '../webhooks/webhook-events.js'
+import { statusEvent, taskEvent } from './vps-events.js'
 import type { DryRun } from '../../lib/dry-run.js'
 import { TRANSITIONAL, refusal, type TaskAction, type VpsAction } from './vps.state.js'
 
@@ -262,10 +263,10 @@ export class VpsTasks {
         ...(image ? { image_id: image } : {}),
         updated_at: now,
       })
-      const [at, ended] = [new Date(now), { vps_id: task.vps_id, ...taskView({ ...task, status: outcome, error }) }]
+      const [at, ended] = [new Date(now), taskEvent({ ...task, status: outcome, error })]
       await emitEvent(trx, task.account_id, outcome === 'done' ? 'vps.task.completed' : 'vps.task.failed', ended, at)
       if (vps && status !== vps.status)
-        await emitEvent(trx, task.account_id, 'vps.status.changed', { vps_id: task.vps_id, status }, at)
+        await emitEvent(trx, task.account_id, 'vps.status.changed', statusEvent(task.vps_id, status), at)
     })
     return { status: outcome }
   }

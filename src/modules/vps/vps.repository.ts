@@ -94,6 +94,14 @@ export const releaseVps = (db: Db, id: number, taskId: number, changes: Updateab
 export const insertTask = (db: Db, row: Insertable<VpsTasksTable>) =>
   db.insertInto('vps_tasks').values(row).returning('id').executeTakeFirstOrThrow()
 
+/** The account's newest task (in `status`, when given). */
+export const latestTask = async (db: Db, accountId: number, status?: VpsTasksTable['status']) => {
+  let q = db.selectFrom('vps_tasks').selectAll().where('account_id', '=', accountId)
+  if (status) q = q.where('status', '=', status)
+  const row = await q.orderBy('id', 'desc').limit(1).executeTakeFirst()
+  return row && decodeTask(row)
+}
+
 export const findTask = async (db: Db, id: number) => {
   const row = await db.selectFrom('vps_tasks').selectAll().where('id', '=', id).executeTakeFirst()
   return row && decodeTask(row)

@@ -75,7 +75,7 @@ export const TEST_EVENT = 'webhook.test' as const
 export { DELIVERY_JOB } from './webhook-delivery-job.js'
 
 // A new `webhook-id`: `msg_` and 24 random base64url characters.
-const newMessageId = (): string => `msg_${randomBytes(18).toString('base64url')}`
+export const newMessageId = (): string => `msg_${randomBytes(18).toString('base64url')}`
 
 /** How an event is recorded besides its type and data. */
 export interface EmitOptions {
@@ -103,6 +103,7 @@ export interface EventBody {
  * listens); the account's customer number is added as `account`.
  * Nothing is written when no endpoint listens. With `uid`, an event of that uid recorded before is not recorded
  * again. The delivery job checks the owner's permission again before each attempt (it may have been removed).
+ * Returns how many deliveries were recorded.
  */
 export async function emitEvent(
   trx: Db,
@@ -111,18 +112,34 @@ export async function emitEvent(
   resource: Record<string, unknown> | (() => Promise<Record<string, unknown>>),
   at: Date,
   opts: EmitOptions = {},
-): Promise<void> {
+): Promise<number> {
   // null: no sub-user may read it; stored as 0, the id of no user (null in the table is "no narrowing").
   const readerId = opts.readerId === undefined ? null : (opts.readerId ?? 0)
   const endpoints = (await repo.enabledEndpoints(trx, accountId)).filter(
     (e) => subscribes(e.events, type) && mayRead(e.owner, type, readerId),
   )
-  if (endpoints.length === 0) return
+  if (endpoints.length === 0) return 0
   const account = await repo.customerNumber(trx, accountId)
   const data = typeof resource === 'function' ? await resource() : resource
   const body: EventBody = { type, timestamp: iso(at), data: { ...data, account } }
-  await recordEvent(trx, accountId, body, endpoints, at, { uid: opts.uid, readerId })
+  return (await recordEvent(trx, accountId, body, endpoints, at, { uid: opts.uid, readerId })).length
 }
+
+/** An event's data as its real cause would send it, read from a resource of the account, and how it is emitted. */
+export interface EventSample {
+  data: Record<string, unknown>
+  /** As `EmitOptions.readerId`: the one sub-user who may read the resource, for an event that narrows it. */
+  readerId?: number | null
+}
+
+/**
+ * Reads the sample of one event from the account's own resources (the one in the state the event tells of when
+ * there is one, else the latest of its kind), with the view the real cause sends; undefined when it has none.
+ */
+export type EventSampler = (db: Db, accountId: number, now: Date) => Promise<EventSample | undefined>
+
+/** The samplers an area gives for the events it causes. */
+export type EventSamplers = Partial<Record<EventType, EventSampler>>
 
 /**
  * Writes an event and a delivery and its job per endpoint (the endpoints are the caller's choice). With `uid`, an

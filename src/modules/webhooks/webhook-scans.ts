@@ -19,6 +19,23 @@ const EXPIRY_MARKS: [number, number][] = [
   [7, 0],
 ]
 
+/** The data of `domain.expiring`: the domain, its status and renewal date, and the mark (30 or 7 days). */
+export const domainExpiringEvent = (d: { name: string; status: string; renewal_date: string }, days: number) => ({
+  domain: d.name,
+  status: d.status,
+  renewal_date: d.renewal_date,
+  days,
+})
+
+/** The data of `certificate.expiring`: the certificate, its status and expiry, and the mark (30 or 7 days). */
+export const certificateExpiringEvent = (
+  c: { id: number; common_name: string | null; status: string; valid_until: string },
+  days: number,
+) => ({ id: c.id, common_name: c.common_name, certificate_status: c.status, valid_until: c.valid_until, days })
+
+/** The mark an expiry at `at` falls under now: 7 within 7 days, else 30 (the first event sent). */
+export const expiryMark = (at: Date, now: Date): number => (at.getTime() - now.getTime() <= 7 * DAY_MS ? 7 : 30)
+
 /** The hourly work of the webhooks area: events for what expires soon, the prune, the restart of parked deliveries. */
 export class WebhookScans {
   constructor(
@@ -60,7 +77,7 @@ export class WebhookScans {
     let n = 0
     for (const [mark, next] of EXPIRY_MARKS) {
       for (const d of await repo.domainsRenewedBetween(this.db, ymd(day(next)), ymd(day(mark)))) {
-        const data = { domain: d.name, status: d.status, renewal_date: d.renewal_date, days: mark }
+        const data = domainExpiringEvent(d, mark)
         const uid = `msg_domain_expiring_${d.id}_${d.renewal_date}_${mark}`
         await this.db
           .transaction()
@@ -69,12 +86,10 @@ export class WebhookScans {
       }
       for (const c of await repo.certificatesExpiringBetween(this.db, iso(day(next)), iso(day(mark)))) {
         const until = c.valid_until!
-        const data = { id: c.id, common_name: c.common_name, certificate_status: c.status, valid_until: until }
+        const data = certificateExpiringEvent({ ...c, valid_until: until }, mark)
         const uid = `msg_certificate_expiring_${c.id}_${until.slice(0, 10)}_${mark}`
         const type = 'certificate.expiring' as const
-        await this.db
-          .transaction()
-          .execute((trx) => emitEvent(trx, c.account_id, type, { ...data, days: mark }, now, { uid }))
+        await this.db.transaction().execute((trx) => emitEvent(trx, c.account_id, type, data, now, { uid }))
         n++
       }
     }

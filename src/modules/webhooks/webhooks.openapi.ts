@@ -89,6 +89,9 @@ const EVENTS: Record<EventType | typeof TEST_EVENT, { summary: string; data: Rec
   },
 }
 
+/** The documented example of an event's `data` (without `account`): what a sandbox trigger sends without a resource. */
+export const eventExample = (type: EventType): Record<string, unknown> => structuredClone(EVENTS[type].data)
+
 const header = (name: string, description: string, example: string) => ({
   name,
   in: 'header',
@@ -109,7 +112,8 @@ const HEADERS = [
   ),
 ]
 
-const eventSchema = (type: string) => ({
+// The event's body: its data holds at least the fields of its example.
+const eventSchema = (type: string, example: Record<string, unknown>) => ({
   type: 'object',
   required: ['type', 'timestamp', 'data'],
   properties: {
@@ -119,7 +123,7 @@ const eventSchema = (type: string) => ({
       type: 'object',
       description: "The resource as the API shows it, with the account's customer number as `account`",
       properties: { account: { type: 'integer' } },
-      required: ['account'],
+      required: [...Object.keys(example), 'account'],
     },
   },
 })
@@ -148,7 +152,7 @@ export function webhooksDocument(): Record<string, unknown> {
               required: true,
               content: {
                 'application/json': {
-                  schema: eventSchema(type),
+                  schema: eventSchema(type, data),
                   example: { type, timestamp: at, data: { ...data, account } },
                 },
               },

@@ -60,6 +60,13 @@ export const listInvoices = async (
       .execute()
   ).map(decodeInvoice)
 
+/** The id of the account's newest invoice (in `status`, when given). */
+export const latestInvoiceId = async (db: Db, accountId: number, status?: string) => {
+  let q = db.selectFrom('invoices').select('id').where('account_id', '=', accountId)
+  if (status) q = q.where('status', '=', status)
+  return (await q.orderBy('id', 'desc').limit(1).executeTakeFirst())?.id
+}
+
 /** One invoice of the account by its number, or by its id or number in digits when `id` is given. */
 export const findInvoice = async (db: Db, accountId: number, invoiceNr: string, id?: number) => {
   const row = await db

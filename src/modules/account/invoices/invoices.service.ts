@@ -273,7 +273,7 @@ export class InvoicesService {
   }
 
   /** An invoice as `GET /account/invoices/{invoice_nr}` shows it, read in the transaction that changed it. */
-  private async eventData(trx: Db, accountId: number, id: number): Promise<Record<string, unknown>> {
+  async eventData(trx: Db, accountId: number, id: number): Promise<Record<string, unknown>> {
     const inv = (await repo.findInvoice(trx, accountId, String(id), id))!
     return { ...this.detail(inv, await repo.linesOf(trx, accountId, id)) }
   }

@@ -26,6 +26,16 @@ export const findTicket = (db: Db, accountId: number, ticketNumber: number) =>
     .where('ticket_number', '=', ticketNumber)
     .executeTakeFirst()
 
+/** The account's newest ticket. */
+export const latestTicket = (db: Db, accountId: number) =>
+  db
+    .selectFrom('tickets')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst()
+
 /** For the support side, which answers tickets of every account. */
 export const findTicketByNumber = (db: Db, ticketNumber: number) =>
   db.selectFrom('tickets').selectAll().where('ticket_number', '=', ticketNumber).executeTakeFirst()

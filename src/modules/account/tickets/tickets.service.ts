@@ -1,3 +1,4 @@
+import { replyEvent } from './ticket-events.js'
 import { randomInt } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../../../clock.js'
@@ -183,7 +184,7 @@ export class TicketsService {
         created_at: now,
       })
       await repo.updateTicket(trx, ticket.id, { status: input.close ? 'closed' : 'answered', last_updated: now })
-      const reply = { ticket_number: ticketNumber, subject: ticket.subject, author: input.author, message: body }
+      const reply = replyEvent(ticket, input.author, body)
       // A sub-user reads only the tickets it opened.
       await emitEvent(trx, ticket.account_id, 'ticket.replied', reply, new Date(now), { readerId: ticket.user_id })
       await this.mail.send(trx, {

@@ -10,6 +10,7 @@ import type { ZoneChange } from '../../../lib/dns/zone-serial.js'
 import type { ZoneChanges } from './zone-delivery.js'
 import * as repo from './dns.repository.js'
 import { emitEvent } from '../../webhooks/webhook-events.js'
+import { zoneChangedEvent } from '../domain-events.js'
 import {
   RECORD_TYPES,
   checkRecordSet,
@@ -149,7 +150,7 @@ export class DnsService {
       const along =
         found.listened || this.zones.queues
           ? async (trx: Db) => {
-              if (found.listened) await emitEvent(trx, accountId, 'dns.zone.changed', { domain }, now)
+              if (found.listened) await emitEvent(trx, accountId, 'dns.zone.changed', zoneChangedEvent(domain), now)
               await this.zones.publish(trx, published)
             }
           : undefined
@@ -253,7 +254,7 @@ export class DnsService {
       const did = await work(trx)
       if (did) await this.domains.bumpSerial(trx, d)
       if (audit) await auditInsert(trx, audit).execute()
-      if (did) await emitEvent(trx, d.account_id, 'dns.zone.changed', { domain: d.name }, this.clock.now())
+      if (did) await emitEvent(trx, d.account_id, 'dns.zone.changed', zoneChangedEvent(d.name), this.clock.now())
       if (did) await this.zones.publish(trx, what)
       return did
     })
