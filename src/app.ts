@@ -16,7 +16,7 @@ import { requestLogPlugin } from './http/plugins/request-log.js'
 import { metricsPlugin } from './http/plugins/metrics.js'
 import { faultsPlugin } from './http/plugins/faults.js'
 import { journalPlugin } from './http/plugins/journal.js'
-import { adminApi, healthRoutes } from './http/admin-api.js'
+import { adminApi, adminListenerMetrics, healthRoutes } from './http/admin-api.js'
 import type { RouteEntry } from './http/route-table.js'
 import { lazySchemaCompilers, type CompileAll } from './http/schema-compilers.js'
 import { asArray } from './http/route-hooks.js'
@@ -145,7 +145,10 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   return app
 }
 
-/** The admin API alone, for its own listener (HOSTAPI_ADMIN_PORT): same transport rules, envelope and errors. */
+/**
+ * The admin API alone, for its own listener (HOSTAPI_ADMIN_HOST:HOSTAPI_ADMIN_PORT), with `/metrics` and the health
+ * checks: same transport rules, envelope and errors.
+ */
 export async function buildAdminApp(ctx: Context, opts: AppOptions = {}): Promise<FastifyInstance> {
   const app = newFastify(ctx, opts)
   await app.register(transportPlugin, {
@@ -159,6 +162,7 @@ export async function buildAdminApp(ctx: Context, opts: AppOptions = {}): Promis
   await app.register(auditPlugin, { db: ctx.db, clock: ctx.clock })
   await app.register(durabilityPlugin, { durable: ctx.durable })
   await app.register(healthRoutes)
+  await app.register(adminListenerMetrics)
   await app.register(adminApi, { prefix: ADMIN_PREFIX })
   await app.ready()
   return app

@@ -9,6 +9,7 @@ import { AdminAccountsService } from './modules/admin/admin-accounts.service.js'
 import { AdminActivityService } from './modules/admin/activity.service.js'
 import { CatalogService } from './modules/admin/catalog.service.js'
 import { Metrics } from './ops/metrics.js'
+import { hostapiVersion } from './lib/version.js'
 import { crashOnJob, FaultInjector, workFaults, type WorkFaults } from './ops/faults.js'
 import { RequestJournal } from './ops/journal.js'
 import type { Sandbox } from './ops/sandbox.js'
@@ -308,9 +309,13 @@ function registerWork(
   maintenance: Maintenance,
   ops: Ops,
   database: Database,
+  redisGuard: RedisGuard | null,
 ): void {
   ops.metrics.setSources({
     jobCounts: () => services.adminActivity.jobCounts(),
+    dueJobs: () => services.adminActivity.dueJobs(),
+    failedMessages: () => services.adminActivity.failedMessages(),
+    ...(redisGuard ? { redis: () => redisGuard.state() } : {}),
     quarantinedJobs: () => services.adminActivity.quarantinedJobs(),
     dbRoundTrips: () => database.roundTrips(),
     webhookStats: () => services.webhooks.stats(),
@@ -356,7 +361,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     : null
   const clock = sandboxClock ?? opts.clock ?? systemClock
   const ops: Ops = {
-    metrics: new Metrics(),
+    metrics: new Metrics(hostapiVersion()),
     operations: new Set(),
     sandbox: sandboxClock
       ? {
@@ -392,7 +397,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   // The CA reads TXT records through the domains area, built after the drivers.
   const drivers = createDrivers(base, () => accountDns)
   const { services, accountDns } = createServices(base, drivers)
-  registerWork(services, jobs, maintenance, ops, database)
+  registerWork(services, jobs, maintenance, ops, database, redisGuard)
   const context: Context = {
     config,
     db,

@@ -25,7 +25,7 @@ export interface RunningServer {
   app: FastifyInstance
   url: string
   httpUrl: string | null
-  /** Base URL of the admin API (on its own listener when HOSTAPI_ADMIN_PORT is set). */
+  /** Base URL of the admin API (on its own listener, HOSTAPI_ADMIN_HOST:HOSTAPI_ADMIN_PORT, when the port is set). */
   adminUrl: string
   demoKey: string | null
   /** The key of the demo account's sub-user (domains only), while it is valid. */
@@ -61,7 +61,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     try {
       await explainListen(
         () => app.listen({ host: config.host, port: config.port }),
-        config,
+        config.host,
         config.port,
         'HOSTAPI_PORT',
       )
@@ -80,7 +80,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
       adminApp = await buildAdminApp(ctx, { https: tls })
       guardListener(adminApp.server, config.connections, cap)
       try {
-        adminUrl = await listenAdmin(adminApp, config, config.admin.port, host)
+        adminUrl = await listenAdmin(adminApp, config, config.admin.port)
       } catch (err) {
         await ctx.drivers.dns.stop()
         await app.close()
@@ -164,10 +164,18 @@ async function prepare(ctx: Context): Promise<void> {
   if (config.admin.token) await ctx.services.admin.ensureToken(config.admin.token, 'HOSTAPI_ADMIN_TOKEN')
 }
 
-/** Starts the admin API on its own port; returns its base URL. */
-async function listenAdmin(adminApp: FastifyInstance, config: Config, port: number, host: string): Promise<string> {
-  await explainListen(() => adminApp.listen({ host: config.host, port }), config, port, 'HOSTAPI_ADMIN_PORT')
+/** Starts the admin API on its own address (HOSTAPI_ADMIN_HOST, 127.0.0.1 by default) and port; returns its base URL. */
+async function listenAdmin(adminApp: FastifyInstance, config: Config, port: number): Promise<string> {
+  const bind = config.admin.host
+  await explainListen(
+    () => adminApp.listen({ host: bind, port }),
+    bind,
+    port,
+    'HOSTAPI_ADMIN_PORT',
+    'HOSTAPI_ADMIN_HOST',
+  )
   const a = adminApp.server.address()
+  const host = bind.includes(':') ? `[${bind}]` : bind
   const shown = host === '0.0.0.0' || host === '[::]' ? 'localhost' : host
   return `https://${shown}:${typeof a === 'object' && a ? a.port : port}${ADMIN_PREFIX}`
 }
@@ -187,7 +195,7 @@ async function listenPlain(app: FastifyInstance, config: Config, host: string, c
       plain.once('error', reject)
       plain.listen(port, config.host, () => resolve())
     })
-  await explainListen(listen, config, port, 'HOSTAPI_HTTP_PORT')
+  await explainListen(listen, config.host, port, 'HOSTAPI_HTTP_PORT')
   const a = plain.address()
   return { plain, httpUrl: `http://${host}:${typeof a === 'object' && a ? a.port : port}` }
 }
@@ -196,12 +204,18 @@ async function listenPlain(app: FastifyInstance, config: Config, host: string, c
  * Runs `listen`; a port in use, a port below 1024 without the privilege, or an address not on this machine
  * stops the start with a StartError naming the setting to change.
  */
-async function explainListen(listen: () => Promise<unknown>, config: Config, port: number, variable: string) {
+async function explainListen(
+  listen: () => Promise<unknown>,
+  bind: string,
+  port: number,
+  variable: string,
+  hostVariable = 'HOSTAPI_HOST',
+) {
   try {
     await listen()
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code
-    const where = `${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
+    const where = `${bind.includes(':') ? `[${bind}]` : bind}:${port}`
     if (code === 'EADDRINUSE')
       throw new StartError(
         `Port ${port} is already in use (${where}): set ${variable} to a free port, or stop what uses it`,
@@ -211,7 +225,7 @@ async function explainListen(listen: () => Promise<unknown>, config: Config, por
         `Port ${port} needs privileges this process lacks (${where}): set ${variable} to 1024 or above`,
       )
     if (code === 'EADDRNOTAVAIL')
-      throw new StartError(`${config.host} is not an address of this machine: set HOSTAPI_HOST to one that is`)
+      throw new StartError(`${bind} is not an address of this machine: set ${hostVariable} to one that is`)
     throw err
   }
 }

@@ -389,10 +389,11 @@ describeWithPebble('certificates through an ACME CA (pebble)', () => {
         assert.deepEqual(await jobAudit(other, id), [
           { account_id: b.accountId, method: 'JOB', status: AUDIT_WAITING_FOR_CA },
         ])
-        // The waiting work is in the metrics: one certificates.issue job queued, its age counted.
+        // The waiting work is in the metrics: one certificates.issue job queued; waiting out its retry back-off it is
+        // not due, so it is not counted as work the queue is behind on.
         const metrics = await other.ctx.ops.metrics.text()
         assert.match(metrics, /^hostapi_jobs\{kind="certificates\.issue",status="queued"\} 1$/m)
-        assert.match(metrics, /^hostapi_jobs_oldest_age_seconds\{kind="certificates\.issue",status="queued"\} [1-9]/m)
+        assert.doesNotMatch(metrics, /^hostapi_jobs_oldest_age_seconds\{kind="certificates\.issue"/m)
       } finally {
         await other.close()
       }

@@ -539,8 +539,8 @@ describeWithPowerDns('PowerDNS driver (a real pdns_server)', () => {
       assert.equal(failed.attempts, 1)
       assert.match(failed.last_error ?? '', /PowerDNS/)
       assert.doesNotMatch(failed.last_error ?? '', new RegExp(pdns.apiKey))
-      // The lag is visible to the operator: a queued push and its age.
-      clock.advance(1_500)
+      // The lag is visible to the operator: a queued push and, once its retry is due (1 s), how long it has waited.
+      clock.advance(2_500)
       const metrics = await t.ctx.ops.metrics.text()
       assert.match(metrics, /^hostapi_jobs\{kind="dns\.push",status="queued"\} 1$/m)
       const age = /^hostapi_jobs_oldest_age_seconds\{kind="dns\.push",status="queued"\} ([0-9.]+)$/m.exec(metrics)

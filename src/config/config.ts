@@ -14,6 +14,7 @@ import { caDriverConfig, type CaDriverConfig } from './ca.js'
 import { connectionConfig, requestTimeoutDefault, type ConnectionsConfig } from './connections.js'
 import { hypervisorConfig, type HypervisorConfig } from './hypervisor.js'
 import { unknownSettings } from './known-settings.js'
+import { adminConfig } from './admin.js'
 
 /** The validated, frozen configuration of one hostapi process. Only this module reads the environment. */
 export interface Config {
@@ -135,10 +136,12 @@ export interface Config {
   /** The built-in payments driver: payment links are `<paymentUrl>/<reference>`. */
   payments: { baseUrl: string }
   /**
-   * The admin API (`/admin/v1`): on the main listener, or on its own port when `port` is set (then only there).
+   * The admin API (`/admin/v1`): on the main listener, or on its own listener at `host`:`port` when `port` is set
+   * (then only there, with `/metrics`). `host` defaults to 127.0.0.1 whatever HOSTAPI_HOST is: the admin API and the
+   * metrics stay off the network the customer API is on unless the operator binds them elsewhere.
    * `token`: a fixed admin token (HOSTAPI_ADMIN_TOKEN) made valid at start, for sandboxes and CI.
    */
-  admin: { port: number | null; token: string | null }
+  admin: { host: string; port: number | null; token: string | null }
   /**
    * Sandbox mode: a controllable clock, reset to the seed, fault injection and a request journal.
    * `seedFile` (JSON or YAML) describes the data loaded on an empty database and on every reset.
@@ -372,22 +375,17 @@ function providerConfig(r: EnvReader): Pick<Config, 'hypervisor' | 'billing' | '
 /** The operator's controls: the admin API, sandbox mode and the secret key. */
 function operatorConfig(r: EnvReader, demoEnabled: boolean): Pick<Config, 'admin' | 'sandbox' | 'secrets'> {
   const { env } = r
-  const adminPort = env.HOSTAPI_ADMIN_PORT ? r.int('HOSTAPI_ADMIN_PORT', 0, 0, 65535) : null
-  const adminToken = env.HOSTAPI_ADMIN_TOKEN || null
   const sandbox = r.bool('HOSTAPI_SANDBOX', demoEnabled)
   const crashJob = env.HOSTAPI_SANDBOX_CRASH_JOB || null
   if (crashJob !== null && !sandbox)
     r.problem('HOSTAPI_SANDBOX_CRASH_JOB is honoured in sandbox mode only (HOSTAPI_SANDBOX)')
-  if (adminToken !== null && !/^adm_[A-Za-z0-9_-]{16,128}$/.test(adminToken)) {
-    r.problem('HOSTAPI_ADMIN_TOKEN must be adm_ followed by 16 to 128 characters of A-Z, a-z, 0-9, _ and -')
-  }
   const crashAt = (env.HOSTAPI_CRASH_AT ?? '')
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean)
   if (crashAt.length > 0 && !sandbox) r.problem('HOSTAPI_CRASH_AT needs sandbox mode (HOSTAPI_SANDBOX=1)')
   return {
-    admin: { port: adminPort, token: adminToken },
+    admin: adminConfig(r),
     sandbox: {
       // On with the demo unless set; HOSTAPI_DEMO=0 alone turns it off.
       enabled: sandbox,

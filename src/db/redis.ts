@@ -103,6 +103,11 @@ export class RedisGuard {
     }
   }
 
+  /** What the metrics show: the client connected, the breaker open (or half-open, waiting for its trial command). */
+  state(): { connected: boolean; breakerOpen: boolean } {
+    return { connected: this.redis.status === 'ready', breakerOpen: !this.breaker.closed }
+  }
+
   /** Resolves once Redis is connected, or after `ms` (the caller goes on degraded then): a start does not wait on Redis. */
   whenReady(ms: number): Promise<void> {
     if (this.redis.status === 'ready') return Promise.resolve()

@@ -28,13 +28,29 @@ export const adminApi: FastifyPluginAsync = async (app) => {
 }
 
 /**
+ * `/metrics` at the root of the admin listener (HOSTAPI_ADMIN_PORT), where a Prometheus scrape config expects it: the
+ * same text as `/admin/v1/metrics`, behind the same admin token (`Authorization: Bearer adm_…`).
+ */
+export const adminListenerMetrics: FastifyPluginAsync = async (app) => {
+  await app.register(adminAuthPlugin, {
+    admin: app.services.admin,
+    throttle: new AuthThrottle(app.ctx.counter, app.ctx.config.authFailures),
+  })
+  app.get('/metrics', { config: { admin: true }, schema: { hide: true } }, async (_req, reply) => {
+    const metrics = app.ctx.ops.metrics
+    return reply.type(metrics.contentType).send(await metrics.text())
+  })
+}
+
+/**
  * `/healthz` (the process answers) and `/readyz` (the database answers and every migration is applied), without a key.
  * With Redis configured `/readyz` also says `redis: ok|degraded`; degraded (Redis unreachable, or its breaker open after failed or slow commands) stays
  * 200 with `degraded: ["redis"]`, since the instance serves on with per-instance limits.
  */
 export const healthRoutes: FastifyPluginAsync = async (app) => {
   const ctx = app.ctx
-  const config = { rateLimit: false } as const
+  // Answered on every listener, the plain-HTTP one included: a load balancer checks the port it sends traffic to.
+  const config = { rateLimit: false, plainHttp: true } as const
   app.get(
     '/healthz',
     {

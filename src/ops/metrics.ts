@@ -2,8 +2,14 @@ import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 
 /** What the metrics read at scrape time. */
 export interface MetricsSources {
-  /** Jobs per kind and status, with the age in seconds of the oldest of each. */
-  jobCounts(): Promise<{ kind: string; status: string; n: number; oldestSeconds: number }[]>
+  /** Jobs per kind and status. */
+  jobCounts(): Promise<{ kind: string; status: string; n: number }[]>
+  /** Per kind with due jobs (queued, run time reached): seconds since the oldest of them became due. */
+  dueJobs?(): Promise<{ kind: string; oldestSeconds: number }[]>
+  /** Outbox messages the mail relay refused (`failed`), still kept in the outbox. */
+  failedMessages?(): Promise<number>
+  /** With REDIS_URL only: Redis connected, and whether its circuit breaker is open (counters per instance then). */
+  redis?(): { connected: boolean; breakerOpen: boolean }
   /** Statements sent to the database since it was opened (see Database.roundTrips). */
   dbRoundTrips(): number
   /** Jobs quarantined (failed, not run again, after their process died during two attempts) per kind. */
@@ -74,7 +80,7 @@ function roundTripsMetric(read: () => number) {
 
 /**
  * The process's Prometheus metrics: requests and latency per operation and status, database round trips, jobs,
- * rate-limit rejections, faults.
+ * rate-limit rejections, faults, webhooks, refused mail, Redis, the release. docs/metrics.md lists every series.
  */
 export class Metrics {
   readonly registry = new Registry()
@@ -84,7 +90,8 @@ export class Metrics {
   private readonly faults: Counter<'operation'>
   private sources: MetricsSources | null = null
 
-  constructor() {
+  /** `version`: the release (package.json), shown by `hostapi_build_info`. */
+  constructor(version = 'unknown') {
     const registers = [this.registry]
     this.registry.registerMetric(requestsMetric(this.series) as never)
     this.registry.registerMetric(durationMetric(this.series) as never)
@@ -115,16 +122,15 @@ export class Metrics {
     })
     new Gauge({
       name: 'hostapi_jobs_oldest_age_seconds',
-      help: 'Age of the oldest queued or running job per kind: how far behind the queue is (dns.push: zone pushes)',
+      help:
+        'Per kind, seconds since the oldest due job (queued, its run time reached) became due: how far behind the ' +
+        'queue is (dns.push: zone pushes); jobs waiting for a later run (recurring, retry back-off) do not count',
       labelNames: ['kind', 'status'],
       registers,
       async collect() {
         this.reset()
-        for (const row of (await self.sources?.jobCounts()) ?? []) {
-          if (row.status === 'queued' || row.status === 'running') {
-            this.set({ kind: row.kind, status: row.status }, row.oldestSeconds)
-          }
-        }
+        for (const row of (await self.sources?.dueJobs?.()) ?? [])
+          this.set({ kind: row.kind, status: 'queued' }, row.oldestSeconds)
       },
     })
     new Gauge({
@@ -164,12 +170,45 @@ export class Metrics {
         this.set((await self.sources?.webhookStats?.())?.oldestPendingSeconds ?? 0)
       },
     })
+    new Gauge({
+      name: 'hostapi_mail_outbox_failed',
+      help: 'Outbox messages the mail relay refused (status failed) still kept in the outbox; a rise is new refused mail',
+      registers,
+      async collect() {
+        this.set((await self.sources?.failedMessages?.()) ?? 0)
+      },
+    })
+    new Gauge({
+      name: 'hostapi_build_info',
+      help: 'Always 1; the running release in the version label',
+      labelNames: ['version'],
+      registers,
+    }).set({ version }, 1)
     collectDefaultMetrics({ register: this.registry, prefix: 'hostapi_' })
   }
 
-  /** Connects the scrape-time sources (the database is opened after the metrics exist). */
+  /** Connects the scrape-time sources (the database is opened after the metrics exist); once per process. */
   setSources(sources: MetricsSources): void {
     this.sources = sources
+    const redis = sources.redis
+    if (!redis) return
+    const registers = [this.registry]
+    new Gauge({
+      name: 'hostapi_redis_connected',
+      help: 'With REDIS_URL: 1 while the Redis client is connected, 0 otherwise (counters then per instance)',
+      registers,
+      collect() {
+        this.set(redis().connected ? 1 : 0)
+      },
+    })
+    new Gauge({
+      name: 'hostapi_redis_breaker_open',
+      help: 'With REDIS_URL: 1 while the Redis circuit breaker is open or half-open (counters per instance), 0 when closed',
+      registers,
+      collect() {
+        this.set(redis().breakerOpen ? 1 : 0)
+      },
+    })
   }
 
   /** Records one answered request. */

@@ -4,6 +4,16 @@ import type { FastifyRequest } from 'fastify'
 import { errors } from '../../errors.js'
 import { type JsonLimits, LARGE_BODY_MAX_VALUES, parseJsonBody } from '../../lib/json-body.js'
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Answered over plain HTTP as well, from any address: the health checks (`/healthz`, `/readyz`) that a load
+     * balancer makes on the plain-HTTP listener. Every other route needs TLS or a trusted proxy that says https.
+     */
+    plainHttp?: true
+  }
+}
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
 /** A usable request id: the caller's `X-Request-Id` when it is sane, otherwise a new UUID. */
@@ -39,7 +49,7 @@ export interface TransportOptions {
 }
 
 /**
- * The transport rules of every request: TLS required (or a trusted proxy that says https), the request
+ * The transport rules of every request: TLS required (or a trusted proxy that says https; the health checks excepted), the request
  * id echoed, security headers, and JSON bodies parsed whatever their Content-Type (DELETE included).
  */
 export const transportPlugin = fp(async (app, opts: TransportOptions) => {
@@ -57,7 +67,7 @@ export const transportPlugin = fp(async (app, opts: TransportOptions) => {
       throw errors.shuttingDown()
     }
     // request.protocol believes X-Forwarded-Proto only from HOSTAPI_TRUSTED_PROXIES.
-    if (req.protocol !== 'https') throw errors.sslRequired()
+    if (req.protocol !== 'https' && req.routeOptions.config?.plainHttp !== true) throw errors.sslRequired()
     // No text the API keeps or looks up holds NUL (PostgreSQL cannot store it): refused at the door.
     if (/%00/i.test(req.url)) throw errors.nulInUrl()
     // Fastify parses a DELETE body only when it has a Content-Type; clients send DELETE bodies without one.

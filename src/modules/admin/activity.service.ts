@@ -138,15 +138,23 @@ export class AdminActivityService {
     return (await quarantinedCounts(this.db)).map((r) => ({ kind: r.kind, n: Number(r.n) }))
   }
 
-  /** Jobs per kind and status, with the age of the oldest in seconds (for the metrics). */
+  /** Jobs per kind and status (for the metrics). */
   async jobCounts() {
-    const now = this.clock.now().getTime()
-    return (await repo.jobCounts(this.db)).map((r) => ({
+    return (await repo.jobCounts(this.db)).map((r) => ({ kind: r.kind, status: r.status, n: Number(r.n) }))
+  }
+
+  /** Per kind, how long the oldest due job has waited since it became due, in seconds (for the metrics). */
+  async dueJobs() {
+    const now = this.clock.now()
+    return (await repo.oldestDueJobs(this.db, iso(now))).map((r) => ({
       kind: r.kind,
-      status: r.status,
-      n: Number(r.n),
-      oldestSeconds: r.oldest ? Math.max(0, (now - new Date(r.oldest).getTime()) / 1000) : 0,
+      oldestSeconds: r.oldest ? Math.max(0, (now.getTime() - Date.parse(String(r.oldest))) / 1000) : 0,
     }))
+  }
+
+  /** Outbox messages the relay refused (`failed`), still kept in the outbox (for the metrics). */
+  failedMessages(): Promise<number> {
+    return repo.countOutbox(this.db, { status: 'failed' })
   }
 }
 

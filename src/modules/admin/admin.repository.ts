@@ -180,12 +180,25 @@ export const requeueFailedJob = async (db: Db, id: number, now: string): Promise
   return Number(r.numUpdatedRows) === 1
 }
 
-/** Jobs per kind and status with the creation time of the oldest, for the metrics. */
+/** Jobs per kind and status, for the metrics. */
 export const jobCounts = (db: Db) =>
   db
     .selectFrom('jobs')
-    .select(['kind', 'status', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.min('created_at').as('oldest')])
+    .select(['kind', 'status', (eb) => eb.fn.countAll<number>().as('n')])
     .groupBy(['kind', 'status'])
+    .execute()
+
+/**
+ * Per kind, the run time of the oldest job that is due (queued with `run_at` at or before `now`), for the metrics.
+ * Jobs waiting for a later run (recurring ones, retries in their back-off) are not due and not counted.
+ */
+export const oldestDueJobs = (db: Db, now: string) =>
+  db
+    .selectFrom('jobs')
+    .select(['kind', (eb) => eb.fn.min('run_at').as('oldest')])
+    .where('status', '=', 'queued')
+    .where('run_at', '<=', now)
+    .groupBy('kind')
     .execute()
 
 export interface OutboxFilter {
