@@ -142,6 +142,14 @@ describe('container image', { skip: missing ?? false, timeout: 30 * 60_000 }, ()
       ),
       'node 1000',
     )
+    // The data directory is the server's alone: no warning that it is open to others.
+    assert.equal(
+      await inside(
+        "import fs from 'node:fs'; const s = fs.statSync('/data'); console.log(s.uid, (s.mode & 0o777).toString(8))",
+      ),
+      '1000 700',
+    )
+    assert.doesNotMatch(logs, /open to group or others/)
     assert.equal(
       await inside(
         "const { currentManifest } = await import('/app/dist/src/cli/bundle.js'); console.log(currentManifest(new URL('file:///app/dist/src/cli/cli.bundle.json')) !== null)",
