@@ -41,6 +41,22 @@ const external = [
 ]
 
 /**
+ * The packages only a development install has (package-lock.json marks them `dev`), such as the supports-color a
+ * bundled package tries to load: left out of the bundle and out of its manifest, so the bundle still runs after
+ * `npm prune --omit=dev` (the container image) and whoever asks for one at run time finds it, or not, as without
+ * the bundle.
+ */
+function devOnlyPackages(): string[] {
+  const lock = JSON.parse(fs.readFileSync(path.join(root, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { dev?: boolean }>
+  }
+  const name = (key: string) => key.slice(key.lastIndexOf('node_modules/') + 'node_modules/'.length)
+  const entries = Object.entries(lock.packages).filter(([key]) => key.includes('node_modules/'))
+  const production = new Set(entries.filter(([, p]) => !p.dev).map(([key]) => name(key)))
+  return [...new Set(entries.filter(([, p]) => p.dev).map(([key]) => name(key)))].filter((n) => !production.has(n))
+}
+
+/**
  * A module in the bundle that reads files beside its own code (the docs page's assets, for one) gets its own
  * `__dirname` and `__filename`: where it lies in node_modules, relative to the bundle. The manifest lists every
  * bundled package, so the bundle runs only while they are where they were.
@@ -72,7 +88,7 @@ const result = await build({
   platform: 'node',
   format: 'cjs',
   target: 'node20',
-  external,
+  external: [...external, ...devOnlyPackages()],
   // Node's resolution: no `module` condition or field (those name builds meant for bundlers).
   conditions: [],
   mainFields: ['main'],
