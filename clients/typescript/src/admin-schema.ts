@@ -1009,7 +1009,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1213,7 +1213,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1392,7 +1392,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1524,7 +1524,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1656,7 +1656,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1811,7 +1811,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1946,7 +1946,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2107,7 +2107,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2255,7 +2255,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2410,7 +2410,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2565,7 +2565,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2711,7 +2711,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2874,7 +2874,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3021,7 +3021,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3186,7 +3186,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3295,7 +3295,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3430,7 +3430,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3553,7 +3553,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3699,7 +3699,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3827,7 +3827,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3992,7 +3992,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4066,7 +4066,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4166,7 +4166,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4326,7 +4326,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4435,7 +4435,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4536,7 +4536,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4676,7 +4676,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4785,7 +4785,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4890,7 +4890,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5025,7 +5025,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5134,7 +5134,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5274,7 +5274,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5415,7 +5415,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5583,7 +5583,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5691,7 +5691,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5840,7 +5840,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6002,7 +6002,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6152,7 +6152,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6308,7 +6308,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6484,7 +6484,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6630,7 +6630,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6821,7 +6821,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6990,7 +6990,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7080,7 +7080,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7230,7 +7230,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7383,7 +7383,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7514,7 +7514,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7685,7 +7685,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7874,7 +7874,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8063,7 +8063,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8257,7 +8257,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8358,7 +8358,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8489,7 +8489,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8615,7 +8615,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8780,7 +8780,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8877,7 +8877,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8985,7 +8985,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9139,7 +9139,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9236,7 +9236,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9352,7 +9352,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
