@@ -17,10 +17,23 @@ export interface PostgresConfig {
   connectTimeoutMs?: number
 }
 
-/** The PostgreSQL database DATABASE_URL names, with its settings. */
-export const postgresConfig = (r: EnvReader, url: string): PostgresConfig => ({
-  dialect: 'postgres',
-  url,
-  schema: r.env.HOSTAPI_DB_SCHEMA || null,
-  connectTimeoutMs: r.int('HOSTAPI_DB_CONNECT_TIMEOUT_MS', DB_CONNECT_TIMEOUT_MS, 100, 600_000),
-})
+/**
+ * The PostgreSQL database DATABASE_URL names, with its settings. A URL with several hosts (libpq's
+ * `postgres://h1,h2/db?target_session_attrs=read-write`) is refused: node-postgres connects to one host and does not
+ * read target_session_attrs, so such a URL would not fail over; a proxy in front gives one address
+ * (docs/high-availability.md).
+ */
+export function postgresConfig(r: EnvReader, url: string): PostgresConfig {
+  const hosts = /^postgres(?:ql)?:\/\/(?:[^@/?#]*@)?([^/?#]*)/.exec(url)?.[1] ?? ''
+  if (hosts.includes(','))
+    r.problem(
+      'DATABASE_URL names several hosts: hostapi connects to one address; put a proxy that leads to the primary ' +
+        '(HAProxy, PgBouncer, a Patroni-managed address) in front and name it (docs/high-availability.md)',
+    )
+  return {
+    dialect: 'postgres',
+    url,
+    schema: r.env.HOSTAPI_DB_SCHEMA || null,
+    connectTimeoutMs: r.int('HOSTAPI_DB_CONNECT_TIMEOUT_MS', DB_CONNECT_TIMEOUT_MS, 100, 600_000),
+  }
+}
