@@ -157,12 +157,13 @@ describe('a PostgreSQL failover behind HAProxy', { skip: missing || undefined },
     }
     await db.end()
 
+    const late = unavailable.filter((o) => firstAfter && o.sentAt > firstAfter.at)
     const seconds = (ms: number) => (ms / 1000).toFixed(1)
     console.log(
       `failover: ${served.length} writes acknowledged (${before} before the kill), ` +
         `${served.length - lost.length} of them found on the new primary, ` +
         `${unavailable.length} answers 503 over ${first503 && last503 ? seconds(last503.at - first503.sentAt) : 0} s ` +
-        `(killed at +0 s, promoted at +${seconds(promotedAt - killedAt)} s), ` +
+        `(killed at +0 s, promoted at +${seconds(promotedAt - killedAt)} s; ${late.length} after the first 200), ` +
         `first 200 ${firstAfter ? seconds(firstAfter.at - promotedAt) : '-'} s after the promotion; ` +
         `${jobsAfter} jobs done after it`,
     )
