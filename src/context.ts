@@ -375,7 +375,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   // Before anything is written there: the data directory owner-only, the secret key loaded or generated.
   prepareDataDir(config, log)
   const secrets = loadSecretKeys(config, log)
-  const database = openDatabase(config.database)
+  const database = openDatabase(config.database, { log: log.child({ component: 'database' }) })
   const db = database.db
   const redis = config.redisUrl ? openRedis(config.redisUrl, config.redisGuard, log) : null
   const redisGuard = redis ? new RedisGuard(redis, config.redisGuard, log) : null

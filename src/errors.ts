@@ -90,6 +90,9 @@ const dnsRecord = (record: string, problem: string) => bad(clip(`Invalid DNS rec
 const csr = (problem: string) => bad(`Invalid CSR: ${problem}`)
 const csrField = (field: string, problem: string) => bad(`Invalid ${field}: ${problem}`)
 
+/** `Retry-After` of the 503 answered while the database cannot be reached: a failover takes seconds. */
+export const DATABASE_RETRY_AFTER_SECONDS = 2
+
 /** Factories for every error of the API, with the specification's own texts. */
 export const errors = {
   sslRequired: () => bad('SSL connection is required'),
@@ -117,6 +120,11 @@ export const errors = {
   jsonTooDeep: (max: number) => bad(`Invalid JSON body: nested deeper than ${max} levels`),
   nulInBody: () => bad('Invalid JSON body: text must not contain NUL (\\u0000)'),
   shuttingDown: () => new ApiError('unavailable', 'Service unavailable: the server is shutting down'),
+  /** The database cannot be reached or takes no writes (a failover): nothing of the request was acknowledged. */
+  databaseUnavailable: () =>
+    new ApiError('unavailable', 'Service unavailable: the database cannot be reached, try again shortly', undefined, {
+      'retry-after': String(DATABASE_RETRY_AFTER_SECONDS),
+    }),
   malformedRequest: () => bad('Malformed HTTP request'),
   unknownMethod: () => bad('Malformed HTTP request: unknown method'),
 

@@ -13,6 +13,7 @@ import { mailDriverConfig, type MailDriverConfig } from './mail.js'
 import { caDriverConfig, type CaDriverConfig } from './ca.js'
 import { connectionConfig, requestTimeoutDefault, type ConnectionsConfig } from './connections.js'
 import { hypervisorConfig, type HypervisorConfig } from './hypervisor.js'
+import { postgresConfig, type PostgresConfig } from './database.js'
 import { unknownSettings } from './known-settings.js'
 import { adminConfig } from './admin.js'
 
@@ -32,7 +33,7 @@ export interface Config {
    * address (an IPv6 /64 counts as one), trusted proxies excepted; 0 = no cap.
    */
   connections: ConnectionsConfig
-  database: { dialect: 'sqlite'; file: string } | { dialect: 'postgres'; url: string; schema: string | null }
+  database: { dialect: 'sqlite'; file: string } | PostgresConfig
   redisUrl: string | null
   /** Prefix of every Redis key, so several deployments can share one Redis. */
   redisPrefix: string
@@ -266,7 +267,7 @@ function storageConfig(r: EnvReader, dataDir: string): Pick<Config, 'database' |
   const dbUrl = env.DATABASE_URL || ''
   let database: Config['database']
   if (dbUrl.startsWith('postgres://') || dbUrl.startsWith('postgresql://')) {
-    database = { dialect: 'postgres', url: dbUrl, schema: env.HOSTAPI_DB_SCHEMA || null }
+    database = postgresConfig(r, dbUrl)
   } else if (dbUrl === '' || dbUrl.startsWith('sqlite:')) {
     const file = dbUrl.startsWith('sqlite:') ? dbUrl.slice('sqlite:'.length) : path.join(dataDir, 'hostapi.db')
     database = { dialect: 'sqlite', file: file === ':memory:' ? file : path.resolve(file) }

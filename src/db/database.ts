@@ -3,7 +3,9 @@ import path from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import type pg from 'pg'
 import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely'
+import type { Logger } from 'pino'
 import type { Config } from '../config/config.js'
+import { DB_CONNECT_TIMEOUT_MS } from '../config/database.js'
 import type { DB } from './tables.js'
 import { lazyRequire } from '../lazy-require.js'
 import { batchPerTurn } from '../lib/turn-batch.js'
@@ -66,7 +68,7 @@ export interface Database {
  * to the log, and `durable()` fsyncs the log once for every commit made since the last fsync, so an
  * acknowledged write survives a crash or a power cut while the commits of concurrent requests share one fsync.
  */
-export function openDatabase(config: Config['database']): Database {
+export function openDatabase(config: Config['database'], opts: { log?: Logger } = {}): Database {
   if (config.dialect === 'sqlite') {
     if (config.file !== ':memory:') {
       fs.mkdirSync(path.dirname(config.file), { recursive: true, mode: 0o700 })
@@ -103,11 +105,23 @@ export function openDatabase(config: Config['database']): Database {
   const pool = new (loadPg().Pool)({
     connectionString: config.url,
     max: 10,
+    // A query waits at most this long for a connection (a new one, or a busy one freed); then it fails, and its
+    // request is answered 503: a dead address or a proxy with no primary behind it holds no request for long.
+    connectionTimeoutMillis: config.connectTimeoutMs ?? DB_CONNECT_TIMEOUT_MS,
+    // A server that vanished without closing its connections (a machine gone) is found by the kernel's probes.
+    keepAlive: true,
     ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),
   })
+  // A pooled connection that is lost while idle (the server died, a failover closed it) is reported here and
+  // dropped from the pool, which connects anew for the next query. Without a listener the 'error' event would end
+  // the process.
+  pool.on('error', (err) => opts.log?.warn({ err }, 'idle database connection lost'))
   let roundTrips = 0
   // Kysely sends every query, BEGIN and COMMIT through client.query of a pooled client.
   pool.on('connect', (client) => {
+    // A connection lost while a request holds it between two statements: its next statement fails (and the
+    // request with it), and the pool drops it when it is released. Without a listener the process would end.
+    client.on('error', (err) => opts.log?.warn({ err }, 'database connection lost'))
     const query = client.query.bind(client) as (...args: unknown[]) => unknown
     client.query = ((...args: unknown[]) => {
       roundTrips++

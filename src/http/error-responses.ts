@@ -143,8 +143,9 @@ function answers(shape: Shape, own: OwnTexts): Record<ErrorStatus, TSchema> {
     500: answer(500)(texts(500, textsOf(errors.internal()))),
     502: answer(502)(texts(502, textsOf(errors.injectedFault(502))), FAULT),
     503: answer(503)(
-      texts(503, textsOf(errors.injectedFault(503))),
-      shape.admin ? ': the server is shutting down' : `${FAULT}, or the server is shutting down`,
+      texts(503, textsOf(errors.injectedFault(503), errors.databaseUnavailable())),
+      `${shape.admin ? ': the server is shutting down' : `${FAULT}, or the server is shutting down`}, or the ` +
+        'database cannot be reached (a failover; with Retry-After)',
     ),
     504: answer(504)(texts(504, textsOf(errors.injectedFault(504))), FAULT),
   } as Record<ErrorStatus, TSchema>

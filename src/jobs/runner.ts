@@ -6,6 +6,7 @@ import type { Clock } from '../clock.js'
 import { iso, systemClock } from '../clock.js'
 import type { Db, Dialect } from '../db/database.js'
 import type { DB, Job } from '../db/tables.js'
+import { isDatabaseUnavailable } from '../db/errors.js'
 import * as repo from './jobs.repository.js'
 
 /** What a job handler sees besides its payload. */
@@ -263,11 +264,15 @@ export class JobRunner {
           if (!job) break
           const lane = this.laneOf(job.kind)
           this.inLane.set(lane, (this.inLane.get(lane) ?? 0) + 1)
-          const p = this.execute(job).finally(() => {
-            this.running.delete(p)
-            this.inLane.set(lane, (this.inLane.get(lane) ?? 1) - 1)
-            this.poke()
-          })
+          // execute records every outcome; what it cannot record (the runner stopped during an outage) is logged, and
+          // the job is taken again once its lease ends.
+          const p = this.execute(job)
+            .catch((err: unknown) => this.log.error({ err, jobId: job.id, kind: job.kind }, 'job outcome not recorded'))
+            .finally(() => {
+              this.running.delete(p)
+              this.inLane.set(lane, (this.inLane.get(lane) ?? 1) - 1)
+              this.poke()
+            })
           this.running.add(p)
         }
       } catch (err) {
@@ -373,6 +378,24 @@ export class JobRunner {
     }
   }
 
+  /**
+   * Records a job's outcome. While the database cannot be reached (a failover) it tries again every poll interval,
+   * with the lease still renewed, until the write goes through or the runner stops: the work done is recorded as
+   * done once the database is back, not run again as one whose process died.
+   */
+  private async finish(job: Job, changes: Parameters<typeof repo.finishJob>[3]): Promise<void> {
+    for (;;) {
+      try {
+        await repo.finishJob(this.db, job.id, this.workerId, changes)
+        return
+      } catch (err) {
+        if (this.stopped || !isDatabaseUnavailable(err)) throw err
+        this.log.warn({ jobId: job.id, kind: job.kind, err }, 'job outcome not recorded yet: database unavailable')
+        await new Promise((resolve) => setTimeout(resolve, Math.max(this.opts.pollMs, 200)))
+      }
+    }
+  }
+
   private async execute(job: Job): Promise<void> {
     if (job.crashes >= repo.CRASH_LIMIT) return this.quarantine(job)
     const definition = this.definitions.get(job.kind)!
@@ -390,11 +413,7 @@ export class JobRunner {
       if (problem) throw new Error(`Invalid payload for job kind ${job.kind}: ${problem}`)
       this.opts.onAttempt?.(job)
       const result = await definition.handle(payload, { job, attempt: job.attempts })
-      await repo.finishJob(this.db, job.id, this.workerId, {
-        status: 'done',
-        result: JSON.stringify(result ?? null),
-        now: iso(this.clock.now()),
-      })
+      await this.finish(job, { status: 'done', result: JSON.stringify(result ?? null), now: iso(this.clock.now()) })
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err)
       const now = this.clock.now()
@@ -404,7 +423,7 @@ export class JobRunner {
         final ? 'job failed' : 'job attempt failed, will retry',
       )
       const delay = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (job.attempts - 1))
-      await repo.finishJob(this.db, job.id, this.workerId, {
+      await this.finish(job, {
         status: final ? 'failed' : 'queued',
         last_error: message,
         run_at: final ? undefined : iso(new Date(now.getTime() + delay)),

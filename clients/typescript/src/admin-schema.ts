@@ -1029,7 +1029,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1247,7 +1247,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1426,7 +1426,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1558,7 +1558,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1690,7 +1690,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1855,7 +1855,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1990,7 +1990,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2160,7 +2160,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2308,7 +2308,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2471,7 +2471,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2631,7 +2631,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2777,7 +2777,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2940,7 +2940,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3087,7 +3087,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3252,7 +3252,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3361,7 +3361,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3503,7 +3503,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3626,7 +3626,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3772,7 +3772,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3900,7 +3900,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4065,7 +4065,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4139,7 +4139,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4239,7 +4239,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4399,7 +4399,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4508,7 +4508,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4609,7 +4609,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4749,7 +4749,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4858,7 +4858,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4963,7 +4963,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5103,7 +5103,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5212,7 +5212,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5352,7 +5352,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5493,7 +5493,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5668,7 +5668,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5776,7 +5776,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5925,7 +5925,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6095,7 +6095,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6245,7 +6245,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6406,7 +6406,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6588,7 +6588,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6734,7 +6734,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6925,7 +6925,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7094,7 +7094,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7184,7 +7184,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7334,7 +7334,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7487,7 +7487,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7618,7 +7618,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7789,7 +7789,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7978,7 +7978,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8167,7 +8167,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8361,7 +8361,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8462,7 +8462,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8598,7 +8598,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8728,7 +8728,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8907,7 +8907,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9004,7 +9004,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9112,7 +9112,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9266,7 +9266,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9363,7 +9363,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9522,7 +9522,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9643,7 +9643,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable`: the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -2813,7 +2813,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2977,7 +2977,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3163,7 +3163,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3396,7 +3396,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3559,7 +3559,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3830,7 +3830,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4181,7 +4181,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4342,7 +4342,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4490,7 +4490,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4629,7 +4629,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4804,7 +4804,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4993,7 +4993,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5167,7 +5167,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5341,7 +5341,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5481,7 +5481,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5641,7 +5641,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5820,7 +5820,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6070,7 +6070,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6255,7 +6255,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6514,7 +6514,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6662,7 +6662,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6820,7 +6820,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7015,7 +7015,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7172,7 +7172,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7373,7 +7373,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7520,7 +7520,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7657,7 +7657,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7875,7 +7875,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8045,7 +8045,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8269,7 +8269,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8417,7 +8417,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8577,7 +8577,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8742,7 +8742,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -8870,7 +8870,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9025,7 +9025,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9214,7 +9214,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9398,7 +9398,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9570,7 +9570,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9754,7 +9754,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9935,7 +9935,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -10161,7 +10161,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -10427,7 +10427,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -10590,7 +10590,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -10823,7 +10823,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -11018,7 +11018,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -11178,7 +11178,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -11340,7 +11340,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -11510,7 +11510,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -11697,7 +11697,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -11819,7 +11819,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -12011,7 +12011,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -12226,7 +12226,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -12405,7 +12405,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -12625,7 +12625,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -12789,7 +12789,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -12990,7 +12990,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -13166,7 +13166,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -13375,7 +13375,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -13548,7 +13548,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -13715,7 +13715,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -13884,7 +13884,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -14068,7 +14068,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -14215,7 +14215,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -14391,7 +14391,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -14538,7 +14538,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -14679,7 +14679,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -14847,7 +14847,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -15025,7 +15025,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -15192,7 +15192,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -15339,7 +15339,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -15494,7 +15494,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -15712,7 +15712,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -15879,7 +15879,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -16068,7 +16068,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -16264,7 +16264,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -16434,7 +16434,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -16585,7 +16585,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -16728,7 +16728,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -16885,7 +16885,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -17063,7 +17063,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -17304,7 +17304,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -17587,7 +17587,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -17749,7 +17749,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -17911,7 +17911,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -18088,7 +18088,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -18265,7 +18265,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -18442,7 +18442,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -18619,7 +18619,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -18810,7 +18810,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -19010,7 +19010,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -19171,7 +19171,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -19345,7 +19345,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -19510,7 +19510,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -19687,7 +19687,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -19878,7 +19878,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -20030,7 +20030,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -20221,7 +20221,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -20379,7 +20379,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -20568,7 +20568,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -20716,7 +20716,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -20877,7 +20877,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -21062,7 +21062,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -21232,7 +21232,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -21419,7 +21419,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `Service unavailable` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down */
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly` (sandbox fault injection can answer this status, with the text the fault sets), or the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;

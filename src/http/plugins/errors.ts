@@ -8,6 +8,7 @@ import { ApiError, errors, type FieldError } from '../../errors.js'
 import { asArray } from '../route-hooks.js'
 import { MAX_PARAM_LENGTH } from '../constants.js'
 import { API_HEADERS } from './transport.js'
+import { isDatabaseUnavailable } from '../../db/errors.js'
 
 interface AjvError {
   instancePath: string
@@ -219,7 +220,10 @@ export const errorsPlugin = fp(async (app) => {
     else if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError) e = errors.invalidJson()
     else if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500)
       e = errors.fastifyClientError(err.message)
-    else {
+    else if (isDatabaseUnavailable(err)) {
+      req.log.warn({ err }, 'database unavailable')
+      e = errors.databaseUnavailable()
+    } else {
       req.log.error({ err }, 'unhandled error')
       e = errors.internal()
     }
