@@ -48,6 +48,13 @@ export const ADMIN_HELP = `Usage: hostapi admin <command> [options]
       Re-seals every secret stored in the database (every sealed column, whatever drivers are configured here)
       with HOSTAPI_SECRET_KEY (or HOSTAPI_SECRET_KEY_FILE), opening those sealed before with a key in
       HOSTAPI_SECRET_KEY_PREVIOUS. See the README's "Rotating the secret key" for the steps of a fleet.
+  backup FILE
+      SQLite: copies the database into FILE while servers run (one consistent snapshot, written whole or not at all).
+      PostgreSQL: runs pg_dump -Fc (or says what to run when pg_dump is not installed). Keep the secret key apart.
+  restore FILE
+      SQLite: replaces the database with the backup FILE and migrates it; refuses a file that is not a hostapi
+      backup, one of a newer schema, a secret key that does not open it, and a database a server has open (stop
+      the servers first). The database it replaces is kept beside it. See docs/backup-restore.md.
 `
 
 const OPTIONS = {

@@ -1,0 +1,187 @@
+import { after, before, describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import path from 'node:path'
+import SqliteDatabase from 'better-sqlite3'
+import { processDatabase, request, tempDir, type ProcessDatabase } from './helpers/app.js'
+import { originOf, runAdminCli, runCli, spawnServer, type ServerProcess } from './helpers/process.js'
+
+/** One template write a client sent: its alias, when it was sent, and when it was acknowledged (200), if it was. */
+interface Write {
+  alias: string
+  sentAt: number
+  ackedAt: number | null
+}
+
+const template = (alias: string) => ({
+  alias,
+  default: 0,
+  records: [{ type: 'A', name: '', value: '203.0.113.10', ttl: 3600 }],
+})
+
+const stop = async (server: ServerProcess | undefined) => {
+  if (!server || server.child.exitCode !== null || server.child.signalCode !== null) return
+  server.child.kill('SIGTERM')
+  await server.exited
+}
+
+describe('admin backup and restore (sqlite)', () => {
+  let place: ProcessDatabase
+  let key: string
+  let backupFile: string
+  let restoredDir: string
+  let restoredEnv: Record<string, string>
+  const writes: Write[] = []
+  let backupStarted = 0
+  let backupEnded = 0
+  let restored: ServerProcess | undefined
+  const dirs: string[] = []
+
+  before(async () => {
+    place = await processDatabase('sqlite')
+    assert.equal((await runCli(place.env, 'migrate')).code, 0)
+    const customer = (await runAdminCli(place.env, 'account', 'create', '--name', 'Backup B.V.', '--email', 'o@b.test'))
+      .out
+    key = (await runAdminCli(place.env, 'key', 'create', '--account', customer.trim())).out.trim()
+    const backups = tempDir()
+    dirs.push(backups)
+    backupFile = path.join(backups, 'hostapi.backup')
+    restoredDir = tempDir()
+    dirs.push(restoredDir)
+    restoredEnv = { ...place.env, HOSTAPI_DATA_DIR: restoredDir, DATABASE_URL: `sqlite:${restoredDir}/hostapi.db` }
+  })
+  after(async () => {
+    await stop(restored)
+    await place.remove()
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true })
+  })
+
+  it('backs up a server under writes; the restore holds every write acknowledged before the backup started', async (t) => {
+    const server = spawnServer({ ...place.env, HOSTAPI_PORT: '0', HOSTAPI_DNS_PORT: '0' })
+    try {
+      const origin = await originOf(server)
+      let writing = true
+      // Four clients write continuously; each write is recorded when sent and when acknowledged.
+      const writer = async (w: number) => {
+        for (let i = 0; writing; i++) {
+          const write: Write = { alias: `w${w}-${i}`, sentAt: performance.now(), ackedAt: null }
+          writes.push(write)
+          const r = await request(origin, 'POST', '/domains/dns-templates', { key, body: template(write.alias) })
+          assert.equal(r.status, 200, `write ${write.alias}: ${r.text}`)
+          write.ackedAt = performance.now()
+        }
+      }
+      const writers = [0, 1, 2, 3].map(writer)
+      const acked = () => writes.filter((x) => x.ackedAt !== null).length
+      while (acked() < 40) await new Promise((r) => setTimeout(r, 10))
+      backupStarted = performance.now()
+      const backup = await runCli(place.env, 'admin', 'backup', backupFile)
+      backupEnded = performance.now()
+      assert.equal(backup.code, 0, backup.err)
+      assert.match(backup.out, /^backup written: \S+ \([\d.]+ MiB, schema \S+, snapshot of \S+, [\d.]+ s\)\n$/)
+      assert.match(backup.err, /^Keep the secret key \(key id \w+, HOSTAPI_SECRET_KEY\) with this backup/)
+      t.diagnostic(
+        `${backup.out.trim()}; ${fs.statSync(backupFile).size} bytes; command ${Math.round(backupEnded - backupStarted)} ms`,
+      )
+      // Writes go on after the backup: those sent after it ended must not be in it.
+      const endAcked = acked()
+      while (acked() < endAcked + 20) await new Promise((r) => setTimeout(r, 10))
+      writing = false
+      await Promise.all(writers)
+    } finally {
+      await stop(server)
+    }
+    assert.deepEqual(
+      fs.readdirSync(path.dirname(backupFile)),
+      ['hostapi.backup'],
+      'no temporary file is left beside the backup',
+    )
+
+    const restore = await runCli(restoredEnv, 'admin', 'restore', backupFile)
+    assert.equal(restore.code, 0, restore.err)
+    assert.match(restore.out, /^restored: \S+ \(snapshot of \S+\) into \S+hostapi\.db\n$/)
+    assert.match(restore.err, /hostapi admin dns resync/)
+    assert.match(restore.err, /run again \(at least once\)/)
+
+    const db = new SqliteDatabase(path.join(restoredDir, 'hostapi.db'), { readonly: true })
+    try {
+      assert.equal(db.pragma('integrity_check', { simple: true }), 'ok')
+      assert.equal(db.pragma('application_id', { simple: true }), 0, 'a restored database is not a backup')
+    } finally {
+      db.close()
+    }
+
+    restored = spawnServer({ ...restoredEnv, HOSTAPI_PORT: '0', HOSTAPI_DNS_PORT: '0' })
+    const r = await request(await originOf(restored), 'GET', '/domains/dns-templates', { key })
+    assert.equal(r.status, 200, r.text)
+    const stored = new Set((r.body.data.templates as { alias: string }[]).map((x) => x.alias))
+    const before = writes.filter((x) => x.ackedAt !== null && x.ackedAt < backupStarted)
+    const missing = before.filter((x) => !stored.has(x.alias)).map((x) => x.alias)
+    assert.deepEqual(
+      missing,
+      [],
+      `${missing.length} of ${before.length} writes acknowledged before the backup are lost`,
+    )
+    const later = writes.filter((x) => x.sentAt > backupEnded && stored.has(x.alias)).map((x) => x.alias)
+    assert.deepEqual(later, [], 'writes sent after the backup ended are not in it')
+    const unknown = [...stored].filter((alias) => !writes.some((x) => x.alias === alias))
+    assert.deepEqual(unknown, [])
+    t.diagnostic(
+      `${before.length} writes acknowledged before the backup, ${stored.size} in the restored database, ${writes.length} sent`,
+    )
+  })
+
+  it('refuses to restore into a database a server has open', async () => {
+    assert.ok(restored, 'the restored server runs')
+    const before = fs.readFileSync(path.join(restoredDir, 'hostapi.db'))
+    const r = await runCli(restoredEnv, 'admin', 'restore', backupFile)
+    assert.equal(r.code, 1)
+    assert.equal(r.out, '')
+    assert.match(r.err, /is in use \(a hostapi server or another process has it open\): stop every server on it/)
+    assert.ok(before.equals(fs.readFileSync(path.join(restoredDir, 'hostapi.db'))), 'the database is unchanged')
+    await stop(restored)
+  })
+
+  it('refuses a file that is not a hostapi backup, and one of a newer schema, changing nothing', async () => {
+    const dir = tempDir()
+    dirs.push(dir)
+    const env = { ...place.env, HOSTAPI_DATA_DIR: dir, DATABASE_URL: `sqlite:${dir}/hostapi.db` }
+    const text = path.join(dir, 'notes.txt')
+    fs.writeFileSync(text, 'not a backup\n'.repeat(20))
+    const refused = async (file: string, why: RegExp) => {
+      const r = await runCli(env, 'admin', 'restore', file)
+      assert.equal(r.code, 1, r.err)
+      assert.equal(r.out, '')
+      assert.match(r.err, why)
+      assert.equal(fs.existsSync(path.join(dir, 'hostapi.db')), false, 'no database is made')
+    }
+    const newer = path.join(dir, 'newer.backup')
+    fs.copyFileSync(backupFile, newer)
+    const db = new SqliteDatabase(newer)
+    db.prepare('insert into kysely_migration (name, timestamp) values (?, ?)').run('9999-from-the-future', 'x')
+    db.close()
+    await Promise.all([
+      refused(text, /notes\.txt is not a hostapi backup \(not a SQLite database\)/),
+      // The server's database file itself (a copy of it) is not a backup.
+      refused(place.database.dialect === 'sqlite' ? place.database.file : '', /is not a hostapi backup \(a SQLite/),
+      refused(newer, /newer\.backup is of a newer schema than this release knows \(migration 9999-from-the-future\)/),
+      refused(path.join(dir, 'absent.backup'), /Cannot read \S+absent\.backup: ENOENT/),
+    ])
+  })
+
+  it('refuses a secret key that does not open the backup, changing nothing', async () => {
+    const dir = tempDir()
+    dirs.push(dir)
+    const other = Buffer.alloc(32, 7).toString('base64')
+    const env = { ...place.env, HOSTAPI_DATA_DIR: dir, HOSTAPI_SECRET_KEY: other, DATABASE_URL: `sqlite:${dir}/x.db` }
+    const [r, without] = await Promise.all([
+      runCli(env, 'admin', 'restore', backupFile),
+      runCli({ ...env, HOSTAPI_SECRET_KEY: '' }, 'admin', 'restore', backupFile),
+    ])
+    assert.equal(r.code, 1, r.err)
+    assert.match(r.err, /^The secret key configured here \(HOSTAPI_SECRET_KEY, key id \w+\) does not open the backup's/)
+    assert.equal(without.code, 1, without.err)
+    assert.match(without.err, /^No secret key is configured here: the backup's secrets are sealed with key id \w+/)
+    assert.deepEqual(fs.readdirSync(dir), [], 'nothing is written, no key is generated')
+  })
+})
