@@ -1,9 +1,21 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
-import { processDatabase, request, tempDir, type ProcessDatabase } from './helpers/app.js'
+import pg from 'pg'
+import {
+  describeWithEnv,
+  processDatabase,
+  request,
+  startTestApp,
+  tempDir,
+  type ProcessDatabase,
+  type TestAccount,
+  type TestApp,
+} from './helpers/app.js'
+import { newestDebianProgram } from '../src/cli/backup-postgres.js'
 import { originOf, runAdminCli, runCli, spawnServer, type ServerProcess } from './helpers/process.js'
 
 /** One template write a client sent: its alias, when it was sent, and when it was acknowledged (200), if it was. */
@@ -34,6 +46,7 @@ describe('admin backup and restore (sqlite)', () => {
   const writes: Write[] = []
   let backupStarted = 0
   let backupEnded = 0
+  let snapshot = 0
   let restored: ServerProcess | undefined
   const dirs: string[] = []
 
@@ -64,21 +77,26 @@ describe('admin backup and restore (sqlite)', () => {
       // Four clients write continuously; each write is recorded when sent and when acknowledged.
       const writer = async (w: number) => {
         for (let i = 0; writing; i++) {
-          const write: Write = { alias: `w${w}-${i}`, sentAt: performance.now(), ackedAt: null }
+          const write: Write = { alias: `w${w}-${i}`, sentAt: Date.now(), ackedAt: null }
           writes.push(write)
           const r = await request(origin, 'POST', '/domains/dns-templates', { key, body: template(write.alias) })
           assert.equal(r.status, 200, `write ${write.alias}: ${r.text}`)
-          write.ackedAt = performance.now()
+          write.ackedAt = Date.now()
         }
       }
       const writers = [0, 1, 2, 3].map(writer)
       const acked = () => writes.filter((x) => x.ackedAt !== null).length
       while (acked() < 40) await new Promise((r) => setTimeout(r, 10))
-      backupStarted = performance.now()
+      backupStarted = Date.now()
       const backup = await runCli(place.env, 'admin', 'backup', backupFile)
-      backupEnded = performance.now()
+      backupEnded = Date.now()
       assert.equal(backup.code, 0, backup.err)
-      assert.match(backup.out, /^backup written: \S+ \([\d.]+ MiB, schema \S+, snapshot of \S+, [\d.]+ s\)\n$/)
+      const written = backup.out.match(
+        /^backup written: \S+ \([\d.]+ MiB, schema \S+, snapshot of (\S+), [\d.]+ s\)\n$/,
+      )
+      assert.ok(written, backup.out)
+      snapshot = Date.parse(written[1])
+      assert.ok(snapshot >= backupStarted && snapshot <= backupEnded, backup.out)
       assert.match(backup.err, /^Keep the secret key \(key id \w+, HOSTAPI_SECRET_KEY\) with this backup/)
       t.diagnostic(
         `${backup.out.trim()}; ${fs.statSync(backupFile).size} bytes; command ${Math.round(backupEnded - backupStarted)} ms`,
@@ -122,12 +140,20 @@ describe('admin backup and restore (sqlite)', () => {
       [],
       `${missing.length} of ${before.length} writes acknowledged before the backup are lost`,
     )
+    // Stricter: the backup names the time of its snapshot; every write acknowledged before it is in the backup.
+    const beforeSnapshot = writes.filter((x) => x.ackedAt !== null && x.ackedAt < snapshot)
+    const lost = beforeSnapshot.filter((x) => !stored.has(x.alias)).map((x) => x.alias)
+    assert.deepEqual(
+      lost,
+      [],
+      `${lost.length} of ${beforeSnapshot.length} writes acknowledged before the snapshot lost`,
+    )
     const later = writes.filter((x) => x.sentAt > backupEnded && stored.has(x.alias)).map((x) => x.alias)
     assert.deepEqual(later, [], 'writes sent after the backup ended are not in it')
     const unknown = [...stored].filter((alias) => !writes.some((x) => x.alias === alias))
     assert.deepEqual(unknown, [])
     t.diagnostic(
-      `${before.length} writes acknowledged before the backup, ${stored.size} in the restored database, ${writes.length} sent`,
+      `${before.length} writes acknowledged before the backup command, ${beforeSnapshot.length} before its snapshot, ${stored.size} in the restored database, ${writes.length} sent`,
     )
   })
 
@@ -183,5 +209,80 @@ describe('admin backup and restore (sqlite)', () => {
     assert.equal(without.code, 1, without.err)
     assert.match(without.err, /^No secret key is configured here: the backup's secrets are sealed with key id \w+/)
     assert.deepEqual(fs.readdirSync(dir), [], 'nothing is written, no key is generated')
+  })
+})
+
+/** A PostgreSQL program installed here (on PATH, or Debian's newest), or null. */
+function pgProgram(name: string): string | null {
+  const onPath = spawnSync(name, ['--version'])
+  return onPath.status === 0 ? name : newestDebianProgram(name)
+}
+
+describeWithEnv(['HOSTAPI_TEST_PG_URL'], 'admin backup and the pg_restore procedure (postgres)', () => {
+  const [pgDump, pgRestore] = [pgProgram('pg_dump'), pgProgram('pg_restore')]
+  it('dumps a running server with pg_dump; pg_restore into an empty database and migrate give the data back', {
+    skip: pgDump && pgRestore ? false : 'pg_dump or pg_restore is not installed (Debian: postgresql-client)',
+  }, async (t) => {
+    const place = await processDatabase('postgres')
+    const dir = tempDir()
+    const url = process.env.HOSTAPI_TEST_PG_URL!
+    const restoredDb = `hostapi_restore_${process.pid}_${Date.now()}`
+    const admin = new pg.Client({ connectionString: url })
+    await admin.connect()
+    let restoredApp: TestApp | undefined
+    try {
+      const source = await startTestApp('postgres', { database: place.database })
+      let a: TestAccount
+      const aliases: string[] = []
+      try {
+        a = await source.account('Dump B.V.')
+        for (let i = 0; i < 20; i++) {
+          const r = await source.request('POST', '/domains/dns-templates', { key: a.key, body: template(`pg-${i}`) })
+          assert.equal(r.status, 200, r.text)
+          aliases.push(`pg-${i}`)
+        }
+        const file = path.join(dir, 'hostapi.dump')
+        const backup = await runCli(place.env, 'admin', 'backup', file)
+        assert.equal(backup.code, 0, backup.err)
+        assert.match(backup.out, /^backup written: \S+ \(pg_dump of the schema t_\w+, \d+ bytes, [\d.]+ s\)\n$/)
+        assert.equal(fs.readFileSync(file).subarray(0, 5).toString(), 'PGDMP')
+        t.diagnostic(backup.out.trim())
+
+        const steps = await runCli(place.env, 'admin', 'restore', file)
+        assert.equal(steps.code, 1)
+        assert.match(
+          steps.err,
+          /pg_restore --no-owner --exit-on-error --dbname=URL \S+hostapi\.dump, run hostapi migrate/,
+        )
+
+        // The documented procedure: an empty database, pg_restore, hostapi migrate.
+        await admin.query(`create database ${restoredDb}`)
+        const target = new URL(url)
+        target.pathname = `/${restoredDb}`
+        const restored = spawnSync(pgRestore!, ['--no-owner', '--exit-on-error', `--dbname=${target}`, file])
+        assert.equal(restored.status, 0, String(restored.stderr))
+        const database = {
+          dialect: 'postgres' as const,
+          url: target.toString(),
+          schema: place.database.dialect === 'postgres' ? place.database.schema : null,
+        }
+        const env = { ...place.env, DATABASE_URL: database.url }
+        const migrated = await runCli(env, 'migrate')
+        assert.equal(migrated.code, 0, migrated.err)
+        assert.equal(migrated.out, 'database is up to date\n')
+        restoredApp = await startTestApp('postgres', { database })
+      } finally {
+        await source.close()
+      }
+      const r = await restoredApp.request('GET', '/domains/dns-templates', { key: a.key })
+      assert.equal(r.status, 200, r.text)
+      assert.deepEqual((r.body.data.templates as { alias: string }[]).map((x) => x.alias).sort(), aliases.sort())
+    } finally {
+      await restoredApp?.close()
+      await admin.query(`drop database if exists ${restoredDb} with (force)`)
+      await admin.end()
+      await place.remove()
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

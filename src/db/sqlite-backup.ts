@@ -21,7 +21,7 @@ export class BackupError extends Error {}
 /** What a backup file says about itself. */
 export interface BackupManifest {
   format: number
-  /** When the copy's snapshot was taken (ISO 8601). */
+  /** When the copy's snapshot was taken (ISO 8601): every transaction committed before this time is in it. */
   createdAt: string
   /** The newest migration the hostapi that wrote it knows: the release it needs, at least. */
   writtenBy: string
@@ -59,12 +59,14 @@ export async function backupSqlite(
     let manifest: BackupManifest
     try {
       src.pragma('busy_timeout = 5000')
+      // Read before the snapshot starts: every transaction committed before this time is in the copy.
+      const createdAt = opts.now().toISOString()
       src.exec('BEGIN')
       // The snapshot starts with this first read; the copy below reads in the same transaction.
       const migrations = executedMigrations(src)
       manifest = {
         format: BACKUP_FORMAT,
-        createdAt: opts.now().toISOString(),
+        createdAt,
         writtenBy: opts.writtenBy,
         migrations,
         secretKeyId: secretKeyId(src),
