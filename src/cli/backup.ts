@@ -53,6 +53,11 @@ export async function runBackupCommand(config: Config, argv: string[], out: Stre
     throw new AdminUsageError(`Name one file: hostapi admin ${command} FILE`)
   const file = positionals[0]
   try {
+    if (command === 'backup' && !(await databaseIsSetUp(config.database)))
+      throw new BackupError(
+        `No hostapi database at ${config.database.dialect === 'sqlite' ? config.database.file : 'DATABASE_URL'}: ` +
+          "set HOSTAPI_DATA_DIR or DATABASE_URL (and HOSTAPI_DB_SCHEMA) to the server's",
+      )
     if (config.database.dialect === 'postgres') {
       if (command === 'backup') return await backupPostgres(config.database, file, out, err)
       err.write(restorePostgresSteps(config.database, file))
@@ -63,7 +68,6 @@ export async function runBackupCommand(config: Config, argv: string[], out: Stre
       : await restore(config, config.database.file, file, out, err)
   } catch (e) {
     if (e instanceof BackupError || e instanceof SecretBoxError) {
-      if (err.isTTY) err.write('\n')
       err.write(`${e.message}\n`)
       return 1
     }
@@ -72,16 +76,18 @@ export async function runBackupCommand(config: Config, argv: string[], out: Stre
 }
 
 async function backup(config: Config, database: string, file: string, out: Stream, err: Stream): Promise<number> {
-  if (!(await databaseIsSetUp(config.database)))
-    throw new BackupError(`No hostapi database at ${database}: set HOSTAPI_DATA_DIR or DATABASE_URL to the server's`)
   const started = performance.now()
   const progress = progressOn(err, 'backup')
   const { manifest, bytes } = await backupSqlite(database, file, {
     writtenBy: NEWEST_KNOWN,
     now: () => systemClock.now(),
     onProgress: progress,
+  }).catch((e) => {
+    // The message starts on a line of its own, after the progress display.
+    if (progress) err.write('\n')
+    throw e
   })
-  progress?.(1, 1, true)
+  progress?.()
   const seconds = ((performance.now() - started) / 1000).toFixed(2)
   if (manifest.secretKeyId)
     err.write(
@@ -182,9 +188,14 @@ ${keyId ? `  - The secrets are sealed with the secret key ${keyId}: keep running
 /** A progress display on a terminal (`\r`, one line), or nothing. */
 function progressOn(stream: Stream, what: string) {
   if (!stream.isTTY) return undefined
-  return (copied: number, total: number, done = false) => {
-    const percent = total ? Math.floor((copied / total) * 100) : 100
-    stream.write(`\r${what}: ${percent}% (${copied} of ${total} pages)${done ? '\n' : ''}`)
+  let pages = 0
+  /** Shows `copied` of `total` pages; without them, the end (every page of the last total). */
+  return (copied?: number, total?: number) => {
+    const done = copied === undefined
+    if (total !== undefined) pages = total
+    const n = done ? pages : (copied ?? 0)
+    const percent = pages ? Math.floor((n / pages) * 100) : 100
+    stream.write(`\r${what}: ${percent}% (${n} of ${pages} pages)${done ? '\n' : ''}`)
   }
 }
 

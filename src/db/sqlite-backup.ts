@@ -52,6 +52,7 @@ export async function backupSqlite(
   const dest = path.resolve(target)
   if (sameFile(source, dest) || [`${source}-wal`, `${source}-shm`].some((f) => sameFile(f, dest)))
     throw new BackupError(`${target} is the database itself: name another file`)
+  if (!fs.existsSync(path.dirname(dest))) throw new BackupError(`The folder of ${target} does not exist`)
   const tmp = `${dest}.partial-${process.pid}`
   fs.rmSync(tmp, { force: true })
   try {
