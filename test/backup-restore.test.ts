@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
+import { Kysely, SqliteDialect, sql } from 'kysely'
 import pg from 'pg'
 import {
   describeWithEnv,
@@ -16,6 +17,7 @@ import {
   type TestApp,
 } from './helpers/app.js'
 import { newestDebianProgram } from '../src/cli/backup-postgres.js'
+import { migrations } from '../src/db/migrations/index.js'
 import { originOf, runAdminCli, runCli, spawnServer, type ServerProcess } from './helpers/process.js'
 
 /** One template write a client sent: its alias, when it was sent, and when it was acknowledged (200), if it was. */
@@ -193,6 +195,45 @@ describe('admin backup and restore (sqlite)', () => {
       refused(newer, /newer\.backup is of a newer schema than this release knows \(migration 9999-from-the-future\)/),
       refused(path.join(dir, 'absent.backup'), /Cannot read \S+absent\.backup: ENOENT/),
     ])
+  })
+
+  it("restores a backup of an older schema and migrates it to this release's", async (t) => {
+    const dir = tempDir()
+    dirs.push(dir)
+    // The backup as an older release wrote it: its newest migration undone (its `down`) and not recorded.
+    const older = path.join(dir, 'older.backup')
+    fs.copyFileSync(backupFile, older)
+    const sqlite = new SqliteDatabase(older)
+    const newest = (sqlite.prepare('select name from kysely_migration order by name').all() as { name: string }[])
+      .map((r) => r.name)
+      .at(-1)!
+    const down = migrations[newest]?.down
+    if (!down) {
+      sqlite.close()
+      t.skip(`the newest migration ${newest} has no down`)
+      return
+    }
+    const k = new Kysely<unknown>({ dialect: new SqliteDialect({ database: sqlite }) })
+    await down(k)
+    await sql`delete from kysely_migration where name = ${newest}`.execute(k)
+    await sql`delete from migration_compat where name = ${newest}`.execute(k)
+    await k.destroy()
+
+    const env = { ...place.env, HOSTAPI_DATA_DIR: dir, DATABASE_URL: `sqlite:${dir}/hostapi.db` }
+    const r = await runCli(env, 'admin', 'restore', older)
+    assert.equal(r.code, 0, r.err)
+    assert.match(
+      r.out,
+      new RegExp(`^restored: \\S+older\\.backup \\(snapshot of \\S+\\) into \\S+, migrated: ${newest}\n$`),
+    )
+    const db = new SqliteDatabase(path.join(dir, 'hostapi.db'), { readonly: true })
+    try {
+      const ran = (db.prepare('select name from kysely_migration').all() as { name: string }[]).map((x) => x.name)
+      assert.deepEqual(ran.sort(), Object.keys(migrations).sort())
+      assert.equal(db.pragma('integrity_check', { simple: true }), 'ok')
+    } finally {
+      db.close()
+    }
   })
 
   it('refuses a secret key that does not open the backup, changing nothing', async () => {
