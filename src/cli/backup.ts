@@ -5,7 +5,8 @@ import { parseArgs } from 'node:util'
 import pino from 'pino'
 import type { Config } from '../config/config.js'
 import { systemClock } from '../clock.js'
-import { migrate, openDatabase } from '../db/database.js'
+import { openDatabase } from '../db/database.js'
+import { migrate } from '../db/migrate.js'
 import { migrations } from '../db/migrations/index.js'
 import {
   backupSqlite,
