@@ -44,6 +44,13 @@ export const ADMIN_HELP = `Usage: hostapi admin <command> [options]
       Queues the processing of an order left open again, making its invoice first when it has none.
   order cancel ORDER_ID
       Cancels an order's undelivered items (freeing the domain names they held) and its queued processing.
+  backup FILE
+      SQLite: copies the database into FILE while servers run (one consistent snapshot, written whole or not at all).
+      PostgreSQL: runs pg_dump -Fc (or says what to run when pg_dump is not installed). Keep the secret key apart.
+  restore FILE
+      SQLite: replaces the database with the backup FILE and migrates it; refuses a file that is not a hostapi
+      backup, one of a newer schema, a secret key that does not open it, and a database a server has open (stop
+      the servers first). The database it replaces is kept beside it. See docs/backup-restore.md.
   secrets rotate
       Re-seals every secret stored in the database (every sealed column, whatever drivers are configured here)
       with HOSTAPI_SECRET_KEY (or HOSTAPI_SECRET_KEY_FILE), opening those sealed before with a key in

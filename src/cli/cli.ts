@@ -7,6 +7,7 @@ import { createContext } from '../context.js'
 import { migrate, newerMigrations } from '../db/migrate.js'
 import { runAdmin, AdminUsageError, ADMIN_HELP, isAdminHelp } from './admin.js'
 import { runTrigger, TRIGGER_HELP } from './trigger.js'
+import { isBackupCommand, runBackupCommand } from './backup.js'
 import { PRIVATE_UMASK } from '../data-dir.js'
 import { ensureLocalRoot, localRootFile } from '../tls.js'
 import { readEnvFile } from '../config/env-file.js'
@@ -150,6 +151,9 @@ async function run(config: Config, command: string, rest: string[]): Promise<num
     }
     return 0
   }
+  // A backup copies the database as it is; a restore makes it: neither migrates the configured database first.
+  if (command === 'admin' && isBackupCommand(rest))
+    return await runBackupCommand(config, rest, process.stdout, process.stderr)
   if (command === 'admin' || command === 'trigger') {
     // An admin command works on the database of a server: it never creates one (from a folder where none is).
     if (!(await databaseIsSetUp(config.database)))
