@@ -20,6 +20,7 @@ import * as repo from './invoices.repository.js'
 import { emitEvent } from '../../webhooks/webhook-events.js'
 import type { Invoice } from './invoices.repository.js'
 import { renderInvoicePdf } from './invoice-pdf.js'
+import { present } from '../../../lib/invariant.js'
 
 /** One line of a new invoice; `amountCents` is the line total excluding VAT. */
 export interface NewInvoiceLine {
@@ -123,8 +124,10 @@ export class InvoicesService {
       const batch = await repo.openInvoicesWithPayment(this.db, after, RECONCILE_BATCH)
       if (batch.length === 0) break
       for (const inv of batch) {
+        // The batch holds only invoices with a payment reference: none is skipped here.
+        if (inv.payment_reference === null) continue
         checked++
-        const status = await this.payments.status(inv.payment_reference!).catch(() => null)
+        const status = await this.payments.status(inv.payment_reference).catch(() => null)
         if (status === 'paid') {
           await this.setPaid(inv.account_id, inv.id, this.clock.now())
           paid++
@@ -313,7 +316,7 @@ export class InvoicesService {
 
   /** An invoice as `GET /account/invoices/{invoice_nr}` shows it, read in the transaction that changed it. */
   private async eventData(trx: Db, accountId: number, id: number): Promise<Record<string, unknown>> {
-    const inv = (await repo.findInvoice(trx, accountId, String(id), id))!
+    const inv = present(await repo.findInvoice(trx, accountId, String(id), id), `invoice ${id} just written`)
     return { ...this.detail(inv, await repo.linesOf(trx, accountId, id)) }
   }
 
