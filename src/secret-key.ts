@@ -18,11 +18,10 @@ export interface SecretKeys {
  * Problems are ConfigErrors: the process stops with the message, before it serves anything.
  */
 export function loadSecretKeys(config: Config, log: Logger): SecretKeys {
-  const others = [...config.secrets.previous, ...(config.secrets.next ? [config.secrets.next] : [])].map(
-    (k) => parseSecretKey(k)!,
-  )
-  if (config.secrets.key)
-    return { box: new SecretBox(parseSecretKey(config.secrets.key)!, others), source: 'HOSTAPI_SECRET_KEY' }
+  const { key, previous, next } = config.secrets
+  const others = previous.map((k) => configuredKey(k, 'HOSTAPI_SECRET_KEY_PREVIOUS'))
+  if (next) others.push(configuredKey(next, 'HOSTAPI_SECRET_KEY_NEXT'))
+  if (key) return { box: new SecretBox(configuredKey(key, 'HOSTAPI_SECRET_KEY'), others), source: 'HOSTAPI_SECRET_KEY' }
   if (config.secrets.keyFile) {
     const source = `HOSTAPI_SECRET_KEY_FILE (${config.secrets.keyFile})`
     return { box: new SecretBox(readKeyFile(config.secrets.keyFile, source), others), source }
@@ -56,6 +55,11 @@ function readKeyFile(file: string, source: string): Buffer {
       `${source}: cannot read the secret key (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
     ])
   }
+  return configuredKey(text, source)
+}
+
+/** The key written in `text`; a ConfigError naming `source` when it is not a key (the configuration checks it). */
+function configuredKey(text: string, source: string): Buffer {
   const key = parseSecretKey(text)
   if (!key) throw new ConfigError([`${source} must hold a key of 32 bytes as 64 hex digits or as base64`])
   return key

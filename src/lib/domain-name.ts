@@ -58,7 +58,7 @@ export function parseDomainName(raw: string): string | null {
     if (!LABEL.test(l)) return null
     if (l.startsWith('xn--') && !validALabel(l)) return null
   }
-  if (!TLD.test(labels[labels.length - 1]!)) return null
+  if (!TLD.test(name.slice(name.lastIndexOf('.') + 1))) return null
   return name
 }
 
@@ -131,7 +131,7 @@ export function extensionOf(name: string, known: (ext: string) => boolean = () =
     const two = labels.slice(-2).join('.')
     if (known(two)) return two
   }
-  return labels[labels.length - 1]!
+  return name.slice(name.lastIndexOf('.') + 1)
 }
 
 /** A hostname for a nameserver (lower case, no trailing dot), or null. */

@@ -36,7 +36,7 @@ export function normalisePhone(phone: string, countryCode: string | undefined): 
   // A calling code never starts with 0, so an international number's digits start with 1 to 9.
   if (!(international ? /^[1-9][0-9]*$/ : /^[0-9]+$/).test(digits))
     return { field: 'phone', problem: 'must be a telephone number' }
-  let cc = code
+  let cc: string
   let national = digits
   if (international) {
     const found = callingCodeOf(digits)
@@ -44,12 +44,12 @@ export function normalisePhone(phone: string, countryCode: string | undefined): 
       return { field: 'phone', problem: `its country code +${found} differs from phone_country_code +${code}` }
     cc = found
     national = digits.slice(found.length)
-  } else if (cc === undefined) {
+  } else if (code === undefined) {
     return { missing: 'phone_country_code' }
-  }
+  } else cc = code
   // The trunk prefix goes, all of it, so a stored number is stored again unchanged.
-  if (!KEEPS_ZERO.has(cc!)) national = national.replace(/^0+/, '')
-  if (national.length < 4 || national.length + cc!.length > 15)
+  if (!KEEPS_ZERO.has(cc)) national = national.replace(/^0+/, '')
+  if (national.length < 4 || national.length + cc.length > 15)
     return { field: 'phone', problem: 'must have 4 to 15 digits with the country code' }
   return { phone: national, phone_country_code: `+${cc}` }
 }

@@ -11,6 +11,7 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
 export class SecretBox {
   /** The id of the key new values are sealed with. */
   readonly currentKeyId: string
+  private readonly current: Buffer
   private readonly keys = new Map<string, Buffer>()
 
   /** `others`: keys that only open values (the previous key, or the next one, during a rotation). */
@@ -18,6 +19,7 @@ export class SecretBox {
     for (const k of [current, ...others])
       if (k.length !== KEY_BYTES) throw new SecretBoxError(`A secret key must be ${KEY_BYTES} bytes`)
     this.currentKeyId = keyId(current)
+    this.current = current
     this.keys.set(this.currentKeyId, current)
     for (const k of others) if (!this.keys.has(keyId(k))) this.keys.set(keyId(k), k)
   }
@@ -25,7 +27,7 @@ export class SecretBox {
   /** `plaintext` sealed with the current key, bound to `context`. */
   seal(plaintext: string, context: string): string {
     const iv = randomBytes(IV_BYTES)
-    const cipher = createCipheriv('aes-256-gcm', this.keys.get(this.currentKeyId)!, iv)
+    const cipher = createCipheriv('aes-256-gcm', this.current, iv)
     cipher.setAAD(Buffer.from(context, 'utf8'))
     const ct = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()])
     return [VERSION, this.currentKeyId, b64(iv), b64(cipher.getAuthTag()), b64(ct)].join(':')

@@ -112,7 +112,8 @@ export async function applySeed(ctx: Context, spec: SeedSpec, file: string): Pro
         for (const k of u.keys ?? []) await createKey(ctx, account.accountId, userId, k)
       }
       for (const [j, d] of (a.domains ?? []).entries()) {
-        const name = ctx.services.domains.names.registrable(d.name)!
+        const name = ctx.services.domains.names.registrable(d.name)
+        if (!name) throw new SeedFileError(file, [`${where}/domains/${j}: invalid domain name ${d.name}`])
         try {
           await seedDomain(ctx, account.accountId, name, d)
         } catch (err) {

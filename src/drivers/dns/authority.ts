@@ -42,6 +42,11 @@ export interface Resolution {
 
 const noDot = (h: string) => (h === '.' ? '' : h.replace(/\.$/, ''))
 
+/** A stored value without the fields its type has (never so when written through the record rules). */
+function malformed(type: string, value: string): never {
+  throw new Error(`stored ${type} value "${value}" lacks fields`)
+}
+
 /** Converts a stored record value into `dns-packet` rdata. */
 export function wireData(type: string, value: string): unknown {
   const f = value.split(' ')
@@ -53,21 +58,24 @@ export function wireData(type: string, value: string): unknown {
     case 'NS':
       return noDot(value)
     case 'MX':
-      return { preference: Number(f[0]), exchange: noDot(f[1]!) }
-    case 'SRV':
-      return { priority: Number(f[0]), weight: Number(f[1]), port: Number(f[2]), target: noDot(f[3]!) }
+      return { preference: Number(f[0]), exchange: noDot(f[1] ?? malformed(type, value)) }
+    case 'SRV': {
+      const target = noDot(f[3] ?? malformed(type, value))
+      return { priority: Number(f[0]), weight: Number(f[1]), port: Number(f[2]), target }
+    }
     case 'TXT':
       return txtChunks(value)
     case 'CAA': {
-      const m = /^(\d+) (\S+) (.*)$/s.exec(value)!
-      return { flags: Number(m[1]), tag: m[2], value: splitQuotedStrings(m[3]!) ?? m[3] }
+      const [, flags, tag, text] = /^(\d+) (\S+) (.*)$/s.exec(value) ?? []
+      if (text === undefined) malformed(type, value)
+      return { flags: Number(flags), tag, value: splitQuotedStrings(text) ?? text }
     }
     case 'TLSA':
       return {
         usage: Number(f[0]),
         selector: Number(f[1]),
         matchingType: Number(f[2]),
-        certificate: Buffer.from(f[3]!, 'hex'),
+        certificate: Buffer.from(f[3] ?? malformed(type, value), 'hex'),
       }
     case 'SSHFP':
       return { algorithm: Number(f[0]), hash: Number(f[1]), fingerprint: f[2] }
@@ -76,7 +84,7 @@ export function wireData(type: string, value: string): unknown {
         keyTag: Number(f[0]),
         algorithm: Number(f[1]),
         digestType: Number(f[2]),
-        digest: Buffer.from(f[3]!, 'hex'),
+        digest: Buffer.from(f[3] ?? malformed(type, value), 'hex'),
       }
     default:
       throw new Error(`unsupported record type ${type}`)
@@ -135,9 +143,9 @@ export async function buildSnapshot(
   }
   const seen = new Set<string>()
   const slices = new TimeSlices()
-  for (let i = 0; i < records.length; i++) {
-    if (i % 256 === 255 && slices.due) await slices.next()
-    const r = records[i]!
+  let i = 0
+  for (const r of records) {
+    if (i++ % 256 === 255 && slices.due) await slices.next()
     const name = r.name.toLowerCase()
     if (name !== apex && !name.endsWith(`.${apex}`)) continue
     // The apex SOA and NS are the domain's own; stored ones would contradict them.
@@ -183,12 +191,23 @@ function soaData(soa: Soa) {
   }
 }
 
+/** Whether `r` (past the end: undefined) belongs to the RRset of `first`. */
+const sameRrset = (r: Answer | undefined, first: Answer): boolean =>
+  r !== undefined && r.name === first.name && r.type === first.type
+
 const rr = (name: string, r: WireRecord): Answer =>
   ({ name, type: r.type, class: 'IN', ttl: r.ttl, data: r.data }) as Answer
 
+/** The apex SOA of a snapshot: `buildSnapshot` puts it first. */
+function apexSoa(zone: ZoneSnapshot): WireRecord {
+  const soa = zone.rrsets.get(zone.name)?.get('SOA')?.[0]
+  if (soa === undefined) throw new Error(`the snapshot of zone ${zone.name} has no SOA`)
+  return soa
+}
+
 /** The zone's SOA record, as a transfer and a NOTIFY send it. */
 export function soaRecord(zone: ZoneSnapshot): Answer {
-  return rr(zone.name, zone.rrsets.get(zone.name)!.get('SOA')![0]!)
+  return rr(zone.name, apexSoa(zone))
 }
 
 /** Every record of a zone in transfer order (RFC 5936 §2.2): the SOA, every other record, the SOA again. */
@@ -208,8 +227,7 @@ export function transferRecords(zone: ZoneSnapshot): Answer[] {
 
 /** The SOA for a negative answer, with the negative-caching TTL (RFC 2308). */
 function negativeSoa(zone: ZoneSnapshot): Answer {
-  const soa = zone.rrsets.get(zone.name)!.get('SOA')![0]!
-  return rr(zone.name, { ...soa, ttl: Math.min(zone.soa.ttl, zone.soa.minimum) })
+  return rr(zone.name, { ...apexSoa(zone), ttl: Math.min(zone.soa.ttl, zone.soa.minimum) })
 }
 
 /** The nearest delegation (NS below the apex) at or above `name`; for DS the cut at `name` itself is ours to answer. */
@@ -261,7 +279,8 @@ export function resolve(zone: ZoneSnapshot, qname: string, qtype: string): Resol
     const cut = findCut(zone, name, qtype)
     if (cut) {
       // A referral: the child zone is authoritative for this name.
-      const ns = zone.rrsets.get(cut)!.get('NS')!
+      const ns = zone.rrsets.get(cut)?.get('NS')
+      if (ns === undefined) throw new Error(`the delegation ${cut} of zone ${zone.name} has no NS records`)
       if (res.answers.length === 0) res.authoritative = false
       res.authorities.push(...ns.map((r) => rr(cut, r)))
       res.additionals.push(
@@ -302,10 +321,10 @@ export function resolve(zone: ZoneSnapshot, qname: string, qtype: string): Resol
         )
       return res
     }
-    const cname = rrsets.get('CNAME')
+    const cname = rrsets.get('CNAME')?.[0]
     if (cname) {
-      res.answers.push(rr(name, cname[0]!))
-      const target = (cname[0]!.data as string).toLowerCase()
+      res.answers.push(rr(name, cname))
+      const target = (cname.data as string).toLowerCase()
       const inside = target === zone.name || target.endsWith(`.${zone.name}`)
       if (!inside || visited.has(target)) return res
       name = target
@@ -330,10 +349,10 @@ export function signResolution(zone: ZoneSnapshot, qname: string, qtype: string,
   const negativeTtl = Math.min(zone.soa.ttl, zone.soa.minimum)
   const withSignatures = (records: Answer[]): Answer[] => {
     const out: Answer[] = []
-    for (let i = 0; i < records.length; ) {
-      const first = records[i]!
-      let j = i
-      while (j < records.length && records[j]!.name === first.name && records[j]!.type === first.type) j++
+    let i = 0
+    for (let first = records[i]; first !== undefined; first = records[i]) {
+      let j = i + 1
+      while (sameRrset(records[j], first)) j++
       const set = records.slice(i, j) as (Answer & { ttl: number; data: unknown })[]
       const name = first.name
       // A name that does not exist was answered from the wildcard of its closest encloser.

@@ -111,8 +111,9 @@ export class BuiltinDnsServer implements DnsDriver {
     this.catalogName = this.transfersOn ? (transfer.catalogZone ?? null) : null
     const key = transfer.tsigKey
     this.tsigKey = key ? { name: key.name, secret: Buffer.from(key.secret, 'base64') } : null
-    const notified = transfer.secondaries.filter((s) => s.notifyPort !== null)
-    const targets = notified.map((s) => ({ host: s.address, port: s.notifyPort! }))
+    const targets = transfer.secondaries.flatMap((s) =>
+      s.notifyPort === null ? [] : [{ host: s.address, port: s.notifyPort }],
+    )
     this.notifier = targets.length ? new ZoneNotifier(targets, this.tsigKey, log, opts.notifyTimeoutsMs) : null
     const rrl = opts.rrl
     this.rrl = rrl?.responsesPerSecond
@@ -209,7 +210,7 @@ export class BuiltinDnsServer implements DnsDriver {
       const zone = await this.catalogZone(true)
       if (!this.bound || zone.serial === this.catalogNotified) return
       this.catalogNotified = zone.serial
-      this.notifier?.notify(zone.name, transferRecords(zone)[0]!)
+      this.notifier?.notify(zone.name, soaRecord(zone))
     } catch (err) {
       this.log.warn({ zone: this.catalogName, err: String(err) }, 'DNS NOTIFY skipped: the catalog cannot be read')
     }
@@ -219,10 +220,11 @@ export class BuiltinDnsServer implements DnsDriver {
   private async catalogZone(committed: boolean): Promise<ZoneSnapshot> {
     const cached = this.catalog
     if (!committed && cached && performance.now() - cached.checkedAt <= this.staleMs) return cached.snapshot
+    const name = this.catalogName
+    if (name === null) throw new Error('the catalog zone is read while it is not served')
     const checkedAt = performance.now()
     const catalog = await this.source.catalog()
-    const snapshot =
-      cached?.snapshot.serial === catalog.serial ? cached.snapshot : catalogSnapshot(this.catalogName!, catalog)
+    const snapshot = cached?.snapshot.serial === catalog.serial ? cached.snapshot : catalogSnapshot(name, catalog)
     if (!this.catalog || this.catalog.checkedAt <= checkedAt) this.catalog = { snapshot, checkedAt }
     return snapshot
   }
@@ -354,9 +356,11 @@ export class BuiltinDnsServer implements DnsDriver {
     }
     const requestMac = check.status === 'ok' ? check.mac : null
     if (isTransfer) return this.transfer(msg, transport, from, requestMac, now)
-    const reply = await this.handle(msg, transport, requestMac ? tsigLength(this.tsigKey!) : 0, secondary)
-    if (!reply || !requestMac) return asList(reply)
-    return [signTsig(reply, this.tsigKey!, { now, requestMac }).message]
+    // A request's MAC checked out, so it was signed with our key: the reply is signed with it.
+    const key = requestMac ? this.tsigKey : null
+    const reply = await this.handle(msg, transport, key ? tsigLength(key) : 0, secondary)
+    if (!reply || !requestMac || !key) return asList(reply)
+    return [signTsig(reply, key, { now, requestMac }).message]
   }
 
   /** NOTAUTH with the TSIG error: unsigned for BADKEY and BADSIG, signed for BADTIME (RFC 8945 §5.3.2). */
@@ -378,11 +382,12 @@ export class BuiltinDnsServer implements DnsDriver {
     requestMac: Buffer | null,
     now: number,
   ): Promise<Buffer[]> {
+    const key = this.tsigKey
     const sign = (messages: Buffer[]): Buffer[] => {
-      if (!requestMac || !this.tsigKey) return messages
+      if (!requestMac || !key) return messages
       let prior = requestMac
       return messages.map((m, i) => {
-        const signed = signTsig(m, this.tsigKey!, i === 0 ? { now, requestMac } : { now, priorMac: prior })
+        const signed = signTsig(m, key, i === 0 ? { now, requestMac } : { now, priorMac: prior })
         prior = signed.mac
         return signed.message
       })
@@ -401,8 +406,9 @@ export class BuiltinDnsServer implements DnsDriver {
     }
     if (transport === 'udp') return refuse('REFUSED', 'over UDP')
     if (!this.acl.allows(from)) return refuse('REFUSED', 'client not in HOSTAPI_DNS_SECONDARIES')
-    if (this.tsigKey && !requestMac) return refuse('REFUSED', 'not signed with HOSTAPI_DNS_TSIG_KEY')
-    const question = query.questions![0]!
+    if (key && !requestMac) return refuse('REFUSED', 'not signed with HOSTAPI_DNS_TSIG_KEY')
+    const question = query.questions?.[0]
+    if (!question) return refuse('FORMERR', 'no question')
     const qname = question.name.toLowerCase().replace(/\.$/, '')
     let zone: ZoneSnapshot | null
     try {
@@ -415,8 +421,8 @@ export class BuiltinDnsServer implements DnsDriver {
     const records = transferRecords(zone)
     const clientSerial = question.type === 'IXFR' ? ixfrClientSerial(query) : null
     const current = clientSerial !== null && !serialNewer(zone.serial, clientSerial)
-    const limit = TCP_MESSAGE_MAX - (requestMac ? tsigLength(this.tsigKey!) : 0)
-    const messages = await transferMessages(query.id ?? 0, question, current ? [records[0]!] : records, limit)
+    const limit = TCP_MESSAGE_MAX - (requestMac && key ? tsigLength(key) : 0)
+    const messages = await transferMessages(query.id ?? 0, question, current ? records.slice(0, 1) : records, limit)
     const sent = current ? 1 : records.length - 1
     const fields = { zone: zone.name, serial: zone.serial, client: from, type: question.type, records: sent }
     this.log.info({ ...fields, messages: messages.length }, 'DNS zone transfer')

@@ -105,7 +105,7 @@ export function toPowerDnsRRsets(
   add(`${apex}.`, 'SOA', soa.ttl, soaContent.join(' '))
   for (const ns of apexNameservers(meta)) if (target(ns, false)) add(`${apex}.`, 'NS', soa.ttl, ns)
   const typesAt = new Map<string, Set<string>>()
-  const accepted: { r: ZoneRecord; name: string; content: string }[] = []
+  const accepted: { r: ZoneRecord; name: string; content: string; types: Set<string> }[] = []
   for (const r of records) {
     const name = typeof r.name === 'string' ? r.name.toLowerCase().replace(/\.$/, '') : ''
     const skip = (reason: string) => onSkipped(r, reason)
@@ -118,18 +118,19 @@ export function toPowerDnsRRsets(
       const content = typeof r.value === 'string' ? powerDnsContent(r.type, r.value) : null
       if (content === null) skip(`not a valid ${r.type} value`)
       else {
-        accepted.push({ r, name, content })
         const types = typesAt.get(name) ?? new Set<string>()
         typesAt.set(name, types.add(r.type))
+        accepted.push({ r, name, content, types })
       }
     }
   }
   // A CNAME beside other data is refused by PowerDNS; the other data wins, as in the built-in server's answers.
-  for (const { r, name, content } of accepted) {
+  for (const { r, name, content, types } of accepted) {
     const fqdn = `${name}.`
     if (r.type === 'CNAME') {
-      if (typesAt.get(name)!.size > 1) onSkipped(r, 'a CNAME beside other data at its name')
-      else if (sets.has(`${fqdn} CNAME`) && sets.get(`${fqdn} CNAME`)!.records[0]!.content !== content) {
+      const first = sets.get(`${fqdn} CNAME`)?.records[0]
+      if (types.size > 1) onSkipped(r, 'a CNAME beside other data at its name')
+      else if (first && first.content !== content) {
         onSkipped(r, 'a second CNAME at its name')
       } else add(fqdn, 'CNAME', r.ttl, content)
     } else add(fqdn, r.type, r.ttl, content)

@@ -33,8 +33,8 @@ export async function answerQuery(
     return headerOnly(id, opcode, rd, 'FORMERR')
   }
   if (opcode !== OPCODE_QUERY) return headerOnly(id, opcode, rd, 'NOTIMP')
-  const question = query.questions?.[0]
-  if (!question || query.questions!.length !== 1) return headerOnly(id, opcode, rd, 'FORMERR')
+  const question = query.questions?.length === 1 ? query.questions[0] : undefined
+  if (!question) return headerOnly(id, opcode, rd, 'FORMERR')
 
   const opts = (query.additionals ?? []).filter((a) => a.type === 'OPT') as (Answer & {
     udpPayloadSize?: number

@@ -86,17 +86,19 @@ export function prefixOf(address: string): string {
   if (!ipaddr.isValid(address)) return address
   const addr = ipaddr.process(address)
   if (addr.kind() === 'ipv4') return `${(addr as ipaddr.IPv4).octets.slice(0, 3).join('.')}.0/24`
-  const parts = (addr as ipaddr.IPv6).parts
-  return `${new ipaddr.IPv6([parts[0]!, parts[1]!, parts[2]!, parts[3]! & 0xff00, 0, 0, 0, 0]).toString()}/56`
+  return `${new ipaddr.IPv6((addr as ipaddr.IPv6).parts.map(keep56)).toString()}/56`
 }
+
+/** Part `i` of an IPv6 address within its first 56 bits: parts 0 to 2 whole, the high byte of part 3, then zeros. */
+const keep56 = (part: number, i: number): number => (i < 3 ? part : i === 3 ? part & 0xff00 : 0)
 
 /** The question of a message in wire form: its name (lower case, no trailing dot), type and where it ends. */
 function readQuestion(msg: Buffer): { name: string; type: number; end: number } | null {
   if (msg.length < 12 || msg.readUInt16BE(4) !== 1) return null
   const labels: string[] = []
-  let p = 12
-  while (p < msg.length) {
-    const len = msg[p]!
+  for (let p = 12; ; ) {
+    const len = msg[p]
+    if (len === undefined) return null
     if (len === 0) {
       if (p + 5 > msg.length) return null
       return { name: labels.join('.').toLowerCase(), type: msg.readUInt16BE(p + 1), end: p + 5 }
@@ -105,7 +107,6 @@ function readQuestion(msg: Buffer): { name: string; type: number; end: number } 
     labels.push(msg.toString('latin1', p + 1, p + 1 + len))
     p += 1 + len
   }
-  return null
 }
 
 /** `reply` cut to its header and question, with TC set and no records: "ask again over TCP". */

@@ -29,14 +29,13 @@ export class TransferAcl {
 /** The type of the single question of a message in wire form, or null (no or several questions, unreadable). */
 export function questionType(msg: Buffer): number | null {
   if (msg.length < 12 || msg.readUInt16BE(4) !== 1) return null
-  let p = 12
-  while (p < msg.length) {
-    const len = msg[p]!
+  for (let p = 12; ; ) {
+    const len = msg[p]
+    if (len === undefined) return null
     if (len === 0) return p + 5 <= msg.length ? msg.readUInt16BE(p + 1) : null
     if (len & 0xc0) return null
     p += 1 + len
   }
-  return null
 }
 
 /** Serial number arithmetic (RFC 1982): whether serial `a` is newer than `b`. */

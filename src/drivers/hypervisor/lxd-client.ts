@@ -106,7 +106,8 @@ export class LxdClient {
   async call(method: string, path: string, body?: unknown): Promise<string | null> {
     const env = await this.request(method, path, body)
     if (env.type !== 'async') return null
-    return (env.metadata as { id?: string } | undefined)?.id ?? String(env.operation).split('/').pop()!
+    const operation = String(env.operation)
+    return (env.metadata as { id?: string } | undefined)?.id ?? operation.slice(operation.lastIndexOf('/') + 1)
   }
 
   /** Waits up to `timeoutSeconds` for an operation to end; the operation as it is then. */

@@ -61,7 +61,7 @@ export function imagesOf(
 export function backupsOf(snaps: { name: string; created_at: string; size?: number }[]): Backup[] {
   const out: Backup[] = []
   for (const s of snaps) {
-    const name = s.name.split('/').pop()!
+    const name = s.name.slice(s.name.lastIndexOf('/') + 1)
     const sizeMb = Math.max(1, Math.ceil((s.size ?? 0) / 1_048_576))
     let m = /^manual-(\d{9,10})$/.exec(name)
     if (m) {

@@ -60,11 +60,14 @@ export function rrsigLabels(owner: string): number {
 export function compareNames(a: string, b: string): number {
   const x = labelsOf(asciiLower(a)).reverse()
   const y = labelsOf(asciiLower(b)).reverse()
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const c = Buffer.compare(Buffer.from(x[i]!, 'utf8'), Buffer.from(y[i]!, 'utf8'))
+  // Label by label until one name runs out of labels; then the shorter one sorts first.
+  for (let i = 0; ; i++) {
+    const p = x[i]
+    const q = y[i]
+    if (p === undefined || q === undefined) return x.length - y.length
+    const c = Buffer.compare(Buffer.from(p, 'utf8'), Buffer.from(q, 'utf8'))
     if (c !== 0) return c
   }
-  return x.length - y.length
 }
 
 // The types whose RDATA names are lower-cased in the canonical form (RFC 4034 §6.2, as amended by RFC 6840 §5.1).
@@ -105,7 +108,7 @@ export function dnskeyRdata(key: DnskeyData): Buffer {
 /** The key tag of a DNSKEY RDATA (RFC 4034 Appendix B). */
 export function keyTag(rdata: Buffer): number {
   let ac = 0
-  for (let i = 0; i < rdata.length; i++) ac += i & 1 ? rdata[i]! : rdata[i]! << 8
+  for (let i = 0; i < rdata.length; i++) ac += i & 1 ? rdata.readUInt8(i) : rdata.readUInt8(i) << 8
   ac += (ac >> 16) & 0xffff
   return ac & 0xffff
 }
@@ -169,8 +172,9 @@ export function generateZoneKey(): { privateKeyPem: string; publicKey: Buffer } 
 
 /** The DNSKEY public key (x‖y, 64 bytes) of a P-256 key, private or public. */
 export function p256Point(key: KeyObject): Buffer {
-  const jwk = key.export({ format: 'jwk' })
-  return Buffer.concat([Buffer.from(jwk.x!, 'base64url'), Buffer.from(jwk.y!, 'base64url')])
+  const { x, y } = key.export({ format: 'jwk' })
+  if (x === undefined || y === undefined) throw new Error('not an elliptic-curve key: its JWK has no point x, y')
+  return Buffer.concat([Buffer.from(x, 'base64url'), Buffer.from(y, 'base64url')])
 }
 
 /** Signs `data` with a P-256 private key: the 64-byte r‖s signature DNSSEC carries (RFC 6605 §4). */
@@ -180,8 +184,10 @@ export function signP256(privateKey: KeyObject, data: Buffer): Buffer {
 
 /** A P-256 private key as BIND's private-key file has it (the form PowerDNS imports: `Private-key-format`). */
 export function iscPrivateKey(privateKey: KeyObject): string {
-  const d = Buffer.from(privateKey.export({ format: 'jwk' }).d!, 'base64url')
-  return `Private-key-format: v1.2\nAlgorithm: 13 (ECDSAP256SHA256)\nPrivateKey: ${d.toString('base64')}\n`
+  const { d } = privateKey.export({ format: 'jwk' })
+  if (d === undefined) throw new Error('not a private key: its JWK has no d')
+  const secret = Buffer.from(d, 'base64url').toString('base64')
+  return `Private-key-format: v1.2\nAlgorithm: 13 (ECDSAP256SHA256)\nPrivateKey: ${secret}\n`
 }
 
 /** Base64 of the standard alphabet with padding, whitespace removed; null when `text` is not that. */
@@ -217,13 +223,13 @@ const okpKey = (crv: string, size: number, key: Buffer): boolean => {
 const rsaKey = (minBits: number, key: Buffer): boolean => {
   if (key.length < 3) return false
   const long = key[0] === 0
-  const expLen = long ? key.readUInt16BE(1) : key[0]!
+  const expLen = long ? key.readUInt16BE(1) : key.readUInt8(0)
   const start = long ? 3 : 1
   const exponent = key.subarray(start, start + expLen)
   const modulus = key.subarray(start + expLen)
-  if (expLen === 0 || exponent.length !== expLen || exponent[0] === 0 || modulus[0] === 0 || modulus.length === 0)
-    return false
-  const bits = modulus.length * 8 - Math.clz32(modulus[0]!) + 24
+  const top = modulus[0]
+  if (expLen === 0 || exponent.length !== expLen || exponent[0] === 0 || top === 0 || top === undefined) return false
+  const bits = modulus.length * 8 - Math.clz32(top) + 24
   if (bits < minBits || bits > 4096) return false
   try {
     createPublicKey({
@@ -244,7 +250,7 @@ const dsaKey = (key: Buffer): boolean => {
   const t = key[0]
   if (t === undefined || t > 8) return false
   const size = 64 + 8 * t
-  return key.length === 1 + 20 + 3 * size && key[1]! >= 0x80 && key[21]! >= 0x80
+  return key.length === 1 + 20 + 3 * size && key.readUInt8(1) >= 0x80 && key.readUInt8(21) >= 0x80
 }
 
 /** A GOST R 34.10-2001 public key in RFC 5933 form: x and y, 32 bytes each, not both zero. */

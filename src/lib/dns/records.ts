@@ -1,6 +1,7 @@
 import { domainToASCII } from 'node:url'
 import ipaddr from 'ipaddr.js'
 import { errors } from '../../errors.js'
+import { entryOf } from '../invariant.js'
 
 /** The record types the API accepts. */
 export const RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'NS', 'SRV', 'CAA', 'TLSA', 'SSHFP', 'DS'] as const
@@ -41,7 +42,7 @@ export const MAX_TXT_LENGTH = 4000
 const LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/
 
 class RecordProblem extends Error {}
-const problem = (text: string): never => {
+function problem(text: string): never {
   throw new RecordProblem(text)
 }
 
@@ -103,7 +104,7 @@ export function checkRecordSet(zone: string, records: NormalisedRecord[]): Norma
   }
   for (const [name, count] of cnames) {
     if (count > 1) throw errors.cnameNotUnique(name)
-    const others = [...byName.get(name)!].filter((t) => t !== 'CNAME')
+    const others = [...entryOf(byName, name, 'the types at the CNAME owner')].filter((t) => t !== 'CNAME')
     if (others.length) {
       throw errors.cnameNotAlone(name, others)
     }
@@ -216,29 +217,29 @@ function normaliseValue(zone: string, type: RecordType, name: string, raw: strin
     }
     case 'CNAME': {
       if (name === zone) problem('a CNAME record is not allowed at the zone apex')
-      const f = fields(value)
-      if (f.length !== 1) problem('value must be one hostname')
-      return hostname(zone, f[0]!, zoneFile, 'target')
+      const [target, ...rest] = fields(value)
+      if (target === undefined || rest.length > 0) problem('value must be one hostname')
+      return hostname(zone, target, zoneFile, 'target')
     }
     case 'NS': {
       if (name === zone) problem("NS records at the zone apex come from the domain's nameservers")
-      const f = fields(value)
-      if (f.length !== 1) problem('value must be one hostname')
-      return hostname(zone, f[0]!, zoneFile, 'nameserver')
+      const [host, ...rest] = fields(value)
+      if (host === undefined || rest.length > 0) problem('value must be one hostname')
+      return hostname(zone, host, zoneFile, 'nameserver')
     }
     case 'MX': {
-      const f = fields(value)
-      if (f.length !== 2) problem('value must be "<priority> <host>"')
-      const prio = u16(f[0], 'priority')
-      return `${prio} ${hostname(zone, f[1]!, zoneFile, 'mail server', true)}`
+      const [prioText, host, ...rest] = fields(value)
+      if (host === undefined || rest.length > 0) problem('value must be "<priority> <host>"')
+      const prio = u16(prioText, 'priority')
+      return `${prio} ${hostname(zone, host, zoneFile, 'mail server', true)}`
     }
     case 'SRV': {
-      const f = fields(value)
-      if (f.length !== 4) problem('value must be "<priority> <weight> <port> <target>"')
-      const prio = u16(f[0], 'priority')
-      const weight = u16(f[1], 'weight')
-      const port = u16(f[2], 'port')
-      return `${prio} ${weight} ${port} ${hostname(zone, f[3]!, zoneFile, 'target', true)}`
+      const [prioText, weightText, portText, target, ...rest] = fields(value)
+      if (target === undefined || rest.length > 0) problem('value must be "<priority> <weight> <port> <target>"')
+      const prio = u16(prioText, 'priority')
+      const weight = u16(weightText, 'weight')
+      const port = u16(portText, 'port')
+      return `${prio} ${weight} ${port} ${hostname(zone, target, zoneFile, 'target', true)}`
     }
     case 'TXT':
       return txtValue(value)
@@ -255,13 +256,14 @@ function normaliseValue(zone: string, type: RecordType, name: string, raw: strin
 
 /** `<flags> <tag> "<value>"`: flags up to 255, a tag of up to 15 characters, the value quoted. */
 function caaValue(value: string): string {
-  const m = /^(\d{1,3})\s+([A-Za-z0-9]+)\s+(.*)$/s.exec(value)
-  if (!m) problem('value must be "<flags> <tag> \\"<value>\\""')
-  const flags = Number(m![1])
+  const [, flagsText, tagText, rest] = /^(\d{1,3})\s+([A-Za-z0-9]+)\s+(.*)$/s.exec(value) ?? []
+  if (flagsText === undefined || tagText === undefined || rest === undefined)
+    problem('value must be "<flags> <tag> \\"<value>\\""')
+  const flags = Number(flagsText)
   if (flags > 255) problem('flags must be an integer from 0 to 255')
-  const tag = m![2]!.toLowerCase()
+  const tag = tagText.toLowerCase()
   if (tag.length > 15) problem('tag is longer than 15 characters')
-  let v = m![3]!.trim()
+  let v = rest.trim()
   if (v.length >= 2 && v.startsWith('"') && v.endsWith('"')) v = unescapeQuoted(v.slice(1, -1))
   if (v === '' && tag !== 'issue' && tag !== 'issuewild') problem('value is required')
   if (/[\x00-\x1f\x7f]/.test(v)) problem('value contains control characters')
@@ -334,7 +336,7 @@ export function splitQuotedStrings(value: string): string | null {
   }
   let i = 0
   while (i < s.length) {
-    while (i < s.length && /\s/.test(s[i]!)) i++
+    while (i < s.length && /\s/.test(s.charAt(i))) i++
     if (i >= s.length) break
     if (s[i] !== '"') return null
     i++
@@ -349,10 +351,11 @@ export function splitQuotedStrings(value: string): string | null {
           escaped.push(Number(d[0]))
           i += 4
         } else {
-          if (i + 1 >= s.length) return null
-          // The escaped character (a whole code point) is taken as it is.
+          // The escaped character (a whole code point) is taken as it is; a `\` at the end escapes nothing.
+          const escapedChar = s.codePointAt(i + 1)
+          if (escapedChar === undefined) return null
           run = i + 1
-          i += 1 + String.fromCodePoint(s.codePointAt(i + 1)!).length
+          i += 1 + String.fromCodePoint(escapedChar).length
           text(run, i)
         }
         run = i
@@ -369,7 +372,8 @@ export function splitQuotedStrings(value: string): string | null {
     if (!closed) return null
   }
   text(i, i)
-  return parts.length === 1 ? parts[0]!.toString('utf8') : Buffer.concat(parts).toString('utf8')
+  const only = parts.length === 1 ? parts[0] : undefined
+  return (only ?? Buffer.concat(parts)).toString('utf8')
 }
 
 /**
@@ -384,7 +388,7 @@ export function txtChunks(text: string): Buffer[] {
   while (bytes.length - start > 255) {
     let end = start + 255
     // Back to the start of the character that would be cut (UTF-8 continuation bytes are 10xxxxxx).
-    while ((bytes[end]! & 0xc0) === 0x80) end--
+    while ((bytes.readUInt8(end) & 0xc0) === 0x80) end--
     out.push(bytes.subarray(start, end))
     start = end
   }

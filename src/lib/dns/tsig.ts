@@ -96,12 +96,13 @@ function readName(buf: Buffer, off: number): { name: string; end: number } | nul
   let jumps = 0
   let p = off
   for (;;) {
-    if (p >= buf.length) return null
-    const len = buf[p]!
+    const len = buf[p]
+    if (len === undefined) return null
     if ((len & 0xc0) === 0xc0) {
-      if (p + 1 >= buf.length || ++jumps > 64) return null
+      const low = buf[p + 1]
+      if (low === undefined || ++jumps > 64) return null
       if (end < 0) end = p + 2
-      p = ((len & 0x3f) << 8) | buf[p + 1]!
+      p = ((len & 0x3f) << 8) | low
       continue
     }
     if (len & 0xc0) return null
@@ -114,15 +115,14 @@ function readName(buf: Buffer, off: number): { name: string; end: number } | nul
 
 /** The offset just past the name at `off` (without following pointers), or -1. */
 function skipName(buf: Buffer, off: number): number {
-  let p = off
-  while (p < buf.length) {
-    const len = buf[p]!
+  for (let p = off; ; ) {
+    const len = buf[p]
+    if (len === undefined) return -1
     if ((len & 0xc0) === 0xc0) return p + 2 <= buf.length ? p + 2 : -1
     if (len & 0xc0) return -1
     if (len === 0) return p + 1
     p += 1 + len
   }
-  return -1
 }
 
 /**

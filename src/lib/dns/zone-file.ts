@@ -79,9 +79,11 @@ export function sortRecords<T extends { name: string; type: string }>(zone: stri
   return records
     .map((r, i) => ({ r, i, k: key(r.name) }))
     .sort((a, b) => {
-      const n = Math.min(a.k.length, b.k.length)
-      for (let j = 0; j < n; j++) {
-        if (a.k[j] !== b.k[j]) return a.k[j]! < b.k[j]! ? -1 : 1
+      for (let j = 0; ; j++) {
+        const x = a.k[j]
+        const y = b.k[j]
+        if (x === undefined || y === undefined) break
+        if (x !== y) return x < y ? -1 : 1
       }
       if (a.k.length !== b.k.length) return a.k.length - b.k.length
       return typeRank(a.r.type) - typeRank(b.r.type) || a.i - b.i
@@ -168,7 +170,7 @@ function tokenize(text: string): Entry[] {
   const current = (): Entry => (entry ??= { line, blankOwner: false, tokens: [] })
   let i = 0
   while (i < text.length) {
-    const c = text[i]!
+    const c = text.charAt(i)
     if (atLineStart && depth === 0) {
       finish()
       entry = { line, blankOwner: c === ' ' || c === '\t', tokens: [] }
@@ -230,7 +232,7 @@ function readWord(text: string, start: number): { token: Token; end: number } {
   let run = start
   // Only the zone-file delimiters end a word; any other character (Unicode spaces included) is part of it
   // and refused by the record rules, so every pass of the outer loop consumes at least one character.
-  while (i < text.length && !WORD_END.has(text[i]!)) {
+  while (i < text.length && !WORD_END.has(text.charAt(i))) {
     if (text[i] === '\\' && i + 1 < text.length && text[i + 1] !== '\n') {
       const d = /^\d{3}/.exec(text.slice(i + 1, i + 4))
       out += text.slice(run, i) + (d ? String.fromCharCode(Number(d[0])) : text[i + 1])
@@ -251,7 +253,11 @@ export function parseTtl(s: string): number | null {
   if (/^\d+$/.test(s)) return Number(s)
   if (!/^(\d+[wdhms])+$/i.test(s)) return null
   let total = 0
-  for (const m of s.toLowerCase().matchAll(/(\d+)([wdhms])/g)) total += Number(m[1]) * TTL_UNITS[m[2]!]!
+  for (const [, count, unit] of s.toLowerCase().matchAll(/(\d+)([wdhms])/g)) {
+    const seconds = unit === undefined ? undefined : TTL_UNITS[unit]
+    if (seconds === undefined) throw new Error(`TTL unit ${unit} has no length in seconds`)
+    total += Number(count) * seconds
+  }
   return total
 }
 
@@ -303,17 +309,18 @@ export function parseZone(zone: string, text: string, opts: { maxRecords?: numbe
     }
     for (const e of tokenize(text)) {
       const toks = e.tokens
-      const first = toks[0]!
+      const [first, arg] = toks
+      if (first === undefined) throw new Error(`zone file line ${e.line}: an entry without tokens`)
       if (!e.blankOwner && !first.quoted && first.text.startsWith('$')) {
         const directive = first.text.toUpperCase()
         if (directive === '$ORIGIN') {
-          if (toks.length !== 2) throw new ZoneProblem(e.line, '$ORIGIN takes one name')
-          const o = absolute(toks[1]!.text.toLowerCase(), e.line)
+          if (toks.length !== 2 || arg === undefined) throw new ZoneProblem(e.line, '$ORIGIN takes one name')
+          const o = absolute(arg.text.toLowerCase(), e.line)
           origin = o === '.' ? '' : o.slice(0, -1)
           continue
         }
         if (directive === '$TTL') {
-          const ttl = toks.length === 2 ? parseTtl(toks[1]!.text) : null
+          const ttl = toks.length === 2 && arg !== undefined ? parseTtl(arg.text) : null
           if (ttl === null) throw new ZoneProblem(e.line, '$TTL takes one TTL')
           defaultTtl = ttl
           continue
@@ -378,9 +385,9 @@ export function parseZone(zone: string, text: string, opts: { maxRecords?: numbe
 function readTtlAndClass(toks: Token[], start: number, line: number): { ttl: number | null; next: number } {
   let i = start
   let ttl: number | null = null
-  for (let k = 0; k < 2 && i < toks.length; k++) {
-    const t = toks[i]!
-    if (t.quoted) break
+  for (let k = 0; k < 2; k++) {
+    const t = toks[i]
+    if (t === undefined || t.quoted) break
     const asTtl: number | null = ttl === null ? parseTtl(t.text) : null
     if (asTtl !== null) {
       ttl = asTtl
@@ -394,24 +401,19 @@ function readTtlAndClass(toks: Token[], start: number, line: number): { ttl: num
   return { ttl, next: i }
 }
 
+/** The number of rdata tokens of the types whose last token is a hostname (made absolute when the count is right). */
+const HOST_LAST: Partial<Record<RecordType, number>> = { CNAME: 1, NS: 1, MX: 2, SRV: 4 }
+
 /** Joins the rdata tokens of one record into the value form `normaliseRecord` reads, hostnames made absolute. */
 function presentationValue(type: RecordType, rdata: Token[], abs: (h: string) => string): string {
   const t = rdata.map((x) => x.text)
-  switch (type) {
-    case 'TXT':
-      return `"${escapeQuoted(t.join(''))}"`
-    case 'CAA':
-      return rdata.length === 3 ? `${t[0]} ${t[1]} "${escapeQuoted(t[2]!)}"` : rdata.map((x) => x.raw).join(' ')
-    case 'CNAME':
-    case 'NS':
-      return rdata.length === 1 ? abs(t[0]!) : t.join(' ')
-    case 'MX':
-      return rdata.length === 2 ? `${t[0]} ${abs(t[1]!)}` : t.join(' ')
-    case 'SRV':
-      return rdata.length === 4 ? `${t[0]} ${t[1]} ${t[2]} ${abs(t[3]!)}` : t.join(' ')
-    default:
-      return t.join(' ')
-  }
+  if (type === 'TXT') return `"${escapeQuoted(t.join(''))}"`
+  if (type === 'CAA')
+    return t.length === 3 && t[2] !== undefined
+      ? `${t[0]} ${t[1]} "${escapeQuoted(t[2])}"`
+      : rdata.map((x) => x.raw).join(' ')
+  const host = t.length === HOST_LAST[type] ? t.at(-1) : undefined
+  return host === undefined ? t.join(' ') : [...t.slice(0, -1), abs(host)].join(' ')
 }
 
 function checkSetWithLines(rows: { r: NormalisedRecord; line: number }[]): NormalisedRecord[] {

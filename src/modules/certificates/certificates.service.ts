@@ -26,6 +26,7 @@ import type { AccountDns } from './account-dns.js'
 import { CertificateIssuance } from './issuance.service.js'
 import { ValidationRecords } from './validation-records.js'
 import { CertificateRenewal, type Reissue } from './renewal.service.js'
+import { present } from '../../lib/invariant.js'
 
 /** The part of the orders service that certificates use. */
 export interface OrderPlacer {
@@ -336,7 +337,7 @@ export class CertificatesService {
 
   /** A certificate as `GET /certificates/{id}` shows it, read in the transaction that changed it. */
   async eventData(trx: Db, accountId: number, id: number): Promise<Record<string, unknown>> {
-    return { ...this.detail((await repo.findOwned(trx, accountId, id))!) }
+    return { ...this.detail(present(await repo.findOwned(trx, accountId, id), `certificate ${id} just written`)) }
   }
 
   private detail(row: CertificateWithProduct) {

@@ -23,6 +23,7 @@ import { decodeDomain, type Domain } from './domains.repository.js'
 import { nextSerial, type ZoneChange } from '../../lib/dns/zone-serial.js'
 import type { ZoneChanges } from './dns/zone-delivery.js'
 import type { DryRun } from '../../lib/dry-run.js'
+import { present } from '../../lib/invariant.js'
 
 /** The job that ends a cancelled domain at its renewal date. */
 export const END_JOB = 'domains.end'
@@ -195,9 +196,10 @@ export class DomainsService {
     // A change of who serves the zone turns it off unless the request sets it: the old keys no longer fit.
     const managed = changes.managed_dns ?? d.managed_dns
     let dnssec: 'sign' | 'off' | DnssecKey[] | null = null
-    const intent = input.dnssec === undefined ? 'unchanged' : dnssecIntent(input.dnssec)
+    const given = input.dnssec
+    const intent = given === undefined ? 'unchanged' : dnssecIntent(given)
     if (intent === 'off') dnssec = 'off'
-    else if (intent === 'on') dnssec = managed ? 'sign' : [givenDnssecKey(input.dnssec!)]
+    else if (intent === 'on' && given !== undefined) dnssec = managed ? 'sign' : [givenDnssecKey(given)]
     else if (changes.managed_dns !== undefined && changes.managed_dns !== d.managed_dns && d.dnssec_enabled) {
       dnssec = 'off'
     }
@@ -250,13 +252,13 @@ export class DomainsService {
     }
     if (zoneChanged) await this.zones.committed(zone)
     if (dnssec !== null) {
-      const keys = JSON.parse(changes.dnssec_keys!) as DnssecKey[]
+      const keys = JSON.parse(present(changes.dnssec_keys, 'the DNSSEC keys of the change')) as DnssecKey[]
       await this.registry.setDnssec(
         d.name,
         keys.map((k) => registryKey(d.name, k)),
       )
     }
-    return this.view((await repo.findOwned(this.db, accountId, d.name))!)
+    return this.view(present(await repo.findOwned(this.db, accountId, d.name), `domain ${d.name} just updated`))
   }
 
   /** Marks the domain for cancellation at its renewal date; a job ends it then. */

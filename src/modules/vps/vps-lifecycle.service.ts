@@ -11,7 +11,7 @@ import * as repo from './vps.repository.js'
 import { isHostname } from './network-rules.js'
 import { findImage, type ImageRef, newPassword, ownedVps, viaDriver } from './vps.common.js'
 import type { DryRun } from '../../lib/dry-run.js'
-import { refusal } from './vps.state.js'
+import { TERMINATED_REFUSAL } from './vps.state.js'
 import type { SshKeysService } from './ssh-keys.service.js'
 import type { VpsTasks } from './vps-tasks.service.js'
 
@@ -83,7 +83,7 @@ export class VpsLifecycleService {
   /** Schedules the end of the VPS at the end of its current billing period. */
   async cancel(accountId: number, rawId: string, opts: DryRun = {}) {
     const v = await ownedVps(this.db, accountId, rawId)
-    if (v.status === 'terminated') throw errors.vpsWrongState(refusal('terminated', 'hostname')!)
+    if (v.status === 'terminated') throw errors.vpsWrongState(TERMINATED_REFUSAL)
     if (v.cancellation_date) throw errors.vpsCancellationPending()
     const end = periodEnd(new Date(v.created_at), v.billing_months, this.now())
     const date = ymd(end)

@@ -14,7 +14,7 @@ import {
   type FirewallRuleInput,
   type SubnetInput,
 } from './network-rules.js'
-import { refusal } from './vps.state.js'
+import { TERMINATED_REFUSAL } from './vps.state.js'
 import type { VpsSubnet } from './vps.tables.js'
 import type { DryRun } from '../../lib/dry-run.js'
 
@@ -42,7 +42,7 @@ export class VpsNetworkService {
   ): Promise<FirewallConfig> {
     const v = await ownedVps(this.db, accountId, rawId)
     const firewall = normaliseFirewall(enabled, rules)
-    if (v.status === 'terminated') throw errors.vpsWrongState(refusal('terminated', 'hostname')!)
+    if (v.status === 'terminated') throw errors.vpsWrongState(TERMINATED_REFUSAL)
     if (opts.dryRun) return firewall
     await viaDriver(() => this.hypervisor.setFirewall(v.instance_ref, firewall))
     await repo.updateVps(this.db, accountId, v.id, {
@@ -107,7 +107,7 @@ export class VpsNetworkService {
     const subnet = isId(rawSubnetId) ? await repo.findSubnet(this.db, accountId, Number(rawSubnetId)) : undefined
     if (!subnet) throw errors.subnetNotFound()
     if (subnet.host !== v.host) throw errors.vpcOtherHost()
-    if (v.status === 'terminated') throw errors.vpsWrongState(refusal('terminated', 'hostname')!)
+    if (v.status === 'terminated') throw errors.vpsWrongState(TERMINATED_REFUSAL)
     for (let attempt = 0; ; attempt++) {
       const taken = await repo.attachmentsOfSubnet(this.db, accountId, subnet.id)
       const mine = taken.find((a) => a.vps_id === v.id)
@@ -176,7 +176,7 @@ export class VpsNetworkService {
     const v = await ownedVps(this.db, accountId, String(vpsId))
     if (f.vps_id !== null && f.vps_id !== v.id) throw errors.floatingIpAttached()
     if (f.location !== v.location) throw errors.floatingIpLocation()
-    if (v.status === 'terminated') throw errors.vpsWrongState(refusal('terminated', 'hostname')!)
+    if (v.status === 'terminated') throw errors.vpsWrongState(TERMINATED_REFUSAL)
     if (opts.dryRun) return floatingView({ ...f, vps_id: v.id })
     await viaDriver(() => this.hypervisor.routeFloatingIp(f.ip, v.instance_ref))
     await repo.setFloatingIpTarget(this.db, accountId, f.id, v.id)

@@ -15,6 +15,7 @@ import { ownedVps } from './vps.common.js'
 import { emitEvent } from '../webhooks/webhook-events.js'
 import { statusEvent, taskEvent } from './vps-events.js'
 import type { DryRun } from '../../lib/dry-run.js'
+import { present } from '../../lib/invariant.js'
 import { TRANSITIONAL, refusal, type TaskAction, type VpsAction } from './vps.state.js'
 
 /** The job that runs one VPS task. */
@@ -133,7 +134,7 @@ export class VpsTasks {
     })
     crashPoint('vps.task.committed')
     this.jobs.poke()
-    return taskView((await repo.findTask(this.db, task.id))!)
+    return taskView(present(await repo.findTask(this.db, task.id), `task ${task.id} just queued`))
   }
 
   /**

@@ -11,7 +11,8 @@ import type { Vps } from './vps.repository.js'
 import { isHostname } from './network-rules.js'
 import { ownedVps, viaDriver } from './vps.common.js'
 import type { DryRun } from '../../lib/dry-run.js'
-import { refusal } from './vps.state.js'
+import { TERMINATED_REFUSAL } from './vps.state.js'
+import { present } from '../../lib/invariant.js'
 import { SshKeysService } from './ssh-keys.service.js'
 import { VpsNetworkService } from './vps-network.service.js'
 import { VpsTasks, taskView, type VpsTaskOptions } from './vps-tasks.service.js'
@@ -135,9 +136,13 @@ export class VpsService {
     opts: DryRun = {},
   ) {
     const v = await ownedVps(this.db, accountId, rawId)
-    if (v.status === 'terminated') throw errors.vpsWrongState(refusal('terminated', 'hostname')!)
+    if (v.status === 'terminated') throw errors.vpsWrongState(TERMINATED_REFUSAL)
     const floating = await repo.floatingIpsOfVps(this.db, v.account_id, v.id)
-    const own = new Set([v.ipv4, v.ipv6, ...floating.map((f) => f.ip)].map((ip) => normaliseIp(ip)!))
+    const own = new Set<string>()
+    for (const ip of [v.ipv4, v.ipv6, ...floating.map((f) => f.ip)]) {
+      const normal = normaliseIp(ip)
+      if (normal !== null) own.add(normal)
+    }
     const changes: Array<{ ip: string; reverse: string }> = []
     for (const e of entries) {
       const ip = normaliseIp(e.ip)
@@ -155,6 +160,6 @@ export class VpsService {
     if (opts.dryRun) return this.describe({ ...v, reverse_dns: map })
     const changed = { reverse_dns: JSON.stringify(map), updated_at: iso(this.clock.now()) }
     await repo.updateVps(this.db, accountId, v.id, changed)
-    return this.describe((await repo.findVps(this.db, accountId, v.id))!)
+    return this.describe(present(await repo.findVps(this.db, accountId, v.id), `VPS ${v.id} just updated`))
   }
 }

@@ -29,12 +29,15 @@ export const TRANSITIONAL: Record<TaskAction, string | null> = {
   restore: 'restoring',
 }
 
+/** The refusal of every action on a terminated VPS. */
+export const TERMINATED_REFUSAL = 'This VPS has been cancelled and removed'
+
 /**
  * The state rules: for a settled status (running, stopped, rescue, error, terminated), whether an action may run, and the text when it may not.
  * A VPS held by a task refuses every action with `VPS is locked by a running task` before these apply.
  */
 export function refusal(status: string, action: VpsAction): string | null {
-  if (status === 'terminated') return 'This VPS has been cancelled and removed'
+  if (status === 'terminated') return TERMINATED_REFUSAL
   if (status === 'error') return action === 'reinstall' ? null : 'The VPS is in an error state: reinstall it'
   const running = status === 'running'
   const rescue = status === 'rescue'

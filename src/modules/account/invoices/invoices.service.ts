@@ -22,6 +22,7 @@ import type { Invoice } from './invoices.repository.js'
 import { renderInvoicePdf } from './invoice-pdf.js'
 import type { InvoiceCustomer, InvoiceDetail, InvoiceSummary, NewInvoiceLine } from './invoices.types.js'
 export type { InvoiceCustomer, InvoiceDetail, InvoiceSummary, NewInvoiceLine } from './invoices.types.js'
+import { present } from '../../../lib/invariant.js'
 
 /** Refuses an invoice without lines, or with an amount in part cents or a quantity below 1 (a programming error). */
 function checkLines(lines: NewInvoiceLine[]): void {
@@ -84,8 +85,10 @@ export class InvoicesService {
       const batch = await repo.openInvoicesWithPayment(this.db, after, RECONCILE_BATCH)
       if (batch.length === 0) break
       for (const inv of batch) {
+        // The batch holds only invoices with a payment reference: none is skipped here.
+        if (inv.payment_reference === null) continue
         checked++
-        const status = await this.payments.status(inv.payment_reference!).catch(() => null)
+        const status = await this.payments.status(inv.payment_reference).catch(() => null)
         if (status === 'paid') {
           await this.setPaid(inv.account_id, inv.id, this.clock.now())
           paid++
@@ -274,7 +277,7 @@ export class InvoicesService {
 
   /** An invoice as `GET /account/invoices/{invoice_nr}` shows it, read in the transaction that changed it. */
   async eventData(trx: Db, accountId: number, id: number): Promise<Record<string, unknown>> {
-    const inv = (await repo.findInvoice(trx, accountId, String(id), id))!
+    const inv = present(await repo.findInvoice(trx, accountId, String(id), id), `invoice ${id} just written`)
     return { ...this.detail(inv, await repo.linesOf(trx, accountId, id)) }
   }
 

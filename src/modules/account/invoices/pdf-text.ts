@@ -18,7 +18,8 @@ const SPECIAL: Record<string, string> = {
 }
 
 const inWinAnsi = (c: string): boolean => {
-  const code = c.codePointAt(0)!
+  const code = c.codePointAt(0)
+  if (code === undefined) return false
   return (code >= 0x20 && code <= 0x7e) || (code >= 0xa0 && code <= 0xff) || WIN_ANSI_EXTRA.has(c)
 }
 

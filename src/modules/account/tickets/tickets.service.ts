@@ -15,6 +15,7 @@ import type { SanitisePool } from './sanitise-pool.js'
 import * as repo from './tickets.repository.js'
 import { emitEvent } from '../../webhooks/webhook-events.js'
 import type { DryRun } from '../../../lib/dry-run.js'
+import { InvariantError } from '../../../lib/invariant.js'
 
 /** The departments a ticket can be opened for. */
 export const DEPARTMENTS = ['support', 'administration', 'sales', 'public_cloud', 'microsoft_365'] as const
@@ -207,9 +208,12 @@ export class TicketsService {
 
   /** A message as safe HTML and as plain text: 400 when it shows no text at all. */
   private async body(message: string): Promise<{ html: string; text: string }> {
-    const [{ html, text }] = await this.sanitiser.sanitise([message], true)
-    if (text!.replace(/\u00a0/g, ' ').trim() === '') throw errors.emptyMessage()
-    return { html, text: text! }
+    const [sanitised] = await this.sanitiser.sanitise([message], true)
+    const text = sanitised?.text
+    if (sanitised === undefined || text == null)
+      throw new InvariantError('the sanitiser gave no plain text of a message')
+    if (text.replace(/\u00a0/g, ' ').trim() === '') throw errors.emptyMessage()
+    return { html: sanitised.html, text }
   }
 
   private async customerAddress(ticket: Ticket): Promise<string> {

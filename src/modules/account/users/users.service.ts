@@ -121,13 +121,14 @@ export class UsersService {
     const changes: { firstname?: string; lastname?: string; permissions?: string } = {}
     if (input.firstname !== undefined) changes.firstname = input.firstname.trim()
     if (input.lastname !== undefined) changes.lastname = input.lastname.trim()
-    if (input.permissions !== undefined) {
+    const permissions = input.permissions
+    if (permissions !== undefined) {
       if (user.is_main_user === 1) {
-        if (PERMISSIONS.some((p) => Object.hasOwn(input.permissions!, p) && input.permissions![p] === false))
+        if (PERMISSIONS.some((p) => Object.hasOwn(permissions, p) && permissions[p] === false))
           throw errors.mainUserPermissions()
         changes.permissions = JSON.stringify(permissionMap(true))
       } else {
-        const wanted = permissionMap(false, input.permissions)
+        const wanted = permissionMap(false, permissions)
         this.checkGrants(who, parsePermissions(user.permissions), wanted)
         changes.permissions = JSON.stringify(wanted)
       }

@@ -50,8 +50,9 @@ export async function pagedRecords<R extends { id: number }>(
   for (let after = 0; ; ) {
     const rows = await page(after, PAGE)
     for (const r of rows) out.push(r)
-    if (rows.length < PAGE) return out
-    after = rows[rows.length - 1]!.id
+    const last = rows.at(-1)
+    if (rows.length < PAGE || last === undefined) return out
+    after = last.id
     await nextTurn()
   }
 }
@@ -152,7 +153,10 @@ export async function zoneAt(db: Db, accountId: number, zone: string, name: stri
     domain: { id: rows[0].domain_id, name: rows[0].zone },
     listened: Boolean(rows[0].listened),
     records: rows.flatMap((r) =>
-      r.id === null ? [] : [{ id: r.id, type: r.type!, name: r.name!, value: r.value!, ttl: r.ttl! }],
+      // A domain without records at the name is one row with the record's columns null.
+      r.id === null || r.type === null || r.name === null || r.value === null || r.ttl === null
+        ? []
+        : [{ id: r.id, type: r.type, name: r.name, value: r.value, ttl: r.ttl }],
     ),
   }
 }

@@ -135,7 +135,7 @@ export class DnsService {
       invalid = err
     }
     const now = this.clock.now()
-    let d: { name: string }
+    let written: ZoneChange
     for (let attempt = 1; ; attempt++) {
       if (attempt > MAX_ATTEMPTS) throw new Error(`the records at ${record?.name} kept changing during a PATCH`)
       const found = await repo.zoneAt(this.db, accountId, zone, record?.name ?? zone)
@@ -158,12 +158,12 @@ export class DnsService {
       const change = { now: iso(now), serial: nextSerial(0, now), others: otherTypes, audit, along }
       // False when the other types at the name changed since they were read: they are read and checked again.
       if (await repo.replaceRecordSet(this.db, accountId, found.domain.id, record, change)) {
-        d = found.domain
+        written = published
         break
       }
     }
     if (audit) audit.written = true
-    await this.zones.committed({ domain: d.name, kind: 'records', names: [record!.name] })
+    await this.zones.committed(written)
   }
 
   /** Deletes the records matching type, name and (when given) value; nothing matching is not an error. */

@@ -106,9 +106,9 @@ export class ZoneWork {
   private async recordsInPool(accountId: number, task: ZoneTask): Promise<NormalisedRecord[]> {
     const pages = (await this.run(accountId, task)) as unknown as string[]
     const out: NormalisedRecord[] = []
-    for (let i = 0; i < pages.length; i++) {
+    for (const [i, page] of pages.entries()) {
       if (i > 0) await nextTurn()
-      for (const r of JSON.parse(pages[i]!) as NormalisedRecord[]) out.push(r)
+      for (const r of JSON.parse(page) as NormalisedRecord[]) out.push(r)
     }
     return out
   }

@@ -1,5 +1,6 @@
 import { errors } from '../../../errors.js'
 import { PUBLIC_KEY_FORMS } from '../../../lib/dns/dnssec.js'
+import { InvariantError } from '../../../lib/invariant.js'
 
 /**
  * The DNSSEC algorithms a key given for a zone served elsewhere may have: the published list (6, 8, 10, 12, 13, 15,
@@ -43,7 +44,8 @@ export function givenDnssecKey(input: DnssecInput): DnssecKey {
   if (protocol !== undefined && protocol !== 3) throw errors.dnssecProtocol()
   const key = (pubKey ?? '').replace(/\s+/g, '')
   if (key.length < 16 || !/^[A-Za-z0-9+/]+={0,2}$/.test(key)) throw errors.dnssecPubKey()
-  const form = PUBLIC_KEY_FORMS[alg]!
+  const form = PUBLIC_KEY_FORMS[alg]
+  if (form === undefined) throw new InvariantError(`DNSSEC algorithm ${alg} is allowed but has no key form`)
   if (!form.valid(Buffer.from(key, 'base64'))) throw errors.dnssecPubKeyForm(alg, form.describe)
   return { alg, flags, pubKey: key }
 }

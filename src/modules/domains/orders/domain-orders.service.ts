@@ -24,6 +24,7 @@ import type {
   OrdersService,
 } from '../../orders/orders.service.js'
 import type { DryRun } from '../../../lib/dry-run.js'
+import { present } from '../../../lib/invariant.js'
 
 /** The availability of a name, as `GET /domains/availability/{domain}` shows it. */
 export interface Availability {
@@ -287,7 +288,10 @@ export class DomainOrdersService implements OrderItemProcessor {
           nameservers: ns.nameservers,
           contacts,
         })
-        const domain = (await this.deps.domains.find(item.accountId, item.name, trx))!
+        const domain = present(
+          await this.deps.domains.find(item.accountId, item.name, trx),
+          `domain ${item.name} just created`,
+        )
         await this.deps.dns.fill(trx, domain, records)
         await this.deps.zones.publish(trx, zone)
         await this.scheduleRenewal(trx, item.accountId, id, outcome.expiresOn)
