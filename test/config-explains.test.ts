@@ -52,7 +52,7 @@ describe('configuration that explains itself', () => {
         DATABASE_URL: url,
       })
       assert.equal((await server.exited).code, 2)
-      const line = oneLine(server.stderr())
+      const line = server.startError()
       assert.match(
         line,
         /^Cannot reach the PostgreSQL database at postgres:\/\/hostapi:\*\*\*@127\.0\.0\.1:\d+\/hostapi \(DATABASE_URL\): .*ECONNREFUSED/,
@@ -186,7 +186,7 @@ describe('configuration that explains itself', () => {
         HOSTAPI_LOG_LEVEL: 'info',
       })
       assert.equal((await server.exited).code, 2)
-      assert.match(oneLine(server.stderr()), new RegExp(`127\\.0\\.0\\.1:${port} .*HOSTAPI_DNS_PORT`))
+      assert.match(server.startError(), new RegExp(`127\\.0\\.0\\.1:${port} .*HOSTAPI_DNS_PORT`))
       assert.ok(!server.lines.some((l) => /listening/i.test(l)), server.lines.join('\n'))
     } finally {
       busy.close()
