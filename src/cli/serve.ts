@@ -35,7 +35,6 @@ export function serveOutput(config: Config) {
 export async function serve(config: Config): Promise<void> {
   const { log: terminalLog, say } = serveOutput(config)
   const server = await startServer(config, terminalLog ? { log: terminalLog } : {})
-  announce(server, say)
   const log = server.ctx.log
   let stopping = false
   const stop = (facts: Record<string, unknown>, why: string) => {
@@ -58,6 +57,8 @@ export async function serve(config: Config): Promise<void> {
   process.on('SIGINT', () => stop({ signal: 'SIGINT' }, 'shutting down'))
   process.on('SIGHUP', () => void server.reloadTls('SIGHUP'))
   if (config.startedByNpm) stopWithParent((parent) => stop({ parent }, 'the npm process that started hostapi ended'))
+  // Said once the signals are handled: a supervisor that acts on these lines finds them handled.
+  announce(server, say)
 }
 
 /**
