@@ -26,11 +26,38 @@ const running = (pid: number) => {
   }
 }
 
-/** The pid of the server: the `pid` of its JSON start line, as a supervisor's log shows it. */
+/** The processes descended from `top` (from /proc), deepest last. */
+function descendants(top: number): number[] {
+  const parents = new Map<number, number>()
+  for (const entry of fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8')
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  const found: number[] = []
+  for (let layer = [top]; layer.length; ) {
+    layer = [...parents].filter(([, parent]) => layer.includes(parent)).map(([pid]) => pid)
+    found.push(...layer)
+  }
+  return found
+}
+
+/**
+ * The pid of the server: the `pid` of its JSON start line, as a supervisor's log shows it (or, from a server that
+ * does not print one, the node process running main.js under `top`); checked to run under `top`.
+ */
 async function serverPid(p: ServerProcess): Promise<number> {
   await p.waitFor(/^hostapi listening on https:/, 120_000)
   const line = p.lines.find((l) => l.startsWith('{') && l.includes('"msg":"hostapi listening on'))
-  return (JSON.parse(line!) as { pid: number }).pid
+  const under = descendants(p.child.pid!)
+  const printed = line ? (JSON.parse(line) as { pid: number }).pid : null
+  const pid =
+    printed ?? under.find((d) => fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').includes('dist/src/cli/main.js'))
+  assert.ok(pid && under.includes(pid), `server ${pid} runs under ${p.child.pid}`)
+  return pid
 }
 
 /**
