@@ -85,7 +85,9 @@ async function stopTopProcess(cwd: string, argv: string[]) {
     top.child.kill('SIGTERM')
     await until('the server process has ended', async () => !running(pid), DRAIN_MS + 5000).catch(() => undefined)
     const gone = !running(pid)
-    await top.exited
+    // The command itself has ended (its output stays open while a server left over from it runs).
+    if (top.child.exitCode === null && top.child.signalCode === null)
+      await new Promise((resolve) => top.child.once('exit', resolve))
     return { gone, lines: top.lines, pid, stderr: top.stderr() }
   } finally {
     // Only what this test started: the command, and the server it ran when it is left over.
