@@ -5,6 +5,7 @@ import path from 'node:path'
 import https from 'node:https'
 import http from 'node:http'
 import readline from 'node:readline'
+import { lineText } from '../src/lib/log-line.js'
 
 // Runs from bench/ (tsx) or dist/bench/ (compiled): the root is where package.json is.
 const here = path.dirname(new URL(import.meta.url).pathname)
@@ -31,7 +32,7 @@ export function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 60
     const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}`)), timeoutMs)
     const rl = readline.createInterface({ input: child.stdout! })
     rl.on('line', (line) => {
-      const m = line.match(pattern)
+      const m = lineText(line).match(pattern)
       if (m) {
         clearTimeout(timer)
         rl.close()

@@ -7,6 +7,7 @@ import https from 'node:https'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { loadBundle } from '../src/cli/bundle.js'
+import { lineText } from '../src/lib/log-line.js'
 
 const here = path.dirname(new URL(import.meta.url).pathname)
 const root = fs.existsSync(path.join(here, '..', 'package.json'))
@@ -45,7 +46,7 @@ setTimeout(() => fail('no answer within 60 s'), 60_000).unref()
 // The server announces its URL on stdout; it is read there, not shown.
 const write = process.stdout.write.bind(process.stdout)
 process.stdout.write = ((chunk: string | Uint8Array) => {
-  const url = /hostapi listening on (\S+)/.exec(String(chunk))?.[1]
+  const url = /^hostapi listening on (\S+)/.exec(lineText(String(chunk).trim()))?.[1]
   if (url) whoami(url)
   return true
 }) as typeof process.stdout.write

@@ -1,5 +1,6 @@
 import fs from 'node:fs'
 import http from 'node:http'
+import type { Server as TlsServer } from 'node:tls'
 import type { FastifyInstance } from 'fastify'
 import { ConfigError, StartError, type Config } from './config/config.js'
 import { SecretBoxError } from './lib/secret-box.js'
@@ -12,6 +13,7 @@ import { migrate, newerMigrations } from './db/migrate.js'
 import { demoAdminToken, demoKeyFile, demoSubUserKeyFile, keepDemoKeys, seedDemoIfEmpty } from './seed/demo.js'
 import { seedFileIfEmpty } from './seed/seed-file.js'
 import { loadTls } from './tls.js'
+import { tlsReloader } from './tls-reload.js'
 import { hashApiKey } from './modules/iam/keys.js'
 import { findKeyForAuth } from './modules/iam/iam.repository.js'
 import { postgresInvalidationBus } from './modules/iam/auth-cache-bus.js'
@@ -34,6 +36,11 @@ export interface RunningServer {
   demoAdminToken: string | null
   /** Where the served certificate comes from: the configured file, or the one the local root signed. */
   tlsSource: string
+  /**
+   * Reads the TLS certificate and key again and serves them on new connections, open ones untouched (SIGHUP; a change
+   * of the configured files does the same by itself). False when they do not load: the served pair stays.
+   */
+  reloadTls(reason: string): Promise<boolean>
   close(): Promise<void>
 }
 
@@ -108,9 +115,13 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
       ctx.jobs.start()
     }
 
+    const tlsServers = [app.server, ...(adminApp ? [adminApp.server] : [])] as unknown as TlsServer[]
+    const reloader = tlsReloader(config, tlsServers, ctx.log)
+
     let closing: Promise<void> | null = null
     const close = () =>
       (closing ??= (async () => {
+        reloader.close()
         if (plain) {
           plain.close()
           plain.closeIdleConnections()
@@ -131,6 +142,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
       demoSubUserKey,
       demoAdminToken: adminToken,
       tlsSource: tls.source,
+      reloadTls: reloader.reload,
       close,
     }
   } catch (err) {

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { forEachDialect, processDatabase, startTestApp, type ProcessDatabase } from './helpers/app.js'
+import fs from 'node:fs'
+import { forEachDialect, processDatabase, startTestApp, tempDir, type ProcessDatabase } from './helpers/app.js'
 import { runAdminCli, runCli } from './helpers/process.js'
 
 forEachDialect((dialect) => {
@@ -90,5 +91,23 @@ forEachDialect((dialect) => {
         return true
       })
     })
+  })
+})
+
+describe('admin commands: the result alone on stdout', () => {
+  it('what a command logs (an open data directory) goes to stderr; stdout holds the key alone', async () => {
+    const dataDir = tempDir()
+    try {
+      const env = { PATH: process.env.PATH ?? '', HOSTAPI_DATA_DIR: dataDir, HOSTAPI_LOG_LEVEL: 'info' }
+      assert.equal((await runCli(env, 'migrate')).code, 0)
+      fs.chmodSync(dataDir, 0o755)
+      const customer = await runAdminCli(env, 'account', 'create', '--name', 'Out', '--email', 'ops@out.test')
+      assert.match(customer.out, /^\d+\n$/)
+      const key = await runAdminCli(env, 'key', 'create', '--account', customer.out.trim())
+      assert.match(key.out, /^[A-Za-z0-9]{40}\n$/, key.out)
+      assert.match(key.err, /the data directory is open to group or others/)
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true })
+    }
   })
 })

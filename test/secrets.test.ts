@@ -129,7 +129,7 @@ forEachDialect((dialect) => {
         const { code } = await wrong.exited
         assert.equal(code, 2)
         assert.match(
-          wrong.stderr(),
+          wrong.startError(),
           /The secret key \(HOSTAPI_SECRET_KEY, key id [0-9a-f]{16}\) does not open the secrets stored in the database/,
         )
         assert.match(wrong.stderr(), /every instance on one database needs the same key/)

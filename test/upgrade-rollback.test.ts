@@ -240,7 +240,7 @@ forEachDialect((dialect: Dialect) => {
 
       const server = spawnServer(env())
       const { code } = await server.exited
-      assert.equal(server.stderr(), expected)
+      assert.equal(`${server.startError()}\n`, expected)
       assert.equal(code, 2)
       const migrate = await runCli(env(), 'migrate')
       assert.equal(migrate.err, expected)

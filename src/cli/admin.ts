@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
 import type { Context } from '../context.js'
+import type { ZoneDrift } from '../drivers/dns/dns.js'
 import { ApiError } from '../errors.js'
 import { SecretBoxError } from '../lib/secret-box.js'
 import * as repo from '../modules/iam/iam.repository.js'
@@ -10,7 +11,12 @@ export class AdminUsageError extends Error {}
 
 interface Out {
   write(s: string): unknown
+  /** A terminal: long commands show their progress there. */
+  isTTY?: boolean
 }
+
+/** A drifted zone's line names at most this many record sets; the others are counted ("and 12 more"). */
+export const LISTED_RRSETS = 10
 
 /** The admin commands' help. */
 export const ADMIN_HELP = `Usage: hostapi admin <command> [options]
@@ -35,7 +41,8 @@ export const ADMIN_HELP = `Usage: hostapi admin <command> [options]
   token revoke TOKEN_PREFIX|TOKEN_ID
   dns resync [--domain NAME]...
       Rebuilds the DNS driver's zones (PowerDNS) from the database, all or those named; prints one line per zone
-      that had drifted: zone, then what was missing, extra, differing or failed.
+      that had drifted: zone, then what was missing, extra, differing (the first ${LISTED_RRSETS} record sets and how many
+      more) or failed; then a summary on stderr. Exits 1 when any zone failed.
   order list [--status open|processing|error|completed|cancelled] [--account CUSTOMER_NUMBER]
       Lists orders of every account, newest first (the latest 100): id, account, status, total, created.
   order show ORDER_ID
@@ -253,23 +260,38 @@ const secretsRotate: Command = async ({ ctx, err }) => {
   err.write(`re-sealed ${rewritten} stored value(s) with the secret key ${ctx.secrets.box.currentKeyId}\n`)
 }
 
-/** Exits 1 when any zone could not be compared or fixed (each is listed with its error). */
+/** A zone's error is cut to this many characters. */
+const ERROR_CHARS = 300
+
+/** What one drifted zone's line says after the zone: missing, extra, the record sets that differed, or the error. */
+function driftText(d: ZoneDrift): string {
+  if (d.error) return `failed: ${d.error.length > ERROR_CHARS ? `${d.error.slice(0, ERROR_CHARS)}…` : d.error}`
+  if (d.missing) return 'missing'
+  if (d.extra) return 'extra'
+  const more = d.differing.length - LISTED_RRSETS
+  return `differing: ${d.differing.slice(0, LISTED_RRSETS).join(', ')}${more > 0 ? ` and ${more} more` : ''}`
+}
+
+/**
+ * Prints one line per drifted zone on `out` (capped, see driftText), the progress on a terminal and a summary on
+ * `err`; exits 1 when any zone could not be compared or fixed.
+ */
 const dnsResync: Command = async ({ ctx, v, out, err }) => {
-  const drift = await ctx.services.zoneDelivery.resync(v.domain)
+  let compared = 0
+  let shown = 0
+  const drift = await ctx.services.zoneDelivery.resync(v.domain, (done, total) => {
+    compared = done
+    // On a terminal, rewritten in place a few times a second.
+    if (err.isTTY && (done === total || Date.now() - shown > 200)) {
+      shown = Date.now()
+      err.write(`\rresync: ${done}/${total} zone(s) compared`)
+    }
+  })
+  if (err.isTTY && shown) err.write('\n')
+  for (const d of drift) out.write(`${d.zone}\t${driftText(d)}\n`)
   const failed = drift.filter((d) => d.error).length
-  for (const d of drift) {
-    const what = d.error
-      ? `failed: ${d.error}`
-      : d.missing
-        ? 'missing'
-        : d.extra
-          ? 'extra'
-          : `differing: ${d.differing.join(', ')}`
-    out.write(`${d.zone}\t${what}\n`)
-  }
-  if (failed === 0) return 0
-  err.write(`${failed} zone(s) could not be resynced\n`)
-  return 1
+  err.write(`resync: ${compared} zone(s) compared, ${drift.length - failed} drifted and fixed, ${failed} failed\n`)
+  return failed === 0 ? 0 : 1
 }
 
 const ORDER_STATUSES = ['open', 'processing', 'error', 'completed', 'cancelled'] as const

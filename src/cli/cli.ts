@@ -1,8 +1,8 @@
 // The hostapi command line (serve, migrate, admin); main.ts starts it.
 import pino from 'pino'
 import { ConfigError, environment, loadConfig, StartError, type Config } from '../config/config.js'
+import { serve } from './serve.js'
 import { readableLogLine } from '../lib/log-line.js'
-import { startServer } from '../server.js'
 import { createContext } from '../context.js'
 import { migrate, newerMigrations } from '../db/migrate.js'
 import { runAdmin, AdminUsageError, ADMIN_HELP, isAdminHelp } from './admin.js'
@@ -61,17 +61,10 @@ function commandLine(argv: string[]): { env: Record<string, string | undefined>;
   return { env: environment(fileEnv, flags), args }
 }
 
-// On a terminal the log is read by a person: one readable line per entry. Elsewhere (a pipe, a file, a service
-// manager) it stays JSON, one object per line, for whatever collects it.
-function terminalLog(config: Config) {
-  if (!process.stdout.isTTY) return {}
-  const write = (line: string) => process.stdout.write(readableLogLine(line))
-  return { log: pino({ level: config.logLevel }, { write }) }
-}
-
 async function main(argv: string[]): Promise<number> {
   const { env, args } = commandLine(argv)
   const [command = 'serve', ...rest] = args
+  failures.json = command === 'serve' && !process.stderr.isTTY
   if (command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(USAGE)
     return 0
@@ -89,7 +82,10 @@ async function main(argv: string[]): Promise<number> {
   // Whatever this process creates (SQLite's -wal and -shm files included) is owner-only.
   process.umask(PRIVATE_UMASK)
   const config = loadConfig(env)
-  for (const warning of config.warnings) process.stderr.write(`Warning: ${warning}\n`)
+  failures.debug = config.logLevel === 'debug' || config.logLevel === 'trace'
+  for (const warning of config.warnings)
+    if (failures.json) stderrLine('warn', {}, warning)
+    else process.stderr.write(`Warning: ${warning}\n`)
   try {
     return await run(config, command, rest)
   } catch (err) {
@@ -98,36 +94,19 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+/**
+ * The log of a command other than serve (migrate, admin): on stderr, so that stdout carries the result alone (the
+ * key `key create` prints); readable lines on a terminal, JSON elsewhere.
+ */
+function commandLog(config: Config) {
+  if (!process.stderr.isTTY) return pino({ level: config.logLevel }, pino.destination({ dest: 2, sync: true }))
+  return pino({ level: config.logLevel }, { write: (line: string) => process.stderr.write(readableLogLine(line)) })
+}
+
 /** Runs a command on a loaded configuration. */
 async function run(config: Config, command: string, rest: string[]): Promise<number> {
   if (command === 'serve') {
-    const server = await startServer(config, terminalLog(config))
-    const log = server.ctx.log
-    process.stdout.write(`hostapi listening on ${server.url}\n`)
-    if (server.httpUrl) process.stdout.write(`plain HTTP listener on ${server.httpUrl}\n`)
-    process.stdout.write(`API docs: ${server.url.replace(/\/api\/v2$/, '')}/docs\n`)
-    process.stdout.write(`TLS certificate: ${server.tlsSource}\n`)
-    process.stdout.write(
-      `Admin API: ${server.adminUrl} (token: npx hostapi admin token create)${server.ctx.ops.sandbox ? ', sandbox mode on' : ''}\n`,
-    )
-    if (server.demoKey) process.stdout.write(`Demo API key: ${server.demoKey}\n`)
-    if (server.demoSubUserKey) process.stdout.write(`Demo sub-user API key (domains only): ${server.demoSubUserKey}\n`)
-    if (server.demoAdminToken) process.stdout.write(`Demo admin token: ${server.demoAdminToken}\n`)
-    let stopping = false
-    const stop = (signal: string) => {
-      if (stopping) return
-      stopping = true
-      log.info({ signal }, 'shutting down: finishing in-flight requests and jobs')
-      server.close().then(
-        () => process.exit(0),
-        (err) => {
-          log.error({ err }, 'shutdown failed')
-          process.exit(1)
-        },
-      )
-    }
-    process.on('SIGTERM', () => stop('SIGTERM'))
-    process.on('SIGINT', () => stop('SIGINT'))
+    await serve(config)
     return -1
   }
   if (command === 'cert') {
@@ -141,7 +120,7 @@ async function run(config: Config, command: string, rest: string[]): Promise<num
     return 0
   }
   if (command === 'migrate') {
-    const ctx = createContext(config)
+    const ctx = createContext(config, { log: commandLog(config) })
     try {
       const { applied, newer } = await migrate(ctx.db, ctx.dbSchema)
       process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n')
@@ -161,7 +140,7 @@ async function run(config: Config, command: string, rest: string[]): Promise<num
         `No hostapi database at ${config.database.dialect === 'sqlite' ? config.database.file : 'DATABASE_URL'}: ` +
           'run the command where the server runs, or set HOSTAPI_DATA_DIR or DATABASE_URL to its database (hostapi migrate creates one)',
       )
-    const ctx = createContext(config)
+    const ctx = createContext(config, { log: commandLog(config) })
     try {
       await migrate(ctx.db, ctx.dbSchema)
       const runCommand = command === 'admin' ? runAdmin : runTrigger
@@ -174,21 +153,30 @@ async function run(config: Config, command: string, rest: string[]): Promise<num
   return 2
 }
 
+/**
+ * How a failure is told: as text, or, for `serve` with stderr not a terminal (a service manager, a pipe), as one JSON
+ * object on stderr like the log's lines, an unexpected error's stack only at log level debug.
+ */
+const failures = { json: false, debug: false }
+
+/** A line of the JSON log on stderr (pino's shape), for what `serve` says before its log exists. */
+const stderrLine = (level: 'warn' | 'fatal', facts: Record<string, unknown>, msg: string) =>
+  pino({ level: 'trace' }, pino.destination({ dest: 2, sync: true }))[level](facts, msg)
+
+function fail(err: unknown, code: number, facts: Record<string, unknown> = {}): never {
+  const message = err instanceof Error ? err.message : String(err)
+  if (failures.json) stderrLine('fatal', failures.debug && code === 1 ? { ...facts, err } : facts, message)
+  else process.stderr.write(`${code === 1 && err instanceof Error ? (err.stack ?? message) : message}\n`)
+  process.exit(code)
+}
+
 main(process.argv.slice(2)).then(
   (code) => {
     if (code >= 0) process.exit(code)
   },
   (err) => {
-    if (
-      err instanceof ConfigError ||
-      err instanceof StartError ||
-      err instanceof AdminUsageError ||
-      err instanceof UsageError
-    ) {
-      process.stderr.write(`${err.message}\n`)
-      process.exit(2)
-    }
-    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
-    process.exit(1)
+    if (err instanceof ConfigError) fail(err, 2, { problems: err.problems })
+    if (err instanceof StartError || err instanceof AdminUsageError || err instanceof UsageError) fail(err, 2)
+    fail(err, 1)
   },
 )

@@ -45,6 +45,8 @@ export interface Config {
   /** The built-in DNS server as a hidden primary: zone transfers to and NOTIFY of its secondaries. */
   dnsTransfer: DnsTransferConfig
   logLevel: string
+  /** Started by npm (npx, npm start: npm_command is set): `serve` stops when the process npm started it under ends. */
+  startedByNpm: boolean
   /** A log line per answered request (method, path, status, ms, operation id): on in demo and sandbox mode. */
   requestLog: boolean
   /** What the start should say about the environment without stopping: `HOSTAPI_*` variables hostapi does not read. */
@@ -204,6 +206,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     ...storage,
     demo,
     logLevel: env.HOSTAPI_LOG_LEVEL || 'info',
+    startedByNpm: Boolean(env.npm_command),
     warnings: unknownSettings(env),
     requestLog: r.bool('HOSTAPI_REQUEST_LOG', r.bool('HOSTAPI_SANDBOX', demo.enabled)),
     dns: dnsConfig(r),

@@ -25,3 +25,17 @@ export function readableLogLine(json: string): string {
   if (detail) line += `  ${detail.replace(/\n/g, '\n  ')}\n`
   return line
 }
+
+/**
+ * What a line of hostapi's output says: the `msg` of a JSON log line (all its output is JSON when stdout is not a
+ * terminal, the start's lines too), or the line itself.
+ */
+export function lineText(line: string): string {
+  if (!line.startsWith('{')) return line
+  try {
+    const msg = (JSON.parse(line) as { msg?: unknown }).msg
+    return typeof msg === 'string' ? msg : line
+  } catch {
+    return line
+  }
+}

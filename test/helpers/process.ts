@@ -1,6 +1,9 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { promisify } from 'node:util'
 import readline from 'node:readline'
+import { lineText } from '../../src/lib/log-line.js'
+
+export { lineText }
 
 /**
  * The settings of a server process a test kills and starts again: its database's, free ports, the demo key (and an
@@ -25,10 +28,17 @@ export const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname
 
 export interface ServerProcess {
   child: ChildProcess
-  /** Every line the process printed on stdout so far. */
+  /** Every line the process printed on stdout so far, as printed. */
   lines: string[]
-  /** Resolves with the first stdout line matching `pattern`. */
+  /** Resolves with the first stdout line whose text (lineText) matches `pattern`. */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>
+  /** The fact `name` of the first JSON line on stdout whose message matches `pattern` (the start's lines have them). */
+  fact(pattern: RegExp, name: string): Promise<unknown>
+  /**
+   * The message of a start that failed: stderr holds exactly one JSON object (no stack trace), as a service manager
+   * gets it. Call once the process has exited.
+   */
+  startError(): string
   /** Resolves once the process has exited and its output is closed: `lines` then holds all it printed. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
   /** What the process printed on stderr so far. */
@@ -41,20 +51,21 @@ export interface ServerProcess {
  */
 export function spawnServer(
   env: Record<string, string>,
-  opts: { script?: string; argv?: string[] } = {},
+  opts: { script?: string; argv?: string[]; cwd?: string } = {},
 ): ServerProcess {
   const args = opts.script ? [opts.script, 'serve'] : ['--import', 'tsx', cli, 'serve']
   const [command, ...rest] = opts.argv ?? [process.execPath, ...args]
   const child = spawn(command, rest, {
     env: { PATH: process.env.PATH ?? '', HOSTAPI_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(opts.cwd ? { cwd: opts.cwd } : {}),
   })
   const lines: string[] = []
   const waiters: { pattern: RegExp; resolve: (m: RegExpMatchArray) => void }[] = []
   readline.createInterface({ input: child.stdout! }).on('line', (line) => {
     lines.push(line)
     for (const w of [...waiters]) {
-      const m = line.match(w.pattern)
+      const m = lineText(line).match(w.pattern)
       if (m) {
         waiters.splice(waiters.indexOf(w), 1)
         w.resolve(m)
@@ -66,13 +77,27 @@ export function spawnServer(
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('close', (code, signal) => resolve({ code, signal })),
   )
-  return {
+  const startError = () => {
+    const all = stderr.trim().split('\n')
+    if (all.length !== 1) throw new Error(`not one line on stderr: ${stderr}`)
+    const entry = JSON.parse(all[0]!) as { level: number; msg: string }
+    if (entry.level !== 60 || /\n\s+at /.test(JSON.stringify(entry))) throw new Error(`not a fatal line: ${stderr}`)
+    return entry.msg
+  }
+  const server: ServerProcess = {
     child,
     lines,
     exited,
     stderr: () => stderr,
+    startError,
+    async fact(pattern, name) {
+      await server.waitFor(pattern)
+      const line = lines.find((l) => l.startsWith('{') && pattern.test(lineText(l)))
+      if (!line) throw new Error(`no JSON line matching ${pattern}: ${lines.join('\n')}`)
+      return (JSON.parse(line) as Record<string, unknown>)[name]
+    },
     waitFor(pattern, timeoutMs = 30_000) {
-      const seen = lines.map((l) => l.match(pattern)).find(Boolean)
+      const seen = lines.map((l) => lineText(l).match(pattern)).find(Boolean)
       if (seen) return Promise.resolve(seen)
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no line matching ${pattern}; stderr: ${stderr}`)), timeoutMs)
@@ -89,6 +114,7 @@ export function spawnServer(
       })
     },
   }
+  return server
 }
 
 const run = promisify(execFile)

@@ -28,7 +28,7 @@ export interface DnsDriver {
    * Compares the zones the other server holds (all, or those named) with the zone source, fixes the drift and
    * reports it; absent on a driver that serves straight from the zone source and so cannot drift.
    */
-  resync?(names?: string[]): Promise<ZoneDrift[]>
+  resync?(names?: string[], progress?: ResyncProgress): Promise<ZoneDrift[]>
   /** Throws unless the other server answers: after a failed push, it tells when queued pushes may go out again. */
   ping?(): Promise<void>
   /**
@@ -37,6 +37,9 @@ export interface DnsDriver {
    */
   readonly maxRecordSetBytes?: number
 }
+
+/** Told after each zone `resync()` compared: how many are done of how many it compares. */
+export type ResyncProgress = (done: number, total: number) => void
 
 /** The drift between a pushing driver's server and hostapi found for one zone by `resync()`. */
 export interface ZoneDrift {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino'
 import { createPrivateKey } from 'node:crypto'
 import pLimit, { type LimitFunction } from 'p-limit'
-import type { DnsDriver, ServedZone, ZoneDrift, ZoneSigningKey, ZoneSource } from './dns.js'
+import type { DnsDriver, ResyncProgress, ServedZone, ZoneDrift, ZoneSigningKey, ZoneSource } from './dns.js'
 import { apexOf, rrsetKey, sameRRset, toPowerDnsRRsets, type PowerDnsRRset } from './powerdns-rrsets.js'
 import type { ZoneChange } from '../../lib/dns/zone-serial.js'
 import { ALG_ECDSAP256SHA256, DNSKEY_PROTOCOL, iscPrivateKey, p256Point } from '../../lib/dns/dnssec.js'
@@ -193,7 +193,7 @@ export class PowerDnsDriver implements DnsDriver {
    * it, one entry per zone that drifted: missing zones are created, RRsets that differ replaced, and zones hostapi
    * no longer serves deleted when hostapi created them (others are only reported).
    */
-  async resync(names?: string[]): Promise<ZoneDrift[]> {
+  async resync(names?: string[], progress?: ResyncProgress): Promise<ZoneDrift[]> {
     // Without names: every zone PowerDNS holds (extra ones are found) and every zone hostapi serves (missing ones).
     const apexes = names
       ? [...new Set(names.map(apexOf).filter(Boolean))]
@@ -204,6 +204,7 @@ export class PowerDnsDriver implements DnsDriver {
           ]),
         ]
     const drift: ZoneDrift[] = []
+    let done = 0
     for (const apex of apexes) {
       // One zone PowerDNS refuses must not keep the others from being fixed: it is reported with its error.
       try {
@@ -213,6 +214,7 @@ export class PowerDnsDriver implements DnsDriver {
         if (!(err instanceof DnsPushError)) throw err
         drift.push({ zone: apex, missing: false, extra: false, differing: [], error: err.message })
       }
+      progress?.(++done, apexes.length)
     }
     return drift
   }

@@ -3,7 +3,7 @@ import type { Logger } from 'pino'
 import type { Clock } from '../../../clock.js'
 import { iso } from '../../../clock.js'
 import type { Db } from '../../../db/database.js'
-import type { DnsDriver, ZoneDrift, ZoneSource } from '../../../drivers/dns/dns.js'
+import type { DnsDriver, ResyncProgress, ZoneDrift, ZoneSource } from '../../../drivers/dns/dns.js'
 import { errors } from '../../../errors.js'
 import { defineJob, type JobRunner } from '../../../jobs/runner.js'
 import { crashPoint } from '../../../ops/crash-points.js'
@@ -167,9 +167,9 @@ export class ZoneDelivery {
   }
 
   /** Rebuilds the server's zones (all, or those named) from hostapi's data and reports what had drifted. */
-  async resync(names?: string[]): Promise<ZoneDrift[]> {
+  async resync(names?: string[], progress?: ResyncProgress): Promise<ZoneDrift[]> {
     if (!this.driver.resync) throw errors.dnsResyncUnsupported()
-    return this.driver.resync(names)
+    return this.driver.resync(names, progress)
   }
 
   /**
