@@ -1,5 +1,4 @@
 import ipaddr from 'ipaddr.js'
-import type { Config } from './config.js'
 import type { EnvReader } from './env-reader.js'
 
 /**
@@ -7,7 +6,13 @@ import type { EnvReader } from './env-reader.js'
  * an admin listener (the admin API and `/metrics`) stays off the network the customer API is served on unless the
  * operator binds it elsewhere on purpose.
  */
-export function adminConfig(r: EnvReader): Config['admin'] {
+export interface AdminConfig {
+  host: string
+  port: number | null
+  token: string | null
+}
+
+export function adminConfig(r: EnvReader): AdminConfig {
   const { env } = r
   const port = env.HOSTAPI_ADMIN_PORT ? r.int('HOSTAPI_ADMIN_PORT', 0, 0, 65535) : null
   const host = env.HOSTAPI_ADMIN_HOST || '127.0.0.1'

@@ -15,7 +15,7 @@ import { connectionConfig, requestTimeoutDefault, type ConnectionsConfig } from 
 import { hypervisorConfig, type HypervisorConfig } from './hypervisor.js'
 import { postgresConfig, type PostgresConfig } from './database.js'
 import { unknownSettings } from './known-settings.js'
-import { adminConfig } from './admin.js'
+import { adminConfig, type AdminConfig } from './admin.js'
 
 /** The validated, frozen configuration of one hostapi process. Only this module reads the environment. */
 export interface Config {
@@ -144,7 +144,7 @@ export interface Config {
    * metrics stay off the network the customer API is on unless the operator binds them elsewhere.
    * `token`: a fixed admin token (HOSTAPI_ADMIN_TOKEN) made valid at start, for sandboxes and CI.
    */
-  admin: { host: string; port: number | null; token: string | null }
+  admin: AdminConfig
   /**
    * Sandbox mode: a controllable clock, reset to the seed, fault injection and a request journal.
    * `seedFile` (JSON or YAML) describes the data loaded on an empty database and on every reset.
