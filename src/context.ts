@@ -1,6 +1,5 @@
 import fs from 'node:fs'
 import pino, { type Logger } from 'pino'
-import type { Redis } from 'ioredis'
 import type { Kysely } from 'kysely'
 import type { Config } from './config/config.js'
 import { ManualClock, systemClock, type Clock } from './clock.js'
@@ -12,8 +11,7 @@ import { Metrics } from './ops/metrics.js'
 import { hostapiVersion } from './lib/version.js'
 import { crashOnJob, FaultInjector, workFaults, type WorkFaults } from './ops/faults.js'
 import { RequestJournal } from './ops/journal.js'
-import type { Sandbox } from './ops/sandbox.js'
-import { openDatabase, type Database, type Dialect } from './db/database.js'
+import { openDatabase, type Database, } from './db/database.js'
 import type { DB } from './db/tables.js'
 import { migrations } from './db/migrations/index.js'
 import type { MigrationModule } from './db/migrations/helpers.js'
@@ -23,18 +21,16 @@ import { IamService } from './modules/iam/iam.service.js'
 import { IdempotencyService } from './modules/idempotency/idempotency.service.js'
 import { OrdersService } from './modules/orders/orders.service.js'
 import { OrdersAdminService } from './modules/orders/orders-admin.service.js'
-import type { RegistryDriver } from './drivers/registry/registry.js'
 import { BuiltinRegistry } from './drivers/registry/builtin.js'
-import { createDomainServices, type DomainServices } from './modules/domains/area.js'
-import { createVpsServices, type VpsServices } from './modules/vps/area.js'
-import { createAccountServices, type AccountServices } from './modules/account/area.js'
+import { createDomainServices, } from './modules/domains/area.js'
+import { createVpsServices, } from './modules/vps/area.js'
+import { createAccountServices, } from './modules/account/area.js'
 import type { HypervisorDriver } from './drivers/hypervisor/hypervisor.js'
 import { BuiltinHypervisor } from './drivers/hypervisor/builtin.js'
 import { LxdHypervisor } from './drivers/hypervisor/lxd.js'
 import type { MailDriver } from './drivers/mail/mail.js'
 import { OutboxMailDriver } from './drivers/mail/builtin.js'
 import { SmtpMailDriver } from './drivers/mail/smtp.js'
-import type { PaymentsDriver } from './drivers/payments/payments.js'
 import { LedgerPaymentsDriver } from './drivers/payments/builtin.js'
 import type { DnsDriver, ZoneSource } from './drivers/dns/dns.js'
 import { BuiltinDnsServer } from './drivers/dns/builtin.js'
@@ -43,7 +39,6 @@ import { ZoneDelivery } from './modules/domains/dns/zone-delivery.js'
 import { zoneSourceOf } from './modules/domains/dns/zone-source.js'
 import { AffiliateService } from './modules/affiliate/affiliate.service.js'
 import { MailService } from './modules/mail/mail.service.js'
-import type { CertificateAuthority } from './drivers/ca/ca.js'
 import { BuiltinCa } from './drivers/ca/builtin.js'
 import { AcmeCa } from './drivers/ca/acme.js'
 import { CertificatesService } from './modules/certificates/certificates.service.js'
@@ -55,7 +50,6 @@ import { SecretsService } from './modules/secrets/secrets.service.js'
 import { prepareDataDir } from './data-dir.js'
 import { loadSecretKeys, type SecretKeys } from './secret-key.js'
 import { resetSandbox } from './seed/sandbox-reset.js'
-import type { WebhooksService } from './modules/webhooks/webhooks.service.js'
 import { createWebhooksService } from './modules/webhooks/area.js'
 import { DELIVERY_JOB } from './modules/webhooks/webhook-events.js'
 import { SandboxEventsService } from './modules/admin/sandbox-events.service.js'
@@ -66,84 +60,8 @@ import { certificateEventSamplers } from './modules/certificates/certificate-eve
 import { invoiceEventSamplers } from './modules/account/invoices/invoice-events.js'
 import { ticketEventSamplers } from './modules/account/tickets/ticket-events.js'
 
-/** The providers behind interfaces; the built-in ones work on one machine. */
-export interface Drivers {
-  registry: RegistryDriver
-  hypervisor: HypervisorDriver
-  mail: MailDriver
-  payments: PaymentsDriver
-  dns: DnsDriver
-  ca: CertificateAuthority
-}
-
-/** Every service of the application, built once per process. */
-export interface Services extends DomainServices, AccountServices, VpsServices {
-  iam: IamService
-  /** Admin tokens; the operator's accounts, catalogue and activity follow. */
-  admin: AdminService
-  adminAccounts: AdminAccountsService
-  adminCatalog: CatalogService
-  adminActivity: AdminActivityService
-  idempotency: IdempotencyService
-  orders: OrdersService
-  /** The operator's orders of every account and the repairs of a stranded one. */
-  ordersAdmin: OrdersAdminService
-  affiliate: AffiliateService
-  /** Outgoing mail, queued as jobs and sent through the mail driver. */
-  mail: MailService
-  certificates: CertificatesService
-  /** Secrets at rest: the start-up key check and the key rotation. */
-  secrets: SecretsService
-  /** Committed zone changes on their way to the DNS driver (through the job queue for a pushing one). */
-  zoneDelivery: ZoneDelivery
-  /** Webhook endpoints and the delivery of events to them. */
-  webhooks: WebhooksService
-  /** Sandbox triggers of any webhook event, with the payload of the account's own resource. */
-  sandboxEvents: SandboxEventsService
-}
-
-/** The composition root: configuration, database, clock, logger, job runner and services. */
-export interface Context {
-  config: Config
-  db: Kysely<DB>
-  dialect: Dialect
-  /** The PostgreSQL schema, when one is configured. */
-  dbSchema: string | null
-  /** The migrations this release knows, by name. */
-  migrations: Record<string, MigrationModule>
-  /** Resolves once every write committed so far is on disk (see Database.durable). */
-  durable(): Promise<void>
-  /** See Database.dataVersion. */
-  dataVersion: (() => string) | null
-  /** See Database.roundTrips. */
-  roundTrips(): number
-  /** See Database.accountVersion. */
-  accountVersion: ((accountId: number) => Promise<string>) | null
-  clock: Clock
-  log: Logger
-  /** The key that seals secrets at rest (and previous ones during a rotation). */
-  secrets: SecretKeys
-  redis: Redis | null
-  /** The breaker around Redis (null without Redis); its health is `degraded` while counters are per instance. */
-  redisGuard: RedisGuard | null
-  /** Fixed-window counters (rate limits, failed credentials): in Redis when configured, else in memory. */
-  counter: WindowCounter
-  jobs: JobRunner
-  /** Housekeeping jobs (the daily prune). */
-  maintenance: Maintenance
-  drivers: Drivers
-  services: Services
-  ops: Ops
-  close(): Promise<void>
-}
-
-/** Operating state of this process: metrics always; the sandbox's clock, faults and journal in sandbox mode. */
-export interface Ops {
-  metrics: Metrics
-  /** The operationIds of the customer API, as the app registered them. */
-  operations: Set<string>
-  sandbox: Sandbox | null
-}
+import type { Context, Drivers, Ops, Services } from './context.types.js'
+export type { Context, Drivers, Ops, Services } from './context.types.js'
 
 /** The DNS driver HOSTAPI_DNS_DRIVER names, reading the zones it serves through `zones`. */
 export function dnsDriverFor(config: Config, zones: ZoneSource, log: Logger): DnsDriver {

@@ -60,6 +60,40 @@ function importsOf(file: string): string[] {
   return out
 }
 
+/** The strongly connected components of more than one file (Tarjan): each is a set of files importing each other. */
+function stronglyConnected(graph: Map<string, string[]>): string[][] {
+  let next = 0
+  const index = new Map<string, number>()
+  const low = new Map<string, number>()
+  const stack: string[] = []
+  const onStack = new Set<string>()
+  const out: string[][] = []
+  const visit = (v: string) => {
+    index.set(v, next)
+    low.set(v, next)
+    next++
+    stack.push(v)
+    onStack.add(v)
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue
+      if (!index.has(w)) {
+        visit(w)
+        low.set(v, Math.min(low.get(v) ?? 0, low.get(w) ?? 0))
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v) ?? 0, index.get(w) ?? 0))
+    }
+    if (low.get(v) !== index.get(v)) return
+    const component: string[] = []
+    for (let w = stack.pop(); w !== undefined; w = stack.pop()) {
+      onStack.delete(w)
+      component.push(w)
+      if (w === v) break
+    }
+    if (component.length > 1) out.push(component)
+  }
+  for (const v of graph.keys()) if (!index.has(v)) visit(v)
+  return out
+}
+
 /** Upward imports not yet removed; each one is a debt, and the list only shrinks. */
 const EXCEPTIONS: string[] = []
 
@@ -77,6 +111,16 @@ describe('layers', () => {
     }
     if (process.env.LAYERS_LIST) console.log(violations.sort().join('\n'))
     assert.deepEqual(violations.sort(), [...EXCEPTIONS].sort())
+  })
+
+  it('no import cycle under src/, type-only imports included', () => {
+    const graph = new Map<string, string[]>()
+    for (const file of sourceFiles(src)) {
+      const rel = path.relative(src, file)
+      graph.set(rel, [...new Set(importsOf(file).filter((t) => !t.startsWith('..')))])
+    }
+    const cycles = stronglyConnected(graph).map((c) => c.sort().join(' <-> '))
+    assert.deepEqual(cycles.sort(), [])
   })
 
   it('no file under src/ is longer than 450 lines', () => {

@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import type { Config } from '../config/config.js'
-import type { Context } from '../context.js'
+import type { Context } from '../context.types.js'
 import * as iam from '../modules/iam/iam.repository.js'
 import { hashApiKey } from '../modules/iam/keys.js'
 import { findTokenByHash } from '../modules/admin/admin.repository.js'
@@ -10,11 +10,8 @@ import { seedVps } from '../modules/vps/vps.seed.js'
 import { seedAccount } from '../modules/account/account.seed.js'
 import { seedDomains } from '../modules/domains/domains.seed.js'
 
-/** What an area adds to the demo account. */
-export type DemoSeeder = (
-  ctx: Context,
-  account: { accountId: number; userId: number; customerNumber: number },
-) => Promise<void>
+import type { DemoSeeder } from './demo-seeder.js'
+export type { DemoSeeder } from './demo-seeder.js'
 
 /** Each area's demo seeder, run in this order on an empty database. */
 const demoSeeders: DemoSeeder[] = [seedDomains, seedCertificates, seedVps, seedAccount]

@@ -1,4 +1,4 @@
-import type { Context } from '../context.js'
+import type { Context } from '../context.types.js'
 import { errors } from '../errors.js'
 import type { SandboxReset } from '../ops/sandbox.js'
 import { countAccounts } from '../modules/iam/iam.repository.js'

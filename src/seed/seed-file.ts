@@ -1,6 +1,6 @@
 import fs from 'node:fs'
 import type { Static } from 'typebox'
-import type { Context } from '../context.js'
+import type { Context } from '../context.types.js'
 import { ymd } from '../clock.js'
 import { ApiError } from '../errors.js'
 import { DomainNames } from '../lib/domain-name.js'

@@ -1,4 +1,4 @@
-import type { DemoSeeder } from '../../seed/demo.js'
+import type { DemoSeeder } from '../../seed/demo-seeder.js'
 import { permissionMap } from '../iam/permissions.js'
 import type { Principal } from '../iam/iam.service.js'
 import { profileExample } from './profile/profile.schemas.js'

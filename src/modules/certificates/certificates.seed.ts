@@ -1,4 +1,4 @@
-import type { DemoSeeder } from '../../seed/demo.js'
+import type { DemoSeeder } from '../../seed/demo-seeder.js'
 
 /** The name on the demo account's certificate. */
 export const DEMO_CERTIFICATE_NAME = 'www.demo-shop.nl'

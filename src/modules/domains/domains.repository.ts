@@ -3,7 +3,7 @@ import type { Db } from '../../db/database.js'
 import { likeContains, likeEndsWith } from '../../db/search.js'
 import { jsonColumns, type Decoded } from '../../db/json-columns.js'
 import type { DomainRow, DomainsTable } from './domains.tables.js'
-import type { Role } from './contacts/contacts.service.js'
+import type { Role } from './contacts/contacts.types.js'
 import type { Nameserver } from './nameservers/nameservers.js'
 import type { DnssecKey } from './dnssec/dnssec-input.js'
 

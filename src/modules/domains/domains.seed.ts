@@ -1,6 +1,6 @@
 import { ymd } from '../../clock.js'
-import type { Context } from '../../context.js'
-import type { DemoSeeder } from '../../seed/demo.js'
+import type { Context } from '../../context.types.js'
+import type { DemoSeeder } from '../../seed/demo-seeder.js'
 import { addYears } from '../../lib/domain-name.js'
 
 /**

@@ -1,5 +1,5 @@
 import type { EventSamplers, EventType } from '../webhooks/webhook-events.js'
-import type { OrderItemError } from './orders.service.js'
+import type { OrderItemError } from './orders.tables.js'
 import * as repo from './orders.repository.js'
 
 /** The webhook event of a processed domain item: completed or failed, with the order, the item and its errors. */

@@ -1,7 +1,7 @@
 import type { EventSampler, EventSamplers } from '../webhooks/webhook-events.js'
 import * as repo from './vps.repository.js'
 import type { VpsTask } from './vps.repository.js'
-import { taskView } from './vps-tasks.service.js'
+import { taskView } from './vps-task-view.js'
 
 /** The data of `vps.task.completed` and `vps.task.failed`: the VPS and the task as `GET /vps/{id}/tasks` shows it. */
 export const taskEvent = (task: VpsTask) => ({ vps_id: task.vps_id, ...taskView(task) })

@@ -24,25 +24,8 @@ export const TASK_JOB = 'vps.task'
 /** A power action a customer can ask for. */
 export type PowerAction = 'start' | 'stop' | 'poweroff' | 'restart'
 
-/** A task as the API shows it. */
-export interface TaskView {
-  id: number
-  action: string
-  status: VpsTask['status']
-  progress: number
-  created: string
-  error: string | null
-}
-
-/** A task row as the API shows it. */
-export const taskView = (t: VpsTask): TaskView => ({
-  id: t.id,
-  action: t.action,
-  status: t.status,
-  progress: t.progress,
-  created: ymdhm(new Date(t.created_at)),
-  error: t.error,
-})
+import { taskView, type TaskView } from './vps-task-view.js'
+export { taskView, type TaskView } from './vps-task-view.js'
 
 /** How tasks are run; see the configuration. */
 export interface VpsTaskOptions {

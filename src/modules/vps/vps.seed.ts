@@ -1,4 +1,4 @@
-import type { DemoSeeder } from '../../seed/demo.js'
+import type { DemoSeeder } from '../../seed/demo-seeder.js'
 import { BuiltinHypervisor } from '../../drivers/hypervisor/builtin.js'
 import { VpsService } from './vps.service.js'
 

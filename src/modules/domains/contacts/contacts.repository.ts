@@ -1,6 +1,6 @@
 import type { Db } from '../../../db/database.js'
 import { jsonColumns } from '../../../db/json-columns.js'
-import type { ContactFields } from './contacts.service.js'
+import type { ContactFields } from './contacts.types.js'
 
 /** Contact profiles. Every function takes the account id; reads answer decoded rows. */
 

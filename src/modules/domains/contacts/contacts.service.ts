@@ -3,35 +3,11 @@ import type { Clock } from '../../../clock.js'
 import { iso } from '../../../clock.js'
 import type { DB } from '../../../db/tables.js'
 import { errors } from '../../../errors.js'
-import type { DomainsService } from '../domains.service.js'
 import * as repo from './contacts.repository.js'
 import type { DryRun } from '../../../lib/dry-run.js'
 
-/** The roles a contact profile can have on a domain. */
-export const ROLES = ['owner', 'admin', 'tech', 'billing'] as const
-/** One of ROLES. */
-export type Role = (typeof ROLES)[number]
-
-/** The fields of a contact profile, as the API takes and shows them. */
-export interface ContactFields {
-  company_name?: string
-  vat?: string
-  firstname: string
-  lastname: string
-  street: string
-  street_number: string
-  street_suffix?: string
-  zipcode: string
-  city: string
-  state?: string
-  country: string
-  email: string
-  phone_country: string
-  phone_area: string
-  phone_number: string
-  birth_date?: string
-  defaults: Record<Role, boolean>
-}
+import { ROLES, type ContactFields, type ContactUse, type Role } from './contacts.types.js'
+export { ROLES, type ContactFields, type ContactUse, type Role } from './contacts.types.js'
 
 /** A contact profile as the API shows it. */
 export interface ContactView {
@@ -66,7 +42,7 @@ export class ContactsService {
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
     /** Read when a profile is deleted (the domains service is built with this one). */
-    private readonly domains: () => DomainsService,
+    private readonly domains: () => ContactUse,
   ) {}
 
   async list(accountId: number): Promise<ContactView[]> {
