@@ -61,10 +61,10 @@ describe('a log line per request', () => {
     assert.match(line ?? '', /^\d\d:\d\d:\d\d INFO {2}GET \/api\/v2\/whoami 200 [\d.]+ms whoami\r?$/)
   })
 
-  it('is off outside demo and sandbox mode unless HOSTAPI_REQUEST_LOG turns it on, and HOSTAPI_REQUEST_LOG=0 turns it off', async () => {
+  it('is on in production as in demo mode, and HOSTAPI_REQUEST_LOG=0 turns it off', async () => {
     const count = (s: ServerProcess) => s.lines.filter((l) => l.includes('"request":')).length
-    assert.equal(count(await twoRequests({ HOSTAPI_DEMO: '0' })), 0)
-    assert.equal(count(await twoRequests({ HOSTAPI_DEMO: '0', HOSTAPI_REQUEST_LOG: '1' })), 2)
+    assert.equal(count(await twoRequests({ HOSTAPI_DEMO: '0' })), 2)
+    assert.equal(count(await twoRequests({ HOSTAPI_DEMO: '0', HOSTAPI_REQUEST_LOG: '0' })), 0)
     assert.equal(count(await twoRequests({ HOSTAPI_DEMO_KEY: demoKey, HOSTAPI_REQUEST_LOG: '0' })), 0)
   })
 })

@@ -47,7 +47,7 @@ export interface Config {
   logLevel: string
   /** Started by npm (npx, npm start: npm_command is set): `serve` stops when the process npm started it under ends. */
   startedByNpm: boolean
-  /** A log line per answered request (method, path, status, ms, operation id): on in demo and sandbox mode. */
+  /** A log line per answered request (method, path, status, ms, operation id): on unless HOSTAPI_REQUEST_LOG=0. */
   requestLog: boolean
   /** What the start should say about the environment without stopping: `HOSTAPI_*` variables hostapi does not read. */
   warnings: string[]
@@ -208,7 +208,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     logLevel: env.HOSTAPI_LOG_LEVEL || 'info',
     startedByNpm: Boolean(env.npm_command),
     warnings: unknownSettings(env),
-    requestLog: r.bool('HOSTAPI_REQUEST_LOG', r.bool('HOSTAPI_SANDBOX', demo.enabled)),
+    requestLog: r.bool('HOSTAPI_REQUEST_LOG', true),
     dns: dnsConfig(r),
     dnsDriver: dnsDriverConfig(r),
     dnsTransfer: dnsTransferConfig(r),
