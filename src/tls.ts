@@ -3,7 +3,7 @@ import path from 'node:path'
 import { webcrypto, X509Certificate } from 'node:crypto'
 import ipaddr from 'ipaddr.js'
 import type { Config } from './config/config.js'
-import { loadX509 } from './drivers/ca/x509.js'
+import { loadX509, toPem } from './drivers/ca/x509.js'
 
 export interface TlsMaterial {
   key: string
@@ -11,12 +11,6 @@ export interface TlsMaterial {
   /** Where the certificate came from, for the start-up message. */
   source: string
 }
-
-const toPem = (der: ArrayBuffer, label: string) =>
-  `-----BEGIN ${label}-----\n${Buffer.from(der)
-    .toString('base64')
-    .match(/.{1,64}/g)!
-    .join('\n')}\n-----END ${label}-----\n`
 
 const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' }
 const DAY = 86_400_000

@@ -19,6 +19,7 @@ import {
   sqliteInUse,
 } from '../db/sqlite-backup.js'
 import { databaseIsSetUp } from '../db/start-failures.js'
+import { present } from '../lib/invariant.js'
 import { SecretBoxError } from '../lib/secret-box.js'
 import { SecretsService } from '../modules/secrets/secrets.service.js'
 import { loadSecretKeys } from '../secret-key.js'
@@ -32,7 +33,7 @@ export interface Stream {
 }
 
 /** The newest migration this release knows: a backup records it as the release that wrote it. */
-const NEWEST_KNOWN = Object.keys(migrations).sort().at(-1)!
+const NEWEST_KNOWN = present(Object.keys(migrations).sort().at(-1), 'the newest migration')
 
 /** Whether an admin command line is `backup …` or `restore …` (run without the context of the other commands). */
 export const isBackupCommand = (argv: string[]): boolean => argv[0] === 'backup' || argv[0] === 'restore'

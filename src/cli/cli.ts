@@ -3,6 +3,7 @@ import pino from 'pino'
 import { ConfigError, environment, loadConfig, StartError, type Config } from '../config/config.js'
 import { serve } from './serve.js'
 import { readableLogLine } from '../lib/log-line.js'
+import { present } from '../lib/invariant.js'
 import { createContext } from '../context.js'
 import { migrate, newerMigrations } from '../db/migrate.js'
 import { runAdmin, AdminUsageError, ADMIN_HELP, isAdminHelp } from './admin.js'
@@ -48,15 +49,17 @@ function commandLine(argv: string[]): { env: Record<string, string | undefined>;
   let fileEnv: Record<string, string | undefined> = {}
   const flags: Record<string, string> = {}
   for (let i = 0; i < argv.length; i++) {
-    const [flag, inline] = argv[i]!.split(/=(.*)/s, 2) as [string, string | undefined]
-    if (flag !== '--env-file' && !Object.hasOwn(SETTING_FLAGS, flag)) {
-      args.push(argv[i]!)
+    const arg = present(argv[i], `argument ${i}`)
+    const [flag, inline] = arg.split(/=(.*)/s, 2) as [string, string | undefined]
+    const setting = Object.hasOwn(SETTING_FLAGS, flag) ? SETTING_FLAGS[flag] : undefined
+    if (flag !== '--env-file' && setting === undefined) {
+      args.push(arg)
       continue
     }
     const value = inline ?? argv[++i]
     if (value === undefined || value === '') throw new UsageError(`${flag} needs a value\n\n${USAGE}`)
     if (flag === '--env-file') fileEnv = { ...fileEnv, ...readEnvFile(value) }
-    else flags[SETTING_FLAGS[flag]!] = value
+    else if (setting !== undefined) flags[setting] = value
   }
   return { env: environment(fileEnv, flags), args }
 }

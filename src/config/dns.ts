@@ -85,12 +85,13 @@ function hostPort(r: EnvReader, name: string): { host: string; port: number } | 
   const raw = r.env[name]
   if (!raw) return null
   const m = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(raw) ?? /^([^:]+)(?::(\d{1,5}))?$/.exec(raw)
+  const host = m?.[1]
   const port = Number(m?.[2] ?? 53)
-  if (!m || !ipaddr.isValid(m[1]!) || port < 1 || port > 65535) {
+  if (host === undefined || !ipaddr.isValid(host) || port < 1 || port > 65535) {
     r.problem(`${name} must be ip:port or [ipv6]:port (got "${raw}")`)
     return null
   }
-  return { host: m[1]!, port }
+  return { host, port }
 }
 
 /** A secondary of the built-in DNS server: it may transfer zones, and is sent NOTIFY when it is one address. */
@@ -136,7 +137,7 @@ export function dnsTransferConfig(r: EnvReader): DnsTransferConfig {
     .filter(Boolean)) {
     // ip, ip/prefix, ipv4:port, [ipv6]:port
     const m = /^\[([^\]]+)\](?::(\d*))?$/.exec(entry) ?? /^([^:/]+):(\d*)$/.exec(entry)
-    const ip = m ? m[1]! : entry
+    const ip = m?.[1] ?? entry
     const what = `HOSTAPI_DNS_SECONDARIES: "${entry}"`
     if (ip.includes('/')) {
       try {

@@ -111,7 +111,10 @@ export function hypervisorConfig(r: EnvReader): HypervisorConfig {
   const https = /^https:\/\/[^\s/]+\/?$/i.test(url)
   if (!https && !url.startsWith('/'))
     r.problem(`HOSTAPI_LXD_URL must be a unix socket path or an https:// URL (got "${url}")`)
-  const file = (name: string) => (env[name] ? path.resolve(env[name]!) : null)
+  const file = (name: string) => {
+    const value = env[name]
+    return value ? path.resolve(value) : null
+  }
   const clientCertFile = file('HOSTAPI_LXD_CLIENT_CERT')
   const clientKeyFile = file('HOSTAPI_LXD_CLIENT_KEY')
   if (https && (!clientCertFile || !clientKeyFile))

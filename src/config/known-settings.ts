@@ -138,16 +138,29 @@ const TEST_PREFIX = 'HOSTAPI_TEST_'
 
 /** The edit distance (insertions, deletions, substitutions, transpositions of neighbours) of `a` and `b`. */
 export function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)])
-  for (let j = 1; j <= b.length; j++) d[0]![j] = j
-  for (let i = 1; i <= a.length; i++)
+  // d[i][j]: the distance of the first i characters of a and the first j of b, filled row by row
+  const d: number[][] = []
+  const cell = (i: number, j: number): number => {
+    const value = d[i]?.[j]
+    if (value === undefined) throw new Error(`editDistance: cell ${i},${j} read before it was filled`)
+    return value
+  }
+  for (let i = 0; i <= a.length; i++) {
+    const row = [i]
+    d.push(row)
     for (let j = 1; j <= b.length; j++) {
+      if (i === 0) {
+        row.push(j)
+        continue
+      }
       const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost)
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, d[i - 2]![j - 2]! + 1)
-      d[i]![j] = best
+      let best = Math.min(cell(i - 1, j) + 1, cell(i, j - 1) + 1, cell(i - 1, j - 1) + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        best = Math.min(best, cell(i - 2, j - 2) + 1)
+      row.push(best)
     }
-  return d[a.length]![b.length]!
+  }
+  return cell(a.length, b.length)
 }
 
 /**

@@ -1,6 +1,7 @@
 import path from 'node:path'
 import type { EnvReader } from './env-reader.js'
 import { bareHost } from '../lib/public-address.js'
+import { present } from '../lib/invariant.js'
 
 // The mail section of the configuration: the built-in outbox or an SMTP relay, with DKIM signing.
 
@@ -45,15 +46,16 @@ export function mailDriverConfig(r: EnvReader): MailDriverConfig {
   if (dkimSet.length && dkimSet.length < DKIM_VARS.length) {
     r.problem(`${DKIM_VARS.join(', ')} must be set together (DKIM signing) or not at all`)
   } else if (dkimSet.length) {
-    const domain = env.HOSTAPI_DKIM_DOMAIN!.toLowerCase().replace(/\.$/, '')
-    const selector = env.HOSTAPI_DKIM_SELECTOR!
+    // every one of DKIM_VARS is set here
+    const domain = present(env.HOSTAPI_DKIM_DOMAIN, 'HOSTAPI_DKIM_DOMAIN').toLowerCase().replace(/\.$/, '')
+    const selector = present(env.HOSTAPI_DKIM_SELECTOR, 'HOSTAPI_DKIM_SELECTOR')
     if (!/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$/.test(domain)) {
       r.problem(`HOSTAPI_DKIM_DOMAIN must be a domain name (got "${env.HOSTAPI_DKIM_DOMAIN}")`)
     }
     if (!/^[A-Za-z0-9_-]{1,63}(\.[A-Za-z0-9_-]{1,63})*$/.test(selector)) {
       r.problem(`HOSTAPI_DKIM_SELECTOR must be one or more DNS labels (got "${selector}")`)
     }
-    dkim = { domain, selector, keyFile: filePath(r, 'HOSTAPI_DKIM_KEY_FILE')! }
+    dkim = { domain, selector, keyFile: present(filePath(r, 'HOSTAPI_DKIM_KEY_FILE'), 'HOSTAPI_DKIM_KEY_FILE') }
   }
   if (!smtp) return { driver: 'builtin' }
   return { driver, smtp: { ...smtp, caFile, dkim } }

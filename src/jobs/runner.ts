@@ -7,6 +7,7 @@ import { iso, systemClock } from '../clock.js'
 import type { Db, Dialect } from '../db/database.js'
 import type { DB, Job } from '../db/tables.js'
 import { isDatabaseUnavailable } from '../db/errors.js'
+import { entryOf } from '../lib/invariant.js'
 import * as repo from './jobs.repository.js'
 
 /** What a job handler sees besides its payload. */
@@ -292,7 +293,7 @@ export class JobRunner {
    * that is running or done is followed by the next one), so an instance reads nothing while the run waits.
    */
   private async keepScheduled(kind: string): Promise<void> {
-    const schedule = this.schedules.get(kind)!
+    const schedule = entryOf(this.schedules, kind, 'the schedule of job kind')
     const now = this.clock.now().getTime()
     if (now < schedule.checkAt) return
     const key = `every:${kind}`
@@ -311,10 +312,17 @@ export class JobRunner {
     return this.opts.lanes?.[kind] === undefined ? SHARED : kind
   }
 
+  /** How many jobs `lane` (SHARED or a laned kind, as laneOf names it) runs at once. */
+  private laneLimit(lane: string): number {
+    if (lane === SHARED) return this.opts.concurrency
+    const limit = this.opts.lanes?.[lane]
+    if (limit === undefined) throw new Error(`job lane ${lane} has no limit`)
+    return limit
+  }
+
   /** The registered kinds whose lane has a free slot: one claim takes the earliest due job among them. */
   private claimable(): string[] {
-    const free = (lane: string) =>
-      (this.inLane.get(lane) ?? 0) < (lane === SHARED ? this.opts.concurrency : this.opts.lanes![lane])
+    const free = (lane: string) => (this.inLane.get(lane) ?? 0) < this.laneLimit(lane)
     return [...this.definitions.keys()].filter((kind) => free(this.laneOf(kind)))
   }
 
@@ -369,7 +377,7 @@ export class JobRunner {
       now: iso(this.clock.now()),
     })
     const { payload } = repo.decodeJob(job)
-    const definition = this.definitions.get(job.kind)!
+    const definition = entryOf(this.definitions, job.kind, 'the definition of job kind')
     if (!definition.quarantined || (await payloadProblem(definition.payload, payload))) return
     try {
       await definition.quarantined(payload, reason)
@@ -398,7 +406,7 @@ export class JobRunner {
 
   private async execute(job: Job): Promise<void> {
     if (job.crashes >= repo.CRASH_LIMIT) return this.quarantine(job)
-    const definition = this.definitions.get(job.kind)!
+    const definition = entryOf(this.definitions, job.kind, 'the definition of job kind')
     // Set before the first await, so the loop claims nothing more while this job waits to run alone.
     const suspect = job.crashes > 0
     if (suspect) {

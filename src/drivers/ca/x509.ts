@@ -1,6 +1,7 @@
 import { webcrypto } from 'node:crypto'
 import type * as X509 from '@peculiar/x509'
 import { lazyRequire } from '../../lazy-require.js'
+import { present } from '../../lib/invariant.js'
 import { CertificateRejected } from './ca.js'
 
 export type { X509 }
@@ -26,10 +27,12 @@ export const subtle = webcrypto.subtle
 
 /** DER bytes as PEM text with `label` (`PRIVATE KEY`, `CERTIFICATE`, …), ending in a newline. */
 export const toPem = (der: ArrayBuffer, label: string): string =>
-  `-----BEGIN ${label}-----\n${Buffer.from(der)
-    .toString('base64')
-    .match(/.{1,64}/g)!
-    .join('\n')}\n-----END ${label}-----\n`
+  `-----BEGIN ${label}-----\n${present(
+    Buffer.from(der)
+      .toString('base64')
+      .match(/.{1,64}/g),
+    'the DER bytes',
+  ).join('\n')}\n-----END ${label}-----\n`
 
 /** The DER bytes of the first PEM block labelled `label`, or null. */
 export function fromPem(pem: string, label: string): ArrayBuffer | null {

@@ -178,10 +178,11 @@ export const errorsPlugin = fp(async (app) => {
     for (const m of asArray(route.method)) routes.push([m, route.url])
     router = null
     if (shadows.has(route.url)) return
-    shadows.set(route.url, [])
+    const own: Record<string, string>[] = []
+    shadows.set(route.url, own)
     for (const [url, list] of shadows) {
       const mine = shadowedBy(route.url, url)
-      if (mine) shadows.get(route.url)!.push(mine)
+      if (mine) own.push(mine)
       const theirs = shadowedBy(url, route.url)
       if (theirs) list.push(theirs)
     }

@@ -38,8 +38,9 @@ function optionalBodies<T>(doc: T): T {
   const paths = (doc as { paths?: Record<string, Record<string, Operation>> }).paths ?? {}
   for (const item of Object.values(paths))
     for (const op of Object.values(item)) {
-      const schema = op?.requestBody?.content?.['application/json']?.schema
-      if (schema?.anyOf?.some((s) => (s as { type?: unknown }).type === 'null')) op.requestBody!.required = false
+      const body = op?.requestBody
+      const schema = body?.content?.['application/json']?.schema
+      if (body && schema?.anyOf?.some((s) => (s as { type?: unknown }).type === 'null')) body.required = false
     }
   return doc
 }

@@ -8,7 +8,7 @@ import { operationOf } from './metrics.js'
  */
 export const requestLogPlugin = fp(async (app) => {
   app.addHook('onResponse', async (req, reply) => {
-    const path = req.url.split('?', 1)[0]!
+    const path = req.url.split('?', 1)[0] ?? req.url
     const ms = Math.round(reply.elapsedTime * 10) / 10
     const operation = req.routeOptions.url ? operationOf(req) : null
     const line = { id: String(req.id), method: req.method, path, status: reply.statusCode, ms, operation }

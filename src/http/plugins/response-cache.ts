@@ -40,6 +40,11 @@ export const responseCachePlugin = fp(
   ) => {
     const { dataVersion, accountVersion, maxBytes } = opts
     if ((!dataVersion && !accountVersion) || maxBytes <= 0) return
+    // Only read without dataVersion, so with accountVersion set.
+    const readAccountVersion = (accountId: number): Promise<string> => {
+      if (!accountVersion) throw new Error('response cache: neither dataVersion nor accountVersion is set')
+      return accountVersion(accountId)
+    }
     const entries = new Map<string, Entry>()
     let bytes = 0
     // Per user too: what a sub-user may see (its own tickets) is less than the main user's view of the same URL.
@@ -81,7 +86,7 @@ export const responseCachePlugin = fp(
         // PostgreSQL: read with the key in this request when the key was not cached; that lookup is the round trip.
         const base = dataVersion
           ? dataVersion()
-          : (req.accountVersion ?? (await accountVersion!(req.principal.accountId)))
+          : (req.accountVersion ?? (await readAccountVersion(req.principal.accountId)))
         const version = join(base)
         if (version === null) return
         const hit = entries.get(keyOf(req))

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import { present } from '../../lib/invariant.js'
 import type { DB } from '../../db/tables.js'
 import { errors } from '../../errors.js'
 import { pageOf, pagination } from '../../lib/paging.js'
@@ -116,7 +117,10 @@ export class AdminAccountsService {
       lastname: input.lastname ?? '',
       permissions: permissionsOf(input.permissions),
     })
-    return (await this.getAccount(customerNumber)).users.find((u) => u.id === id)!
+    return present(
+      (await this.getAccount(customerNumber)).users.find((u) => u.id === id),
+      `the new user ${id}`,
+    )
   }
 
   /** Creates an API key for a user of the account (the main user when none is named); the key is in the answer once. */
@@ -133,7 +137,10 @@ export class AdminAccountsService {
       expiresAt: input.expiresAt ? parseTime(input.expiresAt, 'expires_at') : null,
       allowedIps: input.allowedIps ?? [],
     })
-    const row = (await iamRepo.listKeys(this.db, a.id)).find((k) => k.id === created.id)!
+    const row = present(
+      (await iamRepo.listKeys(this.db, a.id)).find((k) => k.id === created.id),
+      `the new API key ${created.id}`,
+    )
     return { ...keyView(row), key: created.key }
   }
 

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import { present } from '../../lib/invariant.js'
 import type { Clock } from '../../clock.js'
 import { iso } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
@@ -90,7 +91,10 @@ export class CatalogService {
     if (!name) throw errors.invalidDomainName()
     const created_at = iso(this.clock.now())
     await catalog.upsertReserved(this.db, { name, reason, created_at })
-    return (await catalog.listReserved(this.db)).find((r) => r.name === name)!
+    return present(
+      (await catalog.listReserved(this.db)).find((r) => r.name === name),
+      `the reserved name ${name}`,
+    )
   }
 
   async unreserve(raw: string): Promise<void> {

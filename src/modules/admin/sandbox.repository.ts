@@ -44,8 +44,12 @@ async function tableColumns(db: Kysely<DB>, dialect: Dialect): Promise<Map<strin
       join information_schema.tables t on t.table_schema = c.table_schema and t.table_name = c.table_name
       where c.table_schema = current_schema() and t.table_type = 'BASE TABLE'`.execute(db)
     for (const r of rows.rows) {
-      if (!out.has(r.table_name)) out.set(r.table_name, new Set())
-      out.get(r.table_name)!.add(r.column_name)
+      let columns = out.get(r.table_name)
+      if (!columns) {
+        columns = new Set()
+        out.set(r.table_name, columns)
+      }
+      columns.add(r.column_name)
     }
   } else {
     for (const t of await db.introspection.getTables()) out.set(t.name, new Set(t.columns.map((c) => c.name)))

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import { present } from '../../lib/invariant.js'
 import { iso } from '../../clock.js'
 import type { Clock } from '../../clock.js'
 import type { Db } from '../../db/database.js'
@@ -35,8 +36,8 @@ const row = (o: Order): AdminOrderRow => ({
   account_id: o.account_id,
   status: o.status,
   total_cents: o.total_cents,
-  created: orderTime(o.created_at)!,
-  updated: orderTime(o.updated_at)!,
+  created: present(orderTime(o.created_at), `created_at of order ${o.id}`),
+  updated: present(orderTime(o.updated_at), `updated_at of order ${o.id}`),
   completed: orderTime(o.completed_at),
 })
 

@@ -1,4 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { present } from '../../lib/invariant.js'
 import type { FastifyPluginAsync } from 'fastify'
 import { DryRunQuery, dry } from '../../http/dry-run.js'
 import { Envelope, ok } from '../../http/schemas.js'
@@ -32,7 +33,7 @@ const orderDetail = ({ order, items }: OrderView) => ({
   order_id: order.id,
   status: order.status,
   total_price: cents(order.total_cents),
-  created: orderTime(order.created_at)!,
+  created: present(orderTime(order.created_at), `created_at of order ${order.id}`),
   completed: orderTime(order.completed_at),
   services: items.map((i) => ({
     cart_id: i.id,

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import { present } from '../../lib/invariant.js'
 import type { Logger } from 'pino'
 import type { Clock } from '../../clock.js'
 import { iso, ymdhms } from '../../clock.js'
@@ -121,7 +122,8 @@ export class OrdersService {
     for (const item of items)
       if (!this.processors.has(item.type)) throw new Error(`No order processor for ${item.type}`)
     const now = iso(this.clock.now())
-    const charge = this.charger && opts.charge !== false ? await this.charger.chargeFor(accountId) : null
+    const charger = opts.charge !== false ? this.charger : null
+    const charge = charger ? await charger.chargeFor(accountId) : null
     const { orderId, invoiceId } = await this.db.transaction().execute(async (trx) => {
       const { id } = await repo.insertOrder(trx, {
         account_id: accountId,
@@ -157,9 +159,11 @@ export class OrdersService {
     this.jobs.poke()
     // A failure here leaves the invoice to its job: the order itself is placed.
     if (invoiceId !== null)
-      await this.charger!.issue(accountId, invoiceId).catch((err: unknown) => {
-        this.log.warn({ err, orderId, invoiceId }, 'invoice of a new order not issued, its job retries')
-      })
+      await present(charger, 'the order charger')
+        .issue(accountId, invoiceId)
+        .catch((err: unknown) => {
+          this.log.warn({ err, orderId, invoiceId }, 'invoice of a new order not issued, its job retries')
+        })
     return { orderId }
   }
 

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import { present } from '../../lib/invariant.js'
 import { Type } from 'typebox'
 import { iso, ymd, type Clock } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
@@ -85,7 +86,7 @@ export class WebhookScans {
         n++
       }
       for (const c of await repo.certificatesExpiringBetween(this.db, iso(day(next)), iso(day(mark)))) {
-        const until = c.valid_until!
+        const until = present(c.valid_until, `valid_until of certificate ${c.id}`)
         const data = certificateExpiringEvent({ ...c, valid_until: until }, mark)
         const uid = `msg_certificate_expiring_${c.id}_${until.slice(0, 10)}_${mark}`
         const type = 'certificate.expiring' as const

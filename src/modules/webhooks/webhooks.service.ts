@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import { present } from '../../lib/invariant.js'
 import type { Logger } from 'pino'
 import { iso, type Clock } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
@@ -288,7 +289,7 @@ export class WebhooksService {
     const id = await this.db
       .transaction()
       .execute((trx) => repo.insertDelivery(trx, old.account_id, old.endpoint_id, old.event_id, now))
-    return adminDeliveryView((await repo.adminFindDelivery(this.db, id))!)
+    return adminDeliveryView(present(await repo.adminFindDelivery(this.db, id), `webhook delivery ${id}`))
   }
 
   /**
