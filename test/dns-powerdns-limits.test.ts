@@ -99,22 +99,23 @@ describeWithPowerDns('PowerDNS limits (a real pdns_server)', () => {
   })
 
   it('pushes at most `concurrency` zones at once, each zone one push at a time in the order asked', async () => {
-    // A zone source that is slow to read, and counts the reads at once: each push starts with one.
+    // A zone source that is slow to read a zone's records, and counts the reads at once: each push reads them once
+    // (a push reads the zone's serial before and after, the records in between).
     const zones = new MemoryZones()
     const reading = new Map<string, number>()
     let most = 0
     const readOrder: string[] = []
-    const read = zones.servedZones.bind(zones)
-    zones.servedZones = async (names) => {
-      const key = names.join()
+    const read = zones.zoneRecords.bind(zones)
+    zones.zoneRecords = async (zoneId) => {
+      const key = (await zones.servedZone(zoneId))?.name ?? String(zoneId)
       reading.set(key, (reading.get(key) ?? 0) + 1)
       const all = [...reading.values()].reduce((a, b) => a + b, 0)
       most = Math.max(most, all)
       assert.equal(reading.get(key), 1, `two pushes of ${key} at once`)
       readOrder.push(key)
       await new Promise((r) => setTimeout(r, 30))
-      reading.set(key, reading.get(key)! - 1)
-      return read(names)
+      reading.set(key, (reading.get(key) ?? 1) - 1)
+      return read(zoneId)
     }
     const driver = new PowerDnsDriver({ url: pdns.url, apiKey: pdns.apiKey, concurrency: 3 }, zones, silent)
     await driver.start()

@@ -140,6 +140,52 @@ describe('NOTIFY to a secondary (RFC 1996)', () => {
     }
   })
 
+  it('asks a secondary that acknowledged for the SOA, and notifies it again until it serves the serial', async () => {
+    // A secondary that acknowledges every NOTIFY but drops the first (still serving the older serial), as one busy
+    // with a refresh may: it serves the new serial only after the second NOTIFY.
+    const secondary = dgram.createSocket('udp4')
+    await new Promise<void>((r) => secondary.bind(0, '127.0.0.1', () => r()))
+    let served = soa.data.serial - 1
+    let notifies = 0
+    let soaQueries = 0
+    secondary.on('message', (msg, rinfo) => {
+      const q = dnsPacket.decode(msg)
+      if (((msg.readUInt16BE(2) >> 11) & 0xf) === 4) {
+        notifies++
+        if (notifies === 2) served = soa.data.serial
+        const flags = (4 << 11) | dnsPacket.AUTHORITATIVE_ANSWER
+        secondary.send(
+          dnsPacket.encode({ id: q.id, type: 'response', flags, questions: q.questions }),
+          rinfo.port,
+          rinfo.address,
+        )
+        return
+      }
+      soaQueries++
+      const answers = [{ ...soa, data: { ...soa.data, serial: served } }]
+      secondary.send(
+        dnsPacket.encode({ id: q.id, type: 'response', questions: q.questions, answers }),
+        rinfo.port,
+        rinfo.address,
+      )
+    })
+    const lines: string[] = []
+    const log = pino({ level: 'info' }, { write: (l: string) => void lines.push(l) })
+    const notifier = new ZoneNotifier([{ host: '127.0.0.1', port: secondary.address().port }], null, log, [200])
+    try {
+      notifier.notify('example.nl', soa)
+      await within(10_000, async () => soaQueries === 2)
+      assert.equal(notifies, 2, 'notified again once, after the first SOA showed the older serial')
+      assert.equal(lines.filter((l) => l.includes('DNS NOTIFY sent again')).length, 1)
+      // Served: no more queries nor notices.
+      await new Promise((r) => setTimeout(r, 3000))
+      assert.deepEqual([notifies, soaQueries], [2, 2])
+    } finally {
+      notifier.stop()
+      secondary.close()
+    }
+  })
+
   it('gives up after the last attempt, and stop() abandons a NOTIFY being retried', async () => {
     const silent = dgram.createSocket('udp4')
     await new Promise<void>((r) => silent.bind(0, '127.0.0.1', () => r()))
