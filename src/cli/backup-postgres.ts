@@ -4,6 +4,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { BackupError } from '../db/sqlite-backup.js'
+import { shownUrl } from '../db/start-failures.js'
 
 type Postgres = { url: string; schema: string | null }
 interface Stream {
@@ -104,16 +105,6 @@ function withPassfile(url: string, dir: string): string {
   u.password = ''
   u.searchParams.set('passfile', passfile)
   return u.toString()
-}
-
-function shownUrl(url: string): string {
-  try {
-    const u = new URL(url)
-    if (u.password) u.password = '***'
-    return u.toString()
-  } catch {
-    return 'DATABASE_URL'
-  }
 }
 
 const quote = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`)

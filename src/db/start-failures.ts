@@ -22,7 +22,7 @@ function codes(err: unknown): string[] {
 }
 
 /** A PostgreSQL URL without its password, to be shown. */
-function shownUrl(url: string): string {
+export function shownUrl(url: string): string {
   try {
     const u = new URL(url)
     if (u.password) u.password = '***'

@@ -177,7 +177,10 @@ export class ZoneNotifier {
       )
       await abortableDelay(CONFIRM_ANSWER_MS, signal)
       const served = replies.map((r) => soaSerialOf(r, id)).find((v) => v !== null)
-      if (served !== undefined && served !== null && !serialNewer(serial, served)) return
+      if (served !== undefined && served !== null && !serialNewer(serial, served)) {
+        this.log.info({ zone, secondary: target, serial, served }, 'DNS secondary serves the notified serial')
+        return
+      }
       this.log.info(
         { zone, secondary: target, serial, served: served ?? null },
         'DNS NOTIFY sent again: not served yet',
