@@ -1,35 +1,12 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import http from 'node:http'
 import net from 'node:net'
 import { loadConfig, ConfigError } from '../src/config/config.js'
-import { request, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { plainRequest, request, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { NO_TOKEN } from './helpers/admin.js'
 
 const NOT_FOUND = { status: 404, status_description: 'Endpoint not found' }
 const SSL_REQUIRED = { status: 400, status_description: 'SSL connection is required' }
-
-/** One plain-HTTP request; the body parsed when it is JSON. */
-function plainRequest(origin: string, path: string, headers: Record<string, string> = {}) {
-  return new Promise<{ status: number; body: unknown }>((resolve, reject) => {
-    http
-      .get(new URL(path, origin), { headers, agent: false }, (res) => {
-        let text = ''
-        res.setEncoding('utf8')
-        res.on('data', (c: string) => {
-          text += c
-        })
-        res.on('end', () => {
-          let body: unknown = text
-          try {
-            body = JSON.parse(text)
-          } catch {}
-          resolve({ status: res.statusCode ?? 0, body })
-        })
-      })
-      .on('error', reject)
-  })
-}
 
 /** Whether a TCP connection to host:port is accepted. */
 const accepts = (host: string, port: number) =>

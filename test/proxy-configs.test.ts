@@ -6,7 +6,7 @@ import https from 'node:https'
 import http from 'node:http'
 import net from 'node:net'
 import path from 'node:path'
-import { startTestApp, tempDir, type TestAccount, type TestApp } from './helpers/app.js'
+import { plainRequest, startTestApp, tempDir, type TestAccount, type TestApp } from './helpers/app.js'
 import { freePort } from './helpers/redis.js'
 
 // The example proxy configurations of deploy/, run by the real nginx and HAProxy in front of two hostapi instances
@@ -87,16 +87,6 @@ function viaProxy(port: number, p: string, from: string, headers: Record<string,
       .on('error', reject)
   })
 }
-
-const plainGet = (origin: string, p: string) =>
-  new Promise<number>((resolve, reject) => {
-    http
-      .get(new URL(p, origin), { agent: false }, (res) => {
-        res.resume()
-        resolve(res.statusCode ?? 0)
-      })
-      .on('error', reject)
-  })
 
 describe('the proxy configurations of deploy/ in front of two instances', {
   skip: missing.length ? `missing ${missing.join(', ')}` : false,
@@ -217,7 +207,8 @@ describe('the proxy configurations of deploy/ in front of two instances', {
     await checks(port)
     // nginx has no active health checks: the instances' plain port answers them (for a monitor, or nginx Plus).
     for (const u of upstreams)
-      for (const p of ['/healthz', '/readyz']) assert.equal(await plainGet(`http://127.0.0.1:${u}`, p), 200)
+      for (const p of ['/healthz', '/readyz'])
+        assert.equal((await plainRequest(`http://127.0.0.1:${u}`, p)).status, 200)
     assert.ok(fs.readFileSync(path.join(dir, 'access.log'), 'utf8').includes('127.0.0.3'))
   })
 

@@ -1,3 +1,4 @@
+import http from 'node:http'
 import type { Logger } from 'pino'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -332,5 +333,27 @@ export function request(origin: string, method: string, p: string, o: RequestOpt
     req.on('error', reject)
     if (payload !== undefined) req.write(payload)
     req.end()
+  })
+}
+
+/** One plain-HTTP request; the body parsed when it is JSON. */
+export function plainRequest(origin: string, path: string, headers: Record<string, string> = {}) {
+  return new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+    http
+      .get(new URL(path, origin), { headers, agent: false }, (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (c: string) => {
+          text += c
+        })
+        res.on('end', () => {
+          let body: unknown = text
+          try {
+            body = JSON.parse(text)
+          } catch {}
+          resolve({ status: res.statusCode ?? 0, body })
+        })
+      })
+      .on('error', reject)
   })
 }
