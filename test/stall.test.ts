@@ -28,12 +28,14 @@ import {
  * bound; the fixture request sent again after it is.
  *
  * The budget is 50 ms per request (`npm run bench:stall` reports each family against it); CI machines are noisy,
- * so this suite fails only past BOUND_MS. SQLite only: better-sqlite3 runs every query on the event loop, so it is
+ * so this suite fails only past BOUND_MS, and an idempotent request over it is measured twice more, its least block
+ * counting (a garbage collection or a busy moment holds the loop once, a route's own work every time). SQLite only: better-sqlite3 runs every query on the event loop, so it is
  * the dialect on which a heavy query shows as a block (PostgreSQL's wait off the loop), and one dialect keeps the
  * suite within a few minutes.
  */
 
 const BOUND_MS = Number(process.env.STALL_BOUND_MS ?? 250)
+const remeasure = { remeasureOverMs: BOUND_MS }
 
 describe('no request holds the event loop past the bound (sqlite)', () => {
   let t: TestApp
@@ -60,13 +62,13 @@ describe('no request holds the event loop past the bound (sqlite)', () => {
       .map((r) => `${r.label}: ${Math.round(r.blockMs)} ms (answer ${r.status})`)
 
   it('heavy DNS inputs: the largest zone, record set, deepest and most-valued bodies; the DNS server rebuild', async () => {
-    const rs = await runCases(t, await heavyDnsCases(t, who))
+    const rs = await runCases(t, await heavyDnsCases(t, who), undefined, remeasure)
     results.push(...rs)
     assert.deepEqual(failures(rs), [])
   })
 
   it('ticket messages of 64 KiB of nested tags, and reading them back', async () => {
-    const rs = await runCases(t, await heavyTicketCases(t, who))
+    const rs = await runCases(t, await heavyTicketCases(t, who), undefined, remeasure)
     results.push(...rs)
     assert.deepEqual(failures(rs), [])
   })
@@ -74,7 +76,7 @@ describe('no request holds the event loop past the bound (sqlite)', () => {
   it('every operation with its fixture and its largest valid input, and the jobs they queue', async (ctx) => {
     const rs: StallResult[] = []
     for (const r of orderedOperations(t.server.app.routeTable)) {
-      rs.push(...(await runCases(t, await routeCases(t, r, who))))
+      rs.push(...(await runCases(t, await routeCases(t, r, who), undefined, remeasure)))
       if (r.operationId === 'sandboxReset') break
     }
     results.push(...rs)

@@ -366,6 +366,8 @@ export async function blockOf<T>(fn: () => Promise<T>): Promise<{ value: T; bloc
   }
 }
 
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE'])
+
 /** The jobs drained after each request: every kind but webhook deliveries (they would leave loopback). */
 const drainable = (t: TestApp) => t.ctx.jobs.kinds.filter((k) => k !== DELIVERY_JOB)
 
@@ -378,6 +380,7 @@ export async function runCases(
   t: TestApp,
   cases: StallCase[],
   onResult?: (r: StallResult) => void,
+  opts: { remeasureOverMs?: number } = {},
 ): Promise<StallResult[]> {
   const results: StallResult[] = []
   const note = (r: StallResult) => {
@@ -388,7 +391,17 @@ export async function runCases(
   const kinds = drainable(t)
   for (const c of cases) {
     const body = c.payload === undefined ? null : Buffer.from(c.payload)
-    const { value: status, blockMs } = await blockOf(() => send(t.origin, c, body))
+    let { value: status, blockMs } = await blockOf(() => send(t.origin, c, body))
+    // A garbage collection or a busy machine can hold the loop once; a route's own work holds it every time. An
+    // idempotent request over the bound is sent twice more, and its least block counts.
+    for (
+      let n = 0;
+      n < 2 && blockMs > (opts.remeasureOverMs ?? Number.POSITIVE_INFINITY) && IDEMPOTENT.has(c.method);
+      n++
+    ) {
+      const again = await blockOf(() => send(t.origin, c, body))
+      if (again.blockMs < blockMs) ({ value: status, blockMs } = again)
+    }
     note({ family: c.family, label: c.label, status, blockMs, first: c.first })
     const jobs = await blockOf(() => t.ctx.jobs.drain(kinds))
     if (jobs.value > 0)
