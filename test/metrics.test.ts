@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import { Type } from 'typebox'
+import { sql } from 'kysely'
 import { ManualClock, iso } from '../src/clock.js'
 import { defineJob } from '../src/jobs/runner.js'
 import { insertOutboxMessage } from '../src/drivers/mail/outbox.repository.js'
@@ -78,6 +79,22 @@ forEachDialect((dialect) => {
           statusDetail: status === 'failed' ? '550 5.1.1 No such user' : '250 Ok',
         })
       assert.equal((await scrape()).get('hostapi_mail_outbox_failed'), 2)
+    })
+
+    it('counts the refused mail through an index: a scrape does not read the whole outbox', async () => {
+      const count = "select count(*) from outbox where status = 'failed'"
+      const plan =
+        dialect === 'sqlite'
+          ? (await sql<{ detail: string }>`explain query plan ${sql.raw(count)}`.execute(t.ctx.db)).rows
+              .map((r) => r.detail)
+              .join('\n')
+          : await t.ctx.db.transaction().execute(async (trx) => {
+              // The outbox here is small: without this the planner would rightly read it whole.
+              await sql`set local enable_seqscan = off`.execute(trx)
+              const { rows } = await sql<{ 'QUERY PLAN': string }>`explain ${sql.raw(count)}`.execute(trx)
+              return rows.map((r) => r['QUERY PLAN']).join('\n')
+            })
+      assert.match(plan, /outbox_status_idx/, plan)
     })
 
     it('counts disabled webhook endpoints in hostapi_webhook_endpoints{state="disabled"}', async () => {

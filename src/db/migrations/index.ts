@@ -28,6 +28,7 @@ import * as jobKeys from './0540-job-keys.js'
 import * as dnsZoneSync from './0590-dns-zone-sync.js'
 import * as dnsCatalog from './0620-dns-catalog.js'
 import * as registryRequestIds from './0630-registry-request-ids.js'
+import * as outboxStatus from './0640-outbox-status.js'
 
 /**
  * Every migration, by name. Names sort in the order they run; each area takes its own
@@ -64,6 +65,7 @@ export const migrations: Record<string, MigrationModule> = {
   '0590-dns-zone-sync': dnsZoneSync,
   '0620-dns-catalog': dnsCatalog,
   '0630-registry-request-ids': registryRequestIds,
+  '0640-outbox-status': outboxStatus,
 }
 
 /**
