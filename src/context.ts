@@ -11,13 +11,15 @@ import { Metrics } from './ops/metrics.js'
 import { hostapiVersion } from './lib/version.js'
 import { crashOnJob, FaultInjector, workFaults, type WorkFaults } from './ops/faults.js'
 import { RequestJournal } from './ops/journal.js'
-import { openDatabase, type Database } from './db/database.js'
+import { openDatabase, ownTables, type Database } from './db/database.js'
 import type { DB } from './db/tables.js'
 import { migrations } from './db/migrations/index.js'
 import type { MigrationModule } from './db/migrations/helpers.js'
 import { JobRunner } from './jobs/runner.js'
 import { Maintenance } from './jobs/maintenance.js'
 import { IamService } from './modules/iam/iam.service.js'
+import { customerNumberOf } from './modules/iam/iam.repository.js'
+import { renewalDateOf } from './modules/domains/domains.repository.js'
 import { IdempotencyService } from './modules/idempotency/idempotency.service.js'
 import { OrdersService } from './modules/orders/orders.service.js'
 import { OrdersAdminService } from './modules/orders/orders-admin.service.js'
@@ -78,7 +80,7 @@ export function dnsDriverFor(config: Config, zones: ZoneSource, log: Logger): Dn
 function hypervisorFor(config: Config, db: Kysely<DB>, clock: Clock): HypervisorDriver {
   const lxd = config.hypervisor.lxd
   if (config.hypervisor.driver !== 'lxd' || !lxd)
-    return new BuiltinHypervisor(db, clock, { speed: config.hypervisor.simSpeed })
+    return new BuiltinHypervisor(ownTables(db), clock, { speed: config.hypervisor.simSpeed })
   const read = (file: string | null) => (file ? fs.readFileSync(file, 'utf8') : undefined)
   return new LxdHypervisor({
     ...lxd,
@@ -91,8 +93,8 @@ function hypervisorFor(config: Config, db: Kysely<DB>, clock: Clock): Hypervisor
 /** The mail driver HOSTAPI_MAIL_DRIVER names: the built-in outbox or an SMTP relay (recording in the outbox). */
 export function mailDriverFor(config: Config, db: Kysely<DB>, clock: Clock): MailDriver {
   const d = config.mailDriver
-  if (d.driver === 'smtp') return new SmtpMailDriver(db, clock, config.mail.from, d.smtp)
-  return new OutboxMailDriver(db, clock, config.mail.from)
+  if (d.driver === 'smtp') return new SmtpMailDriver(ownTables(db), clock, config.mail.from, d.smtp)
+  return new OutboxMailDriver(ownTables(db), clock, config.mail.from)
 }
 
 // A relay may be down for a while: 16 attempts back off from 1 s to 5 min, about 40 minutes in all.
@@ -132,16 +134,18 @@ function createDrivers(base: Foundation, accountDns: () => AccountDns | null): D
   })
   const ca =
     config.caDriver.driver === 'acme'
-      ? new AcmeCa(db, clock, served, addressLookup(accountDns), secrets.box, config.caDriver.acme, log)
-      : new BuiltinCa(db, clock, txtLookup(accountDns), secrets.box, async (accountId, fqdn) => {
+      ? new AcmeCa(ownTables(db), clock, served, addressLookup(accountDns), secrets.box, config.caDriver.acme, log)
+      : new BuiltinCa(ownTables(db), clock, txtLookup(accountDns), secrets.box, async (accountId, fqdn) => {
           const hosted = accountDns()
           return hosted ? hosted.heldElsewhere(accountId, fqdn) : false
         })
   return {
-    registry: new BuiltinRegistry(db, clock, config.registry.taken),
+    registry: new BuiltinRegistry(ownTables(db), clock, config.registry.taken, {
+      renewalDate: (name) => renewalDateOf(db, name),
+    }),
     hypervisor: hypervisorFor(config, db, clock),
     mail: mailDriverFor(config, db, clock),
-    payments: new LedgerPaymentsDriver(db, clock, config.payments.baseUrl),
+    payments: new LedgerPaymentsDriver(ownTables(db), clock, config.payments.baseUrl),
     dns,
     ca,
   }
@@ -260,12 +264,6 @@ function registerWork(
     services.webhooks.scans.expiringJob,
   ])
     jobs.register(job)
-}
-
-/** The customer number of an account (sandbox fault injection matches work by it), or null when it is gone. */
-async function customerNumberOf(db: Kysely<DB>, accountId: number): Promise<number | null> {
-  const row = await db.selectFrom('accounts').select('customer_number').where('id', '=', accountId).executeTakeFirst()
-  return row?.customer_number ?? null
 }
 
 /** Builds the whole application state from a configuration: nothing listens yet. */

@@ -94,6 +94,68 @@ function stronglyConnected(graph: Map<string, string[]>): string[][] {
   return out
 }
 
+/** Every `*.tables.ts` under src/, and src/db/tables.ts: the files that declare the database's tables. */
+function tablesFiles(): string[] {
+  return sourceFiles(src).filter(
+    (f) => f.endsWith('.tables.ts') || path.relative(src, f) === path.join('db', 'tables.ts'),
+  )
+}
+
+/**
+ * Each table of the schema and its owner: the driver folder (`drivers/<kind>`) that declares it, or `application` for
+ * the tables declared elsewhere (src/db/tables.ts, the modules' *.tables.ts). A table is a member of an exported
+ * `…Tables` interface whose type is a `…Table` interface.
+ */
+export function tableOwners(duplicates: string[] = []): Map<string, string> {
+  const owners = new Map<string, string>()
+  for (const file of tablesFiles()) {
+    const rel = path.relative(src, file).split(path.sep).join('/')
+    const owner = rel.startsWith('drivers/') ? rel.split('/').slice(0, 2).join('/') : 'application'
+    const text = fs.readFileSync(file, 'utf8')
+    for (const block of text.matchAll(/export interface \w+Tables\b[^{]*\{([^}]*)\}/g))
+      for (const member of (block[1] ?? '').matchAll(/^\s*(\w+)\s*:\s*\w+Table\b/gm))
+        if (member[1] !== undefined) {
+          const earlier = owners.get(member[1])
+          if (earlier !== undefined && earlier !== owner) duplicates.push(`${member[1]}: ${earlier}, ${owner}`)
+          owners.set(member[1], owner)
+        }
+  }
+  return owners
+}
+
+// A Kysely call that names tables in its first argument (a string, or an array of them), and the sql`` templates.
+const KYSELY_TABLE_CALL =
+  /\.(?:selectFrom|insertInto|updateTable|deleteFrom|replaceInto|mergeInto|innerJoin|leftJoin|rightJoin|fullJoin|crossJoin|using|table|createTable|dropTable|alterTable)\(\s*(\[[^\]]*\]|'[^']*'|"[^"]*"|`[^`]*`)/g
+const SQL_TEMPLATE = /\bsql\s*(?:<[^>`]*>)?\s*`([^`]*)`/g
+
+/** The table names a file names in Kysely calls, in sql`` text and in `sql.table`/`sql.ref`/`sql.id` arguments. */
+export function tablesNamedIn(text: string, tables: Iterable<string>): string[] {
+  const found = new Set<string>()
+  const known = [...tables]
+  for (const m of text.matchAll(KYSELY_TABLE_CALL))
+    for (const q of (m[1] ?? '').matchAll(/['"`]\s*(\w+)/g)) if (q[1] && known.includes(q[1])) found.add(q[1])
+  for (const m of text.matchAll(/\bsql\.(?:table|ref|id)\(\s*['"`](\w+)/g))
+    if (m[1] && known.includes(m[1])) found.add(m[1])
+  for (const m of text.matchAll(SQL_TEMPLATE))
+    for (const t of known) if (new RegExp(`\\b${t}\\b`).test(m[1] ?? '')) found.add(t)
+  return [...found].sort()
+}
+
+// SQL: a Kysely query builder started, or an sql`` template (or sql.raw/sql.table… fragment).
+const SQL_USE =
+  /\.(?:selectFrom|insertInto|updateTable|deleteFrom|with|withRecursive|replaceInto|mergeInto)\(|\bsql\s*(?:<[^>`]*>)?\s*`|\bsql\.\w+\(/
+
+/** The files ARCHITECTURE.md names in its table of SQL outside repositories (section "SQL outside repositories"). */
+export function sqlExceptions(): Map<string, string> {
+  const doc = fs.readFileSync(path.join(root, 'ARCHITECTURE.md'), 'utf8')
+  const section = doc.split(/^## /m).find((s) => s.startsWith('SQL outside repositories'))
+  assert.ok(section, 'ARCHITECTURE.md has a section "SQL outside repositories"')
+  const out = new Map<string, string>()
+  for (const m of section.matchAll(/^\|\s*`src\/([^`]+)`\s*\|\s*(.*?)\s*\|\s*$/gm))
+    if (m[1] !== undefined) out.set(m[1], m[2] ?? '')
+  return out
+}
+
 /** Upward imports not yet removed; each one is a debt, and the list only shrinks. */
 const EXCEPTIONS: string[] = []
 
@@ -121,6 +183,68 @@ describe('layers', () => {
     }
     const cycles = stronglyConnected(graph).map((c) => c.sort().join(' <-> '))
     assert.deepEqual(cycles.sort(), [])
+  })
+
+  it('a driver names only its own tables, and holds no handle typed to the whole schema', () => {
+    const duplicates: string[] = []
+    const owners = tableOwners(duplicates)
+    // A driver's tables file that declared an application table again would make it the driver's own.
+    assert.deepEqual(duplicates, [], 'a table is declared by two owners')
+    assert.ok(owners.get('domains') === 'application' && owners.get('registry_domains') === 'drivers/registry')
+    const violations: string[] = []
+    for (const file of sourceFiles(path.join(src, 'drivers'))) {
+      const rel = path.relative(src, file).split(path.sep).join('/')
+      const own = rel.split('/').slice(0, 2).join('/')
+      for (const table of tablesNamedIn(fs.readFileSync(file, 'utf8'), owners.keys()))
+        if (owners.get(table) !== own) violations.push(`${rel} names ${table} (${owners.get(table)})`)
+      // `DB` and `Db` type a handle with every table of the schema in it.
+      for (const target of importsOf(file))
+        if (['db/tables.ts', 'db/database.ts'].includes(target.split(path.sep).join('/')))
+          violations.push(`${rel} imports ${target}`)
+    }
+    assert.deepEqual(violations.sort(), [])
+  })
+
+  it('the table check sees tables in Kysely calls and sql text', () => {
+    const tables = ['domains', 'registry_domains', 'jobs']
+    assert.deepEqual(tablesNamedIn("db.selectFrom('domains').select('id')", tables), ['domains'])
+    assert.deepEqual(tablesNamedIn("db.selectFrom(['registry_domains as r', 'domains'])", tables), [
+      'domains',
+      'registry_domains',
+    ])
+    assert.deepEqual(tablesNamedIn("db\n  .innerJoin('jobs', 'jobs.id', 'x.job_id')", tables), ['jobs'])
+    assert.deepEqual(tablesNamedIn('sql`select 1 from domains d`.execute(db)', tables), ['domains'])
+    assert.deepEqual(tablesNamedIn("sql.table('jobs')", tables), ['jobs'])
+    assert.deepEqual(tablesNamedIn("db.selectFrom('registry_domains').where('name', '=', 'domains')", tables), [
+      'registry_domains',
+    ])
+  })
+
+  it('SQL only in repositories, migrations and the files ARCHITECTURE.md names with a reason', () => {
+    const exceptions = sqlExceptions()
+    const withSql = sourceFiles(src)
+      .map((file) => path.relative(src, file).split(path.sep).join('/'))
+      .filter((rel) => !rel.endsWith('.repository.ts') && !rel.startsWith('db/migrations/'))
+      .filter((rel) => SQL_USE.test(fs.readFileSync(path.join(src, rel), 'utf8')))
+    const unnamed = withSql.filter((rel) => !exceptions.has(rel))
+    assert.deepEqual(
+      unnamed,
+      [],
+      'SQL outside a repository: move it, or name the file and the reason in ARCHITECTURE.md',
+    )
+    const stale = [...exceptions.keys()].filter((rel) => !withSql.includes(rel))
+    assert.deepEqual(stale, [], 'ARCHITECTURE.md names files without SQL: remove them from the list')
+    for (const [rel, reason] of exceptions) assert.ok(reason.length > 10, `${rel} has a reason`)
+  })
+
+  it('no repository and no job file imports a service (shared types and constants live in *.types.ts)', () => {
+    const violations: string[] = []
+    for (const file of sourceFiles(src)) {
+      const rel = path.relative(src, file).split(path.sep).join('/')
+      if (!rel.endsWith('.repository.ts') && !rel.startsWith('jobs/')) continue
+      for (const target of importsOf(file)) if (target.endsWith('.service.ts')) violations.push(`${rel} -> ${target}`)
+    }
+    assert.deepEqual(violations.sort(), [])
   })
 
   it('no file under src/ is longer than 450 lines', () => {

@@ -6,6 +6,7 @@ import { sql } from 'kysely'
 import { ManualClock, iso } from '../src/clock.js'
 import { defineJob } from '../src/jobs/runner.js'
 import { insertOutboxMessage } from '../src/drivers/mail/outbox.repository.js'
+import { ownTables } from '../src/db/database.js'
 import { updateEndpoint } from '../src/modules/webhooks/webhooks.repository.js'
 import { forEachDialect, type TestAccount, type TestApp, startTestApp } from './helpers/app.js'
 import { OwnRedis } from './helpers/redis.js'
@@ -72,7 +73,7 @@ forEachDialect((dialect) => {
       assert.equal(before, 0)
       const message = { to: 'ann@tenant-a.test', subject: 'Hello', text: 'Body', kind: 'test.mail' }
       for (const status of ['failed', 'sent', 'failed'] as const)
-        await insertOutboxMessage(t.ctx.db, message, {
+        await insertOutboxMessage(ownTables(t.ctx.db), message, {
           sender: 'hostapi@localhost.localdomain',
           createdAt: iso(clock.now()),
           status,

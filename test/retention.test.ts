@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { ManualClock, systemClock } from '../src/clock.js'
+import { ManualClock, iso, systemClock } from '../src/clock.js'
+import { insertPending } from '../src/modules/idempotency/idempotency.repository.js'
 import { loadConfig } from '../src/config/config.js'
 import { forEachDialect, startTestApp, type TestApp } from './helpers/app.js'
 
@@ -87,6 +88,23 @@ forEachDialect((dialect) => {
       await prune()
       // Day 31: the first message (31 days) is gone; of the second (16 days) only the audit entry.
       assert.deepEqual(await kept([first, second]), ['000', '011'])
+    })
+
+    it('removes Idempotency-Key answers once their 24 hours are over', async () => {
+      const { accountId } = await t.account()
+      const at = (hoursAgo: number) => iso(new Date(clock.now().getTime() - hoursAgo * 3_600_000))
+      await insertPending(t.ctx.db, accountId, 'old', 'h', at(25))
+      await insertPending(t.ctx.db, accountId, 'new', 'h', at(23))
+      await prune()
+      const left = await t.ctx.db
+        .selectFrom('idempotency_keys')
+        .select('idem_key')
+        .where('account_id', '=', accountId)
+        .execute()
+      assert.deepEqual(
+        left.map((r) => r.idem_key),
+        ['new'],
+      )
     })
   })
 })

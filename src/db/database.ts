@@ -14,6 +14,14 @@ import { batchPerTurn } from '../lib/turn-batch.js'
 export type Db = Kysely<DB> | Transaction<DB>
 export type Dialect = 'sqlite' | 'postgres'
 
+/**
+ * The same connection typed to some tables alone (a driver's own, `T` as `DB` declares them), so a query naming any
+ * other table does not compile: the handle a part of the schema's owner hands to a driver.
+ */
+export const ownTables = <T extends { [K in keyof T]: K extends keyof DB ? DB[K] : never }>(
+  db: Kysely<DB>,
+): Kysely<T> => db as unknown as Kysely<T>
+
 /** True when `db` runs on PostgreSQL: for the few statements written differently there. */
 export const onPostgres = (db: Db): boolean => db.getExecutor().adapter instanceof PostgresAdapter
 

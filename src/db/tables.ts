@@ -11,6 +11,7 @@ import type { OrderTables } from '../modules/orders/orders.tables.js'
 import type { IdempotencyTables } from '../modules/idempotency/idempotency.tables.js'
 import type { VpsTables } from '../modules/vps/vps.tables.js'
 import type { HypervisorSimTables } from '../drivers/hypervisor/builtin.tables.js'
+import type { RegistryTables } from '../drivers/registry/builtin.tables.js'
 import type { SecretTables } from '../modules/secrets/secrets.tables.js'
 import type { WebhookTables } from '../modules/webhooks/webhooks.tables.js'
 
@@ -25,6 +26,7 @@ export interface DB
     OrderTables,
     VpsTables,
     HypervisorSimTables,
+    RegistryTables,
     CertificateTables,
     CaTables,
     AccountTables,

@@ -187,6 +187,18 @@ export const makeDue = async (db: Db, kind: string, now: string): Promise<number
   return Number(r.numUpdatedRows)
 }
 
+/** Deletes the jobs that finished (done or failed) before `cutoff`; resolves with how many. */
+export const deleteFinishedBefore = async (db: Db, cutoff: string): Promise<number> =>
+  Number(
+    (
+      await db
+        .deleteFrom('jobs')
+        .where('status', 'in', ['done', 'failed'])
+        .where('finished_at', '<', cutoff)
+        .executeTakeFirst()
+    ).numDeletedRows,
+  )
+
 export const countByStatus = (db: Db) =>
   db
     .selectFrom('jobs')

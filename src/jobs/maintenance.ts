@@ -3,8 +3,12 @@ import { Type } from 'typebox'
 import type { Clock } from '../clock.js'
 import { iso } from '../clock.js'
 import type { DB } from '../db/tables.js'
+import { ownTables } from '../db/database.js'
+import { deleteOutboxBefore } from '../drivers/mail/outbox.repository.js'
+import { pruneExpired } from '../modules/idempotency/idempotency.repository.js'
+import { deleteFinishedBefore } from './jobs.repository.js'
+import { deleteAuditBefore } from './maintenance.repository.js'
 import { defineJob, type JobRunner } from './runner.js'
-import { IDEMPOTENCY_WINDOW_MS } from '../modules/idempotency/idempotency.service.js'
 
 /** The job kind of the daily prune. */
 export const PRUNE_JOB = 'maintenance.prune'
@@ -33,28 +37,12 @@ export class Maintenance {
     handle: async () => {
       const { db, clock } = this
       const before = (days: number) => iso(new Date(clock.now().getTime() - days * 86_400_000))
-      const audit = await db
-        .deleteFrom('audit_log')
-        .where('created_at', '<', before(this.retention.auditDays))
-        .executeTakeFirst()
-      const jobs = await db
-        .deleteFrom('jobs')
-        .where('status', 'in', ['done', 'failed'])
-        .where('finished_at', '<', before(this.retention.jobDays))
-        .executeTakeFirst()
-      const outbox = await db
-        .deleteFrom('outbox')
-        .where('created_at', '<', before(this.retention.mailDays))
-        .executeTakeFirst()
-      const idempotency = await db
-        .deleteFrom('idempotency_keys')
-        .where('created_at', '<', iso(new Date(clock.now().getTime() - IDEMPOTENCY_WINDOW_MS)))
-        .executeTakeFirst()
       return {
-        audit: Number(audit.numDeletedRows),
-        jobs: Number(jobs.numDeletedRows),
-        outbox: Number(outbox.numDeletedRows),
-        idempotency: Number(idempotency.numDeletedRows),
+        audit: await deleteAuditBefore(db, before(this.retention.auditDays)),
+        jobs: await deleteFinishedBefore(db, before(this.retention.jobDays)),
+        outbox: await deleteOutboxBefore(ownTables(db), before(this.retention.mailDays)),
+        // The idempotency keys' window is the idempotency area's rule, applied by its repository.
+        idempotency: await pruneExpired(db, clock.now()),
       }
     },
   })

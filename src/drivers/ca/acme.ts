@@ -3,17 +3,16 @@ import type http from 'node:http'
 import https from 'node:https'
 import tls from 'node:tls'
 import { AsyncLocalStorage } from 'node:async_hooks'
-import type { Kysely } from 'kysely'
 import type { Logger } from 'pino'
 import type * as Acme from 'acme-client'
 import type { Clock } from '../../clock.js'
 import { iso } from '../../clock.js'
 import type { AcmeConfig } from '../../config/ca.js'
-import type { DB } from '../../db/tables.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import { lazyRequire } from '../../lazy-require.js'
 import { SecretBox, type SealedColumn } from '../../lib/secret-box.js'
 import * as repo from './ca.repository.js'
+import type { CaDb } from './ca.repository.js'
 import {
   CertificateRejected,
   type CertificateAuthority,
@@ -114,7 +113,7 @@ export class AcmeCa implements CertificateAuthority {
   private readonly agent: http.Agent | undefined
 
   constructor(
-    private readonly db: Kysely<DB>,
+    private readonly db: CaDb,
     private readonly clock: Clock,
     private readonly lookupTxt: TxtLookup,
     private readonly lookupAddresses: AddressLookup,

@@ -1,11 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto'
-import type { Kysely } from 'kysely'
 import type { Clock } from '../../clock.js'
 import { iso } from '../../clock.js'
-import type { DB } from '../../db/tables.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import { SecretBox, type SealedColumn } from '../../lib/secret-box.js'
 import * as repo from './ca.repository.js'
+import type { CaDb } from './ca.repository.js'
 import {
   CertificateRejected,
   type CertificateAuthority,
@@ -67,7 +66,7 @@ export class BuiltinCa implements CertificateAuthority {
   private loaded: Promise<LoadedCa> | null = null
 
   constructor(
-    private readonly db: Kysely<DB>,
+    private readonly db: CaDb,
     private readonly clock: Clock,
     private readonly lookupTxt: TxtLookup,
     private readonly secrets: SecretBox,

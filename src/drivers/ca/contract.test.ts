@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
 import { execFileSync } from 'node:child_process'
-import { openDatabase, type Database } from '../../db/database.js'
+import { openDatabase, ownTables, type Database } from '../../db/database.js'
 import { migrate } from '../../db/migrate.js'
 import { systemClock } from '../../clock.js'
 import { forEachDialect, freshDatabase, tempDir } from '../../../test/helpers/app.js'
@@ -277,7 +277,7 @@ forEachDialect((dialect) => {
     const zones = new Map<string, string[]>()
     const lookup = async (accountId: number, fqdn: string) => zones.get(`${accountId} ${fqdn}`) ?? []
     const box = new SecretBox(randomBytes(32))
-    const make = () => new BuiltinCa(database.db, systemClock, lookup, box)
+    const make = () => new BuiltinCa(ownTables(database.db), systemClock, lookup, box)
     return {
       ca: make(),
       publishTxt: async (accountId, fqdn, value) => {
@@ -326,7 +326,7 @@ describeWithPebble('ACME CA driver (pebble)', () => {
         renewDays: 30,
       }
       const log = pino({ level: 'silent' })
-      const make = () => new AcmeCa(database.db, systemClock, lookup, async () => [], box, opts, log)
+      const make = () => new AcmeCa(ownTables(database.db), systemClock, lookup, async () => [], box, opts, log)
       return {
         ca: make(),
         publishTxt: async (accountId, fqdn, value) => {
@@ -364,7 +364,7 @@ forEachDialect((dialect) => {
       const database: Database = openDatabase(fresh.database)
       try {
         await migrate(database.db, database.schema)
-        const ca = new BuiltinCa(database.db, systemClock, async () => [], new SecretBox(randomBytes(32)))
+        const ca = new BuiltinCa(ownTables(database.db), systemClock, async () => [], new SecretBox(randomBytes(32)))
         const first = await ca.rootCertificate()
         // As if the insert had been rolled back (a dry run): the CA is gone from the database.
         await database.db.deleteFrom('ca_authorities').execute()

@@ -1,40 +1,35 @@
-import type { Insertable, Kysely } from 'kysely'
+import type { Insertable } from 'kysely'
 import { iso } from '../../clock.js'
-import type { DB } from '../../db/tables.js'
 import type { Backup } from './hypervisor.js'
 import type { HvBackupsTable } from './builtin.tables.js'
+import * as repo from './builtin.repository.js'
+import type { HvDb } from './builtin.repository.js'
 
 const NIGHTLY_HOUR_UTC = 3
 const KEEP_INCREMENTALS = 7
 
 /** Stores the manual backup an operation made; `createdAt` is when the operation ended. */
 export async function insertManualBackup(
-  trx: Kysely<DB>,
+  trx: HvDb,
   instanceId: number,
   operationId: number,
   createdAt: string,
   at: Date,
 ): Promise<void> {
-  const inst = await trx
-    .selectFrom('hv_instances')
-    .select('image_id')
-    .where('id', '=', instanceId)
-    .executeTakeFirstOrThrow()
+  const imageId = await repo.imageOf(trx, instanceId)
   // Two manual backups in the same second get consecutive tokens.
   for (let second = Math.floor(at.getTime() / 1000); ; second++) {
-    const r = await trx
-      .insertInto('hv_backups')
-      .values({
+    const stored = await repo.insertBackupsIfAbsent(trx, [
+      {
         instance_id: instanceId,
         type: 'manual',
         date_internal: String(second),
         size_mb: 1024 + ((instanceId * 7919 + operationId * 104729) % 6144),
-        image_id: inst.image_id,
+        image_id: imageId,
         created_at: createdAt,
-      })
-      .onConflict((oc) => oc.columns(['instance_id', 'type', 'date_internal']).doNothing())
-      .executeTakeFirst()
-    if (Number(r.numInsertedOrUpdatedRows ?? 0) === 1) break
+      },
+    ])
+    if (stored === 1) break
   }
 }
 
@@ -51,7 +46,7 @@ export function lastNightly(now: Date): number {
 
 /** The nightly incremental backups of an instance since it was created, up to `now`, keeping the last seven. */
 export async function runNightlies(
-  db: Kysely<DB>,
+  db: HvDb,
   now: Date,
   row: { id: number; created_at: string; image_id: string },
 ): Promise<void> {
@@ -75,37 +70,13 @@ export async function runNightlies(
   }
   if (!due.length) return
   // The week in one statement, and pruning only after a new one: a list costs one round trip here, not up to nine.
-  const inserted = await db
-    .insertInto('hv_backups')
-    .values(due)
-    .onConflict((oc) => oc.columns(['instance_id', 'type', 'date_internal']).doNothing())
-    .executeTakeFirst()
-  if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return
-  await db
-    .deleteFrom('hv_backups')
-    .where('instance_id', '=', row.id)
-    .where('type', '=', 'incremental')
-    .where('id', 'not in', (sub) =>
-      sub
-        .selectFrom('hv_backups')
-        .select('id')
-        .where('instance_id', '=', row.id)
-        .where('type', '=', 'incremental')
-        .orderBy('created_at', 'desc')
-        .limit(KEEP_INCREMENTALS),
-    )
-    .execute()
+  if ((await repo.insertBackupsIfAbsent(db, due)) === 0) return
+  await repo.pruneIncrementals(db, row.id, KEEP_INCREMENTALS)
 }
 
 /** The backups of an instance, newest first. */
-export async function backupsOf(db: Kysely<DB>, instanceId: number): Promise<Backup[]> {
-  const rows = await db
-    .selectFrom('hv_backups')
-    .selectAll()
-    .where('instance_id', '=', instanceId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .execute()
+export async function backupsOf(db: HvDb, instanceId: number): Promise<Backup[]> {
+  const rows = await repo.listBackups(db, instanceId)
   return rows.map((b) => ({
     type: b.type,
     dateInternal: b.date_internal,

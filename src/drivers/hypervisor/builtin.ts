@@ -1,8 +1,7 @@
-import type { Kysely } from 'kysely'
 import type { Clock } from '../../clock.js'
 import { iso } from '../../clock.js'
-import type { DB } from '../../db/tables.js'
 import { isUniqueViolation } from '../../db/errors.js'
+import { present } from '../../lib/invariant.js'
 import {
   HypervisorError,
   type Backup,
@@ -17,6 +16,8 @@ import {
   type PrivateNetwork,
 } from './hypervisor.js'
 import type { HvInstance } from './builtin.tables.js'
+import * as repo from './builtin.repository.js'
+import type { HvDb, InstanceChanges } from './builtin.repository.js'
 import { jsonColumns, type Decoded } from '../../db/json-columns.js'
 import { backupsOf, insertManualBackup, lastNightly, runNightlies } from './builtin-backups.js'
 import { FLOATING_BASE, INSTANCE_BASE, SIM_DURATIONS_MS, SIM_HOSTS, SIM_IMAGES, addressAt } from './builtin-sim.js'
@@ -46,7 +47,7 @@ export class BuiltinHypervisor implements HypervisorDriver {
   readonly name = 'builtin'
 
   constructor(
-    private readonly db: Kysely<DB>,
+    private readonly db: HvDb,
     private readonly clock: Clock,
     private readonly opts: { speed: number },
   ) {}
@@ -65,33 +66,29 @@ export class BuiltinHypervisor implements HypervisorDriver {
     if (!host || host.location !== spec.location) throw new HypervisorError(`No host available in ${spec.location}`)
     const now = iso(this.clock.now())
     const created = await this.db.transaction().execute(async (trx) => {
-      const row = await trx
-        .insertInto('hv_instances')
-        .values({
-          host: host.name,
-          location: host.location,
-          power: 'stopped',
-          rescue: 0,
-          image_id: spec.imageId,
-          hostname: spec.hostname,
-          root_password_hash: hash(spec.rootPassword),
-          ssh_keys: JSON.stringify(spec.sshKeys),
-          ipv4: '',
-          ipv6: '',
-          reverse_dns: '{}',
-          firewall: JSON.stringify({ enabled: false, rules: [] }),
-          networks: '[]',
-          ignores_shutdown: 0,
-          destroyed: 0,
-          created_at: now,
-          updated_at: now,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow()
-      const ipv4 = addressAt(INSTANCE_BASE, row.id)
-      const ipv6 = `2001:db8:${SIM_HOSTS.indexOf(host) + 1}::${row.id.toString(16)}`
-      await trx.updateTable('hv_instances').set({ ipv4, ipv6 }).where('id', '=', row.id).execute()
-      return { id: row.id, ipv4, ipv6 }
+      const id = await repo.insertInstance(trx, {
+        host: host.name,
+        location: host.location,
+        power: 'stopped',
+        rescue: 0,
+        image_id: spec.imageId,
+        hostname: spec.hostname,
+        root_password_hash: hash(spec.rootPassword),
+        ssh_keys: JSON.stringify(spec.sshKeys),
+        ipv4: '',
+        ipv6: '',
+        reverse_dns: '{}',
+        firewall: JSON.stringify({ enabled: false, rules: [] }),
+        networks: '[]',
+        ignores_shutdown: 0,
+        destroyed: 0,
+        created_at: now,
+        updated_at: now,
+      })
+      const ipv4 = addressAt(INSTANCE_BASE, id)
+      const ipv6 = `2001:db8:${SIM_HOSTS.indexOf(host) + 1}::${id.toString(16)}`
+      await repo.updateInstance(trx, id, { ipv4, ipv6 }, now)
+      return { id, ipv4, ipv6 }
     })
     const operation = await this.begin(created.id, 'create', {}, SIM_DURATIONS_MS.create)
     return { ref: String(created.id), host: host.name, ipv4: created.ipv4, ipv6: created.ipv6, operation }
@@ -112,15 +109,7 @@ export class BuiltinHypervisor implements HypervisorDriver {
 
   async destroyInstance(ref: string): Promise<void> {
     const row = await this.mustFind(ref)
-    await this.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('hv_backups').where('instance_id', '=', row.id).execute()
-      await trx.updateTable('hv_floating_ips').set({ instance_id: null }).where('instance_id', '=', row.id).execute()
-      await trx
-        .updateTable('hv_instances')
-        .set({ destroyed: 1, power: 'stopped', updated_at: iso(this.clock.now()) })
-        .where('id', '=', row.id)
-        .execute()
-    })
+    await this.db.transaction().execute((trx) => repo.destroyInstance(trx, row.id, iso(this.clock.now())))
   }
 
   async start(ref: string) {
@@ -193,15 +182,7 @@ export class BuiltinHypervisor implements HypervisorDriver {
 
   async setReverseDns(ref: string, ip: string, name: string): Promise<void> {
     const row = await this.mustFind(ref)
-    const owned =
-      ip === row.ipv4 ||
-      ip === row.ipv6 ||
-      !!(await this.db
-        .selectFrom('hv_floating_ips')
-        .select('id')
-        .where('ip', '=', ip)
-        .where('instance_id', '=', row.id)
-        .executeTakeFirst())
+    const owned = ip === row.ipv4 || ip === row.ipv6 || (await repo.floatingIpRoutedTo(this.db, ip, row.id))
     if (!owned) throw new HypervisorError(`${ip} is not routed to this instance`)
     const map = { ...row.reverse_dns }
     if (name) map[ip] = name
@@ -216,13 +197,7 @@ export class BuiltinHypervisor implements HypervisorDriver {
 
   async restoreBackup(ref: string, key: number) {
     const row = await this.mustFind(ref)
-    const backup = await this.db
-      .selectFrom('hv_backups')
-      .selectAll()
-      .where('id', '=', key)
-      .where('instance_id', '=', row.id)
-      .executeTakeFirst()
-    if (!backup) throw new HypervisorError('Unknown backup')
+    if (!(await repo.findBackup(this.db, row.id, key))) throw new HypervisorError('Unknown backup')
     return this.begin(row.id, 'restore', { key }, SIM_DURATIONS_MS.restore)
   }
 
@@ -252,16 +227,9 @@ export class BuiltinHypervisor implements HypervisorDriver {
   async reserveFloatingIp(location: string): Promise<string> {
     if (!SIM_HOSTS.some((h) => h.location === location)) throw new HypervisorError(`Unknown location ${location}`)
     for (let attempt = 0; ; attempt++) {
-      const { n } = await this.db
-        .selectFrom('hv_floating_ips')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow()
-      const ip = addressAt(FLOATING_BASE, Number(n) + 1 + attempt)
+      const ip = addressAt(FLOATING_BASE, (await repo.countFloatingIps(this.db)) + 1 + attempt)
       try {
-        await this.db
-          .insertInto('hv_floating_ips')
-          .values({ ip, location, instance_id: null, created_at: iso(this.clock.now()) })
-          .execute()
+        await repo.insertFloatingIp(this.db, { ip, location, now: iso(this.clock.now()) })
         return ip
       } catch (err) {
         if (!isUniqueViolation(err) || attempt > 50) throw err
@@ -271,22 +239,17 @@ export class BuiltinHypervisor implements HypervisorDriver {
 
   async routeFloatingIp(ip: string, ref: string | null): Promise<void> {
     const target = ref === null ? null : (await this.mustFind(ref)).id
-    const r = await this.db
-      .updateTable('hv_floating_ips')
-      .set({ instance_id: target })
-      .where('ip', '=', ip)
-      .executeTakeFirst()
-    if (Number(r.numUpdatedRows) !== 1) throw new HypervisorError(`Unknown floating address ${ip}`)
+    if (!(await repo.routeFloatingIp(this.db, ip, target))) throw new HypervisorError(`Unknown floating address ${ip}`)
   }
 
   async releaseFloatingIp(ip: string): Promise<void> {
-    await this.db.deleteFrom('hv_floating_ips').where('ip', '=', ip).execute()
+    await repo.deleteFloatingIp(this.db, ip)
   }
 
   async wait(operation: Operation, onProgress?: (percent: number) => Promise<void> | void): Promise<OperationResult> {
     const id = Number(operation.ref)
     for (;;) {
-      const op = await this.db.selectFrom('hv_operations').selectAll().where('id', '=', id).executeTakeFirst()
+      const op = await repo.findOperation(this.db, id)
       if (!op) return { ok: false, error: 'Unknown operation' }
       if (op.status === 'done') return { ok: true }
       if (op.status === 'failed') return { ok: false, error: op.error ?? 'Failed' }
@@ -318,12 +281,7 @@ export class BuiltinHypervisor implements HypervisorDriver {
   private async leastLoadedHost(location: string): Promise<HypervisorHost | undefined> {
     const candidates = SIM_HOSTS.filter((h) => h.location === location)
     if (candidates.length === 0) return undefined
-    const counts = await this.db
-      .selectFrom('hv_instances')
-      .select(['host', (eb) => eb.fn.countAll<number>().as('n')])
-      .where('destroyed', '=', 0)
-      .groupBy('host')
-      .execute()
+    const counts = await repo.hostLoads(this.db)
     const load = (h: HypervisorHost) => Number(counts.find((c) => c.host === h.name)?.n ?? 0)
     return [...candidates].sort((a, b) => load(a) - load(b))[0]
   }
@@ -331,12 +289,7 @@ export class BuiltinHypervisor implements HypervisorDriver {
   private async find(ref: string): Promise<Instance | undefined> {
     const id = Number(ref)
     if (!Number.isSafeInteger(id)) return undefined
-    const row = await this.db
-      .selectFrom('hv_instances')
-      .selectAll()
-      .where('id', '=', id)
-      .where('destroyed', '=', 0)
-      .executeTakeFirst()
+    const row = await repo.findLiveInstance(this.db, id)
     return row && decodeInstance(row)
   }
 
@@ -346,12 +299,8 @@ export class BuiltinHypervisor implements HypervisorDriver {
     return row
   }
 
-  private async update(id: number, changes: Partial<Omit<HvInstance, 'id'>>) {
-    await this.db
-      .updateTable('hv_instances')
-      .set({ ...changes, updated_at: iso(this.clock.now()) })
-      .where('id', '=', id)
-      .execute()
+  private async update(id: number, changes: InstanceChanges) {
+    await repo.updateInstance(this.db, id, changes, iso(this.clock.now()))
   }
 
   /** Starts an operation; one that a fault was injected for fails at its end. */
@@ -363,48 +312,30 @@ export class BuiltinHypervisor implements HypervisorDriver {
     failsWith: string | null = null,
     scale = true,
   ): Promise<Operation> {
-    const row = await this.db
-      .selectFrom('hv_instances')
-      .select('fail_next')
-      .where('id', '=', instanceId)
-      .executeTakeFirstOrThrow()
-    const injected = row.fail_next
+    const injected = await repo.failNextOf(this.db, instanceId)
     if (injected !== null) await this.update(instanceId, { fail_next: null })
-    const op = await this.db
-      .insertInto('hv_operations')
-      .values({
-        instance_id: instanceId,
-        action,
-        params: JSON.stringify(params ?? {}),
-        status: 'running',
-        started_at: iso(this.clock.now()),
-        duration_ms: Math.max(0, Math.round(scale ? durationMs / this.opts.speed : durationMs)),
-        fails_with: injected ?? failsWith,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow()
-    return { ref: String(op.id) }
+    const id = await repo.insertOperation(this.db, {
+      instance_id: instanceId,
+      action,
+      params: JSON.stringify(params ?? {}),
+      status: 'running',
+      started_at: iso(this.clock.now()),
+      duration_ms: Math.max(0, Math.round(scale ? durationMs / this.opts.speed : durationMs)),
+      fails_with: injected ?? failsWith,
+    })
+    return { ref: String(id) }
   }
 
   /** Ends an operation and applies its effect, exactly once even when several waiters race. */
   private async finish(id: number): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       const now = iso(this.clock.now())
-      const op = await trx.selectFrom('hv_operations').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
-      const claimed = await trx
-        .updateTable('hv_operations')
-        .set({ status: op.fails_with ? 'failed' : 'done', error: op.fails_with, finished_at: now })
-        .where('id', '=', id)
-        .where('status', '=', 'running')
-        .executeTakeFirst()
-      if (Number(claimed.numUpdatedRows) !== 1 || op.fails_with) return
+      const op = present(await repo.findOperation(trx, id), `operation ${id}`)
+      const status = op.fails_with ? 'failed' : 'done'
+      const claimed = await repo.endOperation(trx, id, { status, error: op.fails_with, now })
+      if (!claimed || op.fails_with) return
       const { params } = decodeOperation(op)
-      const set = (changes: Partial<Omit<HvInstance, 'id'>>) =>
-        trx
-          .updateTable('hv_instances')
-          .set({ ...changes, updated_at: now })
-          .where('id', '=', op.instance_id)
-          .execute()
+      const set = (changes: InstanceChanges) => repo.updateInstance(trx, op.instance_id, changes, now)
       switch (op.action) {
         case 'create':
         case 'start':
@@ -435,12 +366,8 @@ export class BuiltinHypervisor implements HypervisorDriver {
           await insertManualBackup(trx, op.instance_id, id, now, this.clock.now())
           break
         case 'restore': {
-          const b = await trx
-            .selectFrom('hv_backups')
-            .select('image_id')
-            .where('id', '=', Number(params.key))
-            .executeTakeFirst()
-          await set({ power: 'running', rescue: 0, ...(b ? { image_id: b.image_id } : {}) })
+          const imageId = await repo.backupImage(trx, Number(params.key))
+          await set({ power: 'running', rescue: 0, ...(imageId !== undefined ? { image_id: imageId } : {}) })
           break
         }
       }

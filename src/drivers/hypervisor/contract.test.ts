@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from '../../config/config.js'
 import { forEachDialect, startTestApp, type TestApp } from '../../../test/helpers/app.js'
 import { HypervisorError, type HypervisorDriver, type InstanceSpec } from './hypervisor.js'
 import { BuiltinHypervisor } from './builtin.js'
+import { ownTables } from '../../db/database.js'
 import { LxdHypervisor } from './lxd.js'
 import { describeWithLxd, startLxd, type Lxd } from '../../../test/helpers/lxd.js'
 
@@ -275,7 +276,7 @@ forEachDialect((dialect) => {
     })
 
     it('takes realistic time at speed 1, divided by the speed multiplier', async () => {
-      const slow = new BuiltinHypervisor(t.ctx.db, t.ctx.clock, { speed: 1 })
+      const slow = new BuiltinHypervisor(ownTables(t.ctx.db), t.ctx.clock, { speed: 1 })
       const ref = await make()
       const op = await slow.reboot(ref)
       const row = await t.ctx.db
@@ -284,7 +285,7 @@ forEachDialect((dialect) => {
         .where('id', '=', Number(op.ref))
         .executeTakeFirstOrThrow()
       assert.equal(row.duration_ms, 25_000)
-      const fast = new BuiltinHypervisor(t.ctx.db, t.ctx.clock, { speed: 1000 })
+      const fast = new BuiltinHypervisor(ownTables(t.ctx.db), t.ctx.clock, { speed: 1000 })
       const row2 = await t.ctx.db
         .selectFrom('hv_operations')
         .selectAll()

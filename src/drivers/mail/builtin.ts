@@ -1,9 +1,7 @@
-import type { Kysely } from 'kysely'
 import type { Clock } from '../../clock.js'
 import { iso } from '../../clock.js'
-import type { DB } from '../../db/tables.js'
 import { checkMessage, type MailDriver, type MailMessage } from './mail.js'
-import { insertOutboxMessage } from './outbox.repository.js'
+import { insertOutboxMessage, listOutbox, type OutboxDb } from './outbox.repository.js'
 
 /**
  * The built-in mail driver: writes every message to the `outbox` table instead of sending it, so an
@@ -11,7 +9,7 @@ import { insertOutboxMessage } from './outbox.repository.js'
  */
 export class OutboxMailDriver implements MailDriver {
   constructor(
-    private readonly db: Kysely<DB>,
+    private readonly db: OutboxDb,
     private readonly clock: Clock,
     private readonly from: string,
   ) {}
@@ -24,12 +22,6 @@ export class OutboxMailDriver implements MailDriver {
 
   /** The newest messages first, optionally only those to one recipient. */
   list(opts: { to?: string; limit?: number } = {}) {
-    let q = this.db
-      .selectFrom('outbox')
-      .selectAll()
-      .orderBy('id', 'desc')
-      .limit(opts.limit ?? 50)
-    if (opts.to) q = q.where('recipient', '=', opts.to)
-    return q.execute()
+    return listOutbox(this.db, opts)
   }
 }

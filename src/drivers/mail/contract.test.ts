@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import { openDatabase, type Database } from '../../db/database.js'
+import { openDatabase, ownTables, type Database } from '../../db/database.js'
 import { migrate } from '../../db/migrate.js'
 import { systemClock } from '../../clock.js'
 import { forEachDialect, freshDatabase, tempDir } from '../../../test/helpers/app.js'
@@ -66,7 +66,7 @@ forEachDialect((dialect) => {
     const fresh = await freshDatabase(dialect, dir)
     const database: Database = openDatabase(fresh.database)
     await migrate(database.db, database.schema)
-    const driver = new OutboxMailDriver(database.db, systemClock, 'noreply@example.com')
+    const driver = new OutboxMailDriver(ownTables(database.db), systemClock, 'noreply@example.com')
     return {
       driver,
       sentTo: async (to) =>
@@ -90,7 +90,7 @@ forEachDialect((dialect) => {
     const database: Database = openDatabase(fresh.database)
     await migrate(database.db, database.schema)
     const server = await startSmtpServer({ login: { user: 'hostapi', password: 'relay-secret' } })
-    const driver = new SmtpMailDriver(database.db, systemClock, 'noreply@example.com', {
+    const driver = new SmtpMailDriver(ownTables(database.db), systemClock, 'noreply@example.com', {
       host: '127.0.0.1',
       port: server.port,
       security: 'starttls',

@@ -1,13 +1,11 @@
 import fs from 'node:fs'
 import { createPrivateKey } from 'node:crypto'
-import type { Kysely } from 'kysely'
 import { createTransport, type Transporter } from 'nodemailer'
 import type { Clock } from '../../clock.js'
 import { iso } from '../../clock.js'
 import type { SmtpConfig } from '../../config/mail.js'
-import type { DB } from '../../db/tables.js'
 import { checkMessage, MailRejected, type MailDriver, type MailMessage } from './mail.js'
-import { insertOutboxMessage } from './outbox.repository.js'
+import { insertOutboxMessage, type OutboxDb } from './outbox.repository.js'
 
 /** Raised for a message the relay refused for good (a 5xx reply); the message is recorded as failed. */
 export class SmtpRefused extends MailRejected {}
@@ -36,7 +34,7 @@ export class SmtpMailDriver implements MailDriver {
   private readonly secrets: string[]
 
   constructor(
-    private readonly db: Kysely<DB>,
+    private readonly db: OutboxDb,
     private readonly clock: Clock,
     private readonly from: string,
     smtp: SmtpConfig,

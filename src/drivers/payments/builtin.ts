@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import type { Kysely } from 'kysely'
 import type { Clock } from '../../clock.js'
 import { iso } from '../../clock.js'
-import type { DB } from '../../db/tables.js'
+import * as repo from './payments.repository.js'
+import type { PaymentsDb } from './payments.repository.js'
 import {
   PaymentRejected,
   type PaymentMethodInput,
@@ -21,7 +21,7 @@ export class LedgerPaymentsDriver implements PaymentsDriver {
   readonly methodTypes = TYPES
 
   constructor(
-    private readonly db: Kysely<DB>,
+    private readonly db: PaymentsDb,
     private readonly clock: Clock,
     private readonly baseUrl: string,
   ) {}
@@ -31,41 +31,30 @@ export class LedgerPaymentsDriver implements PaymentsDriver {
       throw new PaymentRejected('The amount must be a positive number of cents')
     if (!/^[A-Z]{3}$/.test(req.currency)) throw new PaymentRejected('The currency must be an ISO 4217 code')
     const reference = `pay_${randomBytes(12).toString('hex')}`
-    await this.db
-      .insertInto('payments')
-      .values({
-        reference,
-        account_id: req.accountId,
-        description: req.description,
-        amount_cents: req.amountCents,
-        currency: req.currency,
-        status: 'open',
-        created_at: iso(this.clock.now()),
-        paid_at: null,
-      })
-      .execute()
+    await repo.insertPayment(this.db, {
+      reference,
+      account_id: req.accountId,
+      description: req.description,
+      amount_cents: req.amountCents,
+      currency: req.currency,
+      status: 'open',
+      created_at: iso(this.clock.now()),
+      paid_at: null,
+    })
     return { reference, paymentUrl: `${this.baseUrl.replace(/\/+$/, '')}/${reference}` }
   }
 
   async status(reference: string): Promise<PaymentStatus> {
-    const row = await this.db
-      .selectFrom('payments')
-      .select('status')
-      .where('reference', '=', reference)
-      .executeTakeFirst()
-    if (!row) throw new PaymentRejected(`Unknown payment ${reference}`)
-    return row.status as PaymentStatus
+    const status = await repo.statusOf(this.db, reference)
+    if (status === undefined) throw new PaymentRejected(`Unknown payment ${reference}`)
+    return status as PaymentStatus
   }
 
   async settle(reference: string): Promise<void> {
     const status = await this.status(reference)
     if (status === 'paid') return
     if (status !== 'open') throw new PaymentRejected(`Payment ${reference} is ${status}`)
-    await this.db
-      .updateTable('payments')
-      .set({ status: 'paid', paid_at: iso(this.clock.now()) })
-      .where('reference', '=', reference)
-      .execute()
+    await repo.markPaid(this.db, reference, iso(this.clock.now()))
   }
 
   async registerMethod(_accountId: number, m: PaymentMethodInput): Promise<{ reference: string; description: string }> {

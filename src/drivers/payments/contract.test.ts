@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import { openDatabase, type Database } from '../../db/database.js'
+import { openDatabase, ownTables, type Database } from '../../db/database.js'
 import { migrate } from '../../db/migrate.js'
 import { systemClock } from '../../clock.js'
 import { forEachDialect, freshDatabase, tempDir } from '../../../test/helpers/app.js'
@@ -84,7 +84,7 @@ forEachDialect((dialect) => {
       created_at: new Date().toISOString(),
     })
     return {
-      driver: new LedgerPaymentsDriver(database.db, systemClock, 'https://billing.example.com/pay'),
+      driver: new LedgerPaymentsDriver(ownTables(database.db), systemClock, 'https://billing.example.com/pay'),
       accountId: account.id,
       close: async () => {
         await database.close()

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto'
-import type { Kysely } from 'kysely'
 import type { Clock } from '../../clock.js'
 import { iso, ymd } from '../../clock.js'
-import type { DB } from '../../db/tables.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import { addYears, parseDomainName } from '../../lib/domain-name.js'
-import type { RegistryCheck, RegistryDnssecKey, RegistryDriver, RegistryResult } from './registry.js'
+import { present } from '../../lib/invariant.js'
+import * as repo from './builtin.repository.js'
+import type { RegistryDb } from './builtin.repository.js'
+import type { HeldNames, RegistryCheck, RegistryDnssecKey, RegistryDriver, RegistryResult } from './registry.js'
 
 /** An auth code: 16 characters of letters, digits and a few symbols, as registries hand them out. */
 function newAuthCode(): string {
@@ -15,16 +16,18 @@ function newAuthCode(): string {
 
 /**
  * The registry that runs on one machine: its registrations live in `registry_domains`; names of this
- * service's domains are taken; a configured list stands for names registered elsewhere (transferable with
- * their configured code); premium names and prices come from `premium_names`; `reserved_names` are refused.
+ * service's domains (`held`, the port the context hands it) are taken; a configured list stands for names
+ * registered elsewhere (transferable with their configured code); premium names and prices come from
+ * `premium_names`; `reserved_names` are refused. Those three tables are its own, and its handle has no other.
  */
 export class BuiltinRegistry implements RegistryDriver {
   private readonly external: Map<string, string | null>
 
   constructor(
-    private readonly db: Kysely<DB>,
+    private readonly db: RegistryDb,
     private readonly clock: Clock,
     taken: { name: string; authCode: string | null }[],
+    private readonly held: HeldNames,
   ) {
     this.external = new Map(taken.map((t) => [t.name, t.authCode]))
   }
@@ -33,14 +36,9 @@ export class BuiltinRegistry implements RegistryDriver {
     const name = parseDomainName(raw)
     if (!name || name !== raw) return { status: 'invalid', premium: null }
     if (await this.isOurs(name)) return { status: 'unavailable', premium: null }
-    if (await this.db.selectFrom('reserved_names').select('id').where('name', '=', name).executeTakeFirst())
-      return { status: 'unavailable', premium: null }
+    if (await repo.isReserved(this.db, name)) return { status: 'unavailable', premium: null }
     if (this.external.has(name)) return { status: 'transfer', premium: null }
-    const premium = await this.db
-      .selectFrom('premium_names')
-      .select(['register_cents', 'renew_cents'])
-      .where('name', '=', name)
-      .executeTakeFirst()
+    const premium = await repo.premiumOf(this.db, name)
     return {
       status: 'available',
       premium: premium ? { registerCents: premium.register_cents, renewCents: premium.renew_cents } : null,
@@ -81,28 +79,19 @@ export class BuiltinRegistry implements RegistryDriver {
   /** The registration `requestId` made of `name` before (its answer was lost), if it made one. */
   private async madeBy(name: string, requestId: string | undefined): Promise<RegistryResult | null> {
     if (!requestId) return null
-    const row = await this.db
-      .selectFrom('registry_domains')
-      .select('expires_on')
-      .where('name', '=', name)
-      .where('request_id', '=', requestId)
-      .executeTakeFirst()
-    return row ? { ok: true, expiresOn: row.expires_on } : null
+    const expiresOn = await repo.expiryMadeBy(this.db, name, requestId)
+    return expiresOn === undefined ? null : { ok: true, expiresOn }
   }
 
   async renew(name: string, years: number): Promise<{ expiresOn: string }> {
     const row = await this.ensure(name)
     const expiresOn = addYears(row.expires_on, years)
-    await this.db
-      .updateTable('registry_domains')
-      .set({ expires_on: expiresOn, updated_at: iso(this.clock.now()) })
-      .where('name', '=', name)
-      .execute()
+    await repo.setExpiry(this.db, name, expiresOn, iso(this.clock.now()))
     return { expiresOn }
   }
 
   async cancel(name: string): Promise<void> {
-    await this.db.deleteFrom('registry_domains').where('name', '=', name).execute()
+    await repo.deleteRegistration(this.db, name)
   }
 
   async authCode(name: string): Promise<string> {
@@ -111,44 +100,30 @@ export class BuiltinRegistry implements RegistryDriver {
 
   async setDnssec(name: string, keys: RegistryDnssecKey[]): Promise<void> {
     await this.ensure(name)
-    await this.db
-      .updateTable('registry_domains')
-      .set({ dnssec_keys: JSON.stringify(keys), updated_at: iso(this.clock.now()) })
-      .where('name', '=', name)
-      .execute()
+    await repo.setDnssecKeys(this.db, name, JSON.stringify(keys), iso(this.clock.now()))
   }
 
   async dnssec(name: string): Promise<RegistryDnssecKey[]> {
-    const row = await this.db
-      .selectFrom('registry_domains')
-      .select('dnssec_keys')
-      .where('name', '=', name)
-      .executeTakeFirst()
-    return row ? (JSON.parse(row.dnssec_keys) as RegistryDnssecKey[]) : []
+    const keys = await repo.dnssecKeysOf(this.db, name)
+    return keys === undefined ? [] : (JSON.parse(keys) as RegistryDnssecKey[])
   }
 
   private async isOurs(name: string): Promise<boolean> {
-    const reg = await this.db.selectFrom('registry_domains').select('id').where('name', '=', name).executeTakeFirst()
-    if (reg) return true
-    const domain = await this.db.selectFrom('domains').select('id').where('name', '=', name).executeTakeFirst()
-    return domain !== undefined
+    if (await repo.findRegistration(this.db, name)) return true
+    return (await this.held.renewalDate(name)) !== null
   }
 
   private async insert(name: string, years: number, requestId?: string): Promise<RegistryResult> {
     const now = this.clock.now()
     const expiresOn = addYears(ymd(now), years)
     try {
-      await this.db
-        .insertInto('registry_domains')
-        .values({
-          name,
-          auth_code: newAuthCode(),
-          expires_on: expiresOn,
-          request_id: requestId ?? null,
-          created_at: iso(now),
-          updated_at: iso(now),
-        })
-        .execute()
+      await repo.insertRegistration(this.db, {
+        name,
+        authCode: newAuthCode(),
+        expiresOn,
+        requestId: requestId ?? null,
+        now: iso(now),
+      })
     } catch (err) {
       if (isUniqueViolation(err))
         return { ok: false, code: 'unavailable', description: 'The domain is not available for registration' }
@@ -159,26 +134,12 @@ export class BuiltinRegistry implements RegistryDriver {
 
   /** The registration of a name this service holds; a domain added without the registry (demo data) gets one now. */
   private async ensure(name: string) {
-    const row = await this.db.selectFrom('registry_domains').selectAll().where('name', '=', name).executeTakeFirst()
+    const row = await repo.findRegistration(this.db, name)
     if (row) return row
-    const now = this.clock.now()
-    const domain = await this.db
-      .selectFrom('domains')
-      .select('renewal_date')
-      .where('name', '=', name)
-      .executeTakeFirst()
-    if (!domain) throw new Error(`${name} is not registered with this registry`)
-    await this.db
-      .insertInto('registry_domains')
-      .values({
-        name,
-        auth_code: newAuthCode(),
-        expires_on: domain.renewal_date,
-        created_at: iso(now),
-        updated_at: iso(now),
-      })
-      .onConflict((oc) => oc.column('name').doNothing())
-      .execute()
-    return this.db.selectFrom('registry_domains').selectAll().where('name', '=', name).executeTakeFirstOrThrow()
+    const renewalDate = await this.held.renewalDate(name)
+    if (renewalDate === null) throw new Error(`${name} is not registered with this registry`)
+    const now = iso(this.clock.now())
+    await repo.insertRegistrationIfAbsent(this.db, { name, authCode: newAuthCode(), expiresOn: renewalDate, now })
+    return present(await repo.findRegistration(this.db, name), `the registration of ${name}`)
   }
 }

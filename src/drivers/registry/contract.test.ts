@@ -2,13 +2,14 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import { randomBytes } from 'node:crypto'
-import { openDatabase, type Database } from '../../db/database.js'
+import { openDatabase, ownTables, type Database } from '../../db/database.js'
 import { migrate } from '../../db/migrate.js'
 import { systemClock, ymd } from '../../clock.js'
 import { forEachDialect, freshDatabase, tempDir } from '../../../test/helpers/app.js'
 import { addYears } from '../../lib/domain-name.js'
 import type { RegistryDriver } from './registry.js'
 import { BuiltinRegistry } from './builtin.js'
+import { renewalDateOf } from '../../modules/domains/domains.repository.js'
 
 /** What a contract run needs besides the driver: a name registered elsewhere with its code, and a premium name with its prices. */
 export interface RegistryHarness {
@@ -124,7 +125,9 @@ forEachDialect((dialect) => {
       .values({ name: 'contract-premium.com', register_cents: 123456, renew_cents: 9900 })
       .execute()
     return {
-      driver: new BuiltinRegistry(database.db, systemClock, [elsewhere]),
+      driver: new BuiltinRegistry(ownTables(database.db), systemClock, [elsewhere], {
+        renewalDate: (name) => renewalDateOf(database.db, name),
+      }),
       elsewhere,
       premium: { name: 'contract-premium.com', registerCents: 123456, renewCents: 9900 },
       close: async () => {

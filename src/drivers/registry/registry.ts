@@ -29,6 +29,15 @@ export interface RegistryDnssecKey {
 }
 
 /**
+ * This service's own domains, as the built-in registry sees them (the context hands it this port; a domain added
+ * without the registry, as demo data is, is held all the same).
+ */
+export interface HeldNames {
+  /** The renewal day (`YYYY-MM-DD`) of this service's domain `name`, or null when the service holds no such domain. */
+  renewalDate(name: string): Promise<string | null>
+}
+
+/**
  * A domain registry (or the registrar in front of it). Every implementation passes `contract.test.ts`.
  * Names are in stored form: lower case, no trailing dot, punycode.
  */

@@ -59,6 +59,11 @@ export const latestDomain = (db: Db, accountId: number) =>
     .executeTakeFirst()
 
 /** A domain by id alone: only for jobs, which carry the id they were given. */
+/** The renewal day of the domain named `name` in any account, or null when there is none (the registry's port). */
+export const renewalDateOf = async (db: Db, name: string): Promise<string | null> =>
+  (await db.selectFrom('domains').select('renewal_date').where('name', '=', name).executeTakeFirst())?.renewal_date ??
+  null
+
 export const findById = async (db: Db, id: number) => {
   const row = await db.selectFrom('domains').selectAll().where('id', '=', id).executeTakeFirst()
   return row && decodeDomain(row)

@@ -1,8 +1,7 @@
 import type { ColumnType, Generated, Selectable } from 'kysely'
-import type { RegistryTables } from '../../drivers/registry/builtin.tables.js'
 
 /** Domains, their DNS records, the domain profiles (contacts, nameservers, DNS templates) and extension prices. */
-export interface DomainTables extends RegistryTables {
+export interface DomainTables {
   domains: DomainsTable
   dns_records: DnsRecordsTable
   contact_profiles: ContactProfilesTable

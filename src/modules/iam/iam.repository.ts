@@ -20,6 +20,11 @@ export const insertAccount = (db: Db, row: { customer_number: number; name: stri
     .returning(['id', 'customer_number'])
     .executeTakeFirstOrThrow()
 
+/** The customer number of an account (sandbox fault injection matches work by it), or null when it is gone. */
+export const customerNumberOf = async (db: Db, accountId: number): Promise<number | null> =>
+  (await db.selectFrom('accounts').select('customer_number').where('id', '=', accountId).executeTakeFirst())
+    ?.customer_number ?? null
+
 export const maxCustomerNumber = async (db: Db): Promise<number | null> => {
   const row = await db
     .selectFrom('accounts')

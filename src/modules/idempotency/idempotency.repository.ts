@@ -1,4 +1,6 @@
+import { iso } from '../../clock.js'
 import type { Db } from '../../db/database.js'
+import { IDEMPOTENCY_WINDOW_MS } from './idempotency.types.js'
 
 export const findKey = (db: Db, accountId: number, key: string) =>
   db
@@ -39,5 +41,13 @@ export const removeClaim = (db: Db, accountId: number, key: string, id: number) 
     .where('id', '=', id)
     .execute()
 
-export const pruneBefore = (db: Db, cutoff: string) =>
-  db.deleteFrom('idempotency_keys').where('created_at', '<', cutoff).execute()
+/** Deletes the keys older than the window at `now` (the daily prune); resolves with how many. */
+export const pruneExpired = async (db: Db, now: Date): Promise<number> =>
+  Number(
+    (
+      await db
+        .deleteFrom('idempotency_keys')
+        .where('created_at', '<', iso(new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS)))
+        .executeTakeFirst()
+    ).numDeletedRows,
+  )

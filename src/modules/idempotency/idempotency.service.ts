@@ -6,8 +6,7 @@ import type { DB } from '../../db/tables.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import { errors } from '../../errors.js'
 import * as repo from './idempotency.repository.js'
-
-export const IDEMPOTENCY_WINDOW_MS = 24 * 3600_000
+import { IDEMPOTENCY_WINDOW_MS } from './idempotency.types.js'
 
 export type IdempotencyOutcome =
   | { kind: 'proceed' }
@@ -70,9 +69,5 @@ export class IdempotencyService {
   ): Promise<void> {
     if (response.status >= 500) await repo.remove(this.db, accountId, key)
     else await repo.complete(this.db, accountId, key, response)
-  }
-
-  async prune(): Promise<void> {
-    await repo.pruneBefore(this.db, iso(new Date(this.clock.now().getTime() - IDEMPOTENCY_WINDOW_MS)))
   }
 }

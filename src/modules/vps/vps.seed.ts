@@ -1,5 +1,6 @@
 import type { DemoSeeder } from '../../seed/demo-seeder.js'
 import { BuiltinHypervisor } from '../../drivers/hypervisor/builtin.js'
+import { ownTables } from '../../db/database.js'
 import { VpsService } from './vps.service.js'
 
 const DEMO_SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl demo@laptop'
@@ -12,7 +13,7 @@ const DEMO_SSH_KEY = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKL
 export const seedVps: DemoSeeder = async (ctx, account) => {
   const driver =
     ctx.drivers.hypervisor instanceof BuiltinHypervisor
-      ? new BuiltinHypervisor(ctx.db, ctx.clock, { speed: 1_000_000 })
+      ? new BuiltinHypervisor(ownTables(ctx.db), ctx.clock, { speed: 1_000_000 })
       : ctx.drivers.hypervisor
   const vps = new VpsService(ctx.db, ctx.clock, ctx.jobs, driver, {
     shutdownTimeoutSeconds: ctx.config.hypervisor.shutdownTimeoutSeconds,

@@ -4,6 +4,7 @@ import type { Db } from '../../../db/database.js'
 import type { ZoneSigningKey } from '../../../drivers/dns/dns.js'
 import { ALG_ECDSAP256SHA256, FLAGS_KSK, generateZoneKey } from '../../../lib/dns/dnssec.js'
 import { SecretBox, type SealedColumn } from '../../../lib/secret-box.js'
+import { deleteZoneKey, findZoneKeys, insertZoneKeyIfAbsent } from './zone-keys.repository.js'
 
 /** A zone's signing key as the domains area shows it: the DNSKEY fields, the public key in base64. */
 export interface ZonePublicKey {
@@ -25,15 +26,8 @@ export const ZONE_KEY_SEALED_COLUMNS: SealedColumn[] = [
   },
 ]
 
-/** The stored keys of the given domains, private keys still sealed. */
-export function findZoneKeys(db: Db, domainIds: number[]) {
-  if (domainIds.length === 0) return Promise.resolve([])
-  return db
-    .selectFrom('dnssec_zone_keys')
-    .select(['id', 'domain_id', 'algorithm', 'flags', 'public_key', 'private_key'])
-    .where('domain_id', 'in', domainIds)
-    .execute()
-}
+// The zone port reads the stored keys through this module.
+export { findZoneKeys } from './zone-keys.repository.js'
 
 /** A stored zone key with its private key opened, as the DNS driver gets it through the zone port. */
 export function openZoneKey(
@@ -70,23 +64,19 @@ export class ZoneKeys {
   async create(domainId: number, db: Db = this.db): Promise<ZonePublicKey> {
     const generated = generateZoneKey()
     const key = { algorithm: ALG_ECDSAP256SHA256, flags: FLAGS_KSK, publicKey: generated.publicKey.toString('base64') }
-    await db
-      .insertInto('dnssec_zone_keys')
-      .values({
-        domain_id: domainId,
-        algorithm: key.algorithm,
-        flags: key.flags,
-        public_key: key.publicKey,
-        private_key: this.box.seal(generated.privateKeyPem, keyContext(domainId)),
-        created_at: iso(this.clock.now()),
-      })
-      .onConflict((oc) => oc.column('domain_id').doNothing())
-      .execute()
+    await insertZoneKeyIfAbsent(db, {
+      domain_id: domainId,
+      algorithm: key.algorithm,
+      flags: key.flags,
+      public_key: key.publicKey,
+      private_key: this.box.seal(generated.privateKeyPem, keyContext(domainId)),
+      created_at: iso(this.clock.now()),
+    })
     return (await this.find(domainId, db)) ?? key
   }
 
   /** Removes the domain's key (DNSSEC off); nothing happens when it has none. */
   async remove(domainId: number, db: Db = this.db): Promise<void> {
-    await db.deleteFrom('dnssec_zone_keys').where('domain_id', '=', domainId).execute()
+    await deleteZoneKey(db, domainId)
   }
 }
