@@ -192,7 +192,7 @@ export const sandboxJournalRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: S.JournalReply, ...adminErrors },
       },
     },
-    async (req) => ok({ entries: sandbox.journal.list(req.query.limit) }),
+    async (req) => ok({ entries: sandbox.journal.list(req.query.limit, req.query.after) }),
   )
 
   app.delete(

@@ -177,6 +177,13 @@ export const FaultsReply = Envelope(Type.Object({ faults: Type.Array(Fault) }), 
 
 export const JournalQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, description: 'Only the last N calls' })),
+  after: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description:
+        'Only calls with an id over this one: a reader polling for new calls passes the last id it has (ids keep rising across a clear or reset)',
+    }),
+  ),
 })
 const JournalEntry = Type.Object({
   id: Type.Integer(),
