@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import puppeteer, { type Browser } from 'puppeteer-core'
 
 /** Debian's chromium, which the browser tests drive (`.ci/run` installs it). */
-export const CHROMIUM = process.env.HOSTAPI_TEST_CHROMIUM ?? '/usr/bin/chromium'
+export const CHROMIUM = '/usr/bin/chromium'
 
 /** Why the browser tests cannot run here, or false when they can. */
 export const noBrowser = (): string | false =>
