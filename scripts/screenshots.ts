@@ -87,6 +87,7 @@ try {
 
   const view = async (name: string) => {
     await page.evaluate((n) => {
+      if (location.hash === `#${n}`) return
       document.getElementById(n)?.removeAttribute('data-ready')
       location.hash = n
     }, name)

@@ -42,7 +42,9 @@ forEachDialect((dialect) => {
         newer.map((e: { id: number }) => e.id),
         [ids[2] + 4, ids[2] + 5],
       )
+      const clears = (await adm('GET', '/sandbox/journal')).body.data.clears
       await adm('DELETE', '/sandbox/journal')
+      assert.equal((await adm('GET', '/sandbox/journal')).body.data.clears, clears + 1, 'a reader sees the clear')
       await t.request('GET', '/whoami', { key: a.key })
       const cleared = (await adm('GET', `/sandbox/journal?after=${ids[2] + 5}`)).body.data.entries
       assert.deepEqual(

@@ -70,6 +70,7 @@ describe('sandbox inspector', { skip: noBrowser() }, () => {
   /** Shows a view and waits until it has loaded. */
   const view = async (name: string) => {
     await page.evaluate((n) => {
+      if (location.hash === `#${n}`) return
       document.getElementById(n)?.removeAttribute('data-ready')
       location.hash = n
     }, name)
@@ -173,6 +174,16 @@ describe('sandbox inspector', { skip: noBrowser() }, () => {
     assert.equal((await t.request('GET', '/whoami', { key: KEY })).status, 200, 'one firing only')
     await view('requests')
     await waitForText('#request-list tbody', '503')
+  })
+
+  it('empties the live list when the journal is cleared from anywhere (here the admin API)', async () => {
+    await view('requests')
+    await t.request('GET', '/whoami', { key: KEY })
+    await page.waitForFunction(() => document.querySelectorAll('#request-list tbody tr[data-id]').length > 0)
+    assert.equal((await adm('DELETE', '/sandbox/journal')).status, 200)
+    await waitForText('#request-list tbody', 'No calls yet')
+    await t.request('GET', '/whoami', { key: KEY })
+    await page.waitForFunction(() => document.querySelectorAll('#request-list tbody tr[data-id]').length === 1)
   })
 
   it('shows a failed webhook delivery with its body, signed headers and answer, and redelivers it', async () => {

@@ -8,6 +8,8 @@ const POLL_MS = 1000
 
 let calls = []
 let last = 0
+/** The journal's count of clears when last read: when it changes (a reset, from anywhere), the list starts again. */
+let clears = null
 let timer = null
 let selected = null
 let root = null
@@ -84,7 +86,10 @@ function close() {
 
 async function poll() {
   try {
-    const { entries } = await api('GET', `/sandbox/journal${query({ after: last || undefined })}`)
+    const data = await api('GET', `/sandbox/journal${query({ after: last || undefined })}`)
+    const { entries } = data
+    if (clears !== null && data.clears !== clears) forget()
+    clears = data.clears
     if (entries.length) {
       calls = calls.concat(entries).slice(-MAX)
       last = entries[entries.length - 1].id

@@ -100,6 +100,8 @@ export class RequestJournal {
   /** Calls recorded since the last clear; the next one goes to slot `recorded % size`. */
   private recorded = 0
   private nextId = 1
+  /** How many times the journal was emptied (a clear, a reset): a reader that sees it change drops what it shows. */
+  clears = 0
 
   constructor(private readonly size: number) {}
 
@@ -121,5 +123,6 @@ export class RequestJournal {
   clear(): void {
     this.ring = []
     this.recorded = 0
+    this.clears++
   }
 }

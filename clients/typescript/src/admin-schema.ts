@@ -9568,6 +9568,7 @@ export interface operations {
                      *       "status": 200,
                      *       "status_description": "Request successful",
                      *       "data": {
+                     *         "clears": 0,
                      *         "entries": [
                      *           {
                      *             "id": 1,
@@ -9639,6 +9640,8 @@ export interface operations {
                                 /** @description From the request to the last byte of the answer, in milliseconds */
                                 duration_ms: number;
                             }[];
+                            /** @description How many times the journal was emptied (a clear or a reset) since the process started: a reader that sees it change drops the calls it shows */
+                            clears: number;
                         };
                     };
                 };
