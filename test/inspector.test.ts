@@ -167,8 +167,15 @@ describe('sandbox inspector', { skip: noBrowser() }, () => {
     await fill('#fault-form input[name="operation"]', 'whoami')
     await fill('#fault-form input[name="status"]', '503')
     await fill('#fault-form input[name="count"]', '1')
+    await page.click('#fault-form details summary')
+    await fill('#fault-form input[name="key_prefix"]', KEY.slice(0, 8))
     await page.click('#fault-form button[type="submit"]')
     await waitForText('#faults', 'whoami')
+    assert.match(
+      await textOf('#faults'),
+      new RegExp(`whoami.*503.*1.*0.*${KEY.slice(0, 8)}`),
+      'listed with its key prefix',
+    )
     const failed = await t.request('GET', '/whoami', { key: KEY })
     assert.equal(failed.status, 503)
     assert.equal((await t.request('GET', '/whoami', { key: KEY })).status, 200, 'one firing only')

@@ -58,9 +58,17 @@ async function listFaults() {
 function values(form) {
   const out = {}
   for (const el of form.elements) {
+    if (el.type === 'checkbox') {
+      if (el.checked) out[el.name] = true
+      continue
+    }
     if (!el.name || el.value.trim() === '') continue
     const v = el.value.trim()
-    out[el.name] = el.dataset.kind === 'int' ? Number(v) : el.dataset.kind === 'json' ? JSON.parse(v) : v
+    out[el.name] = ['int', 'number'].includes(el.dataset.kind)
+      ? Number(v)
+      : el.dataset.kind === 'json'
+        ? JSON.parse(v)
+        : v
   }
   return out
 }
@@ -121,6 +129,25 @@ export function mount(section, resetHook) {
           field(
             'Only these path parameters (JSON)',
             input('params', { 'data-kind': 'json', placeholder: '{"domain": "example.nl"}' }),
+          ),
+          h(
+            'details',
+            {},
+            h('summary', {}, 'More: chance, delay, account, key, Retry-After, connection reset'),
+            field(
+              'Chance per call (0 to 1)',
+              input('probability', { 'data-kind': 'number', inputmode: 'decimal', placeholder: '1' }),
+            ),
+            field('Delay (ms)', input('latency_ms', { 'data-kind': 'int', inputmode: 'numeric' })),
+            field('Only this customer number', input('customer_number', { 'data-kind': 'int', inputmode: 'numeric' })),
+            field('Only this key prefix', input('key_prefix')),
+            field('Retry-After (s)', input('retry_after', { 'data-kind': 'int', inputmode: 'numeric' })),
+            h(
+              'label',
+              { class: 'check' },
+              h('input', { type: 'checkbox', name: 'reset' }),
+              ' Reset the connection instead of answering',
+            ),
           ),
           h('button', { type: 'submit' }, 'Add fault'),
           h(
