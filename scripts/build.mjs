@@ -43,6 +43,9 @@ if (!ifChanged || Math.max(...inputs.map((p) => newest(path.join(root, p)))) > b
   fs.utimesSync(stamp, started, started)
 }
 
+// The sandbox inspector's page (src/inspector: HTML, CSS, ES modules) is served from files beside the compiled code.
+fs.cpSync(path.join(root, 'src', 'inspector'), path.join(dist, 'src', 'inspector'), { recursive: true })
+
 const { currentManifest } = await import(pathToFileURL(path.join(dist, 'src', 'cli', 'bundle.js')).href)
 if (!ifChanged || !currentManifest(pathToFileURL(path.join(dist, 'src', 'cli', 'cli.bundle.json')))) {
   run([path.join(dist, 'scripts', 'bundle.js')])

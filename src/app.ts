@@ -17,6 +17,7 @@ import { metricsPlugin } from './http/plugins/metrics.js'
 import { faultsPlugin } from './http/plugins/faults.js'
 import { journalPlugin } from './http/plugins/journal.js'
 import { adminApi, adminListenerMetrics, healthRoutes } from './http/admin-api.js'
+import { inspectorRoutes } from './http/inspector.js'
 import type { RouteEntry } from './http/route-table.js'
 import { lazySchemaCompilers, type CompileAll } from './http/schema-compilers.js'
 import { asArray } from './http/route-hooks.js'
@@ -140,7 +141,11 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   await app.register(openapiPlugin)
   for (const routes of [...apiRoutes, ...(opts.extraRoutes ?? [])]) await app.register(routes, { prefix: API_PREFIX })
   await app.register(healthRoutes)
-  if (config.admin.port === null) await app.register(adminApi, { prefix: ADMIN_PREFIX })
+  if (config.admin.port === null) {
+    await app.register(adminApi, { prefix: ADMIN_PREFIX })
+    // The inspector lives with the admin API whose token opens it (docs/inspector.md).
+    if (sandbox) await app.register(inspectorRoutes)
+  }
   await app.ready()
   return app
 }
@@ -164,6 +169,7 @@ export async function buildAdminApp(ctx: Context, opts: AppOptions = {}): Promis
   await app.register(healthRoutes)
   await app.register(adminListenerMetrics)
   await app.register(adminApi, { prefix: ADMIN_PREFIX })
+  if (ctx.ops.sandbox) await app.register(inspectorRoutes)
   await app.ready()
   return app
 }

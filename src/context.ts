@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely'
 import type { Config } from './config/config.js'
 import { ManualClock, systemClock, type Clock } from './clock.js'
 import { AdminService } from './modules/admin/admin.service.js'
+import { AdminInspectService } from './modules/admin/inspect.service.js'
 import { AdminAccountsService } from './modules/admin/admin-accounts.service.js'
 import { AdminActivityService } from './modules/admin/activity.service.js'
 import { CatalogService } from './modules/admin/catalog.service.js'
@@ -191,6 +192,11 @@ function createServices(base: Foundation, drivers: Drivers): { services: Service
     iam,
     admin: new AdminService(db, clock),
     adminAccounts: new AdminAccountsService(db, () => services.iam),
+    adminInspect: new AdminInspectService(
+      db,
+      () => services.adminAccounts,
+      () => drivers.dns.address(),
+    ),
     adminCatalog: new CatalogService(db, clock, domainArea.domains.names),
     adminActivity: new AdminActivityService(db, clock, mail),
     idempotency: new IdempotencyService(db, clock, { lockMs: config.idempotencyLockMs }),

@@ -18,6 +18,7 @@ import type { JobRunner } from './jobs/runner.js'
 import type { Maintenance } from './jobs/maintenance.js'
 import type { AccountServices } from './modules/account/area.js'
 import type { AdminActivityService } from './modules/admin/activity.service.js'
+import type { AdminInspectService } from './modules/admin/inspect.service.js'
 import type { AdminAccountsService } from './modules/admin/admin-accounts.service.js'
 import type { AdminService } from './modules/admin/admin.service.js'
 import type { CatalogService } from './modules/admin/catalog.service.js'
@@ -54,6 +55,8 @@ export interface Services extends DomainServices, AccountServices, VpsServices {
   /** Admin tokens; the operator's accounts, catalogue and activity follow. */
   admin: AdminService
   adminAccounts: AdminAccountsService
+  /** One account's resources as the sandbox inspector shows them. */
+  adminInspect: AdminInspectService
   adminCatalog: CatalogService
   adminActivity: AdminActivityService
   idempotency: IdempotencyService

@@ -8,6 +8,7 @@ import { promisify } from 'node:util'
 import { request, tempDir } from './helpers/app.js'
 import { spawnServer, type ServerProcess } from './helpers/process.js'
 import { loadBundle } from '../src/cli/bundle.js'
+import { INSPECTOR_FILES } from '../src/http/inspector.js'
 
 const root = new URL('..', import.meta.url).pathname
 const KEY = 'bundleBundleBundleBundle0001'
@@ -68,6 +69,14 @@ describe('the single-file build (npm run build, then npm start)', () => {
     const docs = await request(origin, 'GET', '/docs/')
     assert.equal(docs.status, 200)
     assert.match(docs.text, /<html/i)
+  })
+
+  it("serves the sandbox inspector's files (the demo is a sandbox), which the build copies beside the compiled code", async () => {
+    for (const name of Object.keys(INSPECTOR_FILES)) {
+      const res = await request(origin, 'GET', `/sandbox${name === 'index.html' ? '' : `/${name}`}`)
+      assert.equal(res.status, 200, name)
+      assert.equal(res.text, fs.readFileSync(path.join(root, 'src', 'inspector', name), 'utf8'), name)
+    }
   })
 
   it('parses a zone import in the worker thread (its own compiled file beside the bundle)', async () => {

@@ -10,6 +10,7 @@ import { Health } from '../modules/admin/admin.schemas.js'
 import { webhooksAdminRoutes, webhooksSandboxRoutes } from '../modules/webhooks/webhooks-admin.routes.js'
 import { adminOpenapiPlugin } from './plugins/openapi.js'
 import { ordersAdminRoutes } from '../modules/orders/orders-admin.routes.js'
+import { adminInspectRoutes } from '../modules/admin/inspect.routes.js'
 import { AuthThrottle } from './auth-throttle.js'
 
 /**
@@ -22,7 +23,7 @@ export const adminApi: FastifyPluginAsync = async (app) => {
     throttle: new AuthThrottle(app.ctx.counter, app.ctx.config.authFailures),
   })
   await app.register(adminOpenapiPlugin)
-  for (const routes of [...adminRoutes, ...operatorRoutes, webhooksAdminRoutes, ordersAdminRoutes])
+  for (const routes of [...adminRoutes, ...operatorRoutes, webhooksAdminRoutes, ordersAdminRoutes, adminInspectRoutes])
     await app.register(routes)
   if (app.ctx.ops.sandbox) for (const routes of [...sandboxRoutes, webhooksSandboxRoutes]) await app.register(routes)
 }

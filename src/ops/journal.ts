@@ -100,6 +100,8 @@ export class RequestJournal {
   /** Calls recorded since the last clear; the next one goes to slot `recorded % size`. */
   private recorded = 0
   private nextId = 1
+  /** How many times the journal was emptied (a clear, a reset): a reader that sees it change drops what it shows. */
+  clears = 0
 
   constructor(private readonly size: number) {}
 
@@ -108,16 +110,19 @@ export class RequestJournal {
     this.recorded++
   }
 
-  list(limit?: number): JournalEntry[] {
+  /** The calls kept, oldest first: only those with an id over `after` (a reader's cursor), and of those the last `limit`. */
+  list(limit?: number, after?: number): JournalEntry[] {
     const n = this.ring.length
     const start = this.recorded % n || 0
     const ordered = Array.from({ length: n }, (_, i) => this.ring[(start + i) % n])
-    const chosen = limit === undefined ? ordered : ordered.slice(-limit)
+    const newer = after === undefined ? ordered : ordered.filter((c) => c.id > after)
+    const chosen = limit === undefined ? newer : newer.slice(-limit)
     return chosen.map((c) => ({ ...c, time: c.time.toISOString() }))
   }
 
   clear(): void {
     this.ring = []
     this.recorded = 0
+    this.clears++
   }
 }

@@ -301,7 +301,7 @@ export async function startTestApp(
 
 /** One HTTPS request with full control over headers and body; the API prefix is added to relative paths. */
 export function request(origin: string, method: string, p: string, o: RequestOptions = {}): Promise<Reply> {
-  const url = new URL(/^\/(api\/|docs|admin|healthz|readyz|metrics|$)/.test(p) ? p : `/api/v2${p}`, origin)
+  const url = new URL(/^\/(api\/|docs|admin|sandbox|healthz|readyz|metrics|$)/.test(p) ? p : `/api/v2${p}`, origin)
   const headers: Record<string, string> = { ...o.headers }
   let payload: string | Buffer | undefined
   if (o.rawBody !== undefined) payload = o.rawBody

@@ -663,6 +663,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/deliveries/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One webhook delivery as it went out: the URL, the body, the signed headers of its last attempt, and the answer */
+        get: operations["adminGetWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/deliveries/{id}/redeliver": {
         parameters: {
             query?: never;
@@ -748,6 +765,23 @@ export interface paths {
          * @description Cancels the items not delivered yet, which frees what they held (a domain name may be ordered again), and drops the queued processing. A completed order, or one whose processing runs now, answers 400.
          */
         post: operations["adminCancelOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/{customer_number}/resources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An account's domains with their records and what the built-in DNS server answers, its VPS with their latest tasks, and its certificates */
+        get: operations["adminAccountResources"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -7345,6 +7379,162 @@ export interface operations {
             };
         };
     };
+    adminGetWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 200,
+                     *       "status_description": "Request successful",
+                     *       "data": {
+                     *         "id": 311,
+                     *         "event_id": "msg_2Wq0bRk1mN3d5xYzA8cVt4Lp",
+                     *         "event_type": "vps.task.completed",
+                     *         "status": "pending",
+                     *         "attempts": 1,
+                     *         "response_status": 503,
+                     *         "duration_ms": 84,
+                     *         "last_error": "The receiver answered 503",
+                     *         "last_attempt_at": "2026-01-05T10:00:00.000Z",
+                     *         "next_attempt_at": "2026-01-05T10:00:05.000Z",
+                     *         "created_at": "2026-01-05T10:00:00.000Z",
+                     *         "account_id": 7,
+                     *         "webhook_id": 12,
+                     *         "error_detail": "The receiver answered 503",
+                     *         "url": "https://hooks.example.com/hostapi",
+                     *         "payload": {
+                     *           "type": "vps.task.completed",
+                     *           "timestamp": "2026-01-05T10:00:00.000Z",
+                     *           "data": {
+                     *             "account": 100001
+                     *           }
+                     *         },
+                     *         "request_headers": {
+                     *           "webhook-id": "msg_2Wq0bRk1mN3d5xYzA8cVt4Lp",
+                     *           "webhook-timestamp": "1767607200",
+                     *           "webhook-signature": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @example 200 */
+                        status: number;
+                        /** @example Request successful */
+                        status_description: string;
+                        data: {
+                            id: number;
+                            /** @description The `webhook-id` header: the same on every attempt */
+                            event_id: string;
+                            event_type: string;
+                            status: "pending" | "sending" | "succeeded" | "failed";
+                            attempts: number;
+                            /** @description The last attempt's HTTP status */
+                            response_status: number | null;
+                            /** @description How long the last attempt took, when the receiver answered (null when it could not be reached) */
+                            duration_ms: number | null;
+                            /** @description Why the last attempt failed: the receiver's status, `The receiver could not be reached` (no DNS answer, connection refused or reset, TLS failure or timeout: one text, so the answer tells nothing of which hosts and ports exist), a refusal, or why it was not sent */
+                            last_error: string | null;
+                            last_attempt_at: string | null;
+                            /** @description When a pending delivery is tried next */
+                            next_attempt_at: string | null;
+                            created_at: string;
+                            account_id: number;
+                            /** @description The endpoint */
+                            webhook_id: number;
+                            /** @description The last failure as it happened (address, socket error), which the customer does not see */
+                            error_detail: string | null;
+                            /** @description The endpoint's URL */
+                            url: string;
+                            /** @description The JSON body sent: `{type, timestamp, data}` */
+                            payload: unknown;
+                            /** @description `webhook-id`, `webhook-timestamp` and `webhook-signature` of the last attempt (signed with the secrets that signed then, unless the secret was rotated since); null before the first attempt */
+                            request_headers: {
+                                [key: string]: string;
+                            } | null;
+                        };
+                    };
+                };
+            };
+            /** @description `Wrong request method`, `SSL connection is required`; validation errors name the field (`Missing <field>`, `Invalid <field>: …`) and list every problem in `errors` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `No valid admin token set` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Delivery not found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `URI too long: a path segment may have at most 254 characters` (a domain name with its root dot fits) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Rate limit exceeded` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     adminRedeliverWebhook: {
         parameters: {
             query?: never;
@@ -8142,6 +8332,236 @@ export interface operations {
             };
             /** @description `Unsupported Content-Encoding: …` (send the body uncompressed) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Rate limit exceeded` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Service unavailable`, `Service unavailable: the database cannot be reached, try again shortly`: the server is shutting down, or the database cannot be reached (a failover; with Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    adminAccountResources: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The customer number */
+                customer_number: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": 200,
+                     *       "status_description": "Request successful",
+                     *       "data": {
+                     *         "customer_number": 100001,
+                     *         "domains": [
+                     *           {
+                     *             "name": "example.nl",
+                     *             "status": "active",
+                     *             "renewal_date": "2027-06-01",
+                     *             "is_locked": false,
+                     *             "dnssec": false,
+                     *             "managed_dns": true,
+                     *             "zone_serial": 2026112701,
+                     *             "records": [
+                     *               {
+                     *                 "type": "A",
+                     *                 "name": "example.nl",
+                     *                 "value": "192.0.2.10",
+                     *                 "ttl": 3600
+                     *               }
+                     *             ],
+                     *             "dns": [
+                     *               {
+                     *                 "name": "example.nl",
+                     *                 "type": "A",
+                     *                 "rcode": "NOERROR",
+                     *                 "answers": [
+                     *                   "example.nl 3600 A 192.0.2.10"
+                     *                 ]
+                     *               }
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "vps": [
+                     *           {
+                     *             "id": 12,
+                     *             "name": "web-1",
+                     *             "hostname": "web-1.example.nl",
+                     *             "product_id": "vps-s",
+                     *             "location": "ams1",
+                     *             "status": "running",
+                     *             "rescue": false,
+                     *             "created_at": "2026-11-20T10:00:00.000Z",
+                     *             "tasks": [
+                     *               {
+                     *                 "id": 40,
+                     *                 "action": "reboot",
+                     *                 "status": "done",
+                     *                 "progress": 100,
+                     *                 "attempts": 1,
+                     *                 "error": null,
+                     *                 "created_at": "2026-11-27T09:00:00.000Z",
+                     *                 "finished_at": "2026-11-27T09:00:05.000Z"
+                     *               }
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "certificates": [
+                     *           {
+                     *             "id": 3,
+                     *             "common_name": "example.nl",
+                     *             "domains": [
+                     *               "example.nl",
+                     *               "www.example.nl"
+                     *             ],
+                     *             "status": "issued",
+                     *             "status_message": null,
+                     *             "valid_until": "2027-02-25T10:00:00.000Z",
+                     *             "ends_at": "2027-11-27T10:00:00.000Z",
+                     *             "created_at": "2026-11-27T10:00:00.000Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @example 200 */
+                        status: number;
+                        /** @example Request successful */
+                        status_description: string;
+                        data: {
+                            customer_number: number;
+                            /** @description At most 200, by name */
+                            domains: {
+                                name: string;
+                                status: string;
+                                renewal_date: string;
+                                is_locked: boolean;
+                                dnssec: boolean;
+                                managed_dns: boolean;
+                                zone_serial: number;
+                                records: {
+                                    type: string;
+                                    name: string;
+                                    value: string;
+                                    ttl: number;
+                                }[];
+                                dns: {
+                                    name: string;
+                                    type: string;
+                                    /** @description NOERROR, NXDOMAIN, REFUSED…, or `timeout` when no answer came */
+                                    rcode: string;
+                                    /** @description Each answer record: `name ttl type data` */
+                                    answers: string[];
+                                }[] | null;
+                            }[];
+                            /** @description At most 200 */
+                            vps: {
+                                id: number;
+                                name: string;
+                                hostname: string;
+                                product_id: string;
+                                location: string;
+                                /** @description The power state: running, stopped, rescue, error, terminated, or a task in progress */
+                                status: string;
+                                rescue: boolean;
+                                created_at: string;
+                                /** @description The latest 10 tasks, newest first */
+                                tasks: {
+                                    id: number;
+                                    action: string;
+                                    status: string;
+                                    progress: number;
+                                    attempts: number;
+                                    error: string | null;
+                                    created_at: string;
+                                    finished_at: string | null;
+                                }[];
+                            }[];
+                            /** @description At most 200 */
+                            certificates: {
+                                id: number;
+                                common_name: string | null;
+                                /** @description The names it covers */
+                                domains: unknown;
+                                status: string;
+                                status_message: string | null;
+                                valid_until: string | null;
+                                ends_at: string;
+                                created_at: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `Wrong request method`, `SSL connection is required`; validation errors name the field (`Missing <field>`, `Invalid <field>: …`) and list every problem in `errors` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `No valid admin token set` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `Account not found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `URI too long: a path segment may have at most 254 characters` (a domain name with its root dot fits) */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9128,6 +9548,8 @@ export interface operations {
             query?: {
                 /** @description Only the last N calls */
                 limit?: number;
+                /** @description Only calls with an id over this one: a reader polling for new calls passes the last id it has (ids keep rising across a clear or reset) */
+                after?: number;
             };
             header?: never;
             path?: never;
@@ -9146,6 +9568,7 @@ export interface operations {
                      *       "status": 200,
                      *       "status_description": "Request successful",
                      *       "data": {
+                     *         "clears": 0,
                      *         "entries": [
                      *           {
                      *             "id": 1,
@@ -9217,6 +9640,8 @@ export interface operations {
                                 /** @description From the request to the last byte of the answer, in milliseconds */
                                 duration_ms: number;
                             }[];
+                            /** @description How many times the journal was emptied (a clear or a reset) since the process started: a reader that sees it change drops the calls it shows */
+                            clears: number;
                         };
                     };
                 };

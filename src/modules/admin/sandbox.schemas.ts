@@ -177,6 +177,13 @@ export const FaultsReply = Envelope(Type.Object({ faults: Type.Array(Fault) }), 
 
 export const JournalQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, description: 'Only the last N calls' })),
+  after: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description:
+        'Only calls with an id over this one: a reader polling for new calls passes the last id it has (ids keep rising across a clear or reset)',
+    }),
+  ),
 })
 const JournalEntry = Type.Object({
   id: Type.Integer(),
@@ -201,30 +208,40 @@ const JournalEntry = Type.Object({
   response_truncated: Type.Boolean({ description: 'Whether response_body was cut (it is then text)' }),
   duration_ms: Type.Number({ description: 'From the request to the last byte of the answer, in milliseconds' }),
 })
-export const JournalReply = Envelope(Type.Object({ entries: Type.Array(JournalEntry) }), {
-  entries: [
-    {
-      id: 1,
-      time: '2026-11-22T16:00:00.000Z',
-      request_id: 'b3c1…',
-      method: 'GET',
-      path: '/api/v2/whoami',
-      operation: 'whoami',
-      key_prefix: 'Xk3v9QbZ',
-      body: null,
-      request_headers: { host: 'localhost:8443', 'api-key': '[redacted]', accept: 'application/json' },
-      status: 200,
-      response_headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': '89' },
-      response_body: {
+export const JournalReply = Envelope(
+  Type.Object({
+    entries: Type.Array(JournalEntry),
+    clears: Type.Integer({
+      description:
+        'How many times the journal was emptied (a clear or a reset) since the process started: a reader that sees it change drops the calls it shows',
+    }),
+  }),
+  {
+    clears: 0,
+    entries: [
+      {
+        id: 1,
+        time: '2026-11-22T16:00:00.000Z',
+        request_id: 'b3c1…',
+        method: 'GET',
+        path: '/api/v2/whoami',
+        operation: 'whoami',
+        key_prefix: 'Xk3v9QbZ',
+        body: null,
+        request_headers: { host: 'localhost:8443', 'api-key': '[redacted]', accept: 'application/json' },
         status: 200,
-        status_description: 'Request successful',
-        data: { ip: '127.0.0.1', customer_number: 100001 },
+        response_headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': '89' },
+        response_body: {
+          status: 200,
+          status_description: 'Request successful',
+          data: { ip: '127.0.0.1', customer_number: 100001 },
+        },
+        response_truncated: false,
+        duration_ms: 2.4,
       },
-      response_truncated: false,
-      duration_ms: 2.4,
-    },
-  ],
-})
+    ],
+  },
+)
 
 export const TriggerEventBody = Type.Object(
   {

@@ -1,10 +1,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
-import { adminErrors } from '../../http/error-responses.js'
+import { errors } from '../../errors.js'
+import { adminErrors, errorsFor } from '../../http/error-responses.js'
 import { ok } from '../../http/schemas.js'
 import {
   AdminDeliveriesQuery,
   AdminDeliveryDetail,
+  AdminDeliveryFull,
   AdminDeliveryList,
   AdminDeliveryParams,
   FlushBody,
@@ -31,6 +33,26 @@ export const webhooksAdminRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => ok(await app.services.webhooks.adminDeliveries(req.query)),
+  )
+
+  app.get(
+    '/webhooks/deliveries/:id',
+    {
+      config: admin,
+      schema: {
+        operationId: 'adminGetWebhookDelivery',
+        tags,
+        summary:
+          'One webhook delivery as it went out: the URL, the body, the signed headers of its last attempt, and the answer',
+        params: AdminDeliveryParams,
+        response: {
+          200: AdminDeliveryFull,
+          ...adminErrors,
+          ...errorsFor('', { 404: [errors.webhookDeliveryNotFound()] }),
+        },
+      },
+    },
+    async (req) => ok(await app.services.webhooks.adminDelivery(req.params.id)),
   )
 
   app.post(

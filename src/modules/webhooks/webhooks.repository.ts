@@ -310,6 +310,10 @@ export const adminCountDeliveries = async (db: Db, f: DeliveryFilter): Promise<n
 export const adminFindDelivery = (db: Db, id: number) =>
   deliveries(db).where('d.id', '=', id).executeTakeFirst() as Promise<DeliveryRow | undefined>
 
+/** The JSON body an event is sent with. */
+export const eventPayload = async (db: Db, eventId: number): Promise<string | undefined> =>
+  (await db.selectFrom('webhook_events').select('payload').where('id', '=', eventId).executeTakeFirst())?.payload
+
 /** Pending deliveries, endpoints retrying or disabled by hostapi, and the time of the oldest pending delivery. */
 export async function deliveryStats(
   db: Db,

@@ -162,6 +162,29 @@ export const AdminDeliveryList = Envelope(
 )
 /** One delivery with its account and endpoint. */
 export const AdminDeliveryDetail = Envelope(Type.Object(adminDeliveryFields), adminDeliveryExample)
+/** One delivery as it went out: where, what, signed how. */
+export const AdminDeliveryFull = Envelope(
+  Type.Object({
+    ...adminDeliveryFields,
+    url: Type.String({ description: "The endpoint's URL" }),
+    payload: Type.Unknown({ description: 'The JSON body sent: `{type, timestamp, data}`' }),
+    request_headers: Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()], {
+      description:
+        '`webhook-id`, `webhook-timestamp` and `webhook-signature` of the last attempt (signed with the secrets that ' +
+        'signed then, unless the secret was rotated since); null before the first attempt',
+    }),
+  }),
+  {
+    ...adminDeliveryExample,
+    url: 'https://hooks.example.com/hostapi',
+    payload: { type: 'vps.task.completed', timestamp: '2026-01-05T10:00:00.000Z', data: { account: 100001 } },
+    request_headers: {
+      'webhook-id': 'msg_2Wq0bRk1mN3d5xYzA8cVt4Lp',
+      'webhook-timestamp': '1767607200',
+      'webhook-signature': 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+    },
+  },
+)
 /** The body of the sandbox's flush. */
 export const FlushBody = Type.Object({
   all: Type.Optional(

@@ -8,7 +8,7 @@ import { errors } from '../../errors.js'
 import type { JobRunner } from '../../jobs/runner.js'
 import type { DryRun } from '../../lib/dry-run.js'
 import type { SecretBox } from '../../lib/secret-box.js'
-import { newWebhookSecret } from '../../lib/webhook-signature.js'
+import { newWebhookSecret, signatureHeader } from '../../lib/webhook-signature.js'
 import { parseWebhookUrl } from '../../lib/webhook-url.js'
 import type { Principal } from '../iam/iam.service.js'
 import { DELIVERY_JOB, EVENT_AREAS, mayRead, recordEvent, TEST_EVENT, type EventBody } from './webhook-events.js'
@@ -279,6 +279,36 @@ export class WebhooksService {
     const pag = pagination(page, total)
     const rows = await repo.adminListDeliveries(this.db, filter, page.limit, page.offset)
     return { deliveries: rows.map(adminDeliveryView), pagination: pag }
+  }
+
+  /**
+   * One delivery of any account as it went out: the endpoint's URL, the body, and the headers of its last attempt
+   * (signed with the secrets the endpoint signed with then: the current one, and the previous one while it still
+   * signed), besides what the receiver answered.
+   */
+  async adminDelivery(deliveryId: number) {
+    const d = await repo.adminFindDelivery(this.db, deliveryId)
+    if (!d) throw errors.webhookDeliveryNotFound()
+    const endpoint = present(await repo.findEndpoint(this.db, d.account_id, d.endpoint_id), `endpoint ${d.endpoint_id}`)
+    const body = present(await repo.eventPayload(this.db, d.event_id), `event ${d.event_id}`)
+    let headers: Record<string, string> | null = null
+    if (d.last_attempt_at) {
+      const secrets = [this.box.open(endpoint.secret, SECRET_CONTEXT)]
+      if (endpoint.previous_secret && (endpoint.previous_secret_until ?? '') > d.last_attempt_at)
+        secrets.push(this.box.open(endpoint.previous_secret, PREVIOUS_CONTEXT))
+      const timestamp = Math.floor(Date.parse(d.last_attempt_at) / 1000)
+      headers = {
+        'webhook-id': d.event_uid,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signatureHeader(secrets, d.event_uid, timestamp, body),
+      }
+    }
+    return {
+      ...adminDeliveryView(d),
+      url: endpoint.url,
+      payload: JSON.parse(body) as unknown,
+      request_headers: headers,
+    }
   }
 
   /** The operator's redelivery of any account's delivery, as a new delivery of the same event. */

@@ -1,0 +1,49 @@
+import fs from 'node:fs'
+import puppeteer, { type Browser } from 'puppeteer-core'
+
+/** Debian's chromium, which the browser tests drive (`.ci/run` installs it). */
+export const CHROMIUM = '/usr/bin/chromium'
+
+/** Why the browser tests cannot run here, or false when they can. */
+export const noBrowser = (): string | false =>
+  fs.existsSync(CHROMIUM) ? false : `chromium is not installed (${CHROMIUM}; Debian package chromium)`
+
+export interface TestBrowser {
+  browser: Browser
+  /** The browser's process id, by which close() ends it when it does not exit by itself. */
+  pid: number
+  close(): Promise<void>
+}
+
+/**
+ * Starts a headless chromium of the test's own (its own profile directory, no sandbox when run as root), which
+ * trusts any certificate: the test apps serve HTTPS with a self-signed one.
+ */
+export async function startBrowser(): Promise<TestBrowser> {
+  const browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    acceptInsecureCerts: true,
+    args: [
+      ...(process.getuid?.() === 0 ? ['--no-sandbox'] : []),
+      '--disable-dev-shm-usage',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-extensions',
+    ],
+  })
+  const pid = browser.process()?.pid
+  if (pid === undefined) throw new Error('chromium started without a process id')
+  return {
+    browser,
+    pid,
+    async close() {
+      await Promise.race([browser.close(), new Promise((r) => setTimeout(r, 5000))])
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {
+        // Already gone.
+      }
+    },
+  }
+}
