@@ -19,14 +19,6 @@ import { DomainsService } from './domains.service.js'
 import type { ZoneChanges } from './dns/zone-delivery.js'
 import type { SecretBox } from '../../lib/secret-box.js'
 import { ZoneKeys } from './dnssec/zone-keys.js'
-import type { FastifyPluginAsync } from 'fastify'
-import { contactsRoutes } from './contacts/contacts.routes.js'
-import { dnsTemplatesRoutes } from './templates/dns-templates.routes.js'
-import { dnsRoutes, zoneFileRoutes } from './dns/dns.routes.js'
-import { domainOrdersRoutes } from './orders/domain-orders.routes.js'
-import { extensionsRoutes } from './extensions/extensions.routes.js'
-import { nameserversRoutes } from './nameservers/nameservers.routes.js'
-import { domainExitRoutes, domainsRoutes } from './domains.routes.js'
 
 /** The services of the domains area. */
 export interface DomainServices {
@@ -82,23 +74,4 @@ export function createDomainServices(deps: {
     faults: deps.faults,
   })
   return { domains, dns, contacts, nameservers, dnsTemplates, extensions, domainOrders, zoneKeys }
-}
-
-/**
- * Every route of the domains area: domains, DNS, contact and nameserver profiles, DNS templates, extensions,
- * availability and orders.
- */
-export const domainAreaRoutes: FastifyPluginAsync = async (app) => {
-  const areas = [
-    domainsRoutes,
-    domainExitRoutes,
-    dnsRoutes,
-    zoneFileRoutes,
-    contactsRoutes,
-    nameserversRoutes,
-    dnsTemplatesRoutes,
-    extensionsRoutes,
-    domainOrdersRoutes,
-  ]
-  for (const routes of areas) await app.register(routes)
 }
