@@ -31,9 +31,11 @@ import type { IdempotencyService } from './modules/idempotency/idempotency.servi
 import type { MailService } from './modules/mail/mail.service.js'
 import type { OrdersAdminService } from './modules/orders/orders-admin.service.js'
 import type { OrdersService } from './modules/orders/orders.service.js'
+import type { OrderProcessingService } from './modules/orders/order-processing.service.js'
 import type { SecretsService } from './modules/secrets/secrets.service.js'
 import type { VpsServices } from './modules/vps/services.js'
 import type { WebhooksService } from './modules/webhooks/webhooks.service.js'
+import type { WorkFaults } from './ops/faults.js'
 import type { Metrics } from './ops/metrics.js'
 import type { Sandbox } from './ops/sandbox.js'
 import type { SecretKeys } from './secret-key.js'
@@ -58,6 +60,8 @@ export interface Services extends DomainServices, AccountServices, VpsServices {
   adminActivity: AdminActivityService
   idempotency: IdempotencyService
   orders: OrdersService
+  /** The job that provisions the items of orders through the areas' processors, and the corrections of an order. */
+  orderProcessing: OrderProcessingService
   /** The operator's orders of every account and the repairs of a stranded one. */
   ordersAdmin: OrdersAdminService
   affiliate: AffiliateService
@@ -72,6 +76,18 @@ export interface Services extends DomainServices, AccountServices, VpsServices {
   webhooks: WebhooksService
   /** Sandbox triggers of any webhook event, with the payload of the account's own resource. */
   sandboxEvents: SandboxEventsService
+}
+
+/** What every driver and service is built on. */
+export interface Foundation {
+  config: Config
+  db: Kysely<DB>
+  clock: Clock
+  log: Logger
+  jobs: JobRunner
+  secrets: SecretKeys
+  /** Sandbox fault injection into asynchronous work; null outside sandbox mode (no work looks a fault up). */
+  faults: WorkFaults | null
 }
 
 /** The composition root: configuration, database, clock, logger, job runner and services. */

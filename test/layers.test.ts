@@ -130,7 +130,9 @@ describe('layers', () => {
       graph.set(rel, [...new Set(importsOf(file).filter((t) => !t.startsWith('..')))])
     }
     // The composition root's context and every factory of services: building them is one step, the routes another.
-    const builders = [...graph.keys()].filter((rel) => rel === 'context.ts' || /^modules\/.*\bservices\.ts$/.test(rel))
+    const builders = [...graph.keys()].filter(
+      (rel) => rel === 'context.ts' || rel === 'services.ts' || /^modules\/.*\bservices\.ts$/.test(rel),
+    )
     assert.ok(builders.includes('context.ts'), 'context.ts is among the files checked')
     const reached: string[] = []
     for (const builder of builders) {
@@ -148,6 +150,22 @@ describe('layers', () => {
       }
     }
     assert.deepEqual(reached, [])
+  })
+
+  it('every service class takes one deps object, its dependencies by name', () => {
+    const positional: string[] = []
+    let classes = 0
+    for (const file of sourceFiles(path.join(src, 'modules'))) {
+      const text = fs.readFileSync(file, 'utf8')
+      for (const m of text.matchAll(/^export class (\w+Service)\b[^{]*\{/gm)) {
+        classes++
+        const ctor = /\n {2}constructor\(([^)]*)\)/.exec(text.slice(m.index))
+        if (!ctor || !new RegExp(`^(private readonly )?deps: ${m[1]}Deps$`).test(ctor[1] ?? ''))
+          positional.push(`${path.relative(src, file)}: ${m[1]}(${ctor?.[1]?.replace(/\s+/g, ' ').trim() ?? ''})`)
+      }
+    }
+    assert.ok(classes > 20, `${classes} service classes found`)
+    assert.deepEqual(positional, [])
   })
 
   it('no file under src/ is longer than 450 lines', () => {

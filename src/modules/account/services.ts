@@ -33,12 +33,20 @@ export function createAccountServices(deps: {
   iam: IamService
 }): AccountServices {
   const { db, clock, jobs, config, payments, mail, iam } = deps
-  const profile = new ProfileService(db, clock, mail)
+  const profile = new ProfileService({ db, clock, mail })
   return {
     profile,
-    invoices: new InvoicesService(db, clock, config.billing, payments, profile, iam, mail, jobs),
-    paymethods: new PaymethodsService(db, clock, payments, profile),
-    users: new UsersService(db, clock, () => iam, { newUsersPerHour: 10 }),
-    tickets: new TicketsService(db, clock, mail, profile, iam, config.mail.supportAddress, new SanitisePool()),
+    invoices: new InvoicesService({ db, clock, billing: config.billing, payments, profiles: profile, iam, mail, jobs }),
+    paymethods: new PaymethodsService({ db, clock, payments, profiles: profile }),
+    users: new UsersService({ db, clock, iam, opts: { newUsersPerHour: 10 } }),
+    tickets: new TicketsService({
+      db,
+      clock,
+      mail,
+      profiles: profile,
+      iam,
+      supportAddress: config.mail.supportAddress,
+      sanitiser: new SanitisePool(),
+    }),
   }
 }

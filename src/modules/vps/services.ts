@@ -24,9 +24,12 @@ export function createVpsServices(deps: {
 }): VpsServices {
   const { db, clock, jobs, config, hypervisor } = deps
   return {
-    vps: new VpsService(db, clock, jobs, hypervisor, {
-      shutdownTimeoutSeconds: config.hypervisor.shutdownTimeoutSeconds,
-      faults: deps.faults,
+    vps: new VpsService({
+      db,
+      clock,
+      jobs,
+      hypervisor,
+      opts: { shutdownTimeoutSeconds: config.hypervisor.shutdownTimeoutSeconds, faults: deps.faults },
     }),
   }
 }
