@@ -168,6 +168,17 @@ describe('layers', () => {
     assert.deepEqual(positional, [])
   })
 
+  it('no deps object takes a dependency as a getter (a lazy closure that hides a cycle)', () => {
+    const getters: string[] = []
+    for (const file of sourceFiles(src)) {
+      const text = fs.readFileSync(file, 'utf8')
+      for (const m of text.matchAll(/^export interface (\w+Deps) \{\n([\s\S]*?)^\}/gm))
+        for (const line of (m[2] ?? '').split('\n'))
+          if (/^ {2}\w+\??: \(\) =>/.test(line)) getters.push(`${path.relative(src, file)}: ${m[1]}.${line.trim()}`)
+    }
+    assert.deepEqual(getters, [])
+  })
+
   it('no file under src/ is longer than 450 lines', () => {
     const long = sourceFiles(src)
       .map((file) => ({ file: path.relative(src, file), lines: fs.readFileSync(file, 'utf8').split('\n').length - 1 }))
