@@ -16,7 +16,7 @@ import type { PaymentsDriver } from './drivers/payments/payments.js'
 import type { RegistryDriver } from './drivers/registry/registry.js'
 import type { JobRunner } from './jobs/runner.js'
 import type { Maintenance } from './jobs/maintenance.js'
-import type { AccountServices } from './modules/account/area.js'
+import type { AccountServices } from './modules/account/services.js'
 import type { AdminActivityService } from './modules/admin/activity.service.js'
 import type { AdminInspectService } from './modules/admin/inspect.service.js'
 import type { AdminAccountsService } from './modules/admin/admin-accounts.service.js'
@@ -25,16 +25,18 @@ import type { CatalogService } from './modules/admin/catalog.service.js'
 import type { SandboxEventsService } from './modules/admin/sandbox-events.service.js'
 import type { AffiliateService } from './modules/affiliate/affiliate.service.js'
 import type { CertificatesService } from './modules/certificates/certificates.service.js'
-import type { DomainServices } from './modules/domains/area.js'
+import type { DomainServices } from './modules/domains/services.js'
 import type { ZoneDelivery } from './modules/domains/dns/zone-delivery.js'
 import type { IamService } from './modules/iam/iam.service.js'
 import type { IdempotencyService } from './modules/idempotency/idempotency.service.js'
 import type { MailService } from './modules/mail/mail.service.js'
 import type { OrdersAdminService } from './modules/orders/orders-admin.service.js'
 import type { OrdersService } from './modules/orders/orders.service.js'
+import type { OrderProcessingService } from './modules/orders/order-processing.service.js'
 import type { SecretsService } from './modules/secrets/secrets.service.js'
-import type { VpsServices } from './modules/vps/area.js'
+import type { VpsServices } from './modules/vps/services.js'
 import type { WebhooksService } from './modules/webhooks/webhooks.service.js'
+import type { WorkFaults } from './ops/faults.js'
 import type { Metrics } from './ops/metrics.js'
 import type { Sandbox } from './ops/sandbox.js'
 import type { SecretKeys } from './secret-key.js'
@@ -61,6 +63,8 @@ export interface Services extends DomainServices, AccountServices, VpsServices {
   adminActivity: AdminActivityService
   idempotency: IdempotencyService
   orders: OrdersService
+  /** The job that provisions the items of orders through the areas' processors, and the corrections of an order. */
+  orderProcessing: OrderProcessingService
   /** The operator's orders of every account and the repairs of a stranded one. */
   ordersAdmin: OrdersAdminService
   affiliate: AffiliateService
@@ -75,6 +79,18 @@ export interface Services extends DomainServices, AccountServices, VpsServices {
   webhooks: WebhooksService
   /** Sandbox triggers of any webhook event, with the payload of the account's own resource. */
   sandboxEvents: SandboxEventsService
+}
+
+/** What every driver and service is built on. */
+export interface Foundation {
+  config: Config
+  db: Kysely<DB>
+  clock: Clock
+  log: Logger
+  jobs: JobRunner
+  secrets: SecretKeys
+  /** Sandbox fault injection into asynchronous work; null outside sandbox mode (no work looks a fault up). */
+  faults: WorkFaults | null
 }
 
 /** The composition root: configuration, database, clock, logger, job runner and services. */

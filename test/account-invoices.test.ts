@@ -4,7 +4,6 @@ import { extractText, getDocumentProxy } from 'unpdf'
 import { ManualClock } from '../src/clock.js'
 import { pdfText as printable } from '../src/modules/account/invoices/pdf-text.js'
 import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
-import { ensureTestProcessor } from './helpers/fixtures/orders.js'
 import type { OutboxMailDriver } from '../src/drivers/mail/builtin.js'
 
 const pdfText = async (buf: Buffer): Promise<string> => {
@@ -28,7 +27,6 @@ forEachDialect((dialect) => {
     after(() => t.close())
 
     it('placing an order makes an open invoice with 21% VAT and a payment link', async () => {
-      ensureTestProcessor(t)
       const { orderId } = await t.ctx.services.orders.createOrder(a.accountId, [
         {
           type: 'hosting',

@@ -6,8 +6,8 @@ import path from 'node:path'
 // The tree is built in one-way layers: lib <- db/ops <- drivers/modules/jobs <- http <- app/server/cli.
 // An import may point to its own layer or a lower one, never to a higher one. A module's routes and request/reply
 // schemas (*.routes.ts, *.schemas.ts) are its HTTP face and belong to the http layer; its services, rules and
-// repositories may not import them. A module's wiring (area.ts: its services built, its route plugins registered)
-// imports its routes, so it belongs to the http layer too.
+// repositories may not import them. An area's route list (area.routes.ts) is one of them; the factory of its services
+// (services.ts) is a module's own code and imports no route.
 const root = new URL('..', import.meta.url).pathname
 const src = path.join(root, 'src')
 
@@ -25,8 +25,8 @@ export function layerOf(rel: string): number {
   if (p.startsWith('db/') || p.startsWith('ops/') || base.endsWith('.tables.ts')) return 1
   // The demo data of a module is loaded by the seeder of the composition root.
   if (base.endsWith('.seed.ts')) return 4
-  // A module's HTTP face and its wiring.
-  if (p.startsWith('modules/') && (/\.routes\.ts$|\.schemas\.ts$/.test(base) || base === 'area.ts')) return 3
+  // A module's HTTP face.
+  if (p.startsWith('modules/') && /\.routes\.ts$|\.schemas\.ts$/.test(base)) return 3
   if (p.startsWith('drivers/') || p.startsWith('modules/') || p.startsWith('jobs/')) return 2
   if (p.startsWith('http/')) return 3
   // The composition root: app, server, CLI, context, seeding, data directory, secret key, TLS.
@@ -245,6 +245,62 @@ describe('layers', () => {
       for (const target of importsOf(file)) if (target.endsWith('.service.ts')) violations.push(`${rel} -> ${target}`)
     }
     assert.deepEqual(violations.sort(), [])
+  })
+
+  it('no file that builds services reaches a *.routes.ts module, directly or through other imports', () => {
+    const graph = new Map<string, string[]>()
+    for (const file of sourceFiles(src)) {
+      const rel = path.relative(src, file)
+      graph.set(rel, [...new Set(importsOf(file).filter((t) => !t.startsWith('..')))])
+    }
+    // The composition root's context and every factory of services: building them is one step, the routes another.
+    const builders = [...graph.keys()].filter(
+      (rel) => rel === 'context.ts' || rel === 'services.ts' || /^modules\/.*\bservices\.ts$/.test(rel),
+    )
+    assert.ok(builders.includes('context.ts'), 'context.ts is among the files checked')
+    const reached: string[] = []
+    for (const builder of builders) {
+      const seen = new Set<string>([builder])
+      const path_ = new Map<string, string>([[builder, builder]])
+      const queue = [builder]
+      for (let at = queue.shift(); at !== undefined; at = queue.shift()) {
+        for (const next of graph.get(at) ?? []) {
+          if (seen.has(next)) continue
+          seen.add(next)
+          path_.set(next, `${path_.get(at)} -> ${next}`)
+          if (next.endsWith('.routes.ts')) reached.push(path_.get(next) ?? next)
+          else queue.push(next)
+        }
+      }
+    }
+    assert.deepEqual(reached, [])
+  })
+
+  it('every service class takes one deps object, its dependencies by name', () => {
+    const positional: string[] = []
+    let classes = 0
+    for (const file of sourceFiles(path.join(src, 'modules'))) {
+      const text = fs.readFileSync(file, 'utf8')
+      for (const m of text.matchAll(/^export class (\w+Service)\b[^{]*\{/gm)) {
+        classes++
+        const ctor = /\n {2}constructor\(([^)]*)\)/.exec(text.slice(m.index))
+        if (!ctor || !new RegExp(`^(private readonly )?deps: ${m[1]}Deps$`).test(ctor[1] ?? ''))
+          positional.push(`${path.relative(src, file)}: ${m[1]}(${ctor?.[1]?.replace(/\s+/g, ' ').trim() ?? ''})`)
+      }
+    }
+    assert.ok(classes > 20, `${classes} service classes found`)
+    assert.deepEqual(positional, [])
+  })
+
+  it('no deps object takes a dependency as a getter (a lazy closure that hides a cycle)', () => {
+    const getters: string[] = []
+    for (const file of sourceFiles(src)) {
+      const text = fs.readFileSync(file, 'utf8')
+      for (const m of text.matchAll(/^export interface (\w+Deps) \{\n([\s\S]*?)^\}/gm))
+        for (const line of (m[2] ?? '').split('\n'))
+          if (/^ {2}\w+\??: \(\) =>/.test(line)) getters.push(`${path.relative(src, file)}: ${m[1]}.${line.trim()}`)
+    }
+    assert.deepEqual(getters, [])
   })
 
   it('no file under src/ is longer than 450 lines', () => {

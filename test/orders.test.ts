@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
-import { ensureTestProcessor, makeOrder } from './helpers/fixtures/orders.js'
+import { makeOrder } from './helpers/fixtures/orders.js'
 
 forEachDialect((dialect) => {
   describe(`orders over HTTPS (${dialect})`, () => {
@@ -12,7 +12,6 @@ forEachDialect((dialect) => {
       t = await startTestApp(dialect)
       a = await t.account('Orders A')
       b = await t.account('Orders B')
-      ensureTestProcessor(t)
     })
     after(() => t.close())
 
@@ -90,7 +89,6 @@ forEachDialect((dialect) => {
     })
 
     it('keeps a delivered service of an order out of corrections', async () => {
-      ensureTestProcessor(t)
       const { orderId } = await t.ctx.services.orders.createOrder(a.accountId, [
         { type: 'hosting', name: 'Ready', details: { fixed: true }, priceCents: 100 },
         { type: 'hosting', name: 'Broken', details: {}, priceCents: 200 },

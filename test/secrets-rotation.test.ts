@@ -231,7 +231,10 @@ describeWithPowerDns(NAME, () =>
           }),
         })
         try {
-          assert.equal(await new SecretsService(db, systemClock, new SecretBox(parseSecretKey(NEW)!)).verify(), 0)
+          assert.equal(
+            await new SecretsService({ db, clock: systemClock, box: new SecretBox(parseSecretKey(NEW)!) }).verify(),
+            0,
+          )
         } finally {
           await db.destroy()
         }

@@ -114,7 +114,7 @@ async function restore(config: Config, database: string, file: string, out: Stre
     try {
       applied = (await migrate(restored.db)).applied
       // Every stored secret opens with the key configured here (and those kept in plaintext get sealed).
-      await new SecretsService(restored.db, systemClock, box).verify()
+      await new SecretsService({ db: restored.db, clock: systemClock, box }).verify()
     } finally {
       await restored.close()
     }

@@ -85,6 +85,16 @@ function withOwnSchemaIntrospection(db: Kysely<DB>, schema: string | null): Kyse
   })
 }
 
+/** The migrations of `known` not applied to the database (`schema`, or the current one): all of them before the first. */
+export async function pendingMigrations(
+  db: Kysely<DB>,
+  schema: string | null,
+  known: Record<string, MigrationModule>,
+): Promise<string[]> {
+  const executed = new Set(await executedMigrations(db, schema))
+  return Object.keys(known).filter((name) => !executed.has(name))
+}
+
 /** The names in Kysely's table of executed migrations; none before the first migration. */
 async function executedMigrations(db: Kysely<DB>, schema: string | null): Promise<string[]> {
   try {

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { Type } from 'typebox'
 import { ping } from '../db/database.js'
-import { appliedMigrations } from '../modules/admin/sandbox.repository.js'
+import { pendingMigrations } from '../db/migrate.js'
 import { adminAuthPlugin } from './plugins/admin-auth.js'
 import { adminRoutes } from '../modules/admin/admin.routes.js'
 import { sandboxRoutes } from '../modules/admin/sandbox.routes.js'
@@ -71,8 +71,7 @@ export const healthRoutes: FastifyPluginAsync = async (app) => {
       let migrations = 'ok'
       try {
         await ping(ctx.db)
-        const applied = new Set(await appliedMigrations(ctx.db))
-        if (Object.keys(ctx.migrations).some((name) => !applied.has(name))) migrations = 'pending'
+        if ((await pendingMigrations(ctx.db, ctx.dbSchema, ctx.migrations)).length > 0) migrations = 'pending'
       } catch {
         database = 'unreachable'
         migrations = 'unknown'

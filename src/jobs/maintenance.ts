@@ -20,14 +20,27 @@ export interface Retention {
   mailDays: number
 }
 
+/** What Maintenance is built on. */
+export interface MaintenanceDeps {
+  runner: JobRunner
+  db: Kysely<DB>
+  clock: Clock
+  retention: Retention
+}
+
 /** Housekeeping: pruning audit rows, finished jobs and outbox messages older than their retention period. */
 export class Maintenance {
-  constructor(
-    private readonly runner: JobRunner,
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    private readonly retention: Retention,
-  ) {}
+  private readonly runner: JobRunner
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly retention: Retention
+
+  constructor(deps: MaintenanceDeps) {
+    this.runner = deps.runner
+    this.db = deps.db
+    this.clock = deps.clock
+    this.retention = deps.retention
+  }
 
   /** The daily prune. */
   readonly pruneJob = defineJob({

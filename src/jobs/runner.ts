@@ -166,14 +166,11 @@ export class JobRunner {
   }
 
   /**
-   * Queues a job of a kind; it runs on whichever instance claims it first. Answers the job's id (with a `key`
-   * already queued: the id of the job queued under it).
+   * Queues a job of a kind (its definition, or its name and payload schema where the handler is defined elsewhere);
+   * it runs on whichever instance claims it first. Answers the job's id (with a `key` already queued: the id of the
+   * job queued under it).
    */
-  async enqueue<S extends TSchema>(
-    definition: JobDefinition<S>,
-    payload: Static<S>,
-    opts: EnqueueOptions,
-  ): Promise<number> {
+  async enqueue<S extends TSchema>(definition: JobKind<S>, payload: Static<S>, opts: EnqueueOptions): Promise<number> {
     const id = await insertJobIn(definition, payload, { ...opts, now: this.clock.now() })
     if (!opts.trx.isTransaction) this.poke()
     return id

@@ -15,6 +15,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import type { Dialect } from '../../src/db/database.js'
 import type { MigrationModule } from '../../src/db/migrations/helpers.js'
 import type { PermissionMap } from '../../src/modules/iam/permissions.js'
+import { hostingTestProcessor } from './fixtures/orders.js'
 
 /**
  * The dialects every database test runs on: SQLite always, PostgreSQL when HOSTAPI_TEST_PG_URL is set. Declare
@@ -249,6 +250,7 @@ export async function startTestApp(
       ...(opts.routes ? { extraRoutes: opts.routes } : {}),
       ...(opts.log ? { log: opts.log } : {}),
       ...(opts.migrations ? { migrations: opts.migrations } : {}),
+      orderProcessors: { hosting: hostingTestProcessor },
     })
   let server: RunningServer
   try {

@@ -12,13 +12,24 @@ import { parseTime, type PageInput } from './admin-input.js'
 import type { OutboxMessage, OutboxStatus } from '../../drivers/mail/outbox.tables.js'
 import type { MailService } from '../mail/mail.service.js'
 
+/** What AdminActivityService is built on. */
+export interface AdminActivityServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+  mail: MailService
+}
+
 /** What happened across tenants, for the operator: the audit log, the job queue and the mail outbox. */
 export class AdminActivityService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    private readonly mail: MailService,
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly mail: MailService
+
+  constructor(deps: AdminActivityServiceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.mail = deps.mail
+  }
 
   /** The audit log, newest first; `account` is a customer number (an unknown one matches nothing). */
   async audit(

@@ -37,15 +37,20 @@ const keyView = (k: Awaited<ReturnType<typeof iamRepo.listKeys>>[number]) => ({
   created_at: k.created_at,
 })
 
+/** What AdminAccountsService is built on. */
+export interface AdminAccountsServiceDeps {
+  db: Kysely<DB>
+  iam: IamService
+}
+
 /** The operator's side of accounts across tenants: the accounts, their users and API keys (through IamService). */
 export class AdminAccountsService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly iamOf: () => IamService,
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly iam: IamService
 
-  private get iam(): IamService {
-    return this.iamOf()
+  constructor(deps: AdminAccountsServiceDeps) {
+    this.db = deps.db
+    this.iam = deps.iam
   }
 
   /** The account with this customer number, or 404 `Account not found`. */

@@ -12,12 +12,21 @@ export const ADMIN_TOKEN_PREFIX = 'adm_'
 const VISIBLE = ADMIN_TOKEN_PREFIX.length + 8
 const TOUCH_INTERVAL_MS = 60_000
 
+/** What AdminService is built on. */
+export interface AdminServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+}
+
 /** Admin tokens: created, made valid from the configuration, listed, revoked, checked on every admin request. */
 export class AdminService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+
+  constructor(deps: AdminServiceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+  }
 
   /** Creates an admin token; it is returned once and stored only as a hash. */
   async createToken(label = ''): Promise<{ id: number; token: string; prefix: string }> {

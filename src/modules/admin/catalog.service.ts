@@ -9,14 +9,25 @@ import * as catalog from './catalog.repository.js'
 
 const EXTENSION = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)?$/
 
+/** What CatalogService is built on. */
+export interface CatalogServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+  /** Premium and reserved names are registrable names, as customers can order them. */
+  names?: DomainNames
+}
+
 /** The operator's catalogue: the extensions on offer with their prices, premium names and reserved names. */
 export class CatalogService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    /** Premium and reserved names are registrable names, as customers can order them. */
-    private readonly names: DomainNames = new DomainNames(),
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly names: DomainNames
+
+  constructor(deps: CatalogServiceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.names = deps.names ?? new DomainNames()
+  }
 
   /** Sets the prices (EUR cents, excluding VAT) and terms of an extension, adding it when it is not offered yet. */
   async setExtension(

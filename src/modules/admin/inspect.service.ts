@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { DB } from '../../db/tables.js'
 import type { AdminAccountsService } from './admin-accounts.service.js'
+import type { DnsDriver } from '../../drivers/dns/dns.js'
 import { probeDns, type ProbeAnswer } from './dns-probe.js'
 import * as repo from './inspect.repository.js'
 
@@ -8,14 +9,24 @@ import * as repo from './inspect.repository.js'
 export const PROBE_SETS = 20
 export const PROBE_DOMAINS = 20
 
+export interface AdminInspectServiceDeps {
+  db: Kysely<DB>
+  accounts: AdminAccountsService
+  /** The DNS driver: the built-in server has an address to ask; another driver has none (null). */
+  dns: Pick<DnsDriver, 'address'>
+}
+
 /** The operator's view of one account's resources for the sandbox inspector. */
 export class AdminInspectService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly accountsOf: () => AdminAccountsService,
-    /** The built-in DNS server's address, or null when another DNS driver serves the zones. */
-    private readonly dnsAddress: () => { host: string; port: number } | null,
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly accounts: AdminAccountsService
+  private readonly dns: Pick<DnsDriver, 'address'>
+
+  constructor(deps: AdminInspectServiceDeps) {
+    this.db = deps.db
+    this.accounts = deps.accounts
+    this.dns = deps.dns
+  }
 
   /**
    * The account's domains with their records and what the built-in DNS server answers for them (the apex SOA and
@@ -23,13 +34,13 @@ export class AdminInspectService {
    * tasks, and its certificates.
    */
   async resources(customerNumber: number) {
-    const account = await this.accountsOf().accountRow(customerNumber)
+    const account = await this.accounts.accountRow(customerNumber)
     const domains = await repo.accountDomains(this.db, account.id)
     const records = await repo.domainRecords(
       this.db,
       domains.map((d) => d.id),
     )
-    const address = this.dnsAddress()
+    const address = this.dns.address()
     const domainViews = await Promise.all(
       domains.map(async (d, i) => {
         const own = records.filter((r) => r.domain_id === d.id)

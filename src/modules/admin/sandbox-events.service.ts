@@ -31,6 +31,14 @@ export interface TriggeredEvent {
 
 const isEventType = (type: string): type is EventType => (EVENT_TYPES as readonly string[]).includes(type)
 
+/** What SandboxEventsService is built on. */
+export interface SandboxEventsServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+  jobs: JobRunner
+  samplers: EventSamplers
+}
+
 /**
  * Sandbox triggers: any webhook event sent to an account's endpoints, so an integrator tests a receiver for every
  * event without staging its cause. The payload is the view of the account's own resource that the real cause
@@ -38,12 +46,17 @@ const isEventType = (type: string): type is EventType => (EVENT_TYPES as readonl
  * as the real cause emits it (`emitEvent`): to the subscribed endpoints whose owner may read it, as jobs.
  */
 export class SandboxEventsService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    private readonly jobs: JobRunner,
-    private readonly samplers: EventSamplers,
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly jobs: JobRunner
+  private readonly samplers: EventSamplers
+
+  constructor(deps: SandboxEventsServiceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.jobs = deps.jobs
+    this.samplers = deps.samplers
+  }
 
   async trigger(input: TriggerInput): Promise<TriggeredEvent> {
     const { type } = input

@@ -57,13 +57,3 @@ async function tableColumns(db: Kysely<DB>, dialect: Dialect): Promise<Map<strin
   for (const name of [...out.keys()]) if (name.startsWith('kysely_')) out.delete(name)
   return out
 }
-
-/** The names of the migrations applied to this database (empty when none ever ran). */
-export async function appliedMigrations(db: Kysely<DB>): Promise<string[]> {
-  try {
-    const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(db)
-    return rows.rows.map((r) => r.name)
-  } catch {
-    return []
-  }
-}

@@ -28,12 +28,21 @@ const commissionRow = (c: AffiliateCommission) => ({
 const statusOf = (c: AffiliateCommission) =>
   c.paidout ? 'paid' : c.approved ? 'approved' : c.rejected ? 'rejected' : 'pending'
 
+/** What AffiliateService is built on. */
+export interface AffiliateServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+}
+
 /** Commissions earned by referring customers, and the payments that pay them out. */
 export class AffiliateService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+
+  constructor(deps: AffiliateServiceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+  }
 
   async listCommissions(accountId: number, query: ListQuery) {
     const page = pageOf(query)

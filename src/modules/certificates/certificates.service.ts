@@ -67,6 +67,22 @@ export interface ProductView {
 /** The duration of an order that names none, as clients expect. */
 const DEFAULT_DURATION_YEARS = 1
 
+/** What CertificatesService is built on. */
+export interface CertificatesServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+  jobs: JobRunner
+  ca: CertificateAuthority
+  orders: OrderPlacer
+  /** The account's zones hosted here, where DNS validation records are written. */
+  dns: AccountDns
+  log: Logger
+  /** Days before a leaf's expiry that it is renewed; null for a CA whose leaves last the paid term. */
+  renewDays?: number | null
+  /** Sandbox fault injection into asynchronous work; null in production. */
+  faults?: WorkFaults | null
+}
+
 /** Certificate products, orders, CSR generation, requests and issuance through the configured CA. */
 export class CertificatesService {
   private readonly records: ValidationRecords
@@ -75,32 +91,32 @@ export class CertificatesService {
   /** Renewal of leaves that end before the paid term (the recurring scan). */
   readonly renewal: CertificateRenewal
 
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    private readonly jobs: JobRunner,
-    private readonly ca: CertificateAuthority,
-    private readonly orders: OrderPlacer,
-    dns: () => AccountDns | null,
-    log: Logger,
-    /** Days before a leaf's expiry that it is renewed; null for a CA whose leaves last the paid term. */
-    renewDays: number | null = null,
-    /** Sandbox fault injection into asynchronous work; null in production. */
-    faults: WorkFaults | null = null,
-  ) {
-    this.records = new ValidationRecords(dns, log)
-    this.issuance = new CertificateIssuance(
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly jobs: JobRunner
+  private readonly ca: CertificateAuthority
+  private readonly orders: OrderPlacer
+
+  constructor(deps: CertificatesServiceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.jobs = deps.jobs
+    this.ca = deps.ca
+    this.orders = deps.orders
+    const { db, clock, jobs, ca, log } = deps
+    this.records = new ValidationRecords({ dns: deps.dns, log })
+    this.issuance = new CertificateIssuance({
       db,
       clock,
       jobs,
       ca,
-      this.records,
+      records: this.records,
       log,
-      (trx, accountId, id) => this.eventData(trx, accountId, id),
-      faults,
-    )
+      eventData: (trx, accountId, id) => this.eventData(trx, accountId, id),
+      faults: deps.faults,
+    })
     const reissue: Reissue = (accountId, id, input) => this.request(accountId, id, input)
-    this.renewal = new CertificateRenewal(db, clock, jobs, reissue, renewDays, log)
+    this.renewal = new CertificateRenewal({ db, clock, jobs, reissue, renewDays: deps.renewDays ?? null, log })
   }
 
   /** The products that can be ordered. */

@@ -37,20 +37,41 @@ export const AUDIT_WAITING_FOR_CA = 503
 /** Rechecks back off from one minute to one hour. */
 const recheckDelay = (checks: number) => Math.min(60 * MINUTE_MS, MINUTE_MS * 2 ** Math.max(0, checks - 1))
 
+/** What CertificateIssuance is built on. */
+export interface CertificateIssuanceDeps {
+  db: Kysely<DB>
+  clock: Clock
+  jobs: JobRunner
+  ca: CertificateAuthority
+  records: ValidationRecords
+  log: Logger
+  /** A certificate as `GET /certificates/{id}` shows it, read in the transaction that changed it. */
+  eventData: (trx: Db, accountId: number, id: number) => Promise<Record<string, unknown>>
+  /** Sandbox fault injection into the CA's answers (`ca.issue`); none in production. */
+  faults?: WorkFaults | null
+}
+
 /** The flow of a requested certificate: its validation checks, then issuance by the CA, through the job queue. */
 export class CertificateIssuance {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    private readonly jobs: JobRunner,
-    private readonly ca: CertificateAuthority,
-    private readonly records: ValidationRecords,
-    private readonly log: Logger,
-    /** A certificate as `GET /certificates/{id}` shows it, read in the transaction that changed it. */
-    private readonly eventData: (trx: Db, accountId: number, id: number) => Promise<Record<string, unknown>>,
-    /** Sandbox fault injection into the CA's answers (`ca.issue`); none in production. */
-    private readonly faults: WorkFaults | null = null,
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly jobs: JobRunner
+  private readonly ca: CertificateAuthority
+  private readonly records: ValidationRecords
+  private readonly log: Logger
+  private readonly eventData: (trx: Db, accountId: number, id: number) => Promise<Record<string, unknown>>
+  private readonly faults: WorkFaults | null
+
+  constructor(deps: CertificateIssuanceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.jobs = deps.jobs
+    this.ca = deps.ca
+    this.records = deps.records
+    this.log = deps.log
+    this.eventData = deps.eventData
+    this.faults = deps.faults ?? null
+  }
 
   /** The job that checks a requested certificate's validation and issues it once it passes. */
   readonly issueJob = defineJob({

@@ -22,6 +22,17 @@ export type Reissue = (
   input: { csr: string; validation_method: ValidationMethod; approver_email?: string; auto_setup_dns?: boolean },
 ) => Promise<unknown>
 
+/** What CertificateRenewal is built on. */
+export interface CertificateRenewalDeps {
+  db: Kysely<DB>
+  clock: Clock
+  jobs: JobRunner
+  reissue: Reissue
+  /** Days before a leaf's expiry that it is renewed; null when the CA's leaves last the paid term (no renewals). */
+  renewDays: number | null
+  log: Logger
+}
+
 /**
  * Renewal of a certificate before its leaf expires while the paid term lasts longer (an ACME leaf lasts about
  * 90 days, a package one year or more): an hourly scan requests it again with its stored CSR and method. With
@@ -29,15 +40,21 @@ export type Reissue = (
  * challenge and waits for the customer. Until the new leaf is issued the old one stays on the certificate.
  */
 export class CertificateRenewal {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    private readonly jobs: JobRunner,
-    private readonly reissue: Reissue,
-    /** Days before a leaf's expiry that it is renewed; null when the CA's leaves last the paid term (no renewals). */
-    private readonly renewDays: number | null,
-    private readonly log: Logger,
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly jobs: JobRunner
+  private readonly reissue: Reissue
+  private readonly renewDays: number | null
+  private readonly log: Logger
+
+  constructor(deps: CertificateRenewalDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.jobs = deps.jobs
+    this.reissue = deps.reissue
+    this.renewDays = deps.renewDays
+    this.log = deps.log
+  }
 
   /** The hourly scan. */
   readonly renewJob = defineJob({

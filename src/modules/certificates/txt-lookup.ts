@@ -7,10 +7,9 @@ import type { AccountDns } from './account-dns.js'
  * TXT values at a name as a CA sees them: from the account's own zone when hostapi hosts it (no waiting
  * for DNS propagation), otherwise from public DNS; a name that does not resolve has none.
  */
-export function txtLookup(dns: () => AccountDns | null): TxtLookup {
+export function txtLookup(hosted: AccountDns): TxtLookup {
   return async (accountId, fqdn) => {
-    const hosted = dns()
-    if (hosted && (await hosted.zoneOf(accountId, fqdn))) return hosted.txtValues(accountId, fqdn)
+    if (await hosted.zoneOf(accountId, fqdn)) return hosted.txtValues(accountId, fqdn)
     try {
       const resolver = new Resolver({ timeout: 3000, tries: 1 })
       return (await resolver.resolveTxt(fqdn)).map((chunks) => chunks.join(''))
@@ -43,22 +42,20 @@ async function txtFrom(server: DnsServerAddress, fqdn: string): Promise<string[]
  * — a change not pushed yet, or a server that lags or is down, is not seen, as the CA would not see it; with no
  * serving address known, the zone's records in the database. Other names: public DNS.
  */
-export function servedTxtLookup(dns: () => AccountDns | null, serving: () => DnsServerAddress[]): TxtLookup {
-  const fromDatabase = txtLookup(dns)
+export function servedTxtLookup(hosted: AccountDns, serving: () => DnsServerAddress[]): TxtLookup {
+  const fromDatabase = txtLookup(hosted)
   return async (accountId, fqdn) => {
-    const hosted = dns()
     const servers = serving()
-    if (!hosted || servers.length === 0 || !(await hosted.zoneOf(accountId, fqdn))) return fromDatabase(accountId, fqdn)
+    if (servers.length === 0 || !(await hosted.zoneOf(accountId, fqdn))) return fromDatabase(accountId, fqdn)
     const answers = await Promise.all(servers.map((server) => txtFrom(server, fqdn)))
     return answers.reduce((common, values) => common.filter((v) => values.includes(v)))
   }
 }
 
 /** The addresses of a name as a CA sees them: from the account's own zone when hostapi hosts it, else public DNS. */
-export function addressLookup(dns: () => AccountDns | null): AddressLookup {
+export function addressLookup(hosted: AccountDns): AddressLookup {
   return async (accountId, fqdn) => {
-    const hosted = dns()
-    if (hosted && (await hosted.zoneOf(accountId, fqdn))) return hosted.addresses(accountId, fqdn)
+    if (await hosted.zoneOf(accountId, fqdn)) return hosted.addresses(accountId, fqdn)
     try {
       return (await lookup(fqdn, { all: true })).map((a) => a.address)
     } catch {

@@ -9,7 +9,7 @@ import { addYears } from '../../lib/domain-name.js'
  * wrong code, which `PUT /orders/{id}` with the right code completes).
  */
 export const seedDomains: DemoSeeder = async (ctx, account) => {
-  const { nameservers, dnsTemplates, domains, dns, domainOrders, orders } = ctx.services
+  const { nameservers, dnsTemplates, domains, dns, domainOrders, orderProcessing } = ctx.services
   const { accountId } = account
   const { contact, template } = await seedProfiles(ctx, accountId)
   const builtin = nameservers.builtin()
@@ -54,7 +54,7 @@ export const seedDomains: DemoSeeder = async (ctx, account) => {
       { domain: transferable.name, type: 'transfer', transfer_code: 'WRONG-CODE' },
       { charge: false },
     )
-    await orders.processOrder(orderId)
+    await orderProcessing.processOrder(orderId)
   }
 }
 

@@ -57,21 +57,44 @@ export interface NewDomain {
   contacts: Partial<Record<Role, number>>
 }
 
+/** What DomainsService is built on. */
+export interface DomainsServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+  jobs: JobRunner
+  registry: RegistryDriver
+  nameservers: NameserversService
+  contacts: ContactsService
+  zones: ZoneChanges
+  /** The signing keys of the zones served here with DNSSEC on. */
+  zoneKeys: ZoneKeys
+  /** The registrable-name rules (public suffixes, the operator's private ones). */
+  names?: DomainNames
+}
+
 /** Domains of an account: list, detail, settings, cancellation, auth codes; the zone serial of every change. */
 export class DomainsService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    private readonly jobs: JobRunner,
-    private readonly registry: RegistryDriver,
-    private readonly nameservers: NameserversService,
-    private readonly contacts: ContactsService,
-    private readonly zones: ZoneChanges,
-    /** The signing keys of the zones served here with DNSSEC on. */
-    private readonly zoneKeys: ZoneKeys,
-    /** The registrable-name rules (public suffixes, the operator's private ones). */
-    readonly names: DomainNames = new DomainNames(),
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly jobs: JobRunner
+  private readonly registry: RegistryDriver
+  private readonly nameservers: NameserversService
+  private readonly contacts: ContactsService
+  private readonly zones: ZoneChanges
+  private readonly zoneKeys: ZoneKeys
+  readonly names: DomainNames
+
+  constructor(deps: DomainsServiceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.jobs = deps.jobs
+    this.registry = deps.registry
+    this.nameservers = deps.nameservers
+    this.contacts = deps.contacts
+    this.zones = deps.zones
+    this.zoneKeys = deps.zoneKeys
+    this.names = deps.names ?? new DomainNames()
+  }
 
   /** The job that ends a cancelled domain at its renewal date. */
   readonly endJob = defineJob({
@@ -103,12 +126,6 @@ export class DomainsService {
   async setRenewalDate(trx: Db, accountId: number, domainId: number, renewalDate: string): Promise<void> {
     const changes = { renewal_date: renewalDate, updated_at: iso(this.clock.now()) }
     await repo.updateDomain(trx, accountId, domainId, changes)
-  }
-
-  /** True when one of the account's domains has this contact profile in any role. */
-  async usesContact(accountId: number, contactId: number): Promise<boolean> {
-    const domains = await repo.contactsOfDomains(this.db, accountId)
-    return domains.some((d) => Object.values(d.contacts).includes(contactId))
   }
 
   /** The account's domains by id; `tags` keeps those with any of the tags; paged only when `page` or `limit` is given. */

@@ -49,13 +49,24 @@ const AUTH_CACHE_SIZE = 10_000
 const FIRST_CUSTOMER_NUMBER = 100001
 const TOUCH_INTERVAL_MS = 60_000
 
+/** What IamService is built on. */
+export interface IamServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+  opts: { emptyWhitelistAllowsAll: boolean; authCacheMs: number }
+}
+
 /** Accounts, users, API keys and authentication. */
 export class IamService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    private readonly opts: { emptyWhitelistAllowsAll: boolean; authCacheMs: number },
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly opts: { emptyWhitelistAllowsAll: boolean; authCacheMs: number }
+
+  constructor(deps: IamServiceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.opts = deps.opts
+  }
 
   /** Key lookups by the key as presented (so a cached key is not hashed again), parsed once; see Config.authCacheMs. */
   private readonly authCache = new Map<string, CachedKey>()

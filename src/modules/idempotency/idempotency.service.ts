@@ -12,6 +12,13 @@ export type IdempotencyOutcome =
   | { kind: 'proceed' }
   | { kind: 'replay'; status: number; contentType: string; body: string }
 
+/** What IdempotencyService is built on. */
+export interface IdempotencyServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+  opts: { lockMs: number }
+}
+
 /**
  * `Idempotency-Key` for ordering and charging requests, stored in the database so it holds across
  * instances: the same key and request within 24 hours answers the first response again, byte for byte;
@@ -19,11 +26,15 @@ export type IdempotencyOutcome =
  * is claimed anew by a retry once the claim is older than `lockMs`, longer than any request may run.
  */
 export class IdempotencyService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    private readonly opts: { lockMs: number },
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly opts: { lockMs: number }
+
+  constructor(deps: IdempotencyServiceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.opts = deps.opts
+  }
 
   static hash(method: string, path: string, body: unknown): string {
     return createHash('sha256')

@@ -10,18 +10,31 @@ export const MAIL_JOB = 'mail.send'
 /** How the other areas send mail: queued in the transaction of the change the message tells of. */
 export type Mailer = Pick<MailService, 'send'>
 
+/** What MailService is built on. */
+export interface MailServiceDeps {
+  jobs: JobRunner
+  driver: MailDriver
+  log: Logger
+  opts?: { maxAttempts?: number }
+}
+
 /**
  * Outgoing mail of the application. `send` checks the message and queues it in the caller's transaction, so the
  * message commits with the change it tells of or not at all; a job hands it to the mail driver, so a slow or
  * failing mail server never holds up a request and failures are retried.
  */
 export class MailService {
-  constructor(
-    private readonly jobs: JobRunner,
-    private readonly driver: MailDriver,
-    private readonly log: Logger,
-    private readonly opts: { maxAttempts?: number } = {},
-  ) {}
+  private readonly jobs: JobRunner
+  private readonly driver: MailDriver
+  private readonly log: Logger
+  private readonly opts: { maxAttempts?: number }
+
+  constructor(deps: MailServiceDeps) {
+    this.jobs = deps.jobs
+    this.driver = deps.driver
+    this.log = deps.log
+    this.opts = deps.opts ?? {}
+  }
 
   /** The job that hands one queued message to the mail driver. */
   readonly sendJob = defineJob({

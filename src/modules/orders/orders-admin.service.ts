@@ -50,21 +50,22 @@ const jobRow = (j: DecodedJob) => ({
   last_error: j.last_error,
 })
 
+/** What OrdersAdminService is built on. */
+export interface OrdersAdminServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+  jobs: JobRunner
+  orders: OrdersService
+  invoices: OrderInvoices
+}
+
 /**
  * The operator's orders of every account: a list, one order with its items, invoices and processing jobs, and the
  * repairs of an order left behind: its processing queued again (charged first when it has no invoice), or the order
  * cancelled with its undelivered items, which frees what they held (a domain name's open order).
  */
 export class OrdersAdminService {
-  constructor(
-    private readonly deps: {
-      db: Kysely<DB>
-      clock: Clock
-      jobs: JobRunner
-      orders: OrdersService
-      invoices: () => OrderInvoices
-    },
-  ) {}
+  constructor(private readonly deps: OrdersAdminServiceDeps) {}
 
   async list(query: { page?: number; limit?: number; status?: OrderStatus; account?: number }) {
     const { db } = this.deps
@@ -92,7 +93,7 @@ export class OrdersAdminService {
         price_cents: i.price_cents,
         errors: i.errors,
       })),
-      invoices: (await this.deps.invoices().ofOrder(order.account_id, orderId, db)).map((inv) => ({
+      invoices: (await this.deps.invoices.ofOrder(order.account_id, orderId, db)).map((inv) => ({
         invoice_nr: inv.invoice_nr,
         total_price: inv.total_price,
         payment_status: inv.payment_status,
@@ -112,7 +113,7 @@ export class OrdersAdminService {
     if (!order) throw errors.orderNotFound()
     if (order.status === 'completed') throw errors.orderCompleted()
     if (order.status === 'cancelled') throw errors.orderCancelled()
-    const invoices = this.deps.invoices()
+    const invoices = this.deps.invoices
     const charged = (await invoices.ofOrder(order.account_id, orderId)).length > 0
     const charge = charged ? null : await invoices.chargeFor(order.account_id)
     const invoiceId = await db.transaction().execute(async (trx) => {
@@ -145,7 +146,7 @@ export class OrdersAdminService {
       await repo.setOrderStatus(trx, orderId, 'cancelled', now)
       await jobs.dropQueued(trx, key, 'The order was cancelled')
       // Its invoice with it: a cancelled order is not charged.
-      await this.deps.invoices().cancelOfOrder(trx, order.account_id, orderId)
+      await this.deps.invoices.cancelOfOrder(trx, order.account_id, orderId)
     })
     return this.get(orderId)
   }

@@ -156,6 +156,10 @@ export const ordersRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) =>
-      ok(orderDetail(await app.services.orders.fix(req.caller.accountId, req.params.order_id, req.body, dry(req)))),
+      ok(
+        orderDetail(
+          await app.services.orderProcessing.fix(req.caller.accountId, req.params.order_id, req.body, dry(req)),
+        ),
+      ),
   )
 }

@@ -12,18 +12,31 @@ const CHECK_TEXT = 'hostapi secret key check'
 // Rows read at once while checking or re-sealing a column.
 const PAGE = 500
 
+/** What SecretsService is built on. */
+export interface SecretsServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+  box: SecretBox
+  columns?: readonly SealedColumn[]
+}
+
 /**
  * Secrets at rest: the database holds a check value sealed with the secret key, so a process started with
  * another key stops at once; every column of SEALED_COLUMNS holds values sealed with it, whatever drivers this
  * process has configured.
  */
 export class SecretsService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    private readonly box: SecretBox,
-    private readonly columns: readonly SealedColumn[] = SEALED_COLUMNS,
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly box: SecretBox
+  private readonly columns: readonly SealedColumn[]
+
+  constructor(deps: SecretsServiceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.box = deps.box
+    this.columns = deps.columns ?? SEALED_COLUMNS
+  }
 
   /**
    * At start: the key check opens (one is stored on a new database), every stored secret opens, and those

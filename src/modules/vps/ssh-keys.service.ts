@@ -14,12 +14,21 @@ import type { DryRun } from '../../lib/dry-run.js'
 /** sshpk, loaded with the first key added, not at start. */
 const sshpk = lazyRequire<typeof SshPk>('sshpk')
 
+/** What SshKeysService is built on. */
+export interface SshKeysServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+}
+
 /** The account's SSH public keys, installed on a VPS at order or reinstall. */
 export class SshKeysService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+
+  constructor(deps: SshKeysServiceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+  }
 
   async list(accountId: number) {
     return (await repo.listSshKeys(this.db, accountId)).map(sshKeyView)

@@ -7,13 +7,24 @@ import { ownedVps } from './vps.common.js'
 import type { DryRun } from '../../lib/dry-run.js'
 import type { TaskView, VpsTasks } from './vps-tasks.service.js'
 
+/** What VpsBackupsService is built on. */
+export interface VpsBackupsServiceDeps {
+  db: Kysely<DB>
+  hypervisor: HypervisorDriver
+  tasks: VpsTasks
+}
+
 /** A VPS's backups: the hypervisor's list, and the backup and restore tasks. */
 export class VpsBackupsService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly hypervisor: HypervisorDriver,
-    private readonly tasks: VpsTasks,
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly hypervisor: HypervisorDriver
+  private readonly tasks: VpsTasks
+
+  constructor(deps: VpsBackupsServiceDeps) {
+    this.db = deps.db
+    this.hypervisor = deps.hypervisor
+    this.tasks = deps.tasks
+  }
 
   /** The VPS's backups as the hypervisor lists them; none once the VPS has ended. */
   async list(accountId: number, rawId: string) {

@@ -18,16 +18,33 @@ import type { VpsTasks } from './vps-tasks.service.js'
 /** The job that ends a cancelled VPS on its cancellation date. */
 export const EXPIRE_JOB = 'vps.expire'
 
+/** What VpsLifecycleService is built on. */
+export interface VpsLifecycleServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+  jobs: JobRunner
+  hypervisor: HypervisorDriver
+  tasks: VpsTasks
+  sshKeys: SshKeysService
+}
+
 /** A VPS's life after ordering: rescue mode, reinstall, root password, hostname, cancellation and its end. */
 export class VpsLifecycleService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    private readonly jobs: JobRunner,
-    private readonly hypervisor: HypervisorDriver,
-    private readonly tasks: VpsTasks,
-    private readonly sshKeys: SshKeysService,
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly jobs: JobRunner
+  private readonly hypervisor: HypervisorDriver
+  private readonly tasks: VpsTasks
+  private readonly sshKeys: SshKeysService
+
+  constructor(deps: VpsLifecycleServiceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.jobs = deps.jobs
+    this.hypervisor = deps.hypervisor
+    this.tasks = deps.tasks
+    this.sshKeys = deps.sshKeys
+  }
 
   /** The job that ends a cancelled VPS at the end of its term. */
   readonly expireJob = defineJob({

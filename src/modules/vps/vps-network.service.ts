@@ -18,13 +18,24 @@ import { TERMINATED_REFUSAL } from './vps.state.js'
 import type { VpsSubnet } from './vps.tables.js'
 import type { DryRun } from '../../lib/dry-run.js'
 
+/** What VpsNetworkService is built on. */
+export interface VpsNetworkServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+  hypervisor: HypervisorDriver
+}
+
 /** A VPS's network: firewall, the account's VPC on its host with subnets, and floating IPs. */
 export class VpsNetworkService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    private readonly hypervisor: HypervisorDriver,
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly hypervisor: HypervisorDriver
+
+  constructor(deps: VpsNetworkServiceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.hypervisor = deps.hypervisor
+  }
 
   // ---- Firewall ---------------------------------------------------------------------------------
 

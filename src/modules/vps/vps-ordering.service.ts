@@ -27,15 +27,30 @@ export interface ProvisionInput {
   name?: string
 }
 
+/** What VpsOrderingService is built on. */
+export interface VpsOrderingServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+  hypervisor: HypervisorDriver
+  tasks: VpsTasks
+  sshKeys: SshKeysService
+}
+
 /** Ordering a VPS: the products on offer, the order's checks, and provisioning the ordered VPS. */
 export class VpsOrderingService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    private readonly hypervisor: HypervisorDriver,
-    private readonly tasks: VpsTasks,
-    private readonly sshKeys: SshKeysService,
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly hypervisor: HypervisorDriver
+  private readonly tasks: VpsTasks
+  private readonly sshKeys: SshKeysService
+
+  constructor(deps: VpsOrderingServiceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.hypervisor = deps.hypervisor
+    this.tasks = deps.tasks
+    this.sshKeys = deps.sshKeys
+  }
 
   /** The products on offer: specs, monthly price (excluding VAT), locations and billing periods. */
   products() {

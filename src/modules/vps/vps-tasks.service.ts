@@ -43,14 +43,29 @@ export const TASK_FAULT = 'The hypervisor reported an error'
  */
 const TASK_ATTEMPTS = 16
 
+/** What VpsTasks is built on. */
+export interface VpsTasksDeps {
+  db: Kysely<DB>
+  clock: Clock
+  jobs: JobRunner
+  hypervisor: HypervisorDriver
+  opts: VpsTaskOptions
+}
+
 export class VpsTasks {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    private readonly jobs: JobRunner,
-    private readonly hypervisor: HypervisorDriver,
-    private readonly opts: VpsTaskOptions,
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly jobs: JobRunner
+  private readonly hypervisor: HypervisorDriver
+  private readonly opts: VpsTaskOptions
+
+  constructor(deps: VpsTasksDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.jobs = deps.jobs
+    this.hypervisor = deps.hypervisor
+    this.opts = deps.opts
+  }
 
   // The hypervisor may be unreachable for a while (restart, upgrade): 16 attempts back off from 1 s to 5 min, about
   // 40 minutes in all, before the task ends failed with the last error.

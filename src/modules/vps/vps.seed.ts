@@ -15,8 +15,12 @@ export const seedVps: DemoSeeder = async (ctx, account) => {
     ctx.drivers.hypervisor instanceof BuiltinHypervisor
       ? new BuiltinHypervisor(ownTables(ctx.db), ctx.clock, { speed: 1_000_000 })
       : ctx.drivers.hypervisor
-  const vps = new VpsService(ctx.db, ctx.clock, ctx.jobs, driver, {
-    shutdownTimeoutSeconds: ctx.config.hypervisor.shutdownTimeoutSeconds,
+  const vps = new VpsService({
+    db: ctx.db,
+    clock: ctx.clock,
+    jobs: ctx.jobs,
+    hypervisor: driver,
+    opts: { shutdownTimeoutSeconds: ctx.config.hypervisor.shutdownTimeoutSeconds },
   })
   const id = account.accountId
   const key = await vps.sshKeys.add(id, 'demo laptop', DEMO_SSH_KEY)

@@ -38,25 +38,38 @@ const identity = (v: Vps) => ({
   location: v.location,
 })
 
+/** What VpsService is built on. */
+export interface VpsServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+  jobs: JobRunner
+  hypervisor: HypervisorDriver
+  opts: VpsTaskOptions
+}
+
 /**
  * The VPS area: the instances (list, details, reverse DNS, images) here, and one service per other concern:
  * tasks (power), backups, lifecycle (rescue, reinstall, password, hostname, cancellation), ordering, SSH keys
  * and network.
  */
 export class VpsService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    jobs: JobRunner,
-    private readonly hypervisor: HypervisorDriver,
-    opts: VpsTaskOptions,
-  ) {
-    this.sshKeys = new SshKeysService(db, clock)
-    this.network = new VpsNetworkService(db, clock, hypervisor)
-    this.tasks = new VpsTasks(db, clock, jobs, hypervisor, opts)
-    this.backups = new VpsBackupsService(db, hypervisor, this.tasks)
-    this.lifecycle = new VpsLifecycleService(db, clock, jobs, hypervisor, this.tasks, this.sshKeys)
-    this.ordering = new VpsOrderingService(db, clock, hypervisor, this.tasks, this.sshKeys)
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly hypervisor: HypervisorDriver
+
+  constructor(deps: VpsServiceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.hypervisor = deps.hypervisor
+    const { db, clock, jobs, hypervisor } = deps
+    this.sshKeys = new SshKeysService({ db, clock })
+    this.network = new VpsNetworkService({ db, clock, hypervisor })
+    this.tasks = new VpsTasks({ db, clock, jobs, hypervisor, opts: deps.opts })
+    const tasks = this.tasks
+    const sshKeys = this.sshKeys
+    this.backups = new VpsBackupsService({ db, hypervisor, tasks })
+    this.lifecycle = new VpsLifecycleService({ db, clock, jobs, hypervisor, tasks, sshKeys })
+    this.ordering = new VpsOrderingService({ db, clock, hypervisor, tasks, sshKeys })
   }
 
   /** SSH keys of the account. */

@@ -53,6 +53,16 @@ const H = 3600e3
 export const RETRY_SCHEDULE_MS = [5e3, 60e3, 300e3, 1800e3, 2 * H, 5 * H, 10 * H, 14 * H, 20 * H, 20 * H]
 const JITTER = 0.1
 
+/** What WebhookDeliverer is built on. */
+export interface WebhookDelivererDeps {
+  db: Kysely<DB>
+  clock: Clock
+  box: SecretBox
+  mail: Mailer
+  log: Logger
+  opts: DeliveryOptions
+}
+
 /**
  * The delivery of events to endpoints: signed as the Standard Webhooks specification asks, at least once, retried
  * with backoff for about three days, to public addresses only unless allowed, within the endpoint's and the
@@ -62,14 +72,21 @@ export class WebhookDeliverer {
   private resolve: Resolver = systemResolver
   private dial: SenderOptions['dial']
 
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    private readonly box: SecretBox,
-    private readonly mail: Mailer,
-    private readonly log: Logger,
-    private readonly opts: DeliveryOptions,
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly box: SecretBox
+  private readonly mail: Mailer
+  private readonly log: Logger
+  private readonly opts: DeliveryOptions
+
+  constructor(deps: WebhookDelivererDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.box = deps.box
+    this.mail = deps.mail
+    this.log = deps.log
+    this.opts = deps.opts
+  }
 
   /** The job that makes one attempt of one delivery. */
   readonly deliverJob = defineJob({

@@ -37,14 +37,27 @@ export const certificateExpiringEvent = (
 /** The mark an expiry at `at` falls under now: 7 within 7 days, else 30 (the first event sent). */
 export const expiryMark = (at: Date, now: Date): number => (at.getTime() - now.getTime() <= 7 * DAY_MS ? 7 : 30)
 
+/** What WebhookScans is built on. */
+export interface WebhookScansDeps {
+  db: Kysely<DB>
+  clock: Clock
+  jobs: JobRunner
+  deliverer: WebhookDeliverer
+}
+
 /** The hourly work of the webhooks area: events for what expires soon, the prune, the restart of parked deliveries. */
 export class WebhookScans {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    private readonly jobs: JobRunner,
-    private readonly deliverer: WebhookDeliverer,
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly jobs: JobRunner
+  private readonly deliverer: WebhookDeliverer
+
+  constructor(deps: WebhookScansDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.jobs = deps.jobs
+    this.deliverer = deps.deliverer
+  }
 
   /**
    * The hourly scan for domains and certificates 30 and 7 days from renewal or expiry, and the prune of deliveries

@@ -121,22 +121,37 @@ const adminDeliveryView = (d: repo.DeliveryRow): AdminDeliveryView => ({
   error_detail: d.error_detail,
 })
 
+/** What WebhooksService is built on. */
+export interface WebhooksServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+  jobs: JobRunner
+  box: SecretBox
+  mail: Mailer
+  log: Logger
+  opts: WebhookOptions
+}
+
 /**
  * Webhook endpoints of accounts, their deliveries as the customer and the operator see them, and one service per
  * other concern: the delivery of events (`deliverer`) and the hourly scans (`scans`).
  */
 export class WebhooksService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    private readonly jobs: JobRunner,
-    private readonly box: SecretBox,
-    mail: Mailer,
-    log: Logger,
-    private readonly opts: WebhookOptions,
-  ) {
-    this.deliverer = new WebhookDeliverer(db, clock, box, mail, log, opts)
-    this.scans = new WebhookScans(db, clock, jobs, this.deliverer)
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly jobs: JobRunner
+  private readonly box: SecretBox
+  private readonly opts: WebhookOptions
+
+  constructor(deps: WebhooksServiceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.jobs = deps.jobs
+    this.box = deps.box
+    this.opts = deps.opts
+    const { db, clock, jobs, box, mail, log, opts } = deps
+    this.deliverer = new WebhookDeliverer({ db, clock, box, mail, log, opts })
+    this.scans = new WebhookScans({ db, clock, jobs, deliverer: this.deliverer })
   }
 
   /** Attempts of deliveries: the delivery job, signing, sending, retries and disabling failing endpoints. */

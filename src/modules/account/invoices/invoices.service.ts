@@ -43,18 +43,39 @@ export const ISSUE_JOB = 'invoices.issue'
 const ISSUE_GRACE_MS = 2 * 60_000
 const RECONCILE_BATCH = 200
 
+/** What InvoicesService is built on. */
+export interface InvoicesServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+  billing: Config['billing']
+  payments: PaymentsDriver
+  profiles: ProfileService
+  iam: IamService
+  mail: Mailer
+  jobs: JobRunner
+}
+
 /** Invoices: made for orders (and by the operator), listed, shown and rendered as PDF. */
 export class InvoicesService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    private readonly billing: Config['billing'],
-    private readonly payments: PaymentsDriver,
-    private readonly profiles: ProfileService,
-    private readonly iam: IamService,
-    private readonly mail: Mailer,
-    private readonly jobs: JobRunner,
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly billing: Config['billing']
+  private readonly payments: PaymentsDriver
+  private readonly profiles: ProfileService
+  private readonly iam: IamService
+  private readonly mail: Mailer
+  private readonly jobs: JobRunner
+
+  constructor(deps: InvoicesServiceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.billing = deps.billing
+    this.payments = deps.payments
+    this.profiles = deps.profiles
+    this.iam = deps.iam
+    this.mail = deps.mail
+    this.jobs = deps.jobs
+  }
 
   /** The job that issues an invoice whose process died after committing it (queued with the invoice). */
   readonly issueJob = defineJob({

@@ -18,14 +18,27 @@ export interface DefaultPaymethod {
   default_paymethod_id: string
 }
 
+/** What PaymethodsService is built on. */
+export interface PaymethodsServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+  payments: PaymentsDriver
+  profiles: ProfileService
+}
+
 /** Payment methods of the account and which one is the default. */
 export class PaymethodsService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    private readonly payments: PaymentsDriver,
-    private readonly profiles: ProfileService,
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly payments: PaymentsDriver
+  private readonly profiles: ProfileService
+
+  constructor(deps: PaymethodsServiceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.payments = deps.payments
+    this.profiles = deps.profiles
+  }
 
   async list(accountId: number) {
     const [methods, current] = await Promise.all([repo.listPaymethods(this.db, accountId), this.current(accountId)])

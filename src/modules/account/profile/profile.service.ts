@@ -29,13 +29,24 @@ export type ProfileInput = Omit<ProfileView, OptionalProfileField | 'pending_ema
 const VERIFY_TTL_MS = 48 * 3600_000
 const hashToken = (t: string) => createHash('sha256').update(t).digest('hex')
 
+/** What ProfileService is built on. */
+export interface ProfileServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+  mail: Mailer
+}
+
 /** The account holder's profile: name, address, contact details; e-mail changes need verification. */
 export class ProfileService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    private readonly mail: Mailer,
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly mail: Mailer
+
+  constructor(deps: ProfileServiceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.mail = deps.mail
+  }
 
   /** The stored profile, or one made from the account and its main user when none is stored yet. */
   async row(accountId: number): Promise<AccountProfile> {

@@ -26,18 +26,37 @@ const FIRST_TICKET_NUMBER = 100_000
 
 const time = (isoText: string) => ymdhms(new Date(isoText))
 
+/** What TicketsService is built on. */
+export interface TicketsServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+  mail: Mailer
+  profiles: ProfileService
+  iam: IamService
+  supportAddress: string
+  /** Sanitises long messages with markup off the event loop. */
+  sanitiser: SanitisePool
+}
+
 /** Support tickets: customers open and answer them; the support side (operator, admin API) replies and closes. */
 export class TicketsService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    private readonly mail: Mailer,
-    private readonly profiles: ProfileService,
-    private readonly iam: IamService,
-    private readonly supportAddress: string,
-    /** Sanitises long messages with markup off the event loop. */
-    private readonly sanitiser: SanitisePool,
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly mail: Mailer
+  private readonly profiles: ProfileService
+  private readonly iam: IamService
+  private readonly supportAddress: string
+  private readonly sanitiser: SanitisePool
+
+  constructor(deps: TicketsServiceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.mail = deps.mail
+    this.profiles = deps.profiles
+    this.iam = deps.iam
+    this.supportAddress = deps.supportAddress
+    this.sanitiser = deps.sanitiser
+  }
 
   /** Stops the sanitiser's worker thread. */
   stop(): Promise<void> {

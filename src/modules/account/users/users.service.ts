@@ -41,15 +41,27 @@ export interface UpdateUserBody {
 
 const HOUR_MS = 3600_000
 
+/** What UsersService is built on. */
+export interface UsersServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+  iam: IamService
+  opts: { newUsersPerHour: number }
+}
+
 /** Sub-users of an account and their permissions. */
 export class UsersService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    // A getter: the IAM service is built beside this one in the composition root.
-    private readonly iam: () => IamService,
-    private readonly opts: { newUsersPerHour: number },
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly iam: IamService
+  private readonly opts: { newUsersPerHour: number }
+
+  constructor(deps: UsersServiceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.iam = deps.iam
+    this.opts = deps.opts
+  }
 
   async list(accountId: number, query: { page?: number; limit?: number; search?: string }) {
     const page = pageOf(query)
@@ -64,7 +76,7 @@ export class UsersService {
   }
 
   async get(accountId: number, userId: number): Promise<UserView> {
-    const user = await this.iam().findUser(accountId, userId)
+    const user = await this.iam.findUser(accountId, userId)
     if (!user) throw errors.userNotFound()
     return view(user)
   }
@@ -95,7 +107,7 @@ export class UsersService {
         permissions: permissionMap(false, permissions),
       }
     }
-    const id = await this.iam().createSubUser(who.accountId, {
+    const id = await this.iam.createSubUser(who.accountId, {
       email: input.email.trim(),
       firstname: input.firstname.trim(),
       lastname: input.lastname.trim(),
@@ -115,7 +127,7 @@ export class UsersService {
    * the main user. A sub-user changes (grants or revokes) only permissions it holds itself.
    */
   async update(who: Principal, userId: number, input: UpdateUserBody, opts: DryRun = {}): Promise<UserView> {
-    const user = await this.iam().findUser(who.accountId, userId)
+    const user = await this.iam.findUser(who.accountId, userId)
     if (!user) throw errors.userNotFound()
     if (user.is_main_user === 1 && !who.isMainUser) throw errors.mainUserChangedByMainUserOnly()
     const changes: { firstname?: string; lastname?: string; permissions?: string } = {}
@@ -136,7 +148,7 @@ export class UsersService {
     if (opts.dryRun) return view({ ...user, ...changes })
     if (Object.keys(changes).length) await repo.updateUser(this.db, who.accountId, userId, changes)
     // The user's keys must see new permissions on their next request.
-    if (changes.permissions !== undefined) this.iam().invalidateAuthCache()
+    if (changes.permissions !== undefined) this.iam.invalidateAuthCache()
     return this.get(who.accountId, userId)
   }
 

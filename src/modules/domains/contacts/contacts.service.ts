@@ -36,14 +36,25 @@ const REQUIRED = [
   'phone_number',
 ] as const
 
+/** What ContactsService is built on. */
+export interface ContactsServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+  /** Whether a domain uses a profile, asked before it is deleted (the domains area answers: domainContactUse). */
+  use: ContactUse
+}
+
 /** Contact profiles (the handles of a domain): owner, admin, tech and billing contacts. */
 export class ContactsService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    /** Read when a profile is deleted (the domains service is built with this one). */
-    private readonly domains: () => ContactUse,
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly use: ContactUse
+
+  constructor(deps: ContactsServiceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.use = deps.use
+  }
 
   async list(accountId: number): Promise<ContactView[]> {
     return (await repo.listContacts(this.db, accountId)).map(view)
@@ -93,7 +104,7 @@ export class ContactsService {
   /** Deletes a profile no domain uses. */
   async delete(accountId: number, id: number, opts: DryRun = {}): Promise<void> {
     await this.get(accountId, id)
-    if (await this.domains().usesContact(accountId, id)) throw errors.contactInUse()
+    if (await this.use.usesContact(accountId, id)) throw errors.contactInUse()
     if (opts.dryRun) return
     await repo.deleteContact(this.db, accountId, id)
   }

@@ -50,18 +50,35 @@ export interface RecordSelector {
   ttl?: number | null
 }
 
+/** What DnsService is built on. */
+export interface DnsServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+  domains: DomainsService
+  zones: ZoneChanges
+  /** Parsing and validation of large inputs off the event loop, and the size limits of a zone. */
+  work?: ZoneWork
+  /** The most bytes one record set may take in a change to the DNS server (PowerDNS); null: no limit. */
+  maxRecordSetBytes?: number | null
+}
+
 /** The DNS records and zone file of a domain. Every change is atomic, raises the zone serial and republishes the zone. */
 export class DnsService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    private readonly domains: DomainsService,
-    private readonly zones: ZoneChanges,
-    /** Parsing and validation of large inputs off the event loop, and the size limits of a zone. */
-    readonly work: ZoneWork = new ZoneWork(),
-    /** The most bytes one record set may take in a change to the DNS server (PowerDNS); null: no limit. */
-    private readonly maxRecordSetBytes: number | null = null,
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly domains: DomainsService
+  private readonly zones: ZoneChanges
+  readonly work: ZoneWork
+  private readonly maxRecordSetBytes: number | null
+
+  constructor(deps: DnsServiceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.domains = deps.domains
+    this.zones = deps.zones
+    this.work = deps.work ?? new ZoneWork()
+    this.maxRecordSetBytes = deps.maxRecordSetBytes ?? null
+  }
 
   /** Refuses records holding a record set the DNS server could never take (it would never be pushed). */
   private checkPushable(records: NormalisedRecord[]): void {

@@ -40,16 +40,27 @@ export function openZoneKey(
   return { privateKeyPem, algorithm: row.algorithm, flags: row.flags }
 }
 
+/** What ZoneKeys is built on. */
+export interface ZoneKeysDeps {
+  db: Db
+  clock: Clock
+  box: SecretBox
+}
+
 /**
  * The DNSSEC signing keys of the zones hostapi serves (one per domain, ECDSA P-256, in `dnssec_zone_keys`), their
  * private keys sealed with the secret key.
  */
 export class ZoneKeys {
-  constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly box: SecretBox,
-  ) {}
+  private readonly db: Db
+  private readonly clock: Clock
+  private readonly box: SecretBox
+
+  constructor(deps: ZoneKeysDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.box = deps.box
+  }
 
   /** The public part of a domain's key, or undefined when it has none; `db` may be a transaction. */
   async find(domainId: number, db: Db = this.db): Promise<ZonePublicKey | undefined> {

@@ -15,9 +15,18 @@ const summary = (t: TldPrice) => ({
   transfer_price: priceString(t.transfer_cents),
 })
 
+/** What ExtensionsService is built on. */
+export interface ExtensionsServiceDeps {
+  db: Kysely<DB>
+}
+
 /** The extensions (TLDs) on offer and their prices. */
 export class ExtensionsService {
-  constructor(private readonly db: Kysely<DB>) {}
+  private readonly db: Kysely<DB>
+
+  constructor(deps: ExtensionsServiceDeps) {
+    this.db = deps.db
+  }
 
   async list(query: { page?: number; limit?: number; search?: string }) {
     const page = pageOf(query)

@@ -31,14 +31,27 @@ export interface NameserverProfileInput {
   set_as_default?: boolean | number
 }
 
+/** What NameserversService is built on. */
+export interface NameserversServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+  defaultNameservers: string[]
+  zones: ZoneChanges
+}
+
 /** Nameserver profiles: named nameserver sets a domain can use; the built-in one comes from the configuration. */
 export class NameserversService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    private readonly defaultNameservers: string[],
-    private readonly zones: ZoneChanges,
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly defaultNameservers: string[]
+  private readonly zones: ZoneChanges
+
+  constructor(deps: NameserversServiceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.defaultNameservers = deps.defaultNameservers
+    this.zones = deps.zones
+  }
 
   /** The built-in profile. */
   builtin(): { alias: string; nameservers: Nameserver[] } {

@@ -69,30 +69,41 @@ export const REGISTRY_REFUSED = 'The registry refused the request'
 /** The job that renews a domain on its renewal date. */
 export const RENEW_JOB = 'domains.renew'
 
+/** What DomainOrdersService is built on. */
+export interface DomainOrdersServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+  jobs: JobRunner
+  registry: RegistryDriver
+  /** Places and reads orders; this service is the processor of their domain items (OrderProcessingService). */
+  orders: OrdersService
+  domains: DomainsService
+  dns: DnsService
+  extensions: ExtensionsService
+  nameservers: NameserversService
+  contacts: ContactsService
+  dnsTemplates: DnsTemplatesService
+  zones: ZoneChanges
+  /** Sandbox fault injection into the registry's answers (`registry.register`); none in production. */
+  faults?: WorkFaults | null
+}
+
 /**
  * Availability checks, domain orders, the order processor that turns a domain order into a domain, and
  * renewals: on its renewal date an active domain is renewed for a year through an order of its own (charged).
  */
 export class DomainOrdersService implements OrderItemProcessor {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-    private readonly jobs: JobRunner,
-    private readonly registry: RegistryDriver,
-    private readonly deps: {
-      /** Read when an order is placed (the orders service is built beside this one). */
-      orders: () => OrdersService
-      domains: DomainsService
-      dns: DnsService
-      extensions: ExtensionsService
-      nameservers: NameserversService
-      contacts: ContactsService
-      dnsTemplates: DnsTemplatesService
-      zones: ZoneChanges
-      /** Sandbox fault injection into the registry's answers (`registry.register`); none in production. */
-      faults?: WorkFaults | null
-    },
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+  private readonly jobs: JobRunner
+  private readonly registry: RegistryDriver
+
+  constructor(private readonly deps: DomainOrdersServiceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+    this.jobs = deps.jobs
+    this.registry = deps.registry
+  }
 
   /** The job that renews a domain on its renewal date. */
   readonly renewJob = defineJob({
@@ -114,7 +125,7 @@ export class DomainOrdersService implements OrderItemProcessor {
     if (!d || d.status !== STATUS.active.status || d.renewal_date > ymd(this.clock.now())) return { orderId: null }
     const tld = await this.deps.extensions.forDomain(d.name)
     const details: RenewalDetails = { type: 'renew', from: d.renewal_date, period: 1 }
-    const { orderId } = await this.deps.orders().createOrder(d.account_id, [
+    const { orderId } = await this.deps.orders.createOrder(d.account_id, [
       {
         type: 'domain',
         name: d.name,
@@ -198,7 +209,7 @@ export class DomainOrdersService implements OrderItemProcessor {
     }
     // Only the account's own open order blocks a second one: another account's open or failed order holds
     // nothing (the name is taken when a domain is created), and answering it would tell who ordered what.
-    if (await this.deps.orders().hasPendingItem(accountId, 'domain', name)) throw errors.domainAlreadyOrdered()
+    if (await this.deps.orders.hasPendingItem(accountId, 'domain', name)) throw errors.domainAlreadyOrdered()
     if (opts.dryRun) return { orderId: 0 }
 
     const details: DomainItemDetails = {
@@ -209,7 +220,7 @@ export class DomainOrdersService implements OrderItemProcessor {
       profile: input.profile ?? {},
       period,
     }
-    return this.deps.orders().createOrder(
+    return this.deps.orders.createOrder(
       accountId,
       [
         {

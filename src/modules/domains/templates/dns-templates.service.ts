@@ -37,12 +37,21 @@ export interface TemplateView {
 // Template records are checked against a stand-in zone; they are checked again against the real one when applied.
 const STAND_IN = 'template.invalid'
 
+/** What DnsTemplatesService is built on. */
+export interface DnsTemplatesServiceDeps {
+  db: Kysely<DB>
+  clock: Clock
+}
+
 /** DNS templates: record sets that fill the zone of a newly ordered domain. */
 export class DnsTemplatesService {
-  constructor(
-    private readonly db: Kysely<DB>,
-    private readonly clock: Clock,
-  ) {}
+  private readonly db: Kysely<DB>
+  private readonly clock: Clock
+
+  constructor(deps: DnsTemplatesServiceDeps) {
+    this.db = deps.db
+    this.clock = deps.clock
+  }
 
   async list(accountId: number): Promise<{ id: number; alias: string; default: number }[]> {
     return (await repo.listTemplates(this.db, accountId)).map((t) => ({

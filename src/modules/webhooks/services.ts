@@ -24,16 +24,24 @@ export function createWebhooksService(deps: {
 }): WebhooksService {
   const { db, clock, jobs, config, box, mail, log } = deps
   const w = config.webhooks
-  return new WebhooksService(db, clock, jobs, box, mail, log, {
-    maxEndpoints: w.maxEndpoints,
-    endpointConcurrency: w.endpointConcurrency,
-    accountConcurrency: w.accountConcurrency,
-    sender: {
-      allowHttp: w.allowHttp,
-      allowPrivate: w.allowPrivate,
-      timeoutMs: w.timeoutMs,
-      ca: w.caFile ? fs.readFileSync(w.caFile, 'utf8') : null,
+  return new WebhooksService({
+    db,
+    clock,
+    jobs,
+    box,
+    mail,
+    log,
+    opts: {
+      maxEndpoints: w.maxEndpoints,
+      endpointConcurrency: w.endpointConcurrency,
+      accountConcurrency: w.accountConcurrency,
+      sender: {
+        allowHttp: w.allowHttp,
+        allowPrivate: w.allowPrivate,
+        timeoutMs: w.timeoutMs,
+        ca: w.caFile ? fs.readFileSync(w.caFile, 'utf8') : null,
+      },
+      faults: deps.faults,
     },
-    faults: deps.faults,
   })
 }

@@ -1,4 +1,3 @@
-import type { FastifyPluginAsync } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../../clock.js'
 import type { Config } from '../../config/config.js'
@@ -8,16 +7,11 @@ import type { PaymentsDriver } from '../../drivers/payments/payments.js'
 import type { JobRunner } from '../../jobs/runner.js'
 import type { IamService } from '../iam/iam.service.js'
 import { InvoicesService } from './invoices/invoices.service.js'
-import { invoicesRoutes } from './invoices/invoices.routes.js'
 import { PaymethodsService } from './paymethods/paymethods.service.js'
-import { paymethodsRoutes } from './paymethods/paymethods.routes.js'
 import { ProfileService } from './profile/profile.service.js'
-import { profileRoutes } from './profile/profile.routes.js'
 import { TicketsService } from './tickets/tickets.service.js'
 import { SanitisePool } from './tickets/sanitise-pool.js'
-import { ticketsRoutes } from './tickets/tickets.routes.js'
 import { UsersService } from './users/users.service.js'
-import { usersRoutes } from './users/users.routes.js'
 
 /** The services of the account area. */
 export interface AccountServices {
@@ -39,21 +33,20 @@ export function createAccountServices(deps: {
   iam: IamService
 }): AccountServices {
   const { db, clock, jobs, config, payments, mail, iam } = deps
-  const profile = new ProfileService(db, clock, mail)
+  const profile = new ProfileService({ db, clock, mail })
   return {
     profile,
-    invoices: new InvoicesService(db, clock, config.billing, payments, profile, iam, mail, jobs),
-    paymethods: new PaymethodsService(db, clock, payments, profile),
-    users: new UsersService(db, clock, () => iam, { newUsersPerHour: 10 }),
-    tickets: new TicketsService(db, clock, mail, profile, iam, config.mail.supportAddress, new SanitisePool()),
+    invoices: new InvoicesService({ db, clock, billing: config.billing, payments, profiles: profile, iam, mail, jobs }),
+    paymethods: new PaymethodsService({ db, clock, payments, profiles: profile }),
+    users: new UsersService({ db, clock, iam, opts: { newUsersPerHour: 10 } }),
+    tickets: new TicketsService({
+      db,
+      clock,
+      mail,
+      profiles: profile,
+      iam,
+      supportAddress: config.mail.supportAddress,
+      sanitiser: new SanitisePool(),
+    }),
   }
-}
-
-/** Every route of the account area. */
-export const accountAreaRoutes: FastifyPluginAsync = async (app) => {
-  await app.register(profileRoutes)
-  await app.register(paymethodsRoutes)
-  await app.register(invoicesRoutes)
-  await app.register(usersRoutes)
-  await app.register(ticketsRoutes)
 }

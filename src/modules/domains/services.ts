@@ -16,17 +16,10 @@ import { NameserversService } from './nameservers/nameservers.service.js'
 import type { OrdersService } from '../orders/orders.service.js'
 import { DomainNames } from '../../lib/domain-name.js'
 import { DomainsService } from './domains.service.js'
+import { domainContactUse } from './domain-contacts.js'
 import type { ZoneChanges } from './dns/zone-delivery.js'
 import type { SecretBox } from '../../lib/secret-box.js'
 import { ZoneKeys } from './dnssec/zone-keys.js'
-import type { FastifyPluginAsync } from 'fastify'
-import { contactsRoutes } from './contacts/contacts.routes.js'
-import { dnsTemplatesRoutes } from './templates/dns-templates.routes.js'
-import { dnsRoutes, zoneFileRoutes } from './dns/dns.routes.js'
-import { domainOrdersRoutes } from './orders/domain-orders.routes.js'
-import { extensionsRoutes } from './extensions/extensions.routes.js'
-import { nameserversRoutes } from './nameservers/nameservers.routes.js'
-import { domainExitRoutes, domainsRoutes } from './domains.routes.js'
 
 /** The services of the domains area. */
 export interface DomainServices {
@@ -43,7 +36,7 @@ export interface DomainServices {
 
 /**
  * Builds the domains area. `zones` hands each zone change on to the DNS servers: its delivery is recorded in the
- * change's transaction, the servers are told after the commit. `orders` is read when an order is placed.
+ * change's transaction, the servers are told after the commit. `orders` places the domain orders.
  */
 export function createDomainServices(deps: {
   db: Kysely<DB>
@@ -57,20 +50,32 @@ export function createDomainServices(deps: {
   zones: ZoneChanges
   /** The most bytes one record set may take in a change to the DNS server; null or absent: no limit. */
   maxRecordSetBytes?: number | null
-  orders: () => OrdersService
+  /** Places the domain orders (OrdersService is built before this area). */
+  orders: OrdersService
   /** Sandbox fault injection into asynchronous work; null in production. */
   faults?: WorkFaults | null
 }): DomainServices {
   const { db, clock, jobs, config, registry, zones } = deps
-  const nameservers = new NameserversService(db, clock, config.defaultNameservers, zones)
-  const contacts = new ContactsService(db, clock, (): DomainsService => domains)
-  const dnsTemplates = new DnsTemplatesService(db, clock)
-  const extensions = new ExtensionsService(db)
+  const nameservers = new NameserversService({ db, clock, defaultNameservers: config.defaultNameservers, zones })
+  const contacts = new ContactsService({ db, clock, use: domainContactUse(db) })
+  const dnsTemplates = new DnsTemplatesService({ db, clock })
+  const extensions = new ExtensionsService({ db })
   const names = new DomainNames(config.domainNames.privateSuffixes)
-  const zoneKeys = new ZoneKeys(db, clock, deps.secrets)
-  const domains = new DomainsService(db, clock, jobs, registry, nameservers, contacts, zones, zoneKeys, names)
-  const dns = new DnsService(db, clock, domains, zones, new ZoneWork(config.zones), deps.maxRecordSetBytes)
-  const domainOrders = new DomainOrdersService(db, clock, jobs, registry, {
+  const zoneKeys = new ZoneKeys({ db, clock, box: deps.secrets })
+  const domains = new DomainsService({ db, clock, jobs, registry, nameservers, contacts, zones, zoneKeys, names })
+  const dns = new DnsService({
+    db,
+    clock,
+    domains,
+    zones,
+    work: new ZoneWork(config.zones),
+    maxRecordSetBytes: deps.maxRecordSetBytes,
+  })
+  const domainOrders = new DomainOrdersService({
+    db,
+    clock,
+    jobs,
+    registry,
     orders: deps.orders,
     domains,
     dns,
@@ -82,23 +87,4 @@ export function createDomainServices(deps: {
     faults: deps.faults,
   })
   return { domains, dns, contacts, nameservers, dnsTemplates, extensions, domainOrders, zoneKeys }
-}
-
-/**
- * Every route of the domains area: domains, DNS, contact and nameserver profiles, DNS templates, extensions,
- * availability and orders.
- */
-export const domainAreaRoutes: FastifyPluginAsync = async (app) => {
-  const areas = [
-    domainsRoutes,
-    domainExitRoutes,
-    dnsRoutes,
-    zoneFileRoutes,
-    contactsRoutes,
-    nameserversRoutes,
-    dnsTemplatesRoutes,
-    extensionsRoutes,
-    domainOrdersRoutes,
-  ]
-  for (const routes of areas) await app.register(routes)
 }
