@@ -208,16 +208,6 @@ export async function freePort(): Promise<number> {
   }
 }
 
-/** Polls `check` every 25 ms until it returns true or `ms` pass; resolves with the time taken. */
-export async function within(ms: number, check: () => Promise<boolean>): Promise<number> {
-  const start = Date.now()
-  for (;;) {
-    if (await check()) return Date.now() - start
-    if (Date.now() - start > ms) throw new Error(`not within ${ms} ms`)
-    await new Promise((r) => setTimeout(r, 25))
-  }
-}
-
 /** The TXT strings of the answers, each joined. */
 export function txtOf(p: Packet): string[] {
   return (p.answers ?? [])
