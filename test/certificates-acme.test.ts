@@ -11,6 +11,7 @@ import { ManualClock } from '../src/clock.js'
 import { AUDIT_FAILED, AUDIT_WAITING_FOR_CA } from '../src/modules/certificates/issuance.service.js'
 import { createPrivateKey } from 'node:crypto'
 import pino from 'pino'
+import { consistently, eventually } from './helpers/wait.js'
 
 /** A web server on loopback serving the files a test puts in `files` (path → content), as http-01 wants. */
 async function startFileServer(port: number) {
@@ -102,15 +103,15 @@ describeWithPebble('certificates through an ACME CA (pebble)', () => {
       return r.body.data
     }
     /** Waits for the certificate to leave PEN (the job runner works meanwhile). */
-    const settled = async (id: number, app = t, key = a.key, ms = 30_000) => {
-      const start = Date.now()
-      for (;;) {
-        const c = await get(id, app, key)
-        if (c.certificate_status !== 'PEN') return c
-        if (Date.now() - start > ms) assert.fail(`still PEN after ${ms} ms: ${c.status_message}`)
-        await new Promise((r) => setTimeout(r, 100))
-      }
-    }
+    const settled = (id: number, app = t, key = a.key, ms = 30_000) =>
+      eventually(
+        async () => {
+          const c = await get(id, app, key)
+          assert.notEqual(c.certificate_status, 'PEN', c.status_message)
+          return c
+        },
+        { what: `certificate ${id} leaves PEN`, timeoutMs: ms, intervalMs: 100 },
+      )
     const txtIn = async (zone: string, fqdn: string): Promise<string[]> => {
       const r = await t.request('GET', `/domains/${zone}/dns`, { key: a.key })
       return r.body.data.records
@@ -120,15 +121,14 @@ describeWithPebble('certificates through an ACME CA (pebble)', () => {
     const verifies = async (c: { certificate: string; intermediate_certificate: string }, p = pebble) =>
       opensslVerify(await p.root(), c.intermediate_certificate, c.certificate)
     /** The http-01 files the certificate shows once its job made the order (other than a previous `url`). */
-    const challengeFiles = async (id: number, previous?: string): Promise<{ url: string; content: string }[]> => {
-      const start = Date.now()
-      for (;;) {
-        const shown: { url: string; content: string }[] = (await get(id)).validation?.http_files ?? []
-        if (shown.length && shown[0].url !== previous) return shown
-        if (Date.now() - start > 15_000) assert.fail(`no new http-01 file on certificate ${id}`)
-        await new Promise((res) => setTimeout(res, 100))
-      }
-    }
+    const challengeFiles = (id: number, previous?: string): Promise<{ url: string; content: string }[]> =>
+      eventually(
+        async () => {
+          const shown: { url: string; content: string }[] = (await get(id)).validation?.http_files ?? []
+          return shown.length > 0 && shown[0].url !== previous && shown
+        },
+        { what: `a new http-01 file on certificate ${id}`, timeoutMs: 15_000, intervalMs: 100 },
+      )
 
     it(`dns-01 with auto_setup_dns: an apex and wildcard certificate from request to ACT (${dialect})`, async () => {
       const zone = 'acme-apex.test'
@@ -178,18 +178,16 @@ describeWithPebble('certificates through an ACME CA (pebble)', () => {
       })
       assert.equal(r.status, 200, r.text)
       // The order is made by the job: the file appears on the certificate then.
-      let shown: { url: string; content: string }[] = []
-      const start = Date.now()
-      while (shown.length === 0 && Date.now() - start < 15_000) {
-        shown = (await get(id)).validation.http_files
-        if (!shown.length) await new Promise((res) => setTimeout(res, 100))
-      }
+      const shown = await challengeFiles(id)
       assert.equal(shown.length, 1)
       const url = new URL(shown[0].url)
       assert.equal(url.host, name)
       assert.match(url.pathname, /^\/\.well-known\/acme-challenge\/[A-Za-z0-9_-]+$/)
-      await new Promise((res) => setTimeout(res, 1500))
-      assert.equal((await get(id)).certificate_status, 'PEN', 'nothing is validated before the file is served')
+      await consistently(
+        async () =>
+          assert.equal((await get(id)).certificate_status, 'PEN', 'nothing is validated before the file is served'),
+        { what: 'the certificate waits for its file', forMs: 1500, intervalMs: 250 },
+      )
       files.files.set(url.pathname, shown[0].content)
       const c = await settled(id)
       assert.equal(c.certificate_status, 'ACT', c.status_message)
@@ -382,10 +380,14 @@ describeWithPebble('certificates through an ACME CA (pebble)', () => {
         assert.ok(Number(jobs[0].max_attempts) > 5)
         assert.match(String(jobs[0].last_error), /cannot be reached/)
         // A second attempt after the back-off: still waiting, and the audit log has the wait once, not per attempt.
-        await new Promise((res) => setTimeout(res, 2500))
-        await other.ctx.jobs.drain()
-        const [again] = await rawRows(other.config.database, `select attempts from jobs where id = ${jobs[0].id}`)
-        assert.ok(Number(again.attempts) >= 2, `attempts: ${again.attempts}`)
+        await eventually(
+          async () => {
+            await other.ctx.jobs.drain()
+            const [again] = await rawRows(other.config.database, `select attempts from jobs where id = ${jobs[0].id}`)
+            assert.ok(Number(again.attempts) >= 2, `attempts: ${again.attempts}`)
+          },
+          { what: 'a second attempt after the back-off', timeoutMs: 15_000, intervalMs: 250 },
+        )
         assert.deepEqual(await jobAudit(other, id), [
           { account_id: b.accountId, method: 'JOB', status: AUDIT_WAITING_FOR_CA },
         ])
@@ -427,20 +429,25 @@ describeWithPebble('certificates through an ACME CA (pebble)', () => {
       assert.equal(await t.ctx.services.certificates.renewal.renewDue(), 0)
       // 15 days later 25 are left: the hourly scan (queued at start, due now) requests both again.
       clock.advance(15 * 86_400_000)
-      const start = Date.now()
-      let hand1 = await get(byHand)
-      while (hand1.certificate_status === 'ACT' && Date.now() - start < 10_000) {
-        await new Promise((res) => setTimeout(res, 50))
-        hand1 = await get(byHand)
-      }
+      let hand1 = await eventually(
+        async () => {
+          const c = await get(byHand)
+          return c.certificate_status !== 'ACT' && c
+        },
+        { what: 'the renewal of the http-01 certificate starts', timeoutMs: 10_000 },
+      )
       assert.equal(hand1.certificate_status, 'PEN')
       // The old leaf is still the certificate's while the new challenge waits for the customer.
       assert.equal(hand1.certificate, hand0.certificate)
       assert.equal(hand1.serial_number, hand0.serial_number)
       const files1 = await challengeFiles(byHand, files0[0].url)
-      await new Promise((res) => setTimeout(res, 1500))
-      hand1 = await get(byHand)
-      assert.equal(hand1.certificate_status, 'PEN', 'nothing is validated before the new file is served')
+      await consistently(
+        async () => {
+          hand1 = await get(byHand)
+          assert.equal(hand1.certificate_status, 'PEN', 'nothing is validated before the new file is served')
+        },
+        { what: 'the renewal waits for its file', forMs: 1500, intervalMs: 250 },
+      )
       assert.equal(hand1.certificate, hand0.certificate)
       for (const f of files1) files.files.set(new URL(f.url).pathname, f.content)
 
@@ -448,13 +455,14 @@ describeWithPebble('certificates through an ACME CA (pebble)', () => {
         [auto, auto0],
         [byHand, hand0],
       ] as const) {
-        let c = await settled(id)
-        const waited = Date.now()
         // The scan may not have reached the dns certificate when the http one turned PEN.
-        while (c.serial_number === before.serial_number && Date.now() - waited < 15_000) {
-          await new Promise((res) => setTimeout(res, 100))
-          c = await settled(id)
-        }
+        const c = await eventually(
+          async () => {
+            const now = await settled(id)
+            return now.serial_number !== before.serial_number && now
+          },
+          { what: `certificate ${id} renewed`, timeoutMs: 15_000, intervalMs: 100 },
+        ).catch(() => settled(id))
         assert.equal(c.certificate_status, 'ACT', c.status_message)
         assert.notEqual(c.serial_number, before.serial_number)
         assert.notEqual(c.certificate, before.certificate)

@@ -3,11 +3,11 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import https from 'node:https'
 import path from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { lineText } from '../src/lib/log-line.js'
 import { freePort } from './helpers/dns.js'
 import { checkoutContext, importNodeBase, podmanMissing, startPodman, type Podman } from './helpers/podman.js'
+import { eventually } from './helpers/wait.js'
 
 // The image the Containerfile builds, run with podman: the demo answers over HTTPS on a port published on
 // 127.0.0.1, the server is not root, SIGTERM (podman stop) ends it cleanly and quickly, and its data outlives the
@@ -76,17 +76,16 @@ describe('container image', { skip: missing ?? false, timeout: 30 * 60_000 }, ()
       'hostapi-data:/data',
       IMAGE,
     ])
-    for (;;) {
-      const healthy = await podman.run(['healthcheck', 'run', name]).then(
-        () => true,
-        () => false,
-      )
-      if (healthy) return { seconds: (Date.now() - t0) / 1000 }
-      const state = (await podman.run(['inspect', '--format', '{{.State.Status}}', name])).stdout.trim()
-      if (state !== 'running') assert.fail(`${name} is ${state}: ${(await podman.run(['logs', name])).stderr}`)
-      if (Date.now() - t0 > 120_000) assert.fail(`${name} not healthy after 120 s`)
-      await sleep(250)
-    }
+    await eventually(() => podman.run(['healthcheck', 'run', name]), {
+      what: `${name} is healthy`,
+      timeoutMs: 120_000,
+      intervalMs: 250,
+      failIf: async () => {
+        const state = (await podman.run(['inspect', '--format', '{{.State.Status}}', name])).stdout.trim()
+        return state !== 'running' && `${name} is ${state}: ${(await podman.run(['logs', name])).stderr}`
+      },
+    })
+    return { seconds: (Date.now() - t0) / 1000 }
   }
 
   const request = (ca: string, method: string, p: string, key: string, body?: unknown) =>

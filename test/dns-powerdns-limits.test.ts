@@ -12,7 +12,7 @@ import { DNS_PUSH_JOB } from '../src/modules/domains/dns/zone-delivery.js'
 import { runAdmin } from '../src/cli/admin.js'
 import { forEachDialect, startTestApp } from './helpers/app.js'
 import { insertZone, queryUdp, txtOf } from './helpers/dns.js'
-import { eventually } from './helpers/wait.js'
+import { eventually, pace } from './helpers/wait.js'
 import { MemoryZones } from './helpers/memory-zones.js'
 import { describeWithPowerDns, startPowerDns, type PowerDns } from './helpers/powerdns.js'
 
@@ -114,7 +114,7 @@ describeWithPowerDns('PowerDNS limits (a real pdns_server)', () => {
       most = Math.max(most, all)
       assert.equal(reading.get(key), 1, `two pushes of ${key} at once`)
       readOrder.push(key)
-      await new Promise((r) => setTimeout(r, 30))
+      await pace(30)
       reading.set(key, (reading.get(key) ?? 1) - 1)
       return read(zoneId)
     }

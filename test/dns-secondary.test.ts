@@ -7,7 +7,7 @@ import pino from 'pino'
 import { startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { makeDomain, uniqueName } from './helpers/fixtures/domains.js'
 import { dig, freePort, insertZone, queryTcp, queryUdp } from './helpers/dns.js'
-import { eventually } from './helpers/wait.js'
+import { consistently, eventually } from './helpers/wait.js'
 import { describeWithKnot, startKnot, type Knot } from './helpers/knot.js'
 import { type ConfigError, loadConfig } from '../src/config/config.js'
 import { ZoneNotifier } from '../src/drivers/dns/notify.js'
@@ -136,8 +136,7 @@ describe('NOTIFY to a secondary (RFC 1996)', () => {
         assert.equal(verifyTsig(msg, key, { now: Math.floor(Date.now() / 1000) }).status, 'ok')
       }
       // The answer was not signed: taken as an answer (no more attempts), with a warning.
-      await new Promise((r) => setTimeout(r, 500))
-      assert.equal(seen.length, 3)
+      await consistently(() => assert.equal(seen.length, 3), { what: 'no further NOTIFY', forMs: 500 })
     } finally {
       notifier.stop()
       secondary.close()
@@ -210,8 +209,10 @@ describe('NOTIFY to a secondary (RFC 1996)', () => {
       stopped.notify('example.nl', soa)
       await eventually(async () => received === 3, { what: 'the third NOTIFY arrives', timeoutMs: 2000 })
       stopped.stop()
-      await new Promise((r) => setTimeout(r, 50))
-      assert.equal(lines.filter((l) => l.includes('DNS NOTIFY not answered')).length, 1)
+      await consistently(() => assert.equal(lines.filter((l) => l.includes('DNS NOTIFY not answered')).length, 1), {
+        what: 'the stopped notifier logs nothing',
+        forMs: 50,
+      })
     } finally {
       silent.close()
     }

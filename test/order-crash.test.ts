@@ -37,10 +37,16 @@ forEachDialect((dialect) => {
 
           second = spawnServer(env)
           const origin = await originOf(second)
-          // The dead request's claim of the key is older than the lock age: the retry is a new request.
-          await new Promise((r) => setTimeout(r, Math.max(0, killedAt + LOCK_MS - Date.now())))
-          const retry = await order(origin)
-          assert.notEqual(retry.status, 409, `retry answered ${retry.text}`)
+          // Once the dead request's claim of the key is older than the lock age, the retry is a new request.
+          const retry = await eventually(
+            async () => {
+              const r = await order(origin)
+              assert.notEqual(r.status, 409, `retry answered ${r.text}`)
+              return r
+            },
+            { what: 'a retry is taken as a new request', timeoutMs: LOCK_MS + 30_000, intervalMs: 250 },
+          )
+          assert.ok(Date.now() - killedAt >= LOCK_MS, 'not before the lock age')
           assert.ok(
             retry.status === 200 || /already in an open order|already registered/.test(retry.text),
             `retry answered ${retry.text}`,
@@ -87,12 +93,10 @@ forEachDialect((dialect) => {
               .where('status', 'in', ['queued', 'running'])
               .where('kind', 'in', ['orders.process', 'invoices.issue'])
               .execute()
-          let left = await leftWork()
-          for (let i = 0; i < 300 && left.length > 0; i++) {
-            await new Promise((r) => setTimeout(r, 50))
-            left = await leftWork()
-          }
-          assert.deepEqual(left, [], 'no work of the order is left')
+          await eventually(async () => assert.deepEqual(await leftWork(), [], 'no work of the order is left'), {
+            what: 'the work of the order is done',
+            timeoutMs: 15_000,
+          })
         } finally {
           first.child.kill('SIGKILL')
           second?.child.kill('SIGTERM')

@@ -7,17 +7,20 @@ import { contactProfile, makeDomain, uniqueName } from './helpers/fixtures/domai
 import { makeVps } from './helpers/fixtures/vps.js'
 import { openDatabase } from '../src/db/database.js'
 import type { Config } from '../src/config/config.js'
+import { eventually, later } from './helpers/wait.js'
 
 /** A TCP proxy to the PostgreSQL server of `database` that holds each of the server's answers back `delayMs`. */
 async function slowAnswers(database: Config['database'], delayMs: number) {
   if (database.dialect !== 'postgres') throw new Error('PostgreSQL only')
   const target = new URL(database.url)
+  let sent = 0
   const server = net.createServer((client) => {
     const upstream = net.connect(Number(target.port || 5432), target.hostname)
     for (const s of [client, upstream]) s.on('error', () => undefined)
     client.pipe(upstream)
-    upstream.on('data', (chunk) => setTimeout(() => client.write(chunk), delayMs))
-    upstream.on('end', () => setTimeout(() => client.end(), delayMs))
+    client.on('data', () => sent++)
+    upstream.on('data', (chunk) => later(delayMs, () => client.write(chunk)))
+    upstream.on('end', () => later(delayMs, () => client.end()))
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const url = new URL(database.url)
@@ -25,6 +28,8 @@ async function slowAnswers(database: Config['database'], delayMs: number) {
   url.port = String((server.address() as net.AddressInfo).port)
   return {
     database: { ...database, url: url.toString() },
+    /** How many chunks the clients have sent to the server through it so far. */
+    sent: () => sent,
     /** Resolves once every connection through it is closed. */
     close: () => new Promise((resolve) => server.close(resolve)),
   }
@@ -125,8 +130,9 @@ describeWithEnv(
       const slow = openDatabase(proxy.database)
       try {
         await slow.accountVersion!(a.accountId)
+        const asked = proxy.sent()
         const early = slow.accountVersion!(a.accountId)
-        await new Promise((resolve) => setTimeout(resolve, 100))
+        await eventually(() => proxy.sent() > asked, { what: 'the version query reaches the server', intervalMs: 5 })
         const sent = slow.roundTrips()
         await one.ctx.db.updateTable('domains').set({ tags: '["slow"]' }).where('name', '=', zone).execute()
         const late = slow.accountVersion!(a.accountId)

@@ -17,8 +17,8 @@ export interface EventuallyOptions {
   timeoutMs?: number
   /** The pause between two tries (50 ms unless told). */
   intervalMs?: number
-  /** Asked before each try: a text ends the wait at once with that failure (e.g. the process waited on exited). */
-  failIf?: () => string | undefined | false
+  /** Asked after each failed try: a text ends the wait at once with that failure (e.g. the process waited on exited). */
+  failIf?: () => string | undefined | false | Promise<string | undefined | false>
 }
 
 /**
@@ -32,8 +32,6 @@ export async function eventually<T>(
   const end = Date.now() + timeoutMs
   let tries = 0
   for (;;) {
-    const stop = failIf?.()
-    if (stop) throw new Error(`${what}: ${stop}`)
     let failure: unknown
     try {
       tries++
@@ -43,6 +41,8 @@ export async function eventually<T>(
     } catch (err) {
       failure = err
     }
+    const stop = await failIf?.()
+    if (stop) throw new Error(`${what}: ${stop}; last: ${messageOf(failure)}`, { cause: failure })
     if (Date.now() >= end) {
       throw new Error(`${what}: not within ${timeoutMs} ms (${tries} tries); last: ${messageOf(failure)}`, {
         cause: failure,
@@ -74,14 +74,17 @@ export async function consistently(
   }
 }
 
+/** The failure of withDeadline: the operation was not done in time. */
+export class DeadlineError extends Error {}
+
 /**
- * Resolves with `promise`'s value, or rejects with `what` once `ms` have passed first: the bound on an operation
+ * Resolves with `promise`'s value, or rejects (DeadlineError) with `what` once `ms` have passed first: the bound on an operation
  * that might hang (a request, a process's exit), never a wait in itself.
  */
 export function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)
+    timer = setTimeout(() => reject(new DeadlineError(`${what}: not within ${ms} ms`)), ms)
   })
   return Promise.race([promise, late]).finally(() => clearTimeout(timer))
 }
@@ -144,7 +147,7 @@ export function later(ms: number, fn: () => void): () => void {
 }
 
 /**
- * Resolves after `ms`: only for pacing what a test sends (traffic spread over a rate limit's window, a fault held
- * for a planned time). Waiting for an outcome goes through eventually(), waitForEvent() or the sandbox clock.
+ * Resolves after `ms`: only for pacing what a test does (traffic spread over a rate limit's window, a fault held for
+ * a planned time, a job or zone source the test plays that takes a while). Waiting for an outcome goes through eventually(), waitForEvent() or the sandbox clock.
  */
 export const pace = (ms: number): Promise<void> => delay(ms)
