@@ -173,12 +173,12 @@ describe('container image', { skip: missing ?? false, timeout: 30 * 60_000 }, ()
     assert.ok((await records(ca, key)).some((r) => r.value === value))
 
     const stopping = Date.now()
-    await podman.run(['stop', '--time', '30', 'hostapi-1'], 60_000)
+    // podman's default stop timeout (10 s): a server still running then gets SIGKILL and exits 137.
+    await podman.run(['stop', 'hostapi-1'], 60_000)
     const stopSeconds = (Date.now() - stopping) / 1000
     console.log(`container image: stopped ${stopSeconds.toFixed(1)} s after SIGTERM`)
     const exit = (await podman.run(['inspect', '--format', '{{.State.ExitCode}}', 'hostapi-1'])).stdout.trim()
     assert.equal(exit, '0', 'the server handled SIGTERM and exited 0 (137 is a SIGKILL after the stop timeout)')
-    assert.ok(stopSeconds < 10, `stopped within podman's default stop timeout (${stopSeconds} s)`)
     assert.match((await podman.run(['logs', 'hostapi-1'])).stdout, /"signal":"SIGTERM".*shutting down/)
 
     // A new container on the same volume: the same demo key (kept in the data directory) and the write.

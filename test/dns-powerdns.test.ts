@@ -248,21 +248,23 @@ describeWithPowerDns('PowerDNS driver (a real pdns_server)', () => {
     assert.equal(rcodeOf(await q(z, 'A')), 'REFUSED')
   })
 
-  it('throws DnsPushError quickly while PowerDNS is down (no API key in it); pushes once it is back', async () => {
+  it('throws DnsPushError on the refused connection while PowerDNS is down (no API key in it); pushes once it is back', async () => {
     const z = 'outage.nl'
     const id = zones.add(z)
     await driver.publish({ domain: z, kind: 'zone' })
     await pdns.stop()
     try {
       zones.addRecord(id, { type: 'A', name: `www.${z}`, value: '192.0.2.7' })
-      const started = Date.now()
+      // Failed by the refused connection itself, not by the request timeout.
       await assert.rejects(driver.publish({ domain: z, kind: 'records', names: [`www.${z}`] }), (err: unknown) => {
         assert.ok(err instanceof DnsPushError)
-        assert.match(err.message, /^PowerDNS GET \/zones\/outage\.nl\.: PowerDNS at http:\/\/127\.0\.0\.1:\d+ cannot/)
+        assert.match(
+          err.message,
+          /^PowerDNS GET \/zones\/outage\.nl\.: PowerDNS at http:\/\/127\.0\.0\.1:\d+ cannot be reached \(ECONNREFUSED\)$/,
+        )
         assert.ok(!err.message.includes(pdns.apiKey))
         return true
       })
-      assert.ok(Date.now() - started < 1500, `took ${Date.now() - started} ms`)
       await assert.rejects(driver.resync(), DnsPushError)
     } finally {
       await pdns.start()
@@ -519,14 +521,12 @@ describeWithPowerDns('PowerDNS driver (a real pdns_server)', () => {
       await t.ctx.services.zoneDelivery.resync([z])
       assert.deepEqual(dataOf(await q(z, 'A'), 'A'), ['192.0.2.1'])
       await pdns.stop()
-      const started = performance.now()
       const patched = await t.request('PATCH', `/api/v2/domains/${z}/dns`, {
         key: owner.key,
         body: { record: { type: 'A', name: 'www', value: '192.0.2.9', ttl: 300 } },
       })
-      // The answer does not wait for PowerDNS: the change is stored and its push queued.
+      // The answer does not wait for PowerDNS: the change is stored and its push queued (run by the drain).
       assert.equal(patched.status, 200, patched.text)
-      assert.ok(performance.now() - started < 1000)
       assert.equal(await t.ctx.jobs.drain(), 1)
       const pushes = () =>
         t.ctx.db

@@ -24,7 +24,7 @@ async function ports(n: number): Promise<number[]> {
 }
 
 const BURSTS = 5
-const CONVERGE_MS = 5000
+const CONVERGE_MS = 30_000
 
 describeWithEnv(
   ['HOSTAPI_TEST_PG_URL'],
@@ -71,7 +71,7 @@ describeWithEnv(
       return Number(row.zone_serial)
     }
 
-    it(`converges to the committed serial within ${CONVERGE_MS / 1000} s after each of ${BURSTS} bursts`, {
+    it(`converges to the committed serial after each of ${BURSTS} bursts`, {
       skip: knotMissing(),
     }, async (ctx) => {
       await eventually(async () => (await soaSerial(d, knot.port)) === (await committedSerial()), {

@@ -8,6 +8,7 @@ import type { OutboxMailDriver } from '../src/drivers/mail/builtin.js'
 import { RETRY_SCHEDULE_MS } from '../src/modules/webhooks/webhook-deliverer.js'
 import { forEachDialect, startTestApp, tempDir, type TestAccount, type TestApp } from './helpers/app.js'
 import { startReceiver, type Received, type Receiver } from './helpers/webhook-receiver.js'
+import { withDeadline } from './helpers/wait.js'
 
 /** Checks a request's signature with the standardwebhooks library and returns the verified payload. */
 // biome-ignore lint/suspicious/noExplicitAny: the payload is read field by field
@@ -327,9 +328,8 @@ forEachDialect((dialect) => {
       })
       t.ctx.services.webhooks.deliverer.setResolver(() => new Promise(() => undefined))
       const queued = await t.ctx.services.webhooks.sendTest(a.accountId, id)
-      const started = Date.now()
-      await t.ctx.jobs.drain()
-      assert.ok(Date.now() - started < 5000)
+      // The lookup never answers: the drain ends only because the lookup is bounded.
+      await withDeadline(t.ctx.jobs.drain(), 30_000, 'the delivery attempt ends')
       const d = (await t.ctx.services.webhooks.deliveries(a.accountId, id)).find((x) => x.id === queued.id)!
       assert.deepEqual([d.status, d.last_error], ['pending', 'The receiver could not be reached'])
       assert.equal(await detailOf(queued.id), 'DNS lookup of silent.example.nl failed: no answer within 500 ms')
