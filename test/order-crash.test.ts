@@ -32,7 +32,6 @@ forEachDialect((dialect) => {
         const db = openDatabase(place.database)
         try {
           await assert.rejects(order(await originOf(first)), 'the request dies with its process')
-          const killedAt = Date.now()
           assert.equal((await first.exited).signal, 'SIGKILL')
 
           second = spawnServer(env)
@@ -46,7 +45,6 @@ forEachDialect((dialect) => {
             },
             { what: 'a retry is taken as a new request', timeoutMs: LOCK_MS + 30_000, intervalMs: 250 },
           )
-          assert.ok(Date.now() - killedAt >= LOCK_MS, 'not before the lock age')
           assert.ok(
             retry.status === 200 || /already in an open order|already registered/.test(retry.text),
             `retry answered ${retry.text}`,
