@@ -4,7 +4,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 
 // Tests wait for events and conditions, not for time: every timer of the test code is in test/helpers/wait.ts
-// (eventually, consistently, withDeadline, waitForEvent, later, pace), see docs/testing.md.
+// (eventually, consistently, withDeadline, stopOrKill, later, pace), see docs/testing.md.
 const testDir = new URL('.', import.meta.url).pathname
 const ALLOWED = [path.join('helpers', 'wait.ts'), 'test-rules.test.ts']
 
@@ -38,6 +38,6 @@ describe('test code rules', () => {
     const offending = testFiles(testDir)
       .filter((file) => !ALLOWED.includes(path.relative(testDir, file)))
       .flatMap((file) => timerLines(fs.readFileSync(file, 'utf8')).map((l) => `${path.relative(testDir, file)}: ${l}`))
-    assert.deepEqual(offending, [], 'wait with eventually(), waitForEvent() or the sandbox clock instead')
+    assert.deepEqual(offending, [], 'wait with eventually(), for the event, or with the sandbox clock instead')
   })
 })

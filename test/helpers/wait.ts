@@ -1,5 +1,3 @@
-import type { EventEmitter } from 'node:events'
-
 /*
  * Waiting in tests: for a condition, an event or a deadline, never for a fixed time. This is the only file under
  * test/ that may call setTimeout or import node:timers/promises (test/test-rules.test.ts checks it); a test that
@@ -90,36 +88,6 @@ export function withDeadline<T>(promise: Promise<T>, ms: number, what: string): 
 }
 
 /**
- * Resolves with the arguments of the next `name` event of `emitter` (for which `filter`, when given, answers true);
- * rejects with `what` after `timeoutMs` (30 s unless told), or when the emitter emits 'error' first.
- */
-export function waitForEvent(
-  emitter: EventEmitter,
-  name: string,
-  { what, timeoutMs = 30_000, filter }: { what: string; timeoutMs?: number; filter?: (...args: unknown[]) => boolean },
-): Promise<unknown[]> {
-  let off = () => {}
-  const seen = new Promise<unknown[]>((resolve, reject) => {
-    const on = (...args: unknown[]) => {
-      if (filter && !filter(...args)) return
-      off()
-      resolve(args)
-    }
-    const failed = (err: unknown) => {
-      off()
-      reject(err)
-    }
-    off = () => {
-      emitter.off(name, on)
-      if (name !== 'error') emitter.off('error', failed)
-    }
-    emitter.on(name, on)
-    if (name !== 'error') emitter.once('error', failed)
-  })
-  return withDeadline(seen, timeoutMs, what).finally(() => off())
-}
-
-/**
  * Stops a child process: `stop()` (e.g. a SIGTERM), then SIGKILL when it has not exited within `graceMs`. Resolves
  * once it has exited.
  */
@@ -148,6 +116,7 @@ export function later(ms: number, fn: () => void): () => void {
 
 /**
  * Resolves after `ms`: only for pacing what a test does (traffic spread over a rate limit's window, a fault held for
- * a planned time, a job or zone source the test plays that takes a while). Waiting for an outcome goes through eventually(), waitForEvent() or the sandbox clock.
+ * a planned time, a job or zone source the test plays that takes a while). Waiting for an outcome goes through
+ * eventually(), the event itself or the sandbox clock.
  */
 export const pace = (ms: number): Promise<void> => delay(ms)
