@@ -35,7 +35,7 @@ forEachDialect((dialect) => {
         HOSTAPI_SANDBOX_CRASH_JOB: KIND,
       }
       const job = async () =>
-        (await rawRows(place.database, `select id, status, crashes from jobs where kind = '${KIND}'`)) as {
+        (await rawRows(place.database, `select id, status, crashes from jobs where kind = '${KIND}' order by id`)) as {
           id: number
           status: string
           crashes: number
