@@ -10,6 +10,7 @@ import {
 } from './helpers/app.js'
 import { OwnRedis } from './helpers/redis.js'
 import { ManualClock } from '../src/clock.js'
+import { eventually } from './helpers/wait.js'
 
 const redisUrl = process.env.HOSTAPI_TEST_REDIS_URL
 const LIMITED = { status: 429, status_description: 'Rate limit exceeded' }
@@ -199,15 +200,18 @@ describe('Redis stopped under load and started again', () => {
 
   const ready = async (app: TestApp) => (await app.request('GET', '/readyz')).body
   /** Polls /readyz of both instances until `redis` is `want` (a state change the test caused, reported when Redis notices). */
-  const until = async (want: 'ok' | 'degraded') => {
-    const deadline = Date.now() + 15_000
-    for (;;) {
-      const states = [await ready(one), await ready(two)]
-      if (states.every((s) => s.data.redis === want)) return states
-      assert.ok(Date.now() < deadline, `readyz still says ${JSON.stringify(states)}`)
-      await new Promise((r) => setTimeout(r, 50))
-    }
-  }
+  const until = (want: 'ok' | 'degraded') =>
+    eventually(
+      async () => {
+        const states = [await ready(one), await ready(two)]
+        assert.ok(
+          states.every((s) => s.data.redis === want),
+          `readyz says ${JSON.stringify(states)}`,
+        )
+        return states
+      },
+      { what: `both instances report redis ${want}`, timeoutMs: 15_000 },
+    )
   /** Alternates requests between the instances with a fresh key: the per-key limit (5) is shared when the statuses say so. */
   const alternate = async (n: number) => {
     const acc = await one.account()
@@ -242,9 +246,8 @@ describe('Redis stopped under load and started again', () => {
       }
     }
     const load = Promise.all(Array.from({ length: 8 }, worker))
-    const served = async (n: number) => {
-      while (statuses.length < n) await new Promise((r) => setTimeout(r, 10))
-    }
+    const served = (n: number) =>
+      eventually(() => statuses.length >= n, { what: `${n} requests answered`, intervalMs: 10 })
     await served(40)
     await redis.kill()
     const atKill = statuses.length

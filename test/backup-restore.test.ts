@@ -19,6 +19,7 @@ import {
 import { newestDebianProgram } from '../src/cli/backup-postgres.js'
 import { migrations } from '../src/db/migrations/index.js'
 import { originOf, runAdminCli, runCli, spawnServer, type ServerProcess } from './helpers/process.js'
+import { eventually } from './helpers/wait.js'
 
 /** One template write a client sent: its alias, when it was sent, and when it was acknowledged (200), if it was. */
 interface Write {
@@ -88,7 +89,7 @@ describe('admin backup and restore (sqlite)', () => {
       }
       const writers = [0, 1, 2, 3].map(writer)
       const acked = () => writes.filter((x) => x.ackedAt !== null).length
-      while (acked() < 40) await new Promise((r) => setTimeout(r, 10))
+      await eventually(() => acked() >= 40, { what: '40 writes acknowledged', intervalMs: 10 })
       backupStarted = Date.now()
       const backup = await runCli(place.env, 'admin', 'backup', backupFile)
       backupEnded = Date.now()
@@ -105,7 +106,7 @@ describe('admin backup and restore (sqlite)', () => {
       )
       // Writes go on after the backup: those sent after it ended must not be in it.
       const endAcked = acked()
-      while (acked() < endAcked + 20) await new Promise((r) => setTimeout(r, 10))
+      await eventually(() => acked() >= endAcked + 20, { what: '20 more writes acknowledged', intervalMs: 10 })
       writing = false
       await Promise.all(writers)
     } finally {

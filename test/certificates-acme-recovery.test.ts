@@ -9,6 +9,7 @@ import { describeWithPebble, startChallTestSrv, startPebble, type ChallTestSrv, 
 import { describeWithPowerDns, startPowerDns, type PowerDns } from './helpers/powerdns.js'
 import { opensslCsr } from './helpers/pki.js'
 import { certificatePackage } from './helpers/certificates.js'
+import { consistently, eventually } from './helpers/wait.js'
 
 const acmeEnv = (pebble: Pebble) => ({
   HOSTAPI_JOBS: '1',
@@ -33,15 +34,15 @@ function certificates(t: TestApp, a: TestAccount) {
     assert.equal(r.status, 200, r.text)
     return r.body.data
   }
-  const until = async (id: number, done: (c: Shown) => boolean | Promise<boolean>, ms = 45_000, everyMs = 100) => {
-    const start = Date.now()
-    for (;;) {
-      const c = await get(id)
-      if (await done(c)) return c
-      if (Date.now() - start > ms) assert.fail(`certificate ${id} still ${c.certificate_status}: ${c.status_message}`)
-      await new Promise((r) => setTimeout(r, everyMs))
-    }
-  }
+  const until = (id: number, done: (c: Shown) => boolean | Promise<boolean>, ms = 45_000, everyMs = 100) =>
+    eventually(
+      async () => {
+        const c = await get(id)
+        assert.ok(await done(c), `still ${c.certificate_status}: ${c.status_message}`)
+        return c
+      },
+      { what: `certificate ${id}`, timeoutMs: ms, intervalMs: everyMs },
+    )
   const request = async (zone: string) => {
     const id = await certificatePackage(t, a, 1)
     const r = await t.request('POST', `/certificates/${id}/request`, {
@@ -94,9 +95,13 @@ describeWithPebble('ACME issuance that recovers', () => {
           // The record is in hostapi's database but not on the nameserver the CA asks: the CA is not asked yet.
           const waiting = await c.until(id, (x) => /is not served with the value yet/.test(String(x.status_message)))
           assert.equal(waiting.certificate_status, 'PEN')
-          await new Promise((r) => setTimeout(r, 3000))
-          const still = await c.get(id)
-          assert.equal(still.certificate_status, 'PEN', still.status_message)
+          await consistently(
+            async () => {
+              const still = await c.get(id)
+              assert.equal(still.certificate_status, 'PEN', still.status_message)
+            },
+            { what: 'the certificate stays pending while the nameserver lags', forMs: 3000, intervalMs: 250 },
+          )
         } finally {
           await pdns.start()
         }

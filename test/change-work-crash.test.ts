@@ -13,7 +13,8 @@ import { CRASH_POINTS, type CrashPoint } from '../src/ops/crash-points.js'
 import { forEachDialect, processDatabase, request, startTestApp, tempDir } from './helpers/app.js'
 import { queryUdp } from './helpers/dns.js'
 import { powerDnsMissing, startPowerDns, type PowerDns } from './helpers/powerdns.js'
-import { crashAndRestart, crashableServerEnv, until, type ServerProcess } from './helpers/process.js'
+import { crashAndRestart, crashableServerEnv, type ServerProcess } from './helpers/process.js'
+import { eventually } from './helpers/wait.js'
 import { startReceiver, type Receiver } from './helpers/webhook-receiver.js'
 
 const KEY = 'changeWorkCrashDemoKey00001'
@@ -257,11 +258,18 @@ const FLOWS: Record<string, Flow> = {
       const order = await run.api('POST', '/api/v2/certificates/order', { product_id: 1, duration: 1 })
       assert.equal(order.status, 200, order.text)
       let id = 0
-      await until('the certificate package is made', async () => {
-        const row = await run.db.selectFrom('certificates').select('id').where('status', '=', 'NEW').executeTakeFirst()
-        id = row?.id ?? 0
-        return id > 0
-      })
+      await eventually(
+        async () => {
+          const row = await run.db
+            .selectFrom('certificates')
+            .select('id')
+            .where('status', '=', 'NEW')
+            .executeTakeFirst()
+          id = row?.id ?? 0
+          return id > 0
+        },
+        { what: 'the certificate package is made' },
+      )
       const csr = await run.api('POST', '/api/v2/certificates/csr', {
         common_name: `www.${ZONE}`,
         organization: 'Example B.V.',
@@ -383,7 +391,7 @@ forEachDialect((dialect) => {
           assert.ok(await flow.committed(run, prepared), 'the change was committed before the kill')
           for (const kind of flow.kinds)
             assert.ok((await jobOf(run, kind)) > 0, `the change committed without its ${kind} job`)
-          await until(`the work of ${name} is done`, () => flow.done(run, prepared), 60_000)
+          await eventually(() => flow.done(run, prepared), { what: `the work of ${name} is done`, timeoutMs: 60_000 })
         } finally {
           server?.child.kill('SIGTERM')
           await server?.exited

@@ -5,6 +5,7 @@ import { forEachDialect, startTestApp, type TestApp } from './helpers/app.js'
 import { freePort } from './helpers/dns.js'
 import { describeWithPebble, startPebble, type Pebble } from './helpers/pebble.js'
 import { certificateNames, opensslCsr, opensslVerify } from './helpers/pki.js'
+import { eventually } from './helpers/wait.js'
 
 // The demo data every area seeds on an empty database, read through the API with the demo key.
 forEachDialect((dialect) => {
@@ -227,13 +228,14 @@ describeWithPebble('demo data with an ACME CA (pebble)', () => {
       },
     })
     assert.equal(r.status, 200, r.text)
-    const start = Date.now()
-    let c = r.body.data
-    while (c.certificate_status === 'PEN') {
-      if (Date.now() - start > 30_000) assert.fail(`still PEN: ${c.status_message}`)
-      await new Promise((res) => setTimeout(res, 100))
-      c = (await t.request('GET', `/certificates/${list[0].id}`, { key })).body.data
-    }
+    const c = await eventually(
+      async () => {
+        const got = (await t.request('GET', `/certificates/${list[0].id}`, { key })).body.data
+        assert.notEqual(got.certificate_status, 'PEN', got.status_message)
+        return got
+      },
+      { what: 'the certificate is no longer pending', intervalMs: 100 },
+    )
     assert.equal(c.certificate_status, 'ACT', c.status_message)
     assert.deepEqual(certificateNames(c.certificate).sans, ['www.demo-shop.nl'])
     assert.match(opensslVerify(await pebble.root(), c.intermediate_certificate, c.certificate), /OK$/)

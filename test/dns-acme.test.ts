@@ -2,7 +2,8 @@ import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { describeWithEnv, forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { twoInstances } from './helpers/instances.js'
-import { freePort, insertZone, queryTcp, queryUdp, txtOf, within } from './helpers/dns.js'
+import { freePort, insertZone, queryTcp, queryUdp, txtOf } from './helpers/dns.js'
+import { eventually } from './helpers/wait.js'
 
 // The whole ACME DNS-01 path: a client writes the challenge through the API, the validator asks the DNS server.
 forEachDialect((dialect) => {
@@ -25,7 +26,7 @@ forEachDialect((dialect) => {
       await t?.close()
     })
 
-    test('PATCH a TXT challenge → the DNS server answers it within one second; DELETE → gone', async () => {
+    test('PATCH a TXT challenge → the DNS server answers it; DELETE → gone', async () => {
       const before = await queryUdp(port, challenge, 'TXT')
       assert.equal(before.answers!.length, 0)
 
@@ -34,8 +35,9 @@ forEachDialect((dialect) => {
         body: { record: { type: 'TXT', name: '_acme-challenge', value: 'x', ttl: 120 } },
       })
       assert.equal(patched.status, 200, patched.text)
-      const ms = await within(1000, async () => txtOf(await queryUdp(port, challenge, 'TXT')).includes('x'))
-      assert.ok(ms <= 1000)
+      await eventually(async () => txtOf(await queryUdp(port, challenge, 'TXT')).includes('x'), {
+        what: 'the challenge is served',
+      })
       const answer = await queryUdp(port, challenge, 'TXT')
       assert.equal((answer.answers![0] as unknown as { ttl: number }).ttl, 120)
 
@@ -51,12 +53,12 @@ forEachDialect((dialect) => {
         },
       })
       assert.equal(put.status, 200, put.text)
-      await within(
-        1000,
+      await eventually(
         async () =>
           txtOf(await queryTcp(port, challenge, 'TXT'))
             .sort()
             .join(',') === 'token-one,token-two',
+        { what: 'both values are served' },
       )
 
       const del = await t.request('DELETE', `/api/v2/domains/${domain}/dns`, {
@@ -64,7 +66,9 @@ forEachDialect((dialect) => {
         body: { record: { type: 'TXT', name: '_acme-challenge', value: 'token-one' } },
       })
       assert.equal(del.status, 200, del.text)
-      await within(1000, async () => txtOf(await queryUdp(port, challenge, 'TXT')).join(',') === 'token-two')
+      await eventually(async () => txtOf(await queryUdp(port, challenge, 'TXT')).join(',') === 'token-two', {
+        what: 'only the other value is served',
+      })
     })
 
     test('the zone file from the API carries the serial the DNS server answers, and an import is served', async () => {
@@ -80,13 +84,16 @@ forEachDialect((dialect) => {
         body: { zone: `$ORIGIN ${domain}.\n$TTL 300\n@ IN A 192.0.2.9\nwww IN CNAME @ ; comment\n` },
       })
       assert.equal(imported.status, 200, imported.text)
-      await within(1000, async () => {
-        const r = await queryUdp(port, `www.${domain}`, 'A')
-        return (
-          r.answers!.map((a) => `${a.type} ${(a as unknown as { data: string }).data}`).join(',') ===
-          `CNAME ${domain},A 192.0.2.9`
-        )
-      })
+      await eventually(
+        async () => {
+          const r = await queryUdp(port, `www.${domain}`, 'A')
+          return (
+            r.answers!.map((a) => `${a.type} ${(a as unknown as { data: string }).data}`).join(',') ===
+            `CNAME ${domain},A 192.0.2.9`
+          )
+        },
+        { what: 'the imported zone is served' },
+      )
     })
   })
 })
@@ -114,7 +121,7 @@ describeWithEnv(['HOSTAPI_TEST_PG_URL'], 'ACME DNS-01 across two instances on on
     await close?.()
   })
 
-  test("PATCH through instance one → instance two's DNS server answers within one second", async () => {
+  test("PATCH through instance one → instance two's DNS server answers it", async () => {
     const name = `_acme-challenge.${domain}`
     // Instance two has the zone cached (the name answered NODATA) before the change.
     assert.equal((await queryUdp(portTwo, name, 'TXT')).answers!.length, 0)
@@ -123,7 +130,8 @@ describeWithEnv(['HOSTAPI_TEST_PG_URL'], 'ACME DNS-01 across two instances on on
       body: { record: { type: 'TXT', name: '_acme-challenge', value: 'from-instance-one', ttl: 120 } },
     })
     assert.equal(patched.status, 200, patched.text)
-    const ms = await within(1000, async () => txtOf(await queryUdp(portTwo, name, 'TXT')).includes('from-instance-one'))
-    assert.ok(ms <= 1000)
+    await eventually(async () => txtOf(await queryUdp(portTwo, name, 'TXT')).includes('from-instance-one'), {
+      what: 'the other instance serves the value',
+    })
   })
 })

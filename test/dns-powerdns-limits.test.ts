@@ -11,7 +11,8 @@ import { ManualClock } from '../src/clock.js'
 import { DNS_PUSH_JOB } from '../src/modules/domains/dns/zone-delivery.js'
 import { runAdmin } from '../src/cli/admin.js'
 import { forEachDialect, startTestApp } from './helpers/app.js'
-import { insertZone, queryUdp, txtOf, within } from './helpers/dns.js'
+import { insertZone, queryUdp, txtOf } from './helpers/dns.js'
+import { eventually, pace } from './helpers/wait.js'
 import { MemoryZones } from './helpers/memory-zones.js'
 import { describeWithPowerDns, startPowerDns, type PowerDns } from './helpers/powerdns.js'
 
@@ -113,7 +114,7 @@ describeWithPowerDns('PowerDNS limits (a real pdns_server)', () => {
       most = Math.max(most, all)
       assert.equal(reading.get(key), 1, `two pushes of ${key} at once`)
       readOrder.push(key)
-      await new Promise((r) => setTimeout(r, 30))
+      await pace(30)
       reading.set(key, (reading.get(key) ?? 1) - 1)
       return read(zoneId)
     }
@@ -223,7 +224,10 @@ describeWithPowerDns('PowerDNS limits (a real pdns_server)', () => {
             await pdns.start()
           }
           // Without moving the clock: PowerDNS answers again, so the queued push is due now.
-          await within(5_000, async () => (await t.ctx.jobs.drain([DNS_PUSH_JOB])) > 0)
+          await eventually(async () => (await t.ctx.jobs.drain([DNS_PUSH_JOB])) > 0, {
+            what: 'the queued push runs',
+            timeoutMs: 5_000,
+          })
           assert.deepEqual(txtOf(await queryUdp(pdns.dnsPort, `www.${z}`, 'A')).length >= 0, true)
           const a = await queryUdp(pdns.dnsPort, `www.${z}`, 'A')
           assert.deepEqual(

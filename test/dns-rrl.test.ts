@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto'
 import dnsPacket, { type Packet } from 'dns-packet'
 import { forEachDialect, startTestApp, type TestApp } from './helpers/app.js'
 import { freePort, insertZone } from './helpers/dns.js'
+import { eventually, pace } from './helpers/wait.js'
 
 const Z = 'rrl-test.nl'
 const RATE = 5
@@ -43,9 +44,17 @@ async function flood(port: number, source: string, names: () => string, type: st
       } as Packet)
       sock.send(q, port, '127.0.0.1')
     }
-    await new Promise((r) => setTimeout(r, ms / bursts))
+    await pace(ms / bursts)
   }
-  await new Promise((r) => setTimeout(r, 500))
+  // Every answer the server sends has come once none arrived for 500 ms.
+  let seen = -1
+  const total = () => tally.truncated + tally.full + tally.other
+  const quiet = () => {
+    const before = seen
+    seen = total()
+    return before === seen
+  }
+  await eventually(quiet, { what: 'the last answer', intervalMs: 500 })
   sock.close()
   return tally
 }

@@ -2,6 +2,7 @@ import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { forEachDialect, processDatabase, request } from './helpers/app.js'
 import { spawnServer } from './helpers/process.js'
+import { eventually } from './helpers/wait.js'
 
 const KEY = 'durabilityDemoKey0000000001'
 const ZONE = 'demo-shop.nl'
@@ -35,7 +36,7 @@ forEachDialect((dialect) => {
           }
         }
         const writers = [0, 1, 2, 3].map(writer)
-        while (acknowledged.length < 40) await new Promise((r) => setTimeout(r, 5))
+        await eventually(() => acknowledged.length >= 40, { what: '40 writes acknowledged', intervalMs: 5 })
         first.child.kill('SIGKILL')
         stop = true
         await Promise.allSettled(writers)

@@ -20,6 +20,7 @@ import { startReceiver, type Receiver } from './helpers/webhook-receiver.js'
 import { opensslCsr } from './helpers/pki.js'
 import { contactProfile } from './helpers/fixtures/domains.js'
 import { CRASH_POINTS } from '../src/ops/crash-points.js'
+import { eventually, pace } from './helpers/wait.js'
 
 // Fixed by default, so `npm test` is repeatable (as the fuzz test's seed is); FAULT_SEED=random draws one.
 const SEED = process.env.FAULT_SEED === 'random' ? randomInt(2 ** 31) : Number(process.env.FAULT_SEED ?? 1964179164)
@@ -44,7 +45,6 @@ function prng(seed: number) {
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const pebbleMissing = fs.existsSync('/usr/bin/pebble') ? false : 'pebble not installed'
 /**
  * The two ways hostapi serves DNS in production, each a run of the suite: PowerDNS (its API), or the built-in server
@@ -144,16 +144,12 @@ describe('the fault suite', { concurrency: true }, () => {
         return request(origins[i]!, method, path, { key: KEY, ...(body === undefined ? {} : { body }) })
       }
       /** A read on whichever instance is up, retried across a kill. */
-      const read = async (path: string) => {
-        for (let n = 0; ; n++) {
-          try {
-            return await api('GET', path, undefined, alive()[0])
-          } catch (err) {
-            if (n > 20) throw err
-            await sleep(200)
-          }
-        }
-      }
+      const read = (path: string) =>
+        eventually(() => api('GET', path, undefined, alive()[0]), {
+          what: `GET ${path}`,
+          timeoutMs: 5000,
+          intervalMs: 200,
+        })
 
       before(async () => {
         dir = tempDir()
@@ -255,12 +251,13 @@ describe('the fault suite', { concurrency: true }, () => {
           0,
         )
         assert.equal(zone.status, 200, zone.text)
-        for (let i = 0; ; i++) {
-          const a = (await queryUdp(dnsPort, ZONE, 'A', { timeoutMs: 500 }).catch(() => null))?.answers ?? []
-          if (a.length) break
-          if (i > 300) assert.fail(`${ZONE} not served by ${topology}${knot ? `:\n${knot.output()}` : ''}`)
-          await sleep(100)
-        }
+        await eventually(
+          async () => ((await queryUdp(dnsPort, ZONE, 'A', { timeoutMs: 500 })).answers ?? []).length > 0,
+          {
+            what: `${ZONE} served by ${topology}`,
+            intervalMs: 100,
+          },
+        ).catch((err: Error) => assert.fail(`${err.message}${knot ? `:\n${knot.output()}` : ''}`))
       })
 
       after(async () => {
@@ -330,7 +327,9 @@ describe('the fault suite', { concurrency: true }, () => {
               (await read(`/certificates/${state.certificateId}`)).body.data?.certificate_status === 'ACT' &&
               events('certificate.issued', (d) => d.id === state.certificateId).length > 0,
           })
-          for (let i = 0; i < 50 && !(await requested().catch(() => false)); i++) await sleep(100)
+          await eventually(requested, { what: 'the certificate requested', timeoutMs: 5000, intervalMs: 100 }).catch(
+            () => undefined,
+          )
         } else {
           const ticket = { subject: `fault ${SEED}-${n}`, message: 'Please help', department: 'support' }
           const r = await api('POST', '/account/tickets/', ticket, on)
@@ -385,8 +384,15 @@ describe('the fault suite', { concurrency: true }, () => {
         origins[i] = null
         log.push(`${point}: ${first ? `answered ${first.status}` : 'no answer'}, ${exited.signal}`)
         assert.equal(exited.signal, 'SIGKILL', `the instance armed at ${point} died there`)
-        await sleep(Math.max(0, killedAt + IDEMPOTENCY_LOCK_MS + 100 - Date.now()))
-        const again = await request(origins[1 - i]!, 'POST', '/domains/order', { key: KEY, body, headers })
+        // Once the dead request's claim of the key is older than the lock age, the retry is taken.
+        const again = await eventually(
+          async () => {
+            const r = await request(origins[1 - i]!, 'POST', '/domains/order', { key: KEY, body, headers })
+            assert.notEqual(r.status, 409, r.text)
+            return r
+          },
+          { what: `the retry of the order of ${domain}`, timeoutMs: IDEMPOTENCY_LOCK_MS + 30_000, intervalMs: 250 },
+        )
         if (again.status === 200) return ackOrder(again.body.data.order_id as number, domain)
         // The first request's order was committed before the kill: the retry is refused as a duplicate; it completes.
         assert.match(
@@ -504,24 +510,24 @@ describe('the fault suite', { concurrency: true }, () => {
         const start = Date.now()
         const pending = new Set(acked)
         let last = ''
-        for (;;) {
+        const arrived = async () => {
           for (const a of [...pending])
             if (await a.arrived().catch(() => false)) {
               pending.delete(a)
               last = `${a.kind} ${a.what}`
             }
-          if (pending.size === 0) {
-            log.push(`converged in ${Date.now() - start} ms, last: ${last}`)
-            return Date.now() - start
-          }
-          if (Date.now() - start > BOUND_MS)
+          return pending.size === 0
+        }
+        await eventually(arrived, { what: 'every acknowledged effect', timeoutMs: BOUND_MS, intervalMs: 250 }).catch(
+          async () =>
             assert.fail(
               `seed ${SEED}: ${pending.size} acknowledged writes without effect ${BOUND_MS} ms after the fault ended:\n` +
                 [...pending].map((a) => `  ${a.kind}: ${a.what}`).join('\n') +
                 `\nunfinished: ${(await strandedWork()).join('; ')}\nfaults: ${log.join(', ')}`,
-            )
-          await sleep(250)
-        }
+            ),
+        )
+        log.push(`converged in ${Date.now() - start} ms, last: ${last}`)
+        return Date.now() - start
       }
 
       it(`keeps every acknowledged write through the injected faults (FAULT_SEED=${SEED})`, {
@@ -535,22 +541,27 @@ describe('the fault suite', { concurrency: true }, () => {
             // Writes before the fault; the last one (on the victim when an instance is killed) is cut at a random point.
             for (const kind of step.before) await write(kind, n++).catch(() => undefined)
             const inFlight = write(step.cut, n++, victim).catch(() => undefined)
-            await sleep(step.cutAfterMs)
+            await pace(step.cutAfterMs)
             log.push(`${fault}${fault === 'kill_instance' ? victim : ''} ${step.cutAfterMs}ms into ${step.cut}`)
             const end = await inject(step, () => n++)
             await inFlight
             // Writes while the back end is down (the instances acknowledge what they have committed).
             for (const kind of step.during) await write(kind, n++).catch(() => undefined)
-            await sleep(step.downMs)
+            await pace(step.downMs)
             await end()
             const took = await converge()
             slowest[fault] = Math.max(slowest[fault] ?? 0, took)
           }
           // Work of a write whose answer was lost (committed, not acknowledged) may still be under way: it gets the bound.
-          for (const start = Date.now(); ; await sleep(500)) {
+          const nothingStranded = async () => {
             stranded = await strandedWork()
-            if (stranded.length === 0 || Date.now() - start > BOUND_MS) break
+            return stranded.length === 0
           }
+          await eventually(nothingStranded, {
+            what: 'no stranded work',
+            timeoutMs: BOUND_MS,
+            intervalMs: 500,
+          }).catch(() => undefined)
           assert.deepEqual(stranded, [], `seed ${SEED}: stranded work`)
           const repeats = duplicates()
           assert.deepEqual(repeats, [], `seed ${SEED}: events delivered more than once without a kill in between`)

@@ -1,22 +1,13 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { Type } from 'typebox'
 import { iso, ManualClock, type Clock } from '../src/clock.js'
 import { ConfigError, loadConfig } from '../src/config/config.js'
 import { defineJob, JobRunner, type JobDefinition } from '../src/jobs/runner.js'
 import { forEachDialect, startTestApp, type TestApp } from './helpers/app.js'
+import { eventually, pace } from './helpers/wait.js'
 
 const LEASE_MS = 1000
-
-/** Polls `check` until it is true, for at most `ms`. */
-async function until(check: () => Promise<boolean>, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`not within ${ms} ms`)
-    await sleep(20)
-  }
-}
 
 describe('job lease and crash fault configuration', () => {
   it('reads the lease (60 s by default) and honours the crash fault in sandbox mode only', () => {
@@ -64,7 +55,7 @@ forEachDialect((dialect) => {
         payload: Type.Null(),
         handle: async () => {
           runs++
-          await sleep(ms)
+          await pace(ms)
           return 'done'
         },
       })
@@ -72,7 +63,7 @@ forEachDialect((dialect) => {
       const b = runnerOn(clock, slow)
       const id = await a.enqueue(slow, null, { trx: t.ctx.db })
       const draining = a.drain([slow.name])
-      await until(async () => (await job(id)).status === 'running')
+      await eventually(async () => (await job(id)).status === 'running', { what: 'the job runs', timeoutMs: 20_000 })
       meanwhile()
       b.start()
       try {
@@ -101,7 +92,7 @@ forEachDialect((dialect) => {
           payload: Type.Null(),
           handle: async () => {
             const from = performance.now()
-            await sleep(300)
+            await pace(300)
             ran.push({ name, from, to: performance.now() })
           },
         })
@@ -130,8 +121,14 @@ forEachDialect((dialect) => {
           .execute()
       r.start()
       try {
-        await until(async () => (await Promise.all(Object.values(ids).map(job))).every((j) => j.status !== 'queued'))
-        await until(async () => (await Promise.all(Object.values(ids).map(job))).every((j) => j.status !== 'running'))
+        await eventually(
+          async () => (await Promise.all(Object.values(ids).map(job))).every((j) => j.status !== 'queued'),
+          { what: 'every job is taken', timeoutMs: 20_000 },
+        )
+        await eventually(
+          async () => (await Promise.all(Object.values(ids).map(job))).every((j) => j.status !== 'running'),
+          { what: 'every job has ended', timeoutMs: 20_000 },
+        )
       } finally {
         await r.stop()
       }

@@ -2,6 +2,7 @@ import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { forEachDialect, processDatabase, rawRows, request } from './helpers/app.js'
 import { spawnServer } from './helpers/process.js'
+import { eventually, withDeadline } from './helpers/wait.js'
 
 const KEY = 'jobQuarantineDemoKey00000001'
 const TOKEN = 'adm_jobQuarantineToken000001'
@@ -9,28 +10,12 @@ const LISTENING = /^hostapi listening on (https:\/\/\S+)/
 // Queued at every start, due at once: the job the sandbox makes end its process.
 const KIND = 'maintenance.prune'
 
-/** Polls `check` until it returns a value (not undefined), for at most `ms`. */
-async function eventually<T>(check: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const until = Date.now() + ms
-  for (;;) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > until) throw new Error(`not within ${ms} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
-
 /** How the process ended, failing the test when it runs on for `ms`. */
 async function ended(server: ReturnType<typeof spawnServer>, ms = 90_000): Promise<NodeJS.Signals | null> {
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`the process still runs after ${ms} ms: ${server.lines.join('\n')}`)), ms)
+  const { signal } = await withDeadline(server.exited, ms, 'the process ends').catch((err: Error) => {
+    throw new Error(`${err.message}: ${server.lines.join('\n')}`)
   })
-  try {
-    return (await Promise.race([server.exited, late])).signal
-  } finally {
-    clearTimeout(timer)
-  }
+  return signal
 }
 
 // A job that ends its process whenever it runs cannot keep the instances restarting: after its process died during
@@ -75,11 +60,14 @@ forEachDialect((dialect) => {
         const [, url] = await server.waitFor(LISTENING, 90_000)
         const origin = url.replace(/\/api\/v2$/, '')
         const admin = (path: string) => request(origin, 'GET', path, { headers: { authorization: `Bearer ${TOKEN}` } })
-        const failed = await eventually(async () => {
-          const r = await admin(`/admin/v1/jobs/${left.id}`)
-          assert.equal(r.status, 200, r.text)
-          return r.body.data.status === 'failed' ? r.body.data : undefined
-        })
+        const failed = await eventually(
+          async () => {
+            const r = await admin(`/admin/v1/jobs/${left.id}`)
+            assert.equal(r.status, 200, r.text)
+            return r.body.data.status === 'failed' && r.body.data
+          },
+          { what: 'the job is quarantined', timeoutMs: 20_000 },
+        )
         assert.equal(failed.kind, KIND)
         assert.equal(failed.crashes, 2)
         assert.match(failed.last_error, /^quarantined: its process died during 2 attempts/)

@@ -309,4 +309,22 @@ describe('layers', () => {
       .filter((f) => f.lines > 450)
     assert.deepEqual(long, [])
   })
+
+  // Test files split by subject, shared setup in test/helpers. Still over the cap, to be split: FAR_OVER.
+  const FAR_OVER = ['fault-suite.test.ts']
+  it('no file under test/ is longer than 450 lines', () => {
+    const testDir = path.join(root, 'test')
+    const files = (dir: string): string[] =>
+      fs
+        .readdirSync(dir, { withFileTypes: true })
+        .flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : [path.join(dir, e.name)]))
+        .filter((file) => file.endsWith('.ts'))
+    const long = files(testDir)
+      .map((file) => ({
+        file: path.relative(testDir, file),
+        lines: fs.readFileSync(file, 'utf8').split('\n').length - 1,
+      }))
+      .filter((f) => f.lines > 450 && !FAR_OVER.includes(f.file))
+    assert.deepEqual(long, [])
+  })
 })

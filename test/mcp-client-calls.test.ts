@@ -1,7 +1,8 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { ManualClock } from '../src/clock.js'
-import { forEachDialect, startTestApp, type Reply, type TestApp } from './helpers/app.js'
+import { forEachDialect, startTestApp, type TestApp } from './helpers/app.js'
+import { mcpClient } from './helpers/mcp-client.js'
 
 // Every call the MCP server for this API (vitrionbv/mijn-host-mcp, 77 tools) can make, made as its HTTP client makes
 // it: JSON bodies, the headers API-Key, Accept, Content-Type: application/json (also on calls without a body, where
@@ -11,17 +12,10 @@ import { forEachDialect, startTestApp, type Reply, type TestApp } from './helper
 // optional group that changes the request): 119 calls of 77 tools. Two inputs the descriptions say are refused are
 // among them, and answer as the API does; the test's own reads between the calls are not counted.
 
-interface Call {
-  name: string
-  status: number
-  text: string
-}
-
 forEachDialect((dialect) => {
   describe(`the MCP client's calls (${dialect})`, () => {
     let t: TestApp
     let key: string
-    const calls: Call[] = []
     const clock = new ManualClock()
     before(async () => {
       t = await startTestApp(dialect, { env: { HOSTAPI_DEMO: '1' }, clock })
@@ -29,51 +23,10 @@ forEachDialect((dialect) => {
     })
     after(() => t.close())
 
-    /** One call as the client sends it; the reply is recorded under the tool's name and variant. */
-    async function send(
-      name: string,
-      method: string,
-      path: string,
-      opts: {
-        query?: Record<string, string | number | undefined>
-        body?: unknown
-        accept?: string
-        /** False for the test's own reads between the calls: they are not counted. */
-        record?: boolean
-      } = {},
-    ): Promise<Reply> {
-      const params = new URLSearchParams()
-      for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) params.set(k, String(v))
-      const qs = params.toString()
-      const headers = {
-        'API-Key': key,
-        Accept: opts.accept ?? 'application/json',
-        'Content-Type': 'application/json',
-        'User-Agent': '@vitrion/mijn-host-mcp/0.2.0',
-      }
-      const bodiless = method === 'POST' || method === 'PUT' ? { rawBody: '' } : {}
-      const reply = await t.request(method, `${path}${qs ? `?${qs}` : ''}`, {
-        headers,
-        ...(opts.body === undefined ? bodiless : { rawBody: JSON.stringify(opts.body) }),
-      })
-      const text = reply.body?.status_description ?? ''
-      if (opts.record !== false) calls.push({ name, status: reply.status, text })
-      if (process.env.PROBE) console.log(name, reply.status, text, JSON.stringify(reply.body?.data ?? '').slice(0, 300))
-      return reply
-    }
-    /** A call that must answer 200; its `data` (or `details`). */
-    // biome-ignore lint/suspicious/noExplicitAny: the answers are read as the client's user reads them
-    async function ok(...args: Parameters<typeof send>): Promise<any> {
-      const r = await send(...args)
-      if (!process.env.PROBE) assert.equal(r.status, 200, `${args[0]}: ${r.status} ${r.text}`)
-      return r.body?.data ?? r.body?.details
-    }
-    /** A call the real API refuses for this input too: the exact status and text. */
-    async function refused(status: number, text: string, ...args: Parameters<typeof send>): Promise<void> {
-      const r = await send(...args)
-      if (!process.env.PROBE)
-        assert.deepEqual({ status: r.status, text: r.body?.status_description }, { status, text }, args[0])
-    }
+    const { ok, refused, calls } = mcpClient(
+      () => t,
+      () => key,
+    )
     const drain = () => t.ctx.jobs.drain()
 
     it('answers every call of the client', async (ctx) => {

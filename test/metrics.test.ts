@@ -10,6 +10,7 @@ import { ownTables } from '../src/db/database.js'
 import { updateEndpoint } from '../src/modules/webhooks/webhooks.repository.js'
 import { forEachDialect, type TestAccount, type TestApp, startTestApp } from './helpers/app.js'
 import { OwnRedis } from './helpers/redis.js'
+import { eventually } from './helpers/wait.js'
 
 const VERSION = (
   JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
@@ -151,8 +152,9 @@ describe('Redis connection and breaker state in the metrics', () => {
     redis.resume()
     // Redis goes away: the client is no longer connected.
     await redis.kill()
-    for (let i = 0; i < 100 && (await scrape()).get('hostapi_redis_connected') !== 0; i++)
-      await new Promise((r) => setTimeout(r, 50))
-    assert.equal((await scrape()).get('hostapi_redis_connected'), 0)
+    await eventually(async () => (await scrape()).get('hostapi_redis_connected') === 0, {
+      what: 'hostapi_redis_connected is 0',
+      timeoutMs: 5000,
+    })
   })
 })

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { describeWithEnv, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { twoInstances } from './helpers/instances.js'
 import { PRUNE_JOB } from '../src/jobs/maintenance.js'
+import { eventually } from './helpers/wait.js'
 
 if (process.env.CI && !process.env.HOSTAPI_TEST_REDIS_URL)
   throw new Error('CI must provide Redis: set HOSTAPI_TEST_REDIS_URL')
@@ -64,14 +65,11 @@ describeWithEnv(
         const seen = async () =>
           (await four.request('GET', '/whoami', { key: key.key })).status === 401 &&
           (await four.request('GET', '/domains', { key: sub.key })).status === 403
-        const deadline = Date.now() + 5000
-        while (!(await seen())) {
-          assert.ok(
-            Date.now() < deadline,
-            'the other instance still accepts the revoked key or the withdrawn permission',
-          )
-          await new Promise((r) => setTimeout(r, 20))
-        }
+        await eventually(seen, {
+          what: 'the other instance refuses the revoked key and the withdrawn permission',
+          timeoutMs: 5000,
+          intervalMs: 20,
+        })
       } finally {
         await four.close()
         await three.close()
@@ -113,17 +111,17 @@ describeWithEnv(
       const prune = one.ctx.maintenance.pruneJob
       for (let i = 0; i < 40; i++)
         ids.push(await (i % 2 ? two : one).ctx.jobs.enqueue(prune, null, { trx: one.ctx.db }))
-      const deadline = Date.now() + 20_000
-      let done: { id: number; status: string; attempts: number; locked_by: string | null }[] = []
-      while (Date.now() < deadline) {
-        done = await one.ctx.db
-          .selectFrom('jobs')
-          .select(['id', 'status', 'attempts', 'locked_by'])
-          .where('id', 'in', ids)
-          .execute()
-        if (done.every((j) => j.status === 'done')) break
-        await new Promise((r) => setTimeout(r, 50))
-      }
+      const done = await eventually(
+        async () => {
+          const rows = await one.ctx.db
+            .selectFrom('jobs')
+            .select(['id', 'status', 'attempts', 'locked_by'])
+            .where('id', 'in', ids)
+            .execute()
+          return rows.every((j) => j.status === 'done') && rows
+        },
+        { what: 'the 40 jobs are done', timeoutMs: 20_000 },
+      )
       assert.equal(done.length, 40)
       for (const j of done) {
         assert.equal(j.status, 'done')

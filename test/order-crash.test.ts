@@ -3,7 +3,8 @@ import assert from 'node:assert/strict'
 import { openDatabase } from '../src/db/database.js'
 import { CRASH_POINTS } from '../src/ops/crash-points.js'
 import { forEachDialect, processDatabase, request } from './helpers/app.js'
-import { crashableServerEnv, originOf, spawnServer, until, type ServerProcess } from './helpers/process.js'
+import { crashableServerEnv, originOf, spawnServer, type ServerProcess } from './helpers/process.js'
+import { eventually } from './helpers/wait.js'
 
 const KEY = 'orderCrashDemoKey0000000001'
 const ADMIN = 'adm_orderCrashAdminToken0001'
@@ -31,15 +32,19 @@ forEachDialect((dialect) => {
         const db = openDatabase(place.database)
         try {
           await assert.rejects(order(await originOf(first)), 'the request dies with its process')
-          const killedAt = Date.now()
           assert.equal((await first.exited).signal, 'SIGKILL')
 
           second = spawnServer(env)
           const origin = await originOf(second)
-          // The dead request's claim of the key is older than the lock age: the retry is a new request.
-          await new Promise((r) => setTimeout(r, Math.max(0, killedAt + LOCK_MS - Date.now())))
-          const retry = await order(origin)
-          assert.notEqual(retry.status, 409, `retry answered ${retry.text}`)
+          // Once the dead request's claim of the key is older than the lock age, the retry is a new request.
+          const retry = await eventually(
+            async () => {
+              const r = await order(origin)
+              assert.notEqual(r.status, 409, `retry answered ${r.text}`)
+              return r
+            },
+            { what: 'a retry is taken as a new request', timeoutMs: LOCK_MS + 30_000, intervalMs: 250 },
+          )
           assert.ok(
             retry.status === 200 || /already in an open order|already registered/.test(retry.text),
             `retry answered ${retry.text}`,
@@ -50,21 +55,28 @@ forEachDialect((dialect) => {
             body: { advance: '10m' },
           })
           assert.equal(clock.status, 200, clock.text)
-          await until('the order is completed and its invoice issued', async () => {
-            const items = await db.db.selectFrom('order_items').select('order_id').where('name', '=', domain).execute()
-            if (items.length !== 1) return false
-            const o = await db.db
-              .selectFrom('orders')
-              .select('status')
-              .where('id', '=', items[0].order_id)
-              .executeTakeFirstOrThrow()
-            const invoices = await db.db
-              .selectFrom('invoices')
-              .select(['payment_reference', 'status'])
-              .where('order_id', '=', items[0].order_id)
-              .execute()
-            return o.status === 'completed' && invoices.length === 1 && invoices[0].payment_reference !== null
-          })
+          await eventually(
+            async () => {
+              const items = await db.db
+                .selectFrom('order_items')
+                .select('order_id')
+                .where('name', '=', domain)
+                .execute()
+              if (items.length !== 1) return false
+              const o = await db.db
+                .selectFrom('orders')
+                .select('status')
+                .where('id', '=', items[0].order_id)
+                .executeTakeFirstOrThrow()
+              const invoices = await db.db
+                .selectFrom('invoices')
+                .select(['payment_reference', 'status'])
+                .where('order_id', '=', items[0].order_id)
+                .execute()
+              return o.status === 'completed' && invoices.length === 1 && invoices[0].payment_reference !== null
+            },
+            { what: 'the order is completed and its invoice issued' },
+          )
           const items = await db.db.selectFrom('order_items').selectAll().where('name', '=', domain).execute()
           assert.equal(items.length, 1, 'one order for the domain')
           assert.equal(items[0].status, 'done')
@@ -79,12 +91,10 @@ forEachDialect((dialect) => {
               .where('status', 'in', ['queued', 'running'])
               .where('kind', 'in', ['orders.process', 'invoices.issue'])
               .execute()
-          let left = await leftWork()
-          for (let i = 0; i < 300 && left.length > 0; i++) {
-            await new Promise((r) => setTimeout(r, 50))
-            left = await leftWork()
-          }
-          assert.deepEqual(left, [], 'no work of the order is left')
+          await eventually(async () => assert.deepEqual(await leftWork(), [], 'no work of the order is left'), {
+            what: 'the work of the order is done',
+            timeoutMs: 15_000,
+          })
         } finally {
           first.child.kill('SIGKILL')
           second?.child.kill('SIGTERM')
@@ -119,14 +129,17 @@ forEachDialect((dialect) => {
         assert.equal(registered.length, 1, 'the registry holds the name')
         second = spawnServer(env)
         const origin = await originOf(second)
-        await until('the order is completed', async () => {
-          const o = await db.db
-            .selectFrom('orders')
-            .select('status')
-            .where('id', '=', (placed.body as { data: { order_id: number } }).data.order_id)
-            .executeTakeFirst()
-          return o !== undefined && o.status !== 'open' && o.status !== 'processing'
-        })
+        await eventually(
+          async () => {
+            const o = await db.db
+              .selectFrom('orders')
+              .select('status')
+              .where('id', '=', (placed.body as { data: { order_id: number } }).data.order_id)
+              .executeTakeFirst()
+            return o !== undefined && o.status !== 'open' && o.status !== 'processing'
+          },
+          { what: 'the order is completed' },
+        )
         const items = await db.db.selectFrom('order_items').selectAll().where('name', '=', domain).execute()
         assert.equal(items[0]?.status, 'done', JSON.stringify(items[0]))
         const got = await request(origin, 'GET', `/api/v2/domains/${domain}`, { key: KEY })

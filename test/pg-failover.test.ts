@@ -5,6 +5,7 @@ import pg from 'pg'
 import { request, TEST_SECRET_KEY, tempDir, type Reply } from './helpers/app.js'
 import { pgClusterMissing, startPgCluster, type PgCluster } from './helpers/pg-cluster.js'
 import { originOf, spawnServer, type ServerProcess } from './helpers/process.js'
+import { DeadlineError, eventually, pace, withDeadline } from './helpers/wait.js'
 
 /** A request not answered within this time is a hang, and fails the test. */
 const CLIENT_TIMEOUT_MS = 8000
@@ -22,17 +23,12 @@ interface Outcome {
   ticketNumber?: number
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
 /** The request, or 'hang' when no answer came within CLIENT_TIMEOUT_MS. */
 function within(p: Promise<Reply>): Promise<Reply | 'hang'> {
-  let timer: NodeJS.Timeout | undefined
-  return Promise.race([
-    p.finally(() => clearTimeout(timer)),
-    new Promise<'hang'>((resolve) => {
-      timer = setTimeout(() => resolve('hang'), CLIENT_TIMEOUT_MS)
-    }),
-  ])
+  return withDeadline(p, CLIENT_TIMEOUT_MS, 'the answer').catch((err) => {
+    if (err instanceof DeadlineError) return 'hang' as const
+    throw err
+  })
 }
 
 // The primary PostgreSQL dies while a few clients write through hostapi; the standby, which has every commit the
@@ -101,7 +97,7 @@ describe('a PostgreSQL failover behind HAProxy', { skip: missing || undefined },
         outcomes.push(o)
         // A hang is a failure already; the client does not pile more requests on it.
         if (o.status === 'hang') return
-        await sleep(o.status === 200 ? 10 : 100)
+        await pace(o.status === 200 ? 10 : 100)
       }
     }
     let before = 0
@@ -110,21 +106,36 @@ describe('a PostgreSQL failover behind HAProxy', { skip: missing || undefined },
     const clients = Array.from({ length: CLIENTS }, (_, n) => client(n))
     try {
       // Traffic first settles (the first requests of a fresh process are slow), then runs a while.
-      const settled = Date.now() + 60_000
-      while (outcomes.filter((o) => o.status === 200).length < 10 && Date.now() < settled) await sleep(100)
-      await sleep(2000)
+      const ok = () => outcomes.filter((o) => o.status === 200).length
+      await eventually(() => ok() >= 10, { what: '10 writes answered', timeoutMs: 60_000, intervalMs: 100 }).catch(
+        () => undefined,
+      )
+      const settled = ok()
+      await eventually(() => ok() >= settled + 40, {
+        what: '40 more writes',
+        timeoutMs: 20_000,
+        intervalMs: 100,
+      }).catch(() => undefined)
       before = outcomes.filter((o) => o.status === 200).length
       assert.ok(before > 0, `writes succeed before the failover: ${JSON.stringify(outcomes.slice(-3))}`)
       killedAt = Date.now()
       cluster.kill(cluster.primary)
       // The outage: nothing takes writes until the standby is promoted.
-      await sleep(4000)
+      await pace(4000)
       promotedAt = Date.now()
       await cluster.promote()
       await cluster.routedTo(cluster.standby)
-      const deadline = Date.now() + 20_000
-      while (!outcomes.some((o) => o.status === 200 && o.sentAt > promotedAt) && Date.now() < deadline) await sleep(100)
-      await sleep(2000)
+      const after = () => outcomes.filter((o) => o.status === 200 && o.sentAt > promotedAt).length
+      await eventually(() => after() > 0, {
+        what: 'a write after the promotion',
+        timeoutMs: 20_000,
+        intervalMs: 100,
+      }).catch(() => undefined)
+      await eventually(() => after() >= 40, {
+        what: '40 writes after the promotion',
+        timeoutMs: 20_000,
+        intervalMs: 100,
+      }).catch(() => undefined)
     } finally {
       stop = true
       await Promise.all(clients)
@@ -147,14 +158,17 @@ describe('a PostgreSQL failover behind HAProxy', { skip: missing || undefined },
     const lost = served.filter((o) => found.get(o.subject) !== o.ticketNumber)
     // The job runner lived through the outage: the mail of tickets written after the promotion is sent.
     let jobsAfter = 0
-    for (let i = 0; i < 100 && jobsAfter === 0; i++) {
-      const done = await db.query<{ n: number }>(
-        "select count(*)::int as n from jobs where status = 'done' and finished_at > $1",
-        [new Date(promotedAt).toISOString()],
-      )
-      jobsAfter = done.rows[0].n
-      if (jobsAfter === 0) await sleep(100)
-    }
+    await eventually(
+      async () => {
+        const done = await db.query<{ n: number }>(
+          "select count(*)::int as n from jobs where status = 'done' and finished_at > $1",
+          [new Date(promotedAt).toISOString()],
+        )
+        jobsAfter = done.rows[0].n
+        return jobsAfter > 0
+      },
+      { what: 'a job done after the promotion', timeoutMs: 10_000, intervalMs: 100 },
+    ).catch(() => undefined)
     await db.end()
 
     const late = unavailable.filter((o) => firstAfter && o.sentAt > firstAfter.at)

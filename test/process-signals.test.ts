@@ -6,7 +6,8 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import { DRAIN_MS } from '../src/cli/serve.js'
 import { tempDir } from './helpers/app.js'
-import { spawnServer, until, type ServerProcess } from './helpers/process.js'
+import { spawnServer, type ServerProcess } from './helpers/process.js'
+import { eventually } from './helpers/wait.js'
 
 // The server as an operator starts it: `npm start` in the release, `npx hostapi serve` where it is installed, and
 // what a service manager runs. The supervisor signals the process it started; the server must be the one to stop.
@@ -83,7 +84,10 @@ async function stopTopProcess(cwd: string, argv: string[]) {
     pid = await serverPid(top)
     assert.notEqual(pid, top.child.pid, 'the server runs under the command started')
     top.child.kill('SIGTERM')
-    await until('the server process has ended', async () => !running(pid), DRAIN_MS + 5000).catch(() => undefined)
+    await eventually(async () => !running(pid), {
+      what: 'the server process has ended',
+      timeoutMs: DRAIN_MS + 5000,
+    }).catch(() => undefined)
     const gone = !running(pid)
     // The command itself has ended (its output stays open while a server left over from it runs).
     if (top.child.exitCode === null && top.child.signalCode === null)

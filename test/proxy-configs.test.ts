@@ -8,6 +8,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { plainRequest, startTestApp, tempDir, type TestAccount, type TestApp } from './helpers/app.js'
 import { freePort } from './helpers/redis.js'
+import { eventually } from './helpers/wait.js'
 
 // The example proxy configurations of deploy/, run by the real nginx and HAProxy in front of two hostapi instances
 // on one database: only addresses, ports and file paths are substituted.
@@ -30,19 +31,21 @@ function substitute(text: string, pairs: [string | RegExp, string][]): string {
 
 /** Resolves once host:port accepts connections (10 s at most). */
 async function listening(port: number, child: ChildProcess, output: () => string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (child.exitCode !== null) throw new Error(`exited (${child.exitCode}): ${output()}`)
-    const ok = await new Promise<boolean>((resolve) => {
+  const connects = () =>
+    new Promise<boolean>((resolve) => {
       const s = net.connect({ host: '127.0.0.1', port }, () => {
         s.destroy()
         resolve(true)
       })
       s.on('error', () => resolve(false))
     })
-    if (ok) return
-    await new Promise((r) => setTimeout(r, 50))
-  }
-  throw new Error(`not listening on ${port}: ${output()}`)
+  await eventually(connects, {
+    what: `listening on ${port}`,
+    timeoutMs: 10_000,
+    failIf: () => child.exitCode !== null && `exited (${child.exitCode}): ${output()}`,
+  }).catch((err: Error) => {
+    throw new Error(`${err.message}: ${output()}`)
+  })
 }
 
 function run(cmd: string, args: string[]): { child: ChildProcess; output: () => string } {
@@ -229,7 +232,7 @@ describe('the proxy configurations of deploy/ in front of two instances', {
     await listening(port, haproxy.child, haproxy.output)
     // Both servers pass the /readyz check on the plain port (a 400 there would leave them DOWN).
     let csv = ''
-    for (let i = 0; i < 100; i++) {
+    const bothUp = async () => {
       csv = await new Promise<string>((resolve, reject) => {
         http
           .get(`http://127.0.0.1:${stats}/stats;csv`, { agent: false }, (res) => {
@@ -241,10 +244,9 @@ describe('the proxy configurations of deploy/ in front of two instances', {
           })
           .on('error', reject)
       })
-      const up = csv.split('\n').filter((l) => /^hostapi,hostapi[12],/.test(l) && l.split(',')[17] === 'UP')
-      if (up.length === 2) break
-      await new Promise((r) => setTimeout(r, 100))
+      return csv.split('\n').filter((l) => /^hostapi,hostapi[12],/.test(l) && l.split(',')[17] === 'UP').length === 2
     }
+    await eventually(bothUp, { what: 'both servers UP', timeoutMs: 10_000, intervalMs: 100 }).catch(() => undefined)
     const states = csv
       .split('\n')
       .filter((l) => /^hostapi,hostapi[12],/.test(l))

@@ -7,17 +7,20 @@ import { contactProfile, makeDomain, uniqueName } from './helpers/fixtures/domai
 import { makeVps } from './helpers/fixtures/vps.js'
 import { openDatabase } from '../src/db/database.js'
 import type { Config } from '../src/config/config.js'
+import { eventually, later } from './helpers/wait.js'
 
 /** A TCP proxy to the PostgreSQL server of `database` that holds each of the server's answers back `delayMs`. */
 async function slowAnswers(database: Config['database'], delayMs: number) {
   if (database.dialect !== 'postgres') throw new Error('PostgreSQL only')
   const target = new URL(database.url)
+  let answered = 0
   const server = net.createServer((client) => {
     const upstream = net.connect(Number(target.port || 5432), target.hostname)
     for (const s of [client, upstream]) s.on('error', () => undefined)
     client.pipe(upstream)
-    upstream.on('data', (chunk) => setTimeout(() => client.write(chunk), delayMs))
-    upstream.on('end', () => setTimeout(() => client.end(), delayMs))
+    upstream.on('data', () => answered++)
+    upstream.on('data', (chunk) => later(delayMs, () => client.write(chunk)))
+    upstream.on('end', () => later(delayMs, () => client.end()))
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const url = new URL(database.url)
@@ -25,6 +28,8 @@ async function slowAnswers(database: Config['database'], delayMs: number) {
   url.port = String((server.address() as net.AddressInfo).port)
   return {
     database: { ...database, url: url.toString() },
+    /** How many chunks of the server's answers it has received so far (each then held back `delayMs`). */
+    answered: () => answered,
     /** Resolves once every connection through it is closed. */
     close: () => new Promise((resolve) => server.close(resolve)),
   }
@@ -119,14 +124,19 @@ describeWithEnv(
 
     it('a version query on its way when a write is answered is not shared by a reading asked for after it', async () => {
       const zone = await makeDomain(one, a, uniqueName('slow'))
-      // The database's answers reach this connection 400 ms late, so its version query, at the server after
-      // 100 ms, is still on its way when a write made then on another connection has been answered.
+      // The database's answers reach this connection 400 ms late, so its version query, answered by the server, is
+      // still on its way when a write made then on another connection has been answered.
       const proxy = await slowAnswers(one.config.database, 400)
       const slow = openDatabase(proxy.database)
       try {
         await slow.accountVersion!(a.accountId)
+        const asked = proxy.answered()
         const early = slow.accountVersion!(a.accountId)
-        await new Promise((resolve) => setTimeout(resolve, 100))
+        // The server has answered it (before the write below): the answer is held back in the proxy.
+        await eventually(() => proxy.answered() > asked, {
+          what: 'the server answers the version query',
+          intervalMs: 5,
+        })
         const sent = slow.roundTrips()
         await one.ctx.db.updateTable('domains').set({ tags: '["slow"]' }).where('name', '=', zone).execute()
         const late = slow.accountVersion!(a.accountId)

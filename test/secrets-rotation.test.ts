@@ -25,6 +25,7 @@ import { freePort, insertZone } from './helpers/dns.js'
 import { describeWithPebble, startPebble, type Pebble } from './helpers/pebble.js'
 import { describeWithPowerDns, startPowerDns, type PowerDns } from './helpers/powerdns.js'
 import { runAdminCli } from './helpers/process.js'
+import { eventually } from './helpers/wait.js'
 
 const OLD = randomBytes(32).toString('base64')
 const NEW = randomBytes(32).toString('base64')
@@ -116,15 +117,18 @@ describeWithPowerDns(NAME, () =>
 
       /** Waits until no zone push is queued or running, then lists the jobs that failed an attempt. */
       async function failedJobs(): Promise<string[]> {
-        const start = Date.now()
-        for (;;) {
-          const [{ n }] = await rawRows(
-            database,
-            "select count(*) as n from jobs where kind like 'dns.%' and status in ('queued', 'running')",
+        const queued = async () =>
+          Number(
+            (
+              await rawRows(
+                database,
+                "select count(*) as n from jobs where kind like 'dns.%' and status in ('queued', 'running')",
+              )
+            )[0].n,
           )
-          if (Number(n) === 0 || Date.now() - start > 30_000) break
-          await new Promise((r) => setTimeout(r, 100))
-        }
+        await eventually(async () => (await queued()) === 0, { what: 'no zone push left', intervalMs: 100 }).catch(
+          () => undefined,
+        )
         const rows = await rawRows(
           database,
           "select kind, status, attempts, last_error from jobs where last_error is not null or status = 'failed'",

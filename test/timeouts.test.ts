@@ -3,8 +3,8 @@ import assert from 'node:assert/strict'
 import net from 'node:net'
 import tls from 'node:tls'
 import { once } from 'node:events'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { startTestApp, type TestApp } from './helpers/app.js'
+import { eventually, pace, withDeadline } from './helpers/wait.js'
 import { ConfigError, loadConfig } from '../src/config/config.js'
 
 // Slow clients over real sockets on every listener (HTTPS API, admin port, plain HTTP behind a trusted proxy): the
@@ -142,16 +142,8 @@ async function open(l: Listener, from: string, opts: { raw?: boolean; halfOpen?:
 /** Resolves with how long `p` took, or fails naming `what` when it takes longer than `ms`. */
 async function within(p: Promise<unknown>, ms: number, what: string): Promise<number> {
   const start = Date.now()
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)
-  })
-  try {
-    await Promise.race([p, late])
-    return Date.now() - start
-  } finally {
-    clearTimeout(timer)
-  }
+  await withDeadline(p, ms, what)
+  return Date.now() - start
 }
 
 /** Writes `next()` every `ms` until the connection ends or closes. */
@@ -190,12 +182,11 @@ function assert408(c: Conn, kind: Kind) {
 async function exchange(c: Conn, request: string): Promise<NonNullable<ReturnType<typeof response>>> {
   const before = c.received().length
   c.socket.write(request)
-  for (;;) {
-    const r = response(c.received().subarray(before))
-    if (r) return r
-    if (c.socket.destroyed) assert.fail(`no answer: ${c.received().subarray(before).toString('latin1')}`)
-    await sleep(10)
-  }
+  return eventually(() => response(c.received().subarray(before)) ?? false, {
+    what: 'the whole answer',
+    intervalMs: 10,
+    failIf: () => c.socket.destroyed && `no answer: ${c.received().subarray(before).toString('latin1')}`,
+  })
 }
 
 const HEADERS_MS = 600
@@ -284,7 +275,7 @@ describe('time limits on every listener', { concurrency: true }, () => {
       c.socket.write(`Content-Length: ${json.length}\r\n\r\n`)
       const part = Math.ceil(json.length / 10)
       for (let at = 0; at < json.length; at += part) {
-        await sleep(150)
+        await pace(150)
         c.socket.write(json.subarray(at, at + part))
       }
       const r = await exchange(c, '')
@@ -368,12 +359,10 @@ describe('connections per client address', { concurrency: true }, () => {
       for (const c of held) assert.ok(!c.socket.destroyed, `${l.kind}: the held connections stay open`)
       // A connection closed makes room for one more.
       held[0].socket.destroy()
-      let again = false
-      for (let tries = 0; tries < 20 && !again; tries++) {
-        await sleep(50)
-        again = await served(l, one)
-      }
-      assert.ok(again, `${l.kind}: served again once one of its connections closed`)
+      await eventually(() => served(l, one), {
+        what: `${l.kind}: served again once one of its connections closed`,
+        timeoutMs: 1000,
+      })
       for (const c of held) c.socket.destroy()
     },
   )

@@ -7,7 +7,8 @@ import path from 'node:path'
 import tls from 'node:tls'
 import { generateRoot, issueServerCertificate } from '../src/tls.js'
 import { tempDir } from './helpers/app.js'
-import { lineText, originOf, spawnServer, until, type ServerProcess } from './helpers/process.js'
+import { lineText, originOf, spawnServer, type ServerProcess } from './helpers/process.js'
+import { eventually } from './helpers/wait.js'
 
 // A certificate renewed on disk (certbot, an operator) is served without a restart: on SIGHUP, and by itself when the
 // configured files change. Open connections keep answering; a pair that does not load leaves the served one.
@@ -93,7 +94,9 @@ describe('TLS certificate reload without a restart', () => {
     install(pairs[1]!)
     server.child.kill('SIGHUP')
     const wanted = fingerprint(pairs[1]!.cert)
-    await until('a new connection is shown the new certificate', async () => (await servedTo(port)) === wanted)
+    await eventually(async () => (await servedTo(port)) === wanted, {
+      what: 'a new connection is shown the new certificate',
+    })
     const again = await overOpenConnection()
     assert.deepEqual(again, { status: 401, reused: true, cert: fingerprint(pairs[0]!.cert) })
     assert.equal(server.child.exitCode, null, 'the process was not restarted')
@@ -102,7 +105,9 @@ describe('TLS certificate reload without a restart', () => {
   it('a change of the files is picked up without a signal', async () => {
     install(pairs[2]!)
     const wanted = fingerprint(pairs[2]!.cert)
-    await until('a new connection is shown the renewed certificate', async () => (await servedTo(port)) === wanted)
+    await eventually(async () => (await servedTo(port)) === wanted, {
+      what: 'a new connection is shown the renewed certificate',
+    })
     assert.equal((await overOpenConnection()).reused, true)
   })
 
@@ -111,14 +116,14 @@ describe('TLS certificate reload without a restart', () => {
     const errors = () => logged(/^TLS certificate not reloaded/).length
     // The key of another pair beside the served certificate, noticed by the watch.
     fs.writeFileSync(keyFile, pairs[0]!.key)
-    await until('the mismatch is logged', async () => errors() >= 1)
+    await eventually(async () => errors() >= 1, { what: 'the mismatch is logged' })
     assert.equal(await servedTo(port), served)
     // The certificate gone, on SIGHUP.
     fs.writeFileSync(keyFile, pairs[2]!.key)
     fs.rmSync(certFile)
     const before = errors()
     server.child.kill('SIGHUP')
-    await until('the unreadable file is logged', async () => errors() > before)
+    await eventually(async () => errors() > before, { what: 'the unreadable file is logged' })
     assert.equal(await servedTo(port), served)
     const line = JSON.parse(logged(/^TLS certificate not reloaded/).at(-1)!) as { level: number; error: string }
     assert.equal(line.level, 50)

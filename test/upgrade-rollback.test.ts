@@ -16,6 +16,7 @@ import { migrations } from '../src/db/migrations/index.js'
 import type { AnyDb, MigrationModule } from '../src/db/migrations/helpers.js'
 import { openDatabase, type Dialect } from '../src/db/database.js'
 import { migrate } from '../src/db/migrate.js'
+import { eventually } from './helpers/wait.js'
 
 // The upgrade and rollback procedure of docs/upgrades.md, run: release N is this code with its migrations, release N+1 adds an
 // expand migration, release N+2 a contract of that expand. An instance of N runs on N+1's schema (rolling upgrade,
@@ -114,17 +115,14 @@ describeWithEnv(['HOSTAPI_TEST_PG_URL'], 'rolling upgrade and rollback: two inst
     /** Waits until `app` answered a few more requests. */
     const serves = async (app: TestApp) => {
       const from = served.get(app) ?? 0
-      const deadline = Date.now() + 60_000
-      while ((served.get(app) ?? 0) < from + 5) {
-        assert.ok(Date.now() < deadline, `an instance serves no requests: ${failures.slice(0, 3).join('; ')}`)
-        await new Promise((r) => setTimeout(r, 5))
-      }
+      const more = () => assert.ok((served.get(app) ?? 0) >= from + 5, failures.slice(0, 3).join('; '))
+      await eventually(more, { what: 'the instance serves requests', timeoutMs: 60_000, intervalMs: 5 })
     }
     /** Takes `from` out of service, stops it, starts `release` in its place and puts it in service. */
     const replace = async (from: TestApp, release: Record<string, MigrationModule>) => {
       serving = serving.filter((x) => x !== from)
       // Drained: the requests it was given are answered before it stops.
-      while ((inFlight.get(from) ?? 0) > 0) await new Promise((r) => setTimeout(r, 1))
+      await eventually(() => (inFlight.get(from) ?? 0) === 0, { what: 'its requests are answered', intervalMs: 1 })
       await stop(from)
       const next = await start(release)
       serving = [...serving, next.app]

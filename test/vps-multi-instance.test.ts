@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { describeWithEnv, type TestAccount, type TestApp } from './helpers/app.js'
 import { twoInstances } from './helpers/instances.js'
 import { TASK_JOB } from '../src/modules/vps/vps-tasks.service.js'
+import { eventually } from './helpers/wait.js'
 
 // Two instances with their job runners on, on one PostgreSQL database: a power action queued through one runs exactly once.
 describeWithEnv(['HOSTAPI_TEST_PG_URL'], 'VPS tasks on two instances sharing PostgreSQL', () => {
@@ -18,15 +19,8 @@ describeWithEnv(['HOSTAPI_TEST_PG_URL'], 'VPS tasks on two instances sharing Pos
   })
   after(() => close())
 
-  const waitFor = async <T>(fn: () => Promise<T | undefined>, what: string): Promise<T> => {
-    const deadline = Date.now() + 30_000
-    while (Date.now() < deadline) {
-      const v = await fn()
-      if (v !== undefined) return v
-      await new Promise((r) => setTimeout(r, 25))
-    }
-    throw new Error(`timed out waiting for ${what}`)
-  }
+  const waitFor = <T>(fn: () => Promise<T | undefined>, what: string): Promise<T> =>
+    eventually(async () => (await fn()) ?? false, { what, intervalMs: 25 }) as Promise<T>
   const statusOf = async (app: TestApp, id: number) =>
     (await app.request('GET', `/vps/${id}`, { key: a.key })).body.data
 

@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { iso, ManualClock } from '../src/clock.js'
 import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { consistently } from './helpers/wait.js'
 
 // Addresses a connection to fails at once, inside connect(): a link-local IPv6 address without a scope (EINVAL)
 // and the broadcast address, which has no route for TCP (ENETUNREACH).
@@ -40,8 +41,11 @@ forEachDialect((dialect) => {
           const sent = await t.request('POST', `/account/webhooks/${hook.body.data.id}/test`, { key: a.key })
           assert.equal(sent.status, 200, sent.text)
           await t.ctx.jobs.drain()
-          // Let whatever the failed connection left behind run: an unhandled error would end the process here.
-          await new Promise((resolve) => setTimeout(resolve, 100))
+          // Whatever the failed connection left behind runs meanwhile: an unhandled error would end the process.
+          await consistently(async () => (await t.request('GET', '/whoami', { key: a.key })).status === 200, {
+            what: 'the server keeps answering',
+            forMs: 100,
+          })
 
           const list = await t.request('GET', `/account/webhooks/${hook.body.data.id}/deliveries`, { key: a.key })
           assert.equal(list.status, 200, 'the server still answers')

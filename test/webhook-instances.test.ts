@@ -2,11 +2,10 @@ import fs from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { Webhook } from 'standardwebhooks'
-import { describeWithEnv, forEachDialect, startTestApp, tempDir, type TestApp } from './helpers/app.js'
+import { describeWithEnv, forEachDialect, rawRows, startTestApp, tempDir, type TestApp } from './helpers/app.js'
 import { twoInstances } from './helpers/instances.js'
 import { startReceiver, type Receiver } from './helpers/webhook-receiver.js'
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+import { eventually } from './helpers/wait.js'
 
 // Deliveries as the job runner makes them, with the runner started: concurrency per endpoint, receivers that do
 // not wait on each other, and several instances on one database.
@@ -84,8 +83,17 @@ describeWithEnv(['HOSTAPI_TEST_PG_URL'], 'webhooks on two instances (postgres)',
         assert.equal(res.status, 200, res.text)
       }
       await receiver.waitFor(n, 20_000)
-      // Time for a second delivery of any of them to show.
-      await sleep(1000)
+      // Once no delivery job is queued or running, no second delivery of any of them can follow.
+      await eventually(
+        async () =>
+          (
+            await rawRows(
+              apps.one.config.database,
+              "select id from jobs where kind = 'webhooks.deliver' and status in ('queued', 'running')",
+            )
+          ).length === 0,
+        { what: 'every delivery job has ended', timeoutMs: 20_000 },
+      )
       const ids = receiver.received.map((r) => r.headers['webhook-id'])
       assert.equal(ids.length, n)
       assert.equal(new Set(ids).size, n)

@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { forEachDialect, startTestApp, tempDir, type TestAccount, type TestApp } from './helpers/app.js'
-import { within } from './helpers/dns.js'
+import { eventually } from './helpers/wait.js'
 import { makeVps } from './helpers/fixtures/vps.js'
 import { startReceiver, type Receiver } from './helpers/webhook-receiver.js'
 
@@ -68,7 +68,10 @@ forEachDialect((dialect) => {
     }
 
     it('holds at most the account share of attempts in flight, the rest parked', async () => {
-      await within(10_000, async () => (await stateOfA()).parked === 6 - ACCOUNT_SHARE)
+      await eventually(async () => (await stateOfA()).parked === 6 - ACCOUNT_SHARE, {
+        what: 'the other attempts are parked',
+        timeoutMs: 10_000,
+      })
       assert.deepEqual(await stateOfA(), { sending: ACCOUNT_SHARE, parked: 6 - ACCOUNT_SHARE, total: 6 })
       assert.equal(hanging.received.length, ACCOUNT_SHARE)
     })
@@ -79,7 +82,7 @@ forEachDialect((dialect) => {
       const running = async () =>
         (await t.ctx.db.selectFrom('vps').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status ===
         'running'
-      await within(20_000, running)
+      await eventually(running, { what: 'the VPS runs', timeoutMs: 20_000 })
       assert.equal((await stateOfA()).sending, ACCOUNT_SHARE, 'an attempt of account A ended first')
       assert.equal(hanging.received.length, ACCOUNT_SHARE)
     })

@@ -1,5 +1,6 @@
 import fs from 'node:fs'
 import puppeteer, { type Browser } from 'puppeteer-core'
+import { withDeadline } from './wait.js'
 
 /** Debian's chromium, which the browser tests drive (`.ci/run` installs it). */
 export const CHROMIUM = '/usr/bin/chromium'
@@ -38,7 +39,8 @@ export async function startBrowser(): Promise<TestBrowser> {
     browser,
     pid,
     async close() {
-      await Promise.race([browser.close(), new Promise((r) => setTimeout(r, 5000))])
+      // A browser that does not close in 5 s is killed below all the same.
+      await withDeadline(browser.close(), 5000, 'chromium to close').catch(() => undefined)
       try {
         process.kill(pid, 'SIGKILL')
       } catch {

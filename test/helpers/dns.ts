@@ -4,6 +4,7 @@ import { execFile } from 'node:child_process'
 import { randomInt } from 'node:crypto'
 import dnsPacket, { type Packet } from 'dns-packet'
 import type { Db } from '../../src/db/database.js'
+import { later, withDeadline } from './wait.js'
 
 /** What a test zone starts with. */
 export interface ZoneSeed {
@@ -120,15 +121,9 @@ export function queryUdp(
   opts: QueryOptions = {},
 ): Promise<Packet & { size: number; raw: Buffer }> {
   const { buf } = encodeQuery(name, type, opts)
-  return new Promise((resolve, reject) => {
-    const sock = dgram.createSocket('udp4')
-    const timer = setTimeout(() => {
-      sock.close()
-      reject(new Error(`no UDP answer for ${name} ${type}`))
-    }, opts.timeoutMs ?? 2000)
+  const sock = dgram.createSocket('udp4')
+  const answer = new Promise<Packet & { size: number; raw: Buffer }>((resolve, reject) => {
     sock.on('message', (msg) => {
-      clearTimeout(timer)
-      sock.close()
       try {
         resolve({ ...dnsPacket.decode(msg), size: msg.length, raw: msg })
       } catch (err) {
@@ -137,6 +132,7 @@ export function queryUdp(
     })
     sock.send(buf, port, '127.0.0.1')
   })
+  return withDeadline(answer, opts.timeoutMs ?? 2000, `no UDP answer for ${name} ${type}`).finally(() => sock.close())
 }
 
 /** One query over TCP (two-byte length prefix) to 127.0.0.1:`port`. */
@@ -147,12 +143,8 @@ export function queryTcp(
   opts: QueryOptions = {},
 ): Promise<Packet & { size: number; raw: Buffer }> {
   const { buf } = encodeQuery(name, type, opts)
-  return new Promise((resolve, reject) => {
-    const sock = net.connect(port, '127.0.0.1')
-    const timer = setTimeout(() => {
-      sock.destroy()
-      reject(new Error(`no TCP answer for ${name} ${type}`))
-    }, opts.timeoutMs ?? 2000)
+  const sock = net.connect(port, '127.0.0.1')
+  const answer = new Promise<Packet & { size: number; raw: Buffer }>((resolve, reject) => {
     let data = Buffer.alloc(0)
     sock.on('error', reject)
     sock.on('connect', () => {
@@ -160,14 +152,12 @@ export function queryTcp(
       const prefix = Buffer.alloc(2)
       prefix.writeUInt16BE(buf.length)
       sock.write(Buffer.concat([prefix, buf.subarray(0, 5)]))
-      setTimeout(() => sock.write(buf.subarray(5)), 5)
+      later(5, () => sock.write(buf.subarray(5)))
     })
     sock.on('data', (chunk) => {
       data = Buffer.concat([data, chunk])
       if (data.length >= 2 && data.length >= 2 + data.readUInt16BE(0)) {
-        clearTimeout(timer)
         const msg = data.subarray(2, 2 + data.readUInt16BE(0))
-        sock.end()
         try {
           resolve({ ...dnsPacket.decode(msg), size: msg.length, raw: msg })
         } catch (err) {
@@ -176,6 +166,7 @@ export function queryTcp(
       }
     })
   })
+  return withDeadline(answer, opts.timeoutMs ?? 2000, `no TCP answer for ${name} ${type}`).finally(() => sock.destroy())
 }
 
 /** Runs `dig @127.0.0.1 -p <port> …args` and returns its output. */
@@ -205,16 +196,6 @@ export async function freePort(): Promise<number> {
       srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)))
     })
     if (ok) return port
-  }
-}
-
-/** Polls `check` every 25 ms until it returns true or `ms` pass; resolves with the time taken. */
-export async function within(ms: number, check: () => Promise<boolean>): Promise<number> {
-  const start = Date.now()
-  for (;;) {
-    if (await check()) return Date.now() - start
-    if (Date.now() - start > ms) throw new Error(`not within ${ms} ms`)
-    await new Promise((r) => setTimeout(r, 25))
   }
 }
 

@@ -4,6 +4,7 @@ import path from 'node:path'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { describe, it } from 'node:test'
 import { freePort, queryUdp } from './dns.js'
+import { eventually, stopOrKill } from './wait.js'
 
 const KNOTD_PATHS = ['/usr/sbin/knotd', '/usr/bin/knotd']
 const knotd = () => KNOTD_PATHS.find((p) => fs.existsSync(p))
@@ -107,32 +108,20 @@ export async function startKnot(opts: KnotOptions): Promise<Knot> {
   let child: ChildProcess
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return
-    const exited = new Promise((r) => child.once('exit', r))
-    child.kill('SIGTERM')
-    const killer = setTimeout(() => child.kill('SIGKILL'), 5000)
-    await exited
-    clearTimeout(killer)
+    await stopOrKill(child, new Promise((r) => child.once('exit', r)), 5000)
   }
   const start = async () => {
     child = spawn(knotd()!, ['-c', conf], { stdio: ['ignore', 'pipe', 'pipe'] })
     child.stdout!.on('data', (d) => (output += d))
     child.stderr!.on('data', (d) => (output += d))
-    const deadline = Date.now() + 15_000
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`knotd exited (${child.exitCode}):\n${output}`)
-      if (
-        await queryUdp(port, 'ready.invalid', 'SOA', { timeoutMs: 200 }).then(
-          () => true,
-          () => false,
-        )
-      )
-        break
-      if (Date.now() > deadline) {
-        await stop()
-        throw new Error(`knotd did not answer within 15 s:\n${output}`)
-      }
-      await new Promise((r) => setTimeout(r, 50))
-    }
+    await eventually(() => queryUdp(port, 'ready.invalid', 'SOA', { timeoutMs: 200 }), {
+      what: 'knotd answers',
+      timeoutMs: 15_000,
+      failIf: () => child.exitCode !== null && `knotd exited (${child.exitCode})`,
+    }).catch(async (err: Error) => {
+      await stop()
+      throw new Error(`${err.message}:\n${output}`)
+    })
   }
   try {
     await start()

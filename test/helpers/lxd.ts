@@ -5,6 +5,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { promisify } from 'node:util'
 import { describe, it } from 'node:test'
+import { stopOrKill } from './wait.js'
 
 const run = promisify(execFile)
 const LXD = ['/usr/bin/lxd', '/usr/sbin/lxd'].find((p) => fs.existsSync(p))
@@ -185,10 +186,7 @@ export async function startLxd(): Promise<Lxd> {
         })
         .catch(() => undefined)
       await lxc('network', 'delete', network).catch(() => undefined)
-      child.kill('SIGTERM')
-      const killer = setTimeout(() => child?.kill('SIGKILL'), 15_000)
-      await exited
-      clearTimeout(killer)
+      await stopOrKill(child, exited, 15_000)
       child = null
     }
     await run('ip', ['link', 'delete', network]).catch(() => undefined)

@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { describe, it } from 'node:test'
 import { freePort } from './dns.js'
 import { selfSignedCert } from './smtp.js'
+import { eventually } from './wait.js'
 
 const PEBBLE_PATHS = ['/usr/bin/pebble', '/usr/local/bin/pebble']
 const CHALLTESTSRV_PATHS = ['/usr/bin/pebble-challtestsrv', '/usr/local/bin/pebble-challtestsrv']
@@ -103,21 +104,16 @@ export async function startPebble(opts: PebbleOptions): Promise<Pebble> {
         .on('error', reject)
     })
   const directoryUrl = `https://127.0.0.1:${port}/dir`
-  const ready = async () => {
-    const started = Date.now()
-    for (;;) {
-      try {
-        await get(directoryUrl)
-        break
-      } catch (err) {
-        if (child.exitCode !== null || Date.now() - started > 15_000) {
-          child.kill()
-          throw new Error(`pebble did not start: ${(err as Error).message}\n${output}`)
-        }
-        await new Promise((r) => setTimeout(r, 100))
-      }
-    }
-  }
+  const ready = () =>
+    eventually(() => get(directoryUrl), {
+      what: 'pebble answers',
+      timeoutMs: 15_000,
+      intervalMs: 100,
+      failIf: () => child.exitCode !== null && `pebble exited (${child.exitCode})`,
+    }).catch((err: Error) => {
+      child.kill()
+      throw new Error(`pebble did not start: ${err.message}\n${output}`)
+    })
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((r) => child.once('exit', r))
@@ -173,19 +169,15 @@ export async function startChallTestSrv(): Promise<ChallTestSrv> {
     const r = await fetch(`http://127.0.0.1:${managementPort}${path}`, { method: 'POST', body: JSON.stringify(body) })
     if (!r.ok) throw new Error(`pebble-challtestsrv ${path}: ${r.status} ${await r.text()}`)
   }
-  const started = Date.now()
-  for (;;) {
-    try {
-      await post('/clear-txt', { host: 'ready.test.' })
-      break
-    } catch (err) {
-      if (child.exitCode !== null || Date.now() - started > 15_000) {
-        child.kill()
-        throw new Error(`pebble-challtestsrv did not start: ${(err as Error).message}\n${output}`)
-      }
-      await new Promise((r) => setTimeout(r, 100))
-    }
-  }
+  await eventually(() => post('/clear-txt', { host: 'ready.test.' }), {
+    what: 'pebble-challtestsrv answers',
+    timeoutMs: 15_000,
+    intervalMs: 100,
+    failIf: () => child.exitCode !== null && `pebble-challtestsrv exited (${child.exitCode})`,
+  }).catch((err: Error) => {
+    child.kill()
+    throw new Error(`pebble-challtestsrv did not start: ${err.message}\n${output}`)
+  })
   return {
     dnsPort,
     addTxt: (fqdn, value) => post('/set-txt', { host: `${fqdn}.`, value }),

@@ -6,6 +6,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { promisify } from 'node:util'
 import pg from 'pg'
 import { freePort } from './redis.js'
+import { eventually } from './wait.js'
 
 const run = promisify(execFile)
 const HAPROXY = '/usr/sbin/haproxy'
@@ -113,16 +114,6 @@ async function checkEndpoint(node: PgNode): Promise<{ port: number; server: http
   return { port, server }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-async function until(what: string, check: () => Promise<boolean>, ms: number): Promise<void> {
-  const end = Date.now() + ms
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`)
-    await sleep(100)
-  }
-}
-
 /**
  * A PostgreSQL primary with a synchronous streaming standby (a commit is acknowledged once the standby has it on
  * disk) and HAProxy in front of both, routing to the node whose health endpoint says it is the primary
@@ -188,21 +179,19 @@ export async function startPgCluster(): Promise<PgCluster> {
     },
     async promote() {
       await pgRun('pg_ctl', ['-D', standby.dir, '-w', 'promote'])
-      await until(
-        'the promoted standby takes writes',
-        async () => (await ask(standby.url(), 'select not pg_is_in_recovery() as v')) === true,
-        30_000,
-      )
+      await eventually(async () => (await ask(standby.url(), 'select not pg_is_in_recovery() as v')) === true, {
+        what: 'the promoted standby takes writes',
+        timeoutMs: 30_000,
+      })
     },
     async routedTo(n, ms = 30_000) {
-      await until(
-        `HAProxy routes to the ${n.name}`,
+      await eventually(
         async () =>
           (await ask(
             `postgres://postgres@127.0.0.1:${cluster.proxyPort}/postgres`,
             'select inet_server_port() as v',
           )) === n.port,
-        ms,
+        { what: `HAProxy routes to the ${n.name}`, timeoutMs: ms },
       )
     },
     haproxyLog: () => haproxyOut,
@@ -237,12 +226,11 @@ export async function startPgCluster(): Promise<PgCluster> {
     ])
     // Promoted, it has no standby of its own: it must not wait for one (Patroni turns synchronous mode off then too).
     await start(standby, [])
-    await until(
-      'the standby replicates synchronously',
+    await eventually(
       async () =>
         (await ask(primary.url(), "select count(*)::int as v from pg_stat_replication where sync_state = 'sync'")) ===
         1,
-      30_000,
+      { what: 'the standby replicates synchronously', timeoutMs: 30_000 },
     )
     const [c1, c2] = [await checkEndpoint(primary), await checkEndpoint(standby)]
     checks.push(c1.server, c2.server)

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto'
 import { describe, it } from 'node:test'
 import SqliteDatabase from 'better-sqlite3'
 import { freePort, queryUdp } from './dns.js'
+import { eventually, stopOrKill } from './wait.js'
 
 const PDNS_SERVER = '/usr/sbin/pdns_server'
 const SCHEMAS = [
@@ -107,11 +108,7 @@ export async function startPowerDns(): Promise<PowerDns> {
     const c = child
     child = null
     if (!c || c.exitCode !== null || c.signalCode !== null) return
-    const exited = new Promise((r) => c.once('exit', r))
-    c.kill('SIGTERM')
-    const killer = setTimeout(() => c.kill('SIGKILL'), 5000)
-    await exited
-    clearTimeout(killer)
+    await stopOrKill(c, new Promise((r) => c.once('exit', r)), 5000)
   }
 
   const start = async () => {
@@ -121,25 +118,19 @@ export async function startPowerDns(): Promise<PowerDns> {
     child = c
     c.stdout!.on('data', (d) => (output += d))
     c.stderr!.on('data', (d) => (output += d))
-    const deadline = Date.now() + 15_000
-    for (;;) {
-      if (c.exitCode !== null) throw new Error(`pdns_server exited (${c.exitCode}):\n${output}`)
-      const ready =
-        (await api('GET', '').then(
-          (r) => r.status === 200,
-          () => false,
-        )) &&
-        (await queryUdp(dnsPort, 'ready.invalid', 'SOA', { timeoutMs: 200 }).then(
-          () => true,
-          () => false,
-        ))
-      if (ready) return
-      if (Date.now() > deadline) {
-        await stop()
-        throw new Error(`pdns_server did not answer within 15 s:\n${output}`)
-      }
-      await new Promise((r) => setTimeout(r, 50))
-    }
+    await eventually(
+      async () =>
+        (await api('GET', '')).status === 200 &&
+        (await queryUdp(dnsPort, 'ready.invalid', 'SOA', { timeoutMs: 200 })) !== undefined,
+      {
+        what: 'pdns_server answers on its API and on DNS',
+        timeoutMs: 15_000,
+        failIf: () => c.exitCode !== null && `pdns_server exited (${c.exitCode})`,
+      },
+    ).catch(async (err: Error) => {
+      await stop()
+      throw new Error(`${err.message}:\n${output}`)
+    })
   }
 
   await start()

@@ -2,6 +2,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { promisify } from 'node:util'
 import readline from 'node:readline'
 import { lineText } from '../../src/lib/log-line.js'
+import { withDeadline } from './wait.js'
 
 export { lineText }
 
@@ -99,18 +100,17 @@ export function spawnServer(
     waitFor(pattern, timeoutMs = 30_000) {
       const seen = lines.map((l) => lineText(l).match(pattern)).find(Boolean)
       if (seen) return Promise.resolve(seen)
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no line matching ${pattern}; stderr: ${stderr}`)), timeoutMs)
-        waiters.push({
-          pattern,
-          resolve: (m) => {
-            clearTimeout(timer)
-            resolve(m)
-          },
-        })
+      const waiter = { pattern, resolve: (_: RegExpMatchArray) => {} }
+      const found = new Promise<RegExpMatchArray>((resolve, reject) => {
+        waiter.resolve = resolve
+        waiters.push(waiter)
         void exited.then(({ code }) =>
           reject(new Error(`server exited (${code}) before ${pattern}; stderr: ${stderr}`)),
         )
+      })
+      return withDeadline(found, timeoutMs, `a line matching ${pattern}`).catch((err: Error) => {
+        if (waiters.includes(waiter)) waiters.splice(waiters.indexOf(waiter), 1)
+        throw err.message.startsWith('server exited') ? err : new Error(`${err.message}; stderr: ${stderr}`)
       })
     },
   }
@@ -140,15 +140,6 @@ export function runCli(
   })
 }
 
-/** Polls `check` until it answers true, for at most `ms`; fails the test naming `what` otherwise. */
-export async function until(what: string, check: () => Promise<boolean>, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
-
 /** The HTTPS origin a server process listens on, once it says so. */
 export const originOf = async (p: ServerProcess): Promise<string> =>
   (await p.waitFor(/^hostapi listening on (https:\/\/\S+)/, 90_000))[1].replace(/\/api\/v2$/, '')
@@ -166,10 +157,7 @@ export async function crashAndRestart(
   const armed = spawnServer({ ...env, HOSTAPI_CRASH_AT: point })
   try {
     await cause(await originOf(armed)).catch(() => undefined)
-    const { signal } = await Promise.race([
-      armed.exited,
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`not killed at ${point}`)), 60_000)),
-    ])
+    const { signal } = await withDeadline(armed.exited, 60_000, `killed at ${point}`)
     if (signal !== 'SIGKILL') throw new Error(`the process armed at ${point} ended with ${signal}: ${armed.stderr()}`)
   } finally {
     armed.child.kill('SIGKILL')

@@ -2,6 +2,7 @@ import fs from 'node:fs'
 import https from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { selfSignedCert } from './smtp.js'
+import { eventually, later } from './wait.js'
 
 /** One request a receiver got. */
 export interface Received {
@@ -56,7 +57,7 @@ export async function startReceiver(dir: string, cert = selfSignedCert(dir)): Pr
           if (status >= 300 && status < 400) res.setHeader('location', '/redirected')
           res.writeHead(status).end(status < 300 ? 'ok' : 'no')
         }
-        if (r.delayMs) setTimeout(reply, r.delayMs)
+        if (r.delayMs) later(r.delayMs, reply)
         else reply()
       })
     },
@@ -71,11 +72,14 @@ export async function startReceiver(dir: string, cert = selfSignedCert(dir)): Pr
     maxInFlight: 0,
     answer: (...statuses) => void script.push(...statuses),
     async waitFor(n, ms = 10_000) {
-      const until = Date.now() + ms
-      while (received.length < n) {
-        if (Date.now() > until) throw new Error(`${received.length} of ${n} requests arrived within ${ms} ms`)
-        await new Promise((resolve) => setTimeout(resolve, 20))
+      const arrived = () => {
+        if (received.length < n) throw new Error(`${received.length} of ${n} requests arrived`)
       }
+      await eventually(arrived, {
+        what: `${n} requests arrive`,
+        timeoutMs: ms,
+        intervalMs: 20,
+      })
       return received
     },
     close: () =>

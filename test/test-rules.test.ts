@@ -1,0 +1,72 @@
+import { describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import path from 'node:path'
+import { consistently, DeadlineError, eventually, withDeadline } from './helpers/wait.js'
+
+// Tests wait for events and conditions, not for time: every timer of the test code is in test/helpers/wait.ts
+// (eventually, consistently, withDeadline, stopOrKill, later, pace), see docs/testing.md.
+const testDir = new URL('.', import.meta.url).pathname
+const ALLOWED = [path.join('helpers', 'wait.ts'), 'test-rules.test.ts']
+
+function testFiles(dir: string): string[] {
+  const out: string[] = []
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name)
+    if (entry.isDirectory()) out.push(...testFiles(full))
+    else if (entry.name.endsWith('.ts')) out.push(full)
+  }
+  return out
+}
+
+/** The lines of `text` that start a timer of their own: a call of the global setTimeout, or node:timers/promises. */
+export function timerLines(text: string): string[] {
+  return text
+    .split('\n')
+    .filter((line) => /(?<![\w.$])setTimeout\s*\(|timers\/promises/.test(line))
+    .map((line) => line.trim())
+}
+
+describe('test code rules', () => {
+  it('finds a timer of its own (the rule below can fail)', () => {
+    assert.deepEqual(timerLines('await new Promise((r) => setTimeout(r, 50))\nreq.setTimeout(1000, f)\n'), [
+      'await new Promise((r) => setTimeout(r, 50))',
+    ])
+    assert.equal(timerLines("import { setTimeout as sleep } from 'node:timers/promises'").length, 1)
+  })
+
+  it('no setTimeout or node:timers/promises under test/ outside test/helpers/wait.ts', () => {
+    const offending = testFiles(testDir)
+      .filter((file) => !ALLOWED.includes(path.relative(testDir, file)))
+      .flatMap((file) => timerLines(fs.readFileSync(file, 'utf8')).map((l) => `${path.relative(testDir, file)}: ${l}`))
+    assert.deepEqual(offending, [], 'wait with eventually(), for the event, or with the sandbox clock instead')
+  })
+})
+
+describe('the wait helper', () => {
+  it('eventually answers the first passing answer; it fails naming what it waited for and the last failure', async () => {
+    let n = 0
+    assert.equal(await eventually(() => ++n >= 3 && n, { what: 'three tries', intervalMs: 1 }), 3)
+    const never = () => {
+      throw new Error('not yet')
+    }
+    await assert.rejects(
+      eventually(never, { what: 'never', timeoutMs: 20, intervalMs: 5 }),
+      /never: not within 20 ms .*; last: not yet/,
+    )
+    const stopped = eventually(() => false, { what: 'a process', failIf: () => 'it exited' })
+    await assert.rejects(stopped, /a process: it exited; last: the check answered false/)
+  })
+
+  it('consistently fails at the first try that fails; withDeadline bounds an operation that hangs', async () => {
+    let n = 0
+    await assert.rejects(
+      consistently(() => ++n < 3, { what: 'holds', forMs: 5000, intervalMs: 1 }),
+      /holds: /,
+    )
+    assert.equal(n, 3)
+    await consistently(() => true, { what: 'holds', forMs: 20 })
+    await assert.rejects(withDeadline(new Promise(() => undefined), 10, 'a hang'), DeadlineError)
+    assert.equal(await withDeadline(Promise.resolve(1), 1000, 'an answer'), 1)
+  })
+})
