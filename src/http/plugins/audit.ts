@@ -1,26 +1,20 @@
 import fp from 'fastify-plugin'
-import type { FastifyRequest, onSendHookHandler } from 'fastify'
+import type { FastifyRequest, onSendHookHandler, RouteHandlerMethod } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../../clock.js'
 import { iso } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
-import { insertAuditEntry, type PendingAudit } from '../../db/audit.js'
+import { insertAuditEntry } from '../../db/audit.repository.js'
+import { type PendingAudit, withRequestAudit } from '../../db/request-audit.js'
 import { callerIp } from '../caller.js'
-import { onSendOfMutatingRoutes } from '../route-hooks.js'
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /**
-     * The audit row of this request, as it reads when the request succeeds, for a service to write in the
-     * transaction of its change; the row is then not written again unless the answer's status differs.
-     */
-    auditInTransaction(): PendingAudit
-  }
-}
+import { asArray, onSendOfMutatingRoutes, READ_METHODS } from '../route-hooks.js'
 
 /**
  * Records every mutating call to a known route (admin routes included): who, from where, what, and how it ended.
- * The row is written before the answer leaves, so a caller that reads the log next finds its call in it.
+ * The row as it reads on success is pending while the handler runs, and the database writes it with the handler's
+ * first change, in the change's transaction (src/db/request-audit.ts): a change never commits without its row, nor
+ * the row without the change. A call that changed nothing, or answered another status, gets its row (with the
+ * status) before the answer leaves, so a caller that reads the log next finds its call in it.
  */
 export const auditPlugin = fp(async (app, opts: { db: Kysely<DB>; clock: Clock }) => {
   const pending = new WeakMap<FastifyRequest, PendingAudit>()
@@ -40,10 +34,18 @@ export const auditPlugin = fp(async (app, opts: { db: Kysely<DB>; clock: Clock }
     }
   }
 
-  app.decorateRequest('auditInTransaction', function (this: FastifyRequest) {
-    const audit = { row: rowOf(this, 200), written: false }
-    pending.set(this, audit)
-    return audit
+  app.addHook('onRoute', (route) => {
+    if (asArray(route.method).every((m) => READ_METHODS.has(m))) return
+    const handler = route.handler as (this: unknown, ...args: Parameters<RouteHandlerMethod>) => unknown
+    route.handler = async function (this: unknown, req, reply) {
+      const audit: PendingAudit = { row: rowOf(req, 200), written: false, claimed: false, closed: false }
+      pending.set(req, audit)
+      try {
+        return await withRequestAudit(audit, () => handler.call(this, req, reply))
+      } finally {
+        audit.closed = true
+      }
+    }
   })
 
   const record: onSendHookHandler = async (req, reply, payload) => {

@@ -1,0 +1,14 @@
+import type { Insertable } from 'kysely'
+import type { Db } from './database.js'
+import type { AuditLogTable } from './tables.js'
+
+/** One row of the audit log, as written. */
+export type AuditEntry = Insertable<AuditLogTable>
+
+/** Appends a row to the audit log: an API call, or what a job did for an account that the operator must see. */
+export async function insertAuditEntry(db: Db, entry: AuditEntry): Promise<void> {
+  await auditInsert(db, entry).execute()
+}
+
+/** The insert of an audit row, to run or to compile (the request's row, written before its transaction's COMMIT). */
+export const auditInsert = (db: Db, entry: AuditEntry) => db.insertInto('audit_log').values(entry)
