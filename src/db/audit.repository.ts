@@ -1,6 +1,8 @@
-import type { Insertable } from 'kysely'
-import type { Db } from './database.js'
-import type { AuditLogTable } from './tables.js'
+import type { Insertable, Kysely, Transaction } from 'kysely'
+import type { AuditLogTable, DB } from './tables.js'
+
+// Db of database.ts, written out: database.ts builds its Kysely instance with auditInsert.
+type Db = Kysely<DB> | Transaction<DB>
 
 /** One row of the audit log, as written. */
 export type AuditEntry = Insertable<AuditLogTable>

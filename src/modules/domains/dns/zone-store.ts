@@ -92,51 +92,10 @@ export class ZoneStore {
         await this.zones.publish(trx, published)
       }
       const alone = !found.listened && !this.zones.queues
-      if (await this.writeSet(accountId, found.domain.id, record, change, alone ? null : along)) {
+      if (await writeRecordSet(this.db, accountId, found.domain.id, record, change, alone ? null : along)) {
         await this.zones.committed(published)
         return
       }
-    }
-  }
-
-  /**
-   * One record-set write; false, with nothing written, when the other types at the name changed. On PostgreSQL one
-   * call of dns_replace_record_set, which holds the zone's row lock only inside the database (in a transaction
-   * with `along` when there is one); on SQLite the same statements as repo.replaceRecordSetIn in a transaction.
-   */
-  private async writeSet(
-    accountId: number,
-    domainId: number,
-    record: NormalisedRecord,
-    change: repo.RecordSetChange,
-    along: ((trx: Db) => Promise<void>) | null,
-  ): Promise<boolean> {
-    const written = async (trx: Db, ok: Promise<boolean>) => {
-      if (!(await ok)) throw new Stale()
-      if (along) await along(trx)
-      return true
-    }
-    try {
-      if (!onPostgres(this.db))
-        return await this.db
-          .transaction()
-          .execute((trx) => written(trx, repo.replaceRecordSetIn(trx, accountId, domainId, record, change)))
-      if (along)
-        return await this.db
-          .transaction()
-          .execute((trx) => written(trx, repo.replaceRecordSetCall(trx, accountId, domainId, record, change, null)))
-      // One statement, no transaction around it: the request's audit row goes into the call.
-      const audit = claimAudit()
-      let done = false
-      try {
-        done = await repo.replaceRecordSetCall(this.db, accountId, domainId, record, change, audit?.row ?? null)
-      } finally {
-        settleAudit(audit, done)
-      }
-      return done
-    } catch (err) {
-      if (err instanceof Stale) return false
-      throw err
     }
   }
 
@@ -155,5 +114,48 @@ export class ZoneStore {
       return true
     })
     if (changed) await this.zones.committed(what)
+  }
+}
+
+/**
+ * One record-set write (repo.replaceRecordSetIn's rule); false, with nothing written, when the other types at the
+ * name changed or the account has no such domain. On PostgreSQL one call of dns_replace_record_set, which holds the
+ * zone's row lock only inside the database (in a transaction with `along` when there is one); on SQLite the
+ * statements of repo.replaceRecordSetIn in a transaction. The request's audit row commits with the write.
+ */
+export async function writeRecordSet(
+  db: Kysely<DB>,
+  accountId: number,
+  domainId: number,
+  record: NormalisedRecord,
+  change: repo.RecordSetChange,
+  along: ((trx: Db) => Promise<void>) | null,
+): Promise<boolean> {
+  const written = async (trx: Db, ok: Promise<boolean>) => {
+    if (!(await ok)) throw new Stale()
+    if (along) await along(trx)
+    return true
+  }
+  try {
+    if (!onPostgres(db))
+      return await db
+        .transaction()
+        .execute((trx) => written(trx, repo.replaceRecordSetIn(trx, accountId, domainId, record, change)))
+    if (along)
+      return await db
+        .transaction()
+        .execute((trx) => written(trx, repo.replaceRecordSetCall(trx, accountId, domainId, record, change, null)))
+    // One statement, no transaction around it: the request's audit row goes into the call.
+    const audit = claimAudit()
+    let done = false
+    try {
+      done = await repo.replaceRecordSetCall(db, accountId, domainId, record, change, audit?.row ?? null)
+    } finally {
+      settleAudit(audit, done)
+    }
+    return done
+  } catch (err) {
+    if (err instanceof Stale) return false
+    throw err
   }
 }
