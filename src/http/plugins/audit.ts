@@ -37,14 +37,23 @@ export const auditPlugin = fp(async (app, opts: { db: Kysely<DB>; clock: Clock }
   app.addHook('onRoute', (route) => {
     if (asArray(route.method).every((m) => READ_METHODS.has(m))) return
     const handler = route.handler as (this: unknown, ...args: Parameters<RouteHandlerMethod>) => unknown
-    route.handler = async function (this: unknown, req, reply) {
+    route.handler = function (this: unknown, req, reply) {
       const audit: PendingAudit = { row: rowOf(req, 200), written: false, claimed: false, closed: false }
       pending.set(req, audit)
-      try {
-        return await withRequestAudit(audit, () => handler.call(this, req, reply))
-      } finally {
+      const close = () => {
         audit.closed = true
       }
+      let result: unknown
+      try {
+        result = withRequestAudit(audit, () => handler.call(this, req, reply))
+      } catch (err) {
+        close()
+        throw err
+      }
+      // The handler's own result, as it gave it: a promise (ended when it settles) or a value.
+      if (result instanceof Promise) return result.finally(close)
+      close()
+      return result
     }
   })
 
