@@ -36,6 +36,8 @@ const caseOf = fc.record({
   /** The stored serial, and the one the change asks for. */
   stored: fc.integer({ min: 1, max: 2_000_000_000 }),
   serial: fc.integer({ min: 1, max: 2_000_000_000 }),
+  /** Whether something commits along with the change (its event, its delivery): a transaction around the write. */
+  along: fc.boolean(),
 })
 type Generated = typeof caseOf extends fc.Arbitrary<infer T> ? T : never
 
@@ -105,7 +107,7 @@ forEachDialect((dialect) => {
       }
       const done = await withRequestAudit(audit, () =>
         path === 'database'
-          ? writeRecordSet(db, accountId, domainId, record, change, null)
+          ? writeRecordSet(db, accountId, domainId, record, change, c.along ? async () => {} : null)
           : db
               .transaction()
               .execute(async (trx) => {

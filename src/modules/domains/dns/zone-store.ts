@@ -120,8 +120,9 @@ export class ZoneStore {
 /**
  * One record-set write (repo.replaceRecordSetIn's rule); false, with nothing written, when the other types at the
  * name changed or the account has no such domain. On PostgreSQL one call of dns_replace_record_set, which holds the
- * zone's row lock only inside the database (in a transaction with `along` when there is one); on SQLite the
- * statements of repo.replaceRecordSetIn in a transaction. The request's audit row commits with the write.
+ * zone's row lock only inside the database (in a transaction with `along` when there is one) and writes the
+ * request's audit row; on SQLite the statements of repo.replaceRecordSetIn in a transaction, whose COMMIT carries
+ * the audit row (src/db/request-audit.ts).
  */
 export async function writeRecordSet(
   db: Kysely<DB>,
@@ -141,15 +142,16 @@ export async function writeRecordSet(
       return await db
         .transaction()
         .execute((trx) => written(trx, repo.replaceRecordSetIn(trx, accountId, domainId, record, change)))
-    if (along)
-      return await db
-        .transaction()
-        .execute((trx) => written(trx, repo.replaceRecordSetCall(trx, accountId, domainId, record, change, null)))
-    // One statement, no transaction around it: the request's audit row goes into the call.
+    // The request's audit row goes into the call (the driver does not write it again at the COMMIT).
     const audit = claimAudit()
+    const row = audit?.row ?? null
     let done = false
     try {
-      done = await repo.replaceRecordSetCall(db, accountId, domainId, record, change, audit?.row ?? null)
+      done = along
+        ? await db
+            .transaction()
+            .execute((trx) => written(trx, repo.replaceRecordSetCall(trx, accountId, domainId, record, change, row)))
+        : await repo.replaceRecordSetCall(db, accountId, domainId, record, change, row)
     } finally {
       settleAudit(audit, done)
     }
