@@ -50,6 +50,12 @@ forEachDialect((dialect) => {
           .execute((trx) => trx.updateTable('accounts').set({ name: 'two' }).where('id', '=', a.accountId).execute())
       })
       assert.deepEqual([await rows(audit), audit.written], [1, true])
+      const written = await t.ctx.db
+        .selectFrom('audit_log')
+        .select('id')
+        .where('request_id', '=', audit.row.request_id)
+        .executeTakeFirstOrThrow()
+      assert.equal(audit.id, written.id, 'the row id is kept (the plugin sets its status when the answer differs)')
     })
 
     it('is not written by a transaction rolled back, and goes with the next change', async () => {

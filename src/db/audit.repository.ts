@@ -13,4 +13,9 @@ export async function insertAuditEntry(db: Db, entry: AuditEntry): Promise<void>
 }
 
 /** The insert of an audit row, to run or to compile (the request's row, written before its transaction's COMMIT). */
-export const auditInsert = (db: Db, entry: AuditEntry) => db.insertInto('audit_log').values(entry)
+export const auditInsert = (db: Db, entry: AuditEntry) => db.insertInto('audit_log').values(entry).returning('id')
+
+/** Sets the status of the audit row `id`: a call whose change committed with its row, then answered otherwise. */
+export async function setAuditStatus(db: Db, id: number, status: number): Promise<void> {
+  await db.updateTable('audit_log').set({ status }).where('id', '=', id).execute()
+}

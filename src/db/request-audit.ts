@@ -11,6 +11,8 @@ export interface PendingAudit {
   row: AuditEntry
   /** True once committed with a change. */
   written: boolean
+  /** The row's id once written, when known. */
+  id?: number
   /** Taken by a transaction or statement that has not ended yet. */
   claimed: boolean
   /** The handler ended: what commits later (work it started) is not the request's change. */
@@ -63,6 +65,8 @@ function auditingDriver(driver: Driver, compile: (row: AuditEntry) => CompiledQu
   const wrapped = new WeakMap<DatabaseConnection, DatabaseConnection>()
   const inner = new WeakMap<DatabaseConnection, DatabaseConnection>()
   const raw = (c: DatabaseConnection) => inner.get(c) ?? c
+  const insert = async (conn: DatabaseConnection, audit: PendingAudit) =>
+    (await conn.executeQuery<{ id: number }>(compile(audit.row))).rows[0]?.id
 
   const wrap = (conn: DatabaseConnection): DatabaseConnection => {
     let w = wrapped.get(conn)
@@ -78,7 +82,7 @@ function auditingDriver(driver: Driver, compile: (row: AuditEntry) => CompiledQu
           await conn.executeQuery(CompiledQuery.raw('begin'))
           try {
             const result = await conn.executeQuery<never>(query)
-            await conn.executeQuery(compile(audit.row))
+            audit.id = await insert(conn, audit)
             await conn.executeQuery(CompiledQuery.raw('commit'))
             committed = true
             return result
@@ -109,7 +113,7 @@ function auditingDriver(driver: Driver, compile: (row: AuditEntry) => CompiledQu
       const audit = claimAudit()
       let committed = false
       try {
-        if (audit) await raw(c).executeQuery(compile(audit.row))
+        if (audit) audit.id = await insert(raw(c), audit)
         await driver.commitTransaction(raw(c))
         committed = true
       } finally {

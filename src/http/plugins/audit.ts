@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely'
 import type { Clock } from '../../clock.js'
 import { iso } from '../../clock.js'
 import type { DB } from '../../db/tables.js'
-import { insertAuditEntry } from '../../db/audit.repository.js'
+import { insertAuditEntry, setAuditStatus } from '../../db/audit.repository.js'
 import { type PendingAudit, withRequestAudit } from '../../db/request-audit.js'
 import { callerIp } from '../caller.js'
 import { asArray, onSendOfMutatingRoutes, READ_METHODS } from '../route-hooks.js'
@@ -13,8 +13,9 @@ import { asArray, onSendOfMutatingRoutes, READ_METHODS } from '../route-hooks.js
  * Records every mutating call to a known route (admin routes included): who, from where, what, and how it ended.
  * The row as it reads on success is pending while the handler runs, and the database writes it with the handler's
  * first change, in the change's transaction (src/db/request-audit.ts): a change never commits without its row, nor
- * the row without the change. A call that changed nothing, or answered another status, gets its row (with the
- * status) before the answer leaves, so a caller that reads the log next finds its call in it.
+ * the row without the change. A call that changed nothing gets its row before the answer leaves, so a caller that
+ * reads the log next finds its call in it; one whose answer is not 200 after its change committed has its row's
+ * status set to the answer's.
  */
 export const auditPlugin = fp(async (app, opts: { db: Kysely<DB>; clock: Clock }) => {
   const pending = new WeakMap<FastifyRequest, PendingAudit>()
@@ -61,7 +62,9 @@ export const auditPlugin = fp(async (app, opts: { db: Kysely<DB>; clock: Clock }
     const done = pending.get(req)
     if (done?.written && done.row.status === reply.statusCode) return payload
     try {
-      await insertAuditEntry(opts.db, rowOf(req, reply.statusCode))
+      // The row written with the change, and the answer is another: the row gets the answer's status.
+      if (done?.written && done.id !== undefined) await setAuditStatus(opts.db, done.id, reply.statusCode)
+      else await insertAuditEntry(opts.db, rowOf(req, reply.statusCode))
     } catch (err) {
       req.log.error({ err }, 'audit log write failed')
     }
