@@ -5,6 +5,7 @@
 // database's own rollback guarantees). A new job kind fails this test until its flow is added.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import { sql, type Kysely } from 'kysely'
 import { openDatabase } from '../src/db/database.js'
@@ -31,6 +32,8 @@ interface Run {
   tag: string
   /** Jobs with a higher id were queued by the flow (or later). */
   jobsBefore: number
+  /** The request id of the flow's last call: the call whose process was killed. */
+  lastRequest: string
   api(method: string, path: string, body?: unknown): ReturnType<typeof request>
 }
 
@@ -366,7 +369,11 @@ forEachDialect((dialect) => {
           receiver,
           tag: `cw-${flow.point.replace(/\./g, '-')}-${Date.now()}`,
           jobsBefore: 0,
-          api: (method, path, body) => request(run.origin, method, path, { key: KEY, body }),
+          lastRequest: '',
+          api: (method, path, body) => {
+            run.lastRequest = `${run.tag}-${randomUUID()}`
+            return request(run.origin, method, path, { key: KEY, body, headers: { 'x-request-id': run.lastRequest } })
+          },
         }
         let server: ServerProcess | null = null
         try {
@@ -389,6 +396,17 @@ forEachDialect((dialect) => {
           run.origin = restarted.origin
           // Killed after the commit: the change is there, so its jobs must be, and their work must get done.
           assert.ok(await flow.committed(run, prepared), 'the change was committed before the kill')
+          // The call's audit row commits with its change, whatever the area.
+          const audited = await database.db
+            .selectFrom('audit_log')
+            .select(['method', 'status'])
+            .where('request_id', '=', run.lastRequest)
+            .execute()
+          assert.deepEqual(
+            audited,
+            [{ method: audited[0]?.method, status: 200 }],
+            'the change committed without its audit row',
+          )
           for (const kind of flow.kinds)
             assert.ok((await jobOf(run, kind)) > 0, `the change committed without its ${kind} job`)
           await eventually(() => flow.done(run, prepared), { what: `the work of ${name} is done`, timeoutMs: 60_000 })

@@ -2,13 +2,24 @@ import fs from 'node:fs'
 import path from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import type pg from 'pg'
-import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely'
+import {
+  type CompiledQuery,
+  type Dialect as KyselyDialect,
+  Kysely,
+  PostgresAdapter,
+  PostgresDialect,
+  SqliteDialect,
+  sql,
+  type Transaction,
+} from 'kysely'
 import type { Logger } from 'pino'
 import type { Config } from '../config/config.js'
 import { DB_CONNECT_TIMEOUT_MS } from '../config/database.js'
 import type { DB } from './tables.js'
 import { lazyRequire } from '../lazy-require.js'
 import { batchPerTurn } from '../lib/turn-batch.js'
+import { auditInsert, type AuditEntry } from './audit.repository.js'
+import { auditingDialect } from './request-audit.js'
 
 /** The data layer handle: a Kysely instance or a transaction on it. */
 export type Db = Kysely<DB> | Transaction<DB>
@@ -89,7 +100,7 @@ export function openDatabase(config: Config['database'], opts: { log?: Logger } 
     sqlite.pragma('foreign_keys = ON')
     sqlite.pragma('busy_timeout = 5000')
     const counted = withStatementCache(sqlite)
-    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: counted }) })
+    const db = auditing((compile) => auditingDialect(new SqliteDialect({ database: counted }), compile))
     const wal = config.file === ':memory:' ? null : new GroupCommit(`${config.file}-wal`)
     // Rows changed through this connection (committed or not: its reads see them), and commits by other connections.
     const version = sqlite.prepare('SELECT total_changes(), data_version FROM pragma_data_version').raw()
@@ -136,7 +147,7 @@ export function openDatabase(config: Config['database'], opts: { log?: Logger } 
       return query(...args)
     }) as typeof client.query
   })
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
+  const db = auditing((compile) => auditingDialect(new PostgresDialect({ pool }), compile))
   return {
     db,
     dialect: 'postgres',
@@ -207,6 +218,12 @@ export class GroupCommit {
       await this.sync()
     }
   }
+}
+
+/** A Kysely instance over `dialect`, which writes a request's audit row with its change (src/db/request-audit.ts). */
+function auditing(dialect: (compile: (row: AuditEntry) => CompiledQuery) => KyselyDialect): Kysely<DB> {
+  const db: Kysely<DB> = new Kysely<DB>({ dialect: dialect((row) => auditInsert(db, row).compile()) })
+  return db
 }
 
 const STATEMENT_CACHE_SIZE = 2000

@@ -1,6 +1,7 @@
 import type { FastifyInstance, onSendHookHandler } from 'fastify'
 
-const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+/** The methods that never change anything. */
+export const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 /** A route option Fastify takes as one value or an array (methods, hooks), as an array. */
 export const asArray = <T>(value: T | T[] | undefined): T[] =>

@@ -14,7 +14,7 @@ import {
 import * as repo from './certificates.repository.js'
 import type { CertificateWithProduct } from './certificates.repository.js'
 import type { ValidationRecords } from './validation-records.js'
-import { insertAuditEntry } from '../../db/audit.js'
+import { insertAuditEntry } from '../../db/audit.repository.js'
 import type { Logger } from 'pino'
 import type { Db } from '../../db/database.js'
 import { emitEvent } from '../webhooks/webhook-events.js'

@@ -1,7 +1,6 @@
-import { sql, type Kysely } from 'kysely'
-import { auditInsert, type PendingAudit } from '../../../db/audit.js'
+import { sql } from 'kysely'
+import type { AuditEntry } from '../../../db/audit.repository.js'
 import { onPostgres, type Db } from '../../../db/database.js'
-import type { DB } from '../../../db/tables.js'
 import type { NormalisedRecord } from '../../../lib/dns/records.js'
 import { serialUpdate } from '../domains.repository.js'
 import { nextTurn } from '../../../lib/turns.js'
@@ -165,47 +164,53 @@ export async function zoneAt(db: Db, accountId: number, zone: string, name: stri
 export const otherTypes = (records: { type: string }[], type: string): string =>
   [...new Set(records.filter((r) => r.type !== type).map((r) => r.type))].sort().join(',')
 
+/** A record-set write: when, the serial to raise the zone's to, and the other types at the name it was checked against. */
+export interface RecordSetChange {
+  now: string
+  serial: number
+  /** otherTypes of the records the record was checked against. */
+  others: string
+}
+
 /**
- * The record set (type, name) of one of the account's domains becomes `record`, the zone serial is raised to
- * `serial` or past the stored one, and the audit row is written, atomically and only while the other types at
- * the name are still `others` (what the record was checked against); false, with nothing written, otherwise. On
- * PostgreSQL one call of dns_replace_record_set (migration 0500), which holds the zone's row lock only meanwhile.
- * `along` writes what commits with the change, its events and its delivery, in its transaction (on PostgreSQL a
- * transaction around the call then).
+ * The record set (type, name) of one of the account's domains becomes `record` and the zone serial is raised to
+ * `change.serial` or past the stored one, only while the other types at the name are still `change.others`; false,
+ * with nothing written, otherwise (or when the account has no such domain). In the caller's transaction; on
+ * PostgreSQL the zone's row is locked first, so the check holds until the commit.
  */
-export async function replaceRecordSet(
-  db: Kysely<DB>,
+export async function replaceRecordSetIn(
+  trx: Db,
   accountId: number,
   domainId: number,
   record: NormalisedRecord,
-  change: { now: string; serial: number; others: string; audit?: PendingAudit; along?: (trx: Db) => Promise<void> },
+  change: RecordSetChange,
 ): Promise<boolean> {
-  if (onPostgres(db)) {
-    const audit = change.audit ? JSON.stringify(change.audit.row) : null
-    const call = async (on: Db) => {
-      const { rows } = await sql<{ done: boolean }>`select dns_replace_record_set(${accountId}, ${domainId},
-        ${record.type}, ${record.name}, ${record.value}, ${record.ttl}, ${change.now}, ${change.serial},
-        ${change.others}, ${audit}::json) as done`.execute(on)
-      return rows[0].done
-    }
-    const { along } = change
-    if (!along) return call(db)
-    // What goes along with the change commits with it: the call and the rest in one transaction.
-    return db.transaction().execute(async (trx) => {
-      const done = await call(trx)
-      if (done) await along(trx)
-      return done
-    })
-  }
-  return db.transaction().execute(async (trx) => {
-    const current = await listRecordsAt(trx, accountId, domainId, record.name)
-    if (current.length === 0 && !(await ownedDomain(trx, accountId, domainId).executeTakeFirst())) return false
-    if (otherTypes(current, record.type) !== change.others) return false
-    await deleteRecords(trx, accountId, domainId, record.type, record.name)
-    await insertRecords(trx, domainId, [record], change.now)
-    await serialUpdate(trx, accountId, domainId, change.serial, change.now).execute()
-    if (change.audit) await auditInsert(trx, change.audit).execute()
-    if (change.along) await change.along(trx)
-    return true
-  })
+  let zone = ownedDomain(trx, accountId, domainId)
+  if (onPostgres(trx)) zone = zone.forNoKeyUpdate()
+  if (!(await zone.executeTakeFirst())) return false
+  const current = await listRecordsAt(trx, accountId, domainId, record.name)
+  if (otherTypes(current, record.type) !== change.others) return false
+  await deleteRecords(trx, accountId, domainId, record.type, record.name)
+  await insertRecords(trx, domainId, [record], change.now)
+  await serialUpdate(trx, accountId, domainId, change.serial, change.now).execute()
+  return true
+}
+
+/**
+ * PostgreSQL: replaceRecordSetIn as one statement, a call of dns_replace_record_set (migration 0500), which holds
+ * the zone's row lock only inside the database; `audit`, when given, is written by it too. Outside a transaction
+ * the call commits on its own.
+ */
+export async function replaceRecordSetCall(
+  db: Db,
+  accountId: number,
+  domainId: number,
+  record: NormalisedRecord,
+  change: RecordSetChange,
+  audit: AuditEntry | null,
+): Promise<boolean> {
+  const { rows } = await sql<{ done: boolean }>`select dns_replace_record_set(${accountId}, ${domainId},
+    ${record.type}, ${record.name}, ${record.value}, ${record.ttl}, ${change.now}, ${change.serial},
+    ${change.others}, ${audit && JSON.stringify(audit)}::json) as done`.execute(db)
+  return rows[0].done
 }

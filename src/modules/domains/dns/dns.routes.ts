@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsync } from 'fastify'
 import { DryRunQuery, dry } from '../../../http/dry-run.js'
 import { Envelope, OkMessage, ok, okMessage } from '../../../http/schemas.js'
 import { DomainParams } from '../domains.schemas.js'
@@ -11,12 +11,6 @@ import {
   ReplaceRecordsBody,
   ZoneFile,
 } from './dns.schemas.js'
-
-/** A change's options: the dry run, and the request's audit row for the change's transaction. */
-const inTransaction = (req: { query: unknown; auditInTransaction: FastifyRequest['auditInTransaction'] }) => ({
-  ...dry(req),
-  audit: req.auditInTransaction(),
-})
 
 /** The success text of every DNS change. */
 export const DNS_UPDATED = 'DNS successfully updated'
@@ -71,7 +65,7 @@ export const dnsRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      await app.services.dns.replace(req.caller.accountId, req.params.domain, req.body.records, inTransaction(req))
+      await app.services.dns.replace(req.caller.accountId, req.params.domain, req.body.records, dry(req))
       return okMessage(DNS_UPDATED)
     },
   )
@@ -95,7 +89,7 @@ export const dnsRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      await app.services.dns.patch(req.caller.accountId, req.params.domain, req.body.record, inTransaction(req))
+      await app.services.dns.patch(req.caller.accountId, req.params.domain, req.body.record, dry(req))
       return okMessage(DNS_UPDATED)
     },
   )
@@ -119,7 +113,7 @@ export const dnsRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      await app.services.dns.remove(req.caller.accountId, req.params.domain, req.body.record, inTransaction(req))
+      await app.services.dns.remove(req.caller.accountId, req.params.domain, req.body.record, dry(req))
       return okMessage(DNS_UPDATED)
     },
   )
@@ -174,7 +168,7 @@ export const zoneFileRoutes: FastifyPluginAsync = async (base) => {
       },
     },
     async (req) => {
-      await app.services.dns.importZone(req.caller.accountId, req.params.domain, req.body.zone, inTransaction(req))
+      await app.services.dns.importZone(req.caller.accountId, req.params.domain, req.body.zone, dry(req))
       return okMessage(DNS_UPDATED)
     },
   )

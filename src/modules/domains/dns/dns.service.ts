@@ -6,11 +6,8 @@ import type { DB } from '../../../db/tables.js'
 import { ApiError, errors } from '../../../errors.js'
 import type { DomainsService } from '../domains.service.js'
 import type { Domain } from '../domains.repository.js'
-import type { ZoneChange } from '../../../lib/dns/zone-serial.js'
 import type { ZoneChanges } from './zone-delivery.js'
 import * as repo from './dns.repository.js'
-import { emitEvent } from '../../webhooks/webhook-events.js'
-import { zoneChangedEvent } from '../domain-events.js'
 import {
   RECORD_TYPES,
   checkRecordSet,
@@ -22,11 +19,10 @@ import {
 } from '../../../lib/dns/records.js'
 import { sortRecords } from '../../../lib/dns/zone-file.js'
 import { ZoneWork } from './zone-work.js'
+import { type RecordsAt, ZoneStore } from './zone-store.js'
 import { largestRecordSet } from '../../../lib/dns/record-set-size.js'
 import type { DryRun } from '../../../lib/dry-run.js'
-import { auditInsert, type PendingAudit } from '../../../db/audit.js'
 import { parseDomainName } from '../../../lib/domain-name.js'
-import { nextSerial } from '../../../lib/dns/zone-serial.js'
 
 /** A record as the API shows it: the name as FQDN with the trailing dot. */
 export interface RecordView {
@@ -36,11 +32,8 @@ export interface RecordView {
   ttl: number
 }
 
-/** How often a PATCH reads and checks again when the records at its name changed meanwhile. */
+/** How often the zone file is read again when the zone changed while it was read. */
 const MAX_ATTEMPTS = 20
-
-/** How a change is made: only checked (`dryRun`), and with the request's audit row written in its transaction. */
-export type Change = DryRun & { audit?: PendingAudit }
 
 /** The record-set key a PATCH or DELETE names: a type and an owner name. */
 export interface RecordSelector {
@@ -67,17 +60,18 @@ export class DnsService {
   private readonly db: Kysely<DB>
   private readonly clock: Clock
   private readonly domains: DomainsService
-  private readonly zones: ZoneChanges
   readonly work: ZoneWork
   private readonly maxRecordSetBytes: number | null
+  /** Every write of the zones' records, dry runs included. */
+  private readonly store: ZoneStore
 
   constructor(deps: DnsServiceDeps) {
     this.db = deps.db
     this.clock = deps.clock
     this.domains = deps.domains
-    this.zones = deps.zones
     this.work = deps.work ?? new ZoneWork()
     this.maxRecordSetBytes = deps.maxRecordSetBytes ?? null
+    this.store = new ZoneStore(deps.db, deps.clock, deps.domains, deps.zones)
   }
 
   /** Refuses records holding a record set the DNS server could never take (it would never be pushed). */
@@ -99,92 +93,53 @@ export class DnsService {
     accountId: number,
     raw: string,
     input: (Omit<RecordInput, 'name'> & { name?: string | null })[],
-    opts: Change = {},
+    opts: DryRun = {},
   ): Promise<void> {
     const d = await this.domains.requireOwned(accountId, raw)
     const records = await this.work.records(accountId, d.name, input)
     this.checkPushable(records)
-    if (opts.dryRun) return
-    await this.replaceAll(d, records, opts.audit)
+    await this.store.replaceAll(d, records, opts)
   }
 
   /**
    * Upsert of one record set: the (type, name) set becomes this one record; `value: null` deletes the set. The
-   * upsert is two statements: the records at the name read and the record checked against them, then the
-   * change, the new serial and `audit` written together while those records are unchanged.
+   * records at the name are read and the record checked against them, then the change, the new serial and the
+   * request's audit row are written together while those records are unchanged (ZoneStore.replaceSet).
    */
-  async patch(accountId: number, raw: string, input: RecordSelector, opts: Change = {}): Promise<void> {
-    if (!opts.dryRun && typeof input.value === 'string') return this.upsert(accountId, raw, input, opts.audit)
-    const d = await this.domains.requireOwned(accountId, raw)
-    const type = recordType(input.type)
-    if (input.value === null || input.value === undefined) {
+  async patch(accountId: number, raw: string, input: RecordSelector, opts: DryRun = {}): Promise<void> {
+    if (typeof input.value !== 'string') {
+      const d = await this.domains.requireOwned(accountId, raw)
+      const type = recordType(input.type)
       if (input.value === undefined) throw errors.dnsRecordValueRequired(`${type} ${input.name || '@'}`)
-      const name = ownerName(d.name, type, input.name)
-      if (opts.dryRun) return
-      await this.change(
-        d,
-        [name],
-        async (trx) => (await repo.deleteRecords(trx, accountId, d.id, type, name)) > 0,
-        opts.audit,
-      )
+      await this.store.remove(d, type, ownerName(d.name, type, input.name), undefined, opts)
       return
     }
-    const record = normaliseRecord(d.name, { type, name: input.name, value: input.value, ttl: input.ttl })
-    // The record-set rules (a CNAME alone at its name) concern one name: only the records there are read.
-    const checkAgainst = async (db: Db) => {
-      const current = await repo.listRecordsAt(db, accountId, d.id, record.name)
-      const others = current.filter((r) => r.type !== record.type)
-      checkRecordSet(d.name, [...others.map((r) => ({ ...r, type: r.type as NormalisedRecord['type'] })), record])
-    }
-    return checkAgainst(this.db)
-  }
-
-  private async upsert(accountId: number, raw: string, input: RecordSelector, audit?: PendingAudit): Promise<void> {
-    // The answers and their order are those of the dry run above: the domain first, then the record.
+    // The answers and their order: the domain first (its name, then whether the account holds it), then the record.
     const zone = parseDomainName(raw)
     if (!zone) throw errors.invalidDomainName()
     let record: NormalisedRecord | null = null
     let invalid: unknown = null
     try {
-      const value = input.value as string
-      record = normaliseRecord(zone, { type: recordType(input.type), name: input.name, value, ttl: input.ttl })
+      record = normaliseRecord(zone, {
+        type: recordType(input.type),
+        name: input.name,
+        value: input.value,
+        ttl: input.ttl,
+      })
     } catch (err) {
       invalid = err
     }
-    const now = this.clock.now()
-    let written: ZoneChange
-    for (let attempt = 1; ; attempt++) {
-      if (attempt > MAX_ATTEMPTS) throw new Error(`the records at ${record?.name} kept changing during a PATCH`)
-      const found = await repo.zoneAt(this.db, accountId, zone, record?.name ?? zone)
-      if (!found) throw errors.noAccessToResource()
+    const decide = ({ zone, records }: RecordsAt): NormalisedRecord => {
       if (!record) throw invalid
-      const others = found.records.filter((r) => r.type !== record.type)
-      checkRecordSet(found.domain.name, [...others.map((r) => ({ ...r, type: r.type as RecordType })), record])
-      const domain = found.domain.name
-      const published: ZoneChange = { domain, kind: 'records', names: [record.name] }
-      // What commits with the record set: its event (when an endpoint listens) and its delivery (a pushing driver).
-      // Without either the change is one statement on PostgreSQL.
-      const along =
-        found.listened || this.zones.queues
-          ? async (trx: Db) => {
-              if (found.listened) await emitEvent(trx, accountId, 'dns.zone.changed', zoneChangedEvent(domain), now)
-              await this.zones.publish(trx, published)
-            }
-          : undefined
-      const otherTypes = repo.otherTypes(others, record.type)
-      const change = { now: iso(now), serial: nextSerial(0, now), others: otherTypes, audit, along }
-      // False when the other types at the name changed since they were read: they are read and checked again.
-      if (await repo.replaceRecordSet(this.db, accountId, found.domain.id, record, change)) {
-        written = published
-        break
-      }
+      const others = records.filter((r) => r.type !== record.type)
+      checkRecordSet(zone, [...others.map((r) => ({ ...r, type: r.type as RecordType })), record])
+      return record
     }
-    if (audit) audit.written = true
-    await this.zones.committed(written)
+    await this.store.replaceSet(accountId, zone, record?.name ?? zone, decide, opts)
   }
 
   /** Deletes the records matching type, name and (when given) value; nothing matching is not an error. */
-  async remove(accountId: number, raw: string, input: RecordSelector, opts: Change = {}): Promise<void> {
+  async remove(accountId: number, raw: string, input: RecordSelector, opts: DryRun = {}): Promise<void> {
     const d = await this.domains.requireOwned(accountId, raw)
     const type = recordType(input.type)
     const name = ownerName(d.name, type, input.name)
@@ -198,13 +153,7 @@ export class DnsService {
         throw err
       }
     }
-    if (opts.dryRun) return
-    await this.change(
-      d,
-      [name],
-      async (trx) => (await repo.deleteRecords(trx, accountId, d.id, type, name, value)) > 0,
-      opts.audit,
-    )
+    await this.store.remove(d, type, name, value, opts)
   }
 
   /**
@@ -224,12 +173,11 @@ export class DnsService {
   }
 
   /** Replaces every record with those of a BIND zone text (its SOA and apex NS are ignored). */
-  async importZone(accountId: number, raw: string, text: string, opts: Change = {}): Promise<void> {
+  async importZone(accountId: number, raw: string, text: string, opts: DryRun = {}): Promise<void> {
     const d = await this.domains.requireOwned(accountId, raw)
     const records = await this.work.parse(accountId, d.name, text)
     this.checkPushable(records)
-    if (opts.dryRun) return
-    await this.replaceAll(d, records, opts.audit)
+    await this.store.replaceAll(d, records, opts)
   }
 
   /** Stops the worker threads of large imports. */
@@ -240,43 +188,6 @@ export class DnsService {
   /** Adds records to a new domain's zone in the caller's transaction (the order processor fills it from a template). */
   async fill(db: Db, domain: Domain, records: NormalisedRecord[]): Promise<void> {
     await repo.insertRecords(db, domain.id, records, iso(this.clock.now()))
-  }
-
-  private async replaceAll(d: Domain, records: NormalisedRecord[], audit?: PendingAudit): Promise<void> {
-    await this.change(
-      d,
-      null,
-      async (trx) => {
-        await repo.deleteAllRecords(trx, d.account_id, d.id)
-        await repo.insertRecords(trx, d.id, records, iso(this.clock.now()))
-        return true
-      },
-      audit,
-    )
-  }
-
-  /**
-   * Runs `work` in a transaction; when it changed the zone, raises the serial and records the zone's delivery there,
-   * and tells the DNS servers after the commit: the records at `names`, or (null) the whole zone when every record
-   * was replaced. `audit` is written in it too.
-   */
-  private async change(
-    d: Domain,
-    names: string[] | null,
-    work: (trx: Db) => Promise<boolean>,
-    audit?: PendingAudit,
-  ): Promise<void> {
-    const what: ZoneChange = names ? { domain: d.name, kind: 'records', names } : { domain: d.name, kind: 'zone' }
-    const changed = await this.db.transaction().execute(async (trx) => {
-      const did = await work(trx)
-      if (did) await this.domains.bumpSerial(trx, d)
-      if (audit) await auditInsert(trx, audit).execute()
-      if (did) await emitEvent(trx, d.account_id, 'dns.zone.changed', zoneChangedEvent(d.name), this.clock.now())
-      if (did) await this.zones.publish(trx, what)
-      return did
-    })
-    if (audit) audit.written = true
-    if (changed) await this.zones.committed(what)
   }
 }
 

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { Db } from '../../../db/database.js'
-import { SERVED_DOMAIN_STATUSES } from './zone-source.js'
+import { SERVED_DOMAIN_STATUSES } from './zone-source.repository.js'
 
 // The push state of the zones a pushing DNS driver serves. These rows are the operator's view across accounts:
 // they are written by the push queue and read by the admin API, never by a customer's request.

@@ -27,7 +27,6 @@ export const ZONE_KEY_SEALED_COLUMNS: SealedColumn[] = [
 ]
 
 // The zone port reads the stored keys through this module.
-export { findZoneKeys } from './zone-keys.repository.js'
 
 /** A stored zone key with its private key opened, as the DNS driver gets it through the zone port. */
 export function openZoneKey(
