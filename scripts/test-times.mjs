@@ -1,6 +1,5 @@
-// A test reporter: each test file's time (the sum of its top-level tests, hooks included), the slowest first, printed
-// when the run ends. `npm test` uses it beside the spec reporter; scripts/test-files.mjs starts the slowest files
-// first from the list it prints (test/slowest-files.txt).
+// A test reporter: each test file's time (the sum of its top-level tests, hooks included, counted under the file that
+// defines them), the slowest first, printed when the run ends. `npm test` uses it beside the spec reporter.
 export default async function* fileTimes(source) {
   const times = new Map()
   for await (const event of source) {
