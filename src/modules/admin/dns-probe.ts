@@ -31,6 +31,8 @@ export async function probeDns(
 ): Promise<ProbeAnswer[]> {
   if (questions.length === 0) return []
   const socket = dgram.createSocket(address.host.includes(':') ? 'udp6' : 'udp4')
+  // A send that fails (the server gone, a full buffer) must not end the process: its question times out.
+  socket.on('error', () => undefined)
   const pending = new Map<number, (a: ProbeAnswer) => void>()
   socket.on('message', (msg) => {
     try {
@@ -63,7 +65,7 @@ export async function probeDns(
               flags: 0,
               questions: [{ name: q.name, type: q.type as 'A', class: 'IN' }],
             })
-            socket.send(msg, address.port, address.host)
+            socket.send(msg, address.port, address.host, () => undefined)
           }),
       ),
     )
