@@ -102,16 +102,25 @@ export function openDatabase(config: Config['database'], opts: { log?: Logger } 
     const counted = withStatementCache(sqlite)
     const db = auditing((compile) => auditingDialect(new SqliteDialect({ database: counted }), compile))
     const wal = config.file === ':memory:' ? null : new GroupCommit(`${config.file}-wal`)
-    // Rows changed through this connection (committed or not: its reads see them), and commits by other connections.
-    const version = sqlite.prepare('SELECT total_changes(), data_version FROM pragma_data_version').raw()
+    // Commits by other connections, read once per event-loop turn (see dataVersion).
+    const commits = sqlite.prepare('SELECT data_version FROM pragma_data_version').pluck()
+    let seenCommits: number | null = null
     return {
       db,
       dialect: 'sqlite',
       schema: null,
       durable: () => wal?.durable() ?? Promise.resolve(),
+      // This connection's writing statements, counted as they run (its reads see them at once, committed or not),
+      // and the commits of other connections. The latter is read at most once per event-loop turn: a request handled
+      // in this turn arrived before the reading, so a commit made after it was concurrent with the request.
       dataVersion: () => {
-        const [changes, commits] = version.get() as [number, number]
-        return `${changes}.${commits}`
+        if (seenCommits === null) {
+          seenCommits = commits.get() as number
+          setImmediate(() => {
+            seenCommits = null
+          })
+        }
+        return `${counted.writes}.${seenCommits}`
       },
       roundTrips: () => counted.executed,
       accountVersion: null,
@@ -231,12 +240,15 @@ const STATEMENT_CACHE_SIZE = 2000
 /**
  * better-sqlite3 compiles a statement on every `prepare`; Kysely prepares on every query. Reusing the
  * prepared statement per SQL text removes that cost (the connection is used by one query at a time).
- * Kysely prepares once per statement it executes (BEGIN and COMMIT too), so `executed` counts them.
+ * Kysely prepares once per statement it executes (BEGIN and COMMIT too), so `executed` counts them, and runs it in the
+ * same synchronous step, so `writes` moves before any later read.
  */
 function withStatementCache(sqlite: SqliteDatabase.Database) {
   const cache = new Map<string, SqliteDatabase.Statement>()
   const handle = {
     executed: 0,
+    /** Statements that may write (not read-only), counted when prepared: Kysely runs a statement as it prepares it. */
+    writes: 0,
     prepare(text: string) {
       handle.executed++
       let stmt = cache.get(text)
@@ -245,6 +257,7 @@ function withStatementCache(sqlite: SqliteDatabase.Database) {
         stmt = sqlite.prepare(text)
         cache.set(text, stmt)
       }
+      if (!stmt.readonly) handle.writes++
       return stmt
     },
     close: () => sqlite.close(),

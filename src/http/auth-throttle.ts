@@ -35,8 +35,21 @@ export class AuthThrottle {
   }
 }
 
-/** The block an address counts for: an IPv4 address itself, an IPv6 address its /64. */
+const blocks = new Map<string, string>()
+const BLOCKS_SIZE = 10_000
+
+/** The block an address counts for: an IPv4 address itself, an IPv6 address its /64. Kept per address once worked out. */
 export function addressBlock(ip: string): string {
+  let block = blocks.get(ip)
+  if (block === undefined) {
+    block = blockOf(ip)
+    if (blocks.size >= BLOCKS_SIZE) blocks.clear()
+    blocks.set(ip, block)
+  }
+  return block
+}
+
+function blockOf(ip: string): string {
   try {
     const addr = ipaddr.parse(ip)
     if (addr.kind() === 'ipv4') return addr.toString()

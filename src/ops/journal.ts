@@ -91,12 +91,57 @@ export function answerBody(
   return { body: text.slice(0, ANSWER_MAX), truncated: true }
 }
 
-/** A call as recorded: its time as a Date. */
-export type JournalCall = Omit<JournalEntry, 'id' | 'time'> & { time: Date }
+/**
+ * A call as recorded: what the request and its answer were, kept as they are (no copy, no parsing), and turned into
+ * a JournalEntry (parsed, redacted, cut) only when the journal is read. A call costs the hot path a slot in the ring.
+ */
+export interface JournalCall {
+  time: Date
+  request_id: string
+  method: string
+  path: string
+  operation: string | null
+  key_prefix: string | null
+  body: unknown
+  request_headers: Record<string, unknown>
+  status: number
+  response_headers: Record<string, unknown>
+  /** The answer's body as sent: null when there was none, or it was a stream (a file is not kept). */
+  answer: string | Buffer | null
+  duration_ms: number
+}
 
-/** The last `size` customer API calls of this process, oldest first, in a ring; times are written when the journal is read. */
+type Slot = { id: number; call: JournalCall; entry?: JournalEntry }
+
+function entryOf(slot: Slot): JournalEntry {
+  if (slot.entry) return slot.entry
+  const { call } = slot
+  const headers = maskHeaders(call.response_headers)
+  const answer = answerBody(call.answer, headers['content-type'] ?? '')
+  slot.entry = {
+    id: slot.id,
+    time: call.time.toISOString(),
+    request_id: call.request_id,
+    method: call.method,
+    path: call.path,
+    operation: call.operation,
+    key_prefix: call.key_prefix,
+    body: redact(call.body),
+    request_headers: maskHeaders(call.request_headers),
+    status: call.status,
+    response_headers: headers,
+    response_body: answer.body,
+    response_truncated: answer.truncated,
+    duration_ms: call.duration_ms,
+  }
+  // What was worked out is all the slot keeps: the answer as sent may be megabytes.
+  slot.call = { ...call, body: null, answer: null, request_headers: {}, response_headers: {} }
+  return slot.entry
+}
+
+/** The last `size` customer API calls of this process, oldest first, in a ring. */
 export class RequestJournal {
-  private ring: (JournalCall & { id: number })[] = []
+  private ring: Slot[] = []
   /** Calls recorded since the last clear; the next one goes to slot `recorded % size`. */
   private recorded = 0
   private nextId = 1
@@ -106,7 +151,10 @@ export class RequestJournal {
   constructor(private readonly size: number) {}
 
   record(call: JournalCall): void {
-    this.ring[this.recorded % this.size] = { id: this.nextId++, ...call, body: redact(call.body) }
+    const slot: Slot = { id: this.nextId++, call }
+    // An answer too large to keep is worked out now (to its size alone, without parsing), not held until read.
+    if (call.answer && call.answer.length > PARSE_MAX) entryOf(slot)
+    this.ring[this.recorded % this.size] = slot
     this.recorded++
   }
 
@@ -117,7 +165,7 @@ export class RequestJournal {
     const ordered = Array.from({ length: n }, (_, i) => this.ring[(start + i) % n])
     const newer = after === undefined ? ordered : ordered.filter((c) => c.id > after)
     const chosen = limit === undefined ? newer : newer.slice(-limit)
-    return chosen.map((c) => ({ ...c, time: c.time.toISOString() }))
+    return chosen.map(entryOf)
   }
 
   clear(): void {

@@ -1,12 +1,12 @@
 import fp from 'fastify-plugin'
 import type { FastifyRequest } from 'fastify'
 import type { Clock } from '../../clock.js'
-import { answerBody, maskHeaders, type RequestJournal } from '../../ops/journal.js'
+import type { RequestJournal } from '../../ops/journal.js'
 import { API_PREFIX } from '../constants.js'
 
 /**
  * Sandbox: keeps the last calls of the customer API (method, path, headers, body; the answer's status, headers, body
- * and duration) for the admin API to show.
+ * and duration) for the admin API to show. The call is kept as it is; the journal parses and redacts it when read.
  */
 export const journalPlugin = fp(async (app, opts: { journal: RequestJournal; clock: Clock }) => {
   // The answer's body as sent, until the call is recorded (a stream, such as a file, is not kept).
@@ -19,7 +19,7 @@ export const journalPlugin = fp(async (app, opts: { journal: RequestJournal; clo
   app.addHook('onResponse', async (req, reply) => {
     if (!req.url.startsWith(API_PREFIX)) return
     const schema = req.routeOptions.schema as { operationId?: string } | undefined
-    const answer = answerBody(sent.get(req) ?? null, String(reply.getHeader('content-type') ?? ''))
+    const answer = sent.get(req) ?? null
     sent.delete(req)
     opts.journal.record({
       time: opts.clock.now(),
@@ -29,11 +29,10 @@ export const journalPlugin = fp(async (app, opts: { journal: RequestJournal; clo
       operation: schema?.operationId ?? null,
       key_prefix: req.principal?.keyPrefix ?? null,
       body: req.body ?? null,
-      request_headers: maskHeaders(req.headers),
+      request_headers: req.headers,
       status: reply.statusCode,
-      response_headers: maskHeaders(reply.getHeaders()),
-      response_body: answer.body,
-      response_truncated: answer.truncated,
+      response_headers: reply.getHeaders(),
+      answer,
       duration_ms: Math.round(reply.elapsedTime * 10) / 10,
     })
   })
