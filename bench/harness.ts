@@ -74,8 +74,14 @@ export function call(
  * Load with autocannon in a process of its own (dist/bench/load.js): a warm-up, then the measured window. Several
  * URLs (instances of one server) share the connections round-robin: connection i goes to URL i mod n.
  */
-export function load(url: string | string[], method: string, headers: Record<string, string>, body?: string): Figures {
-  const out = execFileSync(process.execPath, [dist('bench/load.js'), loadJob(url, method, headers, body)], {
+export function load(
+  url: string | string[],
+  method: string,
+  headers: Record<string, string>,
+  body?: string,
+  windows?: { warmupSeconds: number; durationSeconds: number },
+): Figures {
+  const out = execFileSync(process.execPath, [dist('bench/load.js'), loadJob(url, method, headers, body, windows)], {
     encoding: 'utf8',
     maxBuffer: 1 << 20,
   })

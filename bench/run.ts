@@ -13,6 +13,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { scenarios, seedBenchmarkData, DEMO_KEY, type BenchData } from './scenarios.js'
+import { budgetTables, cpuTimeUs, profileCeiling, profileHostapi, type Breakdown } from './budget.js'
 import {
   call,
   connections,
@@ -53,6 +54,8 @@ interface Mode {
 interface Result extends Figures {
   scenario: string
   server: string
+  /** CPU time the server's processes used (all their threads), per request answered, in µs. */
+  cpuUs?: number
   /** Database round trips per request answered, as the server counted them (hostapi only). */
   roundTrips?: number
 }
@@ -121,6 +124,9 @@ async function main() {
   const results: Result[] = []
   let staleness: Staleness | null = null
   const cold: Record<string, number> = {}
+  /** Profiles of the cached reads: hostapi's per mode, and the ceiling's, by scenario. */
+  const profiles: Record<string, Record<string, Breakdown>> = {}
+  const noProfile = process.env.BENCH_NO_PROFILE === '1'
   const baseEnv: Record<string, string> = {
     ...(process.env as Record<string, string>),
     HOSTAPI_DATA_DIR: dataDir,
@@ -132,11 +138,13 @@ async function main() {
     HOSTAPI_MAX_CONNECTIONS_PER_IP: '0',
     HOSTAPI_DNS_PORT: '0',
     HOSTAPI_ADMIN_TOKEN: ADMIN_TOKEN,
+    // As a provider runs it: the sandbox's hooks (its request journal, its faults) are not installed.
+    HOSTAPI_SANDBOX: '0',
   }
   delete baseEnv.HOSTAPI_ADMIN_PORT
-  const startHostapi = (mode: Mode, port = 0) =>
+  const startHostapi = (mode: Mode, port = 0, env: Record<string, string> = {}) =>
     spawn(process.execPath, [dist('src/cli/main.js'), 'serve'], {
-      env: { ...baseEnv, ...mode.env, HOSTAPI_PORT: String(port) },
+      env: { ...baseEnv, ...mode.env, ...env, HOSTAPI_PORT: String(port) },
       stdio: ['ignore', 'pipe', 'inherit'],
     })
   const all = modes()
@@ -168,9 +176,17 @@ async function main() {
         if (sample.status !== 200) throw new Error(`${s.name}: ${sample.status} ${sample.text.slice(0, 200)}`)
         progress(`${s.name}: ${label}`)
         const before = await countsOf(bases)
+        const cpu = cpuOf(servers)
         const figures = load(urls.length > 1 ? urls : urls[0], s.method, auth, s.body)
+        const cpuUs = cpu()
         const after = await countsOf(bases)
-        results.push({ scenario: s.name, server: label, ...figures, roundTrips: perRequest(before, after) })
+        results.push({
+          scenario: s.name,
+          server: label,
+          ...figures,
+          roundTrips: perRequest(before, after),
+          cpuUs: cpuUs === null ? undefined : cpuUs / figures.requests,
+        })
         if (!references) continue
         const bodyFile = path.join(dataDir, 'body.json')
         fs.writeFileSync(bodyFile, sample.text)
@@ -184,25 +200,36 @@ async function main() {
           ['bare Fastify', 'bench/servers/bare-fastify.js'],
           ['ceiling (node:https)', 'bench/servers/ceiling.js'],
         ] as const) {
-          const ref = spawn(process.execPath, [dist(file)], {
-            env: {
-              ...process.env,
-              BENCH_CERT: path.join(dataDir, 'tls-cert.pem'),
-              BENCH_KEY: path.join(dataDir, 'tls-key.pem'),
-              BENCH_BODY_FILE: bodyFile,
-              BENCH_HEADERS_FILE: headersFile,
-            },
-            stdio: ['ignore', 'pipe', 'inherit'],
-          })
+          const refEnv = {
+            ...process.env,
+            BENCH_CERT: path.join(dataDir, 'tls-cert.pem'),
+            BENCH_KEY: path.join(dataDir, 'tls-key.pem'),
+            BENCH_BODY_FILE: bodyFile,
+            BENCH_HEADERS_FILE: headersFile,
+          }
+          const ref = spawn(process.execPath, [dist(file)], { env: refEnv, stdio: ['ignore', 'pipe', 'inherit'] })
           children.push(ref)
           const [, port] = await waitForLine(ref, /^ready (\d+)/)
           progress(`${s.name}: ${name}`)
+          const cpu = cpuOf([ref])
+          const figures = load(`https://127.0.0.1:${port}/api/v2${s.path}`, s.method, {}, s.body)
+          const cpuUs = cpu()
           results.push({
             scenario: s.name,
             server: name,
-            ...load(`https://127.0.0.1:${port}/api/v2${s.path}`, s.method, {}, s.body),
+            ...figures,
+            cpuUs: cpuUs === null ? undefined : cpuUs / figures.requests,
           })
           ref.kill('SIGTERM')
+          if (name.startsWith('ceiling') && s.method === 'GET' && !noProfile) {
+            progress(`${s.name}: profiling the ceiling`)
+            profiles.ceiling ??= {}
+            profiles.ceiling[s.name] = await profileCeiling(
+              refEnv,
+              path.join(dataDir, 'profile-ceiling'),
+              (p) => `https://127.0.0.1:${p}/api/v2${s.path}`,
+            )
+          }
         }
         progress(`${s.name}: Prism`)
         // Prism answers 400 to a path with a trailing slash; it gets the same request without it.
@@ -221,6 +248,34 @@ async function main() {
         await new Promise((r) => server.once('exit', r))
       }
       if (mode.instances === 1) {
+        const reads = scenarios(data).filter((s) => s.method === 'GET' && (!only || only.test(s.name)))
+        progress(`${mode.label}: uncached reads`)
+        const uncached = startHostapi(mode, 0, { HOSTAPI_RESPONSE_CACHE_MB: '0' })
+        children.push(uncached)
+        const [, base] = await waitForLine(uncached, /^hostapi listening on (\S+)/)
+        for (const s of reads) {
+          progress(`${s.name}: ${label}, uncached`)
+          const before = await countsOf([base])
+          const figures = load(`${base}${s.path}`, s.method, auth)
+          const after = await countsOf([base])
+          results.push({
+            scenario: s.name,
+            server: `hostapi (${mode.label}, uncached)`,
+            ...figures,
+            roundTrips: perRequest(before, after),
+          })
+        }
+        uncached.kill('SIGTERM')
+        await new Promise((r) => uncached.once('exit', r))
+        if (!noProfile) {
+          progress(`${mode.label}: profiling the cached reads`)
+          profiles[label] = await profileHostapi(
+            { ...baseEnv, ...mode.env },
+            path.join(dataDir, 'profile'),
+            reads.map((s) => ({ name: s.name, method: s.method, path: s.path })),
+            auth,
+          )
+        }
         progress(`${mode.label}: cold starts`)
         const runs: number[] = []
         for (let n = 0; n < COLD_RUNS; n++) {
@@ -244,7 +299,7 @@ async function main() {
     for (const c of children) c.kill('SIGKILL')
     fs.rmSync(dataDir, { recursive: true, force: true })
   }
-  report(results, staleness, cold)
+  report(results, staleness, cold, profiles)
   if (process.env.BENCH_SKIP_DNS !== '1') {
     progress('DNS server')
     process.stdout.write('\nDNS server (npm run bench:dns):\n')
@@ -257,6 +312,20 @@ async function main() {
       stdio: ['ignore', 'inherit', 'inherit'],
       env: { ...process.env, BENCH_NO_BUILD: '1' },
     })
+  }
+}
+
+/** From now, the CPU time the processes use until the function returned is called, in µs (null without /proc). */
+function cpuOf(processes: ChildProcess[]): () => number | null {
+  const sum = () =>
+    processes.reduce<number | null>((a, p) => {
+      const t = cpuTimeUs(p.pid)
+      return a === null || t === null ? null : a + t
+    }, 0)
+  const before = sum()
+  return () => {
+    const after = sum()
+    return before === null || after === null ? null : after - before
   }
 }
 
@@ -326,7 +395,12 @@ function table(header: string[], rows: string[][]): string[] {
 
 const fixed = (x: number | undefined, digits = 2) => (x === undefined ? '' : x.toFixed(digits))
 
-function report(results: Result[], staleness: Staleness | null, cold: Record<string, number>) {
+function report(
+  results: Result[],
+  staleness: Staleness | null,
+  cold: Record<string, number>,
+  profiles: Record<string, Record<string, Breakdown>>,
+) {
   const out: string[] = []
   out.push(
     `${connections} connections, ${warmupSeconds} s warm-up, ${durationSeconds} s measured, ` +
@@ -410,6 +484,50 @@ function report(results: Result[], staleness: Staleness | null, cold: Record<str
       ),
     )
   }
+  const uncached = results.filter((r) => r.server.endsWith(', uncached)'))
+  if (uncached.length) {
+    out.push('', 'Reads without the response cache (HOSTAPI_RESPONSE_CACHE_MB=0) beside the cached figure:', '')
+    out.push(
+      ...table(
+        ['scenario', 'database', 'cached req/s', 'uncached req/s', 'uncached ÷ cached', 'round trips/req'],
+        uncached.map((r) => {
+          const mode = r.server.slice(9, -', uncached)'.length)
+          const cached = of(r.scenario, `hostapi (${mode})`)
+          if (cached) ratios[r.scenario][`${mode.toLowerCase()}_uncached_over_cached`] = r.rps / cached.rps
+          return [
+            r.scenario,
+            mode,
+            fixed(cached?.rps, 0),
+            r.rps.toFixed(0),
+            cached ? fixed(r.rps / cached.rps) : '',
+            fixed(r.roundTrips),
+          ]
+        }),
+      ),
+    )
+  }
+  for (const [label, byScenario] of Object.entries(profiles)) {
+    if (label === 'ceiling') continue
+    const rows = Object.keys(byScenario).flatMap((scenario) => {
+      const ceiling = of(scenario, 'ceiling')
+      const hostapi = results.find((r) => r.scenario === scenario && r.server === label)
+      return ceiling && hostapi
+        ? [
+            {
+              scenario,
+              ceiling: { rps: ceiling.rps, cpuUs: ceiling.cpuUs, profile: profiles.ceiling?.[scenario] },
+              hostapi: { rps: hostapi.rps, cpuUs: hostapi.cpuUs, profile: byScenario[scenario] },
+            },
+          ]
+        : []
+    })
+    out.push(
+      '',
+      `Per-request budget, ${label}, cached reads: per request, wall µs (1,000,000 ÷ req/s) and the server's CPU µs (all its threads), in the run above`,
+      '',
+    )
+    out.push(...budgetTables(table, rows))
+  }
   const several = results.filter((r) => / instances\)$/.test(r.server))
   if (several.length) {
     out.push('', `${several[0].server.slice(9, -1)} on one database and one Redis, round-robin by connection:`, '')
@@ -458,6 +576,7 @@ function report(results: Result[], staleness: Staleness | null, cold: Record<str
         ratios,
         staleness,
         coldStartMs: cold,
+        profiles,
       },
       null,
       2,

@@ -25,6 +25,7 @@ import { AuthThrottle } from './http/auth-throttle.js'
 import { declareErrorResponses } from './http/error-responses.js'
 import { ErrorBody, Pagination } from './http/schemas.js'
 import { answerPlainHttpOnTls } from './http/plain-on-tls.js'
+import { requestLogger } from './http/request-logger.js'
 import type { JsonLimits } from './lib/json-body.js'
 
 declare module 'fastify' {
@@ -52,6 +53,7 @@ function newFastify(ctx: Context, opts: AppOptions): FastifyInstance {
     ...(opts.https ? { https: { key: opts.https.key, cert: opts.https.cert } } : {}),
     loggerInstance: ctx.log,
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: requestLogger,
     genReqId: (req) => requestId(req.headers['x-request-id']),
     trustProxy: config.trustedProxies.length ? config.trustedProxies : false,
     bodyLimit: config.bodyLimit,

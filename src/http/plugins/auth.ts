@@ -50,12 +50,13 @@ export const authPlugin = fp(async (app, opts: { iam: IamService; throttle: Auth
     req.principal = await opts.throttle.guard(ip, !!key, () => opts.iam.authenticate(key, ip, seen))
   })
 
-  app.addHook('preParsing', async (req, _reply, payload) => {
+  app.addHook('preParsing', (req, _reply, payload, done) => {
     const area = req.routeOptions.config?.area
     const who = req.principal
     if (who && area && area !== 'any' && area !== 'public' && !IamService.allows(who, area)) {
-      throw area === 'vps' ? errors.noAccessToVps() : errors.accessDenied()
+      done(area === 'vps' ? errors.noAccessToVps() : errors.accessDenied())
+      return
     }
-    return payload
+    done(null, payload)
   })
 })

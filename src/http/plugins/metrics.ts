@@ -10,7 +10,8 @@ export function operationOf(req: FastifyRequest): string {
 
 /** Counts every answered request with its latency, per operation, method and status. */
 export const metricsPlugin = fp(async (app, opts: { metrics: Metrics }) => {
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     opts.metrics.observe(operationOf(req), req.method, reply.statusCode, reply.elapsedTime / 1000)
+    done()
   })
 })

@@ -7,7 +7,10 @@ import { operationOf } from './metrics.js'
  * should not keep.
  */
 export const requestLogPlugin = fp(async (app) => {
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
+    done()
+    // The line is not built when the log level leaves it out.
+    if (!app.ctx.log.isLevelEnabled('info')) return
     const path = req.url.split('?', 1)[0] ?? req.url
     const ms = Math.round(reply.elapsedTime * 10) / 10
     const operation = req.routeOptions.url ? operationOf(req) : null

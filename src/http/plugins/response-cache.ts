@@ -81,29 +81,46 @@ export const responseCachePlugin = fp(
         const v = own()
         return v === null ? null : `${base} ${v}`
       }
-      const lookup = async (req: FastifyRequest, reply: FastifyReply) => {
-        if (!req.principal) return
-        // PostgreSQL: read with the key in this request when the key was not cached; that lookup is the round trip.
-        const base = dataVersion
-          ? dataVersion()
-          : (req.accountVersion ?? (await readAccountVersion(req.principal.accountId)))
+      // Sent from the cache (and the handler skipped), or the version the answer will be stored under.
+      const answer = (req: FastifyRequest, reply: FastifyReply, base: string): boolean => {
         const version = join(base)
-        if (version === null) return
+        if (version === null) return false
         const hit = entries.get(keyOf(req))
-        if (hit && hit.version === version) return reply.type(JSON_TYPE).send(hit.body)
+        if (hit && hit.version === version) {
+          reply.type(JSON_TYPE).send(hit.body)
+          return true
+        }
         req.cacheVersion = version
+        return false
+      }
+      // A callback, not a promise: on SQLite, and on PostgreSQL when the key lookup read the version, nothing is
+      // awaited. A hook that answers does not call `done`.
+      const lookup = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+        if (!req.principal) return done()
+        // PostgreSQL: read with the key in this request when the key was not cached; that lookup is the round trip.
+        const known = dataVersion ? dataVersion() : req.accountVersion
+        if (known !== null) {
+          if (!answer(req, reply, known)) done()
+          return
+        }
+        readAccountVersion(req.principal.accountId).then(
+          (base) => {
+            if (!answer(req, reply, base)) done()
+          },
+          (err: Error) => done(err),
+        )
       }
       // SQLite only: a write during the handler may or may not be in the answer, so that answer is not kept.
       const unchanged = (version: string) => !dataVersion || join(dataVersion()) === version
       route.preHandler = [lookup, ...asArray(route.preHandler)]
       route.onSend = [
         ...asArray(route.onSend),
-        async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+        (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) => {
           const version = req.cacheVersion
           if (version !== null && reply.statusCode === 200 && typeof payload === 'string' && unchanged(version)) {
             store(keyOf(req), version, payload)
           }
-          return payload
+          done(null, payload)
         },
       ]
     })

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import fp from 'fastify-plugin'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { errors } from '../../errors.js'
 import { type JsonLimits, LARGE_BODY_MAX_VALUES, parseJsonBody } from '../../lib/json-body.js'
 
@@ -59,7 +59,7 @@ export const transportPlugin = fp(async (app, opts: TransportOptions) => {
   app.addHook('preClose', async () => {
     closing = true
   })
-  app.addHook('onRequest', async (req, reply) => {
+  const checkTransport = (req: FastifyRequest, reply: FastifyReply) => {
     reply.headers(req.url.startsWith('/docs') ? DOCS_HEADERS : API_HEADERS)
     reply.header('x-request-id', req.id)
     if (closing) {
@@ -69,7 +69,7 @@ export const transportPlugin = fp(async (app, opts: TransportOptions) => {
     // request.protocol believes X-Forwarded-Proto only from HOSTAPI_TRUSTED_PROXIES.
     if (req.protocol !== 'https' && req.routeOptions.config?.plainHttp !== true) throw errors.sslRequired()
     // No text the API keeps or looks up holds NUL (PostgreSQL cannot store it): refused at the door.
-    if (/%00/i.test(req.url)) throw errors.nulInUrl()
+    if (req.url.includes('%00')) throw errors.nulInUrl()
     // Fastify parses a DELETE body only when it has a Content-Type; clients send DELETE bodies without one.
     const h = req.raw.headers
     const hasBody = h['content-length'] !== undefined || h['transfer-encoding'] !== undefined
@@ -79,6 +79,16 @@ export const transportPlugin = fp(async (app, opts: TransportOptions) => {
     // Bodies are read as they are: a compressed one would only fail as `Invalid JSON body`.
     const encoding = h['content-encoding']?.trim().toLowerCase()
     if (hasBody && encoding && encoding !== 'identity') throw errors.unsupportedEncoding(encoding)
+  }
+  // Synchronous (a callback, not a promise): it runs on every request and waits for nothing.
+  app.addHook('onRequest', (req, reply, done) => {
+    try {
+      checkTransport(req, reply)
+    } catch (err) {
+      done(err as Error)
+      return
+    }
+    done()
   })
 
   app.removeAllContentTypeParsers()
