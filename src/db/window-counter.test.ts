@@ -91,6 +91,36 @@ describe('memory window counter', () => {
   })
 })
 
+describe('redis window counter, one call per key and turn', {
+  skip: !redisUrl && 'HOSTAPI_TEST_REDIS_URL is not set',
+}, () => {
+  it('sends the hits and peeks of a key asked in one turn as one call; each caller gets the count of its own hit', async () => {
+    const clock = new ManualClock()
+    const c = (await implementations[1].make(clock)) as RedisWindowCounter
+    const before = c.calls
+    const asked = [
+      c.peek('k', 60_000),
+      ...Array.from({ length: 30 }, () => c.hit('k', 60_000)),
+      c.peek('k', 60_000),
+      c.hit('other', 60_000),
+    ]
+    const counts = await Promise.all(asked)
+    assert.equal(c.calls - before, 2)
+    assert.deepEqual(
+      counts.map((n) => n.current),
+      [0, ...Array.from({ length: 30 }, (_, i) => i + 1), 30, 1],
+    )
+    assert.deepEqual(counts[0], { current: 0, ttl: 0 })
+    assert.equal(counts[1].ttl, 60_000)
+    // The next turn's hits continue the same window, in Redis.
+    const next = await Promise.all([c.hit('k', 60_000), c.hit('k', 60_000)])
+    assert.deepEqual(
+      next.map((n) => n.current),
+      [31, 32],
+    )
+  })
+})
+
 describe('redis window counter without redis', () => {
   it('counts in memory when redis does not answer', async () => {
     const opts = { timeoutMs: 50, retryMs: 1000 }

@@ -66,36 +66,42 @@ export class MemoryWindowCounter implements WindowCounter {
   }
 }
 
-// KEYS[1] = counter; ARGV = now (ms, app clock), window (ms), 1 to count a hit or 0 to read.
+// KEYS[1] = counter; ARGV = now (ms, app clock), window (ms), hits to count (0 to read).
 // The window's start is stored with the count, so the app's clock (not Redis' own) decides when it ends;
 // the key also expires in Redis after the window, so nothing stays behind.
 const WINDOW_LUA = `
 local now = tonumber(ARGV[1])
 local win = tonumber(ARGV[2])
+local hits = tonumber(ARGV[3])
 local v = redis.call('HMGET', KEYS[1], 'c', 's')
 local c = tonumber(v[1])
 local s = tonumber(v[2])
 if not c or not s or s + win <= now or s > now then
-  if ARGV[3] ~= '1' then return {0, 0} end
-  redis.call('HSET', KEYS[1], 'c', 1, 's', now)
+  if hits == 0 then return {0, 0} end
+  redis.call('HSET', KEYS[1], 'c', hits, 's', now)
   redis.call('PEXPIRE', KEYS[1], win)
-  return {1, win}
+  return {hits, win}
 end
-if ARGV[3] == '1' then c = redis.call('HINCRBY', KEYS[1], 'c', 1) end
+if hits > 0 then c = redis.call('HINCRBY', KEYS[1], 'c', hits) end
 return {c, s + win - now}
 `
 
 type WindowRedis = Redis & {
-  hostapiWindow(key: string, now: number, windowMs: number, hit: 0 | 1): Promise<[number, number]>
+  hostapiWindow(key: string, now: number, windowMs: number, hits: number): Promise<[number, number]>
 }
 
 /**
  * Counters shared by every instance through Redis, behind the guard's breaker: while Redis does not answer,
  * each instance counts in its own memory (so limits hold per instance) and goes back to Redis when it answers again.
+ * The hits and peeks of one key asked within one event-loop turn go to Redis as one call once the turn is over (at
+ * 50 connections a busy key is asked about a dozen times a turn); each caller gets the count its own hit made.
  */
 export class RedisWindowCounter implements WindowCounter {
   private readonly redis: WindowRedis
   readonly fallback: MemoryWindowCounter
+  private readonly pending = new Map<string, Batch>()
+  /** Calls sent to Redis (or to the fallback while it does not answer), one per key and turn. */
+  calls = 0
 
   constructor(
     private readonly guard: RedisGuard,
@@ -109,22 +115,56 @@ export class RedisWindowCounter implements WindowCounter {
   }
 
   hit(key: string, windowMs: number): Promise<WindowCount> {
-    return this.call(key, windowMs, 1)
+    return this.ask(key, windowMs, true)
   }
 
   peek(key: string, windowMs: number): Promise<WindowCount> {
-    return this.call(key, windowMs, 0)
+    return this.ask(key, windowMs, false)
   }
 
-  private async call(key: string, windowMs: number, hit: 0 | 1): Promise<WindowCount> {
-    const now = this.clock.now().getTime()
+  private ask(key: string, windowMs: number, hit: boolean): Promise<WindowCount> {
+    const id = `${windowMs} ${key}`
+    let batch = this.pending.get(id)
+    if (!batch) {
+      batch = { key, windowMs, asks: [] }
+      this.pending.set(id, batch)
+      if (this.pending.size === 1) setImmediate(() => this.flush())
+    }
+    const asks = batch.asks
+    return new Promise((resolve) => asks.push({ hit, resolve }))
+  }
+
+  private flush(): void {
+    const batches = [...this.pending.values()]
+    this.pending.clear()
+    for (const batch of batches) void this.send(batch)
+  }
+
+  private async send({ key, windowMs, asks }: Batch): Promise<void> {
+    const hits = asks.filter((a) => a.hit).length
+    this.calls++
+    let count: WindowCount
     try {
+      const now = this.clock.now().getTime()
       const [current, ttl] = await this.guard.run((r) =>
-        (r as WindowRedis).hostapiWindow(this.prefix + key, now, windowMs, hit),
+        (r as WindowRedis).hostapiWindow(this.prefix + key, now, windowMs, hits),
       )
-      return { current, ttl }
+      count = { current, ttl }
     } catch {
-      return hit ? this.fallback.hitNow(key, windowMs) : this.fallback.peekNow(key, windowMs)
+      for (let i = 0; i < hits; i++) this.fallback.hitNow(key, windowMs)
+      count = this.fallback.peekNow(key, windowMs)
+    }
+    // In the order asked: a hit sees the hits asked up to it, a peek those asked before it.
+    let seen = count.current - hits
+    for (const ask of asks) {
+      if (ask.hit) seen++
+      ask.resolve(seen === 0 ? { current: 0, ttl: 0 } : { current: seen, ttl: count.ttl })
     }
   }
+}
+
+interface Batch {
+  key: string
+  windowMs: number
+  asks: { hit: boolean; resolve: (count: WindowCount) => void }[]
 }
