@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js'
 import { ApiError, errors } from '../errors.js'
-import type { WindowCounter } from '../db/window-counter.js'
+import { MemoryWindowCounter, type WindowCounter } from '../db/window-counter.js'
 
 /**
  * Throttling of failed credentials per client address: a wrong, expired, revoked or not whitelisted API key, or a
@@ -18,6 +18,16 @@ export class AuthThrottle {
     private readonly opts: { limit: number; windowSeconds: number },
   ) {
     this.windowMs = opts.windowSeconds * 1000
+  }
+
+  /**
+   * True when the address is known, without waiting, not to be throttled: no limit, or counters in this process'
+   * memory below it. Null when only `guard` can tell (counters in Redis or in the primary of several workers).
+   */
+  admitsNow(ip: string): boolean | null {
+    if (this.opts.limit === 0) return true
+    if (!(this.counter instanceof MemoryWindowCounter)) return null
+    return this.counter.peekNow(`af:${addressBlock(ip)}`, this.windowMs).current < this.opts.limit
   }
 
   /** Runs `authenticate` for a caller at `ip` unless the address is throttled; counts its 401 when a credential was presented. */

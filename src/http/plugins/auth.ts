@@ -39,15 +39,26 @@ export const authPlugin = fp(async (app, opts: { iam: IamService; throttle: Auth
     }
   })
 
-  app.addHook('onRequest', async (req) => {
+  app.addHook('onRequest', (req, _reply, done) => {
     const area = req.routeOptions.config?.area
-    if (!req.routeOptions.url || area === undefined || area === 'public') return
+    if (!req.routeOptions.url || area === undefined || area === 'public') return done()
     const key = presentedKey(req)
     const ip = callerIp(req)
+    // A key the cache holds, from an address known not to be throttled, is let in without waiting for anything.
+    const cached = key && opts.throttle.admitsNow(ip) === true ? opts.iam.cachedPrincipal(key, ip) : null
+    if (cached) {
+      req.principal = cached
+      return done()
+    }
     const seen = (version: string) => {
       req.accountVersion = version
     }
-    req.principal = await opts.throttle.guard(ip, !!key, () => opts.iam.authenticate(key, ip, seen))
+    opts.throttle
+      .guard(ip, !!key, () => opts.iam.authenticate(key, ip, seen))
+      .then((principal) => {
+        req.principal = principal
+        done()
+      }, done)
   })
 
   app.addHook('preParsing', (req, _reply, payload, done) => {

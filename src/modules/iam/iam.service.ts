@@ -288,15 +288,31 @@ export class IamService {
     const key = await this.lookupKey(rawKey, now.getTime(), seen)
     if (!key?.usable) throw errors.noValidApiKey()
     if (key.expiresAt !== null && key.expiresAt <= now.getTime()) throw errors.apiKeyExpired()
-    if (!(key.allowed.length === 0 && this.opts.emptyWhitelistAllowsAll) && !ipAllowed(ip, key.allowed)) {
-      throw errors.ipNotWhitelisted(ip)
-    }
+    if (!this.ipAdmitted(key, ip)) throw errors.ipNotWhitelisted(ip)
     if (now.getTime() - key.lastTouch > TOUCH_INTERVAL_MS) {
       // Last use is recorded at most once a minute per key, so reads stay reads.
       key.lastTouch = now.getTime()
       await repo.touchKey(this.db, key.principal.keyId, iso(now), ip)
     }
     return key.principal
+  }
+
+  /**
+   * What `authenticate` answers, when it can be told without waiting: the key's lookup is cached and fresh, the key
+   * is usable from `ip`, and its last use was recorded less than a minute ago. Null otherwise (`authenticate` then
+   * reads, records or refuses).
+   */
+  cachedPrincipal(rawKey: string, ip: string): Principal | null {
+    const key = this.authCache.get(rawKey)
+    if (!key?.usable) return null
+    const now = this.clock.now().getTime()
+    if (now - key.fetchedAt >= this.opts.authCacheMs || now - key.lastTouch > TOUCH_INTERVAL_MS) return null
+    if (key.expiresAt !== null && key.expiresAt <= now) return null
+    return this.ipAdmitted(key, ip) ? key.principal : null
+  }
+
+  private ipAdmitted(key: CachedKey, ip: string): boolean {
+    return (key.allowed.length === 0 && this.opts.emptyWhitelistAllowsAll) || ipAllowed(ip, key.allowed)
   }
 
   /** True when the principal may use the area (the main user may use every area). */
