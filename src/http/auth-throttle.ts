@@ -1,4 +1,5 @@
 import ipaddr from 'ipaddr.js'
+import { memoized } from '../lib/memo.js'
 import { ApiError, errors } from '../errors.js'
 import { MemoryWindowCounter, type WindowCounter } from '../db/window-counter.js'
 
@@ -45,19 +46,8 @@ export class AuthThrottle {
   }
 }
 
-const blocks = new Map<string, string>()
-const BLOCKS_SIZE = 10_000
-
 /** The block an address counts for: an IPv4 address itself, an IPv6 address its /64. Kept per address once worked out. */
-export function addressBlock(ip: string): string {
-  let block = blocks.get(ip)
-  if (block === undefined) {
-    block = blockOf(ip)
-    if (blocks.size >= BLOCKS_SIZE) blocks.clear()
-    blocks.set(ip, block)
-  }
-  return block
-}
+export const addressBlock = memoized(blockOf, 10_000)
 
 function blockOf(ip: string): string {
   try {

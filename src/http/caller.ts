@@ -1,20 +1,13 @@
 import ipaddr from 'ipaddr.js'
 import type { FastifyRequest } from 'fastify'
-
-const written = new Map<string, string>()
-const WRITTEN_SIZE = 10_000
+import { memoized } from '../lib/memo.js'
 
 /** The caller's address as people write it (an IPv4-mapped IPv6 address becomes plain IPv4). */
 export function callerIp(req: FastifyRequest): string {
-  const ip = req.ip
-  let text = written.get(ip)
-  if (text === undefined) {
-    text = writtenForm(ip)
-    if (written.size >= WRITTEN_SIZE) written.clear()
-    written.set(ip, text)
-  }
-  return text
+  return written(req.ip)
 }
+
+const written = memoized(writtenForm, 10_000)
 
 function writtenForm(ip: string): string {
   try {

@@ -95,20 +95,15 @@ export function answerBody(
  * A call as recorded: what the request and its answer were, kept as they are (no copy, no parsing), and turned into
  * a JournalEntry (parsed, redacted, cut) only when the journal is read. A call costs the hot path a slot in the ring.
  */
-export interface JournalCall {
+export type JournalCall = Omit<
+  JournalEntry,
+  'id' | 'time' | 'request_headers' | 'response_headers' | 'response_body' | 'response_truncated'
+> & {
   time: Date
-  request_id: string
-  method: string
-  path: string
-  operation: string | null
-  key_prefix: string | null
-  body: unknown
   request_headers: Record<string, unknown>
-  status: number
   response_headers: Record<string, unknown>
   /** The answer's body as sent: null when there was none, or it was a stream (a file is not kept). */
   answer: string | Buffer | null
-  duration_ms: number
 }
 
 type Slot = { id: number; call: JournalCall; entry?: JournalEntry }
