@@ -214,3 +214,22 @@ export async function replaceRecordSetCall(
     ${change.others}, ${audit && JSON.stringify(audit)}::json) as done`.execute(db)
   return rows[0].done
 }
+
+/**
+ * PostgreSQL: replaceRecordSetCall for the account's zone named `zone`, with no read before it: a call of
+ * dns_replace_record_set_at (migration 0650), which writes nothing, and answers false, also when an enabled webhook
+ * endpoint of the account listens (the change's event must commit with it). Outside a transaction: it commits on its own.
+ */
+export async function replaceRecordSetAtCall(
+  db: Db,
+  accountId: number,
+  zone: string,
+  record: NormalisedRecord,
+  change: RecordSetChange,
+  audit: AuditEntry | null,
+): Promise<boolean> {
+  const { rows } = await sql<{ done: boolean }>`select dns_replace_record_set_at(${accountId}, ${zone},
+    ${record.type}, ${record.name}, ${record.value}, ${record.ttl}, ${change.now}, ${change.serial},
+    ${change.others}, ${audit && JSON.stringify(audit)}::json) as done`.execute(db)
+  return rows[0].done
+}
