@@ -2,10 +2,13 @@
 // checked against them and written in one call that holds only while the other types there are still those. Over
 // record sets of every shape a PATCH meets (a name alone, the apex beside other types, a CNAME, the ACME challenge in
 // a large zone), and the cases where what was read no longer holds: the answer is the one a fresh read gives.
+// Concurrent PATCHes share their round trip and commit (group commit), each with its own audit row and answer.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { forEachDialect, startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
 import { makeDomain } from './helpers/fixtures/domains.js'
+import type { NormalisedRecord } from '../src/lib/dns/records.js'
+import { writeRecordSetAt } from '../src/modules/domains/dns/zone-store.js'
 
 interface Rec {
   type: string
@@ -48,7 +51,8 @@ forEachDialect((dialect) => {
     let t: TestApp
     let a: TestAccount
     before(async () => {
-      t = await startTestApp(dialect, { env: { HOSTAPI_WEBHOOKS_ALLOW_PRIVATE: '1' } })
+      // The key stays cached through a test: its lookups are no round trips of the PATCHes counted.
+      t = await startTestApp(dialect, { env: { HOSTAPI_WEBHOOKS_ALLOW_PRIVATE: '1', HOSTAPI_AUTH_CACHE_MS: '60000' } })
       a = await t.account('Round trips')
     })
     after(() => t.close())
@@ -91,6 +95,61 @@ forEachDialect((dialect) => {
         )
       })
     }
+
+    it('writes concurrent PATCHes together: fewer round trips than PATCHes, each one committed with its audit row', async () => {
+      const zones = [await makeDomain(t, a), await makeDomain(t, a)]
+      const record = (n: number) => ({ type: 'TXT', name: '_acme-challenge', value: `c${n}`, ttl: 120 })
+      for (const d of zones) assert.equal((await patch(d, record(0))).status, 200)
+      const serials = async () =>
+        (
+          await t.ctx.db
+            .selectFrom('domains')
+            .select(['name', 'zone_serial'])
+            .where('name', 'in', zones)
+            .orderBy('name')
+            .execute()
+        ).map((r) => Number(r.zone_serial))
+      const audited = () =>
+        t.ctx.db
+          .selectFrom('audit_log')
+          .select('request_id')
+          .where('account_id', '=', a.accountId)
+          .where('method', '=', 'PATCH')
+          .execute()
+      const n = 40
+      const all = (from: number) =>
+        Promise.all(Array.from({ length: n }, (_, i) => patch(zones[i % 2], record(from + i))))
+      // A first round opens the connections (kept alive) and reads the key: the second one's requests arrive together.
+      await all(1)
+      const serialsBefore = await serials()
+      const auditedBefore = (await audited()).length
+      const before = t.ctx.roundTrips()
+      const answers = await all(n + 1)
+      const roundTrips = t.ctx.roundTrips() - before
+      assert.deepEqual(
+        answers.map((r) => r.status),
+        answers.map(() => 200),
+      )
+      assert.ok(roundTrips < n, `${n} concurrent PATCHes cost ${roundTrips} round trips`)
+      assert.equal((await audited()).length, auditedBefore + n, 'one audit row per PATCH')
+      const serialsAfter = await serials()
+      for (const [i, s] of serialsAfter.entries())
+        assert.ok(s >= (serialsBefore[i] ?? 0) + n / 2, 'the serial rose with every change')
+      for (const d of zones) assert.equal((await recordsAt(d, '_acme-challenge')).length, 1)
+    })
+
+    it('makes each write of a failed group alone: one write in error fails only its own request', async () => {
+      const d = await makeDomain(t, a)
+      const name = `alone.${d}`
+      const change = { now: new Date().toISOString(), serial: 1, others: '' }
+      const write = (value: string, ttl: number) =>
+        writeRecordSetAt(t.ctx.db, a.accountId, d, { type: 'TXT', name, value, ttl } as NormalisedRecord, change)
+      // A TTL past the column's range fails its statement: made together with a good write in one turn.
+      const [good, bad] = await Promise.allSettled([write('kept', 300), write('refused', 2 ** 40)])
+      assert.deepEqual(good, { status: 'fulfilled', value: true })
+      assert.equal(bad.status, 'rejected')
+      assert.deepEqual(await recordsAt(d, 'alone'), ['TXT kept'])
+    })
 
     it('answers as a fresh read does when another type came to the name since it was read', async () => {
       const d = await makeDomain(t, a)

@@ -8,6 +8,7 @@ import type { DB } from '../../../db/tables.js'
 import { errors } from '../../../errors.js'
 import type { NormalisedRecord } from '../../../lib/dns/records.js'
 import type { DryRun } from '../../../lib/dry-run.js'
+import { batchEachTurn } from '../../../lib/turn-batch.js'
 import { nextSerial, type ZoneChange } from '../../../lib/dns/zone-serial.js'
 import { emitEvent } from '../../webhooks/webhook-events.js'
 import { zoneChangedEvent } from '../domain-events.js'
@@ -216,7 +217,44 @@ export async function writeRecordSetAt(
   record: NormalisedRecord,
   change: repo.RecordSetChange,
 ): Promise<boolean> {
-  return withAuditRow((row) => repo.replaceRecordSetAtCall(db, accountId, zone, record, change, row))
+  let write = recordSetWrites.get(db)
+  if (!write) {
+    write = batchEachTurn((writes: repo.RecordSetWrite[]) => writeTogether(db, writes))
+    recordSetWrites.set(db, write)
+  }
+  const batched = write
+  return withAuditRow((audit) => batched({ accountId, zone, record, change, audit }))
+}
+
+/** Per database: the writes of writeRecordSetAt made within one event-loop turn, sent together after it. */
+const recordSetWrites = new WeakMap<Kysely<DB>, (w: repo.RecordSetWrite) => Promise<boolean>>()
+
+/**
+ * Concurrent requests' record-set writes in one round trip and one commit (group commit): each is durable before
+ * its request is answered, as alone. Ordered by account and zone (a zone's writes in the order they came), so two
+ * such calls lock in one order; when the call fails (a deadlock with another transaction, one write's error), each
+ * write is made alone, and gets its own answer or error.
+ */
+async function writeTogether(db: Kysely<DB>, writes: repo.RecordSetWrite[]) {
+  if (writes.length > 1) {
+    const order = writes
+      .map((w, i) => ({ w, i }))
+      .sort((a, b) => a.w.accountId - b.w.accountId || (a.w.zone < b.w.zone ? -1 : a.w.zone > b.w.zone ? 1 : a.i - b.i))
+    try {
+      const answers = await repo.replaceRecordSetsAtCall(
+        db,
+        order.map((o) => o.w),
+      )
+      const out: PromiseSettledResult<boolean>[] = new Array(writes.length)
+      order.forEach((o, k) => {
+        out[o.i] = { status: 'fulfilled', value: answers[k] === true }
+      })
+      return out
+    } catch {
+      // Made alone below.
+    }
+  }
+  return Promise.allSettled(writes.map((w) => repo.replaceRecordSetAtCall(db, w)))
 }
 
 /**
