@@ -2,6 +2,7 @@
 // TypeScript rule (the statements of replaceRecordSetIn, on either database) and through the database path a PATCH
 // takes (writeRecordSet: those statements on SQLite, the PL/pgSQL dns_replace_record_set on PostgreSQL), and both
 // must give the outcome of the rule as written below: the answer, the records at the name, the serial, the audit row.
+// On PostgreSQL also the call a PATCH makes with no read before it (writeRecordSetAt, dns_replace_record_set_at).
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
@@ -10,7 +11,7 @@ import { makeDomain } from './helpers/fixtures/domains.js'
 import type { NormalisedRecord } from '../src/lib/dns/records.js'
 import { type PendingAudit, withRequestAudit } from '../src/db/request-audit.js'
 import * as repo from '../src/modules/domains/dns/dns.repository.js'
-import { writeRecordSet } from '../src/modules/domains/dns/zone-store.js'
+import { writeRecordSet, writeRecordSetAt } from '../src/modules/domains/dns/zone-store.js'
 
 const TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT'] as const
 const NAME = (zone: string) => `rs.${zone}`
@@ -77,7 +78,7 @@ forEachDialect((dialect) => {
     after(() => t.close())
 
     /** Runs one case through `path` on a zone set to its start, and reads what it left. */
-    const run = async (c: Generated, path: 'rule' | 'database', n: number) => {
+    const run = async (c: Generated, path: 'rule' | 'database' | 'by name', n: number) => {
       const db = t.ctx.db
       await db.deleteFrom('dns_records').where('domain_id', '=', domainId).execute()
       await repo.insertRecords(
@@ -106,18 +107,21 @@ forEachDialect((dialect) => {
         closed: false,
       }
       const done = await withRequestAudit(audit, () =>
-        path === 'database'
-          ? writeRecordSet(db, accountId, domainId, record, change, c.along ? async () => {} : null)
-          : db
-              .transaction()
-              .execute(async (trx) => {
-                if (!(await repo.replaceRecordSetIn(trx, accountId, domainId, record, change))) throw new Error('stale')
-                return true
-              })
-              .catch((err: Error) => {
-                if (err.message === 'stale') return false
-                throw err
-              }),
+        path === 'by name'
+          ? writeRecordSetAt(db, accountId, zone, record, change)
+          : path === 'database'
+            ? writeRecordSet(db, accountId, domainId, record, change, c.along ? async () => {} : null)
+            : db
+                .transaction()
+                .execute(async (trx) => {
+                  if (!(await repo.replaceRecordSetIn(trx, accountId, domainId, record, change)))
+                    throw new Error('stale')
+                  return true
+                })
+                .catch((err: Error) => {
+                  if (err.message === 'stale') return false
+                  throw err
+                }),
       )
       const rows = await repo.listRecordsAt(db, a.accountId, domainId, NAME(zone))
       const { zone_serial } = await db
@@ -141,7 +145,9 @@ forEachDialect((dialect) => {
         fc.asyncProperty(caseOf, async (c) => {
           const want = expected(c)
           const outcome = { done: want.done, records: want.records, serial: want.serial }
-          for (const path of ['rule', 'database'] as const) {
+          const paths =
+            dialect === 'postgres' ? (['rule', 'database', 'by name'] as const) : (['rule', 'database'] as const)
+          for (const path of paths) {
             const got = await run(c, path, n++)
             assert.deepEqual({ done: got.done, records: got.records, serial: got.serial }, outcome, path)
             const audited = want.done ? 1 : 0

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { batchPerTurn } from './turn-batch.js'
+import { batchEachTurn, batchPerTurn } from './turn-batch.js'
 
 /** A fetch whose calls are recorded and answered by the test. */
 function controlledFetch() {
@@ -63,5 +63,40 @@ describe('batchPerTurn', () => {
     await turn()
     calls[1].answer(new Map([[1, 'v']]))
     assert.equal(await next, 'v')
+  })
+})
+
+describe('batchEachTurn', () => {
+  it('runs the calls of one turn together, after the turn, in their order, and gives each its own outcome', async () => {
+    const runs: number[][] = []
+    const call = batchEachTurn(async (items: number[]) => {
+      runs.push([...items])
+      return items.map(
+        (n): PromiseSettledResult<number> =>
+          n < 0 ? { status: 'rejected', reason: new Error(`bad ${n}`) } : { status: 'fulfilled', value: n * 10 },
+      )
+    })
+    const answers = Promise.allSettled([call(1), call(-2), Promise.resolve().then(() => call(3))])
+    await Promise.resolve()
+    assert.equal(runs.length, 0, 'nothing runs while the turn lasts')
+    const settled = await answers
+    assert.deepEqual(runs, [[1, -2, 3]])
+    assert.deepEqual(settled[0], { status: 'fulfilled', value: 10 })
+    assert.equal(settled[1].status === 'rejected' && (settled[1].reason as Error).message, 'bad -2')
+    assert.deepEqual(settled[2], { status: 'fulfilled', value: 30 })
+    // A later turn: a run of its own.
+    assert.equal(await call(4), 40)
+    assert.deepEqual(runs, [[1, -2, 3], [4]])
+  })
+
+  it('fails every call of the turn when the run fails', async () => {
+    const call = batchEachTurn(async (): Promise<PromiseSettledResult<number>[]> => {
+      throw new Error('down')
+    })
+    const settled = await Promise.allSettled([call(1), call(2)])
+    assert.deepEqual(
+      settled.map((s) => s.status),
+      ['rejected', 'rejected'],
+    )
   })
 })

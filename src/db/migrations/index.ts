@@ -29,6 +29,7 @@ import * as dnsZoneSync from './0590-dns-zone-sync.js'
 import * as dnsCatalog from './0620-dns-catalog.js'
 import * as registryRequestIds from './0630-registry-request-ids.js'
 import * as outboxStatus from './0640-outbox-status.js'
+import * as dnsRecordSetAt from './0650-dns-record-set-at.js'
 
 /**
  * Every migration, by name. Names sort in the order they run; each area takes its own
@@ -66,6 +67,7 @@ export const migrations: Record<string, MigrationModule> = {
   '0620-dns-catalog': dnsCatalog,
   '0630-registry-request-ids': registryRequestIds,
   '0640-outbox-status': outboxStatus,
+  '0650-dns-record-set-at': dnsRecordSetAt,
 }
 
 /**

@@ -214,3 +214,50 @@ export async function replaceRecordSetCall(
     ${change.others}, ${audit && JSON.stringify(audit)}::json) as done`.execute(db)
   return rows[0].done
 }
+
+/** A record-set write to the account's zone named `zone`, with the request's audit row to write with it (or null). */
+export interface RecordSetWrite {
+  accountId: number
+  zone: string
+  record: NormalisedRecord
+  change: RecordSetChange
+  audit: AuditEntry | null
+}
+
+/**
+ * PostgreSQL: replaceRecordSetCall for the account's zone named `zone`, with no read before it: a call of
+ * dns_replace_record_set_at (migration 0650), which writes nothing, and answers false, also when an enabled webhook
+ * endpoint of the account listens (the change's event must commit with it). Outside a transaction: it commits on its own.
+ */
+export async function replaceRecordSetAtCall(db: Db, w: RecordSetWrite): Promise<boolean> {
+  const { rows } = await sql<{ done: boolean }>`select dns_replace_record_set_at(${w.accountId}, ${w.zone},
+    ${w.record.type}, ${w.record.name}, ${w.record.value}, ${w.record.ttl}, ${w.change.now}, ${w.change.serial},
+    ${w.change.others}, ${w.audit && JSON.stringify(w.audit)}::json) as done`.execute(db)
+  return rows[0].done
+}
+
+/**
+ * PostgreSQL: replaceRecordSetAtCall for several writes, in their order, in one statement and one commit
+ * (dns_replace_record_sets); the answers in the writes' order. All or nothing: an error writes none of them.
+ */
+export async function replaceRecordSetsAtCall(db: Db, writes: RecordSetWrite[]): Promise<boolean[]> {
+  const changes = writes.map((w) => ({
+    account: w.accountId,
+    zone: w.zone,
+    type: w.record.type,
+    name: w.record.name,
+    value: w.record.value,
+    ttl: w.record.ttl,
+    now: w.change.now,
+    serial: w.change.serial,
+    others: w.change.others,
+    audit: w.audit,
+  }))
+  const { rows } = await sql<{
+    done: boolean[]
+  }>`select dns_replace_record_sets(${JSON.stringify(changes)}::json) as done`.execute(db)
+  const answers = rows[0].done
+  if (answers.length !== writes.length)
+    throw new Error(`${writes.length} record-set writes got ${answers.length} answers`)
+  return answers
+}

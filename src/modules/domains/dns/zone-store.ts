@@ -2,11 +2,13 @@ import type { Kysely } from 'kysely'
 import type { Clock } from '../../../clock.js'
 import { iso } from '../../../clock.js'
 import { onPostgres, type Db } from '../../../db/database.js'
+import type { AuditEntry } from '../../../db/audit.repository.js'
 import { claimAudit, settleAudit } from '../../../db/request-audit.js'
 import type { DB } from '../../../db/tables.js'
 import { errors } from '../../../errors.js'
 import type { NormalisedRecord } from '../../../lib/dns/records.js'
 import type { DryRun } from '../../../lib/dry-run.js'
+import { batchEachTurn } from '../../../lib/turn-batch.js'
 import { nextSerial, type ZoneChange } from '../../../lib/dns/zone-serial.js'
 import { emitEvent } from '../../webhooks/webhook-events.js'
 import { zoneChangedEvent } from '../domain-events.js'
@@ -17,6 +19,9 @@ import type { ZoneChanges } from './zone-delivery.js'
 
 /** How often a record-set change reads and checks again when the records at its name changed meanwhile. */
 const MAX_ATTEMPTS = 20
+/** The names whose records a store keeps as last read, and the most records a name may have to be kept. */
+const LAST_READ_NAMES = 4096
+const LAST_READ_RECORDS = 32
 
 /** The records at one owner name of a zone, as a record-set change reads them. */
 export interface RecordsAt {
@@ -36,6 +41,9 @@ class Stale extends Error {}
  * The DNS servers are told after the commit.
  */
 export class ZoneStore {
+  /** The records last read at an owner name (`lastReadKey`), oldest name first: a record-set change decides on them first. */
+  private readonly lastRead = new Map<string, RecordsAt['records']>()
+
   constructor(
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
@@ -76,9 +84,12 @@ export class ZoneStore {
     decide: (at: RecordsAt) => NormalisedRecord,
     opts: DryRun,
   ): Promise<void> {
+    const key = lastReadKey(accountId, zone, name)
+    if (!opts.dryRun && (await this.replaceAsLastRead(accountId, zone, key, decide))) return
     for (let attempt = 1; ; attempt++) {
       if (attempt > MAX_ATTEMPTS) throw new Error(`the records at ${name} kept changing during a record-set change`)
       const found = await repo.zoneAt(this.db, accountId, zone, name)
+      this.remember(key, found?.records)
       if (!found) throw errors.noAccessToResource()
       const record = decide({ zone: found.domain.name, records: found.records })
       if (opts.dryRun) return
@@ -97,6 +108,44 @@ export class ZoneStore {
         return
       }
     }
+  }
+
+  /**
+   * On PostgreSQL, where nothing commits along with a record set but its audit row (no pushing driver; whether a
+   * webhook endpoint listens the database checks): the record decided on the records last read at the name and
+   * written in one round trip with no read before it, only while the other types there are still those
+   * (writeRecordSetAt). False, with nothing written, when there is no such read, `decide` refuses (the answer then
+   * comes from a fresh read), or the write did not go through.
+   */
+  private async replaceAsLastRead(
+    accountId: number,
+    zone: string,
+    key: string,
+    decide: (at: RecordsAt) => NormalisedRecord,
+  ): Promise<boolean> {
+    if (this.zones.queues || !onPostgres(this.db)) return false
+    const records = this.lastRead.get(key)
+    if (!records) return false
+    let record: NormalisedRecord
+    try {
+      record = decide({ zone, records })
+    } catch {
+      return false
+    }
+    const now = this.clock.now()
+    const change = { now: iso(now), serial: nextSerial(0, now), others: repo.otherTypes(records, record.type) }
+    if (!(await writeRecordSetAt(this.db, accountId, zone, record, change))) return false
+    await this.zones.committed({ domain: zone, kind: 'records', names: [record.name] })
+    return true
+  }
+
+  /** Keeps the records read at a name (forgets them when the zone was not found or the name has many). */
+  private remember(key: string, records: RecordsAt['records'] | undefined): void {
+    this.lastRead.delete(key)
+    if (!records || records.length > LAST_READ_RECORDS) return
+    this.lastRead.set(key, records)
+    const oldest = this.lastRead.keys().next()
+    if (this.lastRead.size > LAST_READ_NAMES && !oldest.done) this.lastRead.delete(oldest.value)
   }
 
   /**
@@ -142,22 +191,86 @@ export async function writeRecordSet(
       return await db
         .transaction()
         .execute((trx) => written(trx, repo.replaceRecordSetIn(trx, accountId, domainId, record, change)))
-    // The request's audit row goes into the call (the driver does not write it again at the COMMIT).
-    const audit = claimAudit()
-    const row = audit?.row ?? null
-    let done = false
-    try {
-      done = along
-        ? await db
+    return await withAuditRow((row) =>
+      along
+        ? db
             .transaction()
             .execute((trx) => written(trx, repo.replaceRecordSetCall(trx, accountId, domainId, record, change, row)))
-        : await repo.replaceRecordSetCall(db, accountId, domainId, record, change, row)
-    } finally {
-      settleAudit(audit, done)
-    }
-    return done
+        : repo.replaceRecordSetCall(db, accountId, domainId, record, change, row),
+    )
   } catch (err) {
     if (err instanceof Stale) return false
     throw err
   }
 }
+
+/**
+ * PostgreSQL: writeRecordSet with nothing along, for the account's zone named `zone`, in one round trip with no read
+ * before it (one call of dns_replace_record_set_at, which writes the request's audit row too). False, with nothing
+ * written, when the account has no such zone, an enabled webhook endpoint of the account listens (the change's event
+ * must commit with it: writeRecordSet with `along`), or the other types at the name changed.
+ */
+export async function writeRecordSetAt(
+  db: Kysely<DB>,
+  accountId: number,
+  zone: string,
+  record: NormalisedRecord,
+  change: repo.RecordSetChange,
+): Promise<boolean> {
+  let write = recordSetWrites.get(db)
+  if (!write) {
+    write = batchEachTurn((writes: repo.RecordSetWrite[]) => writeTogether(db, writes))
+    recordSetWrites.set(db, write)
+  }
+  const batched = write
+  return withAuditRow((audit) => batched({ accountId, zone, record, change, audit }))
+}
+
+/** Per database: the writes of writeRecordSetAt made within one event-loop turn, sent together after it. */
+const recordSetWrites = new WeakMap<Kysely<DB>, (w: repo.RecordSetWrite) => Promise<boolean>>()
+
+/**
+ * Concurrent requests' record-set writes in one round trip and one commit (group commit): each is durable before
+ * its request is answered, as alone. Ordered by account and zone (a zone's writes in the order they came), so two
+ * such calls lock in one order; when the call fails (a deadlock with another transaction, one write's error), each
+ * write is made alone, and gets its own answer or error.
+ */
+async function writeTogether(db: Kysely<DB>, writes: repo.RecordSetWrite[]) {
+  if (writes.length > 1) {
+    const order = writes
+      .map((w, i) => ({ w, i }))
+      .sort((a, b) => a.w.accountId - b.w.accountId || (a.w.zone < b.w.zone ? -1 : a.w.zone > b.w.zone ? 1 : a.i - b.i))
+    try {
+      const answers = await repo.replaceRecordSetsAtCall(
+        db,
+        order.map((o) => o.w),
+      )
+      const out: PromiseSettledResult<boolean>[] = new Array(writes.length)
+      order.forEach((o, k) => {
+        out[o.i] = { status: 'fulfilled', value: answers[k] === true }
+      })
+      return out
+    } catch {
+      // Made alone below.
+    }
+  }
+  return Promise.allSettled(writes.map((w) => repo.replaceRecordSetAtCall(db, w)))
+}
+
+/**
+ * Runs `write` with the request's audit row, when it has one not yet written, for `write` to write with its change
+ * (the driver does not write it again at a COMMIT); the row counts as written when `write` answers true.
+ */
+async function withAuditRow(write: (row: AuditEntry | null) => Promise<boolean>): Promise<boolean> {
+  const audit = claimAudit()
+  let done = false
+  try {
+    done = await write(audit?.row ?? null)
+  } finally {
+    settleAudit(audit, done)
+  }
+  return done
+}
+
+/** The key of an owner name's records in ZoneStore's last reads. */
+const lastReadKey = (accountId: number, zone: string, name: string) => `${accountId} ${zone} ${name}`
