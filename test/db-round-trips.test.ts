@@ -78,3 +78,34 @@ forEachDialect((dialect) => {
     })
   })
 })
+
+forEachDialect((dialect) => {
+  describe(`key lookups that miss the cache together (${dialect})`, () => {
+    // No job runner: its polls would count among the round trips.
+    const apps: TestApp[] = []
+    after(() => Promise.all(apps.map((a) => a.close())))
+
+    const concurrentLookups = async (cacheMs: string) => {
+      const t = await startTestApp(dialect, { env: { HOSTAPI_AUTH_CACHE_MS: cacheMs, HOSTAPI_JOBS: '0' } })
+      apps.push(t)
+      const { key } = await t.account()
+      const iam = t.ctx.services.iam
+      // The first use records the key's last use; the reads below need no write.
+      await iam.authenticate(key, '127.0.0.1')
+      const before = t.ctx.roundTrips()
+      iam.invalidateAuthCache()
+      const principals = await Promise.all(Array.from({ length: 20 }, () => iam.authenticate(key, '127.0.0.1')))
+      assert.equal(new Set(principals.map((p) => p.keyId)).size, 1)
+      // On PostgreSQL the forgetting is announced to the other instances: one round trip (pg_notify).
+      return t.ctx.roundTrips() - before - (dialect === 'postgres' ? 1 : 0)
+    }
+
+    it('share one read of the key', async () => {
+      assert.equal(await concurrentLookups('60000'), 1)
+    })
+
+    it('each make their own with the cache off (HOSTAPI_AUTH_CACHE_MS=0)', async () => {
+      assert.equal(await concurrentLookups('0'), 20)
+    })
+  })
+})

@@ -70,6 +70,8 @@ export class IamService {
 
   /** Key lookups by the key as presented (so a cached key is not hashed again), parsed once; see Config.authCacheMs. */
   private readonly authCache = new Map<string, CachedKey>()
+  /** The key reads on their way, by the key as presented. */
+  private readonly keyReads = new Map<string, ReturnType<typeof repo.findKeyForAuth>>()
 
   private bus: InvalidationBus | null = null
 
@@ -78,7 +80,7 @@ export class IamService {
    * every other instance; every change to keys, users, permissions or accounts calls it.
    */
   invalidateAuthCache(): void {
-    this.authCache.clear()
+    this.forgetKeys()
     this.bus?.publish().catch(() => {
       // Without the announcement the other instances still drop the lookup after authCacheMs.
     })
@@ -86,7 +88,7 @@ export class IamService {
 
   /** Connects the cache to the other instances; changes they announce clear this instance's cache. */
   useInvalidationBus(connect: (onChange: () => void) => Promise<InvalidationBus>): Promise<void> {
-    return connect(() => this.authCache.clear()).then((bus) => {
+    return connect(() => this.forgetKeys()).then((bus) => {
       this.bus = bus
     })
   }
@@ -96,6 +98,12 @@ export class IamService {
     this.bus = null
   }
 
+  /** Drops the cached lookups, and the reads on their way (a request from now on reads again). */
+  private forgetKeys(): void {
+    this.authCache.clear()
+    this.keyReads.clear()
+  }
+
   private async lookupKey(
     rawKey: string,
     now: number,
@@ -103,12 +111,29 @@ export class IamService {
   ): Promise<CachedKey | null> {
     const cached = this.authCache.get(rawKey)
     if (cached && now - cached.fetchedAt < this.opts.authCacheMs) return cached
-    const row = await repo.findKeyForAuth(this.db, hashApiKey(rawKey))
+    // With the cache on, the requests that find the lookup missing or expired while a read of the key is on its way
+    // share that read: its answer is no older than a cached one may be. Only the request that made the read takes
+    // the account's data version from it (a request that joined later may come after a write that read missed).
+    let reading = this.opts.authCacheMs > 0 ? this.keyReads.get(rawKey) : undefined
+    const joined = reading !== undefined
+    if (!reading) {
+      const read = repo.findKeyForAuth(this.db, hashApiKey(rawKey))
+      reading = read
+      if (this.opts.authCacheMs > 0) {
+        this.keyReads.set(rawKey, read)
+        void read
+          .finally(() => {
+            if (this.keyReads.get(rawKey) === read) this.keyReads.delete(rawKey)
+          })
+          .catch(() => undefined)
+      }
+    }
+    const row = await reading
     if (!row) {
       this.authCache.delete(rawKey)
       return null
     }
-    seen?.(row.data_version === null ? '0' : String(row.data_version))
+    if (!joined) seen?.(row.data_version === null ? '0' : String(row.data_version))
     const entry: CachedKey = {
       fetchedAt: now,
       lastTouch: row.last_used_at === null ? 0 : Date.parse(row.last_used_at),
