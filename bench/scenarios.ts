@@ -45,7 +45,7 @@ export async function seedBenchmarkData(env: NodeJS.ProcessEnv, schema: string |
     if (!seeded) throw new Error('the benchmark needs an empty database')
     const who = await ctx.services.iam.authenticate(DEMO_KEY, '127.0.0.1')
     const { domains, dns, tickets } = ctx.services
-    const existing = (await domains.list(who.accountId, {})).domains.length
+    const existing = (JSON.parse(await domains.list(who.accountId, {})) as { domains: unknown[] }).domains.length
     const renewalDate = `${ctx.clock.now().getUTCFullYear() + 1}-01-01`
     let bigZone = ''
     for (let i = existing; i < DOMAINS; i++) {

@@ -62,6 +62,14 @@ export function apexNameservers(meta: ZoneMeta): string[] {
   return [...new Set(meta.nameservers.map((n) => dot(n.hostname)).filter((h) => h !== '.'))]
 }
 
+/**
+ * The key of an owner name in the order of sortRecords, as one string: its labels from the last to the first,
+ * joined by U+0001 (below every character a label holds), so comparing keys code unit by code unit compares the
+ * labels as sortRecords does, a name before the names below it. The database orders a zone's records by it
+ * (SQLite through this function, registered as `dns_owner_key`; PostgreSQL by the same expression in SQL).
+ */
+export const ownerOrderKey = (name: string): string => name.split('.').reverse().join('\u0001')
+
 /** Orders records for output: the apex first, then names in DNS canonical order, then by type; stable otherwise. */
 export function sortRecords<T extends { name: string; type: string }>(zone: string, records: T[]): T[] {
   const apex = normaliseZone(zone)
