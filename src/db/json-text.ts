@@ -39,3 +39,12 @@ export const jsonItems = (item: Expr, orderBy: Expr): Expr => sql`string_agg(${i
 
 /** `[items]` from the result of jsonItems (an aggregate's value, or a subquery's), `[]` when it is null. */
 export const jsonArray = (items: Expr): Expr => sql`('[' || coalesce(${items}, '') || ']')`
+
+/**
+ * jsonItems over the rows of a paged list, numbered `n` by `row_number()` in the list's order: those of `window`
+ * (all without one), in that order. With count(*) beside it, one statement answers a page and its pagination.
+ */
+export const jsonWindow = (item: Expr, n: Expr, window: { offset: number; limit: number } | null): Expr =>
+  window
+    ? sql`${jsonItems(item, n)} filter (where ${n} > ${window.offset} and ${n} <= ${window.offset + window.limit})`
+    : jsonItems(item, n)

@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Updateable } from 'kysely'
 import { onPostgres, type Db } from '../../db/database.js'
-import { jsonArray, jsonInteger, jsonItems, jsonObject, jsonRaw, jsonString } from '../../db/json-text.js'
+import { jsonArray, jsonInteger, jsonObject, jsonRaw, jsonString, jsonWindow } from '../../db/json-text.js'
 import { asJsonText, type JsonText } from '../../lib/json-text.js'
 import { likeContains, likeEndsWith } from '../../db/search.js'
 import { jsonColumns, type Decoded } from '../../db/json-columns.js'
@@ -63,10 +63,7 @@ export async function listDomainsJson(
     ['status_id', jsonInteger(sql.ref('m.status_id'))],
     ['tags', jsonRaw(sql.ref('m.tags'))],
   ])
-  const w = opts.window
-  const items = w
-    ? sql`${jsonItems(item, sql.ref('m.id'))} filter (where m.n > ${w.offset} and m.n <= ${w.offset + w.limit})`
-    : jsonItems(item, sql.ref('m.id'))
+  const items = jsonWindow(item, sql.ref('m.n'), opts.window)
   const row = await db
     .selectFrom(q.as('m'))
     .select([sql<string | number>`count(*)`.as('total'), sql<string>`${jsonArray(items)}`.as('items')])
