@@ -72,7 +72,7 @@ export async function seedBenchmarkData(env: NodeJS.ProcessEnv, schema: string |
     await dns.replace(who.accountId, bigZone, records)
     for (let i = 0; i < TICKETS; i++)
       await tickets.create(who, { subject: `Benchmark ticket ${i}`, message: '<p>Hello</p>', department: 'support' })
-    const vps = await ctx.services.vps.list(who.accountId)
+    const { vps } = JSON.parse(await ctx.services.vps.list(who.accountId)) as { vps: { id: number }[] }
     if (!vps.length) throw new Error('the demo data has no VPS')
     return { customerNumber: seeded.customerNumber, bigZone, vpsId: vps[0].id }
   } finally {
