@@ -101,7 +101,7 @@ export function openDatabase(config: Config['database'], opts: { log?: Logger } 
     sqlite.pragma('foreign_keys = ON')
     sqlite.pragma('busy_timeout = 5000')
     // The order of a zone's records in reads built by the database (src/modules/domains/dns/dns-json.repository.ts).
-    sqlite.function('dns_owner_key', { deterministic: true }, (name) => ownerOrderKey(String(name)))
+    sqlite.function('dns_owner_key', { deterministic: true }, (apex, name) => ownerOrderKey(String(apex), String(name)))
     const counted = withStatementCache(sqlite)
     const db = auditing((compile) => auditingDialect(new SqliteDialect({ database: counted }), compile))
     const wal = config.file === ':memory:' ? null : new GroupCommit(`${config.file}-wal`)
