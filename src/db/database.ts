@@ -18,7 +18,7 @@ import { DB_CONNECT_TIMEOUT_MS } from '../config/database.js'
 import type { DB } from './tables.js'
 import { lazyRequire } from '../lazy-require.js'
 import { batchPerTurn } from '../lib/turn-batch.js'
-import { ownerOrderKey } from '../lib/dns/zone-file.js'
+import { ownerOrderKey } from '../lib/dns/owner-order.js'
 import { auditInsert, type AuditEntry } from './audit.repository.js'
 import { auditingDialect } from './request-audit.js'
 

@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
-import { ownerOrderKey, sortRecords } from './zone-file.js'
+import { ownerOrderKey } from './owner-order.js'
+import { sortRecords } from './zone-file.js'
 
 // Labels as names are stored, with the characters that sort around each other: `*`, `-`, `_`, digits, letters.
 const label = fc.string({

@@ -7,7 +7,7 @@ import { asJsonText, type JsonText } from '../../../lib/json-text.js'
 /**
  * `GET /domains/{domain}/dns` as one statement: the `data` of the answer, `{"domain":…,"records":[…]}`, built by
  * the database (src/db/json-text.ts), or undefined when the account holds no domain `zone`. The records come in the
- * order of sortRecords (src/lib/dns/zone-file.ts): owner names in DNS canonical order (the key of ownerOrderKey:
+ * order of sortRecords (src/lib/dns/zone-file.ts): owner names in DNS canonical order (the key of ownerOrderKey, src/lib/dns/owner-order.ts:
  * SQLite calls it, registered as `dns_owner_key`; PostgreSQL builds the same text, splitting only names more than
  * one label below the apex, compared byte by byte with the "C" collation, which is code point order: names are
  * stored as ASCII), then the type's place in RECORD_TYPES, then insertion order. A name is shown with its trailing dot.
