@@ -3,6 +3,7 @@
 // 1,000,000 DNS records; each with the response cache on and off (HOSTAPI_RESPONSE_CACHE_MB=0). The target: at
 // 1M records every read stays within 2× of its small-data figure. Writes bench/scale-results.json.
 // Run on SQLite, or on PostgreSQL when DATABASE_URL is set (a schema of its own per data set, dropped at the end).
+// BENCH_SCALE_SMALL_ONLY=1 skips the 1M data set and prints each read's uncached figure against its cached one.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -40,6 +41,16 @@ const TRANSACTION = 100_000
 const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null
 const progress = (text: string) => process.stderr.write(`bench:scale: ${text}\n`)
 const pg = process.env.DATABASE_URL?.startsWith('postgres') ?? false
+/** The server's CPU time (user and system) per request, ms, by `size mode scenario` (Linux only). */
+const serverCpu = new Map<string, number>()
+const cpuSeconds = (pid: number | undefined): number => {
+  const stat = pid ? fs.readFileSync(`/proc/${pid}/stat`, 'utf8') : ''
+  // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th, in clock ticks.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+/** BENCH_SCALE_SMALL_ONLY=1 measures the small data set alone (no 1M fill). */
+const smallOnly = process.env.BENCH_SCALE_SMALL_ONLY === '1'
 
 type Size = 'small' | 'large'
 type Mode = 'cached' | 'uncached'
@@ -336,7 +347,12 @@ async function measure(set: DataSet, mode: Mode, children: ChildProcess[]): Prom
       })
       if (sample.status !== 200) throw new Error(`${s.name}: ${sample.status} ${sample.text.slice(0, 200)}`)
       progress(`${s.name}: ${set.size}, ${mode}`)
-      out.set(s.name, load(url, s.method, auth))
+      const cpu0 = cpuSeconds(server.pid)
+      const figures = load(url, s.method, auth)
+      out.set(s.name, figures)
+      // Per request, the warm-up's requests (at the measured rate) included.
+      const sent = figures.rps * (warmupSeconds + durationSeconds)
+      serverCpu.set(`${set.size} ${mode} ${s.name}`, ((cpuSeconds(server.pid) - cpu0) * 1000) / sent)
     }
   } finally {
     server.kill('SIGTERM')
@@ -364,7 +380,7 @@ async function main() {
   const children: ChildProcess[] = []
   const figures = new Map<string, Map<string, Figures>>()
   try {
-    for (const size of ['small', 'large'] as const) {
+    for (const size of smallOnly ? (['small'] as const) : (['small', 'large'] as const)) {
       const set = await seed(size)
       sets.push(set)
       for (const mode of ['cached', 'uncached'] as const)
@@ -377,6 +393,7 @@ async function main() {
       if (set.schema) await dropSchema(set.schema)
     }
   }
+  if (smallOnly) return reportSmall(sets[0], figures)
   const rows: Row[] = []
   for (const s of readScenarios(sets[0].data)) {
     for (const mode of ['cached', 'uncached'] as const) {
@@ -386,6 +403,22 @@ async function main() {
     }
   }
   report(rows, sets)
+}
+
+/** BENCH_SCALE_SMALL_ONLY=1: the small data set alone, each read uncached against cached (nothing written to a file). */
+function reportSmall(set: DataSet, figures: Map<string, Map<string, Figures>>) {
+  const lines = [
+    `${pg ? 'PostgreSQL' : 'SQLite'}, small data set, ${connections} connections, ${durationSeconds} s measured`,
+  ]
+  for (const s of readScenarios(set.data)) {
+    const cached = figures.get('small cached')?.get(s.name)
+    const uncached = figures.get('small uncached')?.get(s.name)
+    if (!cached || !uncached) continue
+    lines.push(
+      `${s.name}: cached ${cached.rps.toFixed(0)} req/s, uncached ${uncached.rps.toFixed(0)} req/s, uncached/cached ${(uncached.rps / cached.rps).toFixed(2)}× (p99 ${cached.p99}/${uncached.p99} ms, errors ${cached.errors}/${uncached.errors}; server CPU per request ${serverCpu.get(`small cached ${s.name}`)?.toFixed(3)}/${serverCpu.get(`small uncached ${s.name}`)?.toFixed(3)} ms)`,
+    )
+  }
+  process.stdout.write(`\n${lines.join('\n')}\n`)
 }
 
 function report(rows: Row[], sets: DataSet[]) {

@@ -45,7 +45,7 @@ export async function seedBenchmarkData(env: NodeJS.ProcessEnv, schema: string |
     if (!seeded) throw new Error('the benchmark needs an empty database')
     const who = await ctx.services.iam.authenticate(DEMO_KEY, '127.0.0.1')
     const { domains, dns, tickets } = ctx.services
-    const existing = (await domains.list(who.accountId, {})).domains.length
+    const existing = (JSON.parse(await domains.list(who.accountId, {})) as { domains: unknown[] }).domains.length
     const renewalDate = `${ctx.clock.now().getUTCFullYear() + 1}-01-01`
     let bigZone = ''
     for (let i = existing; i < DOMAINS; i++) {
@@ -72,7 +72,7 @@ export async function seedBenchmarkData(env: NodeJS.ProcessEnv, schema: string |
     await dns.replace(who.accountId, bigZone, records)
     for (let i = 0; i < TICKETS; i++)
       await tickets.create(who, { subject: `Benchmark ticket ${i}`, message: '<p>Hello</p>', department: 'support' })
-    const vps = await ctx.services.vps.list(who.accountId)
+    const { vps } = JSON.parse(await ctx.services.vps.list(who.accountId)) as { vps: { id: number }[] }
     if (!vps.length) throw new Error('the demo data has no VPS')
     return { customerNumber: seeded.customerNumber, bigZone, vpsId: vps[0].id }
   } finally {

@@ -101,6 +101,7 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
         area: route.config?.area,
         fixture: route.config?.fixture,
         idempotent: route.config?.idempotent === true,
+        cache: Boolean(route.config?.cache),
         schema: route.schema as RouteEntry['schema'],
       })
     }

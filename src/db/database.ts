@@ -18,6 +18,7 @@ import { DB_CONNECT_TIMEOUT_MS } from '../config/database.js'
 import type { DB } from './tables.js'
 import { lazyRequire } from '../lazy-require.js'
 import { batchPerTurn } from '../lib/turn-batch.js'
+import { ownerOrderKey } from '../lib/dns/owner-order.js'
 import { auditInsert, type AuditEntry } from './audit.repository.js'
 import { auditingDialect } from './request-audit.js'
 
@@ -99,6 +100,8 @@ export function openDatabase(config: Config['database'], opts: { log?: Logger } 
     sqlite.pragma('synchronous = NORMAL')
     sqlite.pragma('foreign_keys = ON')
     sqlite.pragma('busy_timeout = 5000')
+    // The order of a zone's records in reads built by the database (src/modules/domains/dns/dns-json.repository.ts).
+    sqlite.function('dns_owner_key', { deterministic: true }, (apex, name) => ownerOrderKey(String(apex), String(name)))
     const counted = withStatementCache(sqlite)
     const db = auditing((compile) => auditingDialect(new SqliteDialect({ database: counted }), compile))
     const wal = config.file === ':memory:' ? null : new GroupCommit(`${config.file}-wal`)

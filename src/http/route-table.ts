@@ -10,6 +10,8 @@ export interface RouteEntry {
   fixture: string | undefined
   /** The route honours `Idempotency-Key` (config.idempotent). */
   idempotent: boolean
+  /** The route's answer may be kept by the response cache (config.cache). */
+  cache: boolean
   /** The route's schema as registered (params, querystring, body, response by status), for generated tests. */
   schema: RouteSchema | undefined
 }

@@ -4,6 +4,7 @@ import { Type } from 'typebox'
 import { errors } from '../../errors.js'
 import { OkMessage, PageQuery, ok, okMessage } from '../../http/schemas.js'
 import { adminErrors } from '../../http/error-responses.js'
+import { okJson, sendJson } from '../../http/json-reply.js'
 import { TicketDetail, TicketList } from '../account/tickets/tickets.schemas.js'
 import { InvoiceDetail, InvoiceList } from '../account/invoices/invoices.schemas.js'
 import { CommissionDetail, CommissionList, PaymentDetail } from '../affiliate/affiliate.schemas.js'
@@ -37,7 +38,8 @@ export const adminSupportRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: TicketList, ...adminErrors },
       },
     },
-    async (req) => ok(await s.tickets.list(await accountId(req.params.customer_number), req.query)),
+    async (req, reply) =>
+      sendJson(reply, okJson(await s.tickets.list(await accountId(req.params.customer_number), req.query))),
   )
 
   app.get(

@@ -1,5 +1,7 @@
 import { sql, type Insertable, type Updateable } from 'kysely'
-import type { Db } from '../../db/database.js'
+import { onPostgres, type Db } from '../../db/database.js'
+import { jsonArray, jsonInteger, jsonObject, jsonRaw, jsonString, jsonWindow } from '../../db/json-text.js'
+import { asJsonText, type JsonText } from '../../lib/json-text.js'
 import { likeContains, likeEndsWith } from '../../db/search.js'
 import { jsonColumns, type Decoded } from '../../db/json-columns.js'
 import type { DomainRow, DomainsTable } from './domains.tables.js'
@@ -25,16 +27,48 @@ export type Domain = Decoded<DomainRow, DomainJson>
 export const decodeDomain = jsonColumns<DomainJson>('tags', 'nameservers', 'dnssec_keys', 'forwarder', 'contacts')
 
 /**
- * The account's domains by id, optionally those whose name contains `search`: only the columns of the list,
- * since DNS clients read the whole list often and every column costs per row.
+ * The `domains` list of `GET /domains` as JSON text built by the database (src/db/json-text.ts), in one statement:
+ * the account's domains by id, those whose name contains `search` and that have any of `tags` (when given), the
+ * page `window` of them (all without one), and how many there are in all (for the pagination). `tags` is stored as
+ * the JSON text JSON.stringify wrote and goes into the answer as it is. Only the list's columns are read: DNS
+ * clients read the whole list often.
  */
-export const listDomains = async (db: Db, accountId: number, search?: string) => {
+export async function listDomainsJson(
+  db: Db,
+  accountId: number,
+  opts: { search?: string; tags: string[]; window: { offset: number; limit: number } | null },
+): Promise<{ total: number; items: JsonText }> {
   let q = db
     .selectFrom('domains')
-    .select(['id', 'name', 'renewal_date', 'status', 'status_id', 'tags'])
+    .select([
+      'id',
+      'name',
+      'renewal_date',
+      'status',
+      'status_id',
+      'tags',
+      sql<number>`row_number() over (order by id)`.as('n'),
+    ])
     .where('account_id', '=', accountId)
-  if (search) q = q.where(likeContains(sql.ref('name'), search))
-  return (await q.orderBy('id').execute()).map(decodeDomain)
+  if (opts.search) q = q.where(likeContains(sql.ref('name'), opts.search))
+  if (opts.tags.length) {
+    const elements = onPostgres(db) ? sql`json_array_elements_text(tags::json) as t(value)` : sql`json_each(tags) as t`
+    q = q.where(sql<boolean>`exists (select 1 from ${elements} where t.value in (${sql.join(opts.tags)}))`)
+  }
+  const item = jsonObject([
+    ['id', jsonInteger(sql.ref('m.id'))],
+    ['domain', jsonString(db, sql.ref('m.name'))],
+    ['renewal_date', jsonString(db, sql.ref('m.renewal_date'))],
+    ['status', jsonString(db, sql.ref('m.status'))],
+    ['status_id', jsonInteger(sql.ref('m.status_id'))],
+    ['tags', jsonRaw(sql.ref('m.tags'))],
+  ])
+  const items = jsonWindow(item, sql.ref('m.n'), opts.window)
+  const row = await db
+    .selectFrom(q.as('m'))
+    .select([sql<string | number>`count(*)`.as('total'), sql<string>`${jsonArray(items)}`.as('items')])
+    .executeTakeFirstOrThrow()
+  return { total: Number(row.total), items: asJsonText(row.items) }
 }
 
 /** The domain `name` when the account holds it. */

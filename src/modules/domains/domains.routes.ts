@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { DryRunQuery, dry } from '../../http/dry-run.js'
 import { Envelope, OkMessage, ok, okMessage } from '../../http/schemas.js'
+import { okJson, sendJson } from '../../http/json-reply.js'
 import {
   AuthCode,
   CancelResult,
@@ -80,7 +81,7 @@ export const domainsRoutes: FastifyPluginAsync = async (base) => {
         },
       },
     },
-    async (req) => ok(await app.services.domains.list(req.caller.accountId, req.query)),
+    async (req, reply) => sendJson(reply, okJson(await app.services.domains.list(req.caller.accountId, req.query))),
   )
 
   app.get(

@@ -12,6 +12,7 @@ import { DIGEST_SHA256, DNSKEY_PROTOCOL, delegationKey } from '../../lib/dns/dns
 import { type DnssecInput, type DnssecKey, dnssecIntent, givenDnssecKey } from './dnssec/dnssec-input.js'
 import type { ZoneKeys } from './dnssec/zone-keys.js'
 import { pageOf, pagination } from '../../lib/paging.js'
+import { jsonObjectOf, jsonTextOf } from '../../lib/json-text.js'
 import type { ContactsService, Role } from './contacts/contacts.service.js'
 import type { NameserversService } from './nameservers/nameservers.service.js'
 import { managedDns, normaliseNameservers, type Nameserver, type NameserverInput } from './nameservers/nameservers.js'
@@ -128,26 +129,23 @@ export class DomainsService {
     await repo.updateDomain(trx, accountId, domainId, changes)
   }
 
-  /** The account's domains by id; `tags` keeps those with any of the tags; paged only when `page` or `limit` is given. */
+  /**
+   * The `data` of `GET /domains` as JSON text: the account's domains by id; `tags` keeps those with any of the
+   * tags; paged only when `page` or `limit` is given. One statement builds it (listDomainsJson).
+   */
   async list(accountId: number, query: { tags?: string; search?: string; page?: number; limit?: number }) {
-    const wanted = (query.tags ?? '')
+    const tags = (query.tags ?? '')
       .split(',')
       .map((t) => t.trim().toLowerCase())
       .filter(Boolean)
-    let rows = await repo.listDomains(this.db, accountId, query.search?.trim() || undefined)
-    if (wanted.length) rows = rows.filter((d) => d.tags.some((t) => wanted.includes(t)))
-    const items = rows.map((d) => ({
-      id: d.id,
-      domain: d.name,
-      renewal_date: d.renewal_date,
-      status: d.status,
-      status_id: d.status_id,
-      tags: d.tags,
-    }))
-    if (query.page === undefined && query.limit === undefined) return { domains: items }
-    const page = pageOf(query)
-    const pager = pagination(page, items.length)
-    return { domains: items.slice(page.offset, page.offset + page.limit), pagination: pager }
+    const page = query.page === undefined && query.limit === undefined ? null : pageOf(query)
+    const search = query.search?.trim() || undefined
+    const { total, items } = await repo.listDomainsJson(this.db, accountId, { search, tags, window: page })
+    if (!page) return jsonObjectOf([['domains', items]])
+    return jsonObjectOf([
+      ['domains', items],
+      ['pagination', jsonTextOf(pagination(page, total))],
+    ])
   }
 
   /** Everything about one domain. */

@@ -1,6 +1,8 @@
-import type { Insertable, Updateable } from 'kysely'
+import { sql, type Insertable, type Updateable } from 'kysely'
 import type { Db } from '../../db/database.js'
 import { jsonColumns, type Decoded } from '../../db/json-columns.js'
+import { jsonArray, jsonInteger, jsonItems, jsonObject, jsonString } from '../../db/json-text.js'
+import { asJsonText, type JsonText } from '../../lib/json-text.js'
 import type { FirewallConfig } from '../../drivers/hypervisor/hypervisor.js'
 import type { VpsRow, VpsSshKeysTable, VpsSubnetsTable, VpsTable, VpsTaskRow, VpsTasksTable } from './vps.tables.js'
 
@@ -29,6 +31,31 @@ export const decodeTask = jsonColumns<VpsTaskJson>('params')
 
 export const listVps = async (db: Db, accountId: number) =>
   (await db.selectFrom('vps').selectAll().where('account_id', '=', accountId).orderBy('id').execute()).map(decodeVps)
+
+/**
+ * The `vps` list of `GET /vps` as JSON text built by the database (src/db/json-text.ts), in one statement: the
+ * account's VPS by id. `created_at` is stored as Date.toISOString writes it (UTC) and shown as `YYYY-MM-DD HH:MM`,
+ * its first 16 characters with the `T` a space.
+ */
+export async function listVpsJson(db: Db, accountId: number): Promise<JsonText> {
+  const item = jsonObject([
+    ['id', jsonInteger(sql.ref('id'))],
+    ['name', jsonString(db, sql.ref('name'))],
+    ['hostname', jsonString(db, sql.ref('hostname'))],
+    ['status', jsonString(db, sql.ref('status'))],
+    ['product', jsonString(db, sql.ref('product_id'))],
+    ['location', jsonString(db, sql.ref('location'))],
+    ['ipv4', jsonString(db, sql.ref('ipv4'))],
+    ['ipv6', jsonString(db, sql.ref('ipv6'))],
+    ['created', jsonString(db, sql`replace(substr(${sql.ref('created_at')}, 1, 16), 'T', ' ')`)],
+  ])
+  const row = await db
+    .selectFrom('vps')
+    .select(sql<string>`${jsonArray(jsonItems(item, sql.ref('id')))}`.as('items'))
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow()
+  return asJsonText(row.items)
+}
 
 export const findVps = async (db: Db, accountId: number, id: number) => {
   const row = await db

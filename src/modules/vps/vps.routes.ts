@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { DryRunQuery, dry } from '../../http/dry-run.js'
 import { Envelope, ok } from '../../http/schemas.js'
+import { okJson, sendJson } from '../../http/json-reply.js'
 import {
   Image,
   ReverseDnsBody,
@@ -29,7 +30,7 @@ export const vpsListRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: Envelope(Type.Object({ vps: Type.Array(VpsListItem) }), vpsListExample) },
       },
     },
-    async (req) => ok({ vps: await vps().list(req.caller.accountId) }),
+    async (req, reply) => sendJson(reply, okJson(await vps().list(req.caller.accountId))),
   )
 
   app.get(

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely'
 import ipaddr from 'ipaddr.js'
 import type { Clock } from '../../clock.js'
 import { iso, ymdhm } from '../../clock.js'
+import { jsonObjectOf, type JsonText } from '../../lib/json-text.js'
 import type { DB } from '../../db/tables.js'
 import { errors } from '../../errors.js'
 import type { JobRunner } from '../../jobs/runner.js'
@@ -86,14 +87,8 @@ export class VpsService {
   readonly ordering: VpsOrderingService
 
   /** The account's VPS, in short. */
-  async list(accountId: number) {
-    const rows = await repo.listVps(this.db, accountId)
-    return rows.map((v) => ({
-      ...identity(v),
-      ipv4: v.ipv4,
-      ipv6: v.ipv6,
-      created: ymdhm(new Date(v.created_at)),
-    }))
+  async list(accountId: number): Promise<JsonText> {
+    return jsonObjectOf([['vps', await repo.listVpsJson(this.db, accountId)]])
   }
 
   /** One VPS in full: specs, addresses with reverse names, private networks and open tasks. */

@@ -1,7 +1,9 @@
-import type { Insertable, Updateable } from 'kysely'
+import { sql, type Insertable, type Updateable } from 'kysely'
 import type { Db } from '../../../db/database.js'
 import type { TicketMessagesTable, TicketsTable } from '../account.tables.js'
 import { contains } from '../../../db/search.js'
+import { jsonArray, jsonInteger, jsonObject, jsonString, jsonWindow } from '../../../db/json-text.js'
+import { asJsonText, type JsonText } from '../../../lib/json-text.js'
 
 /** Support tickets and their threads. Every read of account data takes the account id. */
 
@@ -65,20 +67,40 @@ const searchable = (db: Db, scope: TicketScope, search: string | undefined) => {
   return q
 }
 
-/** How many of the tickets in scope match `search`. */
-export const countTickets = async (db: Db, scope: TicketScope, search?: string): Promise<number> => {
-  const row = await searchable(db, scope, search)
-    .select((eb) => eb.fn.countAll().as('n'))
+/**
+ * The `tickets` of `GET /account/tickets` as JSON text built by the database (src/db/json-text.ts), in one
+ * statement: the tickets in scope that match `search`, newest activity first, the page `window` of them, and how
+ * many match in all (for the pagination). `last_updated` is stored as Date.toISOString writes it (UTC) and shown
+ * as `YYYY-MM-DD HH:MM:SS`, its first 19 characters with the `T` a space.
+ */
+export async function listTicketsJson(
+  db: Db,
+  scope: TicketScope,
+  opts: { search?: string; window: { offset: number; limit: number } },
+): Promise<{ total: number; items: JsonText }> {
+  const rows = searchable(db, scope, opts.search).select([
+    'ticket_number',
+    'last_updated',
+    'subject',
+    'status',
+    'creator',
+    'department',
+    sql<number>`row_number() over (order by last_updated desc, id desc)`.as('n'),
+  ])
+  const item = jsonObject([
+    ['ticket_number', jsonInteger(sql.ref('m.ticket_number'))],
+    ['last_updated', jsonString(db, sql`replace(substr(${sql.ref('m.last_updated')}, 1, 19), 'T', ' ')`)],
+    ['subject', jsonString(db, sql.ref('m.subject'))],
+    ['status', jsonString(db, sql.ref('m.status'))],
+    ['creator', jsonString(db, sql.ref('m.creator'))],
+    ['department', jsonString(db, sql.ref('m.department'))],
+  ])
+  const row = await db
+    .selectFrom(rows.as('m'))
+    .select([
+      sql<string | number>`count(*)`.as('total'),
+      sql<string>`${jsonArray(jsonWindow(item, sql.ref('m.n'), opts.window))}`.as('items'),
+    ])
     .executeTakeFirstOrThrow()
-  return Number(row.n)
+  return { total: Number(row.total), items: asJsonText(row.items) }
 }
-
-/** Newest activity first. */
-export const listTickets = (db: Db, scope: TicketScope, opts: { search?: string; limit: number; offset: number }) =>
-  searchable(db, scope, opts.search)
-    .selectAll()
-    .orderBy('last_updated', 'desc')
-    .orderBy('id', 'desc')
-    .limit(opts.limit)
-    .offset(opts.offset)
-    .execute()

@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { ok } from '../../../http/schemas.js'
+import { okJson, sendJson } from '../../../http/json-reply.js'
 import { errorsFor, PAGED } from '../../../http/error-responses.js'
 import { DryRunQuery, dry } from '../../../http/dry-run.js'
 import {
@@ -32,7 +33,7 @@ export const ticketsRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: TicketList, ...errorsFor('account-tickets', { 400: PAGED }) },
       },
     },
-    async (req) => ok(await app.services.tickets.list(req.caller, req.query)),
+    async (req, reply) => sendJson(reply, okJson(await app.services.tickets.list(req.caller, req.query))),
   )
 
   app.get(

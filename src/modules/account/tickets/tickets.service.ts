@@ -8,6 +8,7 @@ import { errors } from '../../../errors.js'
 import type { Mailer } from '../../mail/mail.service.js'
 import { crashPoint } from '../../../ops/crash-points.js'
 import { pageOf, pagination } from '../../../lib/paging.js'
+import { jsonObjectOf, jsonTextOf } from '../../../lib/json-text.js'
 import type { IamService, Principal } from '../../iam/iam.service.js'
 import type { Ticket, TicketMessage } from '../account.tables.js'
 import type { ProfileService } from '../profile/profile.service.js'
@@ -73,24 +74,12 @@ export class TicketsService {
         ? { accountId: who }
         : { accountId: who.accountId, userId: who.isMainUser ? undefined : who.userId }
     const page = pageOf(query)
-    const total = await repo.countTickets(this.db, scope, query.search)
+    const { total, items } = await repo.listTicketsJson(this.db, scope, { search: query.search, window: page })
     const pag = pagination(page, total)
-    const rows = await repo.listTickets(this.db, scope, {
-      search: query.search,
-      limit: page.limit,
-      offset: page.offset,
-    })
-    return {
-      tickets: rows.map((t) => ({
-        ticket_number: t.ticket_number,
-        last_updated: time(t.last_updated),
-        subject: t.subject,
-        status: t.status,
-        creator: t.creator,
-        department: t.department,
-      })),
-      pagination: pag,
-    }
+    return jsonObjectOf([
+      ['tickets', items],
+      ['pagination', jsonTextOf(pag)],
+    ])
   }
 
   /** One ticket with its thread, for a customer (`Access denied` when it may not open it) or the operator. */

@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { DryRunQuery, dry } from '../../../http/dry-run.js'
 import { Envelope, OkMessage, ok, okMessage } from '../../../http/schemas.js'
+import { okJson, sendJson } from '../../../http/json-reply.js'
 import { DomainParams } from '../domains.schemas.js'
 import {
   DeleteRecordBody,
@@ -43,7 +44,8 @@ export const dnsRoutes: FastifyPluginAsync = async (base) => {
         response: { 200: Envelope(DnsRecords, recordsExample) },
       },
     },
-    async (req) => ok(await app.services.dns.get(req.caller.accountId, req.params.domain)),
+    async (req, reply) =>
+      sendJson(reply, okJson(await app.services.dns.getJson(req.caller.accountId, req.params.domain))),
   )
 
   app.put(

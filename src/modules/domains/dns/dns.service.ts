@@ -8,6 +8,8 @@ import type { DomainsService } from '../domains.service.js'
 import type { Domain } from '../domains.repository.js'
 import type { ZoneChanges } from './zone-delivery.js'
 import * as repo from './dns.repository.js'
+import { zoneRecordsJson } from './dns-json.repository.js'
+import type { JsonText } from '../../../lib/json-text.js'
 import {
   RECORD_TYPES,
   checkRecordSet,
@@ -86,6 +88,15 @@ export class DnsService {
     const d = await this.domains.requireOwned(accountId, raw)
     const records = await repo.listRecords(this.db, accountId, d.id)
     return { domain: d.name, records: sortRecords(d.name, records).map(view) }
+  }
+
+  /** What get() answers, as JSON text the database builds in one statement (dns-json.repository.ts). */
+  async getJson(accountId: number, raw: string): Promise<JsonText> {
+    const name = parseDomainName(raw)
+    if (!name) throw errors.invalidDomainName()
+    const data = await zoneRecordsJson(this.db, accountId, name)
+    if (!data) throw errors.noAccessToResource()
+    return data
   }
 
   /** Replaces every record of the zone with `input`, all or nothing. */
