@@ -13,7 +13,11 @@ const JSON_TYPE = 'application/json; charset=utf-8'
 
 interface Entry {
   version: string
-  body: string
+  /**
+   * The answer's bytes (UTF-8), encoded once: Node writes a Buffer to the socket as it is, where a string of the
+   * same answer is copied and encoded again on every send (a third of a cached read of a 200-record zone).
+   */
+  body: Buffer
   /** What the entry holds in memory, roughly: its key and body. */
   size: number
 }
@@ -50,7 +54,9 @@ export const responseCachePlugin = fp(
     // Per user too: what a sub-user may see (its own tickets) is less than the main user's view of the same URL.
     const keyOf = (req: FastifyRequest) => `${req.caller.accountId} ${req.caller.userId} ${req.url}`
 
-    const store = (key: string, version: string, body: string) => {
+    const store = (key: string, version: string, text: string) => {
+      if (key.length + text.length > maxBytes) return
+      const body = Buffer.from(text)
       const old = entries.get(key)
       if (old) {
         bytes -= old.size
