@@ -3,9 +3,14 @@
 // and stops them all on SIGTERM or SIGINT. docs/workers.md says which work runs in which process.
 import cluster, { type Worker } from 'node:cluster'
 import pino, { type Logger } from 'pino'
+import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client'
+
+type Metric = MetricObjectWithValues<MetricValue<string>>
+import type { Metrics } from './ops/metrics.js'
 import type { Config } from './config/config.js'
 import { systemClock } from './clock.js'
-import { answerCounts, MemoryWindowCounter, SharedWindowCounter, type WindowCounter } from './db/window-counter.js'
+import { MemoryWindowCounter, type WindowCounter } from './db/window-counter.js'
+import { answerCounts, SharedWindowCounter } from './db/shared-window-counter.js'
 import { prepareOnce, type WorkerRole } from './server.js'
 import { announce, type Announcement, type Say } from './cli/start-lines.js'
 
@@ -18,6 +23,13 @@ const RESPAWN_CAP_MS = 10_000
 const HELLO = 'hostapi:hello'
 const ROLE = 'hostapi:role'
 const READY = 'hostapi:ready'
+/** A scrape: a worker asks for every worker's metrics (GATHER), the primary asks each (COLLECT, answered OWN). */
+const GATHER = 'hostapi:metrics-gather'
+const COLLECT = 'hostapi:metrics-collect'
+const OWN = 'hostapi:metrics-own'
+const GATHERED = 'hostapi:metrics-gathered'
+/** How long a scrape waits for the workers' metrics: one that has not answered by then is left out. */
+const GATHER_MS = 2000
 
 const typed = (m: unknown, type: string): boolean =>
   typeof m === 'object' && m !== null && (m as { type?: unknown }).type === type
@@ -42,7 +54,37 @@ export function tellReady(facts: Announcement): void {
 
 /** In a worker: the counters shared by all the workers, kept by the primary. */
 export function workerCounter(): WindowCounter {
-  return new SharedWindowCounter({ send, onMessage: (listener) => void process.on('message', listener) }, systemClock)
+  return new SharedWindowCounter({ send, onMessage: (listener) => void process.on('message', listener) })
+}
+
+/**
+ * In a worker: the metrics a scrape answers are the whole server's, every worker's added up (prom-client's
+ * AggregatorRegistry: counters and histograms summed, the database's gauges taken once).
+ */
+export function shareMetrics(metrics: Metrics): void {
+  let nextId = 1
+  const waiting = new Map<number, (all: Metric[][]) => void>()
+  process.on('message', (m: unknown) => {
+    if (typed(m, COLLECT)) {
+      const { id } = m as { id: string }
+      metrics.ownJson().then(
+        (json) => send({ type: OWN, id, json }),
+        () => send({ type: OWN, id, json: [] }),
+      )
+    } else if (typed(m, GATHERED)) {
+      const { id, all } = m as { id: number; all: Metric[][] }
+      waiting.get(id)?.(all)
+      waiting.delete(id)
+    }
+  })
+  metrics.gatherWith(async () => {
+    const id = nextId++
+    const all = await new Promise<Metric[][]>((resolve) => {
+      waiting.set(id, resolve)
+      send({ type: GATHER, id })
+    })
+    return AggregatorRegistry.aggregate(all).metrics()
+  })
 }
 
 function send(message: unknown): void {
@@ -62,6 +104,27 @@ export async function runPrimary(config: Config, say: Say, terminalLog: Logger |
   const n = config.workers.count
   const counter = new MemoryWindowCounter(systemClock)
   const workers = new Map<number, Worker>()
+  const gathers = new Map<string, { finish: () => void; add: (from: Worker, json: Metric[]) => void }>()
+  const gather = (asker: Worker, id: number) => {
+    const key = `${asker.id}:${id}`
+    const pending = new Set(workers.values())
+    const all: Metric[][] = []
+    const finish = () => {
+      clearTimeout(timer)
+      gathers.delete(key)
+      if (asker.isConnected()) asker.send({ type: GATHERED, id, all })
+    }
+    const timer = setTimeout(finish, GATHER_MS)
+    gathers.set(key, {
+      finish,
+      add: (from, json) => {
+        if (!pending.delete(from)) return
+        all.push(json)
+        if (pending.size === 0) finish()
+      },
+    })
+    for (const w of pending) w.send({ type: COLLECT, id: key })
+  }
   let startFailures = 0
   let stopping = false
   let exitCode = 0
@@ -76,10 +139,15 @@ export async function runPrimary(config: Config, say: Say, terminalLog: Logger |
     worker.on('message', (m: unknown) => {
       const answer = answerCounts(counter, m)
       if (answer) worker.send(answer)
-      else if (typed(m, HELLO)) worker.send({ type: ROLE, role: { index, background: index === 0 } })
+      else if (typed(m, GATHER)) gather(worker, (m as { id: number }).id)
+      else if (typed(m, OWN)) {
+        const { id, json } = m as { id: string; json: Metric[] }
+        gathers.get(id)?.add(worker, json)
+      } else if (typed(m, HELLO)) worker.send({ type: ROLE, role: { index, background: index === 0 } })
       else if (typed(m, READY)) {
         ready = true
         startFailures = 0
+        if (serving) log.info({ workerPid: worker.process.pid, worker: index }, 'worker serving')
         onReady((m as { facts: Announcement }).facts)
       }
     })
@@ -90,7 +158,7 @@ export async function runPrimary(config: Config, say: Say, terminalLog: Logger |
         if (workers.size === 0) process.exit(exitCode)
         return
       }
-      const pid = worker.process.pid
+      const workerPid = worker.process.pid
       if (!serving) {
         stopping = true
         for (const w of workers.values()) w.process.kill('SIGKILL')
@@ -99,13 +167,13 @@ export async function runPrimary(config: Config, say: Say, terminalLog: Logger |
       if (!ready) startFailures++
       if (startFailures >= MAX_START_FAILURES) {
         log.fatal(
-          { pid, code, signal, startFailures },
+          { workerPid, code, signal, startFailures },
           `${startFailures} workers in a row ended before serving: stopping`,
         )
         return stop(1)
       }
       const delay = Math.min(RESPAWN_MS * 2 ** startFailures, RESPAWN_CAP_MS)
-      log.error({ pid, code, signal, worker: index, respawnMs: delay }, 'worker ended: starting another')
+      log.error({ workerPid, code, signal, worker: index, respawnMs: delay }, 'worker ended: starting another')
       setTimeout(() => !stopping && fork(index), delay)
     })
     return worker

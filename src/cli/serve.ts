@@ -5,7 +5,7 @@ import type { Config } from '../config/config.js'
 import { readableLogLine } from '../lib/log-line.js'
 import cluster from 'node:cluster'
 import { startServer, type RunningServer, type ServerOptions } from '../server.js'
-import { askRole, runPrimary, tellReady, workerCounter } from '../cluster.js'
+import { askRole, runPrimary, shareMetrics, tellReady, workerCounter } from '../cluster.js'
 import { announce, type Announcement, type Say } from './start-lines.js'
 
 /**
@@ -49,13 +49,14 @@ export async function serve(config: Config): Promise<void> {
       worker: role,
       counter,
     })
+    shareMetrics(server.running.ctx.ops.metrics)
     // A worker whose primary is gone (killed) stops as on SIGTERM.
     process.once('disconnect', () => server.stop({ primary: process.ppid }, 'the primary process ended'))
     tellReady(announcement(server.running))
     return
   }
   const server = await serveUntilStopped(config, terminalLog ? { log: terminalLog } : {})
-  if (config.workers.pinned) server.running.ctx.log.info({ workers: 1 }, config.workers.pinned)
+  if (config.workers.pinned) say(config.workers.pinned, { workers: 1 })
   // Said once the signals are handled: a supervisor that acts on these lines finds them handled.
   announce(announcement(server.running), say)
 }

@@ -34,8 +34,8 @@ export class MemoryWindowCounter implements WindowCounter {
     return this.peekNow(key, windowMs)
   }
 
-  /** Counts one hit at `now` (ms; the clock's time unless given). */
-  hitNow(key: string, windowMs: number, now = this.clock.now().getTime()): WindowCount {
+  hitNow(key: string, windowMs: number): WindowCount {
+    const now = this.clock.now().getTime()
     const w = this.windows.get(key)
     if (!w || w.start + windowMs <= now || w.start > now) {
       if (!w && this.windows.size >= MEMORY_KEYS) this.evict(now, windowMs)
@@ -46,7 +46,8 @@ export class MemoryWindowCounter implements WindowCounter {
     return { current: w.current, ttl: w.start + windowMs - now }
   }
 
-  peekNow(key: string, windowMs: number, now = this.clock.now().getTime()): WindowCount {
+  peekNow(key: string, windowMs: number): WindowCount {
+    const now = this.clock.now().getTime()
     const w = this.windows.get(key)
     if (!w || w.start + windowMs <= now || w.start > now) return { current: 0, ttl: 0 }
     return { current: w.current, ttl: w.start + windowMs - now }
@@ -126,97 +127,4 @@ export class RedisWindowCounter implements WindowCounter {
       return hit ? this.fallback.hitNow(key, windowMs) : this.fallback.peekNow(key, windowMs)
     }
   }
-}
-
-/** One count a worker asks of the primary: a hit (or a read) of `key` at the worker's time `now`. */
-interface CountAsk {
-  key: string
-  windowMs: number
-  hit: boolean
-  now: number
-}
-
-/** The messages between the workers and the primary: a batch of asks, and its counts in the same order. */
-const ASK = 'hostapi:count'
-const ANSWER = 'hostapi:counted'
-interface AskMessage {
-  type: typeof ASK
-  id: number
-  asks: CountAsk[]
-}
-interface AnswerMessage {
-  type: typeof ANSWER
-  id: number
-  counts: WindowCount[]
-}
-
-/** How a worker reaches the primary (process.send and the process's 'message' events in a cluster worker). */
-export interface CounterChannel {
-  send(message: AskMessage): void
-  onMessage(listener: (message: unknown) => void): void
-}
-
-/**
- * Counters kept by the primary process of `serve --workers N` and reached over its IPC channel, so the workers of
- * one machine share each window as if they were one process. The asks of one turn of the event loop go as one message.
- */
-export class SharedWindowCounter implements WindowCounter {
-  private nextId = 1
-  private batch: { ask: CountAsk; resolve: (count: WindowCount) => void }[] = []
-  private readonly waiting = new Map<number, ((count: WindowCount) => void)[]>()
-
-  constructor(
-    private readonly channel: CounterChannel,
-    private readonly clock: Clock,
-  ) {
-    channel.onMessage((message) => {
-      if (!isAnswer(message)) return
-      const resolvers = this.waiting.get(message.id)
-      if (!resolvers) return
-      this.waiting.delete(message.id)
-      for (const [i, resolve] of resolvers.entries()) resolve(message.counts[i] ?? { current: 0, ttl: 0 })
-    })
-  }
-
-  hit(key: string, windowMs: number): Promise<WindowCount> {
-    return this.ask({ key, windowMs, hit: true, now: this.clock.now().getTime() })
-  }
-
-  peek(key: string, windowMs: number): Promise<WindowCount> {
-    return this.ask({ key, windowMs, hit: false, now: this.clock.now().getTime() })
-  }
-
-  private ask(ask: CountAsk): Promise<WindowCount> {
-    return new Promise((resolve) => {
-      if (this.batch.length === 0) setImmediate(() => this.flush())
-      this.batch.push({ ask, resolve })
-    })
-  }
-
-  private flush(): void {
-    const batch = this.batch
-    this.batch = []
-    const id = this.nextId++
-    this.waiting.set(
-      id,
-      batch.map((b) => b.resolve),
-    )
-    this.channel.send({ type: ASK, id, asks: batch.map((b) => b.ask) })
-  }
-}
-
-const isAnswer = (m: unknown): m is AnswerMessage =>
-  typeof m === 'object' && m !== null && (m as { type?: unknown }).type === ANSWER
-
-/**
- * The primary's side of SharedWindowCounter: the answer to a worker's batch, counted in `counter` at each ask's
- * time; null for any other message.
- */
-export function answerCounts(counter: MemoryWindowCounter, message: unknown): AnswerMessage | null {
-  if (typeof message !== 'object' || message === null || (message as { type?: unknown }).type !== ASK) return null
-  const { id, asks } = message as AskMessage
-  const counts = asks.map((a) =>
-    a.hit ? counter.hitNow(a.key, a.windowMs, a.now) : counter.peekNow(a.key, a.windowMs, a.now),
-  )
-  return { type: ANSWER, id, counts }
 }
