@@ -199,7 +199,7 @@ describe('serve --workers 2 in sandbox mode', () => {
 })
 
 describe('serve --workers 2 on a port in use', () => {
-  it('says why once and exits non-zero', async () => {
+  it('says why once and exits with the status one process has (2)', async () => {
     const place = await processDatabase('sqlite')
     const taken = net.createServer()
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
@@ -213,7 +213,7 @@ describe('serve --workers 2 on a port in use', () => {
         HOSTAPI_WORKERS: '2',
       })
       const { code } = await withDeadline(server.exited, 120_000, 'the primary to exit')
-      assert.equal(code, 1)
+      assert.equal(code, 2)
       assert.match(server.startError(), new RegExp(`^Port ${port} is already in use`))
     } finally {
       taken.close()
