@@ -8,7 +8,7 @@ import { withDeadline } from './helpers/wait.js'
 // `hostapi serve --workers 2`: two processes on one port behave as one server.
 const KEY = 'workersDemoKey00000000001'
 const ZONE = 'demo-shop.nl'
-const RATE = 30
+const RATE = 100
 const AUTH_FAILS = 8
 // A fresh connection per request, so the primary hands each to a worker in turn.
 const fresh = { connection: 'close' }
@@ -127,6 +127,22 @@ forEachDialect((dialect) => {
       // Fresh connections go to the workers in turn: the writes and the reads were served by both.
       const path = `/api/v2/domains/${ZONE}/dns`
       assert.deepEqual(new Set([...servedBy(server, 'PATCH', path), ...servedBy(server, 'GET', path)]), new Set(pids))
+    })
+
+    it('takes concurrent writes through both workers without a locked database', async () => {
+      const replies = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          request(origin, 'PATCH', `/api/v2/domains/${ZONE}/dns`, {
+            key: subUserKey,
+            headers: fresh,
+            body: { record: { type: 'TXT', name: `c${i}`, value: `concurrent-${i}`, ttl: 300 } },
+          }),
+        ),
+      )
+      assert.deepEqual(
+        replies.filter((r) => r.status !== 200).map((r) => `${r.status} ${r.text}`),
+        [],
+      )
     })
 
     it('throttles failed credentials of one address across the workers (then every keyed request of it)', async () => {

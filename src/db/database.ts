@@ -3,8 +3,9 @@ import path from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import type pg from 'pg'
 import {
-  type CompiledQuery,
+  CompiledQuery,
   type Dialect as KyselyDialect,
+  type Driver,
   Kysely,
   PostgresAdapter,
   PostgresDialect,
@@ -83,6 +84,21 @@ export interface Database {
 }
 
 /**
+ * SQLite with every transaction begun `IMMEDIATE`: it takes the write lock at its start, waiting for it up to the
+ * busy timeout. A deferred transaction that reads and then writes fails at once with `database is locked` when
+ * another process (a worker of `serve --workers N`) committed in between; one process alone never waits.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  override createDriver(): Driver {
+    const driver = super.createDriver()
+    driver.beginTransaction = async (connection) => {
+      await connection.executeQuery(CompiledQuery.raw('begin immediate'))
+    }
+    return driver
+  }
+}
+
+/**
  * Opens the configured database. SQLite runs in WAL mode with `synchronous = NORMAL`: a commit is a write
  * to the log, and `durable()` fsyncs the log once for every commit made since the last fsync, so an
  * acknowledged write survives a crash or a power cut while the commits of concurrent requests share one fsync.
@@ -100,7 +116,7 @@ export function openDatabase(config: Config['database'], opts: { log?: Logger } 
     sqlite.pragma('foreign_keys = ON')
     sqlite.pragma('busy_timeout = 5000')
     const counted = withStatementCache(sqlite)
-    const db = auditing((compile) => auditingDialect(new SqliteDialect({ database: counted }), compile))
+    const db = auditing((compile) => auditingDialect(new ImmediateSqliteDialect({ database: counted }), compile))
     const wal = config.file === ':memory:' ? null : new GroupCommit(`${config.file}-wal`)
     // Rows changed through this connection (committed or not: its reads see them), and commits by other connections.
     const version = sqlite.prepare('SELECT total_changes(), data_version FROM pragma_data_version').raw()
