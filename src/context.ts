@@ -34,6 +34,8 @@ export interface ContextOptions {
   migrations?: Record<string, MigrationModule>
   /** Processors of order item types no area provisions (the tests' `hosting` items). */
   orderProcessors?: OrderProcessors
+  /** Where the counters are kept without Redis (a worker of `serve --workers N`: in the primary), instead of memory. */
+  counter?: WindowCounter
 }
 
 /**
@@ -108,7 +110,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
   const redisGuard = redis ? new RedisGuard(redis, config.redisGuard, log) : null
   const counter: WindowCounter = redisGuard
     ? new RedisWindowCounter(redisGuard, clock, config.redisPrefix)
-    : new MemoryWindowCounter(clock)
+    : (opts.counter ?? new MemoryWindowCounter(clock))
   const lanes = { [DELIVERY_JOB]: config.webhooks.concurrency }
   const onAttempt = config.sandbox.enabled && config.sandbox.crashJob ? crashOnJob(config.sandbox.crashJob) : undefined
   const jobs = new JobRunner(db, database.dialect, clock, log, { ...config.jobs, lanes, onAttempt })

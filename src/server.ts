@@ -19,8 +19,18 @@ import { findKeyForAuth } from './modules/iam/iam.repository.js'
 import { postgresInvalidationBus } from './modules/iam/auth-cache-bus.js'
 import { armCrashPoints } from './ops/crash-points.js'
 
-/** What a caller may add to the context and the app: a clock, a logger, route modules of its own. */
-export type ServerOptions = ContextOptions & Pick<AppOptions, 'extraRoutes'>
+/**
+ * A worker of `serve --workers N` (src/cluster.ts): the primary has readied the database, the TLS material and the
+ * seed before forking it; the `background` worker (one at a time) also runs the built-in DNS server and schedules
+ * the recurring jobs. Every worker serves the same ports and runs the job runner.
+ */
+export interface WorkerRole {
+  index: number
+  background: boolean
+}
+
+/** What a caller may add to the context and the app: a clock, a logger, route modules of its own, a worker's role. */
+export type ServerOptions = ContextOptions & Pick<AppOptions, 'extraRoutes'> & { worker?: WorkerRole }
 
 export interface RunningServer {
   ctx: Context
@@ -51,8 +61,10 @@ export interface RunningServer {
  */
 export async function startServer(config: Config, opts: ServerOptions = {}): Promise<RunningServer> {
   const ctx = createContext(config, opts)
+  const background = opts.worker?.background ?? true
   try {
-    await prepare(ctx)
+    if (opts.worker) await prepareWorker(ctx)
+    else await prepare(ctx)
     const { key: demoKey, subUserKey: demoSubUserKey } = config.demo.enabled
       ? await demoKeysFor(ctx)
       : { key: null, subUserKey: null }
@@ -64,7 +76,7 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
     guardListener(app.server, config.connections, cap)
 
     // The DNS server first: a DNS port in use stops the start before anything says it listens.
-    await ctx.drivers.dns.start()
+    if (background) await ctx.drivers.dns.start()
     try {
       await explainListen(
         () => app.listen({ host: config.host, port: config.port }),
@@ -107,13 +119,13 @@ export async function startServer(config: Config, opts: ServerOptions = {}): Pro
 
     // Armed once the instance serves, so the seed and the start never hit one.
     if (config.sandbox.enabled) armCrashPoints(config.sandbox.crashAt)
-    if (config.jobs.enabled) {
+    if (config.jobs.enabled && background) {
       await ctx.maintenance.schedule()
       await ctx.services.zoneDelivery.scheduleResync()
       await ctx.services.certificates.renewal.schedule()
       await ctx.services.webhooks.scans.scheduleScan()
-      ctx.jobs.start()
     }
+    if (config.jobs.enabled) ctx.jobs.start()
 
     const tlsServers = [app.server, ...(adminApp ? [adminApp.server] : [])] as unknown as TlsServer[]
     const reloader = tlsReloader(config, tlsServers, ctx.log)
@@ -163,17 +175,41 @@ async function prepare(ctx: Context): Promise<void> {
   // An instance of the previous release during a rolling upgrade, or after a rollback of the code.
   if (newer.length) ctx.log.info({ newer }, newerMigrations(newer))
   await verifySecrets(ctx)
-  if (config.database.dialect === 'postgres') {
-    const database = config.database
+  await prepareWorker(ctx)
+  // A seed file, when given, describes the data of an empty database (the demo data then stays out).
+  await seedFileIfEmpty(ctx)
+  if (config.admin.token) await ctx.services.admin.ensureToken(config.admin.token, 'HOSTAPI_ADMIN_TOKEN')
+}
+
+/** What every process readies for itself: the auth-cache invalidation bus (PostgreSQL) and Redis. */
+async function prepareWorker(ctx: Context): Promise<void> {
+  if (ctx.config.database.dialect === 'postgres') {
+    const database = ctx.config.database
     await ctx.services.iam.useInvalidationBus((onChange) =>
       postgresInvalidationBus(ctx.db, database, onChange, ctx.log),
     )
   }
-  // A seed file, when given, describes the data of an empty database (the demo data then stays out).
-  await seedFileIfEmpty(ctx)
   // The first requests count in Redis rather than in memory; an unreachable Redis delays the start by a second at most.
   await ctx.redisGuard?.whenReady(1000)
-  if (config.admin.token) await ctx.services.admin.ensureToken(config.admin.token, 'HOSTAPI_ADMIN_TOKEN')
+}
+
+/**
+ * What the primary of `serve --workers N` does once before forking: the migrations, the secret key's check, the
+ * seed file and demo data, the fixed admin token, the TLS material (generated when missing). Nothing listens.
+ */
+export async function prepareOnce(config: Config, opts: ContextOptions = {}): Promise<void> {
+  const ctx = createContext(config, opts)
+  try {
+    await prepare(ctx)
+    if (config.demo.enabled) {
+      await demoKeysFor(ctx)
+      await demoAdminToken(ctx)
+    }
+    await loadTls(config)
+  } finally {
+    await ctx.services.iam.closeInvalidationBus().catch(() => undefined)
+    await ctx.close()
+  }
 }
 
 /** Starts the admin API on its own address (HOSTAPI_ADMIN_HOST, 127.0.0.1 by default) and port; returns its base URL. */

@@ -1,4 +1,5 @@
 // The hostapi command line (serve, migrate, admin); main.ts starts it.
+import cluster from 'node:cluster'
 import pino from 'pino'
 import { ConfigError, environment, loadConfig, StartError, type Config } from '../config/config.js'
 import { serve } from './serve.js'
@@ -25,8 +26,9 @@ Commands:
 
 Options (of every command):
   --env-file FILE    Read settings from FILE (NAME=value lines); the environment's own variables win over it
-  --port, --host, --data-dir
-                     Take the place of HOSTAPI_PORT, HOSTAPI_HOST and HOSTAPI_DATA_DIR (and win over both)
+  --port, --host, --data-dir, --workers
+                     Take the place of HOSTAPI_PORT, HOSTAPI_HOST, HOSTAPI_DATA_DIR and HOSTAPI_WORKERS (and
+                     win over both); --workers N: serve in N processes on the same ports (one per core by default)
 `
 
 /** A command line hostapi does not understand: the message and the usage, exit status 2. */
@@ -37,6 +39,7 @@ const SETTING_FLAGS: Record<string, string> = {
   '--port': 'HOSTAPI_PORT',
   '--host': 'HOSTAPI_HOST',
   '--data-dir': 'HOSTAPI_DATA_DIR',
+  '--workers': 'HOSTAPI_WORKERS',
 }
 
 /**
@@ -86,9 +89,11 @@ async function main(argv: string[]): Promise<number> {
   process.umask(PRIVATE_UMASK)
   const config = loadConfig(env)
   failures.debug = config.logLevel === 'debug' || config.logLevel === 'trace'
-  for (const warning of config.warnings)
-    if (failures.json) stderrLine('warn', {}, warning)
-    else process.stderr.write(`Warning: ${warning}\n`)
+  // A worker of `serve --workers N` runs this too: its primary has said the warnings.
+  if (!cluster.isWorker)
+    for (const warning of config.warnings)
+      if (failures.json) stderrLine('warn', {}, warning)
+      else process.stderr.write(`Warning: ${warning}\n`)
   try {
     return await run(config, command, rest)
   } catch (err) {

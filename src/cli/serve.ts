@@ -3,7 +3,10 @@
 import pino, { type Logger } from 'pino'
 import type { Config } from '../config/config.js'
 import { readableLogLine } from '../lib/log-line.js'
-import { startServer, type RunningServer } from '../server.js'
+import cluster from 'node:cluster'
+import { startServer, type RunningServer, type ServerOptions } from '../server.js'
+import { askRole, runPrimary, shareMetrics, tellReady, workerCounter } from '../cluster.js'
+import { announce, type Announcement, type Say } from './start-lines.js'
 
 /**
  * How long a stop waits for in-flight requests and jobs before the process exits anyway (status 1). A job cut
@@ -23,19 +26,45 @@ export function serveOutput(config: Config) {
     const write = (line: string) => process.stdout.write(readableLogLine(line))
     return {
       log: pino({ level: config.logLevel }, { write }) as Logger,
-      say: (text: string, _facts: Record<string, unknown>) => void process.stdout.write(`${text}\n`),
+      say: ((text) => void process.stdout.write(`${text}\n`)) as Say,
     }
   }
   // The start's lines are said whatever the log level (through process.stdout, written at once on a pipe or a file).
   const lines = pino({ level: 'info' }, process.stdout)
-  return { log: undefined, say: (text: string, facts: Record<string, unknown>) => lines.info(facts, text) }
+  return { log: undefined, say: ((text, facts) => lines.info(facts, text)) as Say }
 }
 
-/** Starts the server and serves until SIGTERM or SIGINT; SIGHUP reloads the TLS certificate and key. */
+/**
+ * Starts the server and serves until SIGTERM or SIGINT; SIGHUP reloads the TLS certificate and key. With more than
+ * one worker (HOSTAPI_WORKERS, `--workers`) this process is the primary that forks them (src/cluster.ts), or one of them.
+ */
 export async function serve(config: Config): Promise<void> {
   const { log: terminalLog, say } = serveOutput(config)
-  const server = await startServer(config, terminalLog ? { log: terminalLog } : {})
-  const log = server.ctx.log
+  if (config.workers.count > 1) {
+    if (cluster.isPrimary) return runPrimary(config, say, terminalLog, DRAIN_MS)
+    const role = await askRole()
+    const counter = config.redisUrl ? undefined : workerCounter()
+    const server = await serveUntilStopped(config, {
+      ...(terminalLog ? { log: terminalLog } : {}),
+      worker: role,
+      counter,
+    })
+    shareMetrics(server.running.ctx.ops.metrics)
+    // A worker whose primary is gone (killed) stops as on SIGTERM.
+    process.once('disconnect', () => server.stop({ primary: process.ppid }, 'the primary process ended'))
+    tellReady(announcement(server.running))
+    return
+  }
+  const server = await serveUntilStopped(config, terminalLog ? { log: terminalLog } : {})
+  if (config.workers.pinned) say(config.workers.pinned, { workers: 1 })
+  // Said once the signals are handled: a supervisor that acts on these lines finds them handled.
+  announce(announcement(server.running), say)
+}
+
+/** Starts the server with its signals handled: `stop` finishes in-flight requests and jobs, then exits. */
+async function serveUntilStopped(config: Config, opts: ServerOptions) {
+  const running = await startServer(config, opts)
+  const log = running.ctx.log
   let stopping = false
   const stop = (facts: Record<string, unknown>, why: string) => {
     if (stopping) return
@@ -45,7 +74,7 @@ export async function serve(config: Config): Promise<void> {
       log.error({ drainMs: DRAIN_MS }, `shutdown did not finish within ${DRAIN_MS / 1000} s: exiting`)
       process.exit(1)
     }, DRAIN_MS).unref()
-    server.close().then(
+    running.close().then(
       () => process.exit(0),
       (err) => {
         log.error({ err }, 'shutdown failed')
@@ -55,10 +84,10 @@ export async function serve(config: Config): Promise<void> {
   }
   process.on('SIGTERM', () => stop({ signal: 'SIGTERM' }, 'shutting down'))
   process.on('SIGINT', () => stop({ signal: 'SIGINT' }, 'shutting down'))
-  process.on('SIGHUP', () => void server.reloadTls('SIGHUP'))
-  if (config.startedByNpm) stopWithParent((parent) => stop({ parent }, 'the npm process that started hostapi ended'))
-  // Said once the signals are handled: a supervisor that acts on these lines finds them handled.
-  announce(server, say)
+  process.on('SIGHUP', () => void running.reloadTls('SIGHUP'))
+  if (config.startedByNpm && !opts.worker)
+    stopWithParent((parent) => stop({ parent }, 'the npm process that started hostapi ended'))
+  return { running, stop }
 }
 
 /**
@@ -75,20 +104,13 @@ function stopWithParent(stop: (parent: number) => void) {
   timer.unref()
 }
 
-/** The start's lines: where it listens, the certificate, the admin API, and demo mode's keys. */
-function announce(server: RunningServer, say: (text: string, facts: Record<string, unknown>) => void) {
-  say(`hostapi listening on ${server.url}`, { url: server.url })
-  if (server.httpUrl) say(`plain HTTP listener on ${server.httpUrl}`, { url: server.httpUrl })
-  const docs = `${server.url.replace(/\/api\/v2$/, '')}/docs`
-  say(`API docs: ${docs}`, { url: docs })
-  say(`TLS certificate: ${server.tlsSource}`, { certificate: server.tlsSource })
-  const sandbox = server.ctx.ops.sandbox !== null
-  say(`Admin API: ${server.adminUrl} (token: npx hostapi admin token create)${sandbox ? ', sandbox mode on' : ''}`, {
-    url: server.adminUrl,
-    sandbox,
-  })
-  if (server.demoKey) say(`Demo API key: ${server.demoKey}`, { key: server.demoKey })
-  if (server.demoSubUserKey)
-    say(`Demo sub-user API key (domains only): ${server.demoSubUserKey}`, { key: server.demoSubUserKey })
-  if (server.demoAdminToken) say(`Demo admin token: ${server.demoAdminToken}`, { token: server.demoAdminToken })
-}
+const announcement = (server: RunningServer): Announcement => ({
+  url: server.url,
+  httpUrl: server.httpUrl,
+  adminUrl: server.adminUrl,
+  tlsSource: server.tlsSource,
+  sandbox: server.ctx.ops.sandbox !== null,
+  demoKey: server.demoKey,
+  demoSubUserKey: server.demoSubUserKey,
+  demoAdminToken: server.demoAdminToken,
+})

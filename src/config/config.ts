@@ -16,11 +16,14 @@ import { hypervisorConfig, type HypervisorConfig } from './hypervisor.js'
 import { postgresConfig, type PostgresConfig } from './database.js'
 import { unknownSettings } from './known-settings.js'
 import { adminConfig, type AdminConfig } from './admin.js'
+import { workersConfig, type WorkersConfig } from './workers.js'
 
 /** The validated, frozen configuration of one hostapi process. Only this module reads the environment. */
 export interface Config {
   host: string
   port: number
+  /** Processes serving on these ports (HOSTAPI_WORKERS, `--workers`): see config/workers.ts. */
+  workers: WorkersConfig
   httpPort: number | null
   dataDir: string
   tls: { certFile: string | null; keyFile: string | null; names: string[] }
@@ -204,6 +207,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const config: Config = {
     ...listeners,
     ...storage,
+    workers: workersConfig(r, demo.enabled, storage.database),
     demo,
     logLevel: env.HOSTAPI_LOG_LEVEL || 'info',
     startedByNpm: Boolean(env.npm_command),

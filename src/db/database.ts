@@ -3,8 +3,9 @@ import path from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import type pg from 'pg'
 import {
-  type CompiledQuery,
+  CompiledQuery,
   type Dialect as KyselyDialect,
+  type Driver,
   Kysely,
   PostgresAdapter,
   PostgresDialect,
@@ -84,6 +85,21 @@ export interface Database {
 }
 
 /**
+ * SQLite with every transaction begun `IMMEDIATE`: it takes the write lock at its start, waiting for it up to the
+ * busy timeout. A deferred transaction that reads and then writes fails at once with `database is locked` when
+ * another process (a worker of `serve --workers N`) committed in between; one process alone never waits.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  override createDriver(): Driver {
+    const driver = super.createDriver()
+    driver.beginTransaction = async (connection) => {
+      await connection.executeQuery(CompiledQuery.raw('begin immediate'))
+    }
+    return driver
+  }
+}
+
+/**
  * Opens the configured database. SQLite runs in WAL mode with `synchronous = NORMAL`: a commit is a write
  * to the log, and `durable()` fsyncs the log once for every commit made since the last fsync, so an
  * acknowledged write survives a crash or a power cut while the commits of concurrent requests share one fsync.
@@ -103,7 +119,7 @@ export function openDatabase(config: Config['database'], opts: { log?: Logger } 
     // The order of a zone's records in reads built by the database (src/modules/domains/dns/dns-json.repository.ts).
     sqlite.function('dns_owner_key', { deterministic: true }, (apex, name) => ownerOrderKey(String(apex), String(name)))
     const counted = withStatementCache(sqlite)
-    const db = auditing((compile) => auditingDialect(new SqliteDialect({ database: counted }), compile))
+    const db = auditing((compile) => auditingDialect(new ImmediateSqliteDialect({ database: counted }), compile))
     const wal = config.file === ':memory:' ? null : new GroupCommit(`${config.file}-wal`)
     // Commits by other connections, read once per event-loop turn (see dataVersion).
     const commits = sqlite.prepare('SELECT data_version FROM pragma_data_version').pluck()

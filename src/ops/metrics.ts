@@ -89,6 +89,7 @@ export class Metrics {
   private readonly rateLimited: Counter<'operation'>
   private readonly faults: Counter<'operation'>
   private sources: MetricsSources | null = null
+  private whole: (() => Promise<string>) | null = null
 
   /** `version`: the release (package.json), shown by `hostapi_build_info`. */
   constructor(version = 'unknown') {
@@ -114,6 +115,8 @@ export class Metrics {
       help: 'Jobs in the queue per kind and status (queued = depth, failed = attempts used up)',
       labelNames: ['kind', 'status'],
       registers,
+      // Read from the database: every worker of `serve --workers N` sees the same value.
+      aggregator: 'first',
       async collect() {
         this.reset()
         for (const row of (await self.sources?.jobCounts()) ?? [])
@@ -127,6 +130,8 @@ export class Metrics {
         'queue is (dns.push: zone pushes); jobs waiting for a later run (recurring, retry back-off) do not count',
       labelNames: ['kind', 'status'],
       registers,
+      // Read from the database: every worker of `serve --workers N` sees the same value.
+      aggregator: 'first',
       async collect() {
         this.reset()
         for (const row of (await self.sources?.dueJobs?.()) ?? [])
@@ -138,6 +143,8 @@ export class Metrics {
       help: 'Jobs quarantined per kind: their process died during two attempts, so they are failed and not run again',
       labelNames: ['kind'],
       registers,
+      // Read from the database: every worker of `serve --workers N` sees the same value.
+      aggregator: 'first',
       async collect() {
         this.reset()
         for (const row of (await self.sources?.quarantinedJobs?.()) ?? []) this.set({ kind: row.kind }, row.n)
@@ -147,6 +154,8 @@ export class Metrics {
       name: 'hostapi_webhook_deliveries_pending',
       help: 'Webhook deliveries not yet delivered or given up (waiting for an attempt or in one)',
       registers,
+      // Read from the database: every worker of `serve --workers N` sees the same value.
+      aggregator: 'first',
       async collect() {
         this.set((await self.sources?.webhookStats?.())?.pending ?? 0)
       },
@@ -156,6 +165,8 @@ export class Metrics {
       help: 'Webhook endpoints per state: failing (a delivery is being retried) or disabled (after days of failures)',
       labelNames: ['state'],
       registers,
+      // Read from the database: every worker of `serve --workers N` sees the same value.
+      aggregator: 'first',
       async collect() {
         const stats = await self.sources?.webhookStats?.()
         this.set({ state: 'failing' }, stats?.failing ?? 0)
@@ -166,6 +177,8 @@ export class Metrics {
       name: 'hostapi_webhook_oldest_pending_age_seconds',
       help: 'Age of the oldest pending webhook delivery: how far behind delivery is',
       registers,
+      // Read from the database: every worker of `serve --workers N` sees the same value.
+      aggregator: 'first',
       async collect() {
         this.set((await self.sources?.webhookStats?.())?.oldestPendingSeconds ?? 0)
       },
@@ -174,6 +187,8 @@ export class Metrics {
       name: 'hostapi_mail_outbox_failed',
       help: 'Outbox messages the mail relay refused (status failed) still kept in the outbox; a rise is new refused mail',
       registers,
+      // Read from the database: every worker of `serve --workers N` sees the same value.
+      aggregator: 'first',
       async collect() {
         this.set((await self.sources?.failedMessages?.()) ?? 0)
       },
@@ -183,6 +198,7 @@ export class Metrics {
       help: 'Always 1; the running release in the version label',
       labelNames: ['version'],
       registers,
+      aggregator: 'first',
     }).set({ version }, 1)
     collectDefaultMetrics({ register: this.registry, prefix: 'hostapi_' })
   }
@@ -197,6 +213,7 @@ export class Metrics {
       name: 'hostapi_redis_connected',
       help: 'With REDIS_URL: 1 while the Redis client is connected, 0 otherwise (counters then per instance)',
       registers,
+      aggregator: 'min',
       collect() {
         this.set(redis().connected ? 1 : 0)
       },
@@ -205,6 +222,7 @@ export class Metrics {
       name: 'hostapi_redis_breaker_open',
       help: 'With REDIS_URL: 1 while the Redis circuit breaker is open or half-open (counters per instance), 0 when closed',
       registers,
+      aggregator: 'max',
       collect() {
         this.set(redis().breakerOpen ? 1 : 0)
       },
@@ -235,9 +253,22 @@ export class Metrics {
     this.faults.inc({ operation })
   }
 
-  /** The text exposition format. */
+  /**
+   * In a worker of `serve --workers N`: `whole` answers the scrape for the whole server (every worker's metrics,
+   * summed where they add up), instead of this process's alone.
+   */
+  gatherWith(whole: () => Promise<string>): void {
+    this.whole = whole
+  }
+
+  /** The text exposition format: the whole server's when gathered from every worker, else this process's. */
   text(): Promise<string> {
-    return this.registry.metrics()
+    return this.whole ? this.whole() : this.registry.metrics()
+  }
+
+  /** This process's metrics as prom-client's JSON, which AggregatorRegistry.aggregate adds up over workers. */
+  ownJson() {
+    return this.registry.getMetricsAsJSON()
   }
 
   get contentType(): string {

@@ -59,7 +59,14 @@ export function spawnServer(
   const child = spawn(command, rest, {
     // No per-key limit unless the test sets one: suites that write as fast as the server answers (backup, crash and
     // durability suites) passed the default 1,200 a minute only while the machine was busy enough to slow them.
-    env: { PATH: process.env.PATH ?? '', HOSTAPI_LOG_LEVEL: 'warn', HOSTAPI_RATE_LIMIT: '1000000000', ...env },
+    // One process unless the test asks for workers (HOSTAPI_WORKERS), whatever the machine's cores.
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOSTAPI_LOG_LEVEL: 'warn',
+      HOSTAPI_RATE_LIMIT: '1000000000',
+      HOSTAPI_WORKERS: '1',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(opts.cwd ? { cwd: opts.cwd } : {}),
   })
