@@ -161,6 +161,7 @@ async function main() {
     HOSTAPI_DATA_DIR: dataDir,
     HOSTAPI_LOG_LEVEL: 'warn',
     HOSTAPI_DNS_PORT: '0',
+    HOSTAPI_WORKERS: '1',
     ...(pgUrl ? { DATABASE_URL: pgUrl, HOSTAPI_DB_SCHEMA: schema } : {}),
   })
   const ctx = createContext(config)

@@ -44,6 +44,7 @@ async function main() {
       // Every load connection comes from one address: BENCH_CONNECTIONS may exceed the per-address cap.
       HOSTAPI_MAX_CONNECTIONS_PER_IP: '0',
       HOSTAPI_DNS_PORT: '0',
+      HOSTAPI_WORKERS: '1',
       HOSTAPI_JOBS: '0',
       REDIS_URL: `redis://127.0.0.1:${redisPort}`,
     },

@@ -137,6 +137,8 @@ async function main() {
     // Every load connection comes from one address: BENCH_CONNECTIONS may exceed the per-address cap.
     HOSTAPI_MAX_CONNECTIONS_PER_IP: '0',
     HOSTAPI_DNS_PORT: '0',
+    // One process, beside one-process references (npm run bench:workers measures several).
+    HOSTAPI_WORKERS: '1',
     HOSTAPI_ADMIN_TOKEN: ADMIN_TOKEN,
     // As a provider runs it: the sandbox's hooks (its request journal, its faults) are not installed.
     HOSTAPI_SANDBOX: '0',

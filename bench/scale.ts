@@ -104,6 +104,7 @@ function serverEnv(dataDir: string, schema: string | null): NodeJS.ProcessEnv {
     // Every load connection comes from one address: BENCH_CONNECTIONS may exceed the per-address cap.
     HOSTAPI_MAX_CONNECTIONS_PER_IP: '0',
     HOSTAPI_DNS_PORT: '0',
+    HOSTAPI_WORKERS: '1',
     ...(schema ? { HOSTAPI_DB_SCHEMA: schema } : {}),
   }
 }

@@ -27,6 +27,7 @@ Object.assign(process.env, {
   HOSTAPI_HOST: '127.0.0.1',
   HOSTAPI_PORT: '0',
   HOSTAPI_DNS_PORT: '0',
+  HOSTAPI_WORKERS: '1',
   HOSTAPI_DEMO_KEY: key,
   HOSTAPI_JOBS: '0',
   HOSTAPI_LOG_LEVEL: 'warn',
