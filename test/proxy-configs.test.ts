@@ -9,6 +9,7 @@ import path from 'node:path'
 import { plainRequest, startTestApp, tempDir, type TestAccount, type TestApp } from './helpers/app.js'
 import { freePort } from './helpers/redis.js'
 import { eventually } from './helpers/wait.js'
+import { owned } from './helpers/children.js'
 
 // The example proxy configurations of deploy/, run by the real nginx and HAProxy in front of two hostapi instances
 // on one database: only addresses, ports and file paths are substituted.
@@ -49,7 +50,7 @@ async function listening(port: number, child: ChildProcess, output: () => string
 }
 
 function run(cmd: string, args: string[]): { child: ChildProcess; output: () => string } {
-  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = owned(spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] }))
   let text = ''
   child.stdout?.on('data', (c: Buffer) => {
     text += c.toString()

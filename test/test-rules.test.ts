@@ -43,6 +43,34 @@ describe('test code rules', () => {
   })
 })
 
+/** How many processes `text` starts with spawn(), and how many it hands to owned() (test/helpers/children.ts). */
+export function spawnsAndOwned(text: string): { spawns: number; owned: number } {
+  return {
+    spawns: text.match(/(?<![\w.$])spawn\s*\(/g)?.length ?? 0,
+    owned: text.match(/(?<![\w.$])owned\s*\(/g)?.length ?? 0,
+  }
+}
+
+describe('processes the tests start', () => {
+  it('counts spawns and owned children (the rule below can fail)', () => {
+    assert.deepEqual(spawnsAndOwned("const c = spawn('x', [])\nconst d = owned(spawn('y', []))\nspawnServer(env)"), {
+      spawns: 2,
+      owned: 1,
+    })
+  })
+
+  it('every process a test spawns is owned: killed when the test process exits, if a failed test left it running', () => {
+    const offending = testFiles(testDir)
+      .filter((file) => !ALLOWED.includes(path.relative(testDir, file)))
+      .filter((file) => path.relative(testDir, file) !== path.join('helpers', 'children.ts'))
+      .flatMap((file) => {
+        const { spawns, owned } = spawnsAndOwned(fs.readFileSync(file, 'utf8'))
+        return spawns > owned ? [`${path.relative(testDir, file)}: ${spawns} spawn(), ${owned} owned()`] : []
+      })
+    assert.deepEqual(offending, [], 'hand each spawned child to owned() from test/helpers/children.ts')
+  })
+})
+
 describe('the wait helper', () => {
   it('eventually answers the first passing answer; it fails naming what it waited for and the last failure', async () => {
     let n = 0

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import net from 'node:net'
 import { forEachDialect, processDatabase, request, type ProcessDatabase } from './helpers/app.js'
 import { lineText, spawnServer, type ServerProcess } from './helpers/process.js'
-import { withDeadline } from './helpers/wait.js'
+import { eventually, withDeadline } from './helpers/wait.js'
 
 // `hostapi serve --workers 2`: two processes on one port behave as one server.
 const KEY = 'workersDemoKey00000000001'
@@ -77,14 +77,10 @@ forEachDialect((dialect) => {
       const statuses = replies.map((r) => r.status)
       assert.equal(statuses.filter((s) => s === 200).length, RATE, `statuses: ${statuses.join(' ')}`)
       assert.equal(statuses.filter((s) => s === 429).length, 6)
-      await withDeadline(
-        (async () => {
-          while (servedBy(server, 'GET', '/api/v2/whoami').length < RATE + 6)
-            await new Promise((r) => setTimeout(r, 50))
-        })(),
-        10_000,
-        'the request log lines',
-      )
+      await eventually(() => servedBy(server, 'GET', '/api/v2/whoami').length >= RATE + 6, {
+        what: 'the request log lines',
+        timeoutMs: 10_000,
+      })
       assert.deepEqual(new Set(servedBy(server, 'GET', '/api/v2/whoami')), new Set(pids), 'both workers answered')
     })
 
@@ -197,13 +193,10 @@ describe('serve --workers 2 in sandbox mode', () => {
       const origin = (await server.waitFor(/^hostapi listening on (https:\/\/\S+)/))[1].replace(/\/api\/v2$/, '')
       for (let i = 0; i < 4; i++)
         assert.equal((await request(origin, 'GET', '/whoami', { key: KEY, headers: fresh })).status, 200)
-      await withDeadline(
-        (async () => {
-          while (servedBy(server, 'GET', '/api/v2/whoami').length < 4) await new Promise((r) => setTimeout(r, 50))
-        })(),
-        10_000,
-        'the request log lines',
-      )
+      await eventually(() => servedBy(server, 'GET', '/api/v2/whoami').length >= 4, {
+        what: 'the request log lines',
+        timeoutMs: 10_000,
+      })
       assert.deepEqual(new Set(servedBy(server, 'GET', '/api/v2/whoami')), new Set([server.child.pid]))
       assert.ok(!server.lines.some((l) => /workers serving/.test(lineText(l))))
     } finally {

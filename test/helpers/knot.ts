@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { describe, it } from 'node:test'
 import { freePort, queryUdp } from './dns.js'
 import { eventually, stopOrKill } from './wait.js'
+import { owned } from './children.js'
 
 const KNOTD_PATHS = ['/usr/sbin/knotd', '/usr/bin/knotd']
 const knotd = () => KNOTD_PATHS.find((p) => fs.existsSync(p))
@@ -111,7 +112,7 @@ export async function startKnot(opts: KnotOptions): Promise<Knot> {
     await stopOrKill(child, new Promise((r) => child.once('exit', r)), 5000)
   }
   const start = async () => {
-    child = spawn(knotd()!, ['-c', conf], { stdio: ['ignore', 'pipe', 'pipe'] })
+    child = owned(spawn(knotd()!, ['-c', conf], { stdio: ['ignore', 'pipe', 'pipe'] }))
     child.stdout!.on('data', (d) => (output += d))
     child.stderr!.on('data', (d) => (output += d))
     await eventually(() => queryUdp(port, 'ready.invalid', 'SOA', { timeoutMs: 200 }), {

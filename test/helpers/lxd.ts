@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto'
 import { promisify } from 'node:util'
 import { describe, it } from 'node:test'
 import { stopOrKill } from './wait.js'
+import { owned } from './children.js'
 
 const run = promisify(execFile)
 const LXD = ['/usr/bin/lxd', '/usr/sbin/lxd'].find((p) => fs.existsSync(p))
@@ -156,10 +157,9 @@ export async function startLxd(): Promise<Lxd> {
   const tag = randomBytes(3).toString('hex')
   const pool = 'default'
   const network = `hbr${tag}`
-  let child: ChildProcess | null = spawn(LXD!, ['--group', 'lxd', '--logfile', path.join(dir, 'lxd.log')], {
-    env,
-    stdio: 'ignore',
-  })
+  let child: ChildProcess | null = owned(
+    spawn(LXD!, ['--group', 'lxd', '--logfile', path.join(dir, 'lxd.log')], { env, stdio: 'ignore' }),
+  )
   const exited = new Promise<void>((resolve) => child!.once('exit', () => resolve()))
   const lxc: Lxd['lxc'] = (...args) => sh(LXC!, args, env)
   let subnet = ''

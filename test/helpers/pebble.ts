@@ -7,6 +7,7 @@ import { describe, it } from 'node:test'
 import { freePort } from './dns.js'
 import { selfSignedCert } from './smtp.js'
 import { eventually } from './wait.js'
+import { owned } from './children.js'
 
 const PEBBLE_PATHS = ['/usr/bin/pebble', '/usr/local/bin/pebble']
 const CHALLTESTSRV_PATHS = ['/usr/bin/pebble-challtestsrv', '/usr/local/bin/pebble-challtestsrv']
@@ -86,6 +87,7 @@ export async function startPebble(opts: PebbleOptions): Promise<Pebble> {
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
+    owned(c)
     c.stdout?.on('data', (b: Buffer) => (output += b.toString()))
     c.stderr?.on('data', (b: Buffer) => (output += b.toString()))
     return c
@@ -163,6 +165,7 @@ export async function startChallTestSrv(): Promise<ChallTestSrv> {
     ],
     { env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] },
   )
+  owned(child)
   child.stdout?.on('data', (b: Buffer) => (output += b.toString()))
   child.stderr?.on('data', (b: Buffer) => (output += b.toString()))
   const post = async (path: string, body: unknown) => {

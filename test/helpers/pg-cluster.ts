@@ -7,6 +7,7 @@ import { promisify } from 'node:util'
 import pg from 'pg'
 import { freePort } from './redis.js'
 import { eventually } from './wait.js'
+import { owned } from './children.js'
 
 const run = promisify(execFile)
 const HAPROXY = '/usr/sbin/haproxy'
@@ -247,6 +248,7 @@ export async function startPgCluster(): Promise<PgCluster> {
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
+    owned(haproxy)
     haproxy.stdout!.on('data', (c) => (haproxyOut += c))
     haproxy.stderr!.on('data', (c) => (haproxyOut += c))
     await cluster.routedTo(primary)

@@ -7,6 +7,7 @@ import { describe, it } from 'node:test'
 import SqliteDatabase from 'better-sqlite3'
 import { freePort, queryUdp } from './dns.js'
 import { eventually, stopOrKill } from './wait.js'
+import { owned } from './children.js'
 
 const PDNS_SERVER = '/usr/sbin/pdns_server'
 const SCHEMAS = [
@@ -114,7 +115,7 @@ export async function startPowerDns(): Promise<PowerDns> {
   const start = async () => {
     if (child) return
     output = ''
-    const c = spawn(PDNS_SERVER, [`--config-dir=${dir}`], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const c = owned(spawn(PDNS_SERVER, [`--config-dir=${dir}`], { stdio: ['ignore', 'pipe', 'pipe'] }))
     child = c
     c.stdout!.on('data', (d) => (output += d))
     c.stderr!.on('data', (d) => (output += d))

@@ -3,6 +3,7 @@ import { promisify } from 'node:util'
 import readline from 'node:readline'
 import { lineText } from '../../src/lib/log-line.js'
 import { withDeadline } from './wait.js'
+import { owned } from './children.js'
 
 export { lineText }
 
@@ -56,20 +57,22 @@ export function spawnServer(
 ): ServerProcess {
   const args = opts.script ? [opts.script, 'serve'] : ['--import', 'tsx', cli, 'serve']
   const [command, ...rest] = opts.argv ?? [process.execPath, ...args]
-  const child = spawn(command, rest, {
-    // No per-key limit unless the test sets one: suites that write as fast as the server answers (backup, crash and
-    // durability suites) passed the default 1,200 a minute only while the machine was busy enough to slow them.
-    // One process unless the test asks for workers (HOSTAPI_WORKERS), whatever the machine's cores.
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOSTAPI_LOG_LEVEL: 'warn',
-      HOSTAPI_RATE_LIMIT: '1000000000',
-      HOSTAPI_WORKERS: '1',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    ...(opts.cwd ? { cwd: opts.cwd } : {}),
-  })
+  const child = owned(
+    spawn(command, rest, {
+      // No per-key limit unless the test sets one: suites that write as fast as the server answers (backup, crash and
+      // durability suites) passed the default 1,200 a minute only while the machine was busy enough to slow them.
+      // One process unless the test asks for workers (HOSTAPI_WORKERS), whatever the machine's cores.
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOSTAPI_LOG_LEVEL: 'warn',
+        HOSTAPI_RATE_LIMIT: '1000000000',
+        HOSTAPI_WORKERS: '1',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(opts.cwd ? { cwd: opts.cwd } : {}),
+    }),
+  )
   const lines: string[] = []
   const waiters: { pattern: RegExp; resolve: (m: RegExpMatchArray) => void }[] = []
   readline.createInterface({ input: child.stdout! }).on('line', (line) => {

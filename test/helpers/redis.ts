@@ -1,6 +1,7 @@
 import net from 'node:net'
 import { spawn, type ChildProcess } from 'node:child_process'
 import readline from 'node:readline'
+import { owned } from './children.js'
 
 /** A free TCP port on the loopback address. */
 export function freePort(): Promise<number> {
@@ -41,7 +42,7 @@ export class OwnRedis {
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     )
-    this.child = child
+    this.child = owned(child)
     await new Promise<void>((resolve, reject) => {
       const lines: string[] = []
       readline.createInterface({ input: child.stdout! }).on('line', (line) => {
