@@ -88,9 +88,20 @@ export function shareMetrics(metrics: Metrics): void {
 }
 
 function send(message: unknown): void {
-  // The channel is gone once the primary has ended: the worker then stops on 'disconnect'.
-  if (process.connected) process.send?.(message)
+  // The channel is gone once the primary has ended: the worker then stops on 'disconnect'. A send that still fails
+  // (the channel closed meanwhile) is dropped by its callback instead of raising an 'error' no one listens to.
+  if (process.connected) process.send?.(message, undefined, undefined, dropped)
 }
+
+/**
+ * In the primary: a message to a worker. A worker can die between its last message and the primary's answer; without
+ * a callback, a send on its closed channel is an unhandled 'error' that ends the primary, and every worker with it.
+ */
+function tell(worker: Worker, message: unknown): void {
+  if (worker.isConnected()) worker.send(message as object, undefined, dropped)
+}
+
+const dropped = () => undefined
 
 /**
  * The primary: readies the database, the seed and the TLS material once, forks `config.workers.count` workers (the
@@ -112,7 +123,7 @@ export async function runPrimary(config: Config, say: Say, terminalLog: Logger |
     const finish = () => {
       clearTimeout(timer)
       gathers.delete(key)
-      if (asker.isConnected()) asker.send({ type: GATHERED, id, all })
+      tell(asker, { type: GATHERED, id, all })
     }
     const timer = setTimeout(finish, GATHER_MS)
     gathers.set(key, {
@@ -123,7 +134,7 @@ export async function runPrimary(config: Config, say: Say, terminalLog: Logger |
         if (pending.size === 0) finish()
       },
     })
-    for (const w of pending) w.send({ type: COLLECT, id: key })
+    for (const w of pending) tell(w, { type: COLLECT, id: key })
   }
   let startFailures = 0
   let stopping = false
@@ -135,15 +146,17 @@ export async function runPrimary(config: Config, say: Say, terminalLog: Logger |
   const fork = (index: number) => {
     const worker = cluster.fork()
     workers.set(index, worker)
+    // From the moment it exists: an error of the worker's process or channel is said, never thrown at the primary.
+    worker.on('error', (err: Error) => log.warn({ err: err.message, worker: index }, 'worker channel error'))
     let ready = false
     worker.on('message', (m: unknown) => {
       const answer = answerCounts(counter, m)
-      if (answer) worker.send(answer)
+      if (answer) tell(worker, answer)
       else if (typed(m, GATHER)) gather(worker, (m as { id: number }).id)
       else if (typed(m, OWN)) {
         const { id, json } = m as { id: string; json: Metric[] }
         gathers.get(id)?.add(worker, json)
-      } else if (typed(m, HELLO)) worker.send({ type: ROLE, role: { index, background: index === 0 } })
+      } else if (typed(m, HELLO)) tell(worker, { type: ROLE, role: { index, background: index === 0 } })
       else if (typed(m, READY)) {
         ready = true
         startFailures = 0
