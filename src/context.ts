@@ -1,5 +1,4 @@
 import pino, { type Logger } from 'pino'
-import type { Kysely } from 'kysely'
 import type { Config } from './config/config.js'
 import { ManualClock, systemClock, type Clock } from './clock.js'
 import { Metrics } from './ops/metrics.js'
@@ -7,7 +6,6 @@ import { hostapiVersion } from './lib/version.js'
 import { crashOnJob, FaultInjector, workFaults } from './ops/faults.js'
 import { RequestJournal } from './ops/journal.js'
 import { openDatabase, type Database } from './db/database.js'
-import type { DB } from './db/tables.js'
 import { migrations } from './db/migrations/index.js'
 import type { MigrationModule } from './db/migrations/helpers.js'
 import { JobRunner } from './jobs/runner.js'
@@ -135,6 +133,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     durable: () => database.durable(),
     dataVersion: database.dataVersion,
     roundTrips: () => database.roundTrips(),
+    statementCounts: database.statementCounts,
     accountVersion: database.accountVersion,
     clock,
     log,

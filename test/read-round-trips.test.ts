@@ -76,5 +76,24 @@ forEachDialect((dialect) => {
         assert.ok(fewest <= limit, `${r.operationId} (${path}) took ${fewest} round trips, at most ${limit} allowed`)
       }
     })
+
+    // PostgreSQL parses and plans an unnamed statement on every execution, more work than running most of these reads.
+    if (dialect === 'postgres')
+      it('sends each read as named prepared statements once warm', async () => {
+        const counts = t.ctx.statementCounts
+        assert.ok(counts, 'prepared statements are on by default')
+        for (const r of cacheable()) {
+          const f = r.fixture ? await fixtures[r.fixture](t, a, r) : { params: {} }
+          const path = r.url.replace(/:([A-Za-z_]+)/g, (_m, name: string) => encodeURIComponent(String(f.params[name])))
+          // A text is named from its second use. Background work may send statements of its own: the fewest counts.
+          let fewest = Number.POSITIVE_INFINITY
+          for (let i = 0; i < 4; i++) {
+            const before = counts().unnamed
+            assert.equal((await t.request('GET', path, { key: a.key })).status, 200)
+            if (i > 1) fewest = Math.min(fewest, counts().unnamed - before)
+          }
+          assert.equal(fewest, 0, `${r.operationId} (${path}) sent ${fewest} statements unnamed`)
+        }
+      })
   })
 })

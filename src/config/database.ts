@@ -15,6 +15,12 @@ export interface PostgresConfig {
    * DB_CONNECT_TIMEOUT_MS.
    */
   connectTimeoutMs?: number
+  /**
+   * HOSTAPI_DB_PREPARED_STATEMENTS: repeated statements are named prepared statements, parsed and planned once per
+   * connection (src/db/prepared.ts). Off for a pooler in transaction mode that does not keep them (PgBouncer before
+   * 1.21, or without `max_prepared_statements`). Unset: on.
+   */
+  preparedStatements?: boolean
 }
 
 /**
@@ -35,5 +41,6 @@ export function postgresConfig(r: EnvReader, url: string): PostgresConfig {
     url,
     schema: r.env.HOSTAPI_DB_SCHEMA || null,
     connectTimeoutMs: r.int('HOSTAPI_DB_CONNECT_TIMEOUT_MS', DB_CONNECT_TIMEOUT_MS, 100, 600_000),
+    preparedStatements: r.bool('HOSTAPI_DB_PREPARED_STATEMENTS', true),
   }
 }

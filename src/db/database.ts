@@ -22,6 +22,7 @@ import { batchPerTurn } from '../lib/turn-batch.js'
 import { ownerOrderKey } from '../lib/dns/owner-order.js'
 import { auditInsert, type AuditEntry } from './audit.repository.js'
 import { auditingDialect } from './request-audit.js'
+import { preparedStatements } from './prepared.js'
 
 /** The data layer handle: a Kysely instance or a transaction on it. */
 export type Db = Kysely<DB> | Transaction<DB>
@@ -73,6 +74,8 @@ export interface Database {
    * statement executed through Kysely). A round trip on PostgreSQL; a count of how much work a request does.
    */
   roundTrips(): number
+  /** PostgreSQL: the parameterised statements sent unnamed and as named prepared statements so far (src/db/prepared.ts). */
+  statementCounts: (() => { unnamed: number; named: number }) | null
   /**
    * PostgreSQL: the version of one account's data, read with one indexed query. Triggers set it in the
    * transaction of every write to a table the cacheable answers show (migration 0470), so a reading taken
@@ -142,6 +145,7 @@ export function openDatabase(config: Config['database'], opts: { log?: Logger } 
         return `${counted.writes}.${seenCommits}`
       },
       roundTrips: () => counted.executed,
+      statementCounts: null,
       accountVersion: null,
       close: async () => {
         await db.destroy()
@@ -164,8 +168,10 @@ export function openDatabase(config: Config['database'], opts: { log?: Logger } 
   // the process.
   pool.on('error', (err) => opts.log?.warn({ err }, 'idle database connection lost'))
   let roundTrips = 0
+  const prepared = config.preparedStatements === false ? null : preparedStatements()
   // Kysely sends every query, BEGIN and COMMIT through client.query of a pooled client.
   pool.on('connect', (client) => {
+    prepared?.attach(client)
     // A connection lost while a request holds it between two statements: its next statement fails (and the
     // request with it), and the pool drops it when it is released. Without a listener the process would end.
     client.on('error', (err) => opts.log?.warn({ err }, 'database connection lost'))
@@ -183,6 +189,7 @@ export function openDatabase(config: Config['database'], opts: { log?: Logger } 
     durable: () => Promise.resolve(),
     dataVersion: null,
     roundTrips: () => roundTrips,
+    statementCounts: prepared && (() => prepared.counts()),
     accountVersion: batchPerTurn(async (accounts: number[]) => {
       // A named statement: parsed and planned once per connection.
       const { rows } = await pool.query<{ account_id: number; version: number }>({
