@@ -8,15 +8,16 @@ import type pg from 'pg'
  * plan once it costs no more than the custom ones).
  *
  * Which statements: those sent with parameters (Kysely sends every compiled query as text and values; without
- * values a text may hold several statements, which a prepared statement cannot), from the second time the same text
- * is seen (a text built once, such as a multi-row insert of one size, takes no name), up to `limit` distinct texts
- * per process; the rest run unnamed as before. A name stands for one text in this process and is prepared on each
- * connection the first time that connection runs it.
+ * values a text may hold several statements, which a prepared statement cannot) outside a transaction, from the
+ * second time the same text is seen (a text built once, such as a multi-row insert of one size, takes no name), up to
+ * `limit` distinct texts per process; the rest run unnamed as before. A name stands for one text in this process and
+ * is prepared on each connection the first time that connection runs it.
  *
- * A schema change by another instance (a migration) can make a prepared statement's result type differ
- * (`cached plan must not change result type`): the text then takes a new name, and a statement outside a
- * transaction, which had no effect, is sent once more under it; inside a transaction the error ends the
- * transaction as any failed statement does.
+ * A schema change (another instance's migration) can make a prepared statement's result type differ (`cached plan
+ * must not change result type`, for a `select *` of a table that gained a column): the text then takes a new name,
+ * and the statement, which had no effect, is sent once more under it. That is safe only outside a transaction, where
+ * the failed statement ended nothing else; inside one (a migration altering a table it read, a service's write) every
+ * statement runs unnamed, as before.
  */
 export interface PreparedStatements {
   /** Wraps a pooled client's `query`, before any other wrapper sees it. */
@@ -77,7 +78,13 @@ export function preparedStatements(limit = PREPARED_LIMIT): PreparedStatements {
           if (TRANSACTION_START.test(text)) inTransaction = true
           else if (TRANSACTION_END.test(text)) inTransaction = false
         }
-        if (typeof text !== 'string' || !Array.isArray(values) || values.length === 0 || callback !== undefined)
+        if (
+          inTransaction ||
+          typeof text !== 'string' ||
+          !Array.isArray(values) ||
+          values.length === 0 ||
+          callback !== undefined
+        )
           return query(...args)
         const name = nameOf(text)
         if (!name) {
@@ -86,7 +93,6 @@ export function preparedStatements(limit = PREPARED_LIMIT): PreparedStatements {
         }
         named++
         const run = (n: string) => query({ name: n, text, values }) as Promise<pg.QueryResult>
-        if (inTransaction) return run(name)
         return run(name).catch((err: unknown) => {
           if (!isStalePlan(err)) throw err
           return run(rename(text, name))
@@ -97,6 +103,6 @@ export function preparedStatements(limit = PREPARED_LIMIT): PreparedStatements {
 }
 
 /** PostgreSQL's answer to a prepared statement whose result columns changed since it was planned. */
-export const isStalePlan = (err: unknown): boolean =>
+const isStalePlan = (err: unknown): boolean =>
   (err as { code?: string } | null)?.code === '0A000' &&
   /cached plan must not change result type/.test(String((err as Error).message))
