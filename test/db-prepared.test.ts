@@ -75,6 +75,10 @@ describeWithEnv(['HOSTAPI_TEST_PG_URL'], 'named prepared statements (postgres)',
     const { rows } = await c.query(text, [1])
     assert.deepEqual(Object.keys(rows[0]), ['id', 'v', 'extra'])
     assert.equal((await preparedOn(c)).length, 2)
+    // A text named after that takes a name of its own.
+    for (let i = 0; i < 2; i++)
+      assert.equal((await c.query('select v from t where id = $1 and v is not null', [2])).rows[0].v, 'two')
+    assert.equal((await preparedOn(c)).length, 3)
   })
 
   it('inside a transaction runs statements unnamed: a table changed between two of them fails neither', async () => {

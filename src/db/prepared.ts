@@ -40,7 +40,8 @@ type Query = (...args: unknown[]) => unknown
 export function preparedStatements(limit = PREPARED_LIMIT): PreparedStatements {
   const names = new Map<string, string>()
   const seen = new Set<string>()
-  let generation = 0
+  // Every name given out is new: a text prepared again after a schema change never shares a name with another text.
+  let given = 0
   let unnamed = 0
   let named = 0
 
@@ -53,7 +54,7 @@ export function preparedStatements(limit = PREPARED_LIMIT): PreparedStatements {
       return undefined
     }
     seen.delete(text)
-    const fresh = `hostapi_${generation}_${names.size}`
+    const fresh = `hostapi_${++given}`
     names.set(text, fresh)
     return fresh
   }
@@ -61,8 +62,7 @@ export function preparedStatements(limit = PREPARED_LIMIT): PreparedStatements {
   // The text's plan no longer fits the schema: it is prepared anew under a name no connection has used.
   const rename = (text: string, stale: string): string => {
     if (names.get(text) !== stale) return names.get(text) ?? stale
-    generation++
-    const fresh = `hostapi_${generation}_${names.size}`
+    const fresh = `hostapi_${++given}`
     names.set(text, fresh)
     return fresh
   }
