@@ -22,7 +22,7 @@ import type pg from 'pg'
 export interface PreparedStatements {
   /** Wraps a pooled client's `query`, before any other wrapper sees it. */
   attach(client: pg.PoolClient | pg.Client): void
-  /** Parameterised statements sent unnamed so far, and named (tests and metrics). */
+  /** Statements that could be named (with parameters, outside a transaction) sent unnamed so far, and named. */
   counts(): { unnamed: number; named: number }
 }
 
