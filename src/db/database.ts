@@ -4,6 +4,7 @@ import SqliteDatabase from 'better-sqlite3'
 import type pg from 'pg'
 import {
   CompiledQuery,
+  type DatabaseConnection,
   type Dialect as KyselyDialect,
   type Driver,
   Kysely,
@@ -87,16 +88,65 @@ export interface Database {
   close(): Promise<void>
 }
 
+/** How long a statement on SQLite waits for another connection's write lock before it fails (503, Retry-After). */
+export const SQLITE_LOCK_WAIT_MS = 5000
+
+const isBusy = (err: unknown) => String((err as { code?: unknown } | null)?.code ?? '').startsWith('SQLITE_BUSY')
+
 /**
- * SQLite with every transaction begun `IMMEDIATE`: it takes the write lock at its start, waiting for it up to the
- * busy timeout. A deferred transaction that reads and then writes fails at once with `database is locked` when
- * another process (a worker of `serve --workers N`) committed in between; one process alone never waits.
+ * Runs `attempt` until it does not fail for a lock another connection holds, waiting between attempts on a timer (1 ms,
+ * doubling to 50), for at most SQLITE_LOCK_WAIT_MS. SQLite's own busy timeout would wait inside the synchronous
+ * call, and so hold this process's event loop, and every request it serves, for as long as the other connection (a
+ * worker of `serve --workers N`, the command line, a backup) keeps its transaction open. A statement that failed so had
+ * no effect.
+ */
+async function waitingForLock<T>(attempt: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + SQLITE_LOCK_WAIT_MS
+  for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
+    try {
+      return await attempt()
+    } catch (err) {
+      if (!isBusy(err) || Date.now() + delay > deadline) throw err
+      await new Promise((resolve) => setTimeout(resolve, delay))
+    }
+  }
+}
+
+/**
+ * SQLite with every transaction begun `IMMEDIATE`: it takes the write lock at its start. A deferred transaction that
+ * reads and then writes fails at once with `database is locked` when another process (a worker of
+ * `serve --workers N`) committed in between; one process alone never waits. The lock is waited for by
+ * waitingForLock, as is every statement outside a transaction (inside one this connection holds the write lock, and
+ * a failed statement is the transaction's to handle). The connection's busy timeout is 0.
  */
 class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(
+    config: ConstructorParameters<typeof SqliteDialect>[0],
+    private readonly inTransaction: () => boolean,
+  ) {
+    super(config)
+  }
+
   override createDriver(): Driver {
     const driver = super.createDriver()
+    const inTransaction = this.inTransaction
     driver.beginTransaction = async (connection) => {
-      await connection.executeQuery(CompiledQuery.raw('begin immediate'))
+      await waitingForLock(() => connection.executeQuery(CompiledQuery.raw('begin immediate')))
+    }
+    const acquire = driver.acquireConnection.bind(driver)
+    const wrapped = new WeakMap<DatabaseConnection, DatabaseConnection>()
+    driver.acquireConnection = async () => {
+      const conn = await acquire()
+      let w = wrapped.get(conn)
+      if (!w) {
+        w = {
+          executeQuery: (query) =>
+            inTransaction() ? conn.executeQuery(query) : waitingForLock(() => conn.executeQuery(query)),
+          streamQuery: (query, chunkSize) => conn.streamQuery(query, chunkSize),
+        }
+        wrapped.set(conn, w)
+      }
+      return w
     }
     return driver
   }
@@ -118,11 +168,14 @@ export function openDatabase(config: Config['database'], opts: { log?: Logger } 
     sqlite.pragma('journal_mode = WAL')
     sqlite.pragma('synchronous = NORMAL')
     sqlite.pragma('foreign_keys = ON')
-    sqlite.pragma('busy_timeout = 5000')
+    // Locks are waited for on a timer, not inside SQLite (waitingForLock).
+    sqlite.pragma('busy_timeout = 0')
     // The order of a zone's records in reads built by the database (src/modules/domains/dns/dns-json.repository.ts).
     sqlite.function('dns_owner_key', { deterministic: true }, (apex, name) => ownerOrderKey(String(apex), String(name)))
     const counted = withStatementCache(sqlite)
-    const db = auditing((compile) => auditingDialect(new ImmediateSqliteDialect({ database: counted }), compile))
+    const db = auditing((compile) =>
+      auditingDialect(new ImmediateSqliteDialect({ database: counted }, () => sqlite.inTransaction), compile),
+    )
     const wal = config.file === ':memory:' ? null : new GroupCommit(`${config.file}-wal`)
     // Commits by other connections, read once per event-loop turn (see dataVersion).
     const commits = sqlite.prepare('SELECT data_version FROM pragma_data_version').pluck()

@@ -38,14 +38,16 @@ const CONNECTION_MESSAGES = [
 
 /**
  * True when `err` says the database cannot be used at the moment, not that the statement is wrong: no connection
- * could be made (refused, timed out), it was lost during the statement, or the server is a standby or shutting
- * down. What was not committed when such an error came is not acknowledged; the caller may try again later.
+ * could be made (refused, timed out), it was lost during the statement, the server is a standby or shutting
+ * down, or (SQLite) another connection kept the write lock too long. What was not committed when such an error came is not acknowledged; the caller may try again later.
  */
 export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
   if (!err || typeof err !== 'object' || depth > 4) return false
   const e = err as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown[] }
   if (typeof e.code === 'string' && (CONNECTION_CODES.has(e.code) || UNAVAILABLE_STATES.has(e.code))) return true
   if (typeof e.code === 'string' && /^08[0-9A-Z]{3}$/.test(e.code)) return true
+  // SQLite: another connection held the write lock for all of SQLITE_LOCK_WAIT_MS.
+  if (typeof e.code === 'string' && e.code.startsWith('SQLITE_BUSY')) return true
   if (typeof e.message === 'string' && CONNECTION_MESSAGES.some((m) => (e.message as string).startsWith(m))) return true
   // An AggregateError of a connect to several addresses; a wrapped cause.
   if (Array.isArray(e.errors) && e.errors.some((x) => isDatabaseUnavailable(x, depth + 1))) return true
