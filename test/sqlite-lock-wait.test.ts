@@ -52,4 +52,22 @@ describe('a write waiting for another connection’s SQLite write lock', () => {
       holder.close()
     }
   })
+
+  it('answers 503 with Retry-After when the lock is held past the wait, and writes nothing', async () => {
+    const holder = new SqliteDatabase((t.config.database as { file: string }).file)
+    try {
+      holder.pragma('busy_timeout = 0')
+      holder.exec('BEGIN IMMEDIATE')
+      const record = { type: 'TXT', name: 'lock-held', value: 'never written', ttl: 300 }
+      const reply = await t.request('PATCH', `${API_PREFIX}/domains/${zone}/dns`, { key: a.key, body: { record } })
+      assert.equal(reply.status, 503, reply.text)
+      assert.ok(reply.headers['retry-after'], 'Retry-After')
+      assert.equal(reply.body.status, 503)
+    } finally {
+      if (holder.inTransaction) holder.exec('ROLLBACK')
+      holder.close()
+    }
+    const zoneNow = await t.request('GET', `${API_PREFIX}/domains/${zone}/dns`, { key: a.key })
+    assert.ok(!zoneNow.text.includes('never written'), zoneNow.text)
+  })
 })

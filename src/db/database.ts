@@ -115,9 +115,9 @@ async function waitingForLock<T>(attempt: () => Promise<T>): Promise<T> {
 /**
  * SQLite with every transaction begun `IMMEDIATE`: it takes the write lock at its start. A deferred transaction that
  * reads and then writes fails at once with `database is locked` when another process (a worker of
- * `serve --workers N`) committed in between; one process alone never waits. The lock is waited for by
- * waitingForLock, as is every statement outside a transaction (inside one this connection holds the write lock, and
- * a failed statement is the transaction's to handle). The connection's busy timeout is 0.
+ * `serve --workers N`) committed in between; one process alone never waits. Every statement outside a transaction,
+ * the BEGIN included, waits for the lock with waitingForLock (inside one this connection holds the write lock, and a
+ * failed statement is the transaction's to handle). The connection's busy timeout is 0.
  */
 class ImmediateSqliteDialect extends SqliteDialect {
   constructor(
@@ -130,8 +130,9 @@ class ImmediateSqliteDialect extends SqliteDialect {
   override createDriver(): Driver {
     const driver = super.createDriver()
     const inTransaction = this.inTransaction
+    // Sent through the connection below, outside a transaction until it succeeds: waited for there.
     driver.beginTransaction = async (connection) => {
-      await waitingForLock(() => connection.executeQuery(CompiledQuery.raw('begin immediate')))
+      await connection.executeQuery(CompiledQuery.raw('begin immediate'))
     }
     const acquire = driver.acquireConnection.bind(driver)
     const wrapped = new WeakMap<DatabaseConnection, DatabaseConnection>()
