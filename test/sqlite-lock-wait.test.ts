@@ -1,8 +1,10 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import path from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import SqliteDatabase from 'better-sqlite3'
-import { startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
+import { startTestApp, tempDir, type TestAccount, type TestApp } from './helpers/app.js'
 import { makeDomain } from './helpers/fixtures/domains.js'
 import { eventually } from './helpers/wait.js'
 import { API_PREFIX } from '../src/http/constants.js'
@@ -69,5 +71,41 @@ describe('a write waiting for another connection’s SQLite write lock', () => {
     }
     const zoneNow = await t.request('GET', `${API_PREFIX}/domains/${zone}/dns`, { key: a.key })
     assert.ok(!zoneNow.text.includes('never written'), zoneNow.text)
+  })
+})
+
+/**
+ * SQLite copies its write-ahead log into the database file (a checkpoint, with an fsync) inside the commit that fills
+ * the log past 1,000 pages, so on the event loop; here a thread of its own does it, shortly after each commit.
+ */
+describe('SQLite checkpoints', () => {
+  let t: TestApp
+  let a: TestAccount
+  before(async () => {
+    t = await startTestApp('sqlite')
+    a = await t.account('Checkpoints')
+  })
+  after(() => t?.close())
+
+  it('a commit far below 1,000 pages reaches the database file without another write', async () => {
+    const zone = await makeDomain(t, a)
+    const file = (t.config.database as { file: string }).file
+    const dir = tempDir()
+    try {
+      // The database file alone, without its log: only what a checkpoint copied.
+      const inFile = () => {
+        const copy = path.join(dir, `copy-${Date.now()}-${Math.random()}.db`)
+        fs.copyFileSync(file, copy)
+        const db = new SqliteDatabase(copy, { readonly: true })
+        try {
+          return db.prepare('select count(*) as n from domains where name = ?').get(zone) as { n: number }
+        } finally {
+          db.close()
+        }
+      }
+      await eventually(() => inFile().n === 1, { what: 'the new domain in the database file' })
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

@@ -24,6 +24,7 @@ import { ownerOrderKey } from '../lib/dns/owner-order.js'
 import { auditInsert, type AuditEntry } from './audit.repository.js'
 import { auditingDialect } from './request-audit.js'
 import { preparedStatements } from './prepared.js'
+import { checkpointInThread } from './sqlite-checkpoint.js'
 
 /** The data layer handle: a Kysely instance or a transaction on it. */
 export type Db = Kysely<DB> | Transaction<DB>
@@ -178,6 +179,7 @@ export function openDatabase(config: Config['database'], opts: { log?: Logger } 
       auditingDialect(new ImmediateSqliteDialect({ database: counted }, () => sqlite.inTransaction), compile),
     )
     const wal = config.file === ':memory:' ? null : new GroupCommit(`${config.file}-wal`)
+    const checkpoints = config.file === ':memory:' ? null : checkpointInThread(sqlite, config.file, opts.log)
     // Commits by other connections, read once per event-loop turn (see dataVersion).
     const commits = sqlite.prepare('SELECT data_version FROM pragma_data_version').pluck()
     let seenCommits: number | null = null
@@ -202,6 +204,7 @@ export function openDatabase(config: Config['database'], opts: { log?: Logger } 
       statementCounts: null,
       accountVersion: null,
       close: async () => {
+        await checkpoints?.stop()
         await db.destroy()
         wal?.close()
       },
