@@ -76,7 +76,10 @@ export interface Database {
    * statement executed through Kysely). A round trip on PostgreSQL; a count of how much work a request does.
    */
   roundTrips(): number
-  /** PostgreSQL: the parameterised statements sent unnamed and as named prepared statements so far (src/db/prepared.ts). */
+  /**
+   * PostgreSQL: the statements that could be named prepared statements (with parameters, outside a transaction) sent
+   * unnamed so far, and those sent named (src/db/prepared.ts).
+   */
   statementCounts: (() => { unnamed: number; named: number }) | null
   /**
    * PostgreSQL: the version of one account's data, read with one indexed query. Triggers set it in the

@@ -39,7 +39,8 @@ const CONNECTION_MESSAGES = [
 /**
  * True when `err` says the database cannot be used at the moment, not that the statement is wrong: no connection
  * could be made (refused, timed out), it was lost during the statement, the server is a standby or shutting
- * down, or (SQLite) another connection kept the write lock too long. What was not committed when such an error came is not acknowledged; the caller may try again later.
+ * down, or (SQLite) another connection kept the write lock too long. What was not committed when such an error came
+ * is not acknowledged; the caller may try again later.
  */
 export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
   if (!err || typeof err !== 'object' || depth > 4) return false
