@@ -31,11 +31,11 @@ describe('error listeners', () => {
     assert.deepEqual(
       check(
         [
-          "import { spawn, execFile } from 'node:child_process'",
+          "import { fork, execFile } from 'node:child_process'",
           "import net from 'node:net'",
           "import * as http from 'node:http'",
           'export function f() {',
-          "  const child = spawn('x', [])",
+          "  const child = fork('x')",
           "  child.on('exit', () => undefined)",
           '  net.connect(53)',
           "  execFile('x', [])",
@@ -45,7 +45,7 @@ describe('error listeners', () => {
         ].join('\n'),
       ),
       [
-        "5 child_process.spawn: child gets no 'error' listener",
+        "5 child_process.fork: child gets no 'error' listener",
         '7 net.connect: it is not held, so nothing can listen to it',
         '8 child_process.execFile: it is not held, so nothing can listen to it',
         "9 http.get: req gets no 'error' listener",
@@ -80,13 +80,13 @@ describe('error listeners', () => {
     assert.deepEqual(
       check(
         [
-          "import { spawn, execFile } from 'node:child_process'",
+          "import { fork, execFile } from 'node:child_process'",
           "import fs from 'node:fs'",
           "import net from 'node:net'",
           "import { pipeline } from 'node:stream/promises'",
           "import { once } from 'node:events'",
           'export async function f(secure: boolean) {',
-          "  const child = spawn('x', [])",
+          "  const child = fork('x')",
           "  child.on('error', (e) => log(e))",
           "  net.connect(53).setNoDelay(true).once('error', () => undefined)",
           "  execFile('x', [], (err) => log(err))",
