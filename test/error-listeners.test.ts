@@ -105,6 +105,33 @@ describe('error listeners', () => {
       ),
       [],
     )
+    // The socket a raw server hands its connection listener, and a request's response, are held to the rule too:
+    // listened to in the callback, or in the function of the file it is handed to.
+    assert.deepEqual(
+      check(
+        [
+          "import net from 'node:net'",
+          "import https from 'node:https'",
+          'class S {',
+          '  start() {',
+          '    const a = net.createServer((socket) => this.serve(socket))',
+          "    a.on('error', () => undefined)",
+          "    const b = net.createServer((socket) => socket.on('error', () => socket.destroy()))",
+          "    b.on('error', () => undefined)",
+          "    const c = net.createServer((socket) => socket.end('x'))",
+          "    c.on('error', () => undefined)",
+          "    const req = https.get(url, (res) => res.on('data', () => undefined))",
+          "    req.on('error', () => undefined)",
+          '  }',
+          "  serve(conn: net.Socket) { conn.on('error', () => conn.destroy()) }",
+          '}',
+        ].join('\n'),
+      ),
+      [
+        "9 net.createServer: the connection socket gets no 'error' listener",
+        "11 https.get: the response gets no 'error' listener",
+      ],
+    )
     // A comment without a reason is no reason.
     assert.equal(check("import net from 'node:net'\n// error-listener:\nnet.connect(2)").length, 1)
   })

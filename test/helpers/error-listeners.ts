@@ -28,6 +28,20 @@ const CREATORS: Record<string, string[]> = {
 /** A call given a function argument hands the error to it (the callback's first argument), without an 'error' event. */
 const CALLBACK_TAKES_ERROR = new Set(['child_process.exec', 'child_process.execFile'])
 
+/**
+ * Creators whose callback gets another emitter as its first argument: a raw server's connection socket (an http(s)
+ * server listens to its sockets itself), a request's response. It is held to the same rule, inside the callback or
+ * in the function of the file the callback hands it to (`(socket) => this.serveTcp(socket)`).
+ */
+const CALLBACK_EMITTER: Record<string, string> = {
+  'net.createServer': 'the connection socket',
+  'tls.createServer': 'the connection socket',
+  'http.request': 'the response',
+  'http.get': 'the response',
+  'https.request': 'the response',
+  'https.get': 'the response',
+}
+
 /** Methods that add a listener: one of them with 'error' as its first argument is what the rule asks for. */
 const LISTEN = new Set(['on', 'once', 'addListener', 'prependListener', 'prependOnceListener'])
 
@@ -311,8 +325,12 @@ export function errorListenerOffences(
       const what = creatorOf(n.expression, bindings)
       const callback = n.arguments?.some((a) => ts.isArrowFunction(a) || ts.isFunctionExpression(a))
       if (what && !(CALLBACK_TAKES_ERROR.has(what) && callback) && !marked(n, file)) {
+        const line = file.getLineAndCharacterOfPosition(n.getStart(file)).line + 1
         const why = whyUnlistened(n, bindings)
-        if (why) out.push({ line: file.getLineAndCharacterOfPosition(n.getStart(file)).line + 1, what, why })
+        if (why) out.push({ line, what, why })
+        const passed = CALLBACK_EMITTER[what]
+        const why2 = passed && callbackUnlistened(n.arguments ?? [], file, bindings)
+        if (why2) out.push({ line, what, why: `${passed} ${why2}` })
       }
     }
     ts.forEachChild(n, visit)
@@ -333,4 +351,59 @@ function whyUnlistened(site: ts.Expression, bindings: Map<string, Binding>): str
       : `it is handed to ${call.expression.getText()}() that is not known to take its errors`
   }
   return listenedIn(scopeOf(site, holder), holder, bindings, site) ? null : `${holder} gets no 'error' listener`
+}
+
+/** Why the emitter a creator's callback gets (its first parameter) is not listened to, or null. */
+function callbackUnlistened(
+  args: readonly ts.Expression[],
+  file: ts.SourceFile,
+  bindings: Map<string, Binding>,
+): string | null {
+  const fn = args.find((a) => ts.isArrowFunction(a) || ts.isFunctionExpression(a)) as
+    | ts.FunctionLikeDeclaration
+    | undefined
+  const param = fn?.parameters[0]
+  if (!fn || !param) return null
+  if (!ts.isIdentifier(param.name)) return 'is not named, so nothing can listen to it'
+  const name = param.name.text
+  if (listenedIn(fn, name, bindings, param)) return null
+  // Handed to a function or method of this file: that function's parameter at the same place is held to the rule.
+  let handedOn = false
+  const visit = (n: ts.Node) => {
+    if (handedOn) return
+    if (ts.isCallExpression(n)) {
+      const at = n.arguments.findIndex((a) => ts.isIdentifier(a) && a.text === name)
+      const callee = strip(n.expression)
+      const calleeName = ts.isIdentifier(callee)
+        ? callee.text
+        : ts.isPropertyAccessExpression(callee)
+          ? callee.name.text
+          : null
+      const target = at >= 0 && calleeName ? functionNamed(file, calleeName) : undefined
+      const p = target?.parameters[at]
+      if (target && p && ts.isIdentifier(p.name) && listenedIn(target, p.name.text, bindings, p)) handedOn = true
+    }
+    ts.forEachChild(n, visit)
+  }
+  visit(fn)
+  return handedOn ? null : "gets no 'error' listener"
+}
+
+/** The function declaration or method of `file` named `name`. */
+function functionNamed(file: ts.SourceFile, name: string): ts.FunctionLikeDeclaration | undefined {
+  let found: ts.FunctionLikeDeclaration | undefined
+  const visit = (n: ts.Node) => {
+    if (found) return
+    if (
+      (ts.isFunctionDeclaration(n) || ts.isMethodDeclaration(n)) &&
+      n.name &&
+      ts.isIdentifier(n.name) &&
+      n.name.text === name &&
+      n.body
+    )
+      found = n
+    else ts.forEachChild(n, visit)
+  }
+  visit(file)
+  return found
 }
