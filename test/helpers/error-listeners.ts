@@ -22,6 +22,7 @@ const CREATORS: Record<string, string[]> = {
   ioredis: ['Redis', 'Cluster', 'default'],
   piscina: ['Piscina', 'default'],
   nodemailer: ['createTransport'],
+  pino: ['destination', 'transport'],
   '': ['WebSocket'],
 }
 
