@@ -228,6 +228,8 @@ describe('serve --workers 2: a worker dies between its asks and the answers', ()
         process.kill(primary, 'SIGCONT')
       }
       await server.waitFor(/^worker ended: starting another$/, 30_000)
+      // Killed by itself once both asks were written (SIGUSR2 alone would have ended a worker without the hook).
+      assert.equal(await server.fact(/^worker ended: starting another$/, 'signal'), 'SIGKILL')
       for (let i = 0; i < 6; i++)
         assert.equal((await request(origin, 'GET', '/whoami', { key: KEY, headers: fresh })).status, 200)
       await server.waitFor(/^worker serving$/, 120_000)
