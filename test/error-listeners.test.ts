@@ -76,7 +76,7 @@ describe('error listeners', () => {
     )
   })
 
-  it('accepts a listener, a chained one, a taker, a callback and a comment with a reason', () => {
+  it('accepts a listener, a chained one, a taker, a callback and a reason; holds a callback socket to the rule', () => {
     assert.deepEqual(
       check(
         [
