@@ -24,7 +24,7 @@ const HELLO = 'hostapi:hello'
 const ROLE = 'hostapi:role'
 const READY = 'hostapi:ready'
 /** A scrape: a worker asks for every worker's metrics (GATHER), the primary asks each (COLLECT, answered OWN). */
-const GATHER = 'hostapi:metrics-gather'
+export const GATHER = 'hostapi:metrics-gather'
 const COLLECT = 'hostapi:metrics-collect'
 const OWN = 'hostapi:metrics-own'
 const GATHERED = 'hostapi:metrics-gathered'

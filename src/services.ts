@@ -63,7 +63,16 @@ export function createServices(
     source: zoneSourceOf(db, secrets.box),
     probeMs: d.driver === 'powerdns' ? d.probeMs : 2000,
   })
-  const accountArea = createAccountServices({ db, clock, jobs, config, payments: baseDrivers.payments, mail, iam })
+  const accountArea = createAccountServices({
+    db,
+    clock,
+    jobs,
+    config,
+    payments: baseDrivers.payments,
+    mail,
+    iam,
+    log,
+  })
   const orders = new OrdersService({ db, clock, jobs, log, charger: accountArea.invoices })
   const domainArea = createDomainServices({
     db,

@@ -1,8 +1,9 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
+import fs from 'node:fs'
 import net from 'node:net'
 import { forEachDialect, processDatabase, request, type ProcessDatabase } from './helpers/app.js'
-import { lineText, spawnServer, type ServerProcess } from './helpers/process.js'
+import { cli, lineText, spawnServer, type ServerProcess } from './helpers/process.js'
 import { eventually, withDeadline } from './helpers/wait.js'
 
 // `hostapi serve --workers 2`: two processes on one port behave as one server.
@@ -177,6 +178,79 @@ forEachDialect((dialect) => {
       assert.equal(code, 0)
       for (const pid of pids) assert.ok(!alive(pid), `worker ${pid} ended`)
     })
+  })
+})
+
+/**
+ * Whether `pid` has ended: gone, or a zombie its parent has not reaped yet whose every thread has ended too (the
+ * main thread is a zombie before the others are done; the channel closes with the last of them).
+ */
+const ended = (pid: number) => {
+  try {
+    const state = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')
+    return state.startsWith('Z') && fs.readdirSync(`/proc/${pid}/task`).length === 1
+  } catch {
+    return true
+  }
+}
+
+describe('serve --workers 2: a worker dies between its asks and the answers', () => {
+  it('the primary survives, keeps serving through the other worker and replaces the dead one', async () => {
+    const place = await processDatabase('sqlite')
+    const hook = new URL('./helpers/worker-dies-after-asking.ts', import.meta.url).href
+    const server = spawnServer(
+      {
+        ...place.env,
+        HOSTAPI_PORT: '0',
+        HOSTAPI_DNS_PORT: '0',
+        HOSTAPI_DEMO_KEY: KEY,
+        HOSTAPI_SANDBOX: '0',
+        HOSTAPI_WORKERS: '2',
+        HOSTAPI_LOG_LEVEL: 'info',
+        HOSTAPI_MAX_CONNECTIONS_PER_IP: '0',
+      },
+      { argv: [process.execPath, '--import', 'tsx', '--import', hook, cli, 'serve'] },
+    )
+    const primary = server.child.pid ?? 0
+    const started: number[] = []
+    try {
+      await server.waitFor(/^2 workers serving/, 240_000)
+      const [victim, survivor] = (await server.fact(/^2 workers serving/, 'pids')) as [number, number]
+      started.push(victim, survivor)
+      const origin = (await server.waitFor(/^hostapi listening on (https:\/\/\S+)/))[1].replace(/\/api\/v2$/, '')
+      // The primary stopped, the worker asks for a count and the metrics and dies: when the primary goes on, the asks
+      // wait in its channel, whose other end is closed, and each answer is a send on it.
+      process.kill(primary, 'SIGSTOP')
+      try {
+        process.kill(victim, 'SIGUSR2')
+        await eventually(() => ended(victim), { what: 'the worker to die after asking', timeoutMs: 30_000 })
+      } finally {
+        process.kill(primary, 'SIGCONT')
+      }
+      await server.waitFor(/^worker ended: starting another$/, 30_000)
+      // Killed by itself once both asks were written (SIGUSR2 alone would have ended a worker without the hook).
+      assert.equal(await server.fact(/^worker ended: starting another$/, 'signal'), 'SIGKILL')
+      for (let i = 0; i < 6; i++)
+        assert.equal((await request(origin, 'GET', '/whoami', { key: KEY, headers: fresh })).status, 200)
+      await server.waitFor(/^worker serving$/, 120_000)
+      const replacement = (await server.fact(/^worker serving$/, 'workerPid')) as number
+      started.push(replacement)
+      assert.ok(![victim, survivor].includes(replacement) && alive(replacement), 'a new worker serves')
+      assert.ok(alive(primary) && alive(survivor), 'the primary and the other worker still run')
+      // The answers to the dead worker were dropped by the send's callback, not raised as the worker's 'error'.
+      const said = server.lines.map(lineText)
+      assert.deepEqual(
+        said.filter((l) => /worker channel error/.test(l)),
+        [],
+      )
+      server.child.kill('SIGTERM')
+      const { code } = await withDeadline(server.exited, 60_000, 'the primary to exit')
+      assert.equal(code, 0, server.stderr())
+    } finally {
+      if (alive(primary)) server.child.kill('SIGKILL')
+      for (const pid of started) if (alive(pid)) process.kill(pid, 'SIGKILL')
+      await place.remove()
+    }
   })
 })
 

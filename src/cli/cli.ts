@@ -107,7 +107,7 @@ async function main(argv: string[]): Promise<number> {
  * key `key create` prints); readable lines on a terminal, JSON elsewhere.
  */
 function commandLog(config: Config) {
-  if (!process.stderr.isTTY) return pino({ level: config.logLevel }, pino.destination({ dest: 2, sync: true }))
+  if (!process.stderr.isTTY) return pino({ level: config.logLevel }, stderrDestination())
   return pino({ level: config.logLevel }, { write: (line: string) => process.stderr.write(readableLogLine(line)) })
 }
 
@@ -169,7 +169,18 @@ const failures = { json: false, debug: false }
 
 /** A line of the JSON log on stderr (pino's shape), for what `serve` says before its log exists. */
 const stderrLine = (level: 'warn' | 'fatal', facts: Record<string, unknown>, msg: string) =>
-  pino({ level: 'trace' }, pino.destination({ dest: 2, sync: true }))[level](facts, msg)
+  pino({ level: 'trace' }, stderrDestination())[level](facts, msg)
+
+/**
+ * pino's synchronous destination on stderr. A write that fails there (the pipe's reader is gone) is an 'error' event
+ * thrown from the log call itself when no one listens: the line is lost instead, since stderr is where it would be
+ * said, and the command's output and exit status still tell what happened.
+ */
+function stderrDestination() {
+  const dest = pino.destination({ dest: 2, sync: true })
+  dest.on('error', () => undefined)
+  return dest
+}
 
 function fail(err: unknown, code: number, facts: Record<string, unknown> = {}): never {
   const message = err instanceof Error ? err.message : String(err)

@@ -12,7 +12,7 @@ interface CountAsk {
 }
 
 /** The messages between the workers and the primary: a batch of asks, and its counts in the same order. */
-const ASK = 'hostapi:count'
+export const ASK = 'hostapi:count'
 const ANSWER = 'hostapi:counted'
 interface AskMessage {
   type: typeof ASK

@@ -43,6 +43,7 @@ export class SmtpMailDriver implements MailDriver {
     this.secrets = [smtp.password, smtp.password && encodeURIComponent(smtp.password)].filter(
       (s): s is string => !!s && s.length >= 3,
     )
+    // error-listener: a transport without a pool or OAuth2 emits no 'error'; a failed send rejects sendMail's promise
     this.transport = createTransport({
       host: smtp.host,
       port: smtp.port,

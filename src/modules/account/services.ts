@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import type { Logger } from 'pino'
 import type { Clock } from '../../clock.js'
 import type { Config } from '../../config/config.js'
 import type { DB } from '../../db/tables.js'
@@ -31,6 +32,7 @@ export function createAccountServices(deps: {
   payments: PaymentsDriver
   mail: Mailer
   iam: IamService
+  log: Logger
 }): AccountServices {
   const { db, clock, jobs, config, payments, mail, iam } = deps
   const profile = new ProfileService({ db, clock, mail })
@@ -46,7 +48,7 @@ export function createAccountServices(deps: {
       profiles: profile,
       iam,
       supportAddress: config.mail.supportAddress,
-      sanitiser: new SanitisePool(),
+      sanitiser: new SanitisePool(16, deps.log),
     }),
   }
 }

@@ -68,7 +68,7 @@ export function createDomainServices(deps: {
     clock,
     domains,
     zones,
-    work: new ZoneWork(config.zones),
+    work: new ZoneWork(config.zones, deps.log),
     maxRecordSetBytes: deps.maxRecordSetBytes,
   })
   const domainOrders = new DomainOrdersService({

@@ -1,6 +1,7 @@
 import fs from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import type { Piscina as PiscinaPool } from 'piscina'
+import type { Logger } from 'pino'
 import { errors } from '../../../errors.js'
 import { lazyRequire } from '../../../lazy-require.js'
 import { type Sanitised, type SanitiseTask, sanitiseAll } from './sanitise.worker.js'
@@ -35,22 +36,32 @@ function workerFile(): string {
 export class SanitisePool {
   private pool: PiscinaPool | null = null
 
-  /** `queue`: tasks that may wait for the one thread; beyond, 503 with Retry-After. */
-  constructor(private readonly queue = 16) {}
+  /**
+   * `queue`: tasks that may wait for the one thread; beyond, 503 with Retry-After. `log`: where an error of the pool
+   * outside any task is said (a task's own error goes to its caller).
+   */
+  constructor(
+    private readonly queue = 16,
+    private readonly log: Logger | null = null,
+  ) {}
 
   /** Each input as safe HTML (and plain text when `text`), in the order given. */
   async sanitise(inputs: string[], text: boolean): Promise<Sanitised[]> {
     const heavy = inputs.some((s) => s.length > INLINE_MARKUP_CHARS && hasMarkup(s))
     const task: SanitiseTask = { inputs, text }
     if (!heavy) return sanitiseAll(task)
-    this.pool ??= new (piscina().Piscina)({
-      filename: workerFile(),
-      minThreads: 0,
-      maxThreads: 1,
-      maxQueue: this.queue,
-      idleTimeout: 30_000,
-      concurrentTasksPerWorker: 1,
-    })
+    if (!this.pool) {
+      this.pool = new (piscina().Piscina)({
+        filename: workerFile(),
+        minThreads: 0,
+        maxThreads: 1,
+        maxQueue: this.queue,
+        idleTimeout: 30_000,
+        concurrentTasksPerWorker: 1,
+      })
+      // A thread that fails while it holds no task: said, not thrown at the process (piscina starts another).
+      this.pool.on('error', (err: Error) => this.log?.warn({ err: err.message }, 'sanitiser pool error'))
+    }
     try {
       return (await this.pool.run(task)) as Sanitised[]
     } catch (err) {

@@ -4,6 +4,7 @@
 import fs from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import type { Piscina as PiscinaPool } from 'piscina'
+import type { Logger } from 'pino'
 import { ApiError, errors } from '../../../errors.js'
 import { lazyRequire } from '../../../lazy-require.js'
 import type { NormalisedRecord } from '../../../lib/dns/records.js'
@@ -48,7 +49,11 @@ export class ZoneWork {
   /** Large tasks running or waiting, per account: no account may take the whole queue. */
   private readonly inFlight = new Map<number, number>()
 
-  constructor(readonly limits: ZoneLimits = DEFAULT_ZONE_LIMITS) {}
+  /** `log`: where an error of the pool outside any task is said (a task's own error goes to its caller). */
+  constructor(
+    readonly limits: ZoneLimits = DEFAULT_ZONE_LIMITS,
+    private readonly log: Logger | null = null,
+  ) {}
 
   /** The records of a BIND zone text: 413 over maxBytes, 400 over maxRecords or for a bad line. */
   async parse(accountId: number, zone: string, text: string): Promise<NormalisedRecord[]> {
@@ -128,16 +133,20 @@ export class ZoneWork {
   }
 
   private async runInPool(task: ZoneTask): Promise<unknown> {
-    this.pool ??= new (piscina().Piscina)({
-      filename: workerFile(),
-      minThreads: 0,
-      maxThreads: this.limits.workers,
-      maxQueue: this.limits.queue,
-      // Idle threads end after a while; a burst of imports reuses them.
-      idleTimeout: 30_000,
-      // One thread holds one task: the memory of a parse is bounded by maxBytes, not by the number waiting.
-      concurrentTasksPerWorker: 1,
-    })
+    if (!this.pool) {
+      this.pool = new (piscina().Piscina)({
+        filename: workerFile(),
+        minThreads: 0,
+        maxThreads: this.limits.workers,
+        maxQueue: this.limits.queue,
+        // Idle threads end after a while; a burst of imports reuses them.
+        idleTimeout: 30_000,
+        // One thread holds one task: the memory of a parse is bounded by maxBytes, not by the number waiting.
+        concurrentTasksPerWorker: 1,
+      })
+      // A thread that fails while it holds no task: said, not thrown at the process (piscina starts another).
+      this.pool.on('error', (err: Error) => this.log?.warn({ err: err.message }, 'zone worker pool error'))
+    }
     const pool = this.pool
     let result: ZoneResult
     try {
