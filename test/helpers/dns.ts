@@ -1,3 +1,4 @@
+import fs from 'node:fs'
 import dgram from 'node:dgram'
 import net from 'node:net'
 import { execFile } from 'node:child_process'
@@ -179,23 +180,43 @@ export function dig(port: number, ...args: string[]): Promise<string> {
   })
 }
 
-/** A port free for both UDP and TCP on 127.0.0.1 right now. */
+/**
+ * The first port the kernel hands out to a socket bound to port 0 (a client's source port): the low end of
+ * ip_local_port_range on Linux, 32768 by default.
+ */
+function ephemeralLow(): number {
+  try {
+    const low = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0])
+    return Number.isInteger(low) && low > 11_000 ? low : 32_768
+  } catch {
+    return 32_768
+  }
+}
+
+const bindsUdp = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const s = dgram.createSocket('udp4')
+    s.once('error', () => resolve(false))
+    s.bind(port, '127.0.0.1', () => s.close(() => resolve(true)))
+  })
+
+const bindsTcp = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const srv = net.createServer()
+    srv.once('error', () => resolve(false))
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)))
+  })
+
+/**
+ * A port free for both UDP and TCP on 127.0.0.1 right now, below the range the kernel hands out as source ports. A
+ * server a test stops and starts again on its port (a DNS server, pebble, Redis) then never finds it taken by some
+ * client's socket meanwhile: with a port from that range, knotd's restart failed with `address already in use`.
+ */
 export async function freePort(): Promise<number> {
+  const high = ephemeralLow()
   for (;;) {
-    const port = await new Promise<number>((resolve, reject) => {
-      const s = dgram.createSocket('udp4')
-      s.once('error', reject)
-      s.bind(0, '127.0.0.1', () => {
-        const p = s.address().port
-        s.close(() => resolve(p))
-      })
-    })
-    const ok = await new Promise<boolean>((resolve) => {
-      const srv = net.createServer()
-      srv.once('error', () => resolve(false))
-      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)))
-    })
-    if (ok) return port
+    const port = 10_000 + Math.floor(Math.random() * (high - 10_000))
+    if ((await bindsUdp(port)) && (await bindsTcp(port))) return port
   }
 }
 

@@ -1,19 +1,10 @@
-import net from 'node:net'
 import { spawn, type ChildProcess } from 'node:child_process'
 import readline from 'node:readline'
 import { owned } from './children.js'
+import { freePort } from './dns.js'
 
-/** A free TCP port on the loopback address. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer()
-    srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo
-      srv.close(() => resolve(port))
-    })
-  })
-}
+/** A free port on the loopback address, outside the range of client source ports (see dns.ts). */
+export { freePort }
 
 /**
  * A `redis-server` of the test's own on a loopback port, without persistence, that the test may stop and start again
