@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
 import { errorListenerOffences, loadersOf } from './helpers/error-listeners.js'
+import { sourceFiles } from './helpers/source-files.js'
 
 // Every object src/ creates that can emit 'error' (a child process, a cluster worker, a socket, a server, a stream, a
 // database or Redis client, a worker pool, a mail transport) gets an 'error' listener where it is created, or is
@@ -11,17 +12,6 @@ import { errorListenerOffences, loadersOf } from './helpers/error-listeners.js'
 // for another reason says why in a comment `// error-listener: <reason>` on its statement or just above it.
 const root = new URL('..', import.meta.url).pathname
 const src = path.join(root, 'src')
-
-function sourceFiles(dir: string): string[] {
-  const out: string[] = []
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name)
-    if (entry.isDirectory()) out.push(...sourceFiles(full))
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') && !entry.name.endsWith('.test.ts'))
-      out.push(full)
-  }
-  return out
-}
 
 const check = (source: string, loaders?: Map<string, string>) =>
   errorListenerOffences('/x/src/a.ts', source, loaders).map((o) => `${o.line} ${o.what}: ${o.why}`)

@@ -2,6 +2,7 @@ import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
+import { sourceFiles } from './helpers/source-files.js'
 
 // The tree is built in one-way layers: lib <- db/ops <- drivers/modules/jobs <- http <- app/server/cli.
 // An import may point to its own layer or a lower one, never to a higher one. A module's routes and request/reply
@@ -31,17 +32,6 @@ export function layerOf(rel: string): number {
   if (p.startsWith('http/')) return 3
   // The composition root: app, server, CLI, context, seeding, data directory, secret key, TLS.
   return 4
-}
-
-function sourceFiles(dir: string): string[] {
-  const out: string[] = []
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name)
-    if (entry.isDirectory()) out.push(...sourceFiles(full))
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') && !entry.name.endsWith('.test.ts'))
-      out.push(full)
-  }
-  return out
 }
 
 const SPECIFIER =

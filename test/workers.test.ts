@@ -30,6 +30,21 @@ function servedBy(server: ServerProcess, method: string, path: string): number[]
     .map((l) => (JSON.parse(l) as { pid: number }).pid)
 }
 
+/**
+ * `serve --workers 2` on `place`, without sandbox, its lines at info. The per-address cap counts per worker, and the
+ * primary hands connections out in turn, not by load: a burst of connections could pass one worker's cap, so it is off.
+ */
+const twoWorkers = (place: ProcessDatabase): Record<string, string> => ({
+  ...place.env,
+  HOSTAPI_PORT: '0',
+  HOSTAPI_DNS_PORT: '0',
+  HOSTAPI_DEMO_KEY: KEY,
+  HOSTAPI_SANDBOX: '0',
+  HOSTAPI_WORKERS: '2',
+  HOSTAPI_LOG_LEVEL: 'info',
+  HOSTAPI_MAX_CONNECTIONS_PER_IP: '0',
+})
+
 forEachDialect((dialect) => {
   describe(`serve --workers 2 (${dialect})`, () => {
     let place: ProcessDatabase
@@ -42,18 +57,9 @@ forEachDialect((dialect) => {
     before(async () => {
       place = await processDatabase(dialect)
       server = spawnServer({
-        ...place.env,
-        HOSTAPI_PORT: '0',
-        HOSTAPI_DNS_PORT: '0',
-        HOSTAPI_DEMO_KEY: KEY,
-        HOSTAPI_SANDBOX: '0',
-        HOSTAPI_WORKERS: '2',
-        HOSTAPI_LOG_LEVEL: 'info',
+        ...twoWorkers(place),
         HOSTAPI_RATE_LIMIT: String(RATE),
         HOSTAPI_AUTH_FAIL_LIMIT: String(AUTH_FAILS),
-        // The per-address cap counts per worker, and the primary hands connections out in turn, not by load: the
-        // burst of RATE + 6 connections below could pass one worker's cap.
-        HOSTAPI_MAX_CONNECTIONS_PER_IP: '0',
       })
       // Three processes start one after another on a machine the other suites keep busy.
       await server.waitFor(/^2 workers serving/, 240_000)
@@ -198,19 +204,9 @@ describe('serve --workers 2: a worker dies between its asks and the answers', ()
   it('the primary survives, keeps serving through the other worker and replaces the dead one', async () => {
     const place = await processDatabase('sqlite')
     const hook = new URL('./helpers/worker-dies-after-asking.ts', import.meta.url).href
-    const server = spawnServer(
-      {
-        ...place.env,
-        HOSTAPI_PORT: '0',
-        HOSTAPI_DNS_PORT: '0',
-        HOSTAPI_DEMO_KEY: KEY,
-        HOSTAPI_SANDBOX: '0',
-        HOSTAPI_WORKERS: '2',
-        HOSTAPI_LOG_LEVEL: 'info',
-        HOSTAPI_MAX_CONNECTIONS_PER_IP: '0',
-      },
-      { argv: [process.execPath, '--import', 'tsx', '--import', hook, cli, 'serve'] },
-    )
+    const server = spawnServer(twoWorkers(place), {
+      argv: [process.execPath, '--import', 'tsx', '--import', hook, cli, 'serve'],
+    })
     const primary = server.child.pid ?? 0
     const started: number[] = []
     try {
