@@ -20,7 +20,9 @@ function newSshKey(): string {
   return `ssh-ed25519 ${Buffer.concat([field(Buffer.from('ssh-ed25519')), field(raw)]).toString('base64')} bundle`
 }
 
-// `npm start` runs the single-file build; the rest of the suite runs the modules. This runs the build itself.
+// `npm start` runs the single-file build. The suite's server processes run it too when the build is current
+// (test/helpers/process.ts; `npm test` builds first); this builds when the sources changed, as `npm start` does,
+// and never in full: other suites start processes from the build meanwhile.
 describe('the single-file build (npm run build, then npm start)', () => {
   let dataDir: string
   let server: ServerProcess
@@ -29,7 +31,7 @@ describe('the single-file build (npm run build, then npm start)', () => {
     request(origin, method, p, { key: KEY, ...(body === undefined ? {} : { body }) })
 
   before(async () => {
-    await promisify(execFile)('npm', ['run', 'build'], { cwd: root, timeout: 300_000 })
+    await promisify(execFile)('node', ['scripts/build.mjs', '--if-changed'], { cwd: root, timeout: 300_000 })
     assert.ok(
       loadBundle(new URL('dist/src/cli/cli.bundle.json', `file://${root}`)),
       'the fresh build is the one main.js runs',

@@ -7,7 +7,7 @@ import path from 'node:path'
 import { loadConfig } from '../src/config/config.js'
 import { editDistance, KNOWN_SETTINGS, unknownSettings } from '../src/config/known-settings.js'
 import { tempDir } from './helpers/app.js'
-import { cli, spawnServer } from './helpers/process.js'
+import { cliArgv, spawnServer } from './helpers/process.js'
 
 const base = { PATH: process.env.PATH ?? '', HOSTAPI_LOG_LEVEL: 'warn' }
 
@@ -16,7 +16,7 @@ function hostapi(cwd: string, env: Record<string, string>, ...args: string[]) {
   return new Promise<{ code: number; out: string; err: string }>((resolve) => {
     execFile(
       process.execPath,
-      ['--import', import.meta.resolve('tsx'), cli, ...args],
+      [...cliArgv, ...args],
       { cwd, env: { ...base, ...env } },
       (err, out, e) => resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, out, err: e }),
     )
@@ -125,7 +125,7 @@ describe('configuration that explains itself', () => {
       const demoKey = 'fromTheEnvFile_0123456789'
       // The file's port and DNS port would fail: the flag and the environment win over them.
       fs.writeFileSync(envFile, `# settings\nHOSTAPI_DEMO_KEY=${demoKey}\nHOSTAPI_PORT=1\nHOSTAPI_DNS_PORT=1\n`)
-      const argv = [process.execPath, '--import', 'tsx', cli, 'serve', '--port', '0', '--host=127.0.0.1']
+      const argv = [process.execPath, ...cliArgv, 'serve', '--port', '0', '--host=127.0.0.1']
       const server = spawnServer(
         { HOSTAPI_PORT: 'eighty', HOSTAPI_HOST: '192.0.2.1', HOSTAPI_DNS_PORT: '0' },
         { argv: [...argv, '--data-dir', dataDir, '--env-file', envFile] },

@@ -46,7 +46,8 @@ forEachDialect((dialect) => {
             { what: 'a retry is taken as a new request', timeoutMs: LOCK_MS + 30_000, intervalMs: 250 },
           )
           assert.ok(
-            retry.status === 200 || /already in an open order|already registered/.test(retry.text),
+            // Processed after the restart before the retry came: the name is then the account's, so not available.
+            retry.status === 200 || /already in an open order|not available for registration/.test(retry.text),
             `retry answered ${retry.text}`,
           )
           // An invoice left unissued by the crash is issued by its job, due a few minutes later.
@@ -115,11 +116,12 @@ forEachDialect((dialect) => {
       let second: ServerProcess | null = null
       const db = openDatabase(place.database)
       try {
+        // The job may reach the crash point before the answer is out: the request may die with its process.
         const placed = await request(await originOf(first), 'POST', '/api/v2/domains/order', {
           key: KEY,
           body: { domain },
-        })
-        assert.equal(placed.status, 200, placed.text)
+        }).catch(() => null)
+        if (placed) assert.equal(placed.status, 200, placed.text)
         assert.equal((await first.exited).signal, 'SIGKILL', 'the order job died after the registry call')
         const registered = await db.db
           .selectFrom('registry_domains')
@@ -134,7 +136,7 @@ forEachDialect((dialect) => {
             const o = await db.db
               .selectFrom('orders')
               .select('status')
-              .where('id', '=', (placed.body as { data: { order_id: number } }).data.order_id)
+              .where('id', 'in', db.db.selectFrom('order_items').select('order_id').where('name', '=', domain))
               .executeTakeFirst()
             return o !== undefined && o.status !== 'open' && o.status !== 'processing'
           },

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import { request, tempDir } from './helpers/app.js'
-import { cli, spawnServer, type ServerProcess } from './helpers/process.js'
+import { cliArgv, spawnServer, type ServerProcess } from './helpers/process.js'
 
 const canFakeTerminal = process.platform === 'linux' && fs.existsSync('/usr/bin/script')
 
@@ -10,7 +10,7 @@ const canFakeTerminal = process.platform === 'linux' && fs.existsSync('/usr/bin/
 async function twoRequests(env: Record<string, string>, terminal = false): Promise<ServerProcess> {
   const dataDir = tempDir()
   const all = { HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_DNS_PORT: '0', HOSTAPI_LOG_LEVEL: 'info', ...env }
-  const cmd = `${process.execPath} --import tsx ${cli} serve`
+  const cmd = [process.execPath, ...cliArgv, 'serve'].join(' ')
   const server = spawnServer(all, terminal ? { argv: ['script', '-qfec', cmd, '/dev/null'] } : {})
   try {
     const [, url] = await server.waitFor(/^hostapi listening on (https:\/\/\S+)/)

@@ -4,7 +4,7 @@ import fs from 'node:fs'
 import net from 'node:net'
 import Database from 'better-sqlite3'
 import { request, tempDir } from './helpers/app.js'
-import { cli, spawnServer } from './helpers/process.js'
+import { cliArgv, spawnServer } from './helpers/process.js'
 
 // A pseudo-terminal for the start, from util-linux's script(1).
 const canFakeTerminal = process.platform === 'linux' && fs.existsSync('/usr/bin/script')
@@ -105,7 +105,7 @@ describe('hostapi serve (the demo start)', () => {
     const env = { HOSTAPI_DATA_DIR: dataDir, HOSTAPI_PORT: '0', HOSTAPI_DNS_PORT: '0', HOSTAPI_DEMO: '0' }
     try {
       // script(1) runs the start on a pseudo-terminal; the data directory's mode draws a warning at start.
-      const cmd = `${process.execPath} --import tsx ${cli} serve`
+      const cmd = [process.execPath, ...cliArgv, 'serve'].join(' ')
       // Without script(1) the first start is piped too: the checks of HOSTAPI_DEMO=0 still run.
       const first = canFakeTerminal
         ? spawnServer(env, { argv: ['script', '-qfec', cmd, '/dev/null'] })

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test'
 import { createHostapiAdminClient, createHostapiClient } from '../clients/typescript/src/index.js'
 import { loadTls } from '../src/tls.js'
 import { startTestApp, type TestAccount, type TestApp } from './helpers/app.js'
-import { cli } from './helpers/process.js'
+import { cliArgv } from './helpers/process.js'
 
 // The local TLS as an integrator meets it: a root generated once into the data folder signs the server's
 // certificate; `hostapi cert` names the root; a client given that root verifies the server and gets through.
@@ -55,7 +55,7 @@ describe('local TLS: one root to trust', () => {
   it('`hostapi cert` prints the root path and keeps the root; a restart reuses the server certificate', async () => {
     const before = fs.readFileSync(rootFile, 'utf8')
     const env = { PATH: process.env.PATH ?? '', HOSTAPI_DATA_DIR: t.config.dataDir, HOSTAPI_LOG_LEVEL: 'silent' }
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', cli, 'cert'], { env })
+    const { stdout } = await run(process.execPath, [...cliArgv, 'cert'], { env })
     assert.equal(stdout, `${rootFile}\n`)
     assert.equal(fs.readFileSync(rootFile, 'utf8'), before)
     const cert = fs.readFileSync(path.join(t.config.dataDir, 'tls-cert.pem'), 'utf8')
