@@ -14,11 +14,8 @@ const base = { PATH: process.env.PATH ?? '', HOSTAPI_LOG_LEVEL: 'warn' }
 /** Runs `hostapi <args>` in `cwd` with only `env`: exit code and output. */
 function hostapi(cwd: string, env: Record<string, string>, ...args: string[]) {
   return new Promise<{ code: number; out: string; err: string }>((resolve) => {
-    execFile(
-      process.execPath,
-      [...cliArgv, ...args],
-      { cwd, env: { ...base, ...env } },
-      (err, out, e) => resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, out, err: e }),
+    execFile(process.execPath, [...cliArgv, ...args], { cwd, env: { ...base, ...env } }, (err, out, e) =>
+      resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, out, err: e }),
     )
   })
 }
