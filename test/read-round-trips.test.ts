@@ -25,8 +25,8 @@ const LIMITS: Record<string, number> = {
   getDomain: 2,
   getDnsZoneFile: 3,
   getTicket: 2,
-  // The VPS, then the hypervisor driver's own reads behind its interface (a driver reads no module's table).
-  listVpsBackups: 3,
+  // The VPS, then the hypervisor driver's own read behind its interface (a driver reads no module's table).
+  listVpsBackups: 2,
 }
 
 forEachDialect((dialect) => {

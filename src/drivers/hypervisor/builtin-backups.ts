@@ -44,12 +44,11 @@ export function lastNightly(now: Date): number {
   return day(now) + NIGHTLY_HOUR_UTC * 3_600_000 <= now.getTime() ? day(now) : day(now) - DAY
 }
 
-/** The nightly incremental backups of an instance since it was created, up to `now`, keeping the last seven. */
-export async function runNightlies(
-  db: HvDb,
+/** The nightly incremental backups an instance has at `now`: those since it was created, the last seven at most. */
+function nightliesDue(
   now: Date,
   row: { id: number; created_at: string; image_id: string },
-): Promise<void> {
+): Insertable<HvBackupsTable>[] {
   const created = new Date(row.created_at)
   // Before the nightly hour the last seven run up to yesterday, so a list never holds fewer than seven.
   const last = lastNightly(now)
@@ -68,20 +67,49 @@ export async function runNightlies(
       created_at: iso(at),
     })
   }
+  return due
+}
+
+/** Stores the nightly incremental backups due at `now` that are missing, keeping the last seven. */
+async function runNightlies(
+  db: HvDb,
+  now: Date,
+  row: { id: number; created_at: string; image_id: string },
+): Promise<void> {
+  const due = nightliesDue(now, row)
   if (!due.length) return
-  // The week in one statement, and pruning only after a new one: a list costs one round trip here, not up to nine.
+  // The week in one statement, and pruning only after a new one.
   if ((await repo.insertBackupsIfAbsent(db, due)) === 0) return
   await repo.pruneIncrementals(db, row.id, KEEP_INCREMENTALS)
 }
 
-/** The backups of an instance, newest first. */
-export async function backupsOf(db: HvDb, instanceId: number): Promise<Backup[]> {
-  const rows = await repo.listBackups(db, instanceId)
-  return rows.map((b) => ({
-    type: b.type,
-    dateInternal: b.date_internal,
-    key: b.id,
-    createdAt: new Date(b.created_at),
-    sizeMb: b.size_mb,
-  }))
+/**
+ * The backups of the live instance `instanceId` at `now`, newest first, or undefined when there is none. One
+ * statement reads the instance with its backups; only when a nightly due by now is missing (once a day per instance)
+ * are the nightlies written and the list read again.
+ */
+export async function listWithNightlies(db: HvDb, now: Date, instanceId: number): Promise<Backup[] | undefined> {
+  let rows = await repo.instanceBackups(db, instanceId)
+  const first = rows[0]
+  if (!first) return undefined
+  const instance = { id: first.instanceId, created_at: first.instanceCreatedAt, image_id: first.instanceImageId }
+  const held = new Set(rows.filter((r) => r.type === 'incremental').map((r) => r.date_internal))
+  if (nightliesDue(now, instance).some((b) => !held.has(b.date_internal))) {
+    await runNightlies(db, now, instance)
+    rows = await repo.instanceBackups(db, instanceId)
+  }
+  const list: Backup[] = []
+  for (const b of rows) {
+    // The instance's row alone when it has no backup (the backup columns are NOT NULL otherwise).
+    if (b.id === null || b.type === null || b.date_internal === null || b.created_at === null || b.size_mb === null)
+      continue
+    list.push({
+      type: b.type,
+      dateInternal: b.date_internal,
+      key: b.id,
+      createdAt: new Date(b.created_at),
+      sizeMb: b.size_mb,
+    })
+  }
+  return list
 }

@@ -146,14 +146,28 @@ export const pruneIncrementals = (db: HvDb, instanceId: number, keep: number) =>
     )
     .execute()
 
-/** The backups of an instance, newest first. */
-export const listBackups = (db: HvDb, instanceId: number) =>
+/**
+ * A live instance's columns the nightlies depend on, with its backups newest first (one row per backup; one row
+ * with the backup columns null when it has none; no row when there is no such live instance): one statement.
+ */
+export const instanceBackups = (db: HvDb, instanceId: number) =>
   db
-    .selectFrom('hv_backups')
-    .selectAll()
-    .where('instance_id', '=', instanceId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
+    .selectFrom('hv_instances as i')
+    .leftJoin('hv_backups as b', 'b.instance_id', 'i.id')
+    .select([
+      'i.id as instanceId',
+      'i.created_at as instanceCreatedAt',
+      'i.image_id as instanceImageId',
+      'b.id',
+      'b.type',
+      'b.date_internal',
+      'b.created_at',
+      'b.size_mb',
+    ])
+    .where('i.id', '=', instanceId)
+    .where('i.destroyed', '=', 0)
+    .orderBy('b.created_at', 'desc')
+    .orderBy('b.id', 'desc')
     .execute()
 
 /** The image the instance runs now. */

@@ -19,7 +19,7 @@ import type { HvInstance } from './builtin.tables.js'
 import * as repo from './builtin.repository.js'
 import type { HvDb, InstanceChanges } from './builtin.repository.js'
 import { jsonColumns, type Decoded } from '../../db/json-columns.js'
-import { backupsOf, insertManualBackup, lastNightly, runNightlies } from './builtin-backups.js'
+import { insertManualBackup, lastNightly, listWithNightlies } from './builtin-backups.js'
 import { FLOATING_BASE, INSTANCE_BASE, SIM_DURATIONS_MS, SIM_HOSTS, SIM_IMAGES, addressAt } from './builtin-sim.js'
 import { simPasswordHash as hash } from './builtin-sim.js'
 
@@ -202,9 +202,10 @@ export class BuiltinHypervisor implements HypervisorDriver {
   }
 
   async listBackups(ref: string): Promise<Backup[]> {
-    const row = await this.mustFind(ref)
-    await runNightlies(this.db, this.clock.now(), row)
-    return backupsOf(this.db, row.id)
+    const id = Number(ref)
+    const list = Number.isSafeInteger(id) ? await listWithNightlies(this.db, this.clock.now(), id) : undefined
+    if (!list) throw new HypervisorError(`Unknown instance ${ref}`)
+    return list
   }
 
   /** Backups live in the database; besides its writes only the clock adds one, at the nightly hour. */
