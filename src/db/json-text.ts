@@ -18,6 +18,17 @@ type Expr = RawBuilder<unknown>
 export const jsonString = (db: Db, expr: Expr): Expr =>
   onPostgres(db) ? sql`coalesce(to_json(${expr})::text, 'null')` : sql`coalesce(json_quote(${expr}), 'null')`
 
+/**
+ * A text expression that holds one of `values` as a JSON string: each of them as a literal (no per-row call of the
+ * database's JSON quoting, which on PostgreSQL looks up how to convert the type on every call), any other value as
+ * jsonString quotes it.
+ */
+export const jsonStringOf = (db: Db, expr: Expr, values: readonly string[]): Expr =>
+  sql`case ${expr} ${sql.join(
+    values.map((v) => sql`when ${sql.lit(v)} then ${sql.lit(JSON.stringify(v))}`),
+    sql` `,
+  )} else ${jsonString(db, expr)} end`
+
 /** An integer expression as a JSON number, `null` when it is null. */
 export const jsonInteger = (expr: Expr): Expr => sql`coalesce(cast(${expr} as text), 'null')`
 

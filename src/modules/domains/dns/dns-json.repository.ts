@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { onPostgres, type Db } from '../../../db/database.js'
-import { jsonArray, jsonInteger, jsonItems, jsonObject, jsonString } from '../../../db/json-text.js'
+import { jsonArray, jsonInteger, jsonItems, jsonObject, jsonString, jsonStringOf } from '../../../db/json-text.js'
 import { RECORD_TYPES } from '../../../lib/dns/records.js'
 import { asJsonText, type JsonText } from '../../../lib/json-text.js'
 
@@ -28,7 +28,7 @@ export async function zoneRecordsJson(db: Db, accountId: number, zone: string): 
     sql` `,
   )} else ${sql.lit(RECORD_TYPES.length)} end`
   const record = jsonObject([
-    ['type', jsonString(db, sql.ref('r.type'))],
+    ['type', jsonStringOf(db, sql.ref('r.type'), RECORD_TYPES)],
     ['name', jsonString(db, sql`case when ${name} like '%.' then ${name} else ${name} || '.' end`)],
     ['value', jsonString(db, sql.ref('r.value'))],
     ['ttl', jsonInteger(sql.ref('r.ttl'))],
