@@ -58,16 +58,7 @@ export function accountDnsOf(domains: DomainsService, dns: DnsService): AccountD
       return zone ? (await valuesAt(accountId, zone, fqdn, ['A', 'AAAA'])).values : []
     },
     async addTxt(accountId, zone, fqdn, value) {
-      const { records, values } = await txtAt(accountId, zone, fqdn)
-      if (values.includes(value)) return
-      const record = { type: 'TXT', name: `${fqdn}.`, value, ttl: VALIDATION_TTL }
-      // PATCH semantics replace the record set, so a name that already has TXT records keeps them through a full replace.
-      if (values.length === 0) await dns.patch(accountId, zone, record)
-      else
-        await dns.replace(accountId, zone, [
-          ...records.map((r) => ({ type: r.type, name: r.name, value: r.value, ttl: r.ttl })),
-          record,
-        ])
+      await dns.add(accountId, zone, { type: 'TXT', name: `${fqdn}.`, value, ttl: VALIDATION_TTL })
     },
     async removeTxt(accountId, zone, fqdn, value) {
       await dns.remove(accountId, zone, { type: 'TXT', name: `${fqdn}.`, value })

@@ -125,6 +125,25 @@ export async function deleteRecords(
   return Number(result.numDeletedRows)
 }
 
+/**
+ * In a transaction: the records of one of the account's domains at the owner name `name`, read once the domain's
+ * row is locked (PostgreSQL; on SQLite the write transaction holds the whole database) until the transaction ends,
+ * so no other writer of the zone that locks it changes the name meanwhile; undefined when the account has no such
+ * domain.
+ */
+export async function lockedRecordsAt(trx: Db, accountId: number, domainId: number, name: string) {
+  let zone = trx.selectFrom('domains').select('id').where('id', '=', domainId).where('account_id', '=', accountId)
+  if (onPostgres(trx)) zone = zone.forUpdate()
+  if (!(await zone.executeTakeFirst())) return undefined
+  return trx
+    .selectFrom('dns_records')
+    .select(['type', 'name', 'value', 'ttl'])
+    .where('domain_id', '=', domainId)
+    .where('name', '=', name)
+    .orderBy('id')
+    .execute()
+}
+
 /** One of the account's domains, by name, with its records at the owner name `name`, in one statement. */
 export async function zoneAt(db: Db, accountId: number, zone: string, name: string) {
   const rows = await db

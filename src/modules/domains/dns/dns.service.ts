@@ -149,6 +149,20 @@ export class DnsService {
     await this.store.replaceSet(accountId, zone, record?.name ?? zone, decide, opts)
   }
 
+  /**
+   * Adds one record to its record set, keeping the records there (and every other record of the zone): for changes
+   * hostapi makes itself in a customer's zone, such as a certificate's validation TXT record, which must neither
+   * drop a value added at the same time nor undo a change the customer made meanwhile. The same record twice is one.
+   */
+  async add(accountId: number, raw: string, input: RecordInput): Promise<void> {
+    const d = await this.domains.requireOwned(accountId, raw)
+    const record = normaliseRecord(d.name, { ...input, type: recordType(input.type) })
+    await this.store.add(d, record, (atName) => {
+      checkRecordSet(d.name, atName as (NormalisedRecord & { type: RecordType })[])
+      this.checkPushable(atName)
+    })
+  }
+
   /** Deletes the records matching type, name and (when given) value; nothing matching is not an error. */
   async remove(accountId: number, raw: string, input: RecordSelector, opts: DryRun = {}): Promise<void> {
     const d = await this.domains.requireOwned(accountId, raw)

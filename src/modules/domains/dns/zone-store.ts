@@ -61,6 +61,23 @@ export class ZoneStore {
     })
   }
 
+  /**
+   * Adds `record` to its record set of `d`, keeping the records there: nothing when the same type, name and value is
+   * there already. `check` gets the records at the name and the new one, and throws the answer when they may not
+   * stand together. Decided under the zone's lock (repo.lockedRecordsAt), so concurrent additions at a name all land
+   * and none undoes another change of the zone, as a read followed by a record-set or zone replacement would.
+   */
+  async add(d: Domain, record: NormalisedRecord, check: (atName: NormalisedRecord[]) => void): Promise<void> {
+    await this.write(d, [record.name], async (trx) => {
+      const at = await repo.lockedRecordsAt(trx, d.account_id, d.id, record.name)
+      if (!at) throw errors.noAccessToResource()
+      if (at.some((r) => r.type === record.type && r.value === record.value)) return false
+      check([...(at as NormalisedRecord[]), record])
+      await repo.insertRecords(trx, d.id, [record], iso(this.clock.now()))
+      return true
+    })
+  }
+
   /** Deletes the records of `d` matching type, name and (when given) value; nothing matching is not an error. */
   async remove(d: Domain, type: string, name: string, value: string | undefined, opts: DryRun): Promise<void> {
     if (opts.dryRun) return
