@@ -6,7 +6,7 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import { DRAIN_MS } from '../src/cli/serve.js'
 import { tempDir } from './helpers/app.js'
-import { spawnServer, type ServerProcess } from './helpers/process.js'
+import { descendants, spawnServer, type ServerProcess } from './helpers/process.js'
 import { eventually } from './helpers/wait.js'
 
 // The server as an operator starts it: `npm start` in the release, `npx hostapi serve` where it is installed, and
@@ -25,25 +25,6 @@ const running = (pid: number) => {
   } catch {
     return false
   }
-}
-
-/** The processes descended from `top` (from /proc), deepest last. */
-function descendants(top: number): number[] {
-  const parents = new Map<number, number>()
-  for (const entry of fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8')
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
-    } catch {
-      // Ended meanwhile.
-    }
-  }
-  const found: number[] = []
-  for (let layer = [top]; layer.length; ) {
-    layer = [...parents].filter(([, parent]) => layer.includes(parent)).map(([pid]) => pid)
-    found.push(...layer)
-  }
-  return found
 }
 
 /**

@@ -19,8 +19,7 @@ async function twoRequests(env: Record<string, string>, terminal = false): Promi
     await request(origin, 'GET', '/api/v2/whoami?secret=1', { key })
     assert.equal((await request(origin, 'GET', '/api/v2/no/such/path', { key })).status, 404)
   } finally {
-    server.child.kill('SIGTERM')
-    await server.exited
+    await server.stop()
     fs.rmSync(dataDir, { recursive: true, force: true })
   }
   return server

@@ -120,8 +120,7 @@ describe('hostapi serve (the demo start)', () => {
         db.close()
       }
       assert.ok(!fs.existsSync(`${dataDir}/demo-api-key`))
-      first.child.kill('SIGTERM')
-      await first.exited
+      await first.stop()
       // Once the process has ended, `lines` holds everything it printed.
       assert.ok(!first.lines.some((l) => l.startsWith('Demo API key') || l.startsWith('Demo admin token')))
       assert.ok(!fs.existsSync(`${dataDir}/demo-admin-token`))

@@ -4,7 +4,7 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import readline from 'node:readline'
 import { lineText } from '../../src/lib/log-line.js'
-import { withDeadline } from './wait.js'
+import { eventually, withDeadline } from './wait.js'
 import { owned } from './children.js'
 
 export { lineText }
@@ -26,6 +26,25 @@ export const crashableServerEnv = (
   HOSTAPI_JOB_POLL_MS: '50',
   HOSTAPI_JOB_LEASE_MS: '2000',
 })
+
+/** The processes descended from `top` (from /proc), deepest last. */
+export function descendants(top: number): number[] {
+  const parents = new Map<number, number>()
+  for (const entry of fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8')
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  const found: number[] = []
+  for (let layer = [top]; layer.length; ) {
+    layer = [...parents].filter(([, parent]) => layer.includes(parent)).map(([pid]) => pid)
+    found.push(...layer)
+  }
+  return found
+}
 
 /** The command line's entry point in the sources. */
 export const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname
@@ -74,6 +93,12 @@ export interface ServerProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
   /** What the process printed on stderr so far. */
   stderr(): string
+  /**
+   * Sends `signal` (SIGTERM) to the process and to the processes under it, and resolves once all of them have ended:
+   * a server started under a wrapper (`argv`, such as script(1) for a terminal) is not left running by the
+   * wrapper's end; it takes a hang-up of its terminal for the TLS reload that SIGHUP asks for.
+   */
+  stop(signal?: NodeJS.Signals): Promise<void>
 }
 
 /**
@@ -132,6 +157,21 @@ export function spawnServer(
     exited,
     stderr: () => stderr,
     startError,
+    async stop(signal = 'SIGTERM') {
+      const under = child.pid === undefined ? [] : descendants(child.pid)
+      child.kill(signal)
+      for (const pid of under) {
+        try {
+          process.kill(pid, signal)
+        } catch {
+          // Ended already.
+        }
+      }
+      await exited
+      await eventually(() => under.every((pid) => !fs.existsSync(`/proc/${pid}`)), {
+        what: 'the processes under the stopped one end',
+      })
+    },
     async fact(pattern, name) {
       await server.waitFor(pattern)
       const line = lines.find((l) => l.startsWith('{') && pattern.test(lineText(l)))
