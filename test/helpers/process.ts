@@ -66,8 +66,8 @@ const newest = (dir: string): number =>
 /**
  * The arguments of node that run the command line: the build (`dist/src/cli/main.js`, what `npm start` runs) while
  * it is current — written by a build (scripts/build.mjs: `npm ci`, `npm test`) that started after the last change
- * under src/ — otherwise the sources through tsx (resolved here, so from any working directory), which loads several times slower (3 s against 0.4 s for
- * `hostapi version` here; the suites start hundreds of processes).
+ * under src/ — otherwise the sources through tsx (resolved here, so from any working directory), which load several
+ * times slower (3 s against 0.4 s for `hostapi version` here; the suites start hundreds of processes).
  */
 export const cliArgv: string[] = (() => {
   const stamp = fs.statSync(path.join(root, 'dist/.build-stamp'), { throwIfNoEntry: false })
