@@ -7,26 +7,11 @@ import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { pathToFileURL } from 'node:url'
+import { builtAt, newest, root, stampFile } from './build-stamp.mjs'
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const dist = path.join(root, 'dist')
-// Written after a successful tsc, dated when that tsc started: an edit made while it ran counts as newer.
-const stamp = path.join(dist, '.build-stamp')
 const inputs = ['src', 'scripts', 'test', 'bench', 'clients', 'tsconfig.json', 'package.json', 'package-lock.json']
-
-/** The latest modification time of the TypeScript files under `p` (or of `p`, a file). */
-function newest(p) {
-  const st = fs.statSync(p, { throwIfNoEntry: false })
-  if (!st) return 0
-  if (!st.isDirectory()) return st.mtimeMs
-  let latest = 0
-  for (const entry of fs.readdirSync(p, { withFileTypes: true })) {
-    if (entry.isDirectory()) latest = Math.max(latest, newest(path.join(p, entry.name)))
-    else if (entry.name.endsWith('.ts')) latest = Math.max(latest, fs.statSync(path.join(p, entry.name)).mtimeMs)
-  }
-  return latest
-}
 
 const run = (args) => {
   const r = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' })
@@ -34,13 +19,13 @@ const run = (args) => {
 }
 
 const ifChanged = process.argv.includes('--if-changed')
-const built = fs.statSync(stamp, { throwIfNoEntry: false })?.mtimeMs ?? 0
+const built = builtAt()
 if (!ifChanged || Math.max(...inputs.map((p) => newest(path.join(root, p)))) > built) {
   const started = new Date()
   if (ifChanged) process.stdout.write('sources changed: compiling (tsc, incremental)\n')
   run([createRequire(import.meta.url).resolve('typescript/bin/tsc'), '-p', 'tsconfig.json'])
-  fs.writeFileSync(stamp, '')
-  fs.utimesSync(stamp, started, started)
+  fs.writeFileSync(stampFile, '')
+  fs.utimesSync(stampFile, started, started)
 }
 
 // The sandbox inspector's page (src/inspector: HTML, CSS, ES modules) is served from files beside the compiled code.

@@ -6,6 +6,7 @@ import readline from 'node:readline'
 import { lineText } from '../../src/lib/log-line.js'
 import { eventually, withDeadline } from './wait.js'
 import { owned } from './children.js'
+import { builtAt, newest, root } from '../../scripts/build-stamp.mjs'
 
 export { lineText }
 
@@ -49,32 +50,16 @@ export function descendants(top: number): number[] {
 /** The command line's entry point in the sources. */
 export const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname
 
-const root = new URL('../..', import.meta.url).pathname
-/** The latest modification time of the files under `dir`. */
-const newest = (dir: string): number =>
-  fs
-    .readdirSync(dir, { withFileTypes: true })
-    .reduce(
-      (latest, e) =>
-        Math.max(
-          latest,
-          e.isDirectory() ? newest(path.join(dir, e.name)) : fs.statSync(path.join(dir, e.name)).mtimeMs,
-        ),
-      0,
-    )
-
 /**
  * The arguments of node that run the command line: the build (`dist/src/cli/main.js`, what `npm start` runs) while
- * it is current — written by a build (scripts/build.mjs: `npm ci`, `npm test`) that started after the last change
- * under src/ — otherwise the sources through tsx (resolved here, so from any working directory), which load several
- * times slower (3 s against 0.4 s for `hostapi version` here; the suites start hundreds of processes).
+ * it is current — its last compile (scripts/build.mjs: `npm ci`, `npm test`) started after the last change to a
+ * source under src/ — otherwise the sources through tsx (resolved here, so from any working directory), which load
+ * several times slower (3 s against 0.4 s for `hostapi version` here; the suites start hundreds of processes).
  */
-export const cliArgv: string[] = (() => {
-  const stamp = fs.statSync(path.join(root, 'dist/.build-stamp'), { throwIfNoEntry: false })
-  return stamp && stamp.mtimeMs >= newest(path.join(root, 'src'))
+export const cliArgv: string[] =
+  builtAt() >= newest(path.join(root, 'src'))
     ? [path.join(root, 'dist/src/cli/main.js')]
     : ['--import', import.meta.resolve('tsx'), cli]
-})()
 
 export interface ServerProcess {
   child: ChildProcess

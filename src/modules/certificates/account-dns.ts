@@ -34,14 +34,13 @@ export function accountDnsOf(domains: DomainsService, dns: DnsService): AccountD
     }
     return null
   }
-  const valuesAt = async (accountId: number, zone: string, fqdn: string, types: string[]) => {
+  /** The values of the records of `types` at `fqdn` in the account's zone `zone`, or none when it has none. */
+  const valuesAt = async (accountId: number, fqdn: string, types: string[]) => {
+    const zone = await zoneOf(accountId, fqdn)
+    if (!zone) return []
     const { records } = await dns.get(accountId, zone)
-    return {
-      records,
-      values: records.filter((r) => types.includes(r.type) && r.name === `${fqdn.toLowerCase()}.`).map((r) => r.value),
-    }
+    return records.filter((r) => types.includes(r.type) && r.name === `${fqdn.toLowerCase()}.`).map((r) => r.value)
   }
-  const txtAt = (accountId: number, zone: string, fqdn: string) => valuesAt(accountId, zone, fqdn, ['TXT'])
   return {
     zoneOf,
     async heldElsewhere(accountId, fqdn) {
@@ -49,14 +48,8 @@ export function accountDnsOf(domains: DomainsService, dns: DnsService): AccountD
       const atOrAbove = (zone: string) => name === zone || name.endsWith(`.${zone}`)
       return (await domains.overlapping(name)).some((d) => d.account_id !== accountId && atOrAbove(d.name))
     },
-    async txtValues(accountId, fqdn) {
-      const zone = await zoneOf(accountId, fqdn)
-      return zone ? (await txtAt(accountId, zone, fqdn)).values : []
-    },
-    async addresses(accountId, fqdn) {
-      const zone = await zoneOf(accountId, fqdn)
-      return zone ? (await valuesAt(accountId, zone, fqdn, ['A', 'AAAA'])).values : []
-    },
+    txtValues: (accountId, fqdn) => valuesAt(accountId, fqdn, ['TXT']),
+    addresses: (accountId, fqdn) => valuesAt(accountId, fqdn, ['A', 'AAAA']),
     async addTxt(accountId, zone, fqdn, value) {
       await dns.add(accountId, zone, { type: 'TXT', name: `${fqdn}.`, value, ttl: VALIDATION_TTL })
     },

@@ -128,20 +128,14 @@ export async function deleteRecords(
 /**
  * In a transaction: the records of one of the account's domains at the owner name `name`, read once the domain's
  * row is locked (PostgreSQL; on SQLite the write transaction holds the whole database) until the transaction ends,
- * so no other writer of the zone that locks it changes the name meanwhile; undefined when the account has no such
- * domain.
+ * so no other writer of the zone changes the name meanwhile (dns_replace_record_set takes the same lock); undefined
+ * when the account has no such domain.
  */
 export async function lockedRecordsAt(trx: Db, accountId: number, domainId: number, name: string) {
-  let zone = trx.selectFrom('domains').select('id').where('id', '=', domainId).where('account_id', '=', accountId)
-  if (onPostgres(trx)) zone = zone.forUpdate()
+  let zone = ownedDomain(trx, accountId, domainId)
+  if (onPostgres(trx)) zone = zone.forNoKeyUpdate()
   if (!(await zone.executeTakeFirst())) return undefined
-  return trx
-    .selectFrom('dns_records')
-    .select(['type', 'name', 'value', 'ttl'])
-    .where('domain_id', '=', domainId)
-    .where('name', '=', name)
-    .orderBy('id')
-    .execute()
+  return listRecordsAt(trx, accountId, domainId, name)
 }
 
 /** One of the account's domains, by name, with its records at the owner name `name`, in one statement. */
@@ -204,11 +198,8 @@ export async function replaceRecordSetIn(
   record: NormalisedRecord,
   change: RecordSetChange,
 ): Promise<boolean> {
-  let zone = ownedDomain(trx, accountId, domainId)
-  if (onPostgres(trx)) zone = zone.forNoKeyUpdate()
-  if (!(await zone.executeTakeFirst())) return false
-  const current = await listRecordsAt(trx, accountId, domainId, record.name)
-  if (otherTypes(current, record.type) !== change.others) return false
+  const current = await lockedRecordsAt(trx, accountId, domainId, record.name)
+  if (!current || otherTypes(current, record.type) !== change.others) return false
   await deleteRecords(trx, accountId, domainId, record.type, record.name)
   await insertRecords(trx, domainId, [record], change.now)
   await serialUpdate(trx, accountId, domainId, change.serial, change.now).execute()
