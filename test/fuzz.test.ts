@@ -15,6 +15,8 @@ import type { RouteEntry } from '../src/http/route-table.js'
 import { orderedOperations } from './helpers/routes.js'
 import { casesFor } from './helpers/fuzz-cases.js'
 import type { Schema } from './helpers/fuzz-values.js'
+import { openScopes } from '../src/lib/scoped-storage.js'
+import { eventually } from './helpers/wait.js'
 
 /*
  * HTTP fuzzing of every operation of the customer and admin APIs, generated from the route table and the
@@ -249,6 +251,10 @@ for (const dialect of fuzzDialects) {
         const alive = await t.request('GET', '/api/v2/whoami', { key: a.key })
         if (alive.status !== 200)
           failures.push(`GET /whoami answers ${alive.status} after ${r.method} ${r.url}: ${alive.text.slice(0, 200)}`)
+        // Each request's scope (its pending audit row) ends with its handler, so the async hooks go off again.
+        await eventually(() => openScopes() === 0, { what: "the requests' scopes to end", timeoutMs: 5_000 }).catch(
+          () => failures.push(`${openScopes()} request scopes still open 5 s after ${r.method} ${r.url} answered`),
+        )
       }
       const statuses = [...seen.entries()]
         .sort((x, y) => x[0] - y[0])

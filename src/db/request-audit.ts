@@ -1,6 +1,6 @@
-import { AsyncLocalStorage } from 'node:async_hooks'
 import { CompiledQuery, type DatabaseConnection, type Dialect, type Driver } from 'kysely'
 import type { AuditEntry } from './audit.repository.js'
+import { ScopedStorage } from '../lib/scoped-storage.js'
 
 /**
  * The audit row of a mutating request, as it reads when the request succeeds. It is written in the request's first
@@ -19,7 +19,7 @@ export interface PendingAudit {
   closed: boolean
 }
 
-const current = new AsyncLocalStorage<PendingAudit>()
+const current = new ScopedStorage<PendingAudit>()
 
 /** Runs a request's handler with its pending audit row: the first change it commits carries the row. */
 export function withRequestAudit<T>(audit: PendingAudit, handler: () => T): T {

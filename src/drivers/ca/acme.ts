@@ -2,7 +2,6 @@ import fs from 'node:fs'
 import type http from 'node:http'
 import https from 'node:https'
 import tls from 'node:tls'
-import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Logger } from 'pino'
 import type * as Acme from 'acme-client'
 import type { Clock } from '../../clock.js'
@@ -10,6 +9,7 @@ import { iso } from '../../clock.js'
 import type { AcmeConfig } from '../../config/ca.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import { lazyRequire } from '../../lazy-require.js'
+import { ScopedStorage } from '../../lib/scoped-storage.js'
 import { SecretBox, type SealedColumn } from '../../lib/secret-box.js'
 import * as repo from './ca.repository.js'
 import type { CaDb } from './ca.repository.js'
@@ -57,7 +57,7 @@ interface CallState {
   badNonces: number
 }
 
-const calls = new AsyncLocalStorage<CallState>()
+const calls = new ScopedStorage<CallState>()
 let interceptorsInstalled = false
 
 // acme-client's HTTP client (axios) is shared by the process: these hooks act only within a call of this driver.

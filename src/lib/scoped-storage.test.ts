@@ -1,0 +1,77 @@
+import { describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import path from 'node:path'
+import { ScopedStorage } from './scoped-storage.js'
+import { sourceFiles } from '../../test/helpers/source-files.js'
+import fs from 'node:fs'
+
+const here = path.dirname(new URL(import.meta.url).pathname)
+
+describe('ScopedStorage', () => {
+  it('gives each scope its own value across awaits, and none outside a scope', async () => {
+    const s = new ScopedStorage<string>()
+    const seen: (string | undefined)[] = []
+    const scope = (v: string) =>
+      s.run(v, async () => {
+        await new Promise((resolve) => setImmediate(resolve))
+        seen.push(s.getStore())
+        await null
+        seen.push(s.getStore())
+      })
+    await Promise.all([scope('a'), scope('b')])
+    assert.deepEqual(seen.sort(), ['a', 'a', 'b', 'b'])
+    assert.equal(s.getStore(), undefined)
+    assert.equal(
+      s.run('sync', () => s.getStore()),
+      'sync',
+    )
+    assert.throws(() =>
+      s.run('thrown', () => {
+        throw new Error('no')
+      }),
+    )
+    await assert.rejects(s.run('rejected', async () => Promise.reject(new Error('no'))))
+    assert.equal(s.getStore(), undefined)
+  })
+
+  // In a process of its own: the test runner keeps async hooks on in its own processes. A promise continuation has
+  // an async id only while a hook tracks promises.
+  it('turns the async hooks off once its last scope has ended', () => {
+    const script = `
+      import { executionAsyncId } from 'node:async_hooks'
+      import { ScopedStorage, openScopes } from ${JSON.stringify(path.join(here, 'scoped-storage.ts'))}
+      const tracked = async () => { await null; return executionAsyncId() !== 0 }
+      const s = new ScopedStorage()
+      const out = { before: await tracked() }
+      let release
+      const held = s.run(1, () => new Promise((r) => { release = r }))
+      const other = s.run(2, async () => { await null })
+      await other
+      out.oneOpen = [await tracked(), openScopes()]
+      release()
+      await held
+      out.after = [await tracked(), openScopes()]
+      await s.run(3, async () => { await null })
+      out.again = await tracked()
+      process.stdout.write(JSON.stringify(out))
+    `
+    const out = JSON.parse(
+      execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' }),
+    )
+    assert.deepEqual(out, { before: false, oneOpen: [true, 1], after: [false, 0], again: false })
+  })
+
+  it('is the only user of AsyncLocalStorage in src/', () => {
+    const src = path.join(here, '..')
+    const users = sourceFiles(src).filter(
+      (f) =>
+        !f.endsWith(path.join('lib', 'scoped-storage.ts')) && /\bAsyncLocalStorage\b/.test(fs.readFileSync(f, 'utf8')),
+    )
+    assert.deepEqual(
+      users,
+      [],
+      'a value that follows a call goes through ScopedStorage, which turns the hooks off again',
+    )
+  })
+})
