@@ -251,7 +251,7 @@ for (const dialect of fuzzDialects) {
         const alive = await t.request('GET', '/api/v2/whoami', { key: a.key })
         if (alive.status !== 200)
           failures.push(`GET /whoami answers ${alive.status} after ${r.method} ${r.url}: ${alive.text.slice(0, 200)}`)
-        // Each request's scope (its pending audit row) ends with its handler, so the async hooks go off again.
+        // Each request's scope (its pending audit row) ends with its handler: the async hooks go off once none runs.
         await eventually(() => openScopes() === 0, { what: "the requests' scopes to end", timeoutMs: 5_000 }).catch(
           () => failures.push(`${openScopes()} request scopes still open 5 s after ${r.method} ${r.url} answered`),
         )

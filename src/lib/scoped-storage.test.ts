@@ -37,29 +37,47 @@ describe('ScopedStorage', () => {
 
   // In a process of its own: the test runner keeps async hooks on in its own processes. A promise continuation has
   // an async id only while a hook tracks promises.
-  it('turns the async hooks off once its last scope has ended', () => {
+  it('turns the async hooks off once no scope has run for its idle time', () => {
     const script = `
       import { executionAsyncId } from 'node:async_hooks'
       import { ScopedStorage, openScopes } from ${JSON.stringify(path.join(here, 'scoped-storage.ts'))}
       const tracked = async () => { await null; return executionAsyncId() !== 0 }
-      const s = new ScopedStorage()
+      // Polls (each turn) until the hooks are off; false after 10 s.
+      const off = async () => {
+        const end = Date.now() + 10_000
+        while (await tracked()) {
+          if (Date.now() > end) return false
+          await new Promise((r) => setImmediate(r))
+        }
+        return true
+      }
+      const s = new ScopedStorage(50)
       const out = { before: await tracked() }
       let release
       const held = s.run(1, () => new Promise((r) => { release = r }))
-      const other = s.run(2, async () => { await null })
-      await other
+      await s.run(2, async () => { await null })
       out.oneOpen = [await tracked(), openScopes()]
       release()
       await held
-      out.after = [await tracked(), openScopes()]
+      const ended = Date.now()
+      out.justEnded = [await tracked(), openScopes()]
+      out.off = await off()
+      out.idleWaited = Date.now() - ended >= 50
       await s.run(3, async () => { await null })
-      out.again = await tracked()
+      out.offAgain = await off()
       process.stdout.write(JSON.stringify(out))
     `
     const out = JSON.parse(
       execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' }),
     )
-    assert.deepEqual(out, { before: false, oneOpen: [true, 1], after: [false, 0], again: false })
+    assert.deepEqual(out, {
+      before: false,
+      oneOpen: [true, 1],
+      justEnded: [true, 0],
+      off: true,
+      idleWaited: true,
+      offAgain: true,
+    })
   })
 
   it('is the only user of AsyncLocalStorage in src/', () => {

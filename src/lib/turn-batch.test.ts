@@ -100,3 +100,52 @@ describe('batchEachTurn', () => {
     )
   })
 })
+
+describe('batchEachTurn with lanes', () => {
+  it('runs a lane one run at a time, the items that came meanwhile together, and never holds up another lane', async () => {
+    const runs: { items: string[]; end: () => void }[] = []
+    const call = batchEachTurn(
+      (items: string[]) =>
+        new Promise<PromiseSettledResult<string>[]>((resolve) => {
+          runs.push({ items: [...items], end: () => resolve(items.map((i) => ({ status: 'fulfilled', value: i }))) })
+        }),
+      { laneOf: (item) => item[0] },
+    )
+    const first = [call('a1'), call('b1')]
+    await turn()
+    assert.deepEqual(
+      runs.map((r) => r.items),
+      [['a1', 'b1']],
+    )
+    // Lane a is busy: its items wait; lane c is not, and runs in the next turn.
+    const waiting = [call('a2'), call('a3'), call('c1')]
+    await turn()
+    assert.deepEqual(
+      runs.map((r) => r.items),
+      [['a1', 'b1'], ['c1']],
+    )
+    runs[1].end()
+    assert.equal(await waiting[2], 'c1')
+    assert.equal(runs.length, 2, 'a2 and a3 still wait for the run of a1')
+    runs[0].end()
+    assert.deepEqual(await Promise.all(first), ['a1', 'b1'])
+    await turn()
+    assert.deepEqual(runs[2].items, ['a2', 'a3'], 'the waiting items of lane a go in one run, in their order')
+    runs[2].end()
+    assert.deepEqual(await Promise.all(waiting.slice(0, 2)), ['a2', 'a3'])
+  })
+
+  it('frees the lane when a run fails', async () => {
+    let fail = true
+    const call = batchEachTurn(
+      async (items: number[]): Promise<PromiseSettledResult<number>[]> => {
+        if (fail) throw new Error('down')
+        return items.map((value) => ({ status: 'fulfilled', value }))
+      },
+      { laneOf: () => 'one' },
+    )
+    await assert.rejects(call(1), /down/)
+    fail = false
+    assert.equal(await call(2), 2)
+  })
+})

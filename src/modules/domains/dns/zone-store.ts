@@ -236,14 +236,19 @@ export async function writeRecordSetAt(
 ): Promise<boolean> {
   let write = recordSetWrites.get(db)
   if (!write) {
-    write = batchEachTurn((writes: repo.RecordSetWrite[]) => writeTogether(db, writes))
+    write = batchEachTurn((writes: repo.RecordSetWrite[]) => writeTogether(db, writes), {
+      laneOf: (w) => `${w.accountId} ${w.zone}`,
+    })
     recordSetWrites.set(db, write)
   }
   const batched = write
   return withAuditRow((audit) => batched({ accountId, zone, record, change, audit }))
 }
 
-/** Per database: the writes of writeRecordSetAt made within one event-loop turn, sent together after it. */
+/**
+ * Per database: the writes of writeRecordSetAt made within one event-loop turn, sent together after it; a zone's writes
+ * wait for its previous call to end, and go together in the next (one call per zone at a time).
+ */
 const recordSetWrites = new WeakMap<Kysely<DB>, (w: repo.RecordSetWrite) => Promise<boolean>>()
 
 /**
