@@ -16,7 +16,7 @@ import type { DB } from '../src/db/tables.js'
 import { permissionMap } from '../src/modules/iam/permissions.js'
 import { STATUS } from '../src/modules/domains/domains.service.js'
 import { nextSerial } from '../src/lib/dns/zone-serial.js'
-import { scenarios, seedBenchmarkData, DEMO_KEY, type BenchData } from './scenarios.js'
+import { scenarios, seedBenchmarkData, settle, DEMO_KEY, type BenchData } from './scenarios.js'
 import {
   call,
   connections,
@@ -282,16 +282,7 @@ async function fill(env: NodeJS.ProcessEnv): Promise<Counts> {
     })
 
     progress('ANALYZE')
-    if (ctx.config.database.dialect === 'postgres') {
-      // The tables of this schema only: the database may hold other schemas. VACUUM too: otherwise autovacuum
-      // takes up the million freshly inserted rows during the measurement, on the cores the server and load share.
-      const { rows } = await sql<{
-        tablename: string
-      }>`select tablename from pg_tables where schemaname = current_schema()`.execute(db)
-      await sql.raw(`vacuum analyze ${rows.map((r) => `"${r.tablename}"`).join(', ')}`).execute(db)
-    } else {
-      await sql`analyze`.execute(db)
-    }
+    await settle(db, ctx.config.database.dialect)
     return await countAll(db)
   } finally {
     await ctx.close()
