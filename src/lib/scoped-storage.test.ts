@@ -57,9 +57,10 @@ describe('ScopedStorage', () => {
       const held = s.run(1, () => new Promise((r) => { release = r }))
       await s.run(2, async () => { await null })
       out.oneOpen = [await tracked(), openScopes()]
+      // Read before the last scope ends: the idle time counts from its end, no earlier than this.
+      const ended = Date.now()
       release()
       await held
-      const ended = Date.now()
       out.justEnded = [await tracked(), openScopes()]
       out.off = await off()
       out.idleWaited = Date.now() - ended >= 50
