@@ -71,6 +71,40 @@ describe('processes the tests start', () => {
   })
 })
 
+/** The lines of `text` that run migrations (migrate(), migrateToLatest()) with no whileSchemasStay( on them or the line before. */
+export function unlockedMigrations(text: string): string[] {
+  const lines = text.split('\n')
+  return lines.filter(
+    (line, i) =>
+      /(?<![\w.$])migrate\s*\(|\.migrateToLatest\s*\(/.test(line) &&
+      !/^\s*(\/\/|\*)/.test(line) &&
+      !/\bfunction\b/.test(line) &&
+      !/whileSchemasStay\s*\(/.test(line) &&
+      !/whileSchemasStay\s*\(/.test(lines[i - 1] ?? ''),
+  )
+}
+
+describe('migrations the tests run', () => {
+  it('finds a migration run outside whileSchemasStay (the rule below can fail)', () => {
+    assert.deepEqual(
+      unlockedMigrations(
+        'await migrate(db, null)\nawait whileSchemasStay(d, () => migrate(db, s))\nx()\nawait m.migrateToLatest()\n// migrate()',
+      ),
+      ['await migrate(db, null)', 'await m.migrateToLatest()'],
+    )
+  })
+
+  // The migrator reads every schema of the database, and fails on a test schema another test drops meanwhile.
+  it('every migration a test runs in its own process runs while no test schema is dropped (whileSchemasStay)', () => {
+    const offending = testFiles(testDir)
+      .filter((file) => path.relative(testDir, file) !== 'test-rules.test.ts')
+      .flatMap((file) =>
+        unlockedMigrations(fs.readFileSync(file, 'utf8')).map((l) => `${path.relative(testDir, file)}: ${l.trim()}`),
+      )
+    assert.deepEqual(offending, [], 'run it in whileSchemasStay() from test/helpers/app.ts')
+  })
+})
+
 describe('the wait helper', () => {
   it('eventually answers the first passing answer; it fails naming what it waited for and the last failure', async () => {
     let n = 0

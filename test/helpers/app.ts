@@ -98,9 +98,15 @@ const agent = new https.Agent({ keepAlive: true, rejectUnauthorized: false })
 let counter = 0
 
 // The migrator inspects every schema of the database and fails ('schema … does not exist') on one dropped meanwhile
-// by a test running in parallel: test apps start under a shared advisory lock, test schemas are dropped under the
-// exclusive one. (Migrations run by separate hostapi processes, see processDatabase, are not covered.)
+// by a test running in parallel: test apps start, and tests migrate (whileSchemasStay), under a shared advisory lock,
+// test schemas are dropped under the exclusive one. (Migrations run by separate hostapi processes, see
+// processDatabase, are not covered.)
 const SCHEMA_LOCK = 72_616_001
+
+/** Runs `fn`, which migrates a database of `dialect`, while no test schema is dropped (on PostgreSQL). */
+export function whileSchemasStay<T>(dialect: Dialect, fn: () => Promise<T>): Promise<T> {
+  return dialect === 'postgres' ? underSchemaLock('shared', fn) : fn()
+}
 
 async function underSchemaLock<T>(mode: 'shared' | 'exclusive', fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: process.env.HOSTAPI_TEST_PG_URL })
@@ -254,7 +260,7 @@ export async function startTestApp(
     })
   let server: RunningServer
   try {
-    server = dialect === 'postgres' ? await underSchemaLock('shared', start) : await start()
+    server = await whileSchemasStay(dialect, start)
   } catch (err) {
     await fresh.drop()
     fs.rmSync(dataDir, { recursive: true, force: true })

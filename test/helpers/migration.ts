@@ -5,7 +5,7 @@ import { migrate } from '../../src/db/migrate.js'
 import { migrations } from '../../src/db/migrations/index.js'
 import type { DB } from '../../src/db/tables.js'
 import { permissionMap } from '../../src/modules/iam/permissions.js'
-import { freshDatabase, tempDir } from './app.js'
+import { freshDatabase, tempDir, whileSchemasStay } from './app.js'
 
 /** A fresh database as the release before migration `name` left it, for a test that fills it and then migrates it. */
 export interface DatabaseBefore {
@@ -40,7 +40,7 @@ export async function databaseBefore(dialect: Dialect, name: string): Promise<Da
     allowUnorderedMigrations: true,
     ...(schema ? { migrationTableSchema: schema } : {}),
   })
-  const { error } = await migrator.migrateToLatest()
+  const { error } = await whileSchemasStay(dialect, () => migrator.migrateToLatest())
   if (error) throw error
   const now = new Date().toISOString()
   let closed = false
@@ -52,7 +52,7 @@ export async function databaseBefore(dialect: Dialect, name: string): Promise<Da
     database,
     config: fresh.database,
     schema,
-    migrateRest: () => migrate(db, schema),
+    migrateRest: () => whileSchemasStay(dialect, () => migrate(db, schema)),
     insertAccount: () =>
       db
         .insertInto('accounts')
