@@ -3,7 +3,8 @@
 //   hostapi       — over HTTPS, authenticated, on SQLite; with DATABASE_URL (postgres://) on PostgreSQL as well, one
 //                   mode after the other, and with REDIS_URL too on two instances behind the bench's round-robin
 //   bare Fastify  — one Fastify route on the same certificate answering the same bytes (status, headers, body)
-//   ceiling       — a bare node:https server on the same certificate answering the same bytes (status, headers, body)
+//   ceiling       — a bare node:https server on the same certificate answering the same bytes (status, headers, body);
+//                   measured again beside each later one-instance mode, whose ratios use the ceiling beside it
 //   Prism         — @stoplight/prism-cli mocking the committed openapi.json over plain HTTP
 // Each hostapi figure comes with the database round trips per request, read from the server's own metrics.
 // Then cold start (spawn to first authenticated answer), the built-in DNS server (bench/dns.ts) and the scale run
@@ -189,7 +190,9 @@ async function main() {
           roundTrips: perRequest(before, after),
           cpuUs: cpuUs === null ? undefined : cpuUs / figures.requests,
         })
-        if (!references) continue
+        // The ceiling beside every one-instance mode too: this machine's speed drifts between modes.
+        const ceilingOnly = !references && mode.instances === 1
+        if (!references && !ceilingOnly) continue
         const bodyFile = path.join(dataDir, 'body.json')
         fs.writeFileSync(bodyFile, sample.text)
         // The references answer the same bytes: hostapi's headers too, but those Node writes itself.
@@ -198,10 +201,13 @@ async function main() {
           headersFile,
           JSON.stringify(Object.fromEntries(Object.entries(sample.headers).filter(([name]) => !NODE_WRITES.has(name)))),
         )
-        for (const [name, file] of [
-          ['bare Fastify', 'bench/servers/bare-fastify.js'],
-          ['ceiling (node:https)', 'bench/servers/ceiling.js'],
-        ] as const) {
+        const refs: [string, string][] = ceilingOnly
+          ? [[`ceiling (node:https, beside ${mode.label})`, 'bench/servers/ceiling.js']]
+          : [
+              ['bare Fastify', 'bench/servers/bare-fastify.js'],
+              ['ceiling (node:https)', 'bench/servers/ceiling.js'],
+            ]
+        for (const [name, file] of refs) {
           const refEnv = {
             ...process.env,
             BENCH_CERT: path.join(dataDir, 'tls-cert.pem'),
@@ -223,7 +229,7 @@ async function main() {
             cpuUs: cpuUs === null ? undefined : cpuUs / figures.requests,
           })
           ref.kill('SIGTERM')
-          if (name.startsWith('ceiling') && s.method === 'GET' && !noProfile) {
+          if (references && name.startsWith('ceiling') && s.method === 'GET' && !noProfile) {
             progress(`${s.name}: profiling the ceiling`)
             profiles.ceiling ??= {}
             profiles.ceiling[s.name] = await profileCeiling(
@@ -233,6 +239,7 @@ async function main() {
             )
           }
         }
+        if (ceilingOnly) continue
         progress(`${s.name}: Prism`)
         // Prism answers 400 to a path with a trailing slash; it gets the same request without it.
         results.push({
@@ -426,6 +433,11 @@ function report(
   )
   const of = (scenario: string, server: string) =>
     results.find((r) => r.scenario === scenario && r.server.startsWith(server))
+  /** The ceiling measured beside a hostapi mode (`hostapi (PostgreSQL)`), or else beside the first. */
+  const ceilingOf = (scenario: string, hostapi: string) =>
+    results.find(
+      (r) => r.scenario === scenario && r.server === `ceiling (node:https, beside ${hostapi.slice(9, -1)})`,
+    ) ?? of(scenario, 'ceiling (node:https)')
   const scenarioNames = [...new Set(results.map((r) => r.scenario))]
   const ratios: Record<string, Record<string, number>> = {}
   for (const scenario of scenarioNames) {
@@ -440,7 +452,7 @@ function report(
         ['ceiling', 'ceiling'],
         ['prism', 'Prism'],
       ] as const) {
-        const rps = of(scenario, name)?.rps
+        const rps = (name === 'ceiling' ? ceilingOf(scenario, h.server) : of(scenario, name))?.rps
         if (rps) {
           ratios[scenario][`${prefix}${key}`] = h.rps / rps
           parts.push(`${(h.rps / rps).toFixed(2)}x ${name}`)
@@ -454,7 +466,8 @@ function report(
     const rows = scenarioNames.map((scenario) => {
       const lite = of(scenario, 'hostapi (SQLite)')
       const pg = of(scenario, 'hostapi (PostgreSQL)')
-      const ceiling = of(scenario, 'ceiling')?.rps
+      const ceiling = of(scenario, 'ceiling (node:https)')?.rps
+      const pgCeiling = ceilingOf(scenario, 'hostapi (PostgreSQL)')?.rps
       const prism = of(scenario, 'Prism')?.rps
       if (lite && pg) ratios[scenario].postgres_over_sqlite = pg.rps / lite.rps
       return [
@@ -463,7 +476,7 @@ function report(
         fixed(pg?.rps, 0),
         lite && pg ? fixed(pg.rps / lite.rps) : '',
         lite && ceiling ? fixed(lite.rps / ceiling) : '',
-        pg && ceiling ? fixed(pg.rps / ceiling) : '',
+        pg && pgCeiling ? fixed(pg.rps / pgCeiling) : '',
         pg && prism ? fixed(pg.rps / prism, 1) : '',
         fixed(lite?.roundTrips),
         fixed(pg?.roundTrips),
@@ -511,7 +524,7 @@ function report(
   for (const [label, byScenario] of Object.entries(profiles)) {
     if (label === 'ceiling') continue
     const rows = Object.keys(byScenario).flatMap((scenario) => {
-      const ceiling = of(scenario, 'ceiling')
+      const ceiling = ceilingOf(scenario, label)
       const hostapi = results.find((r) => r.scenario === scenario && r.server === label)
       return ceiling && hostapi
         ? [
