@@ -170,7 +170,8 @@ async function main() {
         bases.push((await waitForLine(server, /^hostapi listening on (\S+)/))[1])
       }
       const label = `hostapi (${mode.label})`
-      // The references answer the same bytes whatever the database: measured once, beside the first mode.
+      // The references answer the same bytes whatever the database: measured beside the first mode (the ceiling again
+      // beside each later one-instance mode, below).
       const references = i === 0
       for (const s of scenarios(data)) {
         if (only && !only.test(s.name)) continue
