@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import type { FastifyRequest } from 'fastify'
 import { errors } from '../../errors.js'
 import { IamService, type Principal } from '../../modules/iam/iam.service.js'
 import { callerIp, presentedKey } from '../caller.js'
@@ -62,12 +63,17 @@ export const authPlugin = fp(async (app, opts: { iam: IamService; throttle: Auth
   })
 
   app.addHook('preParsing', (req, _reply, payload, done) => {
-    const area = req.routeOptions.config?.area
-    const who = req.principal
-    if (who && area && area !== 'any' && area !== 'public' && !IamService.allows(who, area)) {
-      done(area === 'vps' ? errors.noAccessToVps() : errors.accessDenied())
+    if (!permitted(req)) {
+      done(req.routeOptions.config?.area === 'vps' ? errors.noAccessToVps() : errors.accessDenied())
       return
     }
     done(null, payload)
   })
 })
+
+/** False when the authenticated caller may not use the route's area (answered 403 before the body is read). */
+export function permitted(req: FastifyRequest): boolean {
+  const area = req.routeOptions.config?.area
+  const who = req.principal
+  return !who || !area || area === 'any' || area === 'public' || IamService.allows(who, area)
+}

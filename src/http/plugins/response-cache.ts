@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { asArray } from '../route-hooks.js'
+import { permitted } from './auth.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -10,6 +11,24 @@ declare module 'fastify' {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8'
+
+/**
+ * True when a route's cached answer may be sent from its last onRequest hook: nothing of the route itself runs
+ * between onRequest and its handler, and its validation reads no header (so it depends on the URL alone). Every
+ * other cached route looks its answer up as its first preHandler.
+ */
+export function answersEarly(route: RouteOptions): boolean {
+  const schema = route.schema as { headers?: unknown } | undefined
+  return (
+    schema?.headers === undefined &&
+    asArray(route.preParsing).length === 0 &&
+    asArray(route.preValidation).length === 0 &&
+    asArray(route.preHandler).length === 0
+  )
+}
+
+const hasBody = (req: FastifyRequest) =>
+  req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0'
 
 interface Entry {
   version: string
@@ -118,7 +137,20 @@ export const responseCachePlugin = fp(
       }
       // SQLite only: a write during the handler may or may not be in the answer, so that answer is not kept.
       const unchanged = (version: string) => !dataVersion || join(dataVersion()) === version
-      route.preHandler = [lookup, ...asArray(route.preHandler)]
+      if (answersEarly(route)) {
+        // Answered at the end of onRequest, after authentication and the rate limit: what the later stages would
+        // check gives the same result for every request of this URL, whose answer is kept only after they passed
+        // (validation reads the URL only; no body). Refused access goes on to be answered 403 (preParsing).
+        route.onRequest = [
+          ...asArray(route.onRequest),
+          (req, reply, done) => {
+            if (hasBody(req) || !permitted(req)) return done()
+            lookup(req, reply, done)
+          },
+        ]
+      } else {
+        route.preHandler = [lookup, ...asArray(route.preHandler)]
+      }
       route.onSend = [
         ...asArray(route.onSend),
         (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) => {
