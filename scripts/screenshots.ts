@@ -5,7 +5,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { startTestApp, tempDir } from '../test/helpers/app.js'
-import { noBrowser, startBrowser } from '../test/helpers/browser.js'
+import { clickNow, noBrowser, startBrowser } from '../test/helpers/browser.js'
 import { freePort } from '../test/helpers/dns.js'
 import { startReceiver } from '../test/helpers/webhook-receiver.js'
 
@@ -95,19 +95,19 @@ try {
   }
   const shot = (name: string) => page.screenshot({ path: path.join(docs, `${name}.png`) })
 
-  await page.click('#request-list tbody tr:nth-child(2) button')
+  await clickNow(page, '#request-list tbody tr:nth-child(2) button')
   await page.waitForSelector('#request-detail:not([hidden])')
   await shot('requests')
 
   await view('state')
   await page.waitForSelector('#account-state details.domain')
-  await page.click('#account-state details.domain summary')
+  await clickNow(page, '#account-state details.domain summary')
   await shot('state')
 
   await view('work')
   await page.select('select[name="deliveryStatus"]', 'pending')
   await page.waitForSelector('#deliveries tbody tr button')
-  await page.click('#deliveries tbody tr button')
+  await clickNow(page, '#deliveries tbody tr button')
   await page.waitForSelector('#work-detail:not([hidden])')
   await shot('work')
 

@@ -1,5 +1,6 @@
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
+import { isDeepStrictEqual } from 'node:util'
 import {
   describeWithEnv,
   forEachDialect,
@@ -146,7 +147,15 @@ forEachDialect((dialect) => {
     const clock = new ManualClock()
     before(async () => {
       // A generous Redis timeout: a machine busy with parallel tests must not trip the breaker (per-instance counts).
-      const shared = { ...env, REDIS_URL: redisUrl!, HOSTAPI_REDIS_TIMEOUT_MS: '1000' }
+      // The per-key rate limit (whose 429 has the same text) out of the way of the polling below, and key lookups
+      // kept longer than the throttle's grace, so that the grace is what the last test measures.
+      const shared = {
+        ...env,
+        REDIS_URL: redisUrl!,
+        HOSTAPI_REDIS_TIMEOUT_MS: '1000',
+        HOSTAPI_RATE_LIMIT: '100000',
+        HOSTAPI_AUTH_CACHE_MS: '60000',
+      }
       one = await startTestApp(dialect, { env: shared, clock })
       two = await startTestApp(dialect, { env: shared, clock, shareDatabaseWith: one })
       a = await one.account()
@@ -170,6 +179,25 @@ forEachDialect((dialect) => {
       clock.advance(300_000)
       assert.equal((await call(two, a.key)).status, 200)
       assert.equal((await call(one, a.key)).status, 200)
+    })
+
+    it('admits an address found clear for at most a second: failures here count at once, elsewhere within it', async () => {
+      const wrong = (n: number) => `wrong-${n}-0000000000000000000000`
+      // Failures counted by this instance end its grace at once.
+      const here = (key: string) => one.request('GET', '/whoami', { key, headers: from('203.0.113.60') })
+      assert.equal((await here(a.key)).status, 200)
+      for (const n of [1, 2, 3]) assert.deepEqual((await here(wrong(n))).body, NO_KEY)
+      assert.deepEqual((await here(a.key)).body, LIMITED)
+      // `two` found this address clear just before `one` counted its failures: it asks Redis again within a second.
+      const call = (app: TestApp, key: string) => app.request('GET', '/whoami', { key, headers: from('203.0.113.61') })
+      assert.equal((await call(two, a.key)).status, 200)
+      for (const n of [4, 5, 6]) assert.deepEqual((await call(one, wrong(n))).body, NO_KEY)
+      const started = performance.now()
+      await eventually(async () => isDeepStrictEqual((await call(two, a.key)).body, LIMITED), {
+        what: 'the other instance refuses the right key',
+        timeoutMs: 5_000,
+      })
+      assert.ok(performance.now() - started < 2_000, `refused after ${Math.round(performance.now() - started)} ms`)
     })
   })
 })

@@ -4,7 +4,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import type { Page } from 'puppeteer-core'
 import { startTestApp, tempDir, type TestApp } from './helpers/app.js'
-import { noBrowser, startBrowser, type TestBrowser } from './helpers/browser.js'
+import { clickNow, noBrowser, startBrowser, type TestBrowser } from './helpers/browser.js'
 import { startReceiver, type Receiver } from './helpers/webhook-receiver.js'
 import { freePort } from './helpers/dns.js'
 import { INSPECTOR_CSP } from '../src/http/inspector.js'
@@ -153,7 +153,7 @@ describe('sandbox inspector', { skip: noBrowser() }, () => {
     const before = (await t.request('GET', '/domains/renew-inspect.com', { key: KEY })).body.data.renewal_date
     await view('control')
     await fill('#advance-form input[name="advance"]', '400d')
-    await page.click('#advance-form button[type="submit"]')
+    await clickNow(page, '#advance-form button[type="submit"]')
     await waitForText('#clock-result', 'jobs ran')
     const renewed = (await t.request('GET', '/domains/renew-inspect.com', { key: KEY })).body.data.renewal_date
     assert.equal(Number(renewed.slice(0, 4)), Number(before.slice(0, 4)) + 1, `renewed: ${before} → ${renewed}`)
@@ -167,9 +167,9 @@ describe('sandbox inspector', { skip: noBrowser() }, () => {
     await fill('#fault-form input[name="operation"]', 'whoami')
     await fill('#fault-form input[name="status"]', '503')
     await fill('#fault-form input[name="count"]', '1')
-    await page.click('#fault-form details summary')
+    await clickNow(page, '#fault-form details summary')
     await fill('#fault-form input[name="key_prefix"]', KEY.slice(0, 8))
-    await page.click('#fault-form button[type="submit"]')
+    await clickNow(page, '#fault-form button[type="submit"]')
     await waitForText('#faults', 'whoami')
     assert.match(
       await textOf('#faults'),
@@ -202,15 +202,15 @@ describe('sandbox inspector', { skip: noBrowser() }, () => {
     receiver.answer(500)
     await view('control')
     await fill('#event-form input[name="type"]', 'domain.status.changed')
-    await page.click('#event-form button[type="submit"]')
+    await clickNow(page, '#event-form button[type="submit"]')
     await waitForText('#status', 'sent to 1 endpoints')
     await view('work')
-    await page.click('#work form button:nth-of-type(3)') // Flush webhooks
+    await clickNow(page, '#work form button:nth-of-type(3)') // Flush webhooks
     await waitForText('#deliveries', 'domain.status.changed')
     await receiver.waitFor(1)
     await page.select('select[name="deliveryStatus"]', 'pending')
     await waitForText('#deliveries', '500')
-    await page.click('#deliveries tbody tr button')
+    await clickNow(page, '#deliveries tbody tr button')
     await page.waitForSelector('#work-detail:not([hidden])')
     const detail = await textOf('#work-detail')
     assert.match(detail, /The receiver answered 500/)
@@ -219,9 +219,10 @@ describe('sandbox inspector', { skip: noBrowser() }, () => {
     assert.ok(detail.includes(sent.headers['webhook-signature']), 'the signature the receiver got')
     assert.ok(detail.includes('"type": "domain.status.changed"'), 'the body')
 
-    const buttons = await page.$$('#work-detail button')
-    for (const button of buttons)
-      if ((await button.evaluate((el) => el.textContent)) === 'Redeliver') await button.click()
+    await page.evaluate(() => {
+      for (const button of document.querySelectorAll<HTMLElement>('#work-detail button'))
+        if (button.textContent === 'Redeliver') button.click()
+    })
     await waitForText('#status', 'sent again as delivery')
     await adm('POST', '/sandbox/webhooks/flush', { all: true })
     await receiver.waitFor(2)
@@ -231,7 +232,7 @@ describe('sandbox inspector', { skip: noBrowser() }, () => {
   it("shows an account's state: domains with records and the built-in DNS server's answers, each with its raw JSON", async () => {
     await view('state')
     await waitForText('#account-state', DOMAIN)
-    await page.click('#account-state details.domain summary')
+    await clickNow(page, '#account-state details.domain summary')
     const text = await textOf('#account-state')
     assert.ok(text.includes('192.0.2.10'), 'the record')
     assert.match(
@@ -240,7 +241,7 @@ describe('sandbox inspector', { skip: noBrowser() }, () => {
       'the answer',
     )
     assert.match(text, /renew-inspect\.com/)
-    await page.click('#account-state section.block h3 button.link')
+    await clickNow(page, '#account-state section.block h3 button.link')
     await waitForText('#account-state .raw', `GET /admin/v1/accounts/`)
   })
 

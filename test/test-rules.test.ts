@@ -132,3 +132,34 @@ describe('the wait helper', () => {
     assert.equal(await withDeadline(Promise.resolve(1), 1000, 'an answer'), 1)
   })
 })
+
+/** The lines of `text` that click through puppeteer's two-step click (find, then click), on a page or an element handle. */
+export function twoStepClicks(text: string): string[] {
+  return text
+    .split('\n')
+    .filter((line) => /\bpage\.click\s*\(|await\s+[\w.]+\.click\s*\(/.test(line))
+    .filter((line) => !/^\s*(\/\/|\*)/.test(line))
+    .map((line) => line.trim())
+}
+
+describe('clicks in browser tests', () => {
+  it("finds puppeteer's two-step clicks (the rule below can fail)", () => {
+    assert.deepEqual(
+      twoStepClicks(
+        "await page.click('#a')\nawait clickNow(page, '#b')\nawait button.click()\nel.click()\n// page.click()",
+      ),
+      ["await page.click('#a')", 'await button.click()'],
+    )
+  })
+
+  // The inspector's lists re-render as data arrives: a node found by one call and clicked by the next may be gone.
+  it('every click of a browser test or script happens inside the page in one step (clickNow)', () => {
+    const scripts = new URL('../scripts/', import.meta.url).pathname
+    const offending = [...testFiles(testDir), ...testFiles(scripts)]
+      .filter((file) => path.basename(file) !== 'test-rules.test.ts')
+      .flatMap((file) =>
+        twoStepClicks(fs.readFileSync(file, 'utf8')).map((l) => `${path.relative(testDir, file)}: ${l}`),
+      )
+    assert.deepEqual(offending, [], 'use clickNow() from test/helpers/browser.ts')
+  })
+})

@@ -1,5 +1,5 @@
 import fs from 'node:fs'
-import puppeteer, { type Browser } from 'puppeteer-core'
+import puppeteer, { type Browser, type Page } from 'puppeteer-core'
 import { withDeadline } from './wait.js'
 
 /** Debian's chromium, which the browser tests drive (`.ci/run` installs it). */
@@ -48,4 +48,19 @@ export async function startBrowser(): Promise<TestBrowser> {
       }
     },
   }
+}
+
+/**
+ * Clicks the first element matching `selector` inside the page, in one step: the page's lists re-render as data
+ * arrives, and an element found by one call and clicked by the next (puppeteer's `click`) may be gone by then
+ * ("Node is detached from document"). Waits for the element first.
+ */
+export async function clickNow(page: Page, selector: string): Promise<void> {
+  await page.waitForSelector(selector)
+  const clicked = await page.evaluate((s) => {
+    const el = document.querySelector<HTMLElement>(s)
+    el?.click()
+    return el !== null
+  }, selector)
+  if (!clicked) throw new Error(`nothing to click at ${selector}`)
 }
