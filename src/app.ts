@@ -20,7 +20,7 @@ import { adminApi, adminListenerMetrics, healthRoutes } from './http/admin-api.j
 import { inspectorRoutes } from './http/inspector.js'
 import type { RouteEntry } from './http/route-table.js'
 import { lazySchemaCompilers, type CompileAll } from './http/schema-compilers.js'
-import { asArray } from './http/route-hooks.js'
+import { asArray, decorateRouteInfo } from './http/route-hooks.js'
 import { AuthThrottle } from './http/auth-throttle.js'
 import { declareErrorResponses } from './http/error-responses.js'
 import { ErrorBody, Pagination } from './http/schemas.js'
@@ -76,6 +76,7 @@ function newFastify(ctx: Context, opts: AppOptions): FastifyInstance {
   app.decorate('services', ctx.services)
   app.decorate('routeTable', [] as RouteEntry[])
   app.decorate('compileSchemas', schemas.compileAll)
+  decorateRouteInfo(app)
   // The error answers of both APIs refer to ErrorBody; both OpenAPI documents list these as components.
   app.addSchema(ErrorBody)
   app.addSchema(Pagination)

@@ -150,6 +150,13 @@ export function sqlExceptions(): Map<string, string> {
 const EXCEPTIONS: string[] = []
 
 describe('layers', () => {
+  it("reads a request's route options only through routeOf (Fastify builds them anew at every read)", () => {
+    const readers = sourceFiles(src)
+      .filter((file) => !file.endsWith('.test.ts') && /\.routeOptions\b/.test(fs.readFileSync(file, 'utf8')))
+      .map((file) => path.relative(src, file).split(path.sep).join('/'))
+    assert.deepEqual(readers, ['http/route-hooks.ts'])
+  })
+
   it('no file under src/ imports from a higher layer', () => {
     const violations: string[] = []
     for (const file of sourceFiles(src)) {

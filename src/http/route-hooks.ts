@@ -1,4 +1,11 @@
-import type { FastifyInstance, onSendHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyRequest, onSendHookHandler } from 'fastify'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** What `routeOf` read once for this request. */
+    routeInfo: FastifyRequest['routeOptions'] | null
+  }
+}
 
 /** The methods that never change anything. */
 export const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
@@ -16,4 +23,20 @@ export function onSendOfMutatingRoutes(app: FastifyInstance, hook: onSendHookHan
     if (asArray(route.method).every((m) => READ_METHODS.has(m))) return
     route.onSend = [...asArray(route.onSend), hook]
   })
+}
+
+/**
+ * The options of the route a request matched (its config, schema and URL pattern), read once per request: Fastify's
+ * `req.routeOptions` builds a new object at every read, and the hooks of one request read it half a dozen times.
+ * Every reader in src/ goes through here (`test/layers.test.ts` checks); the app decorates the request with
+ * `routeInfo` (`decorateRouteInfo`).
+ */
+export function routeOf(req: FastifyRequest): FastifyRequest['routeOptions'] {
+  req.routeInfo ??= req.routeOptions
+  return req.routeInfo
+}
+
+/** Gives the app's requests the `routeInfo` field routeOf fills, in the shape Fastify expects of decorations. */
+export function decorateRouteInfo(app: FastifyInstance): void {
+  app.decorateRequest('routeInfo', null)
 }

@@ -3,6 +3,7 @@ import type { AdminService } from '../../modules/admin/admin.service.js'
 import { ADMIN_PREFIX } from '../constants.js'
 import type { AuthThrottle } from '../auth-throttle.js'
 import { bearerToken, callerIp } from '../caller.js'
+import { routeOf } from '../route-hooks.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -29,7 +30,7 @@ export const adminAuthPlugin = fp(async (app, opts: { admin: AdminService; throt
   })
 
   app.addHook('onRequest', async (req) => {
-    if (req.routeOptions.config?.admin !== true) return
+    if (routeOf(req).config?.admin !== true) return
     const token = bearerToken(req.headers.authorization)
     req.adminToken = await opts.throttle.guard(callerIp(req), !!token, () => opts.admin.authenticate(token))
   })

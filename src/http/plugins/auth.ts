@@ -5,6 +5,7 @@ import { IamService, type Principal } from '../../modules/iam/iam.service.js'
 import { callerIp, presentedKey } from '../caller.js'
 import { API_PREFIX } from '../constants.js'
 import type { AuthThrottle } from '../auth-throttle.js'
+import { routeOf } from '../route-hooks.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -41,8 +42,8 @@ export const authPlugin = fp(async (app, opts: { iam: IamService; throttle: Auth
   })
 
   app.addHook('onRequest', (req, _reply, done) => {
-    const area = req.routeOptions.config?.area
-    if (!req.routeOptions.url || area === undefined || area === 'public') return done()
+    const area = routeOf(req).config?.area
+    if (!routeOf(req).url || area === undefined || area === 'public') return done()
     const key = presentedKey(req)
     const ip = callerIp(req)
     // A key the cache holds, from an address known not to be throttled, is let in without waiting for anything.
@@ -64,7 +65,7 @@ export const authPlugin = fp(async (app, opts: { iam: IamService; throttle: Auth
 
   app.addHook('preParsing', (req, _reply, payload, done) => {
     if (!permitted(req)) {
-      done(req.routeOptions.config?.area === 'vps' ? errors.noAccessToVps() : errors.accessDenied())
+      done(routeOf(req).config?.area === 'vps' ? errors.noAccessToVps() : errors.accessDenied())
       return
     }
     done(null, payload)
@@ -73,7 +74,7 @@ export const authPlugin = fp(async (app, opts: { iam: IamService; throttle: Auth
 
 /** False when the authenticated caller may not use the route's area (answered 403 before the body is read). */
 export function permitted(req: FastifyRequest): boolean {
-  const area = req.routeOptions.config?.area
+  const area = routeOf(req).config?.area
   const who = req.principal
   return !who || !area || area === 'any' || area === 'public' || IamService.allows(who, area)
 }

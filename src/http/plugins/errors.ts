@@ -5,7 +5,7 @@ import fp from 'fastify-plugin'
 import FindMyWay from 'find-my-way'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, errors, type FieldError } from '../../errors.js'
-import { asArray } from '../route-hooks.js'
+import { asArray, routeOf } from '../route-hooks.js'
 import { MAX_PARAM_LENGTH } from '../constants.js'
 import { API_HEADERS } from './transport.js'
 import { isDatabaseUnavailable } from '../../db/errors.js'
@@ -192,7 +192,7 @@ export const errorsPlugin = fp(async (app) => {
   })
   // Before authentication and validation, like the wrong-method answer of the not-found handler.
   app.addHook('onRequest', (req, _reply, done) => {
-    const shadowed = shadows.get(req.routeOptions.url ?? '')
+    const shadowed = shadows.get(routeOf(req).url ?? '')
     const params = req.params as Record<string, string>
     if (shadowed?.some((when) => Object.keys(when).every((k) => params[k] === when[k]))) done(errors.wrongMethod())
     else done()

@@ -4,6 +4,7 @@ import { errors } from '../../errors.js'
 import type { FaultInjector } from '../../ops/faults.js'
 import type { Metrics } from '../../ops/metrics.js'
 import { API_PREFIX } from '../constants.js'
+import { routeOf } from '../route-hooks.js'
 
 /**
  * Sandbox fault injection on the customer API, matched by the route's operationId and, when the fault names them,
@@ -13,7 +14,7 @@ import { API_PREFIX } from '../constants.js'
  */
 export const faultsPlugin = fp(async (app, opts: { faults: FaultInjector; metrics: Metrics }) => {
   app.addHook('onRequest', async (req, reply) => {
-    const schema = req.routeOptions.schema as { operationId?: string } | undefined
+    const schema = routeOf(req).schema as { operationId?: string } | undefined
     if (!schema?.operationId || !req.url.startsWith(API_PREFIX)) return
     const fault = opts.faults.draw({
       operation: schema.operationId,

@@ -3,7 +3,7 @@ import type { onSendHookHandler } from 'fastify'
 import { errors } from '../../errors.js'
 import { IdempotencyService } from '../../modules/idempotency/idempotency.service.js'
 import { dry } from '../dry-run.js'
-import { asArray } from '../route-hooks.js'
+import { asArray, routeOf } from '../route-hooks.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -47,7 +47,7 @@ export const idempotencyPlugin = fp(async (app, opts: { service: IdempotencyServ
         if (header === undefined || !req.principal || dry(req).dryRun) return
         const key = Array.isArray(header) ? header[0] : header
         if (!KEY.test(key)) throw errors.invalidIdempotencyKey()
-        const hash = IdempotencyService.hash(req.method, req.routeOptions.url ?? req.url, {
+        const hash = IdempotencyService.hash(req.method, routeOf(req).url ?? req.url, {
           params: req.params,
           query: req.query,
           body: req.body,

@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify'
 import type { Clock } from '../../clock.js'
 import type { RequestJournal } from '../../ops/journal.js'
 import { API_PREFIX } from '../constants.js'
+import { routeOf } from '../route-hooks.js'
 
 /**
  * Sandbox: keeps the last calls of the customer API (method, path, headers, body; the answer's status, headers, body
@@ -18,7 +19,7 @@ export const journalPlugin = fp(async (app, opts: { journal: RequestJournal; clo
   })
   app.addHook('onResponse', async (req, reply) => {
     if (!req.url.startsWith(API_PREFIX)) return
-    const schema = req.routeOptions.schema as { operationId?: string } | undefined
+    const schema = routeOf(req).schema as { operationId?: string } | undefined
     const answer = sent.get(req) ?? null
     sent.delete(req)
     opts.journal.record({

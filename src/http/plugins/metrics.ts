@@ -1,11 +1,12 @@
 import fp from 'fastify-plugin'
 import type { FastifyRequest } from 'fastify'
 import type { Metrics } from '../../ops/metrics.js'
+import { routeOf } from '../route-hooks.js'
 
 /** The operation a request is counted under: the route's operationId, else its URL pattern, else `unmatched`. */
 export function operationOf(req: FastifyRequest): string {
-  const schema = req.routeOptions.schema as { operationId?: string } | undefined
-  return schema?.operationId ?? req.routeOptions.url ?? 'unmatched'
+  const schema = routeOf(req).schema as { operationId?: string } | undefined
+  return schema?.operationId ?? routeOf(req).url ?? 'unmatched'
 }
 
 /** Counts every answered request with its latency, per operation, method and status. */

@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
 import { operationOf } from './metrics.js'
+import { routeOf } from '../route-hooks.js'
 
 /**
  * One log line per answered request: method, path (without the query), status, milliseconds and the operation id,
@@ -13,7 +14,7 @@ export const requestLogPlugin = fp(async (app) => {
     if (!app.ctx.log.isLevelEnabled('info')) return
     const path = req.url.split('?', 1)[0] ?? req.url
     const ms = Math.round(reply.elapsedTime * 10) / 10
-    const operation = req.routeOptions.url ? operationOf(req) : null
+    const operation = routeOf(req).url ? operationOf(req) : null
     const line = { id: String(req.id), method: req.method, path, status: reply.statusCode, ms, operation }
     app.log.info(
       { request: line },

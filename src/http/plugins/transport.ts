@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { errors } from '../../errors.js'
 import { type JsonLimits, LARGE_BODY_MAX_VALUES, parseJsonBody } from '../../lib/json-body.js'
+import { routeOf } from '../route-hooks.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -67,7 +68,7 @@ export const transportPlugin = fp(async (app, opts: TransportOptions) => {
       throw errors.shuttingDown()
     }
     // request.protocol believes X-Forwarded-Proto only from HOSTAPI_TRUSTED_PROXIES.
-    if (req.protocol !== 'https' && req.routeOptions.config?.plainHttp !== true) throw errors.sslRequired()
+    if (req.protocol !== 'https' && routeOf(req).config?.plainHttp !== true) throw errors.sslRequired()
     // No text the API keeps or looks up holds NUL (PostgreSQL cannot store it): refused at the door.
     if (req.url.includes('%00')) throw errors.nulInUrl()
     // Fastify parses a DELETE body only when it has a Content-Type; clients send DELETE bodies without one.
