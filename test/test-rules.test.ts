@@ -19,6 +19,13 @@ function testFiles(dir: string): string[] {
   return out
 }
 
+/** Each line `find` picks out of each file, as `<file relative to test/>: <line>`. */
+function offendingLines(files: string[], find: (text: string) => string[]): string[] {
+  return files.flatMap((file) =>
+    find(fs.readFileSync(file, 'utf8')).map((line) => `${path.relative(testDir, file)}: ${line.trim()}`),
+  )
+}
+
 /** The lines of `text` that start a timer of their own: a call of the global setTimeout, or node:timers/promises. */
 export function timerLines(text: string): string[] {
   return text
@@ -36,9 +43,10 @@ describe('test code rules', () => {
   })
 
   it('no setTimeout or node:timers/promises under test/ outside test/helpers/wait.ts', () => {
-    const offending = testFiles(testDir)
-      .filter((file) => !ALLOWED.includes(path.relative(testDir, file)))
-      .flatMap((file) => timerLines(fs.readFileSync(file, 'utf8')).map((l) => `${path.relative(testDir, file)}: ${l}`))
+    const offending = offendingLines(
+      testFiles(testDir).filter((file) => !ALLOWED.includes(path.relative(testDir, file))),
+      timerLines,
+    )
     assert.deepEqual(offending, [], 'wait with eventually(), for the event, or with the sandbox clock instead')
   })
 })
@@ -96,11 +104,10 @@ describe('migrations the tests run', () => {
 
   // The migrator reads every schema of the database, and fails on a test schema another test drops meanwhile.
   it('every migration a test runs in its own process runs while no test schema is dropped (whileSchemasStay)', () => {
-    const offending = testFiles(testDir)
-      .filter((file) => path.relative(testDir, file) !== 'test-rules.test.ts')
-      .flatMap((file) =>
-        unlockedMigrations(fs.readFileSync(file, 'utf8')).map((l) => `${path.relative(testDir, file)}: ${l.trim()}`),
-      )
+    const offending = offendingLines(
+      testFiles(testDir).filter((file) => path.relative(testDir, file) !== 'test-rules.test.ts'),
+      unlockedMigrations,
+    )
     assert.deepEqual(offending, [], 'run it in whileSchemasStay() from test/helpers/app.ts')
   })
 })
@@ -155,11 +162,10 @@ describe('clicks in browser tests', () => {
   // The inspector's lists re-render as data arrives: a node found by one call and clicked by the next may be gone.
   it('every click of a browser test or script happens inside the page in one step (clickNow)', () => {
     const scripts = new URL('../scripts/', import.meta.url).pathname
-    const offending = [...testFiles(testDir), ...testFiles(scripts)]
-      .filter((file) => path.basename(file) !== 'test-rules.test.ts')
-      .flatMap((file) =>
-        twoStepClicks(fs.readFileSync(file, 'utf8')).map((l) => `${path.relative(testDir, file)}: ${l}`),
-      )
+    const offending = offendingLines(
+      [...testFiles(testDir), ...testFiles(scripts)].filter((file) => path.basename(file) !== 'test-rules.test.ts'),
+      twoStepClicks,
+    )
     assert.deepEqual(offending, [], 'use clickNow() from test/helpers/browser.ts')
   })
 })

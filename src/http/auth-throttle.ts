@@ -14,12 +14,15 @@ import { MemoryWindowCounter, type WindowCounter } from '../db/window-counter.js
  */
 export class AuthThrottle {
   private readonly windowMs: number
+  /** The counter when it is this process' memory (read without waiting), else null: decided once. */
+  private readonly memory: MemoryWindowCounter | null
 
   constructor(
     private readonly counter: WindowCounter,
     private readonly opts: { limit: number; windowSeconds: number },
   ) {
     this.windowMs = opts.windowSeconds * 1000
+    this.memory = counter instanceof MemoryWindowCounter ? counter : null
   }
 
   /**
@@ -36,8 +39,7 @@ export class AuthThrottle {
   admitsNow(ip: string): boolean | null {
     if (this.opts.limit === 0) return true
     const key = `af:${addressBlock(ip)}`
-    if (this.counter instanceof MemoryWindowCounter)
-      return this.counter.peekNow(key, this.windowMs).current < this.opts.limit
+    if (this.memory) return this.memory.peekNow(key, this.windowMs).current < this.opts.limit
     const at = this.recentlyClear.get(key)
     return at !== undefined && performance.now() - at < RECENT_MS ? true : null
   }
@@ -64,7 +66,7 @@ export class AuthThrottle {
   }
 
   private markClear(key: string): void {
-    if (this.counter instanceof MemoryWindowCounter) return
+    if (this.memory) return
     this.recentlyClear.delete(key)
     if (this.recentlyClear.size >= RECENT_KEYS) {
       const oldest = this.recentlyClear.keys().next()

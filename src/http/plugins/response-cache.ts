@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { asArray } from '../route-hooks.js'
 import { permitted } from './auth.js'
+import { hasBody } from './transport.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -17,7 +18,7 @@ const JSON_TYPE = 'application/json; charset=utf-8'
  * between onRequest and its handler, and its validation reads no header (so it depends on the URL alone). Every
  * other cached route looks its answer up as its first preHandler.
  */
-export function answersEarly(route: RouteOptions): boolean {
+function answersEarly(route: RouteOptions): boolean {
   const schema = route.schema as { headers?: unknown } | undefined
   return (
     schema?.headers === undefined &&
@@ -26,9 +27,6 @@ export function answersEarly(route: RouteOptions): boolean {
     asArray(route.preHandler).length === 0
   )
 }
-
-const hasBody = (req: FastifyRequest) =>
-  req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0'
 
 interface Entry {
   version: string

@@ -35,6 +35,10 @@ export const API_HEADERS: Record<string, string> = {
   'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
 }
 
+/** True when the request declares a body (a length, even 0, or a transfer encoding). */
+export const hasBody = (req: FastifyRequest): boolean =>
+  req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined
+
 export interface TransportOptions {
   bodyLimit: number
   /** HOSTAPI_JSON_MAX_DEPTH: a body nested deeper is refused 400 before it is parsed. */
@@ -73,13 +77,13 @@ export const transportPlugin = fp(async (app, opts: TransportOptions) => {
     if (req.url.includes('%00')) throw errors.nulInUrl()
     // Fastify parses a DELETE body only when it has a Content-Type; clients send DELETE bodies without one.
     const h = req.raw.headers
-    const hasBody = h['content-length'] !== undefined || h['transfer-encoding'] !== undefined
-    if (h['content-type'] === undefined && hasBody) {
+    const withBody = hasBody(req)
+    if (h['content-type'] === undefined && withBody) {
       h['content-type'] = 'application/json'
     }
     // Bodies are read as they are: a compressed one would only fail as `Invalid JSON body`.
     const encoding = h['content-encoding']?.trim().toLowerCase()
-    if (hasBody && encoding && encoding !== 'identity') throw errors.unsupportedEncoding(encoding)
+    if (withBody && encoding && encoding !== 'identity') throw errors.unsupportedEncoding(encoding)
   }
   // Synchronous (a callback, not a promise): it runs on every request and waits for nothing.
   app.addHook('onRequest', (req, reply, done) => {
