@@ -4,11 +4,12 @@ import type { Context, Services } from './context.js'
 import { requestId, transportPlugin } from './http/plugins/transport.js'
 import { clientErrorHandler, errorsPlugin, frameworkErrors } from './http/plugins/errors.js'
 import { authPlugin } from './http/plugins/auth.js'
-import { rateLimitPlugin } from './http/plugins/rate-limit.js'
+import { perKeyBudget, rateLimitPlugin } from './http/plugins/rate-limit.js'
 import { auditPlugin } from './http/plugins/audit.js'
 import { idempotencyPlugin } from './http/plugins/idempotency.js'
 import { durabilityPlugin } from './http/plugins/durability.js'
-import { responseCachePlugin } from './http/plugins/response-cache.js'
+import { ResponseCache, responseCachePlugin } from './http/plugins/response-cache.js'
+import { answerCachedReadsEarly } from './http/early-answers.js'
 import { openapiPlugin } from './http/plugins/openapi.js'
 import { apiRoutes } from './http/routes.js'
 import { ADMIN_PREFIX, API_PREFIX, MAX_PARAM_LENGTH } from './http/constants.js'
@@ -128,19 +129,19 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
   await app.register(metricsPlugin, { metrics: ctx.ops.metrics })
   if (config.requestLog) await app.register(requestLogPlugin)
   if (sandbox) await app.register(journalPlugin, { journal: sandbox.journal, clock: ctx.clock })
-  await app.register(authPlugin, {
-    iam: ctx.services.iam,
-    throttle: new AuthThrottle(ctx.counter, config.authFailures),
-  })
-  await app.register(rateLimitPlugin, { perKeyPerMinute: config.rateLimit.perKeyPerMinute, counter: ctx.counter })
+  const throttle = new AuthThrottle(ctx.counter, config.authFailures)
+  await app.register(authPlugin, { iam: ctx.services.iam, throttle })
+  const perKey = perKeyBudget(ctx.counter, config.rateLimit.perKeyPerMinute)
+  await app.register(rateLimitPlugin, { perKey, counter: ctx.counter })
   if (sandbox) await app.register(faultsPlugin, { faults: sandbox.faults, metrics: ctx.ops.metrics })
   await app.register(auditPlugin, { db: ctx.db, clock: ctx.clock })
   await app.register(idempotencyPlugin, { service: ctx.services.idempotency })
   await app.register(durabilityPlugin, { durable: ctx.durable })
+  const cache = new ResponseCache(config.responseCacheMb * 1024 * 1024)
   await app.register(responseCachePlugin, {
     dataVersion: ctx.dataVersion,
     accountVersion: ctx.accountVersion,
-    maxBytes: config.responseCacheMb * 1024 * 1024,
+    cache,
   })
   await app.register(openapiPlugin)
   for (const routes of [...apiRoutes, ...(opts.extraRoutes ?? [])]) await app.register(routes, { prefix: API_PREFIX })
@@ -149,6 +150,20 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
     await app.register(adminApi, { prefix: ADMIN_PREFIX })
     // The inspector lives with the admin API whose token opens it (docs/inspector.md).
     if (sandbox) await app.register(inspectorRoutes)
+  }
+  // Not with the journal and faults of sandbox mode, nor when the caller's address and scheme come from a proxy's
+  // headers (early-answers.ts).
+  if (!sandbox && config.trustedProxies.length === 0) {
+    answerCachedReadsEarly(app, {
+      cache,
+      iam: ctx.services.iam,
+      throttle,
+      perKey,
+      metrics: ctx.ops.metrics,
+      dataVersion: ctx.dataVersion,
+      accountVersion: ctx.accountVersion,
+      requestLog: config.requestLog,
+    })
   }
   await app.ready()
   return app

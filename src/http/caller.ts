@@ -1,13 +1,15 @@
 import ipaddr from 'ipaddr.js'
+import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyRequest } from 'fastify'
 import { memoized } from '../lib/memo.js'
 
 /** The caller's address as people write it (an IPv4-mapped IPv6 address becomes plain IPv4). */
 export function callerIp(req: FastifyRequest): string {
-  return written(req.ip)
+  return writtenIp(req.ip)
 }
 
-const written = memoized(writtenForm, 10_000)
+/** An address as people write it (what callerIp gives for a request from it). */
+export const writtenIp = memoized(writtenForm, 10_000)
 
 function writtenForm(ip: string): string {
   try {
@@ -21,7 +23,7 @@ function writtenForm(ip: string): string {
 }
 
 /** The API key presented in `API-Key` (any case) or `Authorization: Bearer`. */
-export function presentedKey(req: FastifyRequest): string | undefined {
+export function presentedKey(req: { headers: IncomingHttpHeaders }): string | undefined {
   const header = req.headers['api-key']
   const key = Array.isArray(header) ? header[0] : header
   if (key) return key.trim()

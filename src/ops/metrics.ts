@@ -68,13 +68,9 @@ function durationMetric(series: Map<string, Series>) {
 }
 
 /** `hostapi_db_round_trips_total`, read from the database layer's own count at scrape time. */
-function roundTripsMetric(read: () => number) {
-  const metric = {
-    name: 'hostapi_db_round_trips_total',
-    help: 'Statements sent to the database: every query, BEGIN, COMMIT and ROLLBACK',
-    type: 'counter',
-    aggregator: 'sum',
-  }
+/** A counter without labels in prom-client's metric shape, read from `read` at scrape time. */
+function totalMetric(name: string, help: string, read: () => number) {
+  const metric = { name, help, type: 'counter', aggregator: 'sum' }
   return { ...metric, get: async () => ({ ...metric, values: [{ labels: {}, value: read() }] }) }
 }
 
@@ -89,6 +85,7 @@ export class Metrics {
   private readonly rateLimited: Counter<'operation'>
   private readonly faults: Counter<'operation'>
   private sources: MetricsSources | null = null
+  private answeredEarly = 0
   private whole: (() => Promise<string>) | null = null
 
   /** `version`: the release (package.json), shown by `hostapi_build_info`. */
@@ -96,7 +93,18 @@ export class Metrics {
     const registers = [this.registry]
     this.registry.registerMetric(requestsMetric(this.series) as never)
     this.registry.registerMetric(durationMetric(this.series) as never)
-    this.registry.registerMetric(roundTripsMetric(() => this.sources?.dbRoundTrips() ?? 0) as never)
+    const roundTrips = totalMetric(
+      'hostapi_db_round_trips_total',
+      'Statements sent to the database: every query, BEGIN, COMMIT and ROLLBACK',
+      () => this.sources?.dbRoundTrips() ?? 0,
+    )
+    this.registry.registerMetric(roundTrips as never)
+    const early = totalMetric(
+      'hostapi_http_answered_before_routing_total',
+      'Cached reads answered before routing (also counted in hostapi_http_requests_total)',
+      () => this.answeredEarly,
+    )
+    this.registry.registerMetric(early as never)
     this.rateLimited = new Counter({
       name: 'hostapi_rate_limit_rejections_total',
       help: 'Requests refused with 429, per operation',
@@ -247,6 +255,12 @@ export class Metrics {
     const i = BUCKETS.findIndex((b) => seconds <= b)
     if (i >= 0) one.buckets[i]++
     if (status === 429) this.rateLimited.inc({ operation })
+  }
+
+  /** Records a cached read answered before routing (src/http/early-answers.ts). */
+  observeEarly(operation: string, seconds: number): void {
+    this.answeredEarly++
+    this.observe(operation, 'GET', 200, seconds)
   }
 
   faultInjected(operation: string): void {

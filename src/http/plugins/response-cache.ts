@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { asArray } from '../route-hooks.js'
 import { permitted } from './auth.js'
+import { operationOf } from './metrics.js'
 import { hasBody } from './transport.js'
 
 declare module 'fastify' {
@@ -11,7 +12,7 @@ declare module 'fastify' {
   }
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8'
+export const JSON_TYPE = 'application/json; charset=utf-8'
 
 /**
  * True when a route's cached answer may be sent from its last onRequest hook: nothing of the route itself runs
@@ -28,7 +29,17 @@ function answersEarly(route: RouteOptions): boolean {
   )
 }
 
-interface Entry {
+/** What answering a route's cached read before routing needs of the route (src/http/early-answers.ts). */
+export interface EarlyRoute {
+  /** The route's permission area. */
+  area: string
+  /** What the request is counted under in the metrics (operationOf). */
+  operation: string
+  /** The version an answer of the route is current at, from the data version; null when nothing is cached now. */
+  version(base: string): string | null
+}
+
+export interface CacheEntry {
   version: string
   /**
    * The answer's bytes (UTF-8), encoded once: Node writes a Buffer to the socket as it is, where a string of the
@@ -37,68 +48,76 @@ interface Entry {
   body: Buffer
   /** What the entry holds in memory, roughly: its key and body. */
   size: number
+  /** Set when the route's read may be answered before routing: only a GET without a body that Fastify answered. */
+  early: EarlyRoute | null
 }
 
 /**
- * Answers of routes with `config.cache`, kept per account, user and URL together with the data version they
- * were computed at, and served again while the version is unchanged, so an answer is never older than the data.
- * SQLite (`dataVersion`): one version for all data, read without I/O, that changes with every row written by
- * this process and every commit by another; an answer is stored only when the version was the same before the
- * handler ran and after, i.e. no write happened in between. PostgreSQL (`accountVersion`): the account's
- * version, one indexed read per request (or read with the API key when that lookup was not cached), set by the
- * commit of every write to the account's data on any instance; the answer is stored under the reading taken
- * before the handler read anything, so a write committed meanwhile makes the next reading differ. With neither,
- * or with no memory, nothing is registered.
+ * The cached answers, per account, user and URL (per user too: what a sub-user may see, its own tickets, is less than
+ * the main user's view of the same URL), within `maxBytes`, the oldest left out first.
  */
+export class ResponseCache {
+  private readonly entries = new Map<string, CacheEntry>()
+  private bytes = 0
+
+  constructor(readonly maxBytes: number) {}
+
+  static keyOf(accountId: number, userId: number, url: string): string {
+    return `${accountId} ${userId} ${url}`
+  }
+
+  get(key: string): CacheEntry | undefined {
+    return this.entries.get(key)
+  }
+
+  store(key: string, version: string, text: string, early: EarlyRoute | null): void {
+    const { maxBytes, entries } = this
+    if (key.length + text.length > maxBytes) return
+    const body = Buffer.from(text)
+    const old = entries.get(key)
+    if (old) {
+      this.bytes -= old.size
+      entries.delete(key)
+    }
+    const size = key.length + body.length
+    if (size > maxBytes) return
+    // Oldest first: a Map iterates in insertion order (an entry served again is not moved; cheaper than a true LRU).
+    for (const [k, e] of entries) {
+      if (this.bytes + size <= maxBytes) break
+      entries.delete(k)
+      this.bytes -= e.size
+    }
+    entries.set(key, { version, body, size, early })
+    this.bytes += size
+  }
+}
+
 export const responseCachePlugin = fp(
   async (
     app,
     opts: {
       dataVersion: (() => string) | null
       accountVersion: ((accountId: number) => Promise<string>) | null
-      maxBytes: number
+      cache: ResponseCache
     },
   ) => {
-    const { dataVersion, accountVersion, maxBytes } = opts
-    if ((!dataVersion && !accountVersion) || maxBytes <= 0) return
+    const { dataVersion, accountVersion, cache } = opts
+    if ((!dataVersion && !accountVersion) || cache.maxBytes <= 0) return
     // Only read without dataVersion, so with accountVersion set.
     const readAccountVersion = (accountId: number): Promise<string> => {
       if (!accountVersion) throw new Error('response cache: neither dataVersion nor accountVersion is set')
       return accountVersion(accountId)
     }
-    const entries = new Map<string, Entry>()
-    let bytes = 0
-    // Per user too: what a sub-user may see (its own tickets) is less than the main user's view of the same URL.
-    const keyOf = (req: FastifyRequest) => `${req.caller.accountId} ${req.caller.userId} ${req.url}`
-
-    const store = (key: string, version: string, text: string) => {
-      if (key.length + text.length > maxBytes) return
-      const body = Buffer.from(text)
-      const old = entries.get(key)
-      if (old) {
-        bytes -= old.size
-        entries.delete(key)
-      }
-      const size = key.length + body.length
-      if (size > maxBytes) return
-      // Oldest first: a Map iterates in insertion order (an entry served again is not moved; cheaper than a true LRU).
-      for (const [k, e] of entries) {
-        if (bytes + size <= maxBytes) break
-        entries.delete(k)
-        bytes -= e.size
-      }
-      entries.set(key, { version, body, size })
-      bytes += size
-    }
+    const keyOf = (req: FastifyRequest) => ResponseCache.keyOf(req.caller.accountId, req.caller.userId, req.url)
 
     app.decorateRequest('cacheVersion', null)
 
     app.addHook('onRoute', (route) => {
-      const cache = route.config?.cache
-      if (!cache) return
+      const config = route.config?.cache
+      if (!config) return
       // The route's own version (of data a driver holds), when it has one, joins the data version; null means no
       // caching this time.
-      const own = typeof cache === 'object' ? cache.version : null
+      const own = typeof config === 'object' ? config.version : null
       const join = (base: string) => {
         if (!own) return base
         const v = own()
@@ -108,7 +127,7 @@ export const responseCachePlugin = fp(
       const answer = (req: FastifyRequest, reply: FastifyReply, base: string): boolean => {
         const version = join(base)
         if (version === null) return false
-        const hit = entries.get(keyOf(req))
+        const hit = cache.get(keyOf(req))
         if (hit && hit.version === version) {
           reply.type(JSON_TYPE).send(hit.body)
           return true
@@ -135,7 +154,22 @@ export const responseCachePlugin = fp(
       }
       // SQLite only: a write during the handler may or may not be in the answer, so that answer is not kept.
       const unchanged = (version: string) => !dataVersion || join(dataVersion()) === version
-      if (answersEarly(route)) {
+      const early = answersEarly(route)
+      // What answering before routing needs, made at the route's first store; null when its read is not answered
+      // there: it has a budget of its own, or no area that needs a key.
+      let before: EarlyRoute | null | undefined
+      const beforeRouting = (req: FastifyRequest): EarlyRoute | null => {
+        if (req.method !== 'GET' || hasBody(req)) return null
+        const area = route.config?.area
+        if (before === undefined) {
+          before =
+            early && route.config?.rateLimit === undefined && area !== undefined && area !== 'public'
+              ? { area, operation: operationOf(req), version: join }
+              : null
+        }
+        return before
+      }
+      if (early) {
         // Answered at the end of onRequest, after authentication and the rate limit: what the later stages would
         // check gives the same result for every request of this URL, whose answer is kept only after they passed
         // (validation reads the URL only; no body). Refused access goes on to be answered 403 (preParsing).
@@ -154,7 +188,7 @@ export const responseCachePlugin = fp(
         (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) => {
           const version = req.cacheVersion
           if (version !== null && reply.statusCode === 200 && typeof payload === 'string' && unchanged(version)) {
-            store(keyOf(req), version, payload)
+            cache.store(keyOf(req), version, payload, beforeRouting(req))
           }
           done(null, payload)
         },

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import type { IncomingHttpHeaders } from 'node:http'
 import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { errors } from '../../errors.js'
@@ -36,7 +37,7 @@ export const API_HEADERS: Record<string, string> = {
 }
 
 /** True when the request declares a body (a length, even 0, or a transfer encoding). */
-export const hasBody = (req: FastifyRequest): boolean =>
+export const hasBody = (req: { headers: IncomingHttpHeaders }): boolean =>
   req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined
 
 export interface TransportOptions {
