@@ -8,7 +8,8 @@ import type { MemoryWindowCounter, WindowCount, WindowCounter } from './window-c
 interface CountAsk {
   key: string
   windowMs: number
-  hit: boolean
+  /** Hits to count; 0 reads the count. */
+  hits: number
 }
 
 /** The messages between the workers and the primary: a batch of asks, and its counts in the same order. */
@@ -50,12 +51,12 @@ export class SharedWindowCounter implements WindowCounter {
     })
   }
 
-  hit(key: string, windowMs: number): Promise<WindowCount> {
-    return this.ask({ key, windowMs, hit: true })
+  hit(key: string, windowMs: number, hits = 1): Promise<WindowCount> {
+    return this.ask({ key, windowMs, hits })
   }
 
   peek(key: string, windowMs: number): Promise<WindowCount> {
-    return this.ask({ key, windowMs, hit: false })
+    return this.ask({ key, windowMs, hits: 0 })
   }
 
   private ask(ask: CountAsk): Promise<WindowCount> {
@@ -87,6 +88,8 @@ const isAnswer = (m: unknown): m is AnswerMessage =>
 export function answerCounts(counter: MemoryWindowCounter, message: unknown): AnswerMessage | null {
   if (typeof message !== 'object' || message === null || (message as { type?: unknown }).type !== ASK) return null
   const { id, asks } = message as AskMessage
-  const counts = asks.map((a) => (a.hit ? counter.hitNow(a.key, a.windowMs) : counter.peekNow(a.key, a.windowMs)))
+  const counts = asks.map((a) =>
+    a.hits > 0 ? counter.hitNow(a.key, a.windowMs, a.hits) : counter.peekNow(a.key, a.windowMs),
+  )
   return { type: ANSWER, id, counts }
 }

@@ -5,6 +5,7 @@ import pino from 'pino'
 import { ManualClock } from '../clock.js'
 import { openRedis, RedisGuard } from './redis.js'
 import { MemoryWindowCounter, RedisWindowCounter, type WindowCounter } from './window-counter.js'
+import { answerCounts, SharedWindowCounter } from './shared-window-counter.js'
 
 const redisUrl = process.env.HOSTAPI_TEST_REDIS_URL
 const log = pino({ level: 'silent' })
@@ -16,8 +17,24 @@ after(async () => {
   }
 })
 
+/** The counter of a worker of `serve --workers N`, its primary's answers delivered as the IPC channel would. */
+function sharedThroughPrimary(clock: ManualClock): WindowCounter {
+  const primary = new MemoryWindowCounter(clock)
+  const listeners: ((message: unknown) => void)[] = []
+  return new SharedWindowCounter({
+    send: (message) => {
+      const answer = structuredClone(answerCounts(primary, structuredClone(message)))
+      setImmediate(() => {
+        for (const l of listeners) l(answer)
+      })
+    },
+    onMessage: (listener) => listeners.push(listener),
+  })
+}
+
 const implementations: { name: string; make: (clock: ManualClock) => Promise<WindowCounter> }[] = [
   { name: 'memory', make: async (clock) => new MemoryWindowCounter(clock) },
+  { name: 'shared through the primary', make: async (clock) => sharedThroughPrimary(clock) },
   ...(redisUrl
     ? [
         {
@@ -54,6 +71,15 @@ for (const { name, make } of implementations) {
       assert.equal((await c.peek('a', 10_000)).current, 2)
       assert.equal((await c.peek('a', 10_000)).current, 2)
       assert.deepEqual(await c.peek('b', 10_000), { current: 0, ttl: 0 })
+    })
+
+    it('counts several hits at once, the first of them opening the window', async () => {
+      const clock = new ManualClock()
+      const c = await make(clock)
+      assert.deepEqual(await c.hit('n', 10_000, 5), { current: 5, ttl: 10_000 })
+      const [one, more] = await Promise.all([c.hit('n', 10_000), c.hit('n', 10_000, 3)])
+      assert.deepEqual([one.current, more.current], [6, 9])
+      assert.equal((await c.peek('n', 10_000)).current, 9)
     })
 
     it('ends the window on the app clock and starts a new one at the next hit', async () => {
@@ -96,7 +122,7 @@ describe('redis window counter, one call per key and turn', {
 }, () => {
   it('sends the hits and peeks of a key asked in one turn as one call; each caller gets the count of its own hit', async () => {
     const clock = new ManualClock()
-    const c = (await implementations[1].make(clock)) as RedisWindowCounter
+    const c = (await implementations.find((i) => i.name === 'redis')!.make(clock)) as RedisWindowCounter
     const before = c.calls
     const asked = [
       c.peek('k', 60_000),

@@ -13,8 +13,8 @@ export interface WindowCount {
  * `windowMs`. Shared through Redis when the instance has one, in memory otherwise.
  */
 export interface WindowCounter {
-  /** Counts one hit and returns the window's count. */
-  hit(key: string, windowMs: number): Promise<WindowCount>
+  /** Counts one hit (or `hits`) and returns the window's count. */
+  hit(key: string, windowMs: number, hits?: number): Promise<WindowCount>
   /** The window's count, unchanged. */
   peek(key: string, windowMs: number): Promise<WindowCount>
 }
@@ -26,23 +26,23 @@ export class MemoryWindowCounter implements WindowCounter {
   private readonly windows = new Map<string, { current: number; start: number }>()
   constructor(private readonly clock: Clock) {}
 
-  async hit(key: string, windowMs: number): Promise<WindowCount> {
-    return this.hitNow(key, windowMs)
+  async hit(key: string, windowMs: number, hits = 1): Promise<WindowCount> {
+    return this.hitNow(key, windowMs, hits)
   }
 
   async peek(key: string, windowMs: number): Promise<WindowCount> {
     return this.peekNow(key, windowMs)
   }
 
-  hitNow(key: string, windowMs: number): WindowCount {
+  hitNow(key: string, windowMs: number, hits = 1): WindowCount {
     const now = this.clock.now().getTime()
     const w = this.windows.get(key)
     if (!w || w.start + windowMs <= now || w.start > now) {
       if (!w && this.windows.size >= MEMORY_KEYS) this.evict(now, windowMs)
-      this.windows.set(key, { current: 1, start: now })
-      return { current: 1, ttl: windowMs }
+      this.windows.set(key, { current: hits, start: now })
+      return { current: hits, ttl: windowMs }
     }
-    w.current++
+    w.current += hits
     return { current: w.current, ttl: w.start + windowMs - now }
   }
 
@@ -116,15 +116,15 @@ export class RedisWindowCounter implements WindowCounter {
     this.fallback = new MemoryWindowCounter(clock)
   }
 
-  hit(key: string, windowMs: number): Promise<WindowCount> {
-    return this.ask(key, windowMs, true)
+  hit(key: string, windowMs: number, hits = 1): Promise<WindowCount> {
+    return this.ask(key, windowMs, hits)
   }
 
   peek(key: string, windowMs: number): Promise<WindowCount> {
-    return this.ask(key, windowMs, false)
+    return this.ask(key, windowMs, 0)
   }
 
-  private ask(key: string, windowMs: number, hit: boolean): Promise<WindowCount> {
+  private ask(key: string, windowMs: number, hits: number): Promise<WindowCount> {
     const id = `${windowMs} ${key}`
     let batch = this.pending.get(id)
     if (!batch) {
@@ -133,7 +133,7 @@ export class RedisWindowCounter implements WindowCounter {
       if (this.pending.size === 1) setImmediate(() => this.flush())
     }
     const asks = batch.asks
-    return new Promise((resolve) => asks.push({ hit, resolve }))
+    return new Promise((resolve) => asks.push({ hits, resolve }))
   }
 
   private flush(): void {
@@ -143,7 +143,8 @@ export class RedisWindowCounter implements WindowCounter {
   }
 
   private async send({ key, windowMs, asks }: Batch): Promise<void> {
-    const hits = asks.filter((a) => a.hit).length
+    let hits = 0
+    for (const a of asks) hits += a.hits
     this.calls++
     let count: WindowCount
     try {
@@ -153,13 +154,12 @@ export class RedisWindowCounter implements WindowCounter {
       )
       count = { current, ttl }
     } catch {
-      for (let i = 0; i < hits; i++) this.fallback.hitNow(key, windowMs)
-      count = this.fallback.peekNow(key, windowMs)
+      count = hits > 0 ? this.fallback.hitNow(key, windowMs, hits) : this.fallback.peekNow(key, windowMs)
     }
     // In the order asked: a hit sees the hits asked up to it, a peek those asked before it.
     let seen = count.current - hits
     for (const ask of asks) {
-      if (ask.hit) seen++
+      seen += ask.hits
       ask.resolve(seen === 0 ? { current: 0, ttl: 0 } : { current: seen, ttl: count.ttl })
     }
   }
@@ -168,5 +168,6 @@ export class RedisWindowCounter implements WindowCounter {
 interface Batch {
   key: string
   windowMs: number
-  asks: { hit: boolean; resolve: (count: WindowCount) => void }[]
+  /** Each ask's hits (0 for a peek). */
+  asks: { hits: number; resolve: (count: WindowCount) => void }[]
 }
