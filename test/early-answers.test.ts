@@ -6,6 +6,7 @@
 // request from a key whose cache entry has expired.
 import { after, before, describe, it } from 'node:test'
 import assert from 'node:assert/strict'
+import https from 'node:https'
 import {
   describeWithEnv,
   forEachDialect,
@@ -44,6 +45,37 @@ async function cachedPaths(t: TestApp, a: TestAccount): Promise<{ url: string; p
 /** An answer's headers but those of PER_REQUEST, in the order they came. */
 const steady = (r: Reply) => Object.entries(r.headers).filter(([n]) => !PER_REQUEST.has(n))
 
+/** `GET /whoami` from a connection of its own made from `localAddress` (any 127.x.y.z reaches the loopback listener). */
+function whoamiFrom(t: TestApp, key: string, localAddress: string): Promise<{ status: number; ip: string }> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      new URL(`${API_PREFIX}/whoami`, t.origin),
+      { headers: { 'api-key': key }, localAddress, agent: false, rejectUnauthorized: false },
+      (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (c: string) => {
+          text += c
+        })
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, ip: JSON.parse(text).data?.ip }))
+      },
+    )
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+/** An answer that names the caller's address (`/whoami`) is served again only to that address. */
+async function perAddress(t: TestApp, key: string) {
+  const seen = []
+  for (const from of ['127.0.0.1', '127.0.0.1', '127.0.0.2', '127.0.0.1', '127.0.0.2']) {
+    const answer = await whoamiFrom(t, key, from)
+    assert.equal(answer.status, 200)
+    seen.push(answer.ip)
+  }
+  assert.deepEqual(seen, ['127.0.0.1', '127.0.0.1', '127.0.0.2', '127.0.0.1', '127.0.0.2'])
+}
+
 /** The generated comparison, on `dialect` with the rate limit's counters in memory or, with `redis`, in Redis. */
 function answersAsRouted(dialect: Dialect, redis: string | null) {
   return () => {
@@ -78,6 +110,8 @@ function answersAsRouted(dialect: Dialect, redis: string | null) {
         )
       }
     })
+
+    it('an answer naming the address only to that address', () => perAddress(t, a.key))
 
     it('not after a write: the answer computed again shows it', async () => {
       const path = '/account/tickets'
@@ -140,6 +174,7 @@ describe('cached reads are not answered before routing in sandbox mode or behind
           [200, 200, 200],
         )
         assert.equal(await answeredEarly(t), 0)
+        await perAddress(t, a.key)
       } finally {
         await t.close()
       }

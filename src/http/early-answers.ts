@@ -57,18 +57,23 @@ export function answerCachedReadsEarly(app: FastifyInstance, opts: EarlyAnswerOp
   const [fastify] = listeners
   const pass: Handler = (req, res) => fastify.call(server, req, res)
 
-  /** Sends `entry` when it is still the answer at `base` and the budget allows; otherwise Fastify answers. */
+  /**
+   * Sends the answer kept under `key` when it is still the answer at `base`, for a caller at `ip`, and the budget
+   * allows; otherwise Fastify answers.
+   */
   const send = (
     req: IncomingMessage,
     res: ServerResponse,
     key: string,
     keyId: string,
+    ip: string,
     base: string,
     start: number,
   ): void => {
     const entry = cache.get(key)
     const route = entry?.early
-    if (!entry || !route || route.version(base) !== entry.version) {
+    const current = entry && route && route.version(base) === entry.version
+    if (!current || (entry.address !== null && entry.address !== ip)) {
       pass(req, res)
       return
     }
@@ -122,12 +127,12 @@ export function answerCachedReadsEarly(app: FastifyInstance, opts: EarlyAnswerOp
     const area = cache.get(cacheKey)?.early?.area
     if (area === undefined || (area !== 'any' && !IamService.allows(who, area))) return false
     if (dataVersion) {
-      send(req, res, cacheKey, perKeyOf(who), dataVersion(), start)
+      send(req, res, cacheKey, perKeyOf(who), ip, dataVersion(), start)
       return true
     }
     if (!accountVersion) return false
     accountVersion(who.accountId).then(
-      (base) => send(req, res, cacheKey, perKeyOf(who), base, start),
+      (base) => send(req, res, cacheKey, perKeyOf(who), ip, base, start),
       () => pass(req, res),
     )
     return true

@@ -39,8 +39,9 @@ declare module 'fastify' {
      * The 200 answer depends only on the database, the caller's account and the URL, so it may be served
      * from the response cache while the data is unchanged (see the response-cache plugin). An answer that
      * also depends on something else (a driver's data) gives its `version` as well: the answer is reused only
-     * while that is unchanged too, and never while it is null.
+     * while that is unchanged too, and never while it is null. An answer that names the caller's address
+     * (`byAddress`) is reused only for requests from that address.
      */
-    cache?: boolean | { version: () => string | null }
+    cache?: boolean | { version?: () => string | null; byAddress?: true }
   }
 }

@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import { callerIp } from '../caller.js'
 import { asArray } from '../route-hooks.js'
 import { permitted } from './auth.js'
 import { operationOf } from './metrics.js'
@@ -50,6 +51,8 @@ export interface CacheEntry {
   size: number
   /** Set when the route's read may be answered before routing: only a GET without a body that Fastify answered. */
   early: EarlyRoute | null
+  /** The caller's address the answer names (a route with `byAddress`): served again only to requests from it. */
+  address: string | null
 }
 
 /**
@@ -70,7 +73,7 @@ export class ResponseCache {
     return this.entries.get(key)
   }
 
-  store(key: string, version: string, text: string, early: EarlyRoute | null): void {
+  store(key: string, version: string, text: string, early: EarlyRoute | null, address: string | null): void {
     const { maxBytes, entries } = this
     if (key.length + text.length > maxBytes) return
     const body = Buffer.from(text)
@@ -87,7 +90,7 @@ export class ResponseCache {
       entries.delete(k)
       this.bytes -= e.size
     }
-    entries.set(key, { version, body, size, early })
+    entries.set(key, { version, body, size, early, address })
     this.bytes += size
   }
 }
@@ -117,7 +120,8 @@ export const responseCachePlugin = fp(
       if (!config) return
       // The route's own version (of data a driver holds), when it has one, joins the data version; null means no
       // caching this time.
-      const own = typeof config === 'object' ? config.version : null
+      const own = typeof config === 'object' ? (config.version ?? null) : null
+      const byAddress = typeof config === 'object' && config.byAddress === true
       const join = (base: string) => {
         if (!own) return base
         const v = own()
@@ -128,7 +132,7 @@ export const responseCachePlugin = fp(
         const version = join(base)
         if (version === null) return false
         const hit = cache.get(keyOf(req))
-        if (hit && hit.version === version) {
+        if (hit && hit.version === version && (hit.address === null || hit.address === callerIp(req))) {
           reply.type(JSON_TYPE).send(hit.body)
           return true
         }
@@ -188,7 +192,7 @@ export const responseCachePlugin = fp(
         (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) => {
           const version = req.cacheVersion
           if (version !== null && reply.statusCode === 200 && typeof payload === 'string' && unchanged(version)) {
-            cache.store(keyOf(req), version, payload, beforeRouting(req))
+            cache.store(keyOf(req), version, payload, beforeRouting(req), byAddress ? callerIp(req) : null)
           }
           done(null, payload)
         },

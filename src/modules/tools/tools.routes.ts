@@ -14,7 +14,8 @@ export const toolsRoutes: FastifyPluginAsync = async (base) => {
   app.get(
     '/whoami',
     {
-      config: { area: 'any' },
+      // The answer names the caller's address: kept per address.
+      config: { area: 'any', cache: { byAddress: true } },
       schema: {
         operationId: 'whoami',
         tags: ['Tools'],
