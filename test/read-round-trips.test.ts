@@ -16,6 +16,8 @@ import type { RouteEntry } from '../src/http/route-table.js'
  * its figure here.
  */
 const LIMITS: Record<string, number> = {
+  // The caller's address and customer number, known with the key.
+  whoami: 0,
   // Built by the database as one JSON text (ARCHITECTURE.md, "Reads as one JSON value").
   listDomains: 1,
   getDnsRecords: 1,
