@@ -113,6 +113,13 @@ function answersAsRouted(dialect: Dialect, redis: string | null) {
 
     it('an answer naming the address only to that address', () => perAddress(t, a.key))
 
+    it('no version read for an answer that reads no data (cache: { data: false })', async () => {
+      await t.request('GET', '/whoami', { key: a.key })
+      const before = t.ctx.roundTrips()
+      for (let i = 0; i < 3; i++) assert.equal((await t.request('GET', '/whoami', { key: a.key })).status, 200)
+      assert.equal(t.ctx.roundTrips() - before, 0)
+    })
+
     it('not after a write: the answer computed again shows it', async () => {
       const path = '/account/tickets'
       await t.request('GET', path, { key: a.key })

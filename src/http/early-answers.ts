@@ -124,8 +124,12 @@ export function answerCachedReadsEarly(app: FastifyInstance, opts: EarlyAnswerOp
     const who = throttle.admitsNow(ip) === true ? iam.cachedPrincipal(key, ip) : null
     if (!who) return false
     const cacheKey = ResponseCache.keyOf(who.accountId, who.userId, url)
-    const area = cache.get(cacheKey)?.early?.area
-    if (area === undefined || (area !== 'any' && !IamService.allows(who, area))) return false
+    const early = cache.get(cacheKey)?.early
+    if (!early || (early.area !== 'any' && !IamService.allows(who, early.area))) return false
+    if (!early.data) {
+      send(req, res, cacheKey, perKeyOf(who), ip, '', start)
+      return true
+    }
     if (dataVersion) {
       send(req, res, cacheKey, perKeyOf(who), ip, dataVersion(), start)
       return true

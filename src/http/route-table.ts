@@ -40,8 +40,9 @@ declare module 'fastify' {
      * from the response cache while the data is unchanged (see the response-cache plugin). An answer that
      * also depends on something else (a driver's data) gives its `version` as well: the answer is reused only
      * while that is unchanged too, and never while it is null. An answer that names the caller's address
-     * (`byAddress`) is reused only for requests from that address.
+     * (`byAddress`) is reused only for requests from that address; one that reads no data at all (`data: false`:
+     * the key's own facts) is reused without reading the data version.
      */
-    cache?: boolean | { version?: () => string | null; byAddress?: true }
+    cache?: boolean | { version?: () => string | null; byAddress?: true; data?: false }
   }
 }

@@ -38,6 +38,8 @@ export interface EarlyRoute {
   operation: string
   /** The version an answer of the route is current at, from the data version; null when nothing is cached now. */
   version(base: string): string | null
+  /** False when the answer reads no data (`cache: { data: false }`): no data version is read for it. */
+  data: boolean
 }
 
 export interface CacheEntry {
@@ -122,6 +124,8 @@ export const responseCachePlugin = fp(
       // caching this time.
       const own = typeof config === 'object' ? (config.version ?? null) : null
       const byAddress = typeof config === 'object' && config.byAddress === true
+      // An answer that reads no data is kept under the route's own version alone.
+      const data = typeof config !== 'object' || config.data !== false
       const join = (base: string) => {
         if (!own) return base
         const v = own()
@@ -144,7 +148,7 @@ export const responseCachePlugin = fp(
       const lookup = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
         if (!req.principal) return done()
         // PostgreSQL: read with the key in this request when the key was not cached; that lookup is the round trip.
-        const known = dataVersion ? dataVersion() : req.accountVersion
+        const known = !data ? '' : dataVersion ? dataVersion() : req.accountVersion
         if (known !== null) {
           if (!answer(req, reply, known)) done()
           return
@@ -157,7 +161,7 @@ export const responseCachePlugin = fp(
         )
       }
       // SQLite only: a write during the handler may or may not be in the answer, so that answer is not kept.
-      const unchanged = (version: string) => !dataVersion || join(dataVersion()) === version
+      const unchanged = (version: string) => !data || !dataVersion || join(dataVersion()) === version
       const early = answersEarly(route)
       // What answering before routing needs, made at the route's first store; null when its read is not answered
       // there: it has a budget of its own, or no area that needs a key.
@@ -168,7 +172,7 @@ export const responseCachePlugin = fp(
         if (before === undefined) {
           before =
             early && route.config?.rateLimit === undefined && area !== undefined && area !== 'public'
-              ? { area, operation: operationOf(req), version: join }
+              ? { area, operation: operationOf(req), version: join, data }
               : null
         }
         return before

@@ -15,7 +15,7 @@ export const toolsRoutes: FastifyPluginAsync = async (base) => {
     '/whoami',
     {
       // The answer names the caller's address: kept per address.
-      config: { area: 'any', cache: { byAddress: true } },
+      config: { area: 'any', cache: { byAddress: true, data: false } },
       schema: {
         operationId: 'whoami',
         tags: ['Tools'],
