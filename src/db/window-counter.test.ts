@@ -1,21 +1,15 @@
-import { after, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import pino from 'pino'
 import { ManualClock } from '../clock.js'
+import { redisGuard } from '../../test/helpers/redis.js'
 import { openRedis, RedisGuard } from './redis.js'
 import { MemoryWindowCounter, RedisWindowCounter, type WindowCounter } from './window-counter.js'
 import { answerCounts, SharedWindowCounter } from './shared-window-counter.js'
 
 const redisUrl = process.env.HOSTAPI_TEST_REDIS_URL
 const log = pino({ level: 'silent' })
-const guards: RedisGuard[] = []
-after(async () => {
-  for (const g of guards) {
-    g.close()
-    await g.redis.quit().catch(() => g.redis.disconnect())
-  }
-})
 
 /** The counter of a worker of `serve --workers N`, its primary's answers delivered as the IPC channel would. */
 function sharedThroughPrimary(clock: ManualClock): WindowCounter {
@@ -40,10 +34,7 @@ const implementations: { name: string; make: (clock: ManualClock) => Promise<Win
         {
           name: 'redis',
           make: async (clock: ManualClock) => {
-            const opts = { timeoutMs: 1000, retryMs: 1000 }
-            const guard = new RedisGuard(openRedis(redisUrl, opts, log), opts, log)
-            guards.push(guard)
-            await guard.whenReady(5000)
+            const guard = await redisGuard(redisUrl, { timeoutMs: 1000, retryMs: 1000 })
             assert.equal(guard.redis.status, 'ready')
             return new RedisWindowCounter(
               guard,

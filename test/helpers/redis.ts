@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { after } from 'node:test'
+import pino from 'pino'
+import { openRedis, RedisGuard } from '../../src/db/redis.js'
 import readline from 'node:readline'
 import { owned } from './children.js'
 import { freePort } from './dns.js'
@@ -64,4 +67,32 @@ export class OwnRedis {
     child.kill('SIGKILL')
     await exited
   }
+}
+
+const silent = pino({ level: 'silent' })
+const guards: RedisGuard[] = []
+let closing = false
+
+/**
+ * A guarded client of the Redis at `url` (the breaker's timeouts in `opts`), closed after the test file's tests; ready
+ * when `ready` (the default), unless it cannot connect.
+ */
+export async function redisGuard(
+  url: string,
+  opts: { timeoutMs: number; retryMs: number },
+  ready = true,
+): Promise<RedisGuard> {
+  if (!closing) {
+    closing = true
+    after(async () => {
+      for (const g of guards) {
+        g.close()
+        await g.redis.quit().catch(() => g.redis.disconnect())
+      }
+    })
+  }
+  const guard = new RedisGuard(openRedis(url, opts, silent), opts, silent)
+  guards.push(guard)
+  if (ready) await guard.whenReady(5000)
+  return guard
 }

@@ -1,34 +1,22 @@
 // The per-key budget over a shared counter (Redis): counted at once while well below its max, exact near it, and
 // shared between instances (two budgets on one Redis stand for two instances).
-import { after, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import pino from 'pino'
 import { systemClock } from '../../clock.js'
-import { openRedis, RedisGuard } from '../../db/redis.js'
 import { RedisWindowCounter, type WindowCount } from '../../db/window-counter.js'
 import { type Budget, budget } from './rate-limit.js'
+import { redisGuard } from '../../../test/helpers/redis.js'
 
 const redisUrl = process.env.HOSTAPI_TEST_REDIS_URL
-const log = pino({ level: 'silent' })
-const guards: RedisGuard[] = []
-after(async () => {
-  for (const g of guards) {
-    g.close()
-    await g.redis.quit().catch(() => g.redis.disconnect())
-  }
-})
 
 /** `n` instances' counters on one Redis, under one fresh prefix. */
 async function instances(n: number): Promise<RedisWindowCounter[]> {
   const prefix = `hostapi-test:${process.pid}:${randomBytes(4).toString('hex')}:`
   const counters = []
   for (let i = 0; i < n; i++) {
-    const opts = { timeoutMs: 2000, retryMs: 1000 }
-    const guard = new RedisGuard(openRedis(redisUrl ?? '', opts, log), opts, log)
-    guards.push(guard)
-    await guard.whenReady(5000)
+    const guard = await redisGuard(redisUrl ?? '', { timeoutMs: 2000, retryMs: 1000 })
     counters.push(new RedisWindowCounter(guard, systemClock, prefix))
   }
   return counters
