@@ -71,28 +71,21 @@ export class OwnRedis {
 
 const silent = pino({ level: 'silent' })
 const guards: RedisGuard[] = []
-let closing = false
+// Registered as the test file imports this module (a hook registered while a test runs would belong to that test).
+after(async () => {
+  for (const g of guards.splice(0)) {
+    g.close()
+    await g.redis.quit().catch(() => g.redis.disconnect())
+  }
+})
 
 /**
- * A guarded client of the Redis at `url` (the breaker's timeouts in `opts`), closed after the test file's tests; ready
- * when `ready` (the default), unless it cannot connect.
+ * A guarded client of the Redis at `url` (the breaker's timeouts in `opts`), closed after the test file's tests, ready
+ * unless it cannot connect within 5 s.
  */
-export async function redisGuard(
-  url: string,
-  opts: { timeoutMs: number; retryMs: number },
-  ready = true,
-): Promise<RedisGuard> {
-  if (!closing) {
-    closing = true
-    after(async () => {
-      for (const g of guards) {
-        g.close()
-        await g.redis.quit().catch(() => g.redis.disconnect())
-      }
-    })
-  }
+export async function redisGuard(url: string, opts: { timeoutMs: number; retryMs: number }): Promise<RedisGuard> {
   const guard = new RedisGuard(openRedis(url, opts, silent), opts, silent)
   guards.push(guard)
-  if (ready) await guard.whenReady(5000)
+  await guard.whenReady(5000)
   return guard
 }
