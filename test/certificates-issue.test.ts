@@ -9,7 +9,7 @@ import {
   type TestAccount,
   type TestApp,
 } from './helpers/app.js'
-import { keyId, parseSecretKey } from '../src/lib/secret-box.js'
+import { keyId, parseSecretKey, SecretBox } from '../src/lib/secret-box.js'
 import { makeCertificatePackage } from './helpers/fixtures/certificates.js'
 import { certificateNames, csrNames, keyMatches, openssl, opensslCsr, opensslVerify } from './helpers/pki.js'
 
@@ -117,10 +117,14 @@ forEachDialect((dialect) => {
       const sealed = new RegExp(
         `^v1:${keyId(parseSecretKey(TEST_SECRET_KEY)!)}:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+:[A-Za-z0-9_-]+$`,
       )
+      // The whole value is the sealed form (no PEM can be in it); it opens, with the key, to the PEM private key.
+      // (A check for "MII", the start of base64 DER, matched random ciphertext now and then.)
+      const box = new SecretBox(parseSecretKey(TEST_SECRET_KEY)!)
       for (const column of ['root_key', 'intermediate_key']) {
         const value = String(rows[0][column])
         assert.match(value, sealed, column)
-        assert.doesNotMatch(value, /PRIVATE KEY|MII/, column)
+        const context = `ca_authorities.${String(rows[0].name)}.${column}`
+        assert.match(box.open(value, context), /^-----BEGIN PRIVATE KEY-----/, column)
       }
       assert.match(
         String(rows[0].root_cert),
