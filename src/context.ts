@@ -133,6 +133,7 @@ export function createContext(config: Config, opts: ContextOptions = {}): Contex
     durable: () => database.durable(),
     dataVersion: database.dataVersion,
     roundTrips: () => database.roundTrips(),
+    compiles: () => database.compiles(),
     statementCounts: database.statementCounts,
     accountVersion: database.accountVersion,
     clock,

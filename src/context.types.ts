@@ -108,6 +108,8 @@ export interface Context {
   dataVersion: (() => string) | null
   /** See Database.roundTrips. */
   roundTrips(): number
+  /** See Database.compiles. */
+  compiles(): number
   /** See Database.statementCounts. */
   statementCounts: (() => { unnamed: number; named: number }) | null
   /** See Database.accountVersion. */

@@ -39,7 +39,7 @@ export const ownTables = <T extends { [K in keyof T]: K extends keyof DB ? DB[K]
 ): Kysely<T> => db as unknown as Kysely<T>
 
 /** True when `db` runs on PostgreSQL: for the few statements written differently there. */
-export const onPostgres = (db: Db): boolean => db.getExecutor().adapter instanceof PostgresAdapter
+export const onPostgres = (db: Pick<Db, 'getExecutor'>): boolean => db.getExecutor().adapter instanceof PostgresAdapter
 
 /** The version of an account with no row in account_versions: none of its data was written since migration 0470. */
 const NO_WRITE_YET = '0'
@@ -76,6 +76,8 @@ export interface Database {
    * statement executed through Kysely). A round trip on PostgreSQL; a count of how much work a request does.
    */
   roundTrips(): number
+  /** Queries Kysely compiled to SQL text since the database was opened (src/db/compiled.ts compiles each read once). */
+  compiles(): number
   /**
    * PostgreSQL: the statements that could be named prepared statements (with parameters, outside a transaction) sent
    * unnamed so far, and those sent named (src/db/prepared.ts).
@@ -179,8 +181,11 @@ export function openDatabase(config: Config['database'], opts: { log?: Logger } 
     sqlite.function('dns_owner_key', { deterministic: true }, (apex, name) => ownerOrderKey(String(apex), String(name)))
     if (dropStat4Samples(sqlite)) opts.log?.info('dropped the STAT4 samples a plain ANALYZE wrote (sqlite_stat1 kept)')
     const counted = withStatementCache(sqlite)
-    const db = auditing((compile) =>
-      auditingDialect(new ImmediateSqliteDialect({ database: counted }, () => sqlite.inTransaction), compile),
+    const compiles = { count: 0 }
+    const db = auditing(
+      (compile) =>
+        auditingDialect(new ImmediateSqliteDialect({ database: counted }, () => sqlite.inTransaction), compile),
+      compiles,
     )
     const wal = config.file === ':memory:' ? null : new GroupCommit(`${config.file}-wal`)
     const checkpoints = config.file === ':memory:' ? null : checkpointInThread(sqlite, config.file, opts.log)
@@ -205,6 +210,7 @@ export function openDatabase(config: Config['database'], opts: { log?: Logger } 
         return `${counted.writes}.${seenCommits}`
       },
       roundTrips: () => counted.executed,
+      compiles: () => compiles.count,
       statementCounts: null,
       accountVersion: null,
       close: async () => {
@@ -242,7 +248,8 @@ export function openDatabase(config: Config['database'], opts: { log?: Logger } 
       return query(...args)
     }) as typeof client.query
   })
-  const db = auditing((compile) => auditingDialect(new PostgresDialect({ pool }), compile))
+  const compiles = { count: 0 }
+  const db = auditing((compile) => auditingDialect(new PostgresDialect({ pool }), compile), compiles)
   return {
     db,
     dialect: 'postgres',
@@ -250,6 +257,7 @@ export function openDatabase(config: Config['database'], opts: { log?: Logger } 
     durable: () => Promise.resolve(),
     dataVersion: null,
     roundTrips: () => roundTrips,
+    compiles: () => compiles.count,
     statementCounts: prepared && (() => prepared.counts()),
     accountVersion: batchPerTurn(async (accounts: number[]) => {
       // A named statement: parsed and planned once per connection.
@@ -316,9 +324,30 @@ export class GroupCommit {
   }
 }
 
-/** A Kysely instance over `dialect`, which writes a request's audit row with its change (src/db/request-audit.ts). */
-function auditing(dialect: (compile: (row: AuditEntry) => CompiledQuery) => KyselyDialect): Kysely<DB> {
-  const db: Kysely<DB> = new Kysely<DB>({ dialect: dialect((row) => auditInsert(db, row).compile()) })
+/**
+ * A Kysely instance over `dialect`, which writes a request's audit row with its change (src/db/request-audit.ts),
+ * counting in `compiles` the queries it compiles.
+ */
+function auditing(
+  dialect: (compile: (row: AuditEntry) => CompiledQuery) => KyselyDialect,
+  compiles: { count: number },
+): Kysely<DB> {
+  const inner = dialect((row) => auditInsert(db, row).compile())
+  const counting: KyselyDialect = {
+    createDriver: () => inner.createDriver(),
+    createAdapter: () => inner.createAdapter(),
+    createIntrospector: (k) => inner.createIntrospector(k),
+    createQueryCompiler: () => {
+      const compiler = inner.createQueryCompiler()
+      const compileQuery = compiler.compileQuery.bind(compiler)
+      compiler.compileQuery = (node, queryId) => {
+        compiles.count++
+        return compileQuery(node, queryId)
+      }
+      return compiler
+    },
+  }
+  const db: Kysely<DB> = new Kysely<DB>({ dialect: counting })
   return db
 }
 

@@ -55,7 +55,7 @@ export const jsonArray = (items: Expr): Expr => sql`('[' || coalesce(${items}, '
  * jsonItems over the rows of a paged list, numbered `n` by `row_number()` in the list's order: those of `window`
  * (all without one), in that order. With count(*) beside it, one statement answers a page and its pagination.
  */
-export const jsonWindow = (item: Expr, n: Expr, window: { offset: number; limit: number } | null): Expr =>
+export const jsonWindow = (item: Expr, n: Expr, window: { offset: unknown; limit: unknown } | null): Expr =>
   window
-    ? sql`${jsonItems(item, n)} filter (where ${n} > ${window.offset} and ${n} <= ${window.offset + window.limit})`
+    ? sql`${jsonItems(item, n)} filter (where ${n} > ${window.offset} and ${n} - ${window.offset} <= ${window.limit})`
     : jsonItems(item, n)

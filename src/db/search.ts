@@ -14,16 +14,30 @@ export const MAX_SEARCH_BYTES = 10_000
  * nothing instead of reaching the database; so does one over MAX_SEARCH_BYTES (the API takes at most 255 characters).
  */
 function like(expr: RawBuilder<unknown>, text: string, pattern: (escaped: string) => string): RawBuilder<boolean> {
-  if (text.includes('\0') || Buffer.byteLength(text) > MAX_SEARCH_BYTES) return sql<boolean>`1 = 0`
-  return sql<boolean>`${expr} like ${pattern(escapeLike(text))} escape '\\'`
+  const p = likePattern(text, pattern)
+  return p === null ? sql<boolean>`1 = 0` : matches(expr, p)
 }
+
+const likePattern = (text: string, pattern: (escaped: string) => string): string | null =>
+  text.includes('\0') || Buffer.byteLength(text) > MAX_SEARCH_BYTES ? null : pattern(escapeLike(text))
+
+/** True where the SQL expression `expr` matches the LIKE `pattern` (a value: `\` escapes in it). */
+export const matches = (expr: RawBuilder<unknown>, pattern: unknown): RawBuilder<boolean> =>
+  sql<boolean>`${expr} like ${pattern} escape '\\'`
+
+/**
+ * The pattern with which `lower(column)` matches as likeContains matches it, for a statement compiled once (which
+ * takes the pattern as a value, src/db/compiled.ts); null when the search matches nothing.
+ */
+export const containsPattern = (search: string): string | null => likePattern(search.toLowerCase(), (s) => `%${s}%`)
 
 /**
  * True where the lower-cased SQL expression `expr` contains `search` (lower-cased here), the same on SQLite
  * and PostgreSQL; `%`, `_` and `\` in the search are literal; NUL or an over-long search matches nothing.
  */
 export function likeContains(expr: RawBuilder<unknown>, search: string): RawBuilder<boolean> {
-  return like(expr, search.toLowerCase(), (s) => `%${s}%`)
+  const p = containsPattern(search)
+  return p === null ? sql<boolean>`1 = 0` : matches(expr, p)
 }
 
 /** True where the SQL expression `expr` ends with `suffix`, taken as it is; `%`, `_` and `\` in it are literal. */

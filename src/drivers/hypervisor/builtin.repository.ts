@@ -1,4 +1,5 @@
 import type { Insertable, Kysely } from 'kysely'
+import { compiledOnce } from '../../db/compiled.js'
 import type {
   HvBackupsTable,
   HvInstance,
@@ -150,7 +151,9 @@ export const pruneIncrementals = (db: HvDb, instanceId: number, keep: number) =>
  * A live instance's columns the nightlies depend on, with its backups newest first (one row per backup; one row
  * with the backup columns null when it has none; no row when there is no such live instance): one statement.
  */
-export const instanceBackups = (db: HvDb, instanceId: number) =>
+export const instanceBackups = (db: HvDb, instanceId: number) => backupsOf(db, undefined, [instanceId])
+
+const backupsOf = compiledOnce((db: HvDb, _shape: undefined, [instanceId]: [number]) =>
   db
     .selectFrom('hv_instances as i')
     .leftJoin('hv_backups as b', 'b.instance_id', 'i.id')
@@ -167,8 +170,8 @@ export const instanceBackups = (db: HvDb, instanceId: number) =>
     .where('i.id', '=', instanceId)
     .where('i.destroyed', '=', 0)
     .orderBy('b.created_at', 'desc')
-    .orderBy('b.id', 'desc')
-    .execute()
+    .orderBy('b.id', 'desc'),
+)
 
 /** The image the instance runs now. */
 export const imageOf = async (db: HvDb, instanceId: number): Promise<string> =>

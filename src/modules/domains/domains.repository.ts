@@ -2,7 +2,8 @@ import { sql, type Insertable, type Updateable } from 'kysely'
 import { onPostgres, type Db } from '../../db/database.js'
 import { jsonArray, jsonInteger, jsonObject, jsonRaw, jsonString, jsonWindow } from '../../db/json-text.js'
 import { asJsonText, type JsonText } from '../../lib/json-text.js'
-import { likeContains, likeEndsWith } from '../../db/search.js'
+import { containsPattern, likeEndsWith, matches } from '../../db/search.js'
+import { compiledOnce } from '../../db/compiled.js'
 import { jsonColumns, type Decoded } from '../../db/json-columns.js'
 import type { DomainRow, DomainsTable } from './domains.tables.js'
 import type { Role } from './contacts/contacts.types.js'
@@ -38,49 +39,70 @@ export async function listDomainsJson(
   accountId: number,
   opts: { search?: string; tags: string[]; window: { offset: number; limit: number } | null },
 ): Promise<{ total: number; items: JsonText }> {
-  let q = db
-    .selectFrom('domains')
-    .select([
-      'id',
-      'name',
-      'renewal_date',
-      'status',
-      'status_id',
-      'tags',
-      sql<number>`row_number() over (order by id)`.as('n'),
-    ])
-    .where('account_id', '=', accountId)
-  if (opts.search) q = q.where(likeContains(sql.ref('name'), opts.search))
-  if (opts.tags.length) {
-    const elements = onPostgres(db) ? sql`json_array_elements_text(tags::json) as t(value)` : sql`json_each(tags) as t`
-    q = q.where(sql<boolean>`exists (select 1 from ${elements} where t.value in (${sql.join(opts.tags)}))`)
+  const pattern = opts.search ? containsPattern(opts.search) : undefined
+  const shape = {
+    search: pattern === undefined ? 0 : pattern === null ? -1 : 1,
+    tags: opts.tags.length,
+    window: !!opts.window,
   }
-  const item = jsonObject([
-    ['id', jsonInteger(sql.ref('m.id'))],
-    ['domain', jsonString(db, sql.ref('m.name'))],
-    ['renewal_date', jsonString(db, sql.ref('m.renewal_date'))],
-    ['status', jsonString(db, sql.ref('m.status'))],
-    ['status_id', jsonInteger(sql.ref('m.status_id'))],
-    ['tags', jsonRaw(sql.ref('m.tags'))],
-  ])
-  const items = jsonWindow(item, sql.ref('m.n'), opts.window)
-  const row = await db
-    .selectFrom(q.as('m'))
-    .select([sql<string | number>`count(*)`.as('total'), sql<string>`${jsonArray(items)}`.as('items')])
-    .executeTakeFirstOrThrow()
+  const values: (string | number)[] = [accountId]
+  if (pattern) values.push(pattern)
+  values.push(...opts.tags)
+  if (opts.window) values.push(opts.window.offset, opts.window.limit)
+  const [row] = await domainList(db, shape, values)
   return { total: Number(row.total), items: asJsonText(row.items) }
 }
 
+/** listDomainsJson's statement: `search` 1 with a pattern, -1 matching nothing, 0 without; `tags` how many. */
+const domainList = compiledOnce(
+  (db: Db, shape: { search: number; tags: number; window: boolean }, values: (string | number)[]) => {
+    const next = values.values()
+    const value = () => next.next().value
+    let q = db
+      .selectFrom('domains')
+      .select([
+        'id',
+        'name',
+        'renewal_date',
+        'status',
+        'status_id',
+        'tags',
+        sql<number>`row_number() over (order by id)`.as('n'),
+      ])
+      .where('account_id', '=', value() as number)
+    if (shape.search === 1) q = q.where(matches(sql.ref('name'), value()))
+    if (shape.search === -1) q = q.where(sql<boolean>`1 = 0`)
+    if (shape.tags) {
+      const elements = onPostgres(db)
+        ? sql`json_array_elements_text(tags::json) as t(value)`
+        : sql`json_each(tags) as t`
+      const tags = Array.from({ length: shape.tags }, value)
+      q = q.where(sql<boolean>`exists (select 1 from ${elements} where t.value in (${sql.join(tags)}))`)
+    }
+    const item = jsonObject([
+      ['id', jsonInteger(sql.ref('m.id'))],
+      ['domain', jsonString(db, sql.ref('m.name'))],
+      ['renewal_date', jsonString(db, sql.ref('m.renewal_date'))],
+      ['status', jsonString(db, sql.ref('m.status'))],
+      ['status_id', jsonInteger(sql.ref('m.status_id'))],
+      ['tags', jsonRaw(sql.ref('m.tags'))],
+    ])
+    const items = jsonWindow(item, sql.ref('m.n'), shape.window ? { offset: value(), limit: value() } : null)
+    return db
+      .selectFrom(q.as('m'))
+      .select([sql<string | number>`count(*)`.as('total'), sql<string>`${jsonArray(items)}`.as('items')])
+  },
+)
+
 /** The domain `name` when the account holds it. */
 export const findOwned = async (db: Db, accountId: number, name: string) => {
-  const row = await db
-    .selectFrom('domains')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('name', '=', name)
-    .executeTakeFirst()
+  const [row] = await ownedDomain(db, undefined, [accountId, name])
   return row && decodeDomain(row)
 }
+
+const ownedDomain = compiledOnce((db: Db, _shape: undefined, [accountId, name]: [number, string]) =>
+  db.selectFrom('domains').selectAll().where('account_id', '=', accountId).where('name', '=', name),
+)
 
 /** The account's newest domain. */
 export const latestDomain = (db: Db, accountId: number) =>

@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Updateable } from 'kysely'
 import type { Db } from '../../db/database.js'
+import { compiledOnce } from '../../db/compiled.js'
 import { jsonColumns, type Decoded } from '../../db/json-columns.js'
 import { jsonArray, jsonInteger, jsonItems, jsonObject, jsonString } from '../../db/json-text.js'
 import { asJsonText, type JsonText } from '../../lib/json-text.js'
@@ -32,12 +33,7 @@ export const decodeTask = jsonColumns<VpsTaskJson>('params')
 export const listVps = async (db: Db, accountId: number) =>
   (await db.selectFrom('vps').selectAll().where('account_id', '=', accountId).orderBy('id').execute()).map(decodeVps)
 
-/**
- * The `vps` list of `GET /vps` as JSON text built by the database (src/db/json-text.ts), in one statement: the
- * account's VPS by id. `created_at` is stored as Date.toISOString writes it (UTC) and shown as `YYYY-MM-DD HH:MM`,
- * its first 16 characters with the `T` a space.
- */
-export async function listVpsJson(db: Db, accountId: number): Promise<JsonText> {
+const vpsList = compiledOnce((db: Db, _shape: undefined, [accountId]: [number]) => {
   const item = jsonObject([
     ['id', jsonInteger(sql.ref('id'))],
     ['name', jsonString(db, sql.ref('name'))],
@@ -49,21 +45,28 @@ export async function listVpsJson(db: Db, accountId: number): Promise<JsonText> 
     ['ipv6', jsonString(db, sql.ref('ipv6'))],
     ['created', jsonString(db, sql`replace(substr(${sql.ref('created_at')}, 1, 16), 'T', ' ')`)],
   ])
-  const row = await db
+  return db
     .selectFrom('vps')
     .select(sql<string>`${jsonArray(jsonItems(item, sql.ref('id')))}`.as('items'))
     .where('account_id', '=', accountId)
-    .executeTakeFirstOrThrow()
+})
+
+/**
+ * The `vps` list of `GET /vps` as JSON text built by the database (src/db/json-text.ts), in one statement: the
+ * account's VPS by id. `created_at` is stored as Date.toISOString writes it (UTC) and shown as `YYYY-MM-DD HH:MM`,
+ * its first 16 characters with the `T` a space.
+ */
+export async function listVpsJson(db: Db, accountId: number): Promise<JsonText> {
+  const [row] = await vpsList(db, undefined, [accountId])
   return asJsonText(row.items)
 }
 
+const oneVps = compiledOnce((db: Db, _shape: undefined, [accountId, id]: [number, number]) =>
+  db.selectFrom('vps').selectAll().where('account_id', '=', accountId).where('id', '=', id),
+)
+
 export const findVps = async (db: Db, accountId: number, id: number) => {
-  const row = await db
-    .selectFrom('vps')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('id', '=', id)
-    .executeTakeFirst()
+  const [row] = await oneVps(db, undefined, [accountId, id])
   return row && decodeVps(row)
 }
 

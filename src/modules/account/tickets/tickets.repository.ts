@@ -1,7 +1,8 @@
 import { sql, type Insertable, type Updateable } from 'kysely'
 import type { Db } from '../../../db/database.js'
 import type { TicketMessagesTable, TicketsTable } from '../account.tables.js'
-import { contains } from '../../../db/search.js'
+import { containsPattern, matches } from '../../../db/search.js'
+import { compiledOnce } from '../../../db/compiled.js'
 import { jsonArray, jsonInteger, jsonObject, jsonString, jsonWindow } from '../../../db/json-text.js'
 import { asJsonText, type JsonText } from '../../../lib/json-text.js'
 
@@ -20,13 +21,12 @@ export const insertMessage = (db: Db, row: Insertable<TicketMessagesTable>) =>
   db.insertInto('ticket_messages').values(row).execute()
 
 /** One ticket of the account by its number. */
-export const findTicket = (db: Db, accountId: number, ticketNumber: number) =>
-  db
-    .selectFrom('tickets')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('ticket_number', '=', ticketNumber)
-    .executeTakeFirst()
+export const findTicket = async (db: Db, accountId: number, ticketNumber: number) =>
+  (await oneTicket(db, undefined, [accountId, ticketNumber]))[0]
+
+const oneTicket = compiledOnce((db: Db, _shape: undefined, [accountId, ticketNumber]: [number, number]) =>
+  db.selectFrom('tickets').selectAll().where('account_id', '=', accountId).where('ticket_number', '=', ticketNumber),
+)
 
 /** The account's newest ticket. */
 export const latestTicket = (db: Db, accountId: number) =>
@@ -43,28 +43,22 @@ export const findTicketByNumber = (db: Db, ticketNumber: number) =>
   db.selectFrom('tickets').selectAll().where('ticket_number', '=', ticketNumber).executeTakeFirst()
 
 /** The thread of one of the account's tickets, oldest first. */
-export const messagesOf = (db: Db, accountId: number, ticketId: number) =>
+export const messagesOf = (db: Db, accountId: number, ticketId: number) => thread(db, undefined, [accountId, ticketId])
+
+const thread = compiledOnce((db: Db, _shape: undefined, [accountId, ticketId]: [number, number]) =>
   db
     .selectFrom('ticket_messages as m')
     .innerJoin('tickets as t', 't.id', 'm.ticket_id')
     .selectAll('m')
     .where('t.account_id', '=', accountId)
     .where('m.ticket_id', '=', ticketId)
-    .orderBy('m.id')
-    .execute()
+    .orderBy('m.id'),
+)
 
 /** Which of the account's tickets a list shows: all, or (`userId`) those the user opened. */
 export interface TicketScope {
   accountId: number
   userId?: number
-}
-
-const searchable = (db: Db, scope: TicketScope, search: string | undefined) => {
-  let q = db.selectFrom('tickets').where('account_id', '=', scope.accountId)
-  if (scope.userId !== undefined) q = q.where('user_id', '=', scope.userId)
-  if (search)
-    q = q.where((eb) => eb.or([contains('subject', search), contains('ticket_number', search, { integer: true })]))
-  return q
 }
 
 /**
@@ -78,7 +72,33 @@ export async function listTicketsJson(
   scope: TicketScope,
   opts: { search?: string; window: { offset: number; limit: number } },
 ): Promise<{ total: number; items: JsonText }> {
-  const rows = searchable(db, scope, opts.search).select([
+  const pattern = opts.search ? containsPattern(opts.search) : undefined
+  const values: (string | number)[] = [scope.accountId]
+  if (scope.userId !== undefined) values.push(scope.userId)
+  if (pattern) values.push(pattern)
+  values.push(opts.window.offset, opts.window.limit)
+  const shape = { user: scope.userId !== undefined, search: pattern === undefined ? 0 : pattern === null ? -1 : 1 }
+  const [row] = await ticketList(db, shape, values)
+  return { total: Number(row.total), items: asJsonText(row.items) }
+}
+
+/** listTicketsJson's statement: `search` 1 with a pattern, -1 matching nothing, 0 without. */
+const ticketList = compiledOnce((db: Db, shape: { user: boolean; search: number }, values: (string | number)[]) => {
+  const next = values.values()
+  const value = () => next.next().value
+  let q = db.selectFrom('tickets').where('account_id', '=', value() as number)
+  if (shape.user) q = q.where('user_id', '=', value() as number)
+  if (shape.search === 1) {
+    const pattern = value()
+    q = q.where((eb) =>
+      eb.or([
+        matches(sql`lower(${sql.ref('subject')})`, pattern),
+        matches(sql`cast(${sql.ref('ticket_number')} as text)`, pattern),
+      ]),
+    )
+  }
+  if (shape.search === -1) q = q.where(sql<boolean>`1 = 0`)
+  const rows = q.select([
     'ticket_number',
     'last_updated',
     'subject',
@@ -95,12 +115,10 @@ export async function listTicketsJson(
     ['creator', jsonString(db, sql.ref('m.creator'))],
     ['department', jsonString(db, sql.ref('m.department'))],
   ])
-  const row = await db
+  return db
     .selectFrom(rows.as('m'))
     .select([
       sql<string | number>`count(*)`.as('total'),
-      sql<string>`${jsonArray(jsonWindow(item, sql.ref('m.n'), opts.window))}`.as('items'),
+      sql<string>`${jsonArray(jsonWindow(item, sql.ref('m.n'), { offset: value(), limit: value() }))}`.as('items'),
     ])
-    .executeTakeFirstOrThrow()
-  return { total: Number(row.total), items: asJsonText(row.items) }
-}
+})

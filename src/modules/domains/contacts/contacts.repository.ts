@@ -1,3 +1,4 @@
+import { compiledOnce } from '../../../db/compiled.js'
 import type { Db } from '../../../db/database.js'
 import { jsonColumns } from '../../../db/json-columns.js'
 import type { ContactFields } from './contacts.types.js'
@@ -9,9 +10,11 @@ export const decodeContact = jsonColumns<{ profile: ContactFields }>('profile')
 
 /** The account's contact profiles, oldest first. */
 export const listContacts = async (db: Db, accountId: number) =>
-  (await db.selectFrom('contact_profiles').selectAll().where('account_id', '=', accountId).orderBy('id').execute()).map(
-    decodeContact,
-  )
+  (await contactsOf(db, undefined, [accountId])).map(decodeContact)
+
+const contactsOf = compiledOnce((db: Db, _shape: undefined, [accountId]: [number]) =>
+  db.selectFrom('contact_profiles').selectAll().where('account_id', '=', accountId).orderBy('id'),
+)
 
 /** One contact profile of the account. */
 export const findContact = async (db: Db, accountId: number, id: number) => {

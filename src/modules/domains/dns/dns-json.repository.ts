@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import { compiledOnce } from '../../../db/compiled.js'
 import { onPostgres, type Db } from '../../../db/database.js'
 import { jsonArray, jsonInteger, jsonItems, jsonObject, jsonString, jsonStringOf } from '../../../db/json-text.js'
 import { RECORD_TYPES } from '../../../lib/dns/records.js'
@@ -13,6 +14,11 @@ import { asJsonText, type JsonText } from '../../../lib/json-text.js'
  * stored as ASCII), then the type's place in RECORD_TYPES, then insertion order. A name is shown with its trailing dot.
  */
 export async function zoneRecordsJson(db: Db, accountId: number, zone: string): Promise<JsonText | undefined> {
+  const [row] = await zoneJson(db, undefined, [accountId, zone])
+  return row && asJsonText(row.data)
+}
+
+const zoneJson = compiledOnce((db: Db, _shape: undefined, [accountId, zone]: [number, string]) => {
   const name = sql.ref('r.name')
   const apex = sql.ref('d.name')
   // Below the apex, as sortRecords cuts it; the common names (one label below it) without the split.
@@ -35,7 +41,7 @@ export async function zoneRecordsJson(db: Db, accountId: number, zone: string): 
   ])
   const records = sql`(select ${jsonItems(record, sql`${ownerKey}, ${typeRank}, ${sql.ref('r.id')}`)}
     from dns_records as r where r.domain_id = d.id)`
-  const row = await db
+  return db
     .selectFrom('domains as d')
     .select(
       sql<string>`${jsonObject([
@@ -45,6 +51,4 @@ export async function zoneRecordsJson(db: Db, accountId: number, zone: string): 
     )
     .where('d.account_id', '=', accountId)
     .where('d.name', '=', zone)
-    .executeTakeFirst()
-  return row && asJsonText(row.data)
-}
+})

@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { AuditEntry } from '../../../db/audit.repository.js'
+import { compiledOnce } from '../../../db/compiled.js'
 import { onPostgres, type Db } from '../../../db/database.js'
 import type { NormalisedRecord } from '../../../lib/dns/records.js'
 import { serialUpdate } from '../domains.repository.js'
@@ -28,7 +29,11 @@ const PAGE = 500
  * every other request. The pages may see a change committed between them: the caller checks the zone serial.
  */
 export async function listZoneRecords(db: Db, accountId: number, domainId: number) {
-  return pagedRecords((after, limit) =>
+  return pagedRecords((after, limit) => zonePage(db, undefined, [accountId, domainId, after, limit]))
+}
+
+const zonePage = compiledOnce(
+  (db: Db, _shape: undefined, [accountId, domainId, after, limit]: [number, number, number, number]) =>
     db
       .selectFrom('dns_records')
       .select(['id', 'type', 'name', 'value', 'ttl'])
@@ -36,10 +41,8 @@ export async function listZoneRecords(db: Db, accountId: number, domainId: numbe
       .where('domain_id', '=', ownedDomain(db, accountId, domainId))
       .where('id', '>', after)
       .orderBy('id')
-      .limit(limit)
-      .execute(),
-  )
-}
+      .limit(limit),
+)
 
 /** The rows `page` reads after an id, at most `limit` of them, from the first on: a turn of the event loop between pages. */
 export async function pagedRecords<R extends { id: number }>(
