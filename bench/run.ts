@@ -110,6 +110,43 @@ function modes(): Mode[] {
   return [sqlite, pg(1), ...(INSTANCES > 1 ? [pg(INSTANCES)] : [])]
 }
 
+/** The server of bench/servers/round-trip.ts, in the results. */
+const ROUND_TRIP = 'one round trip (node:https + pg)'
+
+/**
+ * Stores hostapi's answer to each read in `bench_answers` of the schema (id = the read's place in `reads`), for
+ * bench/servers/round-trip.ts; gives each answer's headers but those Node writes itself.
+ */
+async function storeAnswers(
+  schema: string,
+  base: string,
+  reads: { path: string; method: string }[],
+  auth: Record<string, string>,
+): Promise<Record<string, string>[]> {
+  const pg = await import('pg')
+  const client = new pg.default.Client({ connectionString: PG_URL!, options: `-c search_path=${schema}` })
+  await client.connect()
+  try {
+    await client.query('create table bench_answers (id integer primary key, body text not null)')
+    const headers: Record<string, string>[] = []
+    for (const [n, s] of reads.entries()) {
+      const answer = await call(`${base}${s.path}`, s.method, auth)
+      if (answer.status !== 200) throw new Error(`${s.path}: ${answer.status}`)
+      await client.query('insert into bench_answers (id, body) values ($1, $2)', [n, answer.text])
+      headers.push(
+        Object.fromEntries(
+          Object.entries(answer.headers).flatMap(([name, v]) =>
+            NODE_WRITES.has(name) || typeof v !== 'string' ? [] : [[name, v]],
+          ),
+        ),
+      )
+    }
+    return headers
+  } finally {
+    await client.end()
+  }
+}
+
 async function dropSchema(schema: string): Promise<void> {
   const pg = await import('pg')
   const client = new pg.default.Client({ connectionString: PG_URL! })
@@ -275,8 +312,42 @@ async function main() {
             roundTrips: perRequest(before, after),
           })
         }
+        // The floor of a read that goes to the database: hostapi's answers read back as they are, one statement each.
+        const answers = mode.schema ? await storeAnswers(mode.schema, base, reads, auth) : []
         uncached.kill('SIGTERM')
         await new Promise((r) => uncached.once('exit', r))
+        if (mode.schema) {
+          for (const [n, s] of reads.entries()) {
+            const headersFile = path.join(dataDir, 'round-trip-headers.json')
+            fs.writeFileSync(headersFile, JSON.stringify(answers[n]))
+            const ref = spawn(process.execPath, [dist('bench/servers/round-trip.js')], {
+              env: {
+                ...process.env,
+                BENCH_CERT: path.join(dataDir, 'tls-cert.pem'),
+                BENCH_KEY: path.join(dataDir, 'tls-key.pem'),
+                BENCH_HEADERS_FILE: headersFile,
+                BENCH_PG_URL: PG_URL ?? '',
+                BENCH_PG_SCHEMA: mode.schema,
+                BENCH_ANSWER_ID: String(n),
+              },
+              stdio: ['ignore', 'pipe', 'inherit'],
+            })
+            children.push(ref)
+            const [, port] = await waitForLine(ref, /^ready (\d+)/)
+            progress(`${s.name}: one round trip (node:https + pg)`)
+            const cpu = cpuOf([ref])
+            const figures = load(`https://127.0.0.1:${port}/api/v2${s.path}`, s.method, {})
+            const cpuUs = cpu()
+            results.push({
+              scenario: s.name,
+              server: ROUND_TRIP,
+              ...figures,
+              cpuUs: cpuUs === null ? undefined : cpuUs / figures.requests,
+            })
+            ref.kill('SIGTERM')
+            await new Promise((r) => ref.once('exit', r))
+          }
+        }
         if (!noProfile) {
           progress(`${mode.label}: profiling the cached reads`)
           profiles[label] = await profileHostapi(
@@ -502,20 +573,40 @@ function report(
   }
   const uncached = results.filter((r) => r.server.endsWith(', uncached)'))
   if (uncached.length) {
-    out.push('', 'Reads without the response cache (HOSTAPI_RESPONSE_CACHE_MB=0) beside the cached figure:', '')
+    out.push(
+      '',
+      'Reads without the response cache (HOSTAPI_RESPONSE_CACHE_MB=0) beside the cached figure, and on PostgreSQL beside one round trip (bench/servers/round-trip.ts: the answer read back from a one-row table by a bare node:https server over pg):',
+      '',
+    )
     out.push(
       ...table(
-        ['scenario', 'database', 'cached req/s', 'uncached req/s', 'uncached ÷ cached', 'round trips/req'],
+        [
+          'scenario',
+          'database',
+          'cached req/s',
+          'uncached req/s',
+          'uncached ÷ cached',
+          'one round trip req/s',
+          'round trip ÷ cached',
+          'uncached ÷ round trip',
+          'round trips/req',
+        ],
         uncached.map((r) => {
           const mode = r.server.slice(9, -', uncached)'.length)
           const cached = of(r.scenario, `hostapi (${mode})`)
+          // The round-trip floor reads PostgreSQL: beside that mode's rows.
+          const floor = mode === 'PostgreSQL' ? of(r.scenario, ROUND_TRIP) : undefined
           if (cached) ratios[r.scenario][`${mode.toLowerCase()}_uncached_over_cached`] = r.rps / cached.rps
+          if (cached && floor) ratios[r.scenario].round_trip_over_cached = floor.rps / cached.rps
           return [
             r.scenario,
             mode,
             fixed(cached?.rps, 0),
             r.rps.toFixed(0),
             cached ? fixed(r.rps / cached.rps) : '',
+            fixed(floor?.rps, 0),
+            cached && floor ? fixed(floor.rps / cached.rps) : '',
+            floor ? fixed(r.rps / floor.rps) : '',
             fixed(r.roundTrips),
           ]
         }),
