@@ -152,8 +152,8 @@ export async function buildApp(ctx: Context, opts: AppOptions = {}): Promise<Fas
     if (sandbox) await app.register(inspectorRoutes)
   }
   // Not with the journal and faults of sandbox mode, nor when the caller's address and scheme come from a proxy's
-  // headers (early-answers.ts).
-  if (!sandbox && config.trustedProxies.length === 0) {
+  // headers (early-answers.ts), nor without a response cache to answer from.
+  if (!sandbox && config.trustedProxies.length === 0 && config.responseCacheMb > 0) {
     answerCachedReadsEarly(app, {
       cache,
       iam: ctx.services.iam,

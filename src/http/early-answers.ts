@@ -37,8 +37,8 @@ const API_HEADER_LIST = Object.entries(API_HEADERS).flat()
  * headers Fastify's would, is counted in the metrics and the request log like any other, and counts against the
  * same budget. Anything else, or any doubt on the way (a version that moved, a spent budget, a failed reading), goes
  * to Fastify, which answers it from the start: nothing is sent or kept before that. Not installed in sandbox mode
- * (every request is journalled and may meet a fault) nor behind trusted proxies (the caller's address and scheme
- * come from their headers).
+ * (every request is journalled and may meet a fault), behind trusted proxies (the caller's address and scheme
+ * come from their headers) nor without a response cache (HOSTAPI_RESPONSE_CACHE_MB=0).
  *
  * It saves a cached read Fastify's request and reply objects, its router and hook runners (docs/benchmarks.md).
  */
