@@ -303,13 +303,16 @@ async function main() {
         for (const s of reads) {
           progress(`${s.name}: ${label}, uncached`)
           const before = await countsOf([base])
+          const cpu = cpuOf([uncached])
           const figures = load(`${base}${s.path}`, s.method, auth)
+          const cpuUs = cpu()
           const after = await countsOf([base])
           results.push({
             scenario: s.name,
             server: `hostapi (${mode.label}, uncached)`,
             ...figures,
             roundTrips: perRequest(before, after),
+            cpuUs: cpuUs === null ? undefined : cpuUs / figures.requests,
           })
         }
         // The floor of a read that goes to the database: hostapi's answers read back as they are, one statement each.
@@ -590,6 +593,9 @@ function report(
           'round trip ÷ cached',
           'uncached ÷ round trip',
           'round trips/req',
+          'CPU µs/req: cached',
+          'uncached',
+          'round trip',
         ],
         uncached.map((r) => {
           const mode = r.server.slice(9, -', uncached)'.length)
@@ -608,6 +614,9 @@ function report(
             cached && floor ? fixed(floor.rps / cached.rps) : '',
             floor ? fixed(r.rps / floor.rps) : '',
             fixed(r.roundTrips),
+            fixed(cached?.cpuUs, 0),
+            fixed(r.cpuUs, 0),
+            fixed(floor?.cpuUs, 0),
           ]
         }),
       ),
