@@ -6,7 +6,7 @@ import { compiledOnce } from '../src/db/compiled.js'
 import { openDatabase, type Database, type Db } from '../src/db/database.js'
 import { migrate } from '../src/db/migrate.js'
 import { containsPattern, likeContains, matches } from '../src/db/search.js'
-import { forEachDialect, processDatabase, type ProcessDatabase } from './helpers/app.js'
+import { forEachDialect, processDatabase, whileSchemasStay, type ProcessDatabase } from './helpers/app.js'
 
 /**
  * src/db/compiled.ts on both databases: a statement compiled once answers as the same statement built afresh with
@@ -22,7 +22,8 @@ forEachDialect((dialect) => {
       place = await processDatabase(dialect)
       database = openDatabase(place.database)
       db = database.db
-      await migrate(db, dialect === 'postgres' && place.database.dialect === 'postgres' ? place.database.schema : null)
+      const schema = place.database.dialect === 'postgres' ? place.database.schema : null
+      await whileSchemasStay(dialect, () => migrate(db, schema))
       const now = new Date().toISOString()
       const names = ['alpha', 'Beta', 'gamma_1', 'del%ta', 'eps\\ilon', 'zeta', 'ALPHA two']
       for (const [i, name] of names.entries())
