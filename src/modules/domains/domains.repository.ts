@@ -96,7 +96,7 @@ const domainList = compiledOnce(
 
 /** The domain `name` when the account holds it. */
 export const findOwned = async (db: Db, accountId: number, name: string) => {
-  const [row] = await ownedDomain(db, undefined, [accountId, name])
+  const row = (await ownedDomain(db, undefined, [accountId, name])).at(0)
   return row && decodeDomain(row)
 }
 

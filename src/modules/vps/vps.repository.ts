@@ -66,7 +66,7 @@ const oneVps = compiledOnce((db: Db, _shape: undefined, [accountId, id]: [number
 )
 
 export const findVps = async (db: Db, accountId: number, id: number) => {
-  const [row] = await oneVps(db, undefined, [accountId, id])
+  const row = (await oneVps(db, undefined, [accountId, id])).at(0)
   return row && decodeVps(row)
 }
 

@@ -22,7 +22,7 @@ export const insertMessage = (db: Db, row: Insertable<TicketMessagesTable>) =>
 
 /** One ticket of the account by its number. */
 export const findTicket = async (db: Db, accountId: number, ticketNumber: number) =>
-  (await oneTicket(db, undefined, [accountId, ticketNumber]))[0]
+  (await oneTicket(db, undefined, [accountId, ticketNumber])).at(0)
 
 const oneTicket = compiledOnce((db: Db, _shape: undefined, [accountId, ticketNumber]: [number, number]) =>
   db.selectFrom('tickets').selectAll().where('account_id', '=', accountId).where('ticket_number', '=', ticketNumber),

@@ -14,7 +14,7 @@ import { asJsonText, type JsonText } from '../../../lib/json-text.js'
  * stored as ASCII), then the type's place in RECORD_TYPES, then insertion order. A name is shown with its trailing dot.
  */
 export async function zoneRecordsJson(db: Db, accountId: number, zone: string): Promise<JsonText | undefined> {
-  const [row] = await zoneJson(db, undefined, [accountId, zone])
+  const row = (await zoneJson(db, undefined, [accountId, zone])).at(0)
   return row && asJsonText(row.data)
 }
 
