@@ -13,7 +13,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { scenarios, seedBenchmarkData, DEMO_KEY, type BenchData } from './scenarios.js'
+import { scenarios, seedBenchmarkData, DEMO_KEY, type BenchData, type Scenario } from './scenarios.js'
 import { budgetTables, cpuTimeUs, profileCeiling, profileHostapi, type Breakdown } from './budget.js'
 import {
   call,
@@ -165,6 +165,24 @@ async function main() {
   /** Profiles of the cached reads: hostapi's per mode, and the ceiling's, by scenario. */
   const profiles: Record<string, Record<string, Breakdown>> = {}
   const noProfile = process.env.BENCH_NO_PROFILE === '1'
+  /** Starts the reference server `file` with `env`, loads scenario `s` on it, and records its figures as `name`. */
+  const measureReference = async (name: string, file: string, env: NodeJS.ProcessEnv, s: Scenario) => {
+    const ref = spawn(process.execPath, [dist(file)], { env, stdio: ['ignore', 'pipe', 'inherit'] })
+    children.push(ref)
+    const [, port] = await waitForLine(ref, /^ready (\d+)/)
+    progress(`${s.name}: ${name}`)
+    const cpu = cpuOf([ref])
+    const figures = load(`https://127.0.0.1:${port}/api/v2${s.path}`, s.method, {}, s.body)
+    const cpuUs = cpu()
+    results.push({
+      scenario: s.name,
+      server: name,
+      ...figures,
+      cpuUs: cpuUs === null ? undefined : cpuUs / figures.requests,
+    })
+    ref.kill('SIGTERM')
+    await new Promise((r) => ref.once('exit', r))
+  }
   const baseEnv: Record<string, string> = {
     ...(process.env as Record<string, string>),
     HOSTAPI_DATA_DIR: dataDir,
@@ -253,20 +271,7 @@ async function main() {
             BENCH_BODY_FILE: bodyFile,
             BENCH_HEADERS_FILE: headersFile,
           }
-          const ref = spawn(process.execPath, [dist(file)], { env: refEnv, stdio: ['ignore', 'pipe', 'inherit'] })
-          children.push(ref)
-          const [, port] = await waitForLine(ref, /^ready (\d+)/)
-          progress(`${s.name}: ${name}`)
-          const cpu = cpuOf([ref])
-          const figures = load(`https://127.0.0.1:${port}/api/v2${s.path}`, s.method, {}, s.body)
-          const cpuUs = cpu()
-          results.push({
-            scenario: s.name,
-            server: name,
-            ...figures,
-            cpuUs: cpuUs === null ? undefined : cpuUs / figures.requests,
-          })
-          ref.kill('SIGTERM')
+          await measureReference(name, file, refEnv, s)
           if (references && name.startsWith('ceiling') && s.method === 'GET' && !noProfile) {
             progress(`${s.name}: profiling the ceiling`)
             profiles.ceiling ??= {}
@@ -323,8 +328,10 @@ async function main() {
           for (const [n, s] of reads.entries()) {
             const headersFile = path.join(dataDir, 'round-trip-headers.json')
             fs.writeFileSync(headersFile, JSON.stringify(answers[n]))
-            const ref = spawn(process.execPath, [dist('bench/servers/round-trip.js')], {
-              env: {
+            await measureReference(
+              ROUND_TRIP,
+              'bench/servers/round-trip.js',
+              {
                 ...process.env,
                 BENCH_CERT: path.join(dataDir, 'tls-cert.pem'),
                 BENCH_KEY: path.join(dataDir, 'tls-key.pem'),
@@ -333,22 +340,8 @@ async function main() {
                 BENCH_PG_SCHEMA: mode.schema,
                 BENCH_ANSWER_ID: String(n),
               },
-              stdio: ['ignore', 'pipe', 'inherit'],
-            })
-            children.push(ref)
-            const [, port] = await waitForLine(ref, /^ready (\d+)/)
-            progress(`${s.name}: one round trip (node:https + pg)`)
-            const cpu = cpuOf([ref])
-            const figures = load(`https://127.0.0.1:${port}/api/v2${s.path}`, s.method, {})
-            const cpuUs = cpu()
-            results.push({
-              scenario: s.name,
-              server: ROUND_TRIP,
-              ...figures,
-              cpuUs: cpuUs === null ? undefined : cpuUs / figures.requests,
-            })
-            ref.kill('SIGTERM')
-            await new Promise((r) => ref.once('exit', r))
+              s,
+            )
           }
         }
         if (!noProfile) {

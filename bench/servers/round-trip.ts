@@ -14,6 +14,8 @@ const pool = new pg.Pool({
   max: 10,
   ...(BENCH_PG_SCHEMA ? { options: `-c search_path=${BENCH_PG_SCHEMA}` } : {}),
 })
+// A connection lost while idle is dropped from the pool (without a listener its error would end the process).
+pool.on('error', () => undefined)
 const query = { name: 'bench_answer', text: 'select body from bench_answers where id = $1', values: [BENCH_ANSWER_ID] }
 const server = https.createServer(
   { cert: fs.readFileSync(BENCH_CERT!), key: fs.readFileSync(BENCH_KEY!) },

@@ -73,7 +73,7 @@ export function answerCachedReadsEarly(app: FastifyInstance, opts: EarlyAnswerOp
     const entry = cache.get(key)
     const route = entry?.early
     const current = entry && route && route.version(base) === entry.version
-    if (!current || (entry.address !== null && entry.address !== ip)) {
+    if (!current || !ResponseCache.servesTo(entry, ip)) {
       pass(req, res)
       return
     }

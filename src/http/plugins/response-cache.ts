@@ -75,6 +75,11 @@ export class ResponseCache {
     return this.entries.get(key)
   }
 
+  /** True when `entry` may be served to a caller at `ip`: an answer that names an address goes only to it. */
+  static servesTo(entry: CacheEntry, ip: string): boolean {
+    return entry.address === null || entry.address === ip
+  }
+
   store(key: string, version: string, text: string, early: EarlyRoute | null, address: string | null): void {
     const { maxBytes, entries } = this
     if (key.length + text.length > maxBytes) return
@@ -136,7 +141,7 @@ export const responseCachePlugin = fp(
         const version = join(base)
         if (version === null) return false
         const hit = cache.get(keyOf(req))
-        if (hit && hit.version === version && (hit.address === null || hit.address === callerIp(req))) {
+        if (hit && hit.version === version && ResponseCache.servesTo(hit, callerIp(req))) {
           reply.type(JSON_TYPE).send(hit.body)
           return true
         }
